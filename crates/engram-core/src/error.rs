@@ -1,0 +1,137 @@
+//! The one error type of the storage layer.
+
+use std::fmt;
+
+/// What went wrong, coarsely: enough for a caller to decide what to do (retry, report a
+/// 4xx or a 5xx, fix the input) without parsing a message.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum ErrorKind {
+    /// A namespace, key, field or request broke a rule; nothing was read or written.
+    InvalidInput,
+    /// A value is larger than the configured limit; nothing was written.
+    TooLarge,
+    /// The addressed record does not exist (or belongs to another tenant).
+    NotFound,
+    /// The write conflicts with the current state (for example a concurrent update).
+    Conflict,
+    /// Stored data could not be decoded; the message names where it lives.
+    Corrupted,
+    /// The backend cannot be reached now; retrying later may succeed.
+    Unavailable,
+    /// Any other failure reported by the backend.
+    Backend,
+}
+
+impl fmt::Display for ErrorKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            ErrorKind::InvalidInput => "invalid_input",
+            ErrorKind::TooLarge => "too_large",
+            ErrorKind::NotFound => "not_found",
+            ErrorKind::Conflict => "conflict",
+            ErrorKind::Corrupted => "corrupted",
+            ErrorKind::Unavailable => "unavailable",
+            ErrorKind::Backend => "backend",
+        })
+    }
+}
+
+/// The error of every [`Store`](crate::Store) operation.
+///
+/// Messages never contain stored values or message text: only names, sizes and the rule
+/// that was broken.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// A namespace or tenant name broke one of the naming rules.
+    #[error("invalid {what} {name:?}: {rule}")]
+    InvalidName {
+        /// `namespace` or `tenant`.
+        what: &'static str,
+        /// The offending name (truncated to 120 characters).
+        name: String,
+        /// The rule it broke, in words.
+        rule: &'static str,
+    },
+    /// A field of a request is invalid.
+    #[error("invalid {field}: {reason}")]
+    InvalidInput {
+        /// The field, for example `key` or `importance`.
+        field: &'static str,
+        /// Why it is invalid.
+        reason: String,
+    },
+    /// A value exceeds the size limit.
+    #[error("value too large: {size} bytes, the limit is {limit} bytes")]
+    TooLarge {
+        /// Serialized size of the rejected value.
+        size: usize,
+        /// The configured limit.
+        limit: usize,
+    },
+    /// The addressed record does not exist.
+    #[error("not found: {0}")]
+    NotFound(String),
+    /// The write conflicts with the current state.
+    #[error("conflict: {0}")]
+    Conflict(String),
+    /// Stored data could not be decoded.
+    #[error("corrupted data in {location}: {reason}")]
+    Corrupted {
+        /// Where the data lives (a file path, a key, a row id).
+        location: String,
+        /// What is wrong with it.
+        reason: String,
+    },
+    /// The backend cannot be reached.
+    #[error("store unavailable at {target}: {reason}")]
+    Unavailable {
+        /// The address, with any password removed.
+        target: String,
+        /// The underlying reason.
+        reason: String,
+    },
+    /// Any other backend failure.
+    #[error("{backend}: {reason}")]
+    Backend {
+        /// The backend's name (`sqlite`, `redis`, `file`, ...).
+        backend: &'static str,
+        /// The underlying reason.
+        reason: String,
+    },
+}
+
+impl Error {
+    /// The coarse kind of this error.
+    pub fn kind(&self) -> ErrorKind {
+        match self {
+            Error::InvalidName { .. } | Error::InvalidInput { .. } => ErrorKind::InvalidInput,
+            Error::TooLarge { .. } => ErrorKind::TooLarge,
+            Error::NotFound(_) => ErrorKind::NotFound,
+            Error::Conflict(_) => ErrorKind::Conflict,
+            Error::Corrupted { .. } => ErrorKind::Corrupted,
+            Error::Unavailable { .. } => ErrorKind::Unavailable,
+            Error::Backend { .. } => ErrorKind::Backend,
+        }
+    }
+
+    /// Shorthand for [`Error::InvalidInput`].
+    pub fn invalid(field: &'static str, reason: impl Into<String>) -> Self {
+        Error::InvalidInput {
+            field,
+            reason: reason.into(),
+        }
+    }
+
+    /// Shorthand for [`Error::Backend`].
+    pub fn backend(backend: &'static str, reason: impl fmt::Display) -> Self {
+        Error::Backend {
+            backend,
+            reason: reason.to_string(),
+        }
+    }
+}
+
+/// `Result` with [`Error`].
+pub type Result<T, E = Error> = std::result::Result<T, E>;

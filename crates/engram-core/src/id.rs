@@ -1,0 +1,74 @@
+//! Record ids.
+
+use std::{fmt, str::FromStr, sync::Mutex};
+
+use serde::{Deserialize, Serialize};
+use ulid::{Generator, Ulid};
+
+use crate::{Error, Result};
+
+/// The id of a memory record: a ULID, so ids sort by creation time.
+///
+/// Ids made in one process are strictly increasing, even within one millisecond.
+#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct MemoryId(Ulid);
+
+static GENERATOR: Mutex<Generator> = Mutex::new(Generator::new());
+
+impl MemoryId {
+    /// A new id, greater than every id made before it in this process.
+    pub fn generate() -> Self {
+        let mut g = GENERATOR.lock().unwrap_or_else(|p| p.into_inner());
+        let id = match g.generate() {
+            Ok(id) => id,
+            Err(overflow) => overflow.commit_overflow_increment(),
+        };
+        Self(id)
+    }
+
+    /// Parses the 26-character Crockford base32 form.
+    pub fn parse(s: &str) -> Result<Self> {
+        Ulid::from_string(s)
+            .map(Self)
+            .map_err(|e| Error::invalid("id", format!("{s:?} is not a ULID: {e}")))
+    }
+
+    /// The underlying ULID.
+    pub fn ulid(self) -> Ulid {
+        self.0
+    }
+}
+
+impl FromStr for MemoryId {
+    type Err = Error;
+    fn from_str(s: &str) -> Result<Self> {
+        Self::parse(s)
+    }
+}
+
+impl fmt::Display for MemoryId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Display::fmt(&self.0, f)
+    }
+}
+
+impl fmt::Debug for MemoryId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Display::fmt(&self.0, f)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ids_increase_and_round_trip() {
+        let a = MemoryId::generate();
+        let b = MemoryId::generate();
+        assert!(b > a);
+        assert_eq!(MemoryId::parse(&a.to_string()).expect("parses"), a);
+        assert!(MemoryId::parse("nope").is_err());
+    }
+}

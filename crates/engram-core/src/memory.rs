@@ -1,0 +1,618 @@
+//! The memory record and the write request that creates or replaces one.
+
+use std::{borrow::Cow, fmt};
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+use sha2::{Digest, Sha256};
+
+use crate::{Error, Key, MemoryId, Partition, Result, Timestamp, Ttl};
+
+macro_rules! open_enum {
+    (
+        $(#[$doc:meta])* $name:ident, $field:literal,
+        { $( $(#[$vdoc:meta])* $variant:ident => $text:literal ),* $(,)? }
+    ) => {
+        $(#[$doc])*
+        #[derive(Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+        #[serde(try_from = "String", into = "String")]
+        #[non_exhaustive]
+        pub enum $name {
+            $( $(#[$vdoc])* $variant, )*
+            /// Any other name: 1-64 characters of `a-z A-Z 0-9 _ - . :`.
+            Custom(String),
+        }
+
+        impl $name {
+            /// Parses a name; known names map to their variant.
+            pub fn parse(s: &str) -> Result<Self> {
+                match s {
+                    $( $text => Ok(Self::$variant), )*
+                    other => {
+                        let valid = !other.is_empty()
+                            && other.len() <= 64
+                            && other
+                                .chars()
+                                .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.' | ':'));
+                        if valid {
+                            Ok(Self::Custom(other.to_owned()))
+                        } else {
+                            Err(Error::invalid(
+                                $field,
+                                format!("{other:?} must be 1-64 characters of a-z A-Z 0-9 _ - . :"),
+                            ))
+                        }
+                    }
+                }
+            }
+
+            /// The name as written in storage and JSON.
+            pub fn as_str(&self) -> &str {
+                match self {
+                    $( Self::$variant => $text, )*
+                    Self::Custom(s) => s,
+                }
+            }
+        }
+
+        impl TryFrom<String> for $name {
+            type Error = Error;
+            fn try_from(s: String) -> Result<Self> {
+                Self::parse(&s)
+            }
+        }
+
+        impl From<$name> for String {
+            fn from(v: $name) -> String {
+                v.as_str().to_owned()
+            }
+        }
+
+        impl std::str::FromStr for $name {
+            type Err = Error;
+            fn from_str(s: &str) -> Result<Self> {
+                Self::parse(s)
+            }
+        }
+
+        impl fmt::Display for $name {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str(self.as_str())
+            }
+        }
+
+        impl fmt::Debug for $name {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str(self.as_str())
+            }
+        }
+    };
+}
+
+open_enum!(
+    /// What a memory is about.
+    Category, "category", {
+        /// Long-term facts, preferences and decisions (the default).
+        Core => "core",
+        /// Daily session logs.
+        Daily => "daily",
+        /// Conversation context.
+        Conversation => "conversation",
+    }
+);
+
+impl Default for Category {
+    fn default() -> Self {
+        Category::Core
+    }
+}
+
+open_enum!(
+    /// Where a memory came from.
+    Source, "source", {
+        /// The user said it (the default).
+        UserStated => "user_stated",
+        /// The agent inferred it; usually carries a confidence.
+        AgentLearned => "agent_learned",
+        /// Imported in bulk.
+        Import => "import",
+    }
+);
+
+impl Default for Source {
+    fn default() -> Self {
+        Source::UserStated
+    }
+}
+
+/// How long a memory is meant to live and how it is evicted.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum MemoryScope {
+    /// Cleared after each turn.
+    Scratch,
+    /// Cleared when the conversation ends.
+    ShortTerm,
+    /// Permanent, evicted least-recently-used above a cap (the default).
+    #[default]
+    LongTerm,
+    /// Events, removed after a retention period.
+    Episodic,
+    /// Facts, preferences and rules the user stated or confirmed; never evicted.
+    Declarative,
+}
+
+impl MemoryScope {
+    /// The snake_case name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            MemoryScope::Scratch => "scratch",
+            MemoryScope::ShortTerm => "short_term",
+            MemoryScope::LongTerm => "long_term",
+            MemoryScope::Episodic => "episodic",
+            MemoryScope::Declarative => "declarative",
+        }
+    }
+
+    /// Parses the snake_case name.
+    pub fn parse(s: &str) -> Result<Self> {
+        Ok(match s {
+            "scratch" => MemoryScope::Scratch,
+            "short_term" => MemoryScope::ShortTerm,
+            "long_term" => MemoryScope::LongTerm,
+            "episodic" => MemoryScope::Episodic,
+            "declarative" => MemoryScope::Declarative,
+            other => {
+                return Err(Error::invalid(
+                    "scope",
+                    format!(
+                        "{other:?} is not one of scratch, short_term, long_term, episodic, declarative"
+                    ),
+                ));
+            }
+        })
+    }
+}
+
+impl std::str::FromStr for MemoryScope {
+    type Err = Error;
+    fn from_str(s: &str) -> Result<Self> {
+        Self::parse(s)
+    }
+}
+
+impl fmt::Display for MemoryScope {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// Whether a memory is in force.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum MemoryState {
+    /// Current and recallable (the default).
+    #[default]
+    Active,
+    /// Moved out of recall by the lifecycle; still readable by id.
+    Archived,
+    /// Replaced by a newer memory (`superseded_by`).
+    Superseded,
+}
+
+/// Who a memory belongs to, within its partition. All optional; filters match on them.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct Owner {
+    /// The end user.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub user_id: Option<String>,
+    /// The agent that wrote or uses it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub agent_id: Option<String>,
+    /// The session or conversation.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub session_id: Option<String>,
+}
+
+/// One stored memory: a fact, a preference, a conversation turn, or a key-value entry.
+///
+/// Key-value entries and memories are the same record; a key-value entry's `content` may be
+/// any JSON value, a memory's is a string.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Memory {
+    /// Unique id (ULID).
+    pub id: MemoryId,
+    /// Tenant and namespace.
+    #[serde(flatten)]
+    pub partition: Partition,
+    /// Unique within the partition; defaults to the id.
+    pub key: Key,
+    /// The text of a memory, or any JSON value for a key-value entry.
+    pub content: Value,
+    /// What it is about.
+    pub category: Category,
+    /// How long it lives and how it is evicted.
+    pub scope: MemoryScope,
+    /// User, agent, session.
+    #[serde(flatten)]
+    pub owner: Owner,
+    /// Free labels.
+    #[serde(default)]
+    pub tags: Vec<String>,
+    /// Any JSON object.
+    #[serde(default)]
+    pub metadata: Map<String, Value>,
+    /// 0.0 to 1.0; 0.5 unless set.
+    pub importance: f32,
+    /// Provenance.
+    pub source: Source,
+    /// 0 to 100 for learned patterns; `None` for stated facts.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub confidence: Option<u8>,
+    /// Hash of the normalised content text (see [`content_hash`]).
+    pub content_hash: String,
+    /// Active, archived or superseded.
+    #[serde(default)]
+    pub state: MemoryState,
+    /// The memory that replaced this one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub superseded_by: Option<MemoryId>,
+    /// When the fact became true, if known (temporal knowledge).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub valid_from: Option<Timestamp>,
+    /// When the fact stopped being true, if known.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub valid_until: Option<Timestamp>,
+    /// First written.
+    pub created_at: Timestamp,
+    /// Last written.
+    pub updated_at: Timestamp,
+    /// Last returned by recall or read through the engine.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_accessed_at: Option<Timestamp>,
+    /// How often it was accessed.
+    #[serde(default)]
+    pub access_count: u64,
+    /// When it expires; `None` never.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub expires_at: Option<Timestamp>,
+    /// The embedding model that indexed it, for reindexing.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub embedding_model: Option<String>,
+}
+
+impl Memory {
+    /// The content as text: a string as it is, any other JSON value serialized.
+    pub fn text(&self) -> Cow<'_, str> {
+        value_text(&self.content)
+    }
+
+    /// Whether the memory has expired at `now`.
+    pub fn is_expired(&self, now: Timestamp) -> bool {
+        self.expires_at.is_some_and(|t| t <= now)
+    }
+}
+
+/// The text of a JSON value: a string as it is, anything else serialized.
+pub fn value_text(v: &Value) -> Cow<'_, str> {
+    match v {
+        Value::String(s) => Cow::Borrowed(s),
+        other => Cow::Owned(other.to_string()),
+    }
+}
+
+/// The hash used for dedupe: SHA-256 over the lower-cased, whitespace-collapsed text, first
+/// 16 bytes as hex.
+pub fn content_hash(text: &str) -> String {
+    let mut h = Sha256::new();
+    let mut first = true;
+    for word in text.split_whitespace() {
+        if !first {
+            h.update(b" ");
+        }
+        first = false;
+        h.update(word.to_lowercase().as_bytes());
+    }
+    let digest = h.finalize();
+    let mut out = String::with_capacity(32);
+    for b in &digest[..16] {
+        out.push_str(&format!("{b:02x}"));
+    }
+    out
+}
+
+/// Limits every store enforces before writing.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Limits {
+    /// Largest content plus metadata, serialized, in bytes. Default 1 MiB.
+    pub max_value_bytes: usize,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Self {
+            max_value_bytes: 1 << 20,
+        }
+    }
+}
+
+/// A write: creates the record at `(partition, key)` or replaces its content and fields.
+///
+/// Replacing keeps the id, `created_at`, access statistics and `state` of the existing
+/// record. Build one with [`Put::new`] and the `with_*` methods.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Put {
+    /// Where to write.
+    pub partition: Partition,
+    /// The key; `None` makes a new record keyed by its id.
+    pub key: Option<Key>,
+    /// The value.
+    pub content: Value,
+    /// Category.
+    #[serde(default)]
+    pub category: Category,
+    /// Scope.
+    #[serde(default)]
+    pub scope: MemoryScope,
+    /// Owner fields.
+    #[serde(default)]
+    pub owner: Owner,
+    /// Tags.
+    #[serde(default)]
+    pub tags: Vec<String>,
+    /// Metadata object.
+    #[serde(default)]
+    pub metadata: Map<String, Value>,
+    /// Importance, 0.0 to 1.0; 0.5 if not set.
+    #[serde(default)]
+    pub importance: Option<f32>,
+    /// Provenance.
+    #[serde(default)]
+    pub source: Source,
+    /// Confidence, 0 to 100.
+    #[serde(default)]
+    pub confidence: Option<u8>,
+    /// Expire after this long; `None` never.
+    #[serde(skip)]
+    pub ttl: Option<Ttl>,
+    /// When the fact became true.
+    #[serde(default)]
+    pub valid_from: Option<Timestamp>,
+    /// When it stopped being true.
+    #[serde(default)]
+    pub valid_until: Option<Timestamp>,
+    /// Embedding model that indexed it.
+    #[serde(default)]
+    pub embedding_model: Option<String>,
+}
+
+const MAX_OWNER_BYTES: usize = 256;
+const MAX_TAGS: usize = 64;
+const MAX_TAG_BYTES: usize = 64;
+
+fn check_owner_field(field: &'static str, v: &Option<String>) -> Result<()> {
+    if let Some(v) = v {
+        if v.is_empty() || v.len() > MAX_OWNER_BYTES || v.chars().any(char::is_control) {
+            return Err(Error::invalid(
+                field,
+                "must be 1-256 bytes without control characters",
+            ));
+        }
+    }
+    Ok(())
+}
+
+impl Put {
+    /// A write of `content` at `key` (or at a fresh id) in `partition`, with defaults.
+    pub fn new(partition: Partition, key: Option<Key>, content: impl Into<Value>) -> Self {
+        Self {
+            partition,
+            key,
+            content: content.into(),
+            category: Category::default(),
+            scope: MemoryScope::default(),
+            owner: Owner::default(),
+            tags: Vec::new(),
+            metadata: Map::new(),
+            importance: None,
+            source: Source::default(),
+            confidence: None,
+            ttl: None,
+            valid_from: None,
+            valid_until: None,
+            embedding_model: None,
+        }
+    }
+
+    /// Sets the TTL.
+    pub fn with_ttl(mut self, ttl: Option<Ttl>) -> Self {
+        self.ttl = ttl;
+        self
+    }
+
+    /// Sets the category.
+    pub fn with_category(mut self, category: Category) -> Self {
+        self.category = category;
+        self
+    }
+
+    /// Sets the owner fields.
+    pub fn with_owner(mut self, owner: Owner) -> Self {
+        self.owner = owner;
+        self
+    }
+
+    /// Checks every field against its rule and the size limit. Stores call this before any IO.
+    pub fn validate(&self, limits: &Limits) -> Result<()> {
+        check_owner_field("user_id", &self.owner.user_id)?;
+        check_owner_field("agent_id", &self.owner.agent_id)?;
+        check_owner_field("session_id", &self.owner.session_id)?;
+        if let Some(i) = self.importance {
+            if !(0.0..=1.0).contains(&i) {
+                return Err(Error::invalid("importance", "must be between 0.0 and 1.0"));
+            }
+        }
+        if let Some(c) = self.confidence {
+            if c > 100 {
+                return Err(Error::invalid("confidence", "must be between 0 and 100"));
+            }
+        }
+        if self.tags.len() > MAX_TAGS {
+            return Err(Error::invalid("tags", "at most 64 tags"));
+        }
+        for t in &self.tags {
+            if t.is_empty() || t.len() > MAX_TAG_BYTES || t.chars().any(char::is_control) {
+                return Err(Error::invalid(
+                    "tags",
+                    "each tag must be 1-64 bytes without control characters",
+                ));
+            }
+        }
+        if let (Some(a), Some(b)) = (self.valid_from, self.valid_until) {
+            if b < a {
+                return Err(Error::invalid("valid_until", "must not be before valid_from"));
+            }
+        }
+        let size = json_size(&self.content) + json_size_map(&self.metadata);
+        if size > limits.max_value_bytes {
+            return Err(Error::TooLarge {
+                size,
+                limit: limits.max_value_bytes,
+            });
+        }
+        Ok(())
+    }
+
+    /// The record this write produces, given the record currently at its key (if any, and
+    /// not expired) and the time of the write. Every store derives records through this one
+    /// function, so upsert semantics are identical everywhere.
+    pub fn apply(self, existing: Option<&Memory>, now: Timestamp) -> Memory {
+        let id = existing.map_or_else(MemoryId::generate, |m| m.id);
+        let key = match self.key {
+            Some(k) => k,
+            None => Key::from_id(id),
+        };
+        let content_hash = content_hash(&value_text(&self.content));
+        Memory {
+            id,
+            partition: self.partition,
+            key,
+            content: self.content,
+            category: self.category,
+            scope: self.scope,
+            owner: self.owner,
+            tags: self.tags,
+            metadata: self.metadata,
+            importance: self.importance.unwrap_or(0.5),
+            source: self.source,
+            confidence: self.confidence,
+            content_hash,
+            state: existing.map(|m| m.state).unwrap_or_default(),
+            superseded_by: existing.and_then(|m| m.superseded_by),
+            valid_from: self.valid_from,
+            valid_until: self.valid_until,
+            created_at: existing.map_or(now, |m| m.created_at),
+            updated_at: now,
+            last_accessed_at: existing.and_then(|m| m.last_accessed_at),
+            access_count: existing.map_or(0, |m| m.access_count),
+            expires_at: self.ttl.map(|t| now.plus(t.duration())),
+            embedding_model: self.embedding_model,
+        }
+    }
+}
+
+fn json_size(v: &Value) -> usize {
+    let mut counter = ByteCounter(0);
+    // Serializing a Value into a counting writer cannot fail.
+    let _ = serde_json::to_writer(&mut counter, v);
+    counter.0
+}
+
+fn json_size_map(m: &Map<String, Value>) -> usize {
+    if m.is_empty() {
+        return 0;
+    }
+    let mut counter = ByteCounter(0);
+    let _ = serde_json::to_writer(&mut counter, m);
+    counter.0
+}
+
+struct ByteCounter(usize);
+
+impl std::io::Write for ByteCounter {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.0 += buf.len();
+        Ok(buf.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{Namespace, Ttl};
+
+    fn put(content: &str) -> Put {
+        Put::new(
+            Partition::of(Namespace::default_ns()),
+            Some(Key::new("k").expect("valid")),
+            content,
+        )
+    }
+
+    #[test]
+    fn apply_keeps_identity_on_replace() {
+        let t0 = Timestamp::from_millis(1_000);
+        let first = put("one").apply(None, t0);
+        let second = put("two").apply(Some(&first), Timestamp::from_millis(2_000));
+        assert_eq!(second.id, first.id);
+        assert_eq!(second.created_at, t0);
+        assert_eq!(second.updated_at, Timestamp::from_millis(2_000));
+        assert_eq!(second.content, Value::from("two"));
+    }
+
+    #[test]
+    fn ttl_sets_expiry() {
+        let m = put("x")
+            .with_ttl(Some(Ttl::from_secs(10).expect("valid")))
+            .apply(None, Timestamp::from_millis(0));
+        assert_eq!(m.expires_at, Some(Timestamp::from_millis(10_000)));
+        assert!(!m.is_expired(Timestamp::from_millis(9_999)));
+        assert!(m.is_expired(Timestamp::from_millis(10_000)));
+    }
+
+    #[test]
+    fn validation_rejects_bad_fields() {
+        let limits = Limits { max_value_bytes: 10 };
+        assert!(matches!(
+            put("this is longer than ten bytes").validate(&limits),
+            Err(Error::TooLarge { .. })
+        ));
+        let mut p = put("ok");
+        p.importance = Some(1.5);
+        assert!(p.validate(&Limits::default()).is_err());
+        let mut p = put("ok");
+        p.confidence = Some(101);
+        assert!(p.validate(&Limits::default()).is_err());
+    }
+
+    #[test]
+    fn hash_normalises_case_and_space() {
+        assert_eq!(content_hash("I moved  to Lisbon"), content_hash(" i moved to\tlisbon "));
+        assert_ne!(content_hash("I moved to Lisbon"), content_hash("I moved to Porto"));
+    }
+
+    #[test]
+    fn categories_parse() {
+        assert_eq!(Category::parse("core").expect("valid"), Category::Core);
+        assert_eq!(
+            Category::parse("notes").expect("valid"),
+            Category::Custom("notes".into())
+        );
+        assert!(Category::parse("bad name").is_err());
+        let json = serde_json::to_string(&Category::Daily).expect("serializes");
+        assert_eq!(json, "\"daily\"");
+    }
+}

@@ -1,0 +1,194 @@
+//! Requests that read: locators, filters, listings and searches.
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+use crate::{Category, Key, Memory, MemoryId, MemoryScope, Partition, Tenant, Timestamp};
+
+/// Addresses one record: by key within a partition, or by id within a tenant.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum Locator {
+    /// The record at `key` in `partition`.
+    Key {
+        /// Tenant and namespace.
+        partition: Partition,
+        /// The key.
+        key: Key,
+    },
+    /// The record with this id in `tenant`, whatever its namespace.
+    Id {
+        /// The tenant the id must belong to.
+        tenant: Tenant,
+        /// The id.
+        id: MemoryId,
+    },
+}
+
+impl Locator {
+    /// The tenant the locator is confined to.
+    pub fn tenant(&self) -> &Tenant {
+        match self {
+            Locator::Key { partition, .. } => &partition.tenant,
+            Locator::Id { tenant, .. } => tenant,
+        }
+    }
+
+    /// Whether `m` is the record this locator addresses.
+    pub fn addresses(&self, m: &Memory) -> bool {
+        match self {
+            Locator::Key { partition, key } => &m.partition == partition && &m.key == key,
+            Locator::Id { tenant, id } => &m.partition.tenant == tenant && &m.id == id,
+        }
+    }
+}
+
+/// Conditions a record must meet; every set field must match. The default matches all.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Filter {
+    /// Exact user.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub user_id: Option<String>,
+    /// Exact agent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub agent_id: Option<String>,
+    /// Exact session.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub session_id: Option<String>,
+    /// Exact category.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub category: Option<Category>,
+    /// Exact scope.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub scope: Option<MemoryScope>,
+    /// Every one of these tags.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tags: Vec<String>,
+    /// Each of these metadata fields equals the given JSON value.
+    #[serde(default, skip_serializing_if = "Map::is_empty")]
+    pub metadata: Map<String, Value>,
+    /// Created at or after.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub created_after: Option<Timestamp>,
+    /// Created before.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub created_before: Option<Timestamp>,
+}
+
+impl Filter {
+    /// Whether `m` meets every condition.
+    pub fn matches(&self, m: &Memory) -> bool {
+        fn eq(want: &Option<String>, have: &Option<String>) -> bool {
+            want.as_ref().is_none_or(|w| have.as_ref() == Some(w))
+        }
+        eq(&self.user_id, &m.owner.user_id)
+            && eq(&self.agent_id, &m.owner.agent_id)
+            && eq(&self.session_id, &m.owner.session_id)
+            && self.category.as_ref().is_none_or(|c| c == &m.category)
+            && self.scope.is_none_or(|s| s == m.scope)
+            && self.tags.iter().all(|t| m.tags.contains(t))
+            && self
+                .metadata
+                .iter()
+                .all(|(k, v)| m.metadata.get(k) == Some(v))
+            && self.created_after.is_none_or(|t| m.created_at >= t)
+            && self.created_before.is_none_or(|t| m.created_at < t)
+    }
+
+    /// Whether only the columns every backend indexes are used (owner, category, scope).
+    pub fn is_simple(&self) -> bool {
+        self.tags.is_empty()
+            && self.metadata.is_empty()
+            && self.created_after.is_none()
+            && self.created_before.is_none()
+    }
+}
+
+/// Largest page a listing returns.
+pub const MAX_PAGE: usize = 10_000;
+
+/// Lists records of one partition in id order (creation order), a page at a time.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct ListQuery {
+    /// Where to list.
+    pub partition: Partition,
+    /// Which records.
+    pub filter: Filter,
+    /// Only records with an id greater than this (the previous page's `next`).
+    pub after: Option<MemoryId>,
+    /// Page size, 1 to [`MAX_PAGE`]; 0 means [`MAX_PAGE`].
+    pub limit: usize,
+}
+
+impl ListQuery {
+    /// The first page of everything in `partition`.
+    pub fn all(partition: Partition) -> Self {
+        Self {
+            partition,
+            ..Self::default()
+        }
+    }
+
+    /// The effective page size.
+    pub fn page_size(&self) -> usize {
+        if self.limit == 0 {
+            MAX_PAGE
+        } else {
+            self.limit.min(MAX_PAGE)
+        }
+    }
+}
+
+/// One page of a listing.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct Page {
+    /// The records, in id order.
+    pub items: Vec<Memory>,
+    /// Pass as `after` for the next page; `None` on the last page.
+    pub next: Option<MemoryId>,
+}
+
+impl Page {
+    /// Builds a page from up to `size + 1` sorted, filtered candidates.
+    pub fn from_sorted(mut items: Vec<Memory>, size: usize) -> Self {
+        if items.len() > size {
+            items.truncate(size);
+            let next = items.last().map(|m| m.id);
+            Page { items, next }
+        } else {
+            Page { items, next: None }
+        }
+    }
+}
+
+/// A search within one partition.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct SearchRequest {
+    /// Where to search.
+    pub partition: Partition,
+    /// The message or question.
+    pub query: String,
+    /// How many hits at most.
+    pub limit: usize,
+    /// Which records may be returned.
+    pub filter: Filter,
+}
+
+/// How a search was answered.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SearchMode {
+    /// The store answered natively.
+    Search,
+    /// The records were read and ranked.
+    Scan,
+}
+
+/// A search result: a record and its relevance.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Hit {
+    /// The record.
+    pub memory: Memory,
+    /// Higher is better; comparable only within one search.
+    pub score: f64,
+}

@@ -1,0 +1,142 @@
+//! One partition's records held in memory: the shared core of the in-process and file
+//! stores.
+
+use std::collections::{BTreeMap, HashMap};
+
+use engram_core::{
+    Filter, Key, ListQuery, Memory, MemoryId, Page, Put, Timestamp, WriteStatus, Written,
+};
+
+/// The records of one partition, indexed by id (ordered) and by key.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Table {
+    by_id: BTreeMap<MemoryId, Memory>,
+    by_key: HashMap<Key, MemoryId>,
+}
+
+impl Table {
+    pub(crate) fn from_records(records: Vec<Memory>) -> Self {
+        let mut t = Table::default();
+        for m in records {
+            t.insert(m);
+        }
+        t
+    }
+
+    pub(crate) fn records(&self) -> impl Iterator<Item = &Memory> {
+        self.by_id.values()
+    }
+
+    pub(crate) fn is_empty(&self, now: Timestamp) -> bool {
+        self.by_id.values().all(|m| m.is_expired(now))
+    }
+
+    fn insert(&mut self, m: Memory) {
+        if let Some(old) = self.by_key.insert(m.key.clone(), m.id) {
+            if old != m.id {
+                self.by_id.remove(&old);
+            }
+        }
+        self.by_id.insert(m.id, m);
+    }
+
+    /// Applies a validated write. An expired record at the key counts as absent.
+    pub(crate) fn put(&mut self, put: Put, now: Timestamp) -> Written {
+        let existing = put
+            .key
+            .as_ref()
+            .and_then(|k| self.get_by_key(k, now))
+            .cloned();
+        let memory = put.apply(existing.as_ref(), now);
+        let status = if existing.is_some() {
+            WriteStatus::Updated
+        } else {
+            WriteStatus::Created
+        };
+        self.insert(memory.clone());
+        Written { memory, status }
+    }
+
+    pub(crate) fn get_by_key(&self, key: &Key, now: Timestamp) -> Option<&Memory> {
+        self.by_key
+            .get(key)
+            .and_then(|id| self.by_id.get(id))
+            .filter(|m| !m.is_expired(now))
+    }
+
+    /// The id at `key`, live or expired.
+    pub(crate) fn id_of(&self, key: &Key) -> Option<MemoryId> {
+        self.by_key.get(key).copied()
+    }
+
+    pub(crate) fn get_by_id(&self, id: MemoryId, now: Timestamp) -> Option<&Memory> {
+        self.by_id.get(&id).filter(|m| !m.is_expired(now))
+    }
+
+
+    /// Removes the record; returns it if it was live.
+    pub(crate) fn remove_id(&mut self, id: MemoryId, now: Timestamp) -> Option<Memory> {
+        let m = self.by_id.remove(&id)?;
+        self.by_key.remove(&m.key);
+        (!m.is_expired(now)).then_some(m)
+    }
+
+    pub(crate) fn list(&self, q: &ListQuery, now: Timestamp) -> Page {
+        let size = q.page_size();
+        let range = match q.after {
+            Some(after) => self
+                .by_id
+                .range((std::ops::Bound::Excluded(after), std::ops::Bound::Unbounded)),
+            None => self.by_id.range(..),
+        };
+        let items: Vec<Memory> = range
+            .map(|(_, m)| m)
+            .filter(|m| !m.is_expired(now) && q.filter.matches(m))
+            .take(size + 1)
+            .cloned()
+            .collect();
+        Page::from_sorted(items, size)
+    }
+
+    pub(crate) fn count(&self, filter: &Filter, now: Timestamp) -> u64 {
+        self.by_id
+            .values()
+            .filter(|m| !m.is_expired(now) && filter.matches(m))
+            .count() as u64
+    }
+
+    pub(crate) fn live_len(&self, now: Timestamp) -> u64 {
+        self.count(&Filter::default(), now)
+    }
+
+    /// Counts an access on each given id present here; returns whether any was.
+    pub(crate) fn touch(&mut self, ids: &[MemoryId], at: Timestamp) -> bool {
+        let mut any = false;
+        for id in ids {
+            if let Some(m) = self.by_id.get_mut(id) {
+                if !m.is_expired(at) {
+                    m.access_count += 1;
+                    m.last_accessed_at = Some(at);
+                    any = true;
+                }
+            }
+        }
+        any
+    }
+
+    /// Drops expired records; returns their ids.
+    pub(crate) fn purge(&mut self, now: Timestamp) -> Vec<MemoryId> {
+        let expired: Vec<MemoryId> = self
+            .by_id
+            .values()
+            .filter(|m| m.is_expired(now))
+            .map(|m| m.id)
+            .collect();
+        for id in &expired {
+            if let Some(m) = self.by_id.remove(id) {
+                self.by_key.remove(&m.key);
+            }
+        }
+        expired
+    }
+}

@@ -1,0 +1,766 @@
+//! The conformance cases. Each takes a fresh [`Harness`].
+
+use std::{
+    collections::BTreeSet,
+    process::{Command, Stdio},
+    sync::Arc,
+    thread,
+    time::{Duration, Instant},
+};
+
+use engram_core::{
+    Category, ErrorKind, Filter, Key, Limits, ListQuery, Locator, Memory, MemoryScope, Namespace,
+    Owner, Partition, Put, SearchMode, SearchRequest, Source, Store, Tenant, Timestamp, Ttl,
+    WriteStatus, list_all,
+};
+use serde_json::{Value, json};
+
+use crate::Harness;
+
+fn ns(s: &str) -> Namespace {
+    Namespace::new(s).unwrap()
+}
+
+fn key(s: &str) -> Key {
+    Key::new(s).unwrap()
+}
+
+fn part(s: &str) -> Partition {
+    Partition::of(ns(s))
+}
+
+fn at(p: &Partition, k: &str) -> Locator {
+    Locator::Key {
+        partition: p.clone(),
+        key: key(k),
+    }
+}
+
+fn set(store: &dyn Store, p: &Partition, k: &str, v: impl Into<Value>) -> Memory {
+    store.put(Put::new(p.clone(), Some(key(k)), v)).unwrap().memory
+}
+
+fn get_value(store: &dyn Store, p: &Partition, k: &str) -> Option<Value> {
+    store.get(&at(p, k)).unwrap().map(|m| m.content)
+}
+
+fn keys_of(items: &[Memory]) -> Vec<String> {
+    items.iter().map(|m| m.key.to_string()).collect()
+}
+
+/// Key-value entries hold any JSON value and read back equal.
+pub fn kv_round_trip_of_json_values(h: &dyn Harness) {
+    let s = h.open();
+    let p = part("default");
+    let values = [
+        json!("gold tier customer"),
+        json!(42),
+        json!(1.5),
+        json!(true),
+        json!(null),
+        json!([1, "two", {"three": 3}]),
+        json!({"nested": {"list": [1, 2], "s": "x"}}),
+    ];
+    for (i, v) in values.iter().enumerate() {
+        let w = s.put(Put::new(p.clone(), Some(key(&format!("k{i}"))), v.clone())).unwrap();
+        assert_eq!(w.status, WriteStatus::Created);
+    }
+    for (i, v) in values.iter().enumerate() {
+        assert_eq!(get_value(&*s, &p, &format!("k{i}")).as_ref(), Some(v), "k{i}");
+    }
+}
+
+/// A missing key or id reads as `None`, and deleting it reports `false`.
+pub fn get_missing_is_none(h: &dyn Harness) {
+    let s = h.open();
+    let p = part("default");
+    assert!(s.get(&at(&p, "nothing")).unwrap().is_none());
+    let id = engram_core::MemoryId::generate();
+    let by_id = Locator::Id {
+        tenant: Tenant::default(),
+        id,
+    };
+    assert!(s.get(&by_id).unwrap().is_none());
+    assert!(!s.delete(&at(&p, "nothing")).unwrap());
+    assert!(!s.delete(&by_id).unwrap());
+}
+
+/// Writing an existing key replaces content and keeps id and `created_at`.
+pub fn put_replaces_and_keeps_identity(h: &dyn Harness) {
+    let s = h.open();
+    let p = part("default");
+    let first = set(&*s, &p, "city", "Porto");
+    thread::sleep(Duration::from_millis(5));
+    let w = s.put(Put::new(p.clone(), Some(key("city")), "Lisbon")).unwrap();
+    assert_eq!(w.status, WriteStatus::Updated);
+    assert_eq!(w.memory.id, first.id);
+    let got = s.get(&at(&p, "city")).unwrap().unwrap();
+    assert_eq!(got.id, first.id);
+    assert_eq!(got.content, json!("Lisbon"));
+    assert_eq!(got.created_at, first.created_at);
+    assert!(got.updated_at > first.updated_at);
+    assert_eq!(s.count(&p, &Filter::default()).unwrap(), 1);
+}
+
+/// A write with no key creates a new record keyed by its id, every time.
+pub fn put_without_key_creates(h: &dyn Harness) {
+    let s = h.open();
+    let p = part("default");
+    let a = s.put(Put::new(p.clone(), None, "same text")).unwrap().memory;
+    let b = s.put(Put::new(p.clone(), None, "same text")).unwrap().memory;
+    assert_ne!(a.id, b.id);
+    assert_eq!(a.key.as_str(), a.id.to_string());
+    assert_eq!(s.count(&p, &Filter::default()).unwrap(), 2);
+    let got = s.get(&at(&p, a.key.as_str())).unwrap().unwrap();
+    assert_eq!(got.id, a.id);
+}
+
+/// An id is found in its own tenant and is invisible (reads, deletes) from any other.
+pub fn get_by_id_is_confined_to_tenant(h: &dyn Harness) {
+    let s = h.open();
+    let mine = Partition::new(Tenant::new("acme").unwrap(), ns("default"));
+    let m = set(&*s, &mine, "secret", "acme data");
+    let own = Locator::Id {
+        tenant: mine.tenant.clone(),
+        id: m.id,
+    };
+    let other = Locator::Id {
+        tenant: Tenant::new("globex").unwrap(),
+        id: m.id,
+    };
+    assert_eq!(s.get(&own).unwrap().unwrap().key, key("secret"));
+    assert!(s.get(&other).unwrap().is_none());
+    assert!(!s.delete(&other).unwrap());
+    assert!(s.get(&own).unwrap().is_some());
+}
+
+/// Delete by key and by id; a deleted record is gone for every read.
+pub fn delete_by_key_and_by_id(h: &dyn Harness) {
+    let s = h.open();
+    let p = part("default");
+    let a = set(&*s, &p, "a", "1");
+    let b = set(&*s, &p, "b", "2");
+    assert!(s.delete(&at(&p, "a")).unwrap());
+    assert!(s.get(&at(&p, "a")).unwrap().is_none());
+    let a_by_id = Locator::Id {
+        tenant: p.tenant.clone(),
+        id: a.id,
+    };
+    assert!(s.get(&a_by_id).unwrap().is_none());
+    let b_by_id = Locator::Id {
+        tenant: p.tenant.clone(),
+        id: b.id,
+    };
+    assert!(s.delete(&b_by_id).unwrap());
+    assert!(s.get(&at(&p, "b")).unwrap().is_none());
+    assert_eq!(s.count(&p, &Filter::default()).unwrap(), 0);
+    // The key can be used again, with a new id.
+    let again = set(&*s, &p, "a", "3");
+    assert_ne!(again.id, a.id);
+}
+
+/// `flush` empties its partition and nothing else.
+pub fn flush_clears_only_its_partition(h: &dyn Harness) {
+    let s = h.open();
+    let a = part("alpha");
+    let b = part("beta");
+    for i in 0..5 {
+        set(&*s, &a, &format!("k{i}"), i);
+    }
+    set(&*s, &b, "k0", "kept");
+    assert_eq!(s.flush(&a).unwrap(), 5);
+    assert_eq!(s.count(&a, &Filter::default()).unwrap(), 0);
+    assert!(s.get(&at(&a, "k0")).unwrap().is_none());
+    assert_eq!(get_value(&*s, &b, "k0"), Some(json!("kept")));
+    assert_eq!(s.flush(&a).unwrap(), 0);
+}
+
+/// `user:1`, `user.1` and `user_1` are three namespaces on every backend.
+pub fn similar_namespaces_never_share_storage(h: &dyn Harness) {
+    let s = h.open();
+    let names = ["user:1", "user.1", "user_1", "User_1", "user-1"];
+    for n in names {
+        set(&*s, &part(n), "k", n);
+    }
+    for n in names {
+        assert_eq!(get_value(&*s, &part(n), "k"), Some(json!(n)), "{n}");
+        assert_eq!(s.count(&part(n), &Filter::default()).unwrap(), 1, "{n}");
+    }
+    s.flush(&part("user:1")).unwrap();
+    assert!(get_value(&*s, &part("user:1"), "k").is_none());
+    assert_eq!(get_value(&*s, &part("user.1"), "k"), Some(json!("user.1")));
+    assert_eq!(get_value(&*s, &part("user_1"), "k"), Some(json!("user_1")));
+}
+
+/// The same namespace and key in two tenants are two records.
+pub fn tenants_never_share_storage(h: &dyn Harness) {
+    let s = h.open();
+    let a = Partition::new(Tenant::new("a").unwrap(), ns("default"));
+    let b = Partition::new(Tenant::new("b").unwrap(), ns("default"));
+    set(&*s, &a, "k", "from a");
+    set(&*s, &b, "k", "from b");
+    assert_eq!(get_value(&*s, &a, "k"), Some(json!("from a")));
+    assert_eq!(get_value(&*s, &b, "k"), Some(json!("from b")));
+    s.flush(&a).unwrap();
+    assert_eq!(get_value(&*s, &b, "k"), Some(json!("from b")));
+    assert_eq!(
+        s.namespaces(&Tenant::new("a").unwrap()).unwrap(),
+        Vec::<Namespace>::new()
+    );
+    assert_eq!(
+        s.namespaces(&Tenant::new("b").unwrap()).unwrap(),
+        vec![ns("default")]
+    );
+}
+
+fn seed_filtered(s: &dyn Store, p: &Partition) {
+    let rows = [
+        ("a", "u1", "s1", Category::Core, MemoryScope::LongTerm, vec!["x"], json!("red")),
+        ("b", "u1", "s2", Category::Daily, MemoryScope::Episodic, vec!["x", "y"], json!("blue")),
+        ("c", "u2", "s1", Category::Conversation, MemoryScope::ShortTerm, vec!["y"], json!("red")),
+        (
+            "d",
+            "u2",
+            "s2",
+            Category::Custom("notes".into()),
+            MemoryScope::Declarative,
+            vec![],
+            json!("green"),
+        ),
+    ];
+    for (k, user, session, category, scope, tags, color) in rows {
+        let mut put = Put::new(p.clone(), Some(key(k)), format!("memory {k}"))
+            .with_category(category)
+            .with_owner(Owner {
+                user_id: Some(user.into()),
+                agent_id: Some("agent".into()),
+                session_id: Some(session.into()),
+            });
+        put.scope = scope;
+        put.tags = tags.into_iter().map(String::from).collect();
+        put.metadata.insert("color".into(), color);
+        s.put(put).unwrap();
+    }
+}
+
+fn listed(s: &dyn Store, p: &Partition, filter: Filter) -> Vec<String> {
+    keys_of(&list_all(s, p, &filter).unwrap())
+}
+
+/// Listing filters by user, session, category, scope, tags and metadata, alone and together.
+pub fn list_filters(h: &dyn Harness) {
+    let s = h.open();
+    let p = part("default");
+    seed_filtered(&*s, &p);
+    let f = |f: Filter| listed(&*s, &p, f);
+    assert_eq!(f(Filter::default()), ["a", "b", "c", "d"]);
+    let user = |u: &str| Some(u.to_string());
+    assert_eq!(f(Filter { user_id: user("u1"), ..Default::default() }), ["a", "b"]);
+    assert_eq!(f(Filter { session_id: user("s1"), ..Default::default() }), ["a", "c"]);
+    assert_eq!(
+        f(Filter { user_id: user("u2"), session_id: user("s2"), ..Default::default() }),
+        ["d"]
+    );
+    assert_eq!(f(Filter { agent_id: user("agent"), ..Default::default() }).len(), 4);
+    assert_eq!(f(Filter { agent_id: user("other"), ..Default::default() }).len(), 0);
+    assert_eq!(f(Filter { category: Some(Category::Daily), ..Default::default() }), ["b"]);
+    assert_eq!(
+        f(Filter { category: Some(Category::Custom("notes".into())), ..Default::default() }),
+        ["d"]
+    );
+    assert_eq!(
+        f(Filter { scope: Some(MemoryScope::ShortTerm), ..Default::default() }),
+        ["c"]
+    );
+    assert_eq!(f(Filter { tags: vec!["x".into()], ..Default::default() }), ["a", "b"]);
+    assert_eq!(
+        f(Filter { tags: vec!["x".into(), "y".into()], ..Default::default() }),
+        ["b"]
+    );
+    let mut md = serde_json::Map::new();
+    md.insert("color".into(), json!("red"));
+    assert_eq!(f(Filter { metadata: md.clone(), ..Default::default() }), ["a", "c"]);
+    assert_eq!(
+        f(Filter { metadata: md, user_id: user("u2"), ..Default::default() }),
+        ["c"]
+    );
+    let future = Timestamp::now().plus(Duration::from_secs(3600));
+    assert_eq!(f(Filter { created_after: Some(future), ..Default::default() }).len(), 0);
+    assert_eq!(f(Filter { created_before: Some(future), ..Default::default() }).len(), 4);
+}
+
+/// Pages follow id order, never repeat or skip a record, and end with `next == None`.
+pub fn list_pages_in_id_order(h: &dyn Harness) {
+    let s = h.open();
+    let p = part("paging");
+    let mut ids = Vec::new();
+    for i in 0..25 {
+        ids.push(set(&*s, &p, &format!("k{i:02}"), i).id);
+    }
+    let mut seen = Vec::new();
+    let mut q = ListQuery {
+        partition: p.clone(),
+        limit: 10,
+        ..Default::default()
+    };
+    let mut pages = 0;
+    loop {
+        let page = s.list(&q).unwrap();
+        pages += 1;
+        assert!(page.items.len() <= 10);
+        seen.extend(page.items.iter().map(|m| m.id));
+        match page.next {
+            Some(n) => q.after = Some(n),
+            None => break,
+        }
+        assert!(pages < 10, "paging does not end");
+    }
+    assert_eq!(pages, 3);
+    assert_eq!(seen, ids);
+}
+
+/// `count` honours filters and skips expired records.
+pub fn count_follows_filters_and_expiry(h: &dyn Harness) {
+    let s = h.open();
+    let p = part("default");
+    seed_filtered(&*s, &p);
+    assert_eq!(s.count(&p, &Filter::default()).unwrap(), 4);
+    let f = Filter {
+        user_id: Some("u1".into()),
+        ..Default::default()
+    };
+    assert_eq!(s.count(&p, &f).unwrap(), 2);
+    let f = Filter {
+        tags: vec!["y".into()],
+        ..Default::default()
+    };
+    assert_eq!(s.count(&p, &f).unwrap(), 2);
+    s.put(
+        Put::new(p.clone(), Some(key("short")), "x")
+            .with_ttl(Some(Ttl::new(Duration::from_millis(150)).unwrap())),
+    )
+    .unwrap();
+    assert_eq!(s.count(&p, &Filter::default()).unwrap(), 5);
+    thread::sleep(Duration::from_millis(300));
+    assert_eq!(s.count(&p, &Filter::default()).unwrap(), 4);
+}
+
+/// `namespaces` lists the non-empty namespaces of a tenant, sorted.
+pub fn namespaces_lists_non_empty(h: &dyn Harness) {
+    let s = h.open();
+    let t = Tenant::default();
+    assert!(s.namespaces(&t).unwrap().is_empty());
+    set(&*s, &part("zeta"), "k", 1);
+    set(&*s, &part("alpha"), "k", 1);
+    set(&*s, &part("mid:1"), "k", 1);
+    assert_eq!(
+        s.namespaces(&t).unwrap(),
+        vec![ns("alpha"), ns("mid:1"), ns("zeta")]
+    );
+    s.flush(&part("zeta")).unwrap();
+    assert_eq!(s.namespaces(&t).unwrap(), vec![ns("alpha"), ns("mid:1")]);
+}
+
+/// An expired record is gone from get (key and id), list, count and search, and its key
+/// starts afresh.
+pub fn ttl_expires_everywhere(h: &dyn Harness) {
+    let s = h.open();
+    let p = part("default");
+    let ttl = Ttl::new(Duration::from_millis(200)).unwrap();
+    let w = s
+        .put(Put::new(p.clone(), Some(key("temp")), "ephemeral lisbon note").with_ttl(Some(ttl)))
+        .unwrap()
+        .memory;
+    set(&*s, &p, "keep", "permanent lisbon note");
+    assert!(w.expires_at.is_some());
+    assert!(s.get(&at(&p, "temp")).unwrap().is_some());
+    let started = Instant::now();
+    thread::sleep(Duration::from_millis(400));
+    assert!(started.elapsed() >= Duration::from_millis(400));
+    assert!(s.get(&at(&p, "temp")).unwrap().is_none());
+    let by_id = Locator::Id {
+        tenant: p.tenant.clone(),
+        id: w.id,
+    };
+    assert!(s.get(&by_id).unwrap().is_none());
+    assert_eq!(listed(&*s, &p, Filter::default()), ["keep"]);
+    let req = SearchRequest {
+        partition: p.clone(),
+        query: "lisbon note".into(),
+        limit: 10,
+        filter: Filter::default(),
+    };
+    let (_, hits) = s.search(&req).unwrap();
+    assert_eq!(keys_of(&hits.into_iter().map(|h| h.memory).collect::<Vec<_>>()), ["keep"]);
+    let again = s.put(Put::new(p.clone(), Some(key("temp")), "new")).unwrap();
+    assert_eq!(again.status, WriteStatus::Created);
+    assert_ne!(again.memory.id, w.id);
+    assert!(again.memory.expires_at.is_none());
+}
+
+/// With no TTL a record has no expiry, and replacing it with a TTL sets one (and back).
+pub fn ttl_absent_never_expires(h: &dyn Harness) {
+    let s = h.open();
+    let p = part("default");
+    let m = set(&*s, &p, "k", "v");
+    assert!(m.expires_at.is_none());
+    let got = s.get(&at(&p, "k")).unwrap().unwrap();
+    assert!(got.expires_at.is_none());
+    let ttl = Ttl::from_secs(3600).unwrap();
+    s.put(Put::new(p.clone(), Some(key("k")), "v").with_ttl(Some(ttl))).unwrap();
+    assert!(s.get(&at(&p, "k")).unwrap().unwrap().expires_at.is_some());
+    s.put(Put::new(p.clone(), Some(key("k")), "v")).unwrap();
+    assert!(s.get(&at(&p, "k")).unwrap().unwrap().expires_at.is_none());
+}
+
+/// `purge_expired` leaves no expired record behind (natively expiring stores may report 0).
+pub fn purge_removes_expired(h: &dyn Harness) {
+    let s = h.open();
+    let p = part("default");
+    let ttl = Ttl::new(Duration::from_millis(100)).unwrap();
+    for i in 0..3 {
+        s.put(Put::new(p.clone(), Some(key(&format!("t{i}"))), i).with_ttl(Some(ttl))).unwrap();
+    }
+    set(&*s, &p, "keep", 1);
+    thread::sleep(Duration::from_millis(250));
+    let purged = s.purge_expired().unwrap();
+    assert!(purged <= 3);
+    assert_eq!(s.count(&p, &Filter::default()).unwrap(), 1);
+    assert_eq!(s.purge_expired().unwrap(), 0);
+}
+
+/// A value over the limit is rejected with `TooLarge` and nothing is written or replaced.
+pub fn too_large_is_rejected_and_writes_nothing(h: &dyn Harness) {
+    let s = h.open();
+    let p = part("default");
+    set(&*s, &p, "k", "small");
+    let big = "x".repeat(Limits::default().max_value_bytes + 1);
+    let err = s.put(Put::new(p.clone(), Some(key("k")), big.clone())).unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::TooLarge);
+    let err = s.put(Put::new(p.clone(), Some(key("new")), big)).unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::TooLarge);
+    assert_eq!(get_value(&*s, &p, "k"), Some(json!("small")));
+    assert!(s.get(&at(&p, "new")).unwrap().is_none());
+}
+
+/// The size limit is configurable per store.
+pub fn limit_is_configurable(h: &dyn Harness) {
+    let s = h.open_with_limits(Limits {
+        max_value_bytes: 64,
+    });
+    assert_eq!(s.limits().max_value_bytes, 64);
+    let p = part("default");
+    set(&*s, &p, "ok", "x".repeat(40));
+    let err = s.put(Put::new(p.clone(), Some(key("big")), "x".repeat(100))).unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::TooLarge);
+    assert!(s.get(&at(&p, "big")).unwrap().is_none());
+}
+
+/// Invalid fields are rejected as invalid input and change nothing.
+pub fn invalid_fields_write_nothing(h: &dyn Harness) {
+    let s = h.open();
+    let p = part("default");
+    set(&*s, &p, "k", "before");
+    let mut bad = Put::new(p.clone(), Some(key("k")), "after");
+    bad.importance = Some(2.0);
+    assert_eq!(s.put(bad).unwrap_err().kind(), ErrorKind::InvalidInput);
+    let mut bad = Put::new(p.clone(), Some(key("k")), "after");
+    bad.confidence = Some(150);
+    assert_eq!(s.put(bad).unwrap_err().kind(), ErrorKind::InvalidInput);
+    let mut bad = Put::new(p.clone(), Some(key("k")), "after");
+    bad.owner.user_id = Some(String::new());
+    assert_eq!(s.put(bad).unwrap_err().kind(), ErrorKind::InvalidInput);
+    assert_eq!(get_value(&*s, &p, "k"), Some(json!("before")));
+}
+
+/// `put_many` writes every item.
+pub fn put_many_writes_all(h: &dyn Harness) {
+    let s = h.open();
+    let p = part("batch");
+    let puts: Vec<_> = (0..200)
+        .map(|i| Put::new(p.clone(), Some(key(&format!("k{i}"))), format!("value {i}")))
+        .collect();
+    let written = s.put_many(puts).unwrap();
+    assert_eq!(written.len(), 200);
+    assert!(written.iter().all(|w| w.status == WriteStatus::Created));
+    assert_eq!(s.count(&p, &Filter::default()).unwrap(), 200);
+    assert_eq!(get_value(&*s, &p, "k199"), Some(json!("value 199")));
+}
+
+/// A batch with one invalid item writes nothing.
+pub fn put_many_validates_before_writing(h: &dyn Harness) {
+    let s = h.open();
+    let p = part("batch");
+    let mut puts: Vec<_> = (0..10)
+        .map(|i| Put::new(p.clone(), Some(key(&format!("k{i}"))), i))
+        .collect();
+    puts[7].importance = Some(-1.0);
+    assert_eq!(s.put_many(puts).unwrap_err().kind(), ErrorKind::InvalidInput);
+    assert_eq!(s.count(&p, &Filter::default()).unwrap(), 0);
+}
+
+/// `touch` counts accesses without changing `updated_at`; ids of other tenants are ignored.
+pub fn touch_counts_access(h: &dyn Harness) {
+    let s = h.open();
+    let p = part("default");
+    let m = set(&*s, &p, "k", "v");
+    assert_eq!(m.access_count, 0);
+    assert!(m.last_accessed_at.is_none());
+    let t = Timestamp::now();
+    s.touch(&p.tenant, &[m.id], t).unwrap();
+    s.touch(&p.tenant, &[m.id], t).unwrap();
+    s.touch(&Tenant::new("other").unwrap(), &[m.id], t).unwrap();
+    let got = s.get(&at(&p, "k")).unwrap().unwrap();
+    assert_eq!(got.access_count, 2);
+    assert_eq!(got.last_accessed_at, Some(t));
+    assert_eq!(got.updated_at, m.updated_at);
+    // Replacing the content keeps the access statistics.
+    s.put(Put::new(p.clone(), Some(key("k")), "v2")).unwrap();
+    assert_eq!(s.get(&at(&p, "k")).unwrap().unwrap().access_count, 2);
+}
+
+/// The seed's example: shared words of three or more letters rank; the key never matches.
+pub fn search_ranks_by_token_overlap(h: &dyn Harness) {
+    let s = h.open();
+    let p = part("default");
+    set(&*s, &p, "customer_tier", "gold tier customer");
+    set(&*s, &p, "discount_rule", "gold customer discount is 10 percent");
+    set(&*s, &p, "preferred_language", "French language preferred");
+    let req = SearchRequest {
+        partition: p.clone(),
+        query: "What discount do I get for my customer tier?".into(),
+        limit: 3,
+        filter: Filter::default(),
+    };
+    let (mode, hits) = s.search(&req).unwrap();
+    let info = s.info();
+    assert_eq!(mode == SearchMode::Search, info.capabilities.native_search);
+    let keys: BTreeSet<_> = hits.iter().map(|h| h.memory.key.to_string()).collect();
+    assert_eq!(
+        keys,
+        BTreeSet::from(["customer_tier".to_string(), "discount_rule".to_string()])
+    );
+    assert!(hits.windows(2).all(|w| w[0].score >= w[1].score));
+    let req = SearchRequest {
+        query: "preferred".into(),
+        limit: 1,
+        ..req
+    };
+    let (_, hits) = s.search(&req).unwrap();
+    assert_eq!(hits.len(), 1);
+    assert_eq!(hits[0].memory.key, key("preferred_language"));
+}
+
+/// Search never returns a record from another namespace, tenant, or outside the filter.
+pub fn search_is_confined_to_partition_and_filter(h: &dyn Harness) {
+    let s = h.open();
+    let p = part("default");
+    let other_ns = part("conversations");
+    let other_tenant = Partition::new(Tenant::new("other").unwrap(), ns("default"));
+    set(&*s, &other_ns, "c", "lisbon apartment");
+    set(&*s, &other_tenant, "t", "lisbon apartment");
+    let mut put = Put::new(p.clone(), Some(key("mine")), "lisbon apartment");
+    put.owner.user_id = Some("u1".into());
+    s.put(put).unwrap();
+    let mut put = Put::new(p.clone(), Some(key("theirs")), "lisbon apartment");
+    put.owner.user_id = Some("u2".into());
+    s.put(put).unwrap();
+    let req = SearchRequest {
+        partition: p.clone(),
+        query: "lisbon apartment".into(),
+        limit: 10,
+        filter: Filter {
+            user_id: Some("u1".into()),
+            ..Default::default()
+        },
+    };
+    let (_, hits) = s.search(&req).unwrap();
+    assert_eq!(hits.len(), 1);
+    assert_eq!(hits[0].memory.key, key("mine"));
+    assert_eq!(hits[0].memory.partition, p);
+}
+
+/// Every field of the record reads back exactly as written.
+pub fn all_fields_round_trip(h: &dyn Harness) {
+    let s = h.open();
+    let p = Partition::new(Tenant::new("t-1").unwrap(), ns("ns.with:all_chars-1"));
+    let mut put = Put::new(p.clone(), Some(key("full")), "I moved to Lisbon in March");
+    put.category = Category::Custom("travel".into());
+    put.scope = MemoryScope::Declarative;
+    put.owner = Owner {
+        user_id: Some("user-1".into()),
+        agent_id: Some("agent-1".into()),
+        session_id: Some("session-1".into()),
+    };
+    put.tags = vec!["move".into(), "city".into()];
+    put.metadata.insert("dia_id".into(), json!("D1:3"));
+    put.metadata.insert("n".into(), json!({"deep": [1, 2.5, null]}));
+    put.importance = Some(0.9);
+    put.source = Source::AgentLearned;
+    put.confidence = Some(70);
+    put.valid_from = Some(Timestamp::from_millis(1_700_000_000_000));
+    put.valid_until = Some(Timestamp::from_millis(1_800_000_000_000));
+    put.embedding_model = Some("builtin-minilm-256".into());
+    put.ttl = Some(Ttl::from_secs(3600).unwrap());
+    let written = s.put(put).unwrap().memory;
+    let got = s.get(&at(&p, "full")).unwrap().unwrap();
+    assert_eq!(got, written);
+    let by_id = s
+        .get(&Locator::Id {
+            tenant: p.tenant.clone(),
+            id: written.id,
+        })
+        .unwrap()
+        .unwrap();
+    assert_eq!(by_id, written);
+    assert_eq!(list_all(&*s, &p, &Filter::default()).unwrap(), vec![written]);
+}
+
+/// Keys and content with any Unicode text (but control characters) round-trip.
+pub fn unicode_keys_and_content(h: &dyn Harness) {
+    let s = h.open();
+    let p = part("default");
+    let keys = ["città", "東京/渋谷", "emoji 🎉", "a:b", "with spaces", "*?[glob]", "'\"quote"];
+    for k in keys {
+        set(&*s, &p, k, format!("value of {k} ✓"));
+    }
+    for k in keys {
+        assert_eq!(get_value(&*s, &p, k), Some(json!(format!("value of {k} ✓"))), "{k}");
+    }
+    assert_eq!(s.count(&p, &Filter::default()).unwrap(), keys.len() as u64);
+}
+
+/// Threads writing distinct keys at once lose no write.
+pub fn concurrent_writers_lose_nothing(h: &dyn Harness) {
+    let s = h.open();
+    let p = part("concurrent");
+    let threads = 8;
+    let per = 40;
+    thread::scope(|scope| {
+        for t in 0..threads {
+            let s = Arc::clone(&s);
+            let p = p.clone();
+            scope.spawn(move || {
+                for i in 0..per {
+                    s.put(Put::new(p.clone(), Some(key(&format!("t{t}-{i}"))), i)).unwrap();
+                }
+            });
+        }
+    });
+    assert_eq!(s.count(&p, &Filter::default()).unwrap(), (threads * per) as u64);
+    for t in 0..threads {
+        for i in 0..per {
+            assert_eq!(get_value(&*s, &p, &format!("t{t}-{i}")), Some(json!(i)));
+        }
+    }
+}
+
+/// Threads writing the same key at once leave exactly one record holding one of the values.
+pub fn concurrent_upserts_keep_one_record(h: &dyn Harness) {
+    let s = h.open();
+    let p = part("concurrent");
+    thread::scope(|scope| {
+        for t in 0..6 {
+            let s = Arc::clone(&s);
+            let p = p.clone();
+            scope.spawn(move || {
+                for i in 0..30 {
+                    s.put(Put::new(p.clone(), Some(key("shared")), t * 100 + i)).unwrap();
+                }
+            });
+        }
+    });
+    assert_eq!(s.count(&p, &Filter::default()).unwrap(), 1);
+    let v = get_value(&*s, &p, "shared").unwrap();
+    assert!(v.as_i64().is_some_and(|n| n % 100 < 30 && n / 100 < 6));
+}
+
+/// The health check answers.
+pub fn health_check_ok(h: &dyn Harness) {
+    let s = h.open();
+    let health = s.health_check();
+    assert!(health.ok, "{}", health.detail);
+    assert!(!s.info().backend.is_empty());
+}
+
+/// Data written through one handle is read back through a new one, as by a new process.
+pub fn data_survives_reopen(h: &dyn Harness) {
+    let p = part("persist");
+    let written = {
+        let s = h.open();
+        let m = set(&*s, &p, "k", json!({"v": 1}));
+        set(&*s, &part("user:1"), "k", "v");
+        set(&*s, &part("user_1"), "k", "w");
+        s.touch(&p.tenant, &[m.id], Timestamp::now()).unwrap();
+        s.get(&at(&p, "k")).unwrap().unwrap()
+    };
+    let s = h.open();
+    assert_eq!(s.get(&at(&p, "k")).unwrap().unwrap(), written);
+    assert_eq!(get_value(&*s, &part("user:1"), "k"), Some(json!("v")));
+    assert_eq!(get_value(&*s, &part("user_1"), "k"), Some(json!("w")));
+}
+
+const CHILD_LOCATION: &str = "ENGRAM_CONFORMANCE_LOCATION";
+const CHILD_ID: &str = "ENGRAM_CONFORMANCE_CHILD";
+const CHILD_WRITES: usize = 60;
+
+/// Several processes write to the same store at once; every write is there afterwards.
+/// `child_test` is the full name of the test that runs [`child_writer`] in the same binary.
+pub fn multi_process_writers_lose_nothing(h: &dyn Harness, child_test: &str) {
+    let location = h
+        .location()
+        .expect("a persistent harness gives a location for other processes");
+    let exe = std::env::current_exe().unwrap();
+    let children = 4;
+    let mut running = Vec::new();
+    for c in 0..children {
+        let child = Command::new(&exe)
+            .args([child_test, "--exact", "--ignored", "--nocapture"])
+            .env(CHILD_LOCATION, &location)
+            .env(CHILD_ID, c.to_string())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        running.push(child);
+    }
+    for child in running {
+        let out = child.wait_with_output().unwrap();
+        assert!(
+            out.status.success(),
+            "a writer process failed: {}\n{}{}",
+            out.status,
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    let s = h.open();
+    let p = part("multiproc");
+    // Each child's own keys, plus the one key they all fought over.
+    assert_eq!(
+        s.count(&p, &Filter::default()).unwrap(),
+        (children * CHILD_WRITES + 1) as u64
+    );
+    for c in 0..children {
+        for i in 0..CHILD_WRITES {
+            assert_eq!(get_value(&*s, &p, &format!("c{c}-{i}")), Some(json!(i)));
+        }
+    }
+    assert_eq!(
+        get_value(&*s, &p, "shared").and_then(|v| v.as_u64()).map(|v| v < children as u64),
+        Some(true)
+    );
+}
+
+/// The writer run in each child process of [`multi_process_writers_lose_nothing`].
+pub fn child_writer(h: &dyn Harness) {
+    let location = std::env::var(CHILD_LOCATION).expect("run by multi_process_writers_lose_nothing");
+    let id: usize = std::env::var(CHILD_ID).unwrap().parse().unwrap();
+    let s = h.open_at(&location);
+    let p = part("multiproc");
+    for i in 0..CHILD_WRITES {
+        s.put(Put::new(p.clone(), Some(key(&format!("c{id}-{i}"))), i)).unwrap();
+        // All children also fight over one key.
+        s.put(Put::new(p.clone(), Some(key("shared")), id)).unwrap();
+    }
+}

@@ -1,1 +1,774 @@
-//! stub
+//! The embedded SQLite store, engram's default.
+//!
+//! One database file in WAL mode, SQLite compiled in (nothing to install). Each write is one
+//! `BEGIN IMMEDIATE` transaction, so several processes can write the same file; readers never
+//! block writers. `synchronous=NORMAL` by default: a committed write survives a crash of the
+//! process; pass `?synchronous=full` to also survive a power loss.
+//!
+//! ```
+//! use engram_core::{Key, Locator, Namespace, Partition, Put, Store};
+//! use engram_sqlite::SqliteStore;
+//!
+//! let dir = tempfile::tempdir().unwrap();
+//! let store = SqliteStore::open(dir.path().join("engram.db"))?;
+//! let p = Partition::of(Namespace::default_ns());
+//! store.put(Put::new(p.clone(), Some(Key::new("city")?), "Lisbon"))?;
+//! let m = store.get(&Locator::Key { partition: p, key: Key::new("city")? })?;
+//! assert_eq!(m.unwrap().text(), "Lisbon");
+//! # Ok::<(), engram_core::Error>(())
+//! ```
+
+use std::{
+    path::{Path, PathBuf},
+    sync::{Mutex, MutexGuard},
+    time::Duration,
+};
+
+use engram_core::{
+    Capabilities, Category, Error, Filter, Health, Limits, ListQuery, Locator, Memory, MemoryId,
+    MemoryScope, MemoryState, Namespace, Owner, Page, Partition, Put, Result, Source, Store,
+    StoreInfo, Tenant, Timestamp, WriteStatus, Written,
+};
+use rusqlite::{Connection, OpenFlags, OptionalExtension, Row, params, types::Value as SqlValue};
+use serde_json::Value;
+
+const SCHEMA_VERSION: i64 = 1;
+const SCHEMA: &str = include_str!("schema.sql");
+const IDLE_READERS: usize = 8;
+
+const COLUMNS: &str = "id, tenant, namespace, key, content, content_is_json, category, scope, \
+    user_id, agent_id, session_id, tags, metadata, importance, source, confidence, content_hash, \
+    state, superseded_by, valid_from, valid_until, created_at, updated_at, last_accessed_at, \
+    access_count, expires_at, embedding_model";
+
+const LIVE: &str = "(expires_at IS NULL OR expires_at > ?)";
+
+/// How hard SQLite syncs to disk on commit.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Durability {
+    /// `synchronous=NORMAL`: survives a process crash (the default).
+    #[default]
+    Normal,
+    /// `synchronous=FULL`: also survives a power loss.
+    Full,
+}
+
+/// The SQLite store.
+pub struct SqliteStore {
+    path: PathBuf,
+    limits: Limits,
+    durability: Durability,
+    writer: Mutex<Connection>,
+    readers: Mutex<Vec<Connection>>,
+}
+
+fn sql_err(e: rusqlite::Error) -> Error {
+    match e {
+        rusqlite::Error::SqliteFailure(f, _)
+            if matches!(
+                f.code,
+                rusqlite::ErrorCode::DatabaseBusy | rusqlite::ErrorCode::DatabaseLocked
+            ) =>
+        {
+            Error::Unavailable {
+                target: "sqlite".into(),
+                reason: e.to_string(),
+            }
+        }
+        rusqlite::Error::SqliteFailure(f, _)
+            if matches!(
+                f.code,
+                rusqlite::ErrorCode::DatabaseCorrupt | rusqlite::ErrorCode::NotADatabase
+            ) =>
+        {
+            Error::Corrupted {
+                location: "sqlite database".into(),
+                reason: e.to_string(),
+            }
+        }
+        other => Error::backend("sqlite", other),
+    }
+}
+
+impl SqliteStore {
+    /// Opens (creating if needed) the database at `path`.
+    pub fn open(path: impl Into<PathBuf>) -> Result<Self> {
+        Self::open_with(path, Limits::default(), Durability::default())
+    }
+
+    /// Opens with explicit limits and durability.
+    pub fn open_with(path: impl Into<PathBuf>, limits: Limits, durability: Durability) -> Result<Self> {
+        let path = path.into();
+        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+            std::fs::create_dir_all(dir).map_err(|e| {
+                Error::backend("sqlite", format!("cannot create {}: {e}", dir.display()))
+            })?;
+        }
+        let writer = connect(&path, durability)?;
+        migrate(&writer, &path)?;
+        Ok(Self {
+            path,
+            limits,
+            durability,
+            writer: Mutex::new(writer),
+            readers: Mutex::new(Vec::new()),
+        })
+    }
+
+    /// Enforces `limits` on writes.
+    pub fn with_limits(mut self, limits: Limits) -> Self {
+        self.limits = limits;
+        self
+    }
+
+    /// The database file.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    fn writer(&self) -> MutexGuard<'_, Connection> {
+        self.writer.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Runs `f` on a pooled read connection.
+    fn read<R>(&self, f: impl FnOnce(&Connection) -> Result<R>) -> Result<R> {
+        let pooled = self
+            .readers
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .pop();
+        let conn = match pooled {
+            Some(c) => c,
+            None => connect(&self.path, self.durability)?,
+        };
+        let out = f(&conn);
+        let mut pool = self.readers.lock().unwrap_or_else(|p| p.into_inner());
+        if pool.len() < IDLE_READERS {
+            pool.push(conn);
+        }
+        out
+    }
+
+    /// Runs `f` in one `BEGIN IMMEDIATE` transaction, committed if `f` succeeds.
+    fn write<R>(&self, f: impl FnOnce(&rusqlite::Transaction<'_>) -> Result<R>) -> Result<R> {
+        let mut conn = self.writer();
+        let tx = conn
+            .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
+            .map_err(sql_err)?;
+        let out = f(&tx)?;
+        tx.commit().map_err(sql_err)?;
+        Ok(out)
+    }
+
+    fn location(&self) -> String {
+        format!("sqlite://{}", self.path.display())
+    }
+}
+
+fn connect(path: &Path, durability: Durability) -> Result<Connection> {
+    let flags = OpenFlags::SQLITE_OPEN_READ_WRITE
+        | OpenFlags::SQLITE_OPEN_CREATE
+        | OpenFlags::SQLITE_OPEN_NO_MUTEX
+        | OpenFlags::SQLITE_OPEN_URI;
+    let conn = Connection::open_with_flags(path, flags).map_err(|e| Error::Unavailable {
+        target: format!("sqlite://{}", path.display()),
+        reason: e.to_string(),
+    })?;
+    conn.busy_timeout(Duration::from_secs(30)).map_err(sql_err)?;
+    let sync = match durability {
+        Durability::Normal => "NORMAL",
+        Durability::Full => "FULL",
+    };
+    conn.execute_batch(&format!(
+        "PRAGMA journal_mode=WAL; PRAGMA synchronous={sync}; PRAGMA foreign_keys=ON;"
+    ))
+    .map_err(|e| match sql_err(e) {
+        Error::Corrupted { reason, .. } => Error::Corrupted {
+            location: path.display().to_string(),
+            reason,
+        },
+        other => other,
+    })?;
+    conn.set_prepared_statement_cache_capacity(64);
+    Ok(conn)
+}
+
+fn migrate(conn: &Connection, path: &Path) -> Result<()> {
+    let version: i64 = conn
+        .query_row("PRAGMA user_version", [], |r| r.get(0))
+        .map_err(sql_err)?;
+    if version > SCHEMA_VERSION {
+        return Err(Error::Corrupted {
+            location: path.display().to_string(),
+            reason: format!(
+                "schema version {version} was written by a newer engram (this one knows {SCHEMA_VERSION})"
+            ),
+        });
+    }
+    if version < SCHEMA_VERSION {
+        conn.execute_batch(&format!(
+            "BEGIN IMMEDIATE; {SCHEMA} PRAGMA user_version = {SCHEMA_VERSION}; COMMIT;"
+        ))
+        .map_err(sql_err)?;
+    }
+    Ok(())
+}
+
+fn now_ms() -> i64 {
+    Timestamp::now().as_millis()
+}
+
+fn ts(v: Option<i64>) -> Option<Timestamp> {
+    v.map(Timestamp::from_millis)
+}
+
+/// Decodes a row selected with [`COLUMNS`].
+fn decode(row: &Row<'_>) -> rusqlite::Result<Result<Memory>> {
+    let id: String = row.get(0)?;
+    let text: String = row.get(4)?;
+    let is_json: bool = row.get(5)?;
+    let tags: String = row.get(11)?;
+    let metadata: String = row.get(12)?;
+    let raw = RawRow {
+        id,
+        tenant: row.get(1)?,
+        namespace: row.get(2)?,
+        key: row.get(3)?,
+        text,
+        is_json,
+        category: row.get(6)?,
+        scope: row.get(7)?,
+        owner: Owner {
+            user_id: row.get(8)?,
+            agent_id: row.get(9)?,
+            session_id: row.get(10)?,
+        },
+        tags,
+        metadata,
+        importance: row.get(13)?,
+        source: row.get(14)?,
+        confidence: row.get(15)?,
+        content_hash: row.get(16)?,
+        state: row.get(17)?,
+        superseded_by: row.get(18)?,
+        valid_from: row.get(19)?,
+        valid_until: row.get(20)?,
+        created_at: row.get(21)?,
+        updated_at: row.get(22)?,
+        last_accessed_at: row.get(23)?,
+        access_count: row.get(24)?,
+        expires_at: row.get(25)?,
+        embedding_model: row.get(26)?,
+    };
+    Ok(raw.into_memory())
+}
+
+struct RawRow {
+    id: String,
+    tenant: String,
+    namespace: String,
+    key: String,
+    text: String,
+    is_json: bool,
+    category: String,
+    scope: String,
+    owner: Owner,
+    tags: String,
+    metadata: String,
+    importance: f64,
+    source: String,
+    confidence: Option<i64>,
+    content_hash: String,
+    state: String,
+    superseded_by: Option<String>,
+    valid_from: Option<i64>,
+    valid_until: Option<i64>,
+    created_at: i64,
+    updated_at: i64,
+    last_accessed_at: Option<i64>,
+    access_count: i64,
+    expires_at: Option<i64>,
+    embedding_model: Option<String>,
+}
+
+impl RawRow {
+    fn into_memory(self) -> Result<Memory> {
+        let location = format!("sqlite row id {}", self.id);
+        let bad = |what: &str, e: &dyn std::fmt::Display| Error::Corrupted {
+            location: location.clone(),
+            reason: format!("{what}: {e}"),
+        };
+        let content = if self.is_json {
+            serde_json::from_str(&self.text).map_err(|e| bad("content", &e))?
+        } else {
+            Value::String(self.text)
+        };
+        let state = match self.state.as_str() {
+            "active" => MemoryState::Active,
+            "archived" => MemoryState::Archived,
+            "superseded" => MemoryState::Superseded,
+            other => return Err(bad("state", &other)),
+        };
+        Ok(Memory {
+            id: MemoryId::parse(&self.id).map_err(|e| bad("id", &e))?,
+            partition: Partition::new(
+                Tenant::new(self.tenant).map_err(|e| bad("tenant", &e))?,
+                Namespace::new(self.namespace).map_err(|e| bad("namespace", &e))?,
+            ),
+            key: engram_core::Key::new(self.key).map_err(|e| bad("key", &e))?,
+            content,
+            category: Category::parse(&self.category).map_err(|e| bad("category", &e))?,
+            scope: MemoryScope::parse(&self.scope).map_err(|e| bad("scope", &e))?,
+            owner: self.owner,
+            tags: serde_json::from_str(&self.tags).map_err(|e| bad("tags", &e))?,
+            metadata: serde_json::from_str(&self.metadata).map_err(|e| bad("metadata", &e))?,
+            importance: self.importance as f32,
+            source: Source::parse(&self.source).map_err(|e| bad("source", &e))?,
+            confidence: self
+                .confidence
+                .map(u8::try_from)
+                .transpose()
+                .map_err(|e| bad("confidence", &e))?,
+            content_hash: self.content_hash,
+            state,
+            superseded_by: self
+                .superseded_by
+                .map(|s| MemoryId::parse(&s))
+                .transpose()
+                .map_err(|e| bad("superseded_by", &e))?,
+            valid_from: ts(self.valid_from),
+            valid_until: ts(self.valid_until),
+            created_at: Timestamp::from_millis(self.created_at),
+            updated_at: Timestamp::from_millis(self.updated_at),
+            last_accessed_at: ts(self.last_accessed_at),
+            access_count: u64::try_from(self.access_count).unwrap_or(0),
+            expires_at: ts(self.expires_at),
+            embedding_model: self.embedding_model,
+        })
+    }
+}
+
+fn state_str(s: MemoryState) -> &'static str {
+    match s {
+        MemoryState::Active => "active",
+        MemoryState::Archived => "archived",
+        MemoryState::Superseded => "superseded",
+    }
+}
+
+/// Inserts or updates (by rowid) one record.
+fn write_row(tx: &rusqlite::Transaction<'_>, m: &Memory, rowid: Option<i64>) -> Result<()> {
+    let (text, is_json) = match &m.content {
+        Value::String(s) => (s.clone(), false),
+        other => (other.to_string(), true),
+    };
+    let tags = serde_json::to_string(&m.tags).map_err(|e| Error::backend("sqlite", e))?;
+    let metadata = serde_json::to_string(&m.metadata).map_err(|e| Error::backend("sqlite", e))?;
+    let values = params![
+        m.id.to_string(),
+        m.partition.tenant.as_str(),
+        m.partition.namespace.as_str(),
+        m.key.as_str(),
+        text,
+        is_json,
+        m.category.as_str(),
+        m.scope.as_str(),
+        m.owner.user_id,
+        m.owner.agent_id,
+        m.owner.session_id,
+        tags,
+        metadata,
+        f64::from(m.importance),
+        m.source.as_str(),
+        m.confidence,
+        m.content_hash,
+        state_str(m.state),
+        m.superseded_by.map(|i| i.to_string()),
+        m.valid_from.map(Timestamp::as_millis),
+        m.valid_until.map(Timestamp::as_millis),
+        m.created_at.as_millis(),
+        m.updated_at.as_millis(),
+        m.last_accessed_at.map(Timestamp::as_millis),
+        i64::try_from(m.access_count).unwrap_or(i64::MAX),
+        m.expires_at.map(Timestamp::as_millis),
+        m.embedding_model,
+    ];
+    match rowid {
+        None => {
+            let mut stmt = tx
+                .prepare_cached(&format!(
+                    "INSERT INTO memories ({COLUMNS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, \
+                     ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24, \
+                     ?25, ?26, ?27)"
+                ))
+                .map_err(sql_err)?;
+            stmt.execute(values).map_err(sql_err)?;
+        }
+        Some(rowid) => {
+            let mut stmt = tx
+                .prepare_cached(
+                    "UPDATE memories SET id = ?1, tenant = ?2, namespace = ?3, key = ?4, \
+                     content = ?5, content_is_json = ?6, category = ?7, scope = ?8, \
+                     user_id = ?9, agent_id = ?10, session_id = ?11, tags = ?12, metadata = ?13, \
+                     importance = ?14, source = ?15, confidence = ?16, content_hash = ?17, \
+                     state = ?18, superseded_by = ?19, valid_from = ?20, valid_until = ?21, \
+                     created_at = ?22, updated_at = ?23, last_accessed_at = ?24, \
+                     access_count = ?25, expires_at = ?26, embedding_model = ?27 \
+                     WHERE rowid = ?28",
+                )
+                .map_err(sql_err)?;
+            let mut all: Vec<&dyn rusqlite::ToSql> = values.to_vec();
+            all.push(&rowid);
+            stmt.execute(all.as_slice()).map_err(sql_err)?;
+        }
+    }
+    Ok(())
+}
+
+/// Applies one validated write inside a transaction.
+fn put_in(tx: &rusqlite::Transaction<'_>, put: Put, now: Timestamp) -> Result<Written> {
+    let existing = match &put.key {
+        None => None,
+        Some(key) => {
+            let mut stmt = tx
+                .prepare_cached(&format!(
+                    "SELECT {COLUMNS}, rowid FROM memories WHERE tenant = ? AND namespace = ? AND key = ?"
+                ))
+                .map_err(sql_err)?;
+            stmt.query_row(
+                params![
+                    put.partition.tenant.as_str(),
+                    put.partition.namespace.as_str(),
+                    key.as_str()
+                ],
+                |row| Ok((row.get::<_, i64>(27)?, decode(row)?)),
+            )
+            .optional()
+            .map_err(sql_err)?
+        }
+    };
+    let (rowid, live) = match existing {
+        Some((rowid, m)) => {
+            let m = m?;
+            if m.is_expired(now) {
+                (Some(rowid), None)
+            } else {
+                (Some(rowid), Some(m))
+            }
+        }
+        None => (None, None),
+    };
+    let memory = put.apply(live.as_ref(), now);
+    let status = if live.is_some() {
+        WriteStatus::Updated
+    } else {
+        WriteStatus::Created
+    };
+    write_row(tx, &memory, rowid)?;
+    Ok(Written { memory, status })
+}
+
+fn purge_in(tx: &rusqlite::Transaction<'_>, now: i64) -> Result<u64> {
+    let mut stmt = tx
+        .prepare_cached("DELETE FROM memories WHERE expires_at IS NOT NULL AND expires_at <= ?")
+        .map_err(sql_err)?;
+    Ok(stmt.execute([now]).map_err(sql_err)? as u64)
+}
+
+/// The SQL conditions for the columns a filter can be checked on in SQL; tags and metadata
+/// are checked in Rust by [`Filter::matches`].
+fn filter_sql(filter: &Filter, sql: &mut String, args: &mut Vec<SqlValue>) {
+    let mut eq = |col: &str, v: Option<String>| {
+        if let Some(v) = v {
+            sql.push_str(&format!(" AND {col} = ?"));
+            args.push(SqlValue::Text(v));
+        }
+    };
+    eq("user_id", filter.user_id.clone());
+    eq("agent_id", filter.agent_id.clone());
+    eq("session_id", filter.session_id.clone());
+    eq("category", filter.category.as_ref().map(|c| c.as_str().to_owned()));
+    eq("scope", filter.scope.map(|s| s.as_str().to_owned()));
+    if let Some(t) = filter.created_after {
+        sql.push_str(" AND created_at >= ?");
+        args.push(SqlValue::Integer(t.as_millis()));
+    }
+    if let Some(t) = filter.created_before {
+        sql.push_str(" AND created_at < ?");
+        args.push(SqlValue::Integer(t.as_millis()));
+    }
+}
+
+fn needs_rust_filter(filter: &Filter) -> bool {
+    !filter.tags.is_empty() || !filter.metadata.is_empty()
+}
+
+impl SqliteStore {
+    /// Selects live rows of a partition in id order after `after`, at most `limit`.
+    fn select_page(
+        conn: &Connection,
+        partition: &Partition,
+        filter: &Filter,
+        after: Option<MemoryId>,
+        limit: usize,
+    ) -> Result<Vec<Memory>> {
+        let mut sql = format!(
+            "SELECT {COLUMNS} FROM memories WHERE tenant = ? AND namespace = ? AND {LIVE}"
+        );
+        let mut args = vec![
+            SqlValue::Text(partition.tenant.as_str().to_owned()),
+            SqlValue::Text(partition.namespace.as_str().to_owned()),
+            SqlValue::Integer(now_ms()),
+        ];
+        if let Some(after) = after {
+            sql.push_str(" AND id > ?");
+            args.push(SqlValue::Text(after.to_string()));
+        }
+        filter_sql(filter, &mut sql, &mut args);
+        sql.push_str(" ORDER BY id LIMIT ?");
+        args.push(SqlValue::Integer(limit as i64));
+        let mut stmt = conn.prepare_cached(&sql).map_err(sql_err)?;
+        let rows = stmt
+            .query_map(rusqlite::params_from_iter(args), decode)
+            .map_err(sql_err)?;
+        let mut out = Vec::new();
+        for r in rows {
+            out.push(r.map_err(sql_err)??);
+        }
+        Ok(out)
+    }
+}
+
+impl Store for SqliteStore {
+    fn info(&self) -> StoreInfo {
+        StoreInfo {
+            backend: "sqlite",
+            location: self.location(),
+            capabilities: Capabilities {
+                native_search: false,
+                persistent: true,
+                multi_process: true,
+            },
+        }
+    }
+
+    fn limits(&self) -> Limits {
+        self.limits
+    }
+
+    fn put(&self, put: Put) -> Result<Written> {
+        put.validate(&self.limits)?;
+        let now = Timestamp::now();
+        self.write(|tx| {
+            purge_in(tx, now.as_millis())?;
+            put_in(tx, put, now)
+        })
+    }
+
+    fn put_many(&self, puts: Vec<Put>) -> Result<Vec<Written>> {
+        for p in &puts {
+            p.validate(&self.limits)?;
+        }
+        let now = Timestamp::now();
+        self.write(|tx| {
+            purge_in(tx, now.as_millis())?;
+            puts.into_iter().map(|p| put_in(tx, p, now)).collect()
+        })
+    }
+
+    fn get(&self, at: &Locator) -> Result<Option<Memory>> {
+        self.read(|conn| {
+            let found = match at {
+                Locator::Key { partition, key } => {
+                    let mut stmt = conn
+                        .prepare_cached(&format!(
+                            "SELECT {COLUMNS} FROM memories WHERE tenant = ? AND namespace = ? \
+                             AND key = ? AND {LIVE}"
+                        ))
+                        .map_err(sql_err)?;
+                    stmt.query_row(
+                        params![
+                            partition.tenant.as_str(),
+                            partition.namespace.as_str(),
+                            key.as_str(),
+                            now_ms()
+                        ],
+                        decode,
+                    )
+                    .optional()
+                    .map_err(sql_err)?
+                }
+                Locator::Id { tenant, id } => {
+                    let mut stmt = conn
+                        .prepare_cached(&format!(
+                            "SELECT {COLUMNS} FROM memories WHERE id = ? AND tenant = ? AND {LIVE}"
+                        ))
+                        .map_err(sql_err)?;
+                    stmt.query_row(params![id.to_string(), tenant.as_str(), now_ms()], decode)
+                        .optional()
+                        .map_err(sql_err)?
+                }
+            };
+            found.transpose()
+        })
+    }
+
+    fn list(&self, query: &ListQuery) -> Result<Page> {
+        let size = query.page_size();
+        self.read(|conn| {
+            if !needs_rust_filter(&query.filter) {
+                let items =
+                    Self::select_page(conn, &query.partition, &query.filter, query.after, size + 1)?;
+                return Ok(Page::from_sorted(items, size));
+            }
+            // Tags and metadata are checked here; read in chunks until the page is full.
+            let mut items = Vec::new();
+            let mut after = query.after;
+            loop {
+                let chunk = Self::select_page(conn, &query.partition, &query.filter, after, 512)?;
+                let done = chunk.len() < 512;
+                after = chunk.last().map(|m| m.id).or(after);
+                items.extend(chunk.into_iter().filter(|m| query.filter.matches(m)));
+                if done || items.len() > size {
+                    return Ok(Page::from_sorted(items, size));
+                }
+            }
+        })
+    }
+
+    fn count(&self, partition: &Partition, filter: &Filter) -> Result<u64> {
+        if needs_rust_filter(filter) {
+            return Ok(engram_core::list_all(self, partition, filter)?.len() as u64);
+        }
+        self.read(|conn| {
+            let mut sql = format!(
+                "SELECT COUNT(*) FROM memories WHERE tenant = ? AND namespace = ? AND {LIVE}"
+            );
+            let mut args = vec![
+                SqlValue::Text(partition.tenant.as_str().to_owned()),
+                SqlValue::Text(partition.namespace.as_str().to_owned()),
+                SqlValue::Integer(now_ms()),
+            ];
+            filter_sql(filter, &mut sql, &mut args);
+            let mut stmt = conn.prepare_cached(&sql).map_err(sql_err)?;
+            let n: i64 = stmt
+                .query_row(rusqlite::params_from_iter(args), |r| r.get(0))
+                .map_err(sql_err)?;
+            Ok(n as u64)
+        })
+    }
+
+    fn delete(&self, at: &Locator) -> Result<bool> {
+        let now = now_ms();
+        self.write(|tx| {
+            let n = match at {
+                Locator::Key { partition, key } => tx
+                    .prepare_cached(&format!(
+                        "DELETE FROM memories WHERE tenant = ? AND namespace = ? AND key = ? AND {LIVE}"
+                    ))
+                    .and_then(|mut s| {
+                        s.execute(params![
+                            partition.tenant.as_str(),
+                            partition.namespace.as_str(),
+                            key.as_str(),
+                            now
+                        ])
+                    }),
+                Locator::Id { tenant, id } => tx
+                    .prepare_cached(&format!(
+                        "DELETE FROM memories WHERE id = ? AND tenant = ? AND {LIVE}"
+                    ))
+                    .and_then(|mut s| s.execute(params![id.to_string(), tenant.as_str(), now])),
+            }
+            .map_err(sql_err)?;
+            Ok(n > 0)
+        })
+    }
+
+    fn flush(&self, partition: &Partition) -> Result<u64> {
+        let now = now_ms();
+        self.write(|tx| {
+            let live: i64 = tx
+                .query_row(
+                    &format!(
+                        "SELECT COUNT(*) FROM memories WHERE tenant = ? AND namespace = ? AND {LIVE}"
+                    ),
+                    params![partition.tenant.as_str(), partition.namespace.as_str(), now],
+                    |r| r.get(0),
+                )
+                .map_err(sql_err)?;
+            tx.execute(
+                "DELETE FROM memories WHERE tenant = ? AND namespace = ?",
+                params![partition.tenant.as_str(), partition.namespace.as_str()],
+            )
+            .map_err(sql_err)?;
+            Ok(live as u64)
+        })
+    }
+
+    fn namespaces(&self, tenant: &Tenant) -> Result<Vec<Namespace>> {
+        self.read(|conn| {
+            let mut stmt = conn
+                .prepare_cached(&format!(
+                    "SELECT DISTINCT namespace FROM memories WHERE tenant = ? AND {LIVE} ORDER BY namespace"
+                ))
+                .map_err(sql_err)?;
+            let rows = stmt
+                .query_map(params![tenant.as_str(), now_ms()], |r| r.get::<_, String>(0))
+                .map_err(sql_err)?;
+            let mut out = Vec::new();
+            for r in rows {
+                let name = r.map_err(sql_err)?;
+                out.push(Namespace::new(name).map_err(|e| Error::Corrupted {
+                    location: self.path.display().to_string(),
+                    reason: e.to_string(),
+                })?);
+            }
+            Ok(out)
+        })
+    }
+
+    fn touch(&self, tenant: &Tenant, ids: &[MemoryId], at: Timestamp) -> Result<()> {
+        if ids.is_empty() {
+            return Ok(());
+        }
+        self.write(|tx| {
+            let mut stmt = tx
+                .prepare_cached(&format!(
+                    "UPDATE memories SET access_count = access_count + 1, last_accessed_at = ? \
+                     WHERE id = ? AND tenant = ? AND {LIVE}"
+                ))
+                .map_err(sql_err)?;
+            for id in ids {
+                stmt.execute(params![
+                    at.as_millis(),
+                    id.to_string(),
+                    tenant.as_str(),
+                    at.as_millis()
+                ])
+                .map_err(sql_err)?;
+            }
+            Ok(())
+        })
+    }
+
+    fn purge_expired(&self) -> Result<u64> {
+        self.write(|tx| purge_in(tx, now_ms()))
+    }
+
+    fn health_check(&self) -> Health {
+        match self.read(|c| {
+            c.query_row("SELECT 1", [], |r| r.get::<_, i64>(0))
+                .map_err(sql_err)
+        }) {
+            Ok(_) => Health {
+                ok: true,
+                detail: format!("sqlite {}", self.path.display()),
+            },
+            Err(e) => Health {
+                ok: false,
+                detail: e.to_string(),
+            },
+        }
+    }
+}

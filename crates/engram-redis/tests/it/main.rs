@@ -1,0 +1,104 @@
+//! Conformance of the Redis store against a real server (`ENGRAM_REDIS_URL`, default
+//! `redis://127.0.0.1:6379/0`). Each test uses its own key prefix and deletes it afterwards.
+//! Skips with a printed line when Redis is unreachable, unless `ENGRAM_REQUIRE_SERVICES=1`.
+
+use std::sync::Arc;
+
+use engram_core::{ErrorKind, Limits, Store};
+use engram_redis::RedisStore;
+use engram_testkit::Harness;
+
+fn base_url() -> String {
+    std::env::var("ENGRAM_REDIS_URL").unwrap_or_else(|_| "redis://127.0.0.1:6379/0".into())
+}
+
+struct RedisHarness {
+    url: String,
+    prefix: String,
+}
+
+impl RedisHarness {
+    fn url(&self) -> String {
+        format!("{}?prefix={}", self.url, self.prefix)
+    }
+}
+
+impl Harness for RedisHarness {
+    fn open(&self) -> Arc<dyn Store> {
+        Arc::new(RedisStore::open(&self.url()).expect("connects"))
+    }
+    fn open_with_limits(&self, limits: Limits) -> Arc<dyn Store> {
+        Arc::new(RedisStore::open(&self.url()).expect("connects").with_limits(limits))
+    }
+    fn location(&self) -> Option<String> {
+        Some(self.url())
+    }
+    fn open_at(&self, location: &str) -> Arc<dyn Store> {
+        Arc::new(RedisStore::open(location).expect("connects"))
+    }
+}
+
+impl Drop for RedisHarness {
+    fn drop(&mut self) {
+        // Delete every key under this test's prefix (SCAN, never KEYS).
+        if let Ok(client) = redis::Client::open(self.url.as_str()) {
+            if let Ok(mut c) = client.get_connection() {
+                let keys: Vec<String> = redis::cmd("SCAN")
+                    .cursor_arg(0)
+                    .arg("MATCH")
+                    .arg(format!("{}*", self.prefix))
+                    .arg("COUNT")
+                    .arg(1000)
+                    .clone()
+                    .iter(&mut c)
+                    .map(|it| it.filter_map(Result::ok).collect())
+                    .unwrap_or_default();
+                for chunk in keys.chunks(500) {
+                    let _ = redis::cmd("DEL").arg(chunk).exec(&mut c);
+                }
+            }
+        }
+    }
+}
+
+fn harness() -> Option<RedisHarness> {
+    let url = base_url();
+    if let Err(e) = RedisStore::open(&url) {
+        engram_testkit::service_unavailable("redis", &e.to_string());
+        return None;
+    }
+    Some(RedisHarness {
+        url,
+        prefix: format!("engram-test-{}:", engram_core::MemoryId::generate()),
+    })
+}
+
+engram_testkit::conformance!(harness());
+engram_testkit::conformance_persistent!(harness());
+
+#[test]
+fn unreachable_server_is_a_clear_error_without_the_password() {
+    let err = RedisStore::open("redis://:hunter2@127.0.0.1:1/0")
+        .err()
+        .expect("nothing listens on port 1");
+    assert_eq!(err.kind(), ErrorKind::Unavailable);
+    let msg = err.to_string();
+    assert!(msg.contains("127.0.0.1:1"), "{msg}");
+    assert!(!msg.contains("hunter2"), "{msg}");
+}
+
+#[test]
+fn no_ttl_means_no_redis_expiry() {
+    let Some(h) = harness() else { return };
+    let s = h.open();
+    let p = engram_core::Partition::of(engram_core::Namespace::default_ns());
+    s.put(engram_core::Put::new(p, Some(engram_core::Key::new("k").expect("valid")), "v"))
+        .expect("writes");
+    let client = redis::Client::open(h.url.as_str()).expect("url");
+    let mut c = client.get_connection().expect("connects");
+    let ttl: i64 = redis::cmd("PTTL")
+        .arg(format!("{}r/default/default/k", h.prefix))
+        .query(&mut c)
+        .expect("pttl");
+    assert_eq!(ttl, -1, "a record without TTL must have no Redis expiry");
+}

@@ -1,1 +1,25 @@
-//! stub
+//! engram: long-term memory for AI agents.
+//!
+//! [`Engine`] is the one API over every store: the key-value contract (`kv_*`: get, set
+//! with TTL, forget, flush, all, has), the memory contract (remember, get, list, forget,
+//! count, search, health), events for observers and `tracing` spans. Stores are opened from
+//! URLs with [`open_store`]; the default is SQLite under the platform data directory.
+//!
+//! ```
+//! use engram::{Engine, Namespace};
+//!
+//! let engine = Engine::open("mem://")?;
+//! let ns = Namespace::default_ns();
+//! engine.kv_set(&ns, "customer_tier", "gold tier customer".into(), None)?;
+//! assert_eq!(engine.kv_get(&ns, "customer_tier")?, Some("gold tier customer".into()));
+//! let hits = engine.search(&ns, "which tier is the customer", 3, Default::default())?;
+//! assert_eq!(hits[0].memory.key.as_str(), "customer_tier");
+//! # Ok::<(), engram::Error>(())
+//! ```
+
+mod engine;
+mod open;
+
+pub use engine::{Engine, EngineBuilder, NamespaceStats, Stats};
+pub use engram_core::*;
+pub use open::{DEFAULT_STORE_ENV, default_store_url, open_store, registry};

@@ -1,0 +1,160 @@
+//! The engine over real stores: the key-value contract, events and tenant confinement.
+
+use std::sync::{Arc, Mutex};
+
+use engram::{Engine, Event, Filter, Locator, Namespace, SearchMode, Tenant, Ttl, WriteStatus};
+use serde_json::json;
+
+fn ns(s: &str) -> Namespace {
+    Namespace::new(s).expect("valid")
+}
+
+/// Runs `check` against an engine on each embedded backend.
+fn on_each_backend(check: impl Fn(&str, Engine)) {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let urls = [
+        "mem://".to_string(),
+        format!("file://{}", dir.path().join("files").display()),
+        format!("sqlite://{}", dir.path().join("engram.db").display()),
+    ];
+    for url in urls {
+        check(&url, Engine::open(&url).expect("opens"));
+    }
+}
+
+#[test]
+fn kv_contract() {
+    on_each_backend(|url, e| {
+        let n = ns("user:1");
+        assert_eq!(e.kv_get(&n, "k").expect("reads"), None, "{url}");
+        assert!(!e.kv_has(&n, "k").expect("reads"));
+        e.kv_set(&n, "k", json!("v"), None).expect("writes");
+        e.kv_set(&n, "n", json!({"a": [1, 2]}), None).expect("writes");
+        e.kv_set(&ns("user_1"), "k", json!("w"), None).expect("writes");
+        assert_eq!(e.kv_get(&n, "k").expect("reads"), Some(json!("v")), "{url}");
+        assert!(e.kv_has(&n, "k").expect("reads"));
+        let all = e.kv_all(&n).expect("reads");
+        assert_eq!(all.len(), 2);
+        assert_eq!(all["n"], json!({"a": [1, 2]}));
+        assert!(e.kv_forget(&n, "k").expect("deletes"));
+        assert!(!e.kv_forget(&n, "k").expect("deletes"));
+        assert_eq!(e.kv_flush(&n).expect("flushes"), 1);
+        assert!(e.kv_all(&n).expect("reads").is_empty());
+        assert_eq!(e.kv_get(&ns("user_1"), "k").expect("reads"), Some(json!("w")), "{url}");
+        // TTL through the engine.
+        let ttl = Ttl::new(std::time::Duration::from_millis(100)).expect("valid");
+        e.kv_set(&n, "t", json!(1), Some(ttl)).expect("writes");
+        assert!(e.kv_has(&n, "t").expect("reads"));
+        std::thread::sleep(std::time::Duration::from_millis(250));
+        assert!(!e.kv_has(&n, "t").expect("reads"), "{url}");
+        assert!(e.kv_all(&n).expect("reads").is_empty(), "{url}");
+    });
+}
+
+#[test]
+fn bad_keys_are_typed_errors() {
+    on_each_backend(|_, e| {
+        let n = ns("default");
+        for bad in ["", "a\0b", "line\nbreak"] {
+            let err = e.kv_set(&n, bad, json!(1), None).expect_err(bad);
+            assert_eq!(err.kind(), engram::ErrorKind::InvalidInput);
+        }
+        assert_eq!(e.stats().expect("stats").total, 0);
+    });
+}
+
+#[test]
+fn events_carry_names_and_sizes_never_values() {
+    on_each_backend(|url, store_engine| {
+        let seen: Arc<Mutex<Vec<Event>>> = Arc::default();
+        let sink = Arc::clone(&seen);
+        let e = Engine::builder(store_engine.store().clone())
+            .observer(Arc::new(move |ev: &Event| {
+                sink.lock().expect("lock").push(ev.clone())
+            }))
+            .build();
+        let n = ns("default");
+        let secret = "the secret launch code is swordfish";
+        e.kv_set(&n, "code", json!(secret), None).expect("writes");
+        e.kv_get(&n, "code").expect("reads");
+        e.kv_get(&n, "missing").expect("reads");
+        let hits = e
+            .search(&n, "what is the launch code", 5, Filter::default())
+            .expect("searches");
+        assert_eq!(hits.len(), 1);
+        e.kv_forget(&n, "code").expect("deletes");
+        e.kv_flush(&n).expect("flushes");
+        let events = seen.lock().expect("lock").clone();
+        let names: Vec<_> = events.iter().map(Event::name).collect();
+        assert_eq!(
+            names,
+            [
+                "memory.write",
+                "memory.read",
+                "memory.read",
+                "memory.search",
+                "memory.forget",
+                "memory.forget"
+            ],
+            "{url}"
+        );
+        match &events[0] {
+            Event::Write { key, bytes, status, .. } => {
+                assert_eq!(key.as_str(), "code");
+                assert_eq!(*bytes, secret.len());
+                assert_eq!(*status, WriteStatus::Created);
+            }
+            other => panic!("{other:?}"),
+        }
+        match &events[2] {
+            Event::Read { found, .. } => assert!(!found),
+            other => panic!("{other:?}"),
+        }
+        match &events[3] {
+            Event::Search { mode, limit, hits, .. } => {
+                assert_eq!(*mode, SearchMode::Scan);
+                assert_eq!((*limit, *hits), (5, 1));
+            }
+            other => panic!("{other:?}"),
+        }
+        for ev in &events {
+            let text = format!("{ev:?}");
+            assert!(!text.contains("swordfish"), "{text}");
+            assert!(!text.contains("launch"), "{text}");
+        }
+    });
+}
+
+#[test]
+fn search_counts_an_access_on_each_hit() {
+    on_each_backend(|url, e| {
+        let n = ns("default");
+        let w = e.kv_set(&n, "city", json!("I moved to Lisbon"), None).expect("writes");
+        e.search(&n, "moved to lisbon", 3, Filter::default()).expect("searches");
+        e.search(&n, "lisbon", 3, Filter::default()).expect("searches");
+        let m = e.get_by_id(w.memory.id).expect("reads").expect("present");
+        assert_eq!(m.access_count, 2, "{url}");
+        assert!(m.last_accessed_at.is_some());
+    });
+}
+
+#[test]
+fn an_engine_sees_only_its_tenant() {
+    on_each_backend(|url, e| {
+        let acme = e.with_tenant(Tenant::new("acme").expect("valid"));
+        let n = ns("default");
+        let w = acme.kv_set(&n, "plan", json!("acme plan"), None).expect("writes");
+        assert_eq!(e.kv_get(&n, "plan").expect("reads"), None, "{url}");
+        assert!(e.get_by_id(w.memory.id).expect("reads").is_none());
+        let by_id = Locator::Id {
+            tenant: Tenant::new("acme").expect("valid"),
+            id: w.memory.id,
+        };
+        // Even a locator naming the other tenant is confined to the engine's own.
+        assert!(e.get(&by_id).expect("reads").is_none(), "{url}");
+        assert!(!e.forget(&by_id).expect("deletes"));
+        assert!(e.search(&n, "acme plan", 5, Filter::default()).expect("searches").is_empty());
+        assert_eq!(e.stats().expect("stats").total, 0);
+        assert_eq!(acme.stats().expect("stats").total, 1);
+    });
+}

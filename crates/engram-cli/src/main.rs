@@ -1,1 +1,581 @@
-fn main() {}
+//! The `engram` command line.
+
+/// `println!` that returns an error instead of panicking when standard output is closed.
+macro_rules! outln {
+    ($($arg:tt)*) => {
+        writeln!(std::io::stdout().lock(), $($arg)*)
+    };
+}
+
+mod bench;
+
+use std::{io::Write, process::ExitCode};
+
+use anyhow::{Context, Result, anyhow, bail};
+use clap::{Args, Parser, Subcommand};
+use engram::{
+    Category, Engine, Filter, Key, ListQuery, Locator, Memory, MemoryId, MemoryScope, Namespace,
+    Owner, Put, Source, Tenant, Ttl,
+};
+use serde_json::Value;
+
+/// engram: long-term memory for AI agents.
+#[derive(Parser)]
+#[command(name = "engram", version, about, propagate_version = true)]
+struct Cli {
+    /// Store URL: sqlite:///path/engram.db, file:///dir, redis://host:6379/0, mem://.
+    /// Default: SQLite under the platform data directory.
+    #[arg(long, global = true, env = "ENGRAM_STORE", value_name = "URL")]
+    store: Option<String>,
+
+    /// Tenant to act as.
+    #[arg(long, global = true, env = "ENGRAM_TENANT", default_value = "default")]
+    tenant: String,
+
+    /// Print records and results as JSON.
+    #[arg(long, global = true)]
+    json: bool,
+
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Key-value entries: get, set, forget, has, all, flush.
+    Kv {
+        #[command(subcommand)]
+        command: KvCommand,
+    },
+    /// Store a memory.
+    Remember(RememberArgs),
+    /// Show a memory by id, or by key within the namespace.
+    Get {
+        /// A memory id (ULID) or a key.
+        target: String,
+        #[command(flatten)]
+        ns: NsArg,
+    },
+    /// List memories of a namespace.
+    List(ListArgs),
+    /// Delete a memory by id, or by key within the namespace.
+    Forget {
+        /// A memory id (ULID) or a key.
+        target: String,
+        #[command(flatten)]
+        ns: NsArg,
+    },
+    /// Find the memories that best match a query.
+    Search(SearchArgs),
+    /// Namespaces, counts and the store's health.
+    Stats,
+    /// Delete expired entries now.
+    Purge,
+    /// Measure the store.
+    Bench {
+        #[command(subcommand)]
+        command: bench::BenchCommand,
+    },
+}
+
+#[derive(Args, Clone)]
+struct NsArg {
+    /// Namespace (recall reads `default`).
+    #[arg(short = 'n', long = "namespace", default_value = "default")]
+    namespace: String,
+}
+
+impl NsArg {
+    fn get(&self) -> Result<Namespace> {
+        Ok(Namespace::new(&self.namespace)?)
+    }
+}
+
+#[derive(Subcommand)]
+enum KvCommand {
+    /// Set KEY to VALUE (a string; with --value-json, any JSON value).
+    Set {
+        /// The key.
+        key: String,
+        /// The value; `-` reads it from standard input.
+        value: String,
+        /// Parse VALUE as JSON.
+        #[arg(long)]
+        value_json: bool,
+        /// Expire after this many seconds (omit: never).
+        #[arg(long, value_name = "SECONDS")]
+        ttl: Option<u64>,
+        #[command(flatten)]
+        ns: NsArg,
+    },
+    /// Print the value at KEY; exit 1 if there is none.
+    Get {
+        /// The key.
+        key: String,
+        #[command(flatten)]
+        ns: NsArg,
+    },
+    /// Delete KEY; exit 1 if there was none.
+    Forget {
+        /// The key.
+        key: String,
+        #[command(flatten)]
+        ns: NsArg,
+    },
+    /// Print true or false; exit 1 for false.
+    Has {
+        /// The key.
+        key: String,
+        #[command(flatten)]
+        ns: NsArg,
+    },
+    /// Print every entry of the namespace.
+    All {
+        #[command(flatten)]
+        ns: NsArg,
+    },
+    /// Delete every entry of the namespace.
+    Flush {
+        #[command(flatten)]
+        ns: NsArg,
+    },
+}
+
+#[derive(Args)]
+struct OwnerArgs {
+    /// User the memory belongs to.
+    #[arg(long = "user")]
+    user_id: Option<String>,
+    /// Agent.
+    #[arg(long = "agent")]
+    agent_id: Option<String>,
+    /// Session.
+    #[arg(long = "session")]
+    session_id: Option<String>,
+}
+
+impl OwnerArgs {
+    fn owner(&self) -> Owner {
+        Owner {
+            user_id: self.user_id.clone(),
+            agent_id: self.agent_id.clone(),
+            session_id: self.session_id.clone(),
+        }
+    }
+}
+
+#[derive(Args)]
+struct RememberArgs {
+    /// The text to remember.
+    content: String,
+    /// A key (unique in the namespace; writing it again replaces). Default: the new id.
+    #[arg(long)]
+    key: Option<String>,
+    /// core, daily, conversation or a custom name.
+    #[arg(long, default_value = "core")]
+    category: String,
+    /// scratch, short_term, long_term, episodic or declarative.
+    #[arg(long, default_value = "long_term")]
+    scope: String,
+    /// user_stated, agent_learned, import or a custom name.
+    #[arg(long, default_value = "user_stated")]
+    source: String,
+    /// 0.0 to 1.0.
+    #[arg(long)]
+    importance: Option<f32>,
+    /// 0 to 100, for learned patterns.
+    #[arg(long)]
+    confidence: Option<u8>,
+    /// A tag (repeatable).
+    #[arg(long = "tag")]
+    tags: Vec<String>,
+    /// Metadata as KEY=VALUE (VALUE parsed as JSON when it is JSON; repeatable).
+    #[arg(long = "meta", value_name = "KEY=VALUE")]
+    metadata: Vec<String>,
+    /// Expire after this many seconds (omit: never).
+    #[arg(long, value_name = "SECONDS")]
+    ttl: Option<u64>,
+    #[command(flatten)]
+    owner: OwnerArgs,
+    #[command(flatten)]
+    ns: NsArg,
+}
+
+#[derive(Args)]
+struct FilterArgs {
+    #[command(flatten)]
+    owner: OwnerArgs,
+    /// Only this category.
+    #[arg(long)]
+    category: Option<String>,
+    /// Only this scope.
+    #[arg(long)]
+    scope: Option<String>,
+    /// Only memories with this tag (repeatable: all of them).
+    #[arg(long = "tag")]
+    tags: Vec<String>,
+}
+
+impl FilterArgs {
+    fn filter(&self) -> Result<Filter> {
+        let owner = self.owner.owner();
+        Ok(Filter {
+            user_id: owner.user_id,
+            agent_id: owner.agent_id,
+            session_id: owner.session_id,
+            category: self.category.as_deref().map(Category::parse).transpose()?,
+            scope: self.scope.as_deref().map(MemoryScope::parse).transpose()?,
+            tags: self.tags.clone(),
+            ..Filter::default()
+        })
+    }
+}
+
+#[derive(Args)]
+struct ListArgs {
+    #[command(flatten)]
+    filter: FilterArgs,
+    /// Page size.
+    #[arg(long, default_value_t = 50)]
+    limit: usize,
+    /// Start after this id (the `next` of the previous page).
+    #[arg(long)]
+    after: Option<String>,
+    #[command(flatten)]
+    ns: NsArg,
+}
+
+#[derive(Args)]
+struct SearchArgs {
+    /// The query.
+    query: String,
+    /// How many results.
+    #[arg(long, short = 'k', default_value_t = 5)]
+    limit: usize,
+    #[command(flatten)]
+    filter: FilterArgs,
+    #[command(flatten)]
+    ns: NsArg,
+}
+
+fn main() -> ExitCode {
+    let filter = tracing_subscriber::EnvFilter::try_from_env("ENGRAM_LOG")
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn"));
+    tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .init();
+    let cli = Cli::parse();
+    match run(cli) {
+        Ok(code) => code,
+        Err(e) if is_broken_pipe(&e) => ExitCode::SUCCESS,
+        Err(e) => {
+            // One line: the error and its causes.
+            let msg = e
+                .chain()
+                .map(ToString::to_string)
+                .collect::<Vec<_>>()
+                .join(": ");
+            eprintln!("engram: error: {msg}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+/// Output closed early (`engram list | head`): not an error.
+fn is_broken_pipe(e: &anyhow::Error) -> bool {
+    e.chain().any(|c| {
+        c.downcast_ref::<std::io::Error>()
+            .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
+            || c.downcast_ref::<serde_json::Error>()
+                .and_then(|j| j.io_error_kind())
+                .is_some_and(|k| k == std::io::ErrorKind::BrokenPipe)
+    })
+}
+
+/// The namespace a command names, so it is checked before the store is opened: a bad
+/// namespace never creates or touches a store.
+fn namespace_arg(command: &Command) -> Option<&NsArg> {
+    match command {
+        Command::Kv { command } => Some(match command {
+            KvCommand::Set { ns, .. }
+            | KvCommand::Get { ns, .. }
+            | KvCommand::Forget { ns, .. }
+            | KvCommand::Has { ns, .. }
+            | KvCommand::All { ns }
+            | KvCommand::Flush { ns } => ns,
+        }),
+        Command::Remember(a) => Some(&a.ns),
+        Command::Get { ns, .. } | Command::Forget { ns, .. } => Some(ns),
+        Command::List(a) => Some(&a.ns),
+        Command::Search(a) => Some(&a.ns),
+        Command::Stats | Command::Purge | Command::Bench { .. } => None,
+    }
+}
+
+fn open(cli: &Cli) -> Result<Engine> {
+    let url = match &cli.store {
+        Some(u) => u.clone(),
+        None => engram::default_store_url()?,
+    };
+    let store = engram::open_store(&url).context("cannot open store")?;
+    Ok(Engine::builder(store).build())
+}
+
+fn ttl(secs: Option<u64>) -> Result<Option<Ttl>> {
+    Ok(secs.map(Ttl::from_secs).transpose()?)
+}
+
+/// Prints a value as the CLI shows values: strings raw, anything else as JSON.
+fn value_line(v: &Value) -> String {
+    match v {
+        Value::String(s) => s.clone(),
+        other => other.to_string(),
+    }
+}
+
+fn print_json(v: &impl serde::Serialize) -> Result<()> {
+    let mut out = std::io::stdout().lock();
+    serde_json::to_writer_pretty(&mut out, v)?;
+    writeln!(out)?;
+    Ok(())
+}
+
+fn memory_line(m: &Memory) -> String {
+    let key = if m.key.as_str() == m.id.to_string() {
+        String::new()
+    } else {
+        format!(" [{}]", m.key)
+    };
+    format!("{}{} {}", m.id, key, m.text())
+}
+
+fn locate(engine: &Engine, target: &str, ns: &Namespace) -> Result<Locator> {
+    if let Ok(id) = MemoryId::parse(target)
+        && engine.get_by_id(id)?.is_some()
+    {
+        return Ok(Locator::Id {
+            tenant: engine.tenant().clone(),
+            id,
+        });
+    }
+    Ok(Locator::Key {
+        partition: engine.partition(ns),
+        key: Key::new(target)?,
+    })
+}
+
+fn run(cli: Cli) -> Result<ExitCode> {
+    let json = cli.json;
+    if let Command::Bench { command } = &cli.command {
+        return bench::run(command, cli.store.as_deref(), json).map(|()| ExitCode::SUCCESS);
+    }
+    if let Some(ns) = namespace_arg(&cli.command) {
+        ns.get()?;
+    }
+    let tenant = Tenant::new(&cli.tenant)?;
+    let engine = open(&cli)?.with_tenant(tenant);
+    match cli.command {
+        Command::Kv { command } => kv(&engine, command, json),
+        Command::Remember(args) => {
+            let ns = args.ns.get()?;
+            let mut put = Put::new(
+                engine.partition(&ns),
+                args.key.as_deref().map(Key::new).transpose()?,
+                args.content,
+            )
+            .with_ttl(ttl(args.ttl)?)
+            .with_category(Category::parse(&args.category)?)
+            .with_owner(args.owner.owner());
+            put.scope = MemoryScope::parse(&args.scope)?;
+            put.source = Source::parse(&args.source)?;
+            put.importance = args.importance;
+            put.confidence = args.confidence;
+            put.tags = args.tags;
+            for kv in args.metadata {
+                let (k, v) = kv
+                    .split_once('=')
+                    .ok_or_else(|| anyhow!("--meta {kv:?} must be KEY=VALUE"))?;
+                let v = serde_json::from_str(v).unwrap_or_else(|_| Value::String(v.to_owned()));
+                put.metadata.insert(k.to_owned(), v);
+            }
+            let w = engine.remember(put)?;
+            if json {
+                print_json(&w)?;
+            } else {
+                outln!("{}", w.memory.id)?;
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Get { target, ns } => {
+            let at = locate(&engine, &target, &ns.get()?)?;
+            match engine.get(&at)? {
+                Some(m) if json => print_json(&m).map(|()| ExitCode::SUCCESS),
+                Some(m) => {
+                    outln!("{}", memory_line(&m))?;
+                    Ok(ExitCode::SUCCESS)
+                }
+                None => {
+                    eprintln!("engram: not found: {target}");
+                    Ok(ExitCode::from(1))
+                }
+            }
+        }
+        Command::List(args) => {
+            let page = engine.list(ListQuery {
+                partition: engine.partition(&args.ns.get()?),
+                filter: args.filter.filter()?,
+                after: args.after.as_deref().map(MemoryId::parse).transpose()?,
+                limit: args.limit,
+            })?;
+            if json {
+                print_json(&page)?;
+            } else {
+                for m in &page.items {
+                    outln!("{}", memory_line(m))?;
+                }
+                if let Some(next) = page.next {
+                    eprintln!("more: --after {next}");
+                }
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Forget { target, ns } => {
+            let at = locate(&engine, &target, &ns.get()?)?;
+            if engine.forget(&at)? {
+                if !json {
+                    outln!("forgot {target}")?;
+                } else {
+                    print_json(&serde_json::json!({"deleted": true}))?;
+                }
+                Ok(ExitCode::SUCCESS)
+            } else {
+                eprintln!("engram: not found: {target}");
+                Ok(ExitCode::from(1))
+            }
+        }
+        Command::Search(args) => {
+            let hits = engine.search(
+                &args.ns.get()?,
+                &args.query,
+                args.limit,
+                args.filter.filter()?,
+            )?;
+            if json {
+                print_json(&hits)?;
+            } else {
+                for h in &hits {
+                    outln!("{:.3} {}", h.score, memory_line(&h.memory))?;
+                }
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Stats => {
+            let stats = engine.stats()?;
+            if json {
+                print_json(&stats)?;
+            } else {
+                outln!("store: {} ({})", stats.store.location, stats.store.backend)?;
+                outln!("tenant: {}", stats.tenant)?;
+                for n in &stats.namespaces {
+                    outln!("  {}: {}", n.namespace, n.count)?;
+                }
+                outln!("total: {}", stats.total)?;
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Purge => {
+            let n = engine.purge_expired()?;
+            outln!("purged {n}")?;
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Bench { .. } => bail!("unreachable"),
+    }
+}
+
+fn kv(engine: &Engine, command: KvCommand, json: bool) -> Result<ExitCode> {
+    match command {
+        KvCommand::Set {
+            key,
+            value,
+            value_json,
+            ttl: secs,
+            ns,
+        } => {
+            let value = if value == "-" {
+                let mut buf = String::new();
+                std::io::Read::read_to_string(&mut std::io::stdin(), &mut buf)
+                    .context("reading VALUE from standard input")?;
+                buf
+            } else {
+                value
+            };
+            let value = if value_json {
+                serde_json::from_str(&value).context("VALUE is not valid JSON")?
+            } else {
+                Value::String(value)
+            };
+            let w = engine.kv_set(&ns.get()?, &key, value, ttl(secs)?)?;
+            if json {
+                print_json(&w)?;
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        KvCommand::Get { key, ns } => match engine.kv_get(&ns.get()?, &key)? {
+            Some(v) => {
+                if json {
+                    print_json(&v)?;
+                } else {
+                    outln!("{}", value_line(&v))?;
+                }
+                Ok(ExitCode::SUCCESS)
+            }
+            None => {
+                if json {
+                    print_json(&Value::Null)?;
+                }
+                Ok(ExitCode::from(1))
+            }
+        },
+        KvCommand::Forget { key, ns } => {
+            let existed = engine.kv_forget(&ns.get()?, &key)?;
+            if json {
+                print_json(&serde_json::json!({ "deleted": existed }))?;
+            }
+            Ok(if existed {
+                ExitCode::SUCCESS
+            } else {
+                ExitCode::from(1)
+            })
+        }
+        KvCommand::Has { key, ns } => {
+            let has = engine.kv_has(&ns.get()?, &key)?;
+            outln!("{has}")?;
+            Ok(if has {
+                ExitCode::SUCCESS
+            } else {
+                ExitCode::from(1)
+            })
+        }
+        KvCommand::All { ns } => {
+            let all = engine.kv_all(&ns.get()?)?;
+            if json {
+                print_json(&all)?;
+            } else {
+                for (k, v) in &all {
+                    outln!("{k}\t{}", value_line(v))?;
+                }
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        KvCommand::Flush { ns } => {
+            let n = engine.kv_flush(&ns.get()?)?;
+            if json {
+                print_json(&serde_json::json!({ "deleted": n }))?;
+            } else {
+                outln!("flushed {n}")?;
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+    }
+}

@@ -40,9 +40,7 @@ pub use memory::{
 pub use name::{
     Key, MAX_KEY_BYTES, MAX_NAME_CHARS, Namespace, Partition, Tenant, check_name, redact_url,
 };
-pub use query::{
-    Filter, Hit, ListQuery, Locator, MAX_PAGE, Page, SearchMode, SearchRequest,
-};
+pub use query::{Filter, Hit, ListQuery, Locator, MAX_PAGE, Page, SearchMode, SearchRequest};
 pub use store::{
     Capabilities, Health, Store, StoreInfo, WriteStatus, Written, list_all, scan_and_rank,
 };

@@ -14,7 +14,7 @@ macro_rules! open_enum {
         { $( $(#[$vdoc:meta])* $variant:ident => $text:literal ),* $(,)? }
     ) => {
         $(#[$doc])*
-        #[derive(Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+        #[derive(Clone, Default, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
         #[serde(try_from = "String", into = "String")]
         #[non_exhaustive]
         pub enum $name {
@@ -93,6 +93,7 @@ open_enum!(
     /// What a memory is about.
     Category, "category", {
         /// Long-term facts, preferences and decisions (the default).
+        #[default]
         Core => "core",
         /// Daily session logs.
         Daily => "daily",
@@ -101,16 +102,11 @@ open_enum!(
     }
 );
 
-impl Default for Category {
-    fn default() -> Self {
-        Category::Core
-    }
-}
-
 open_enum!(
     /// Where a memory came from.
     Source, "source", {
         /// The user said it (the default).
+        #[default]
         UserStated => "user_stated",
         /// The agent inferred it; usually carries a confidence.
         AgentLearned => "agent_learned",
@@ -119,14 +115,10 @@ open_enum!(
     }
 );
 
-impl Default for Source {
-    fn default() -> Self {
-        Source::UserStated
-    }
-}
-
 /// How long a memory is meant to live and how it is evicted.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[derive(
+    Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize,
+)]
 #[serde(rename_all = "snake_case")]
 pub enum MemoryScope {
     /// Cleared after each turn.
@@ -391,13 +383,13 @@ const MAX_TAGS: usize = 64;
 const MAX_TAG_BYTES: usize = 64;
 
 fn check_owner_field(field: &'static str, v: &Option<String>) -> Result<()> {
-    if let Some(v) = v {
-        if v.is_empty() || v.len() > MAX_OWNER_BYTES || v.chars().any(char::is_control) {
-            return Err(Error::invalid(
-                field,
-                "must be 1-256 bytes without control characters",
-            ));
-        }
+    if let Some(v) = v
+        && (v.is_empty() || v.len() > MAX_OWNER_BYTES || v.chars().any(char::is_control))
+    {
+        return Err(Error::invalid(
+            field,
+            "must be 1-256 bytes without control characters",
+        ));
     }
     Ok(())
 }
@@ -447,15 +439,15 @@ impl Put {
         check_owner_field("user_id", &self.owner.user_id)?;
         check_owner_field("agent_id", &self.owner.agent_id)?;
         check_owner_field("session_id", &self.owner.session_id)?;
-        if let Some(i) = self.importance {
-            if !(0.0..=1.0).contains(&i) {
-                return Err(Error::invalid("importance", "must be between 0.0 and 1.0"));
-            }
+        if let Some(i) = self.importance
+            && !(0.0..=1.0).contains(&i)
+        {
+            return Err(Error::invalid("importance", "must be between 0.0 and 1.0"));
         }
-        if let Some(c) = self.confidence {
-            if c > 100 {
-                return Err(Error::invalid("confidence", "must be between 0 and 100"));
-            }
+        if let Some(c) = self.confidence
+            && c > 100
+        {
+            return Err(Error::invalid("confidence", "must be between 0 and 100"));
         }
         if self.tags.len() > MAX_TAGS {
             return Err(Error::invalid("tags", "at most 64 tags"));
@@ -468,10 +460,13 @@ impl Put {
                 ));
             }
         }
-        if let (Some(a), Some(b)) = (self.valid_from, self.valid_until) {
-            if b < a {
-                return Err(Error::invalid("valid_until", "must not be before valid_from"));
-            }
+        if let (Some(a), Some(b)) = (self.valid_from, self.valid_until)
+            && b < a
+        {
+            return Err(Error::invalid(
+                "valid_until",
+                "must not be before valid_from",
+            ));
         }
         let size = json_size(&self.content) + json_size_map(&self.metadata);
         if size > limits.max_value_bytes {
@@ -585,7 +580,9 @@ mod tests {
 
     #[test]
     fn validation_rejects_bad_fields() {
-        let limits = Limits { max_value_bytes: 10 };
+        let limits = Limits {
+            max_value_bytes: 10,
+        };
         assert!(matches!(
             put("this is longer than ten bytes").validate(&limits),
             Err(Error::TooLarge { .. })
@@ -600,8 +597,14 @@ mod tests {
 
     #[test]
     fn hash_normalises_case_and_space() {
-        assert_eq!(content_hash("I moved  to Lisbon"), content_hash(" i moved to\tlisbon "));
-        assert_ne!(content_hash("I moved to Lisbon"), content_hash("I moved to Porto"));
+        assert_eq!(
+            content_hash("I moved  to Lisbon"),
+            content_hash(" i moved to\tlisbon ")
+        );
+        assert_ne!(
+            content_hash("I moved to Lisbon"),
+            content_hash("I moved to Porto")
+        );
     }
 
     #[test]

@@ -223,13 +223,46 @@ impl fmt::Display for Partition {
     }
 }
 
+/// `url` with any password replaced by `***`, for messages and logs.
+///
+/// ```
+/// assert_eq!(engram_core::redact_url("redis://:secret@host:6379/2"), "redis://:***@host:6379/2");
+/// assert_eq!(engram_core::redact_url("redis://user:pw@host"), "redis://user:***@host");
+/// assert_eq!(engram_core::redact_url("sqlite:///x.db"), "sqlite:///x.db");
+/// ```
+pub fn redact_url(url: &str) -> String {
+    let Some((scheme, after)) = url.split_once("://") else {
+        return url.to_owned();
+    };
+    let end = after.find(['/', '?', '#']).unwrap_or(after.len());
+    let (authority, tail) = after.split_at(end);
+    match authority.rsplit_once('@') {
+        Some((userinfo, host)) => {
+            let user = userinfo.split_once(':').map_or(userinfo, |(u, _)| u);
+            if userinfo.contains(':') {
+                format!("{scheme}://{user}:***@{host}{tail}")
+            } else {
+                format!("{scheme}://***@{host}{tail}")
+            }
+        }
+        None => url.to_owned(),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
     fn namespace_rules() {
-        for ok in ["default", "user:1", "user.1", "user_1", "a-b", &"x".repeat(100)] {
+        for ok in [
+            "default",
+            "user:1",
+            "user.1",
+            "user_1",
+            "a-b",
+            &"x".repeat(100),
+        ] {
             assert!(Namespace::new(ok).is_ok(), "{ok}");
         }
         for bad in [
@@ -262,31 +295,5 @@ mod tests {
         assert!(Key::new("").is_err());
         assert!(Key::new("a\nb").is_err());
         assert!(Key::new("k".repeat(513)).is_err());
-    }
-}
-
-/// `url` with any password replaced by `***`, for messages and logs.
-///
-/// ```
-/// assert_eq!(engram_core::redact_url("redis://:secret@host:6379/2"), "redis://:***@host:6379/2");
-/// assert_eq!(engram_core::redact_url("redis://user:pw@host"), "redis://user:***@host");
-/// assert_eq!(engram_core::redact_url("sqlite:///x.db"), "sqlite:///x.db");
-/// ```
-pub fn redact_url(url: &str) -> String {
-    let Some((scheme, after)) = url.split_once("://") else {
-        return url.to_owned();
-    };
-    let end = after.find(['/', '?', '#']).unwrap_or(after.len());
-    let (authority, tail) = after.split_at(end);
-    match authority.rsplit_once('@') {
-        Some((userinfo, host)) => {
-            let user = userinfo.split_once(':').map_or(userinfo, |(u, _)| u);
-            if userinfo.contains(':') {
-                format!("{scheme}://{user}:***@{host}{tail}")
-            } else {
-                format!("{scheme}://***@{host}{tail}")
-            }
-        }
-        None => url.to_owned(),
     }
 }

@@ -3,8 +3,8 @@
 use serde::Serialize;
 
 use crate::{
-    Filter, Hit, Limits, ListQuery, Locator, Memory, MemoryId, Namespace, Page, Partition, Put, Result,
-    SearchMode, SearchRequest, Tenant, Timestamp,
+    Filter, Hit, Limits, ListQuery, Locator, Memory, MemoryId, Namespace, Page, Partition, Put,
+    Result, SearchMode, SearchRequest, Tenant, Timestamp,
 };
 
 /// What a backend can do natively; the engine falls back where it cannot.

@@ -118,7 +118,11 @@ impl RedisStore {
     }
 
     fn map_err(&self, e: RedisError) -> Error {
-        if e.is_io_error() || e.is_connection_dropped() || e.is_connection_refusal() || e.is_timeout() {
+        if e.is_io_error()
+            || e.is_connection_dropped()
+            || e.is_connection_refusal()
+            || e.is_timeout()
+        {
             self.unavailable(&e)
         } else {
             Error::backend("redis", e)
@@ -154,7 +158,10 @@ impl RedisStore {
             Err(Fail::Engram(e)) => {
                 // Leave no WATCH behind on a connection we give back.
                 if redis::cmd("UNWATCH").exec(&mut conn).is_ok() {
-                    self.pool.lock().unwrap_or_else(|p| p.into_inner()).push(conn);
+                    self.pool
+                        .lock()
+                        .unwrap_or_else(|p| p.into_inner())
+                        .push(conn);
                 }
                 Err(e)
             }
@@ -453,14 +460,17 @@ impl Store for RedisStore {
     fn list(&self, query: &ListQuery) -> Result<Page> {
         let size = query.page_size();
         self.with_conn(|c| {
-            let items = self.scan_index(c, &query.partition, &query.filter, query.after, size + 1)?;
+            let items =
+                self.scan_index(c, &query.partition, &query.filter, query.after, size + 1)?;
             Ok(Page::from_sorted(items, size))
         })
     }
 
     fn count(&self, partition: &Partition, filter: &Filter) -> Result<u64> {
         self.with_conn(|c| {
-            Ok(self.scan_index(c, partition, filter, None, usize::MAX)?.len() as u64)
+            Ok(self
+                .scan_index(c, partition, filter, None, usize::MAX)?
+                .len() as u64)
         })
     }
 
@@ -477,7 +487,8 @@ impl Store for RedisStore {
                 let mut pipe = redis::pipe();
                 pipe.atomic();
                 for m in chunk {
-                    pipe.del(self.record_key(partition, m.key.as_str())).ignore();
+                    pipe.del(self.record_key(partition, m.key.as_str()))
+                        .ignore();
                     pipe.del(self.id_key(&partition.tenant, m.id)).ignore();
                     pipe.zrem(&index, format!("{}/{}", m.id, m.key)).ignore();
                 }
@@ -492,7 +503,10 @@ impl Store for RedisStore {
                 pipe.atomic()
                     .del(&index)
                     .ignore()
-                    .srem(self.tenant_key(&partition.tenant), partition.namespace.as_str())
+                    .srem(
+                        self.tenant_key(&partition.tenant),
+                        partition.namespace.as_str(),
+                    )
                     .ignore();
                 let _: Option<()> = pipe.query(c)?;
             } else {
@@ -507,7 +521,10 @@ impl Store for RedisStore {
             let mut out = Vec::new();
             for ns in self.namespaces_of(c, tenant)? {
                 let p = Partition::new(tenant.clone(), ns);
-                if !self.scan_index(c, &p, &Filter::default(), None, 1)?.is_empty() {
+                if !self
+                    .scan_index(c, &p, &Filter::default(), None, 1)?
+                    .is_empty()
+                {
                     out.push(p.namespace);
                 }
             }

@@ -97,7 +97,11 @@ impl SqliteStore {
     }
 
     /// Opens with explicit limits and durability.
-    pub fn open_with(path: impl Into<PathBuf>, limits: Limits, durability: Durability) -> Result<Self> {
+    pub fn open_with(
+        path: impl Into<PathBuf>,
+        limits: Limits,
+        durability: Durability,
+    ) -> Result<Self> {
         let path = path.into();
         if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
             std::fs::create_dir_all(dir).map_err(|e| {
@@ -132,11 +136,7 @@ impl SqliteStore {
 
     /// Runs `f` on a pooled read connection.
     fn read<R>(&self, f: impl FnOnce(&Connection) -> Result<R>) -> Result<R> {
-        let pooled = self
-            .readers
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .pop();
+        let pooled = self.readers.lock().unwrap_or_else(|p| p.into_inner()).pop();
         let conn = match pooled {
             Some(c) => c,
             None => connect(&self.path, self.durability)?,
@@ -174,7 +174,8 @@ fn connect(path: &Path, durability: Durability) -> Result<Connection> {
         target: format!("sqlite://{}", path.display()),
         reason: e.to_string(),
     })?;
-    conn.busy_timeout(Duration::from_secs(30)).map_err(sql_err)?;
+    conn.busy_timeout(Duration::from_secs(30))
+        .map_err(sql_err)?;
     let sync = match durability {
         Durability::Normal => "NORMAL",
         Durability::Full => "FULL",
@@ -487,7 +488,10 @@ fn filter_sql(filter: &Filter, sql: &mut String, args: &mut Vec<SqlValue>) {
     eq("user_id", filter.user_id.clone());
     eq("agent_id", filter.agent_id.clone());
     eq("session_id", filter.session_id.clone());
-    eq("category", filter.category.as_ref().map(|c| c.as_str().to_owned()));
+    eq(
+        "category",
+        filter.category.as_ref().map(|c| c.as_str().to_owned()),
+    );
     eq("scope", filter.scope.map(|s| s.as_str().to_owned()));
     if let Some(t) = filter.created_after {
         sql.push_str(" AND created_at >= ?");
@@ -512,9 +516,8 @@ impl SqliteStore {
         after: Option<MemoryId>,
         limit: usize,
     ) -> Result<Vec<Memory>> {
-        let mut sql = format!(
-            "SELECT {COLUMNS} FROM memories WHERE tenant = ? AND namespace = ? AND {LIVE}"
-        );
+        let mut sql =
+            format!("SELECT {COLUMNS} FROM memories WHERE tenant = ? AND namespace = ? AND {LIVE}");
         let mut args = vec![
             SqlValue::Text(partition.tenant.as_str().to_owned()),
             SqlValue::Text(partition.namespace.as_str().to_owned()),
@@ -617,8 +620,13 @@ impl Store for SqliteStore {
         let size = query.page_size();
         self.read(|conn| {
             if !needs_rust_filter(&query.filter) {
-                let items =
-                    Self::select_page(conn, &query.partition, &query.filter, query.after, size + 1)?;
+                let items = Self::select_page(
+                    conn,
+                    &query.partition,
+                    &query.filter,
+                    query.after,
+                    size + 1,
+                )?;
                 return Ok(Page::from_sorted(items, size));
             }
             // Tags and metadata are checked here; read in chunks until the page is full.

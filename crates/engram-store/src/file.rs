@@ -145,10 +145,10 @@ impl FileStore {
             let Some(stamp) = Self::stamp(&path)? else {
                 return Ok(Arc::new(Table::default()));
             };
-            if let Some((s, t)) = self.cache().get(&path) {
-                if *s == stamp {
-                    return Ok(Arc::clone(t));
-                }
+            if let Some((s, t)) = self.cache().get(&path)
+                && *s == stamp
+            {
+                return Ok(Arc::clone(t));
             }
             let bytes = match fs::read(&path) {
                 Ok(b) => b,
@@ -302,7 +302,10 @@ fn parse(path: &Path, bytes: &[u8], p: &Partition) -> Result<Table> {
         )));
     }
     if let Some(m) = doc.records.iter().find(|m| &m.partition != p) {
-        return Err(corrupted(format!("record {} belongs to {}", m.id, m.partition)));
+        return Err(corrupted(format!(
+            "record {} belongs to {}",
+            m.id, m.partition
+        )));
     }
     Ok(Table::from_records(doc.records))
 }
@@ -396,12 +399,10 @@ impl Store for FileStore {
     fn delete(&self, at: &Locator) -> Result<bool> {
         let now = Timestamp::now();
         let (partition, id) = match at {
-            Locator::Key { partition, key } => {
-                match self.load(partition)?.get_by_key(key, now) {
-                    Some(m) => (partition.clone(), m.id),
-                    None => return Ok(false),
-                }
-            }
+            Locator::Key { partition, key } => match self.load(partition)?.get_by_key(key, now) {
+                Some(m) => (partition.clone(), m.id),
+                None => return Ok(false),
+            },
             Locator::Id { tenant, id } => match self.find_id(tenant, *id, now)? {
                 Some(m) => (m.partition, *id),
                 None => return Ok(false),

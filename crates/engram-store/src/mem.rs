@@ -153,8 +153,7 @@ impl Store for MemStore {
     fn delete(&self, at: &Locator) -> Result<bool> {
         let now = Timestamp::now();
         let mut inner = self.write();
-        let Some((partition, id)) = inner.find(at, now).map(|m| (m.partition.clone(), m.id))
-        else {
+        let Some((partition, id)) = inner.find(at, now).map(|m| (m.partition.clone(), m.id)) else {
             return Ok(false);
         };
         inner.ids.remove(&id);
@@ -195,10 +194,10 @@ impl Store for MemStore {
         let mut inner = self.write();
         let Inner { tables, ids: index } = &mut *inner;
         for id in ids {
-            if let Some(p) = index.get(id).filter(|p| &p.tenant == tenant) {
-                if let Some(t) = tables.get_mut(p) {
-                    t.touch(std::slice::from_ref(id), at);
-                }
+            if let Some(p) = index.get(id).filter(|p| &p.tenant == tenant)
+                && let Some(t) = tables.get_mut(p)
+            {
+                t.touch(std::slice::from_ref(id), at);
             }
         }
         Ok(())

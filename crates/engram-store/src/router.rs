@@ -67,7 +67,11 @@ impl Store for RouterStore {
         let d = self.default.info();
         StoreInfo {
             backend: "router",
-            location: format!("router(default: {}, {} routes)", d.location, self.routes.len()),
+            location: format!(
+                "router(default: {}, {} routes)",
+                d.location,
+                self.routes.len()
+            ),
             capabilities: d.capabilities,
         }
     }
@@ -84,7 +88,11 @@ impl Store for RouterStore {
         // Route as one batch when every item goes to the same store.
         let first = puts.first().map(|p| self.store_for(&p.partition.namespace));
         match first {
-            Some(s) if puts.iter().all(|p| Arc::ptr_eq(self.store_for(&p.partition.namespace), s)) => {
+            Some(s)
+                if puts
+                    .iter()
+                    .all(|p| Arc::ptr_eq(self.store_for(&p.partition.namespace), s)) =>
+            {
                 s.put_many(puts)
             }
             _ => {
@@ -101,10 +109,10 @@ impl Store for RouterStore {
             Locator::Key { partition, .. } => self.store_for(&partition.namespace).get(at),
             Locator::Id { .. } => {
                 for s in self.distinct() {
-                    if let Some(m) = s.get(at)? {
-                        if self.owns(s, &m.partition.namespace) {
-                            return Ok(Some(m));
-                        }
+                    if let Some(m) = s.get(at)?
+                        && self.owns(s, &m.partition.namespace)
+                    {
+                        return Ok(Some(m));
                     }
                 }
                 Ok(None)
@@ -117,7 +125,8 @@ impl Store for RouterStore {
     }
 
     fn count(&self, partition: &Partition, filter: &Filter) -> Result<u64> {
-        self.store_for(&partition.namespace).count(partition, filter)
+        self.store_for(&partition.namespace)
+            .count(partition, filter)
     }
 
     fn delete(&self, at: &Locator) -> Result<bool> {

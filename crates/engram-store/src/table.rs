@@ -32,10 +32,10 @@ impl Table {
     }
 
     fn insert(&mut self, m: Memory) {
-        if let Some(old) = self.by_key.insert(m.key.clone(), m.id) {
-            if old != m.id {
-                self.by_id.remove(&old);
-            }
+        if let Some(old) = self.by_key.insert(m.key.clone(), m.id)
+            && old != m.id
+        {
+            self.by_id.remove(&old);
         }
         self.by_id.insert(m.id, m);
     }
@@ -72,7 +72,6 @@ impl Table {
     pub(crate) fn get_by_id(&self, id: MemoryId, now: Timestamp) -> Option<&Memory> {
         self.by_id.get(&id).filter(|m| !m.is_expired(now))
     }
-
 
     /// Removes the record; returns it if it was live.
     pub(crate) fn remove_id(&mut self, id: MemoryId, now: Timestamp) -> Option<Memory> {
@@ -113,12 +112,12 @@ impl Table {
     pub(crate) fn touch(&mut self, ids: &[MemoryId], at: Timestamp) -> bool {
         let mut any = false;
         for id in ids {
-            if let Some(m) = self.by_id.get_mut(id) {
-                if !m.is_expired(at) {
-                    m.access_count += 1;
-                    m.last_accessed_at = Some(at);
-                    any = true;
-                }
+            if let Some(m) = self.by_id.get_mut(id)
+                && !m.is_expired(at)
+            {
+                m.access_count += 1;
+                m.last_accessed_at = Some(at);
+                any = true;
             }
         }
         any

@@ -83,7 +83,10 @@ impl StoreUrl {
         if self.rest.is_empty() {
             return Err(Error::invalid(
                 "store url",
-                format!("{} needs a path, e.g. {}:///var/lib/engram", self.scheme, self.scheme),
+                format!(
+                    "{} needs a path, e.g. {}:///var/lib/engram",
+                    self.scheme, self.scheme
+                ),
             ));
         }
         Ok(PathBuf::from(&self.rest))
@@ -203,7 +206,12 @@ mod tests {
         assert_eq!(u.path().expect("path"), PathBuf::from("/var/lib/engram.db"));
         assert_eq!(u.limits().expect("limits").max_value_bytes, 10);
         assert!(StoreUrl::parse("no-scheme").is_err());
-        assert!(StoreUrl::parse("file://?x=1").expect("parses").path().is_err());
+        assert!(
+            StoreUrl::parse("file://?x=1")
+                .expect("parses")
+                .path()
+                .is_err()
+        );
         assert!(
             StoreUrl::parse("mem://?max_value_bytes=ten")
                 .expect("parses")
@@ -218,7 +226,12 @@ mod tests {
         assert!(r.open("MEM://").is_ok());
         let err = r.open("custom://x").err().expect("unknown scheme");
         assert_eq!(err.kind(), engram_core::ErrorKind::InvalidInput);
-        r.register("Custom", |_url: &StoreUrl| Ok(Arc::new(MemStore::new()) as Arc<dyn Store>));
-        assert_eq!(r.open("cUsToM://x").expect("registered").info().backend, "mem");
+        r.register("Custom", |_url: &StoreUrl| {
+            Ok(Arc::new(MemStore::new()) as Arc<dyn Store>)
+        });
+        assert_eq!(
+            r.open("cUsToM://x").expect("registered").info().backend,
+            "mem"
+        );
     }
 }

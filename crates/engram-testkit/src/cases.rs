@@ -37,7 +37,10 @@ fn at(p: &Partition, k: &str) -> Locator {
 }
 
 fn set(store: &dyn Store, p: &Partition, k: &str, v: impl Into<Value>) -> Memory {
-    store.put(Put::new(p.clone(), Some(key(k)), v)).unwrap().memory
+    store
+        .put(Put::new(p.clone(), Some(key(k)), v))
+        .unwrap()
+        .memory
 }
 
 fn get_value(store: &dyn Store, p: &Partition, k: &str) -> Option<Value> {
@@ -62,11 +65,17 @@ pub fn kv_round_trip_of_json_values(h: &dyn Harness) {
         json!({"nested": {"list": [1, 2], "s": "x"}}),
     ];
     for (i, v) in values.iter().enumerate() {
-        let w = s.put(Put::new(p.clone(), Some(key(&format!("k{i}"))), v.clone())).unwrap();
+        let w = s
+            .put(Put::new(p.clone(), Some(key(&format!("k{i}"))), v.clone()))
+            .unwrap();
         assert_eq!(w.status, WriteStatus::Created);
     }
     for (i, v) in values.iter().enumerate() {
-        assert_eq!(get_value(&*s, &p, &format!("k{i}")).as_ref(), Some(v), "k{i}");
+        assert_eq!(
+            get_value(&*s, &p, &format!("k{i}")).as_ref(),
+            Some(v),
+            "k{i}"
+        );
     }
 }
 
@@ -91,7 +100,9 @@ pub fn put_replaces_and_keeps_identity(h: &dyn Harness) {
     let p = part("default");
     let first = set(&*s, &p, "city", "Porto");
     thread::sleep(Duration::from_millis(5));
-    let w = s.put(Put::new(p.clone(), Some(key("city")), "Lisbon")).unwrap();
+    let w = s
+        .put(Put::new(p.clone(), Some(key("city")), "Lisbon"))
+        .unwrap();
     assert_eq!(w.status, WriteStatus::Updated);
     assert_eq!(w.memory.id, first.id);
     let got = s.get(&at(&p, "city")).unwrap().unwrap();
@@ -106,8 +117,14 @@ pub fn put_replaces_and_keeps_identity(h: &dyn Harness) {
 pub fn put_without_key_creates(h: &dyn Harness) {
     let s = h.open();
     let p = part("default");
-    let a = s.put(Put::new(p.clone(), None, "same text")).unwrap().memory;
-    let b = s.put(Put::new(p.clone(), None, "same text")).unwrap().memory;
+    let a = s
+        .put(Put::new(p.clone(), None, "same text"))
+        .unwrap()
+        .memory;
+    let b = s
+        .put(Put::new(p.clone(), None, "same text"))
+        .unwrap()
+        .memory;
     assert_ne!(a.id, b.id);
     assert_eq!(a.key.as_str(), a.id.to_string());
     assert_eq!(s.count(&p, &Filter::default()).unwrap(), 2);
@@ -215,9 +232,33 @@ pub fn tenants_never_share_storage(h: &dyn Harness) {
 
 fn seed_filtered(s: &dyn Store, p: &Partition) {
     let rows = [
-        ("a", "u1", "s1", Category::Core, MemoryScope::LongTerm, vec!["x"], json!("red")),
-        ("b", "u1", "s2", Category::Daily, MemoryScope::Episodic, vec!["x", "y"], json!("blue")),
-        ("c", "u2", "s1", Category::Conversation, MemoryScope::ShortTerm, vec!["y"], json!("red")),
+        (
+            "a",
+            "u1",
+            "s1",
+            Category::Core,
+            MemoryScope::LongTerm,
+            vec!["x"],
+            json!("red"),
+        ),
+        (
+            "b",
+            "u1",
+            "s2",
+            Category::Daily,
+            MemoryScope::Episodic,
+            vec!["x", "y"],
+            json!("blue"),
+        ),
+        (
+            "c",
+            "u2",
+            "s1",
+            Category::Conversation,
+            MemoryScope::ShortTerm,
+            vec!["y"],
+            json!("red"),
+        ),
         (
             "d",
             "u2",
@@ -255,38 +296,113 @@ pub fn list_filters(h: &dyn Harness) {
     let f = |f: Filter| listed(&*s, &p, f);
     assert_eq!(f(Filter::default()), ["a", "b", "c", "d"]);
     let user = |u: &str| Some(u.to_string());
-    assert_eq!(f(Filter { user_id: user("u1"), ..Default::default() }), ["a", "b"]);
-    assert_eq!(f(Filter { session_id: user("s1"), ..Default::default() }), ["a", "c"]);
     assert_eq!(
-        f(Filter { user_id: user("u2"), session_id: user("s2"), ..Default::default() }),
-        ["d"]
-    );
-    assert_eq!(f(Filter { agent_id: user("agent"), ..Default::default() }).len(), 4);
-    assert_eq!(f(Filter { agent_id: user("other"), ..Default::default() }).len(), 0);
-    assert_eq!(f(Filter { category: Some(Category::Daily), ..Default::default() }), ["b"]);
-    assert_eq!(
-        f(Filter { category: Some(Category::Custom("notes".into())), ..Default::default() }),
-        ["d"]
+        f(Filter {
+            user_id: user("u1"),
+            ..Default::default()
+        }),
+        ["a", "b"]
     );
     assert_eq!(
-        f(Filter { scope: Some(MemoryScope::ShortTerm), ..Default::default() }),
+        f(Filter {
+            session_id: user("s1"),
+            ..Default::default()
+        }),
+        ["a", "c"]
+    );
+    assert_eq!(
+        f(Filter {
+            user_id: user("u2"),
+            session_id: user("s2"),
+            ..Default::default()
+        }),
+        ["d"]
+    );
+    assert_eq!(
+        f(Filter {
+            agent_id: user("agent"),
+            ..Default::default()
+        })
+        .len(),
+        4
+    );
+    assert_eq!(
+        f(Filter {
+            agent_id: user("other"),
+            ..Default::default()
+        })
+        .len(),
+        0
+    );
+    assert_eq!(
+        f(Filter {
+            category: Some(Category::Daily),
+            ..Default::default()
+        }),
+        ["b"]
+    );
+    assert_eq!(
+        f(Filter {
+            category: Some(Category::Custom("notes".into())),
+            ..Default::default()
+        }),
+        ["d"]
+    );
+    assert_eq!(
+        f(Filter {
+            scope: Some(MemoryScope::ShortTerm),
+            ..Default::default()
+        }),
         ["c"]
     );
-    assert_eq!(f(Filter { tags: vec!["x".into()], ..Default::default() }), ["a", "b"]);
     assert_eq!(
-        f(Filter { tags: vec!["x".into(), "y".into()], ..Default::default() }),
+        f(Filter {
+            tags: vec!["x".into()],
+            ..Default::default()
+        }),
+        ["a", "b"]
+    );
+    assert_eq!(
+        f(Filter {
+            tags: vec!["x".into(), "y".into()],
+            ..Default::default()
+        }),
         ["b"]
     );
     let mut md = serde_json::Map::new();
     md.insert("color".into(), json!("red"));
-    assert_eq!(f(Filter { metadata: md.clone(), ..Default::default() }), ["a", "c"]);
     assert_eq!(
-        f(Filter { metadata: md, user_id: user("u2"), ..Default::default() }),
+        f(Filter {
+            metadata: md.clone(),
+            ..Default::default()
+        }),
+        ["a", "c"]
+    );
+    assert_eq!(
+        f(Filter {
+            metadata: md,
+            user_id: user("u2"),
+            ..Default::default()
+        }),
         ["c"]
     );
     let future = Timestamp::now().plus(Duration::from_secs(3600));
-    assert_eq!(f(Filter { created_after: Some(future), ..Default::default() }).len(), 0);
-    assert_eq!(f(Filter { created_before: Some(future), ..Default::default() }).len(), 4);
+    assert_eq!(
+        f(Filter {
+            created_after: Some(future),
+            ..Default::default()
+        })
+        .len(),
+        0
+    );
+    assert_eq!(
+        f(Filter {
+            created_before: Some(future),
+            ..Default::default()
+        })
+        .len(),
+        4
+    );
 }
 
 /// Pages follow id order, never repeat or skip a record, and end with `next == None`.
@@ -391,8 +507,13 @@ pub fn ttl_expires_everywhere(h: &dyn Harness) {
         filter: Filter::default(),
     };
     let (_, hits) = s.search(&req).unwrap();
-    assert_eq!(keys_of(&hits.into_iter().map(|h| h.memory).collect::<Vec<_>>()), ["keep"]);
-    let again = s.put(Put::new(p.clone(), Some(key("temp")), "new")).unwrap();
+    assert_eq!(
+        keys_of(&hits.into_iter().map(|h| h.memory).collect::<Vec<_>>()),
+        ["keep"]
+    );
+    let again = s
+        .put(Put::new(p.clone(), Some(key("temp")), "new"))
+        .unwrap();
     assert_eq!(again.status, WriteStatus::Created);
     assert_ne!(again.memory.id, w.id);
     assert!(again.memory.expires_at.is_none());
@@ -407,7 +528,8 @@ pub fn ttl_absent_never_expires(h: &dyn Harness) {
     let got = s.get(&at(&p, "k")).unwrap().unwrap();
     assert!(got.expires_at.is_none());
     let ttl = Ttl::from_secs(3600).unwrap();
-    s.put(Put::new(p.clone(), Some(key("k")), "v").with_ttl(Some(ttl))).unwrap();
+    s.put(Put::new(p.clone(), Some(key("k")), "v").with_ttl(Some(ttl)))
+        .unwrap();
     assert!(s.get(&at(&p, "k")).unwrap().unwrap().expires_at.is_some());
     s.put(Put::new(p.clone(), Some(key("k")), "v")).unwrap();
     assert!(s.get(&at(&p, "k")).unwrap().unwrap().expires_at.is_none());
@@ -419,7 +541,8 @@ pub fn purge_removes_expired(h: &dyn Harness) {
     let p = part("default");
     let ttl = Ttl::new(Duration::from_millis(100)).unwrap();
     for i in 0..3 {
-        s.put(Put::new(p.clone(), Some(key(&format!("t{i}"))), i).with_ttl(Some(ttl))).unwrap();
+        s.put(Put::new(p.clone(), Some(key(&format!("t{i}"))), i).with_ttl(Some(ttl)))
+            .unwrap();
     }
     set(&*s, &p, "keep", 1);
     thread::sleep(Duration::from_millis(250));
@@ -435,9 +558,13 @@ pub fn too_large_is_rejected_and_writes_nothing(h: &dyn Harness) {
     let p = part("default");
     set(&*s, &p, "k", "small");
     let big = "x".repeat(Limits::default().max_value_bytes + 1);
-    let err = s.put(Put::new(p.clone(), Some(key("k")), big.clone())).unwrap_err();
+    let err = s
+        .put(Put::new(p.clone(), Some(key("k")), big.clone()))
+        .unwrap_err();
     assert_eq!(err.kind(), ErrorKind::TooLarge);
-    let err = s.put(Put::new(p.clone(), Some(key("new")), big)).unwrap_err();
+    let err = s
+        .put(Put::new(p.clone(), Some(key("new")), big))
+        .unwrap_err();
     assert_eq!(err.kind(), ErrorKind::TooLarge);
     assert_eq!(get_value(&*s, &p, "k"), Some(json!("small")));
     assert!(s.get(&at(&p, "new")).unwrap().is_none());
@@ -451,7 +578,9 @@ pub fn limit_is_configurable(h: &dyn Harness) {
     assert_eq!(s.limits().max_value_bytes, 64);
     let p = part("default");
     set(&*s, &p, "ok", "x".repeat(40));
-    let err = s.put(Put::new(p.clone(), Some(key("big")), "x".repeat(100))).unwrap_err();
+    let err = s
+        .put(Put::new(p.clone(), Some(key("big")), "x".repeat(100)))
+        .unwrap_err();
     assert_eq!(err.kind(), ErrorKind::TooLarge);
     assert!(s.get(&at(&p, "big")).unwrap().is_none());
 }
@@ -495,7 +624,10 @@ pub fn put_many_validates_before_writing(h: &dyn Harness) {
         .map(|i| Put::new(p.clone(), Some(key(&format!("k{i}"))), i))
         .collect();
     puts[7].importance = Some(-1.0);
-    assert_eq!(s.put_many(puts).unwrap_err().kind(), ErrorKind::InvalidInput);
+    assert_eq!(
+        s.put_many(puts).unwrap_err().kind(),
+        ErrorKind::InvalidInput
+    );
     assert_eq!(s.count(&p, &Filter::default()).unwrap(), 0);
 }
 
@@ -524,7 +656,12 @@ pub fn search_ranks_by_token_overlap(h: &dyn Harness) {
     let s = h.open();
     let p = part("default");
     set(&*s, &p, "customer_tier", "gold tier customer");
-    set(&*s, &p, "discount_rule", "gold customer discount is 10 percent");
+    set(
+        &*s,
+        &p,
+        "discount_rule",
+        "gold customer discount is 10 percent",
+    );
     set(&*s, &p, "preferred_language", "French language preferred");
     let req = SearchRequest {
         partition: p.clone(),
@@ -594,7 +731,8 @@ pub fn all_fields_round_trip(h: &dyn Harness) {
     };
     put.tags = vec!["move".into(), "city".into()];
     put.metadata.insert("dia_id".into(), json!("D1:3"));
-    put.metadata.insert("n".into(), json!({"deep": [1, 2.5, null]}));
+    put.metadata
+        .insert("n".into(), json!({"deep": [1, 2.5, null]}));
     put.importance = Some(0.9);
     put.source = Source::AgentLearned;
     put.confidence = Some(70);
@@ -613,19 +751,34 @@ pub fn all_fields_round_trip(h: &dyn Harness) {
         .unwrap()
         .unwrap();
     assert_eq!(by_id, written);
-    assert_eq!(list_all(&*s, &p, &Filter::default()).unwrap(), vec![written]);
+    assert_eq!(
+        list_all(&*s, &p, &Filter::default()).unwrap(),
+        vec![written]
+    );
 }
 
 /// Keys and content with any Unicode text (but control characters) round-trip.
 pub fn unicode_keys_and_content(h: &dyn Harness) {
     let s = h.open();
     let p = part("default");
-    let keys = ["città", "東京/渋谷", "emoji 🎉", "a:b", "with spaces", "*?[glob]", "'\"quote"];
+    let keys = [
+        "città",
+        "東京/渋谷",
+        "emoji 🎉",
+        "a:b",
+        "with spaces",
+        "*?[glob]",
+        "'\"quote",
+    ];
     for k in keys {
         set(&*s, &p, k, format!("value of {k} ✓"));
     }
     for k in keys {
-        assert_eq!(get_value(&*s, &p, k), Some(json!(format!("value of {k} ✓"))), "{k}");
+        assert_eq!(
+            get_value(&*s, &p, k),
+            Some(json!(format!("value of {k} ✓"))),
+            "{k}"
+        );
     }
     assert_eq!(s.count(&p, &Filter::default()).unwrap(), keys.len() as u64);
 }
@@ -642,12 +795,16 @@ pub fn concurrent_writers_lose_nothing(h: &dyn Harness) {
             let p = p.clone();
             scope.spawn(move || {
                 for i in 0..per {
-                    s.put(Put::new(p.clone(), Some(key(&format!("t{t}-{i}"))), i)).unwrap();
+                    s.put(Put::new(p.clone(), Some(key(&format!("t{t}-{i}"))), i))
+                        .unwrap();
                 }
             });
         }
     });
-    assert_eq!(s.count(&p, &Filter::default()).unwrap(), (threads * per) as u64);
+    assert_eq!(
+        s.count(&p, &Filter::default()).unwrap(),
+        (threads * per) as u64
+    );
     for t in 0..threads {
         for i in 0..per {
             assert_eq!(get_value(&*s, &p, &format!("t{t}-{i}")), Some(json!(i)));
@@ -665,7 +822,8 @@ pub fn concurrent_upserts_keep_one_record(h: &dyn Harness) {
             let p = p.clone();
             scope.spawn(move || {
                 for i in 0..30 {
-                    s.put(Put::new(p.clone(), Some(key("shared")), t * 100 + i)).unwrap();
+                    s.put(Put::new(p.clone(), Some(key("shared")), t * 100 + i))
+                        .unwrap();
                 }
             });
         }
@@ -747,19 +905,23 @@ pub fn multi_process_writers_lose_nothing(h: &dyn Harness, child_test: &str) {
         }
     }
     assert_eq!(
-        get_value(&*s, &p, "shared").and_then(|v| v.as_u64()).map(|v| v < children as u64),
+        get_value(&*s, &p, "shared")
+            .and_then(|v| v.as_u64())
+            .map(|v| v < children as u64),
         Some(true)
     );
 }
 
 /// The writer run in each child process of [`multi_process_writers_lose_nothing`].
 pub fn child_writer(h: &dyn Harness) {
-    let location = std::env::var(CHILD_LOCATION).expect("run by multi_process_writers_lose_nothing");
+    let location =
+        std::env::var(CHILD_LOCATION).expect("run by multi_process_writers_lose_nothing");
     let id: usize = std::env::var(CHILD_ID).unwrap().parse().unwrap();
     let s = h.open_at(&location);
     let p = part("multiproc");
     for i in 0..CHILD_WRITES {
-        s.put(Put::new(p.clone(), Some(key(&format!("c{id}-{i}"))), i)).unwrap();
+        s.put(Put::new(p.clone(), Some(key(&format!("c{id}-{i}"))), i))
+            .unwrap();
         // All children also fight over one key.
         s.put(Put::new(p.clone(), Some(key("shared")), id)).unwrap();
     }

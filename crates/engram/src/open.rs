@@ -50,5 +50,8 @@ pub fn default_store_url() -> Result<String> {
             "no platform data directory (set HOME or XDG_DATA_HOME, or pass --store)",
         )
     })?;
-    Ok(format!("sqlite://{}", dir.join("engram").join("engram.db").display()))
+    Ok(format!(
+        "sqlite://{}",
+        dir.join("engram").join("engram.db").display()
+    ))
 }

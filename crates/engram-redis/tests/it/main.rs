@@ -28,7 +28,11 @@ impl Harness for RedisHarness {
         Arc::new(RedisStore::open(&self.url()).expect("connects"))
     }
     fn open_with_limits(&self, limits: Limits) -> Arc<dyn Store> {
-        Arc::new(RedisStore::open(&self.url()).expect("connects").with_limits(limits))
+        Arc::new(
+            RedisStore::open(&self.url())
+                .expect("connects")
+                .with_limits(limits),
+        )
     }
     fn location(&self) -> Option<String> {
         Some(self.url())
@@ -41,21 +45,21 @@ impl Harness for RedisHarness {
 impl Drop for RedisHarness {
     fn drop(&mut self) {
         // Delete every key under this test's prefix (SCAN, never KEYS).
-        if let Ok(client) = redis::Client::open(self.url.as_str()) {
-            if let Ok(mut c) = client.get_connection() {
-                let keys: Vec<String> = redis::cmd("SCAN")
-                    .cursor_arg(0)
-                    .arg("MATCH")
-                    .arg(format!("{}*", self.prefix))
-                    .arg("COUNT")
-                    .arg(1000)
-                    .clone()
-                    .iter(&mut c)
-                    .map(|it| it.filter_map(Result::ok).collect())
-                    .unwrap_or_default();
-                for chunk in keys.chunks(500) {
-                    let _ = redis::cmd("DEL").arg(chunk).exec(&mut c);
-                }
+        if let Ok(client) = redis::Client::open(self.url.as_str())
+            && let Ok(mut c) = client.get_connection()
+        {
+            let keys: Vec<String> = redis::cmd("SCAN")
+                .cursor_arg(0)
+                .arg("MATCH")
+                .arg(format!("{}*", self.prefix))
+                .arg("COUNT")
+                .arg(1000)
+                .clone()
+                .iter(&mut c)
+                .map(|it| it.filter_map(Result::ok).collect())
+                .unwrap_or_default();
+            for chunk in keys.chunks(500) {
+                let _ = redis::cmd("DEL").arg(chunk).exec(&mut c);
             }
         }
     }
@@ -92,8 +96,12 @@ fn no_ttl_means_no_redis_expiry() {
     let Some(h) = harness() else { return };
     let s = h.open();
     let p = engram_core::Partition::of(engram_core::Namespace::default_ns());
-    s.put(engram_core::Put::new(p, Some(engram_core::Key::new("k").expect("valid")), "v"))
-        .expect("writes");
+    s.put(engram_core::Put::new(
+        p,
+        Some(engram_core::Key::new("k").expect("valid")),
+        "v",
+    ))
+    .expect("writes");
     let client = redis::Client::open(h.url.as_str()).expect("url");
     let mut c = client.get_connection().expect("connects");
     let ttl: i64 = redis::cmd("PTTL")

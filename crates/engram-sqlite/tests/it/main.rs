@@ -19,7 +19,11 @@ impl Harness for SqliteHarness {
         Arc::new(SqliteStore::open(self.path()).expect("opens"))
     }
     fn open_with_limits(&self, limits: Limits) -> Arc<dyn Store> {
-        Arc::new(SqliteStore::open(self.path()).expect("opens").with_limits(limits))
+        Arc::new(
+            SqliteStore::open(self.path())
+                .expect("opens")
+                .with_limits(limits),
+        )
     }
     fn location(&self) -> Option<String> {
         Some(self.path().display().to_string())

@@ -46,7 +46,10 @@ fn damage(case: &str) {
     let s = FileStore::open(dir.path()).expect("opens");
     let err = get(&s, "user:1", "k").expect_err(case);
     assert_eq!(err.kind(), ErrorKind::Corrupted, "{case}: {err}");
-    assert!(err.to_string().contains(&file.display().to_string()), "{err}");
+    assert!(
+        err.to_string().contains(&file.display().to_string()),
+        "{err}"
+    );
     // A write does not overwrite the damaged file (which would lose what it held).
     let err = put(&s, "user:1", "k2", "v2").expect_err(case);
     assert_eq!(err.kind(), ErrorKind::Corrupted);

@@ -45,7 +45,11 @@ mod file {
             Arc::new(FileStore::open(self.0.path()).expect("opens"))
         }
         fn open_with_limits(&self, limits: Limits) -> Arc<dyn Store> {
-            Arc::new(FileStore::open(self.0.path()).expect("opens").with_limits(limits))
+            Arc::new(
+                FileStore::open(self.0.path())
+                    .expect("opens")
+                    .with_limits(limits),
+            )
         }
         fn location(&self) -> Option<String> {
             Some(self.0.path().display().to_string())
@@ -83,8 +87,14 @@ mod router {
             Arc::new(
                 RouterStore::new(default)
                     .route(Namespace::new("alpha").expect("valid"), self.routed.clone())
-                    .route(Namespace::new("conversations").expect("valid"), self.routed.clone())
-                    .route(Namespace::new("paging").expect("valid"), self.routed.clone()),
+                    .route(
+                        Namespace::new("conversations").expect("valid"),
+                        self.routed.clone(),
+                    )
+                    .route(
+                        Namespace::new("paging").expect("valid"),
+                        self.routed.clone(),
+                    ),
             )
         }
     }

@@ -20,15 +20,43 @@ fn k(s: &str) -> Key {
 fn router_sends_exact_matches_to_their_route_and_the_rest_to_default() {
     let default = Arc::new(MemStore::new());
     let convs = Arc::new(MemStore::new());
-    let router = RouterStore::new(default.clone())
-        .route(Namespace::new("conversations").expect("valid"), convs.clone());
-    router.put(Put::new(p("conversations"), Some(k("c1")), "turn")).expect("writes");
-    router.put(Put::new(p("conversations2"), Some(k("x")), "other")).expect("writes");
-    router.put(Put::new(p("default"), Some(k("d")), "fact")).expect("writes");
-    assert_eq!(convs.count(&p("conversations"), &Filter::default()).expect("counts"), 1);
-    assert_eq!(default.count(&p("conversations"), &Filter::default()).expect("counts"), 0);
-    assert_eq!(default.count(&p("conversations2"), &Filter::default()).expect("counts"), 1);
-    assert_eq!(default.count(&p("default"), &Filter::default()).expect("counts"), 1);
+    let router = RouterStore::new(default.clone()).route(
+        Namespace::new("conversations").expect("valid"),
+        convs.clone(),
+    );
+    router
+        .put(Put::new(p("conversations"), Some(k("c1")), "turn"))
+        .expect("writes");
+    router
+        .put(Put::new(p("conversations2"), Some(k("x")), "other"))
+        .expect("writes");
+    router
+        .put(Put::new(p("default"), Some(k("d")), "fact"))
+        .expect("writes");
+    assert_eq!(
+        convs
+            .count(&p("conversations"), &Filter::default())
+            .expect("counts"),
+        1
+    );
+    assert_eq!(
+        default
+            .count(&p("conversations"), &Filter::default())
+            .expect("counts"),
+        0
+    );
+    assert_eq!(
+        default
+            .count(&p("conversations2"), &Filter::default())
+            .expect("counts"),
+        1
+    );
+    assert_eq!(
+        default
+            .count(&p("default"), &Filter::default())
+            .expect("counts"),
+        1
+    );
     let all = router.namespaces(&Tenant::default()).expect("lists");
     let names: Vec<_> = all.iter().map(|n| n.as_str()).collect();
     assert_eq!(names, ["conversations", "conversations2", "default"]);
@@ -47,16 +75,27 @@ fn router_sends_exact_matches_to_their_route_and_the_rest_to_default() {
     };
     assert!(router.get(&by_id).expect("reads").is_some());
     assert!(router.delete(&by_id).expect("deletes"));
-    assert_eq!(convs.count(&p("conversations"), &Filter::default()).expect("counts"), 0);
+    assert_eq!(
+        convs
+            .count(&p("conversations"), &Filter::default())
+            .expect("counts"),
+        0
+    );
 }
 
 #[test]
 fn privacy_drops_writes_and_passes_reads_forget_and_flush() {
     let inner = Arc::new(MemStore::new());
-    inner.put(Put::new(p("default"), Some(k("kept")), "stored before")).expect("writes");
-    inner.put(Put::new(p("default"), Some(k("gone")), "stored before")).expect("writes");
+    inner
+        .put(Put::new(p("default"), Some(k("kept")), "stored before"))
+        .expect("writes");
+    inner
+        .put(Put::new(p("default"), Some(k("gone")), "stored before"))
+        .expect("writes");
     let private = PrivacyStore::new(inner.clone());
-    let w = private.put(Put::new(p("default"), Some(k("new")), "secret")).expect("accepted");
+    let w = private
+        .put(Put::new(p("default"), Some(k("new")), "secret"))
+        .expect("accepted");
     assert_eq!(w.status, WriteStatus::Discarded);
     let batch = private
         .put_many(vec![Put::new(p("default"), Some(k("kept")), "overwrite")])
@@ -83,7 +122,12 @@ fn privacy_drops_writes_and_passes_reads_forget_and_flush() {
     assert!(private.delete(&at("gone")).expect("deletes"));
     assert!(inner.get(&at("gone")).expect("reads").is_none());
     assert_eq!(private.flush(&p("default")).expect("flushes"), 1);
-    assert_eq!(inner.count(&p("default"), &Filter::default()).expect("counts"), 0);
+    assert_eq!(
+        inner
+            .count(&p("default"), &Filter::default())
+            .expect("counts"),
+        0
+    );
     // Bad input is still an error, not silently accepted.
     let mut bad = Put::new(p("default"), Some(k("x")), "v");
     bad.importance = Some(7.0);

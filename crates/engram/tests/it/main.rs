@@ -29,8 +29,10 @@ fn kv_contract() {
         assert_eq!(e.kv_get(&n, "k").expect("reads"), None, "{url}");
         assert!(!e.kv_has(&n, "k").expect("reads"));
         e.kv_set(&n, "k", json!("v"), None).expect("writes");
-        e.kv_set(&n, "n", json!({"a": [1, 2]}), None).expect("writes");
-        e.kv_set(&ns("user_1"), "k", json!("w"), None).expect("writes");
+        e.kv_set(&n, "n", json!({"a": [1, 2]}), None)
+            .expect("writes");
+        e.kv_set(&ns("user_1"), "k", json!("w"), None)
+            .expect("writes");
         assert_eq!(e.kv_get(&n, "k").expect("reads"), Some(json!("v")), "{url}");
         assert!(e.kv_has(&n, "k").expect("reads"));
         let all = e.kv_all(&n).expect("reads");
@@ -40,7 +42,11 @@ fn kv_contract() {
         assert!(!e.kv_forget(&n, "k").expect("deletes"));
         assert_eq!(e.kv_flush(&n).expect("flushes"), 1);
         assert!(e.kv_all(&n).expect("reads").is_empty());
-        assert_eq!(e.kv_get(&ns("user_1"), "k").expect("reads"), Some(json!("w")), "{url}");
+        assert_eq!(
+            e.kv_get(&ns("user_1"), "k").expect("reads"),
+            Some(json!("w")),
+            "{url}"
+        );
         // TTL through the engine.
         let ttl = Ttl::new(std::time::Duration::from_millis(100)).expect("valid");
         e.kv_set(&n, "t", json!(1), Some(ttl)).expect("writes");
@@ -99,7 +105,9 @@ fn events_carry_names_and_sizes_never_values() {
             "{url}"
         );
         match &events[0] {
-            Event::Write { key, bytes, status, .. } => {
+            Event::Write {
+                key, bytes, status, ..
+            } => {
                 assert_eq!(key.as_str(), "code");
                 assert_eq!(*bytes, secret.len());
                 assert_eq!(*status, WriteStatus::Created);
@@ -111,7 +119,9 @@ fn events_carry_names_and_sizes_never_values() {
             other => panic!("{other:?}"),
         }
         match &events[3] {
-            Event::Search { mode, limit, hits, .. } => {
+            Event::Search {
+                mode, limit, hits, ..
+            } => {
                 assert_eq!(*mode, SearchMode::Scan);
                 assert_eq!((*limit, *hits), (5, 1));
             }
@@ -129,9 +139,13 @@ fn events_carry_names_and_sizes_never_values() {
 fn search_counts_an_access_on_each_hit() {
     on_each_backend(|url, e| {
         let n = ns("default");
-        let w = e.kv_set(&n, "city", json!("I moved to Lisbon"), None).expect("writes");
-        e.search(&n, "moved to lisbon", 3, Filter::default()).expect("searches");
-        e.search(&n, "lisbon", 3, Filter::default()).expect("searches");
+        let w = e
+            .kv_set(&n, "city", json!("I moved to Lisbon"), None)
+            .expect("writes");
+        e.search(&n, "moved to lisbon", 3, Filter::default())
+            .expect("searches");
+        e.search(&n, "lisbon", 3, Filter::default())
+            .expect("searches");
         let m = e.get_by_id(w.memory.id).expect("reads").expect("present");
         assert_eq!(m.access_count, 2, "{url}");
         assert!(m.last_accessed_at.is_some());
@@ -143,7 +157,9 @@ fn an_engine_sees_only_its_tenant() {
     on_each_backend(|url, e| {
         let acme = e.with_tenant(Tenant::new("acme").expect("valid"));
         let n = ns("default");
-        let w = acme.kv_set(&n, "plan", json!("acme plan"), None).expect("writes");
+        let w = acme
+            .kv_set(&n, "plan", json!("acme plan"), None)
+            .expect("writes");
         assert_eq!(e.kv_get(&n, "plan").expect("reads"), None, "{url}");
         assert!(e.get_by_id(w.memory.id).expect("reads").is_none());
         let by_id = Locator::Id {
@@ -153,7 +169,11 @@ fn an_engine_sees_only_its_tenant() {
         // Even a locator naming the other tenant is confined to the engine's own.
         assert!(e.get(&by_id).expect("reads").is_none(), "{url}");
         assert!(!e.forget(&by_id).expect("deletes"));
-        assert!(e.search(&n, "acme plan", 5, Filter::default()).expect("searches").is_empty());
+        assert!(
+            e.search(&n, "acme plan", 5, Filter::default())
+                .expect("searches")
+                .is_empty()
+        );
         assert_eq!(e.stats().expect("stats").total, 0);
         assert_eq!(acme.stats().expect("stats").total, 1);
     });

@@ -19,6 +19,7 @@
 //! URL: `redis://[:password@]host[:port][/db][?prefix=engram:]`, or `rediss://` for TLS.
 
 use std::{
+    collections::HashMap,
     sync::{Mutex, Once},
     time::Duration,
 };
@@ -41,6 +42,7 @@ pub struct RedisStore {
     prefix: String,
     limits: Limits,
     pool: Mutex<Vec<Connection>>,
+    by_id: redis::Script,
 }
 
 const IDLE_CONNECTIONS: usize = 8;
@@ -90,6 +92,11 @@ impl RedisStore {
             prefix,
             limits,
             pool: Mutex::new(Vec::new()),
+            by_id: redis::Script::new(
+                "local ptr = redis.call('GET', KEYS[1]) \
+                 if not ptr then return false end \
+                 return {ptr, redis.call('GET', ARGV[1] .. ptr)}",
+            ),
         };
         // Fail now, with a clear message, rather than on first use.
         store.with_conn(|c| {
@@ -203,8 +210,15 @@ impl RedisStore {
         let rkey = match at {
             Locator::Key { partition, key } => self.record_key(partition, key.as_str()),
             Locator::Id { tenant, id } => {
-                let ptr: Option<String> = c.get(self.id_key(tenant, *id))?;
-                let Some(ptr) = ptr else { return Ok(None) };
+                // Pointer and record in one round trip.
+                let found: Option<(String, Option<String>)> = self
+                    .by_id
+                    .key(self.id_key(tenant, *id))
+                    .arg(format!("{}r/{}/", self.prefix, tenant))
+                    .invoke(c)?;
+                let Some((ptr, json)) = found else {
+                    return Ok(None);
+                };
                 let Some((ns, key)) = ptr.split_once('/') else {
                     return Err(Fail::Engram(Error::Corrupted {
                         location: self.id_key(tenant, *id),
@@ -212,10 +226,21 @@ impl RedisStore {
                     }));
                 };
                 let ns = Namespace::new(ns).map_err(Fail::Engram)?;
-                self.record_key(&Partition::new(tenant.clone(), ns), key)
+                let rkey = self.record_key(&Partition::new(tenant.clone(), ns), key);
+                return self.live(rkey, json, at, now);
             }
         };
         let json: Option<String> = c.get(&rkey)?;
+        self.live(rkey, json, at, now)
+    }
+
+    fn live(
+        &self,
+        rkey: String,
+        json: Option<String>,
+        at: &Locator,
+        now: Timestamp,
+    ) -> Result<Option<(String, Memory)>, Fail> {
         let Some(json) = json else { return Ok(None) };
         let m = self.decode(&rkey, &json)?;
         if m.is_expired(now) || !at.addresses(&m) {
@@ -224,68 +249,96 @@ impl RedisStore {
         Ok(Some((rkey, m)))
     }
 
-    /// One validated write, as a WATCH/MULTI transaction retried until it applies.
-    fn put_one(&self, c: &mut Connection, put: Put) -> Result<Written, Fail> {
+    /// Validated writes as one WATCH/MULTI transaction, retried until it applies: one round
+    /// trip to read what the keys hold, one to write everything.
+    fn put_batch(&self, c: &mut Connection, puts: &[Put]) -> Result<Vec<Written>, Fail> {
         let now = Timestamp::now();
-        let rkey = put
-            .key
-            .as_ref()
-            .map(|k| self.record_key(&put.partition, k.as_str()));
+        let keyed: Vec<Option<String>> = puts
+            .iter()
+            .map(|p| {
+                p.key
+                    .as_ref()
+                    .map(|k| self.record_key(&p.partition, k.as_str()))
+            })
+            .collect();
+        let mut watched: Vec<&String> = keyed.iter().flatten().collect();
+        watched.sort_unstable();
+        watched.dedup();
         loop {
-            let existing = match &rkey {
-                Some(rkey) => {
-                    redis::cmd("WATCH").arg(rkey).exec(c)?;
-                    let json: Option<String> = c.get(rkey)?;
-                    match json {
-                        Some(j) => Some(self.decode(rkey, &j)?).filter(|m| !m.is_expired(now)),
+            let mut current: HashMap<String, Option<Memory>> = HashMap::new();
+            if !watched.is_empty() {
+                redis::cmd("WATCH").arg(&watched).exec(c)?;
+                let values: Vec<Option<String>> = redis::cmd("MGET").arg(&watched).query(c)?;
+                for (k, v) in watched.iter().zip(values) {
+                    let m = match v {
+                        Some(json) => Some(self.decode(k, &json)?).filter(|m| !m.is_expired(now)),
                         None => None,
-                    }
+                    };
+                    current.insert((*k).clone(), m);
                 }
-                None => None,
-            };
-            let memory = put.clone().apply(existing.as_ref(), now);
-            let status = if existing.is_some() {
-                WriteStatus::Updated
-            } else {
-                WriteStatus::Created
-            };
-            let rkey = rkey
-                .clone()
-                .unwrap_or_else(|| self.record_key(&memory.partition, memory.key.as_str()));
-            let json = serde_json::to_string(&memory)
-                .map_err(|e| Fail::Engram(Error::backend("redis", e)))?;
-            let p = &memory.partition;
+            }
             let mut pipe = redis::pipe();
             pipe.atomic();
-            let mut set = redis::cmd("SET");
-            set.arg(&rkey).arg(&json);
-            let mut ptr = redis::cmd("SET");
-            ptr.arg(self.id_key(&p.tenant, memory.id))
-                .arg(format!("{}/{}", p.namespace, memory.key));
-            if let Some(exp) = memory.expires_at {
-                set.arg("PXAT").arg(exp.as_millis());
-                ptr.arg("PXAT").arg(exp.as_millis());
+            let mut out = Vec::with_capacity(puts.len());
+            for (put, rkey) in puts.iter().zip(&keyed) {
+                let existing = rkey
+                    .as_ref()
+                    .and_then(|k| current.get(k).cloned().flatten());
+                let memory = put.clone().apply(existing.as_ref(), now);
+                let status = if existing.is_some() {
+                    WriteStatus::Updated
+                } else {
+                    WriteStatus::Created
+                };
+                let rkey = rkey
+                    .clone()
+                    .unwrap_or_else(|| self.record_key(&memory.partition, memory.key.as_str()));
+                self.queue_write(&mut pipe, &rkey, &memory)?;
+                current.insert(rkey, Some(memory.clone()));
+                out.push(Written { memory, status });
             }
-            pipe.add_command(set).ignore();
-            pipe.add_command(ptr).ignore();
-            pipe.cmd("ZADD")
-                .arg(self.index_key(p))
-                .arg(0)
-                .arg(format!("{}/{}", memory.id, memory.key))
-                .ignore();
-            pipe.cmd("SADD")
-                .arg(self.tenant_key(&p.tenant))
-                .arg(p.namespace.as_str())
-                .ignore();
-            pipe.cmd("SADD")
-                .arg(self.tenants_key())
-                .arg(p.tenant.as_str())
-                .ignore();
             let applied: Option<()> = pipe.query(c)?;
             if applied.is_some() {
-                return Ok(Written { memory, status });
+                return Ok(out);
             }
         }
+    }
+
+    /// Adds the commands that store `memory` at `rkey` to a transaction.
+    fn queue_write(
+        &self,
+        pipe: &mut redis::Pipeline,
+        rkey: &str,
+        memory: &Memory,
+    ) -> Result<(), Fail> {
+        let json =
+            serde_json::to_string(memory).map_err(|e| Fail::Engram(Error::backend("redis", e)))?;
+        let p = &memory.partition;
+        let mut set = redis::cmd("SET");
+        set.arg(rkey).arg(json);
+        let mut ptr = redis::cmd("SET");
+        ptr.arg(self.id_key(&p.tenant, memory.id))
+            .arg(format!("{}/{}", p.namespace, memory.key));
+        if let Some(exp) = memory.expires_at {
+            set.arg("PXAT").arg(exp.as_millis());
+            ptr.arg("PXAT").arg(exp.as_millis());
+        }
+        pipe.add_command(set).ignore();
+        pipe.add_command(ptr).ignore();
+        pipe.cmd("ZADD")
+            .arg(self.index_key(p))
+            .arg(0)
+            .arg(format!("{}/{}", memory.id, memory.key))
+            .ignore();
+        pipe.cmd("SADD")
+            .arg(self.tenant_key(&p.tenant))
+            .arg(p.namespace.as_str())
+            .ignore();
+        pipe.cmd("SADD")
+            .arg(self.tenants_key())
+            .arg(p.tenant.as_str())
+            .ignore();
+        Ok(())
     }
 
     /// Reads index members after `after` and returns the live records in id order, dropping
@@ -443,14 +496,24 @@ impl Store for RedisStore {
 
     fn put(&self, put: Put) -> Result<Written> {
         put.validate(&self.limits)?;
-        self.with_conn(|c| self.put_one(c, put))
+        self.with_conn(|c| {
+            let mut w = self.put_batch(c, std::slice::from_ref(&put))?;
+            w.pop()
+                .ok_or_else(|| Fail::Engram(Error::backend("redis", "empty transaction result")))
+        })
     }
 
     fn put_many(&self, puts: Vec<Put>) -> Result<Vec<Written>> {
         for p in &puts {
             p.validate(&self.limits)?;
         }
-        self.with_conn(|c| puts.into_iter().map(|p| self.put_one(c, p)).collect())
+        self.with_conn(|c| {
+            let mut out = Vec::with_capacity(puts.len());
+            for chunk in puts.chunks(CHUNK) {
+                out.extend(self.put_batch(c, chunk)?);
+            }
+            Ok(out)
+        })
     }
 
     fn get(&self, at: &Locator) -> Result<Option<Memory>> {

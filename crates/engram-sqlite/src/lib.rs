@@ -36,12 +36,46 @@ const SCHEMA_VERSION: i64 = 1;
 const SCHEMA: &str = include_str!("schema.sql");
 const IDLE_READERS: usize = 8;
 
-const COLUMNS: &str = "id, tenant, namespace, key, content, content_is_json, category, scope, \
+macro_rules! columns {
+    () => {
+        "id, tenant, namespace, key, content, content_is_json, category, scope, \
     user_id, agent_id, session_id, tags, metadata, importance, source, confidence, content_hash, \
     state, superseded_by, valid_from, valid_until, created_at, updated_at, last_accessed_at, \
-    access_count, expires_at, embedding_model";
+    access_count, expires_at, embedding_model"
+    };
+}
 
-const LIVE: &str = "(expires_at IS NULL OR expires_at > ?)";
+macro_rules! live {
+    () => {
+        "(expires_at IS NULL OR expires_at > ?)"
+    };
+}
+
+const COLUMNS: &str = columns!();
+const LIVE: &str = live!();
+const GET_BY_KEY: &str = concat!(
+    "SELECT ",
+    columns!(),
+    " FROM memories WHERE tenant = ? AND namespace = ? AND key = ? AND ",
+    live!()
+);
+const GET_BY_ID: &str = concat!(
+    "SELECT ",
+    columns!(),
+    " FROM memories WHERE id = ? AND tenant = ? AND ",
+    live!()
+);
+const GET_FOR_WRITE: &str = concat!(
+    "SELECT ",
+    columns!(),
+    ", rowid FROM memories WHERE tenant = ? AND namespace = ? AND key = ?"
+);
+const INSERT: &str = concat!(
+    "INSERT INTO memories (",
+    columns!(),
+    ") VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, \
+     ?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25, ?26, ?27)"
+);
 
 /// How hard SQLite syncs to disk on commit.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -181,7 +215,8 @@ fn connect(path: &Path, durability: Durability) -> Result<Connection> {
         Durability::Full => "FULL",
     };
     conn.execute_batch(&format!(
-        "PRAGMA journal_mode=WAL; PRAGMA synchronous={sync}; PRAGMA foreign_keys=ON;"
+        "PRAGMA journal_mode=WAL; PRAGMA synchronous={sync}; PRAGMA foreign_keys=ON; \
+         PRAGMA cache_size=-32768; PRAGMA mmap_size=268435456; PRAGMA temp_store=MEMORY;"
     ))
     .map_err(|e| match sql_err(e) {
         Error::Corrupted { reason, .. } => Error::Corrupted {
@@ -321,8 +356,16 @@ impl RawRow {
             category: Category::parse(&self.category).map_err(|e| bad("category", &e))?,
             scope: MemoryScope::parse(&self.scope).map_err(|e| bad("scope", &e))?,
             owner: self.owner,
-            tags: serde_json::from_str(&self.tags).map_err(|e| bad("tags", &e))?,
-            metadata: serde_json::from_str(&self.metadata).map_err(|e| bad("metadata", &e))?,
+            tags: if self.tags == "[]" {
+                Vec::new()
+            } else {
+                serde_json::from_str(&self.tags).map_err(|e| bad("tags", &e))?
+            },
+            metadata: if self.metadata == "{}" {
+                serde_json::Map::new()
+            } else {
+                serde_json::from_str(&self.metadata).map_err(|e| bad("metadata", &e))?
+            },
             importance: self.importance as f32,
             source: Source::parse(&self.source).map_err(|e| bad("source", &e))?,
             confidence: self
@@ -396,13 +439,7 @@ fn write_row(tx: &rusqlite::Transaction<'_>, m: &Memory, rowid: Option<i64>) -> 
     ];
     match rowid {
         None => {
-            let mut stmt = tx
-                .prepare_cached(&format!(
-                    "INSERT INTO memories ({COLUMNS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, \
-                     ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24, \
-                     ?25, ?26, ?27)"
-                ))
-                .map_err(sql_err)?;
+            let mut stmt = tx.prepare_cached(INSERT).map_err(sql_err)?;
             stmt.execute(values).map_err(sql_err)?;
         }
         Some(rowid) => {
@@ -431,11 +468,7 @@ fn put_in(tx: &rusqlite::Transaction<'_>, put: Put, now: Timestamp) -> Result<Wr
     let existing = match &put.key {
         None => None,
         Some(key) => {
-            let mut stmt = tx
-                .prepare_cached(&format!(
-                    "SELECT {COLUMNS}, rowid FROM memories WHERE tenant = ? AND namespace = ? AND key = ?"
-                ))
-                .map_err(sql_err)?;
+            let mut stmt = tx.prepare_cached(GET_FOR_WRITE).map_err(sql_err)?;
             stmt.query_row(
                 params![
                     put.partition.tenant.as_str(),
@@ -583,12 +616,7 @@ impl Store for SqliteStore {
         self.read(|conn| {
             let found = match at {
                 Locator::Key { partition, key } => {
-                    let mut stmt = conn
-                        .prepare_cached(&format!(
-                            "SELECT {COLUMNS} FROM memories WHERE tenant = ? AND namespace = ? \
-                             AND key = ? AND {LIVE}"
-                        ))
-                        .map_err(sql_err)?;
+                    let mut stmt = conn.prepare_cached(GET_BY_KEY).map_err(sql_err)?;
                     stmt.query_row(
                         params![
                             partition.tenant.as_str(),
@@ -602,11 +630,7 @@ impl Store for SqliteStore {
                     .map_err(sql_err)?
                 }
                 Locator::Id { tenant, id } => {
-                    let mut stmt = conn
-                        .prepare_cached(&format!(
-                            "SELECT {COLUMNS} FROM memories WHERE id = ? AND tenant = ? AND {LIVE}"
-                        ))
-                        .map_err(sql_err)?;
+                    let mut stmt = conn.prepare_cached(GET_BY_ID).map_err(sql_err)?;
                     stmt.query_row(params![id.to_string(), tenant.as_str(), now_ms()], decode)
                         .optional()
                         .map_err(sql_err)?

@@ -110,3 +110,40 @@ fn no_ttl_means_no_redis_expiry() {
         .expect("pttl");
     assert_eq!(ttl, -1, "a record without TTL must have no Redis expiry");
 }
+
+#[test]
+fn a_corrupted_record_is_reported_with_its_key() {
+    let Some(h) = harness() else { return };
+    let s = h.open();
+    let p = engram_core::Partition::of(engram_core::Namespace::default_ns());
+    let key = engram_core::Key::new("k").expect("valid");
+    s.put(engram_core::Put::new(p.clone(), Some(key.clone()), "v"))
+        .expect("writes");
+    s.put(engram_core::Put::new(
+        p.clone(),
+        Some(engram_core::Key::new("other").expect("valid")),
+        "kept",
+    ))
+    .expect("writes");
+    let client = redis::Client::open(h.url.as_str()).expect("url");
+    let mut c = client.get_connection().expect("connects");
+    let rkey = format!("{}r/default/default/k", h.prefix);
+    redis::cmd("SET")
+        .arg(&rkey)
+        .arg("{not json")
+        .exec(&mut c)
+        .expect("set");
+    let err = s
+        .get(&engram_core::Locator::Key {
+            partition: p.clone(),
+            key,
+        })
+        .expect_err("corrupted");
+    assert_eq!(err.kind(), ErrorKind::Corrupted);
+    assert!(err.to_string().contains(&rkey), "{err}");
+    let other = engram_core::Locator::Key {
+        partition: p,
+        key: engram_core::Key::new("other").expect("valid"),
+    };
+    assert!(s.get(&other).expect("reads").is_some());
+}

@@ -71,7 +71,15 @@ pub(crate) fn run(cmd: &BenchCommand, store: Option<&str>, json: bool) -> Result
     };
     let mut results = Vec::new();
     for (name, url) in targets {
-        let store = engram::open_store(&url).with_context(|| format!("opening {name}"))?;
+        let store = match engram::open_store(&url) {
+            Ok(s) => s,
+            // A service that is not running is skipped, not fatal, unless named by --store.
+            Err(e) if e.kind() == engram::ErrorKind::Unavailable && store.is_none() => {
+                eprintln!("{name}: skipped ({e})");
+                continue;
+            }
+            Err(e) => return Err(e).with_context(|| format!("opening {name}")),
+        };
         let backend = store.info().backend;
         let singles = if backend == "file" {
             (*file_writes).min(*count)

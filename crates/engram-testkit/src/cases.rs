@@ -926,3 +926,77 @@ pub fn child_writer(h: &dyn Harness) {
         s.put(Put::new(p.clone(), Some(key("shared")), id)).unwrap();
     }
 }
+
+/// Random puts, replaces, deletes (by key and by id) and flushes over a few namespaces and
+/// keys, checked after every step against a `BTreeMap` model.
+pub fn random_operations_match_a_model(h: &dyn Harness) {
+    use std::collections::BTreeMap;
+    let s = h.open();
+    let namespaces = ["m:1", "m.1", "m_1"];
+    let keys = ["a", "b", "c", "d", "e"];
+    let mut model: BTreeMap<(usize, usize), (Value, engram_core::MemoryId)> = BTreeMap::new();
+    let mut x: u64 = 0x2545_F491_4F6C_DD1D;
+    let mut next = |n: u64| {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        (x % n) as usize
+    };
+    for step in 0..300 {
+        let n = next(namespaces.len() as u64);
+        let k = next(keys.len() as u64);
+        let p = part(namespaces[n]);
+        match next(10) {
+            0..=4 => {
+                let v = json!({"step": step});
+                let w = s
+                    .put(Put::new(p.clone(), Some(key(keys[k])), v.clone()))
+                    .unwrap();
+                let expected = if model.contains_key(&(n, k)) {
+                    WriteStatus::Updated
+                } else {
+                    WriteStatus::Created
+                };
+                assert_eq!(w.status, expected, "step {step}");
+                if let Some((_, id)) = model.get(&(n, k)) {
+                    assert_eq!(w.memory.id, *id, "step {step}: replace keeps the id");
+                }
+                model.insert((n, k), (v, w.memory.id));
+            }
+            5 | 6 => {
+                let existed = s.delete(&at(&p, keys[k])).unwrap();
+                assert_eq!(existed, model.remove(&(n, k)).is_some(), "step {step}");
+            }
+            7 => {
+                if let Some((_, id)) = model.remove(&(n, k)) {
+                    let by_id = Locator::Id {
+                        tenant: p.tenant.clone(),
+                        id,
+                    };
+                    assert!(s.delete(&by_id).unwrap(), "step {step}");
+                }
+            }
+            8 if next(4) == 0 => {
+                let expected = model.keys().filter(|(mn, _)| *mn == n).count() as u64;
+                assert_eq!(s.flush(&p).unwrap(), expected, "step {step}");
+                model.retain(|(mn, _), _| *mn != n);
+            }
+            _ => {}
+        }
+        // The whole store agrees with the model.
+        for (ni, name) in namespaces.iter().enumerate() {
+            let listed = list_all(&*s, &part(name), &Filter::default()).unwrap();
+            let want: Vec<(String, Value)> = model
+                .iter()
+                .filter(|((mn, _), _)| *mn == ni)
+                .map(|((_, mk), (v, _))| (keys[*mk].to_string(), v.clone()))
+                .collect();
+            let mut got: Vec<(String, Value)> = listed
+                .into_iter()
+                .map(|m| (m.key.to_string(), m.content))
+                .collect();
+            got.sort_by(|a, b| a.0.cmp(&b.0));
+            assert_eq!(got, want, "step {step}, namespace {name}");
+        }
+    }
+}

@@ -4,7 +4,7 @@
 //! integration tests, once per store. Each case becomes its own `#[test]`, so the count per
 //! backend shows in the test output.
 //!
-//! ```ignore
+//! ```text
 //! engram_testkit::conformance!(my_harness());           // every store
 //! engram_testkit::conformance_persistent!(my_harness()); // stores that outlive the process
 //! ```
@@ -76,7 +76,8 @@ macro_rules! conformance {
             unicode_keys_and_content,
             concurrent_writers_lose_nothing,
             concurrent_upserts_keep_one_record,
-            health_check_ok
+            health_check_ok,
+            random_operations_match_a_model
         );
     };
     (@cases $make:expr; $($case:ident),* $(,)?) => {

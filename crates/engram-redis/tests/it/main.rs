@@ -147,3 +147,53 @@ fn a_corrupted_record_is_reported_with_its_key() {
     };
     assert!(s.get(&other).expect("reads").is_some());
 }
+
+#[test]
+fn the_database_number_in_the_url_is_used() {
+    let Some(h) = harness() else { return };
+    let base = base_url();
+    let base = base
+        .rsplit_once('/')
+        .map_or(base.as_str(), |(b, _)| b)
+        .to_owned();
+    // Same prefix in database 3; dropping it deletes its keys there.
+    let h3 = RedisHarness {
+        url: format!("{base}/3"),
+        prefix: h.prefix.clone(),
+    };
+    let s = h3.open();
+    let p = engram_core::Partition::of(engram_core::Namespace::default_ns());
+    s.put(engram_core::Put::new(
+        p,
+        Some(engram_core::Key::new("k").expect("valid")),
+        "in db 3",
+    ))
+    .expect("writes");
+    let key = format!("{}r/default/default/k", h.prefix);
+    let exists = |url: &str| -> bool {
+        let mut c = redis::Client::open(url)
+            .expect("url")
+            .get_connection()
+            .expect("connects");
+        redis::cmd("EXISTS")
+            .arg(&key)
+            .query(&mut c)
+            .expect("exists")
+    };
+    assert!(exists(&h3.url), "the record is in database 3");
+    assert!(!exists(&h.url), "and not in the default database");
+}
+
+#[test]
+fn rediss_speaks_tls_and_fails_clearly_against_a_plain_server() {
+    let Some(_h) = harness() else { return };
+    let plain = base_url();
+    let tls = plain.replacen("redis://", "rediss://", 1);
+    let err = RedisStore::open(&tls)
+        .err()
+        .expect("a plain server cannot complete a TLS handshake");
+    assert!(
+        matches!(err.kind(), ErrorKind::Unavailable | ErrorKind::Backend),
+        "{err}"
+    );
+}

@@ -10,8 +10,8 @@ use crate::{Key, Partition, SearchMode, WriteStatus};
 pub enum Event {
     /// `memory.read`: a record was looked up.
     Read {
-        /// Where.
-        partition: Partition,
+        /// Where; `None` for a lookup by id that found nothing.
+        partition: Option<Partition>,
         /// The key, when it was looked up by key or found.
         key: Option<Key>,
         /// Whether a record was found.

@@ -478,6 +478,12 @@ impl Put {
         Ok(())
     }
 
+    /// Validates every write of a batch; the first failure is returned and nothing should be
+    /// written.
+    pub fn validate_all(puts: &[Put], limits: &Limits) -> Result<()> {
+        puts.iter().try_for_each(|p| p.validate(limits))
+    }
+
     /// The record this write produces, given the record currently at its key (if any, and
     /// not expired) and the time of the write. Every store derives records through this one
     /// function, so upsert semantics are identical everywhere.

@@ -88,10 +88,7 @@ pub trait Store: Send + Sync {
     /// Writes many records, in one transaction where the backend has them. The default
     /// validates every item, then writes them one by one.
     fn put_many(&self, puts: Vec<Put>) -> Result<Vec<Written>> {
-        let limits = self.limits();
-        for p in &puts {
-            p.validate(&limits)?;
-        }
+        Put::validate_all(&puts, &self.limits())?;
         puts.into_iter().map(|p| self.put(p)).collect()
     }
 

@@ -504,9 +504,7 @@ impl Store for RedisStore {
     }
 
     fn put_many(&self, puts: Vec<Put>) -> Result<Vec<Written>> {
-        for p in &puts {
-            p.validate(&self.limits)?;
-        }
+        Put::validate_all(&puts, &self.limits)?;
         self.with_conn(|c| {
             let mut out = Vec::with_capacity(puts.len());
             for chunk in puts.chunks(CHUNK) {

@@ -602,9 +602,7 @@ impl Store for SqliteStore {
     }
 
     fn put_many(&self, puts: Vec<Put>) -> Result<Vec<Written>> {
-        for p in &puts {
-            p.validate(&self.limits)?;
-        }
+        Put::validate_all(&puts, &self.limits)?;
         let now = Timestamp::now();
         self.write(|tx| {
             purge_in(tx, now.as_millis())?;

@@ -348,9 +348,7 @@ impl Store for FileStore {
     }
 
     fn put_many(&self, puts: Vec<Put>) -> Result<Vec<Written>> {
-        for p in &puts {
-            p.validate(&self.limits)?;
-        }
+        Put::validate_all(&puts, &self.limits)?;
         // One rewrite per partition, results in input order.
         let mut groups: Vec<(Partition, Vec<(usize, Put)>)> = Vec::new();
         let n = puts.len();

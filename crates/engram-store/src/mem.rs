@@ -121,9 +121,7 @@ impl Store for MemStore {
     }
 
     fn put_many(&self, puts: Vec<Put>) -> Result<Vec<Written>> {
-        for p in &puts {
-            p.validate(&self.limits)?;
-        }
+        Put::validate_all(&puts, &self.limits)?;
         let now = Timestamp::now();
         let mut inner = self.write();
         Ok(puts.into_iter().map(|p| inner.put(p, now)).collect())

@@ -54,10 +54,7 @@ impl Store for PrivacyStore {
     }
 
     fn put_many(&self, puts: Vec<Put>) -> Result<Vec<Written>> {
-        let limits = self.inner.limits();
-        for p in &puts {
-            p.validate(&limits)?;
-        }
+        Put::validate_all(&puts, &self.inner.limits())?;
         puts.into_iter().map(|p| self.discard(p)).collect()
     }
 

@@ -17,6 +17,11 @@ use serde_json::{Value, json};
 
 use crate::Harness;
 
+/// A TTL long enough that a record is surely still there right after it is written, even on
+/// a busy machine, and the wait after which it has surely expired.
+const SHORT_TTL: Duration = Duration::from_millis(600);
+const PAST_SHORT_TTL: Duration = Duration::from_millis(900);
+
 fn ns(s: &str) -> Namespace {
     Namespace::new(s).unwrap()
 }
@@ -452,12 +457,11 @@ pub fn count_follows_filters_and_expiry(h: &dyn Harness) {
     };
     assert_eq!(s.count(&p, &f).unwrap(), 2);
     s.put(
-        Put::new(p.clone(), Some(key("short")), "x")
-            .with_ttl(Some(Ttl::new(Duration::from_millis(150)).unwrap())),
+        Put::new(p.clone(), Some(key("short")), "x").with_ttl(Some(Ttl::new(SHORT_TTL).unwrap())),
     )
     .unwrap();
     assert_eq!(s.count(&p, &Filter::default()).unwrap(), 5);
-    thread::sleep(Duration::from_millis(300));
+    thread::sleep(PAST_SHORT_TTL);
     assert_eq!(s.count(&p, &Filter::default()).unwrap(), 4);
 }
 
@@ -482,7 +486,7 @@ pub fn namespaces_lists_non_empty(h: &dyn Harness) {
 pub fn ttl_expires_everywhere(h: &dyn Harness) {
     let s = h.open();
     let p = part("default");
-    let ttl = Ttl::new(Duration::from_millis(200)).unwrap();
+    let ttl = Ttl::new(SHORT_TTL).unwrap();
     let w = s
         .put(Put::new(p.clone(), Some(key("temp")), "ephemeral lisbon note").with_ttl(Some(ttl)))
         .unwrap()
@@ -491,8 +495,8 @@ pub fn ttl_expires_everywhere(h: &dyn Harness) {
     assert!(w.expires_at.is_some());
     assert!(s.get(&at(&p, "temp")).unwrap().is_some());
     let started = Instant::now();
-    thread::sleep(Duration::from_millis(400));
-    assert!(started.elapsed() >= Duration::from_millis(400));
+    thread::sleep(PAST_SHORT_TTL);
+    assert!(started.elapsed() >= PAST_SHORT_TTL);
     assert!(s.get(&at(&p, "temp")).unwrap().is_none());
     let by_id = Locator::Id {
         tenant: p.tenant.clone(),

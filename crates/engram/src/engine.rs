@@ -235,12 +235,9 @@ impl Engine {
         let _span = info_span!("memory.read").entered();
         let found = self.store.get(&at)?;
         let (partition, key) = match (&at, &found) {
-            (_, Some(m)) => (m.partition.clone(), Some(m.key.clone())),
-            (Locator::Key { partition, key }, None) => (partition.clone(), Some(key.clone())),
-            (Locator::Id { tenant, .. }, None) => (
-                Partition::new(tenant.clone(), Namespace::default_ns()),
-                None,
-            ),
+            (_, Some(m)) => (Some(m.partition.clone()), Some(m.key.clone())),
+            (Locator::Key { partition, key }, None) => (Some(partition.clone()), Some(key.clone())),
+            (Locator::Id { .. }, None) => (None, None),
         };
         self.emit(Event::Read {
             partition,

@@ -48,10 +48,10 @@ fn kv_contract() {
             "{url}"
         );
         // TTL through the engine.
-        let ttl = Ttl::new(std::time::Duration::from_millis(100)).expect("valid");
+        let ttl = Ttl::new(std::time::Duration::from_millis(600)).expect("valid");
         e.kv_set(&n, "t", json!(1), Some(ttl)).expect("writes");
         assert!(e.kv_has(&n, "t").expect("reads"));
-        std::thread::sleep(std::time::Duration::from_millis(250));
+        std::thread::sleep(std::time::Duration::from_millis(900));
         assert!(!e.kv_has(&n, "t").expect("reads"), "{url}");
         assert!(e.kv_all(&n).expect("reads").is_empty(), "{url}");
     });

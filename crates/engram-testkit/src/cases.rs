@@ -916,12 +916,80 @@ pub fn multi_process_writers_lose_nothing(h: &dyn Harness, child_test: &str) {
     );
 }
 
-/// The writer run in each child process of [`multi_process_writers_lose_nothing`].
+const CHILD_MODE: &str = "ENGRAM_CONFORMANCE_MODE";
+
+/// A writer process is killed (SIGKILL on Unix) in the middle of writing; every write it had
+/// acknowledged is there afterwards and the store still reads and writes.
+pub fn killed_writer_loses_no_acknowledged_write(h: &dyn Harness, child_test: &str) {
+    use std::io::{BufRead, BufReader};
+    let location = h
+        .location()
+        .expect("a persistent harness gives a location for other processes");
+    let mut child = Command::new(std::env::current_exe().unwrap())
+        .args([child_test, "--exact", "--ignored", "--nocapture"])
+        .env(CHILD_LOCATION, &location)
+        .env(CHILD_ID, "0")
+        .env(CHILD_MODE, "until-killed")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let stdout = child.stdout.take().unwrap();
+    let mut acked = Vec::new();
+    let deadline = Instant::now() + Duration::from_secs(60);
+    for line in BufReader::new(stdout).lines() {
+        let line = line.unwrap();
+        if let Some(k) = line.strip_prefix("ack ") {
+            acked.push(k.to_owned());
+        }
+        if acked.len() >= 150 || Instant::now() > deadline {
+            break;
+        }
+    }
+    child.kill().unwrap();
+    child.wait().unwrap();
+    assert!(
+        acked.len() >= 150,
+        "the writer acknowledged only {} writes",
+        acked.len()
+    );
+    let s = h.open_at(&location);
+    let p = part("killed");
+    for k in &acked {
+        assert!(
+            s.get(&at(&p, k)).unwrap().is_some(),
+            "acknowledged {k} is lost"
+        );
+    }
+    let all = list_all(&*s, &p, &Filter::default()).unwrap();
+    assert!(all.len() >= acked.len());
+    set(&*s, &p, "after", "still writable");
+    assert_eq!(get_value(&*s, &p, "after"), Some(json!("still writable")));
+}
+
+/// The writer run in each child process of [`multi_process_writers_lose_nothing`] and
+/// [`killed_writer_loses_no_acknowledged_write`].
 pub fn child_writer(h: &dyn Harness) {
-    let location =
-        std::env::var(CHILD_LOCATION).expect("run by multi_process_writers_lose_nothing");
+    use std::io::Write;
+    let location = std::env::var(CHILD_LOCATION).expect("run by a multi-process case");
     let id: usize = std::env::var(CHILD_ID).unwrap().parse().unwrap();
     let s = h.open_at(&location);
+    if std::env::var(CHILD_MODE).is_ok_and(|m| m == "until-killed") {
+        let p = part("killed");
+        let mut out = std::io::stdout().lock();
+        // Bounded: the parent kills it long before.
+        for i in 0..1_000_000 {
+            s.put(Put::new(
+                p.clone(),
+                Some(key(&format!("k{i}"))),
+                format!("value {i}"),
+            ))
+            .unwrap();
+            writeln!(out, "ack k{i}").unwrap();
+            out.flush().unwrap();
+        }
+        return;
+    }
     let p = part("multiproc");
     for i in 0..CHILD_WRITES {
         s.put(Put::new(p.clone(), Some(key(&format!("c{id}-{i}"))), i))

@@ -99,18 +99,29 @@ macro_rules! conformance_persistent {
     ($make:expr) => {
         $crate::conformance!(@cases $make; data_survives_reopen);
 
+        /// The full name of `conformance_child_writer` in this test binary.
+        fn conformance_child_name() -> String {
+            let module = module_path!();
+            match module.split_once("::") {
+                Some((_, rest)) => format!("{rest}::conformance_child_writer"),
+                None => "conformance_child_writer".to_string(),
+            }
+        }
+
         #[test]
         fn multi_process_writers_lose_nothing() {
             if let Some(h) = $make {
-                // The child's test name: this module's path without the crate name.
-                let module = module_path!();
-                let module = module.split_once("::").map_or("", |(_, rest)| rest);
-                let child = if module.is_empty() {
-                    "conformance_child_writer".to_string()
-                } else {
-                    format!("{module}::conformance_child_writer")
-                };
-                $crate::cases::multi_process_writers_lose_nothing(&h, &child);
+                $crate::cases::multi_process_writers_lose_nothing(&h, &conformance_child_name());
+            }
+        }
+
+        #[test]
+        fn killed_writer_loses_no_acknowledged_write() {
+            if let Some(h) = $make {
+                $crate::cases::killed_writer_loses_no_acknowledged_write(
+                    &h,
+                    &conformance_child_name(),
+                );
             }
         }
 

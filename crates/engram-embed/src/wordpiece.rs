@@ -1,0 +1,238 @@
+//! The BERT tokenizer (normaliser, pre-tokenizer, WordPiece) as `tokenizer.json` describes
+//! it, without the `tokenizers` crate.
+
+use std::collections::HashMap;
+
+use serde::Deserialize;
+use unicode_normalization::{UnicodeNormalization, char::is_combining_mark};
+
+use crate::EmbedError;
+
+/// A WordPiece tokenizer with BERT's normalisation.
+pub struct WordPiece {
+    vocab: HashMap<Box<str>, u32>,
+    unk: Option<u32>,
+    prefix: String,
+    max_chars: usize,
+    lowercase: bool,
+    strip_accents: bool,
+    chinese_chars: bool,
+    clean_text: bool,
+}
+
+#[derive(Deserialize)]
+struct TokenizerJson {
+    normalizer: Option<NormalizerJson>,
+    model: ModelJson,
+}
+
+#[derive(Deserialize)]
+struct NormalizerJson {
+    #[serde(rename = "type")]
+    kind: String,
+    #[serde(default)]
+    clean_text: Option<bool>,
+    #[serde(default)]
+    handle_chinese_chars: Option<bool>,
+    #[serde(default)]
+    strip_accents: Option<bool>,
+    #[serde(default)]
+    lowercase: Option<bool>,
+}
+
+#[derive(Deserialize)]
+struct ModelJson {
+    #[serde(rename = "type")]
+    kind: String,
+    vocab: HashMap<String, u32>,
+    unk_token: Option<String>,
+    continuing_subword_prefix: Option<String>,
+    max_input_chars_per_word: Option<usize>,
+}
+
+impl WordPiece {
+    /// Reads a Hugging Face `tokenizer.json` with a `BertNormalizer` and a `WordPiece` model.
+    pub fn from_json(json: &[u8]) -> Result<Self, EmbedError> {
+        let t: TokenizerJson = serde_json::from_slice(json)
+            .map_err(|e| EmbedError::Model(format!("tokenizer.json: {e}")))?;
+        if t.model.kind != "WordPiece" {
+            return Err(EmbedError::Model(format!(
+                "tokenizer model {:?} is not supported (WordPiece is)",
+                t.model.kind
+            )));
+        }
+        let (lowercase, strip_accents, chinese_chars, clean_text) = match &t.normalizer {
+            Some(n) if n.kind == "BertNormalizer" => {
+                let lowercase = n.lowercase.unwrap_or(true);
+                (
+                    lowercase,
+                    // As in BERT: unset means "follow lowercase".
+                    n.strip_accents.unwrap_or(lowercase),
+                    n.handle_chinese_chars.unwrap_or(true),
+                    n.clean_text.unwrap_or(true),
+                )
+            }
+            Some(n) => {
+                return Err(EmbedError::Model(format!(
+                    "normalizer {:?} is not supported (BertNormalizer is)",
+                    n.kind
+                )));
+            }
+            None => (false, false, false, false),
+        };
+        let unk = t
+            .model
+            .unk_token
+            .as_ref()
+            .and_then(|u| t.model.vocab.get(u).copied());
+        Ok(Self {
+            vocab: t
+                .model
+                .vocab
+                .into_iter()
+                .map(|(k, v)| (k.into_boxed_str(), v))
+                .collect(),
+            unk,
+            prefix: t
+                .model
+                .continuing_subword_prefix
+                .unwrap_or_else(|| "##".into()),
+            max_chars: t.model.max_input_chars_per_word.unwrap_or(100),
+            lowercase,
+            strip_accents,
+            chinese_chars,
+            clean_text,
+        })
+    }
+
+    /// The number of entries in the vocabulary.
+    pub fn vocab_size(&self) -> usize {
+        self.vocab.len()
+    }
+
+    /// The id of the unknown token, if the vocabulary has one.
+    pub fn unk_id(&self) -> Option<u32> {
+        self.unk
+    }
+
+    /// Appends the token ids of `text` to `out` (no special tokens).
+    pub fn encode_into(&self, text: &str, out: &mut Vec<u32>) {
+        let normalized = self.normalize(text);
+        let mut piece = String::new();
+        for word in pre_tokenize(&normalized) {
+            self.word_pieces(word, &mut piece, out);
+        }
+    }
+
+    /// The token ids of `text`.
+    pub fn encode(&self, text: &str) -> Vec<u32> {
+        let mut out = Vec::new();
+        self.encode_into(text, &mut out);
+        out
+    }
+
+    fn normalize(&self, text: &str) -> String {
+        let mut s = String::with_capacity(text.len() + 8);
+        for c in text.chars() {
+            if self.clean_text {
+                if c == '\0' || c == '\u{fffd}' || (c.is_control() && !c.is_whitespace()) {
+                    continue;
+                }
+                if c.is_whitespace() {
+                    s.push(' ');
+                    continue;
+                }
+            }
+            if self.chinese_chars && is_cjk(c) {
+                s.push(' ');
+                s.push(c);
+                s.push(' ');
+            } else {
+                s.push(c);
+            }
+        }
+        if self.strip_accents {
+            s = s.nfd().filter(|c| !is_combining_mark(*c)).collect();
+        }
+        if self.lowercase {
+            s = s.to_lowercase();
+        }
+        s
+    }
+
+    fn word_pieces(&self, word: &str, piece: &mut String, out: &mut Vec<u32>) {
+        let chars = word.chars().count();
+        if chars > self.max_chars {
+            out.extend(self.unk);
+            return;
+        }
+        let start_len = out.len();
+        let mut start = 0;
+        while start < word.len() {
+            let mut end = word.len();
+            let mut found = None;
+            while start < end {
+                piece.clear();
+                if start > 0 {
+                    piece.push_str(&self.prefix);
+                }
+                piece.push_str(&word[start..end]);
+                if let Some(&id) = self.vocab.get(piece.as_str()) {
+                    found = Some(id);
+                    break;
+                }
+                // Step back one character.
+                end = word[..end]
+                    .char_indices()
+                    .next_back()
+                    .map_or(start, |(i, _)| i);
+            }
+            match found {
+                Some(id) => {
+                    out.push(id);
+                    start = end;
+                }
+                None => {
+                    out.truncate(start_len);
+                    out.extend(self.unk);
+                    return;
+                }
+            }
+        }
+    }
+}
+
+/// Splits on whitespace, and makes each punctuation character its own word.
+fn pre_tokenize(s: &str) -> impl Iterator<Item = &str> {
+    let mut words = Vec::new();
+    for chunk in s.split(char::is_whitespace).filter(|w| !w.is_empty()) {
+        let mut start = 0;
+        for (i, c) in chunk.char_indices() {
+            if is_punctuation(c) {
+                if start < i {
+                    words.push(&chunk[start..i]);
+                }
+                words.push(&chunk[i..i + c.len_utf8()]);
+                start = i + c.len_utf8();
+            }
+        }
+        if start < chunk.len() {
+            words.push(&chunk[start..]);
+        }
+    }
+    words.into_iter()
+}
+
+fn is_punctuation(c: char) -> bool {
+    c.is_ascii_punctuation()
+        || matches!(c as u32,
+            0x00A1..=0x00BF | 0x2010..=0x2027 | 0x2030..=0x205E | 0x3001..=0x3003
+            | 0x3008..=0x3011 | 0x3014..=0x301F | 0xFF01..=0xFF0F | 0xFF1A..=0xFF20
+            | 0xFF3B..=0xFF40 | 0xFF5B..=0xFF65)
+}
+
+fn is_cjk(c: char) -> bool {
+    matches!(c as u32,
+        0x4E00..=0x9FFF | 0x3400..=0x4DBF | 0x20000..=0x2A6DF | 0x2A700..=0x2B73F
+        | 0x2B740..=0x2B81F | 0x2B820..=0x2CEAF | 0xF900..=0xFAFF | 0x2F800..=0x2FA1F)
+}

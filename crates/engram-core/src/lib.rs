@@ -28,6 +28,7 @@ mod name;
 mod query;
 pub mod rank;
 mod store;
+pub mod text;
 mod time;
 
 pub use error::{Error, ErrorKind, Result};
@@ -40,8 +41,12 @@ pub use memory::{
 pub use name::{
     Key, MAX_KEY_BYTES, MAX_NAME_CHARS, Namespace, Partition, Tenant, check_name, redact_url,
 };
-pub use query::{Filter, Hit, ListQuery, Locator, MAX_PAGE, Page, SearchMode, SearchRequest};
+pub use query::{
+    Filter, Hit, ListQuery, Locator, MAX_PAGE, Page, Scored, SearchMode, SearchRequest, TextQuery,
+    VectorQuery,
+};
 pub use store::{
-    Capabilities, Health, Store, StoreInfo, WriteStatus, Written, list_all, scan_and_rank,
+    Capabilities, Health, Store, StoreInfo, StoredVector, WriteStatus, Written, list_all,
+    scan_and_rank,
 };
 pub use time::{Timestamp, Ttl};

@@ -279,6 +279,16 @@ impl Memory {
         value_text(&self.content)
     }
 
+    /// The text that full-text search indexes: the key (unless it is just the id) and the
+    /// content, so a key that names what a value is about is found too.
+    pub fn index_text(&self) -> Cow<'_, str> {
+        if self.key.as_str() == self.id.to_string() {
+            self.text()
+        } else {
+            Cow::Owned(format!("{} {}", self.key, self.text()))
+        }
+    }
+
     /// Whether the memory has expired at `now`.
     pub fn is_expired(&self, now: Timestamp) -> bool {
         self.expires_at.is_some_and(|t| t <= now)
@@ -376,9 +386,15 @@ pub struct Put {
     /// Embedding model that indexed it.
     #[serde(default)]
     pub embedding_model: Option<String>,
+    /// The content's vector (unit length), made by `embedding_model`. Stored beside the
+    /// record, not in it: reads return it only through [`Store::vectors`](crate::Store::vectors).
+    #[serde(skip)]
+    pub embedding: Option<Vec<f32>>,
 }
 
 const MAX_OWNER_BYTES: usize = 256;
+/// Longest vector a store accepts.
+pub const MAX_DIMENSIONS: usize = 8192;
 const MAX_TAGS: usize = 64;
 const MAX_TAG_BYTES: usize = 64;
 
@@ -413,6 +429,7 @@ impl Put {
             valid_from: None,
             valid_until: None,
             embedding_model: None,
+            embedding: None,
         }
     }
 
@@ -468,6 +485,20 @@ impl Put {
                 "must not be before valid_from",
             ));
         }
+        if let Some(v) = &self.embedding {
+            if self.embedding_model.is_none() {
+                return Err(Error::invalid(
+                    "embedding",
+                    "a vector needs the id of the model that made it (embedding_model)",
+                ));
+            }
+            if v.is_empty() || v.len() > MAX_DIMENSIONS || v.iter().any(|x| !x.is_finite()) {
+                return Err(Error::invalid(
+                    "embedding",
+                    "must have 1-8192 finite dimensions",
+                ));
+            }
+        }
         let size = json_size(&self.content) + json_size_map(&self.metadata);
         if size > limits.max_value_bytes {
             return Err(Error::TooLarge {
@@ -487,6 +518,9 @@ impl Put {
     /// The record this write produces, given the record currently at its key (if any, and
     /// not expired) and the time of the write. Every store derives records through this one
     /// function, so upsert semantics are identical everywhere.
+    ///
+    /// The vector, if any, is not part of the record: take it with `put.embedding.take()`
+    /// before calling this.
     pub fn apply(self, existing: Option<&Memory>, now: Timestamp) -> Memory {
         let id = existing.map_or_else(MemoryId::generate, |m| m.id);
         let key = match self.key {

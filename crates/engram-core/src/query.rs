@@ -192,3 +192,38 @@ pub struct Hit {
     /// Higher is better; comparable only within one search.
     pub score: f64,
 }
+
+/// A record id with a relevance score (higher is better).
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+pub struct Scored {
+    /// The record.
+    pub id: MemoryId,
+    /// Its score; comparable only within one result list.
+    pub score: f32,
+}
+
+/// A full-text (BM25) search within one partition.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct TextQuery {
+    /// Where to search.
+    pub partition: Partition,
+    /// The text; tokenized with [`tokenize`](crate::text::tokenize).
+    pub query: String,
+    /// Which records may be returned.
+    pub filter: Filter,
+    /// How many at most.
+    pub limit: usize,
+}
+
+/// A nearest-neighbour search within one partition.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct VectorQuery {
+    /// Where to search.
+    pub partition: Partition,
+    /// The query vector, unit length, from the embedder that indexed the partition.
+    pub vector: Vec<f32>,
+    /// Which records may be returned.
+    pub filter: Filter,
+    /// How many at most.
+    pub limit: usize,
+}

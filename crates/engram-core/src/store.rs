@@ -4,14 +4,30 @@ use serde::Serialize;
 
 use crate::{
     Filter, Hit, Limits, ListQuery, Locator, Memory, MemoryId, Namespace, Page, Partition, Put,
-    Result, SearchMode, SearchRequest, Tenant, Timestamp,
+    Result, Scored, SearchMode, SearchRequest, Tenant, TextQuery, Timestamp, VectorQuery,
+    text::{Bm25, nearest},
 };
+
+/// A record's vector, as a store returns it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct StoredVector {
+    /// The record.
+    pub id: MemoryId,
+    /// The model that made the vector.
+    pub model: String,
+    /// The vector.
+    pub vector: Vec<f32>,
+}
 
 /// What a backend can do natively; the engine falls back where it cannot.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
 pub struct Capabilities {
     /// `search` is answered by the backend itself rather than by scanning.
     pub native_search: bool,
+    /// `text_search` uses a persistent full-text index rather than scoring every record.
+    pub native_text: bool,
+    /// `vector_search` uses an index rather than comparing every vector.
+    pub native_vector: bool,
     /// Data survives the process.
     pub persistent: bool,
     /// Several processes may use the same store at once.
@@ -123,6 +139,51 @@ pub trait Store: Send + Sync {
 
     /// Whether the store answers.
     fn health_check(&self) -> Health;
+
+    /// The stored vectors of the live records of a partition that pass `filter`, with the
+    /// model that made each.
+    fn vectors(&self, partition: &Partition, filter: &Filter) -> Result<Vec<StoredVector>>;
+
+    /// The best `limit` records for a full-text query, by BM25 over the
+    /// [`tokenize`](crate::text::tokenize)d [`Memory::index_text`]. The default scores every
+    /// matching record in memory; backends with a full-text index answer natively.
+    fn text_search(&self, query: &TextQuery) -> Result<Vec<Scored>> {
+        let all = list_all(self, &query.partition, &query.filter)?;
+        let texts: Vec<(MemoryId, std::borrow::Cow<'_, str>)> =
+            all.iter().map(|m| (m.id, m.index_text())).collect();
+        Ok(Bm25::default().rank(
+            texts.iter().map(|(id, t)| (*id, t.as_ref())),
+            &query.query,
+            query.limit,
+        ))
+    }
+
+    /// The `limit` records whose vectors are nearest the query's (dot product of unit
+    /// vectors), best first; vectors of another length are skipped. The default compares
+    /// every vector; backends with an index answer natively.
+    fn vector_search(&self, query: &VectorQuery) -> Result<Vec<Scored>> {
+        let vectors = self.vectors(&query.partition, &query.filter)?;
+        Ok(nearest(
+            vectors.iter().map(|v| (v.id, v.vector.as_slice())),
+            &query.vector,
+            query.limit,
+        ))
+    }
+
+    /// The live records of a tenant with these ids, in the order given; absent ids are
+    /// skipped. The default reads them one by one.
+    fn get_many(&self, tenant: &Tenant, ids: &[MemoryId]) -> Result<Vec<Memory>> {
+        let mut out = Vec::with_capacity(ids.len());
+        for id in ids {
+            if let Some(m) = self.get(&Locator::Id {
+                tenant: tenant.clone(),
+                id: *id,
+            })? {
+                out.push(m);
+            }
+        }
+        Ok(out)
+    }
 
     /// The best `limit` records for a query. Backends without a native search keep this
     /// default, which reads the matching records and ranks them with

@@ -1,16 +1,15 @@
 //! Lexical matching: the tokenizer shared by every backend, and BM25 over in-memory documents.
 
-use std::collections::HashMap;
-
-use unicode_segmentation::UnicodeSegmentation;
-
 use crate::{MemoryId, Scored};
 
-/// Splits text into lower-cased words by Unicode word boundaries (UAX #29): letters and
-/// digits only, punctuation dropped, each CJK ideograph its own word. No stemming and no stop
-/// words: on conversational data an unstemmed index ranked better.
+/// Splits text into lower-cased words: maximal runs of Unicode letters and digits, as
+/// SQLite's `unicode61` and tantivy's default tokenizer do, so every backend indexes the same
+/// words. No stemming and no stop words: on conversational data an unstemmed index ranked
+/// better.
 pub fn tokenize(text: &str) -> impl Iterator<Item = String> + '_ {
-    text.unicode_words().map(str::to_lowercase)
+    text.split(|c: char| !c.is_alphanumeric())
+        .filter(|w| !w.is_empty())
+        .map(str::to_lowercase)
 }
 
 /// The tokens of `text` joined by single spaces: what a full-text engine indexes so that
@@ -169,7 +168,7 @@ pub fn vector_to_bytes(v: &[f32]) -> Vec<u8> {
 
 /// The inverse of [`vector_to_bytes`]; `None` when the length is not a multiple of 4.
 pub fn vector_from_bytes(b: &[u8]) -> Option<Vec<f32>> {
-    if b.len() % 4 != 0 {
+    if !b.len().is_multiple_of(4) {
         return None;
     }
     Some(
@@ -179,23 +178,19 @@ pub fn vector_from_bytes(b: &[u8]) -> Option<Vec<f32>> {
     )
 }
 
-/// Document frequencies for a set of texts, keyed by token (for callers that keep an index).
-pub fn term_counts(text: &str) -> HashMap<String, u32> {
-    let mut m = HashMap::new();
-    for t in tokenize(text) {
-        *m.entry(t).or_insert(0) += 1;
-    }
-    m
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
     fn tokenizer_lowercases_and_splits_by_words() {
-        let toks: Vec<_> = tokenize("Hey Mel! I'm at the café, 10:30 — 東京").collect();
-        assert_eq!(toks, ["hey", "mel", "i'm", "at", "the", "café", "10:30", "東", "京"]);
+        let toks: Vec<_> = tokenize("Hey Mel! I'm at the Café, 10:30 — 東京").collect();
+        assert_eq!(
+            toks,
+            [
+                "hey", "mel", "i", "m", "at", "the", "café", "10", "30", "東京"
+            ]
+        );
         assert_eq!(token_string("A  b,c"), "a b c");
     }
 
@@ -223,7 +218,11 @@ mod tests {
         let mut vb = vec![0.6, 0.8, 0.0];
         normalize(&mut va);
         normalize(&mut vb);
-        let hits = nearest([(a, va.as_slice()), (b, vb.as_slice())], &[0.0, 1.0, 0.0], 1);
+        let hits = nearest(
+            [(a, va.as_slice()), (b, vb.as_slice())],
+            &[0.0, 1.0, 0.0],
+            1,
+        );
         assert_eq!(hits[0].id, b);
         assert_eq!(vector_from_bytes(&vector_to_bytes(&vb)), Some(vb));
     }

@@ -7,6 +7,7 @@
 //! |---|---|---|
 //! | `P r/{tenant}/{namespace}/{key}` | string | the record as JSON, with a native expiry when it has a TTL |
 //! | `P i/{tenant}/{id}` | string | `{namespace}/{key}` of the record with that id, same expiry |
+//! | `P v/{tenant}/{id}` | string | the record's vector, `f32` little-endian, same expiry |
 //! | `P n/{tenant}/{namespace}` | sorted set | members `{id}/{key}`, all score 0: the listing index, in id order |
 //! | `P t/{tenant}` | set | the tenant's namespaces |
 //! | `P tenants` | set | the tenants |
@@ -26,8 +27,9 @@ use std::{
 
 use engram_core::{
     Capabilities, Error, Filter, Health, Limits, ListQuery, Locator, Memory, MemoryId, Namespace,
-    Page, Partition, Put, Result, Store, StoreInfo, Tenant, Timestamp, WriteStatus, Written,
-    redact_url,
+    Page, Partition, Put, Result, Store, StoreInfo, StoredVector, Tenant, Timestamp, WriteStatus,
+    Written, redact_url,
+    text::{vector_from_bytes, vector_to_bytes},
 };
 use redis::{Commands, Connection, ConnectionLike, RedisError};
 
@@ -183,6 +185,10 @@ impl RedisStore {
         format!("{}i/{}/{}", self.prefix, tenant, id)
     }
 
+    fn vector_key(&self, tenant: &Tenant, id: MemoryId) -> String {
+        format!("{}v/{}/{}", self.prefix, tenant, id)
+    }
+
     fn index_key(&self, p: &Partition) -> String {
         format!("{}n/{}/{}", self.prefix, p.tenant, p.namespace)
     }
@@ -284,7 +290,9 @@ impl RedisStore {
                 let existing = rkey
                     .as_ref()
                     .and_then(|k| current.get(k).cloned().flatten());
-                let memory = put.clone().apply(existing.as_ref(), now);
+                let mut put = put.clone();
+                let vector = put.embedding.take();
+                let memory = put.apply(existing.as_ref(), now);
                 let status = if existing.is_some() {
                     WriteStatus::Updated
                 } else {
@@ -293,7 +301,7 @@ impl RedisStore {
                 let rkey = rkey
                     .clone()
                     .unwrap_or_else(|| self.record_key(&memory.partition, memory.key.as_str()));
-                self.queue_write(&mut pipe, &rkey, &memory)?;
+                self.queue_write(&mut pipe, &rkey, &memory, vector.as_deref())?;
                 current.insert(rkey, Some(memory.clone()));
                 out.push(Written { memory, status });
             }
@@ -310,6 +318,7 @@ impl RedisStore {
         pipe: &mut redis::Pipeline,
         rkey: &str,
         memory: &Memory,
+        vector: Option<&[f32]>,
     ) -> Result<(), Fail> {
         let json =
             serde_json::to_string(memory).map_err(|e| Fail::Engram(Error::backend("redis", e)))?;
@@ -322,6 +331,20 @@ impl RedisStore {
         if let Some(exp) = memory.expires_at {
             set.arg("PXAT").arg(exp.as_millis());
             ptr.arg("PXAT").arg(exp.as_millis());
+        }
+        let vkey = self.vector_key(&p.tenant, memory.id);
+        match vector {
+            Some(v) => {
+                let mut vset = redis::cmd("SET");
+                vset.arg(&vkey).arg(vector_to_bytes(v));
+                if let Some(exp) = memory.expires_at {
+                    vset.arg("PXAT").arg(exp.as_millis());
+                }
+                pipe.add_command(vset).ignore();
+            }
+            None => {
+                pipe.del(&vkey).ignore();
+            }
         }
         pipe.add_command(set).ignore();
         pipe.add_command(ptr).ignore();
@@ -432,6 +455,8 @@ impl RedisStore {
                 .ignore()
                 .del(self.id_key(&m.partition.tenant, m.id))
                 .ignore()
+                .del(self.vector_key(&m.partition.tenant, m.id))
+                .ignore()
                 .zrem(self.index_key(&m.partition), format!("{}/{}", m.id, m.key))
                 .ignore();
             let applied: Option<()> = pipe.query(c)?;
@@ -484,6 +509,8 @@ impl Store for RedisStore {
             location: format!("{} (prefix {})", self.target, self.prefix),
             capabilities: Capabilities {
                 native_search: false,
+                native_text: false,
+                native_vector: false,
                 persistent: true,
                 multi_process: true,
             },
@@ -551,6 +578,7 @@ impl Store for RedisStore {
                     pipe.del(self.record_key(partition, m.key.as_str()))
                         .ignore();
                     pipe.del(self.id_key(&partition.tenant, m.id)).ignore();
+                    pipe.del(self.vector_key(&partition.tenant, m.id)).ignore();
                     pipe.zrem(&index, format!("{}/{}", m.id, m.key)).ignore();
                 }
                 pipe.exec(c)?;
@@ -633,6 +661,37 @@ impl Store for RedisStore {
                 }
             }
             Ok(())
+        })
+    }
+
+    fn vectors(&self, partition: &Partition, filter: &Filter) -> Result<Vec<StoredVector>> {
+        self.with_conn(|c| {
+            let live = self.scan_index(c, partition, filter, None, usize::MAX)?;
+            let mut out = Vec::new();
+            for chunk in live.chunks(CHUNK) {
+                let keys: Vec<String> = chunk
+                    .iter()
+                    .map(|m| self.vector_key(&partition.tenant, m.id))
+                    .collect();
+                let blobs: Vec<Option<Vec<u8>>> = redis::cmd("MGET").arg(&keys).query(c)?;
+                for ((m, key), blob) in chunk.iter().zip(&keys).zip(blobs) {
+                    let (Some(blob), Some(model)) = (blob, &m.embedding_model) else {
+                        continue;
+                    };
+                    let vector = vector_from_bytes(&blob).ok_or_else(|| {
+                        Fail::Engram(Error::Corrupted {
+                            location: format!("redis key {key}"),
+                            reason: "not a vector".into(),
+                        })
+                    })?;
+                    out.push(StoredVector {
+                        id: m.id,
+                        model: model.clone(),
+                        vector,
+                    });
+                }
+            }
+            Ok(out)
         })
     }
 

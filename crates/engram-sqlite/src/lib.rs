@@ -26,14 +26,16 @@ use std::{
 
 use engram_core::{
     Capabilities, Category, Error, Filter, Health, Limits, ListQuery, Locator, Memory, MemoryId,
-    MemoryScope, MemoryState, Namespace, Owner, Page, Partition, Put, Result, Source, Store,
-    StoreInfo, Tenant, Timestamp, WriteStatus, Written,
+    MemoryScope, MemoryState, Namespace, Owner, Page, Partition, Put, Result, Scored, Source,
+    Store, StoreInfo, StoredVector, Tenant, TextQuery, Timestamp, WriteStatus, Written,
+    text::{token_string, tokenize, vector_from_bytes, vector_to_bytes},
 };
 use rusqlite::{Connection, OpenFlags, OptionalExtension, Row, params, types::Value as SqlValue};
 use serde_json::Value;
 
-const SCHEMA_VERSION: i64 = 1;
-const SCHEMA: &str = include_str!("schema.sql");
+const SCHEMA_VERSION: i64 = 2;
+/// Migrations: the SQL that takes the schema from version `i` to `i + 1`.
+const MIGRATIONS: [&str; 2] = [include_str!("schema.sql"), include_str!("schema_v2.sql")];
 const IDLE_READERS: usize = 8;
 
 macro_rules! columns {
@@ -52,6 +54,18 @@ macro_rules! live {
 }
 
 const COLUMNS: &str = columns!();
+
+/// [`COLUMNS`] with the `m.` alias.
+fn prefixed_columns() -> &'static str {
+    static COLS: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    COLS.get_or_init(|| {
+        COLUMNS
+            .split(',')
+            .map(|c| format!("m.{}", c.trim()))
+            .collect::<Vec<_>>()
+            .join(", ")
+    })
+}
 const LIVE: &str = live!();
 const GET_BY_KEY: &str = concat!(
     "SELECT ",
@@ -230,22 +244,57 @@ fn connect(path: &Path, durability: Durability) -> Result<Connection> {
 }
 
 fn migrate(conn: &Connection, path: &Path) -> Result<()> {
-    let version: i64 = conn
-        .query_row("PRAGMA user_version", [], |r| r.get(0))
-        .map_err(sql_err)?;
+    let read_version = || -> Result<i64> {
+        conn.query_row("PRAGMA user_version", [], |r| r.get(0))
+            .map_err(sql_err)
+    };
+    let too_new = |version: i64| Error::Corrupted {
+        location: path.display().to_string(),
+        reason: format!(
+            "schema version {version} was written by a newer engram (this one knows {SCHEMA_VERSION})"
+        ),
+    };
+    let version = read_version()?;
     if version > SCHEMA_VERSION {
-        return Err(Error::Corrupted {
-            location: path.display().to_string(),
-            reason: format!(
-                "schema version {version} was written by a newer engram (this one knows {SCHEMA_VERSION})"
-            ),
-        });
+        return Err(too_new(version));
     }
-    if version < SCHEMA_VERSION {
-        conn.execute_batch(&format!(
-            "BEGIN IMMEDIATE; {SCHEMA} PRAGMA user_version = {SCHEMA_VERSION}; COMMIT;"
-        ))
+    if version == SCHEMA_VERSION {
+        return Ok(());
+    }
+    // Take the write lock, then look again: another process may have migrated meanwhile.
+    let tx = rusqlite::Transaction::new_unchecked(conn, rusqlite::TransactionBehavior::Immediate)
         .map_err(sql_err)?;
+    let version = read_version()?;
+    if version > SCHEMA_VERSION {
+        return Err(too_new(version));
+    }
+    for (i, sql) in MIGRATIONS.iter().enumerate().skip(version.max(0) as usize) {
+        tx.execute_batch(sql).map_err(sql_err)?;
+        if i + 1 == 2 {
+            backfill_fts(&tx)?;
+        }
+    }
+    tx.execute_batch(&format!("PRAGMA user_version = {SCHEMA_VERSION}"))
+        .map_err(sql_err)?;
+    tx.commit().map_err(sql_err)
+}
+
+/// Indexes every existing record in the full-text table (migration to version 2).
+fn backfill_fts(tx: &rusqlite::Transaction<'_>) -> Result<()> {
+    let mut select = tx
+        .prepare(&format!("SELECT {COLUMNS}, rowid FROM memories"))
+        .map_err(sql_err)?;
+    let rows = select
+        .query_map([], |row| Ok((row.get::<_, i64>(27)?, decode(row)?)))
+        .map_err(sql_err)?;
+    let mut insert = tx
+        .prepare("INSERT INTO memories_fts (rowid, tokens) VALUES (?, ?)")
+        .map_err(sql_err)?;
+    for row in rows {
+        let (rowid, m) = row.map_err(sql_err)?;
+        insert
+            .execute(params![rowid, token_string(&m?.index_text())])
+            .map_err(sql_err)?;
     }
     Ok(())
 }
@@ -260,41 +309,46 @@ fn ts(v: Option<i64>) -> Option<Timestamp> {
 
 /// Decodes a row selected with [`COLUMNS`].
 fn decode(row: &Row<'_>) -> rusqlite::Result<Result<Memory>> {
-    let id: String = row.get(0)?;
-    let text: String = row.get(4)?;
-    let is_json: bool = row.get(5)?;
-    let tags: String = row.get(11)?;
-    let metadata: String = row.get(12)?;
+    decode_from(row, 0)
+}
+
+/// Decodes the [`COLUMNS`] of a row that start at column `base`.
+fn decode_from(row: &Row<'_>, base: usize) -> rusqlite::Result<Result<Memory>> {
+    let id: String = row.get(base)?;
+    let text: String = row.get(base + 4)?;
+    let is_json: bool = row.get(base + 5)?;
+    let tags: String = row.get(base + 11)?;
+    let metadata: String = row.get(base + 12)?;
     let raw = RawRow {
         id,
-        tenant: row.get(1)?,
-        namespace: row.get(2)?,
-        key: row.get(3)?,
+        tenant: row.get(base + 1)?,
+        namespace: row.get(base + 2)?,
+        key: row.get(base + 3)?,
         text,
         is_json,
-        category: row.get(6)?,
-        scope: row.get(7)?,
+        category: row.get(base + 6)?,
+        scope: row.get(base + 7)?,
         owner: Owner {
-            user_id: row.get(8)?,
-            agent_id: row.get(9)?,
-            session_id: row.get(10)?,
+            user_id: row.get(base + 8)?,
+            agent_id: row.get(base + 9)?,
+            session_id: row.get(base + 10)?,
         },
         tags,
         metadata,
-        importance: row.get(13)?,
-        source: row.get(14)?,
-        confidence: row.get(15)?,
-        content_hash: row.get(16)?,
-        state: row.get(17)?,
-        superseded_by: row.get(18)?,
-        valid_from: row.get(19)?,
-        valid_until: row.get(20)?,
-        created_at: row.get(21)?,
-        updated_at: row.get(22)?,
-        last_accessed_at: row.get(23)?,
-        access_count: row.get(24)?,
-        expires_at: row.get(25)?,
-        embedding_model: row.get(26)?,
+        importance: row.get(base + 13)?,
+        source: row.get(base + 14)?,
+        confidence: row.get(base + 15)?,
+        content_hash: row.get(base + 16)?,
+        state: row.get(base + 17)?,
+        superseded_by: row.get(base + 18)?,
+        valid_from: row.get(base + 19)?,
+        valid_until: row.get(base + 20)?,
+        created_at: row.get(base + 21)?,
+        updated_at: row.get(base + 22)?,
+        last_accessed_at: row.get(base + 23)?,
+        access_count: row.get(base + 24)?,
+        expires_at: row.get(base + 25)?,
+        embedding_model: row.get(base + 26)?,
     };
     Ok(raw.into_memory())
 }
@@ -400,8 +454,13 @@ fn state_str(s: MemoryState) -> &'static str {
     }
 }
 
-/// Inserts or updates (by rowid) one record.
-fn write_row(tx: &rusqlite::Transaction<'_>, m: &Memory, rowid: Option<i64>) -> Result<()> {
+/// Inserts or updates (by rowid) one record, its vector and its full-text entry.
+fn write_row(
+    tx: &rusqlite::Transaction<'_>,
+    m: &Memory,
+    vector: Option<&[f32]>,
+    rowid: Option<i64>,
+) -> Result<()> {
     let (text, is_json) = match &m.content {
         Value::String(s) => (s.clone(), false),
         other => (other.to_string(), true),
@@ -437,10 +496,11 @@ fn write_row(tx: &rusqlite::Transaction<'_>, m: &Memory, rowid: Option<i64>) -> 
         m.expires_at.map(Timestamp::as_millis),
         m.embedding_model,
     ];
-    match rowid {
+    let rowid = match rowid {
         None => {
             let mut stmt = tx.prepare_cached(INSERT).map_err(sql_err)?;
             stmt.execute(values).map_err(sql_err)?;
+            tx.last_insert_rowid()
         }
         Some(rowid) => {
             let mut stmt = tx
@@ -458,13 +518,24 @@ fn write_row(tx: &rusqlite::Transaction<'_>, m: &Memory, rowid: Option<i64>) -> 
             let mut all: Vec<&dyn rusqlite::ToSql> = values.to_vec();
             all.push(&rowid);
             stmt.execute(all.as_slice()).map_err(sql_err)?;
+            tx.prepare_cached("DELETE FROM memories_fts WHERE rowid = ?")
+                .and_then(|mut s| s.execute([rowid]))
+                .map_err(sql_err)?;
+            rowid
         }
-    }
+    };
+    tx.prepare_cached("UPDATE memories SET vector = ? WHERE rowid = ?")
+        .and_then(|mut s| s.execute(params![vector.map(vector_to_bytes), rowid]))
+        .map_err(sql_err)?;
+    tx.prepare_cached("INSERT INTO memories_fts (rowid, tokens) VALUES (?, ?)")
+        .and_then(|mut s| s.execute(params![rowid, token_string(&m.index_text())]))
+        .map_err(sql_err)?;
     Ok(())
 }
 
 /// Applies one validated write inside a transaction.
-fn put_in(tx: &rusqlite::Transaction<'_>, put: Put, now: Timestamp) -> Result<Written> {
+fn put_in(tx: &rusqlite::Transaction<'_>, mut put: Put, now: Timestamp) -> Result<Written> {
+    let vector = put.embedding.take();
     let existing = match &put.key {
         None => None,
         Some(key) => {
@@ -498,11 +569,17 @@ fn put_in(tx: &rusqlite::Transaction<'_>, put: Put, now: Timestamp) -> Result<Wr
     } else {
         WriteStatus::Created
     };
-    write_row(tx, &memory, rowid)?;
+    write_row(tx, &memory, vector.as_deref(), rowid)?;
     Ok(Written { memory, status })
 }
 
 fn purge_in(tx: &rusqlite::Transaction<'_>, now: i64) -> Result<u64> {
+    tx.prepare_cached(
+        "DELETE FROM memories_fts WHERE rowid IN \
+         (SELECT rowid FROM memories WHERE expires_at IS NOT NULL AND expires_at <= ?)",
+    )
+    .and_then(|mut s| s.execute([now]))
+    .map_err(sql_err)?;
     let mut stmt = tx
         .prepare_cached("DELETE FROM memories WHERE expires_at IS NOT NULL AND expires_at <= ?")
         .map_err(sql_err)?;
@@ -512,9 +589,14 @@ fn purge_in(tx: &rusqlite::Transaction<'_>, now: i64) -> Result<u64> {
 /// The SQL conditions for the columns a filter can be checked on in SQL; tags and metadata
 /// are checked in Rust by [`Filter::matches`].
 fn filter_sql(filter: &Filter, sql: &mut String, args: &mut Vec<SqlValue>) {
+    filter_sql_prefixed(filter, "", sql, args);
+}
+
+/// [`filter_sql`] for a query where the memories table has an alias (`prefix` is `m.`).
+fn filter_sql_prefixed(filter: &Filter, prefix: &str, sql: &mut String, args: &mut Vec<SqlValue>) {
     let mut eq = |col: &str, v: Option<String>| {
         if let Some(v) = v {
-            sql.push_str(&format!(" AND {col} = ?"));
+            sql.push_str(&format!(" AND {prefix}{col} = ?"));
             args.push(SqlValue::Text(v));
         }
     };
@@ -527,13 +609,39 @@ fn filter_sql(filter: &Filter, sql: &mut String, args: &mut Vec<SqlValue>) {
     );
     eq("scope", filter.scope.map(|s| s.as_str().to_owned()));
     if let Some(t) = filter.created_after {
-        sql.push_str(" AND created_at >= ?");
+        sql.push_str(&format!(" AND {prefix}created_at >= ?"));
         args.push(SqlValue::Integer(t.as_millis()));
     }
     if let Some(t) = filter.created_before {
-        sql.push_str(" AND created_at < ?");
+        sql.push_str(&format!(" AND {prefix}created_at < ?"));
         args.push(SqlValue::Integer(t.as_millis()));
     }
+}
+
+/// Tenant, namespace and the current time: the arguments of a live-partition condition.
+fn partition_args(p: &Partition) -> Vec<SqlValue> {
+    vec![
+        SqlValue::Text(p.tenant.as_str().to_owned()),
+        SqlValue::Text(p.namespace.as_str().to_owned()),
+        SqlValue::Integer(now_ms()),
+    ]
+}
+
+/// An FTS5 query matching any of the text's tokens, each quoted; `None` without tokens.
+fn fts_query(text: &str) -> Option<String> {
+    let mut tokens: Vec<String> = tokenize(text).collect();
+    tokens.sort_unstable();
+    tokens.dedup();
+    if tokens.is_empty() {
+        return None;
+    }
+    Some(
+        tokens
+            .iter()
+            .map(|t| format!("\"{}\"", t.replace('"', "\"\"")))
+            .collect::<Vec<_>>()
+            .join(" OR "),
+    )
 }
 
 fn needs_rust_filter(filter: &Filter) -> bool {
@@ -582,6 +690,8 @@ impl Store for SqliteStore {
             location: self.location(),
             capabilities: Capabilities {
                 native_search: false,
+                native_text: true,
+                native_vector: false,
                 persistent: true,
                 multi_process: true,
             },
@@ -691,27 +801,40 @@ impl Store for SqliteStore {
     fn delete(&self, at: &Locator) -> Result<bool> {
         let now = now_ms();
         self.write(|tx| {
-            let n = match at {
+            let rowid: Option<i64> = match at {
                 Locator::Key { partition, key } => tx
                     .prepare_cached(&format!(
-                        "DELETE FROM memories WHERE tenant = ? AND namespace = ? AND key = ? AND {LIVE}"
+                        "DELETE FROM memories WHERE tenant = ? AND namespace = ? AND key = ? \
+                         AND {LIVE} RETURNING rowid"
                     ))
                     .and_then(|mut s| {
-                        s.execute(params![
-                            partition.tenant.as_str(),
-                            partition.namespace.as_str(),
-                            key.as_str(),
-                            now
-                        ])
+                        s.query_row(
+                            params![
+                                partition.tenant.as_str(),
+                                partition.namespace.as_str(),
+                                key.as_str(),
+                                now
+                            ],
+                            |r| r.get(0),
+                        )
+                        .optional()
                     }),
                 Locator::Id { tenant, id } => tx
                     .prepare_cached(&format!(
-                        "DELETE FROM memories WHERE id = ? AND tenant = ? AND {LIVE}"
+                        "DELETE FROM memories WHERE id = ? AND tenant = ? AND {LIVE} RETURNING rowid"
                     ))
-                    .and_then(|mut s| s.execute(params![id.to_string(), tenant.as_str(), now])),
+                    .and_then(|mut s| {
+                        s.query_row(params![id.to_string(), tenant.as_str(), now], |r| r.get(0))
+                            .optional()
+                    }),
             }
             .map_err(sql_err)?;
-            Ok(n > 0)
+            if let Some(rowid) = rowid {
+                tx.prepare_cached("DELETE FROM memories_fts WHERE rowid = ?")
+                    .and_then(|mut s| s.execute([rowid]))
+                    .map_err(sql_err)?;
+            }
+            Ok(rowid.is_some())
         })
     }
 
@@ -727,6 +850,12 @@ impl Store for SqliteStore {
                     |r| r.get(0),
                 )
                 .map_err(sql_err)?;
+            tx.execute(
+                "DELETE FROM memories_fts WHERE rowid IN \
+                 (SELECT rowid FROM memories WHERE tenant = ? AND namespace = ?)",
+                params![partition.tenant.as_str(), partition.namespace.as_str()],
+            )
+            .map_err(sql_err)?;
             tx.execute(
                 "DELETE FROM memories WHERE tenant = ? AND namespace = ?",
                 params![partition.tenant.as_str(), partition.namespace.as_str()],
@@ -784,6 +913,98 @@ impl Store for SqliteStore {
 
     fn purge_expired(&self) -> Result<u64> {
         self.write(|tx| purge_in(tx, now_ms()))
+    }
+
+    fn vectors(&self, partition: &Partition, filter: &Filter) -> Result<Vec<StoredVector>> {
+        self.read(|conn| {
+            let mut sql = format!(
+                "SELECT id, embedding_model, vector, {COLUMNS} FROM memories \
+                 WHERE tenant = ? AND namespace = ? AND {LIVE} AND vector IS NOT NULL"
+            );
+            let mut args = partition_args(partition);
+            filter_sql(filter, &mut sql, &mut args);
+            let rust_filter = needs_rust_filter(filter);
+            let mut stmt = conn.prepare_cached(&sql).map_err(sql_err)?;
+            let mut rows = stmt
+                .query(rusqlite::params_from_iter(args))
+                .map_err(sql_err)?;
+            let mut out = Vec::new();
+            while let Some(row) = rows.next().map_err(sql_err)? {
+                if rust_filter {
+                    let m = decode_from(row, 3).map_err(sql_err)??;
+                    if !filter.matches(&m) {
+                        continue;
+                    }
+                }
+                let id: String = row.get(0).map_err(sql_err)?;
+                let model: Option<String> = row.get(1).map_err(sql_err)?;
+                let blob: Vec<u8> = row.get(2).map_err(sql_err)?;
+                let corrupted = |what: &str| Error::Corrupted {
+                    location: format!("sqlite row id {id}"),
+                    reason: what.to_owned(),
+                };
+                out.push(StoredVector {
+                    id: MemoryId::parse(&id).map_err(|_| corrupted("bad id"))?,
+                    model: model.ok_or_else(|| corrupted("a vector without a model"))?,
+                    vector: vector_from_bytes(&blob).ok_or_else(|| corrupted("bad vector"))?,
+                });
+            }
+            Ok(out)
+        })
+    }
+
+    fn text_search(&self, query: &TextQuery) -> Result<Vec<Scored>> {
+        let Some(expr) = fts_query(&query.query) else {
+            return Ok(Vec::new());
+        };
+        self.read(|conn| {
+            let cols = prefixed_columns();
+            let mut sql = format!(
+                "SELECT m.id, bm25(memories_fts), {cols} FROM memories_fts \
+                 JOIN memories m ON m.rowid = memories_fts.rowid \
+                 WHERE memories_fts MATCH ? AND m.tenant = ? AND m.namespace = ? \
+                 AND (m.expires_at IS NULL OR m.expires_at > ?)"
+            );
+            let mut args = vec![SqlValue::Text(expr)];
+            args.extend(partition_args(&query.partition));
+            filter_sql_prefixed(&query.filter, "m.", &mut sql, &mut args);
+            let rust_filter = needs_rust_filter(&query.filter);
+            sql.push_str(" ORDER BY bm25(memories_fts) LIMIT ?");
+            // With filters checked here, read more so the page still fills.
+            let fetch = if rust_filter {
+                query.limit * 8 + 64
+            } else {
+                query.limit
+            };
+            args.push(SqlValue::Integer(fetch as i64));
+            let mut stmt = conn.prepare_cached(&sql).map_err(sql_err)?;
+            let mut rows = stmt
+                .query(rusqlite::params_from_iter(args))
+                .map_err(sql_err)?;
+            let mut out = Vec::new();
+            while let Some(row) = rows.next().map_err(sql_err)? {
+                if rust_filter {
+                    let m = decode_from(row, 2).map_err(sql_err)??;
+                    if !query.filter.matches(&m) {
+                        continue;
+                    }
+                }
+                let id: String = row.get(0).map_err(sql_err)?;
+                let rank: f64 = row.get(1).map_err(sql_err)?;
+                out.push(Scored {
+                    id: MemoryId::parse(&id).map_err(|e| Error::Corrupted {
+                        location: format!("sqlite row id {id}"),
+                        reason: e.to_string(),
+                    })?,
+                    // FTS5's bm25() is lower-is-better.
+                    score: -rank as f32,
+                });
+                if out.len() == query.limit {
+                    break;
+                }
+            }
+            Ok(out)
+        })
     }
 
     fn health_check(&self) -> Health {

@@ -20,7 +20,7 @@ use std::{
 
 use engram_core::{
     Capabilities, Error, Filter, Health, Limits, ListQuery, Locator, Memory, MemoryId, Namespace,
-    Page, Partition, Put, Result, Store, StoreInfo, Tenant, Timestamp, Written,
+    Page, Partition, Put, Result, Store, StoreInfo, StoredVector, Tenant, Timestamp, Written,
 };
 use serde::{Deserialize, Serialize};
 
@@ -50,6 +50,15 @@ struct FileOut<'a> {
     tenant: &'a Tenant,
     namespace: &'a Namespace,
     records: Vec<&'a Memory>,
+    vectors: Vec<VectorRow>,
+}
+
+/// A vector as the file holds it.
+#[derive(Serialize, Deserialize)]
+struct VectorRow {
+    id: MemoryId,
+    model: String,
+    vector: Vec<f32>,
 }
 
 #[derive(Deserialize)]
@@ -58,6 +67,8 @@ struct FileIn {
     tenant: Tenant,
     namespace: Namespace,
     records: Vec<Memory>,
+    #[serde(default)]
+    vectors: Vec<VectorRow>,
 }
 
 /// Encodes a validated name as a file name (see the module docs).
@@ -207,6 +218,14 @@ impl FileStore {
             tenant: &p.tenant,
             namespace: &p.namespace,
             records: table.records().collect(),
+            vectors: table
+                .all_vectors()
+                .map(|v| VectorRow {
+                    id: v.id,
+                    model: v.model,
+                    vector: v.vector,
+                })
+                .collect(),
         };
         let bytes = serde_json::to_vec(&doc).map_err(|e| Error::backend("file", e))?;
         let tmp = path.with_extension(format!("tmp.{}", std::process::id()));
@@ -307,7 +326,16 @@ fn parse(path: &Path, bytes: &[u8], p: &Partition) -> Result<Table> {
             m.id, m.partition
         )));
     }
-    Ok(Table::from_records(doc.records))
+    let vectors = doc
+        .vectors
+        .into_iter()
+        .map(|v| StoredVector {
+            id: v.id,
+            model: v.model,
+            vector: v.vector,
+        })
+        .collect();
+    Ok(Table::from_records(doc.records, vectors))
 }
 
 #[cfg(unix)]
@@ -327,6 +355,8 @@ impl Store for FileStore {
             location: format!("file://{}", self.root.display()),
             capabilities: Capabilities {
                 native_search: false,
+                native_text: false,
+                native_vector: false,
                 persistent: true,
                 multi_process: true,
             },
@@ -445,6 +475,10 @@ impl Store for FileStore {
             }
         }
         Ok(())
+    }
+
+    fn vectors(&self, partition: &Partition, filter: &Filter) -> Result<Vec<StoredVector>> {
+        Ok(self.load(partition)?.vectors(filter, Timestamp::now()))
     }
 
     fn purge_expired(&self) -> Result<u64> {

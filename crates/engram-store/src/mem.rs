@@ -10,7 +10,7 @@ use std::{
 
 use engram_core::{
     Capabilities, Filter, Health, Limits, ListQuery, Locator, Memory, MemoryId, Namespace, Page,
-    Partition, Put, Result, Store, StoreInfo, Tenant, Timestamp, Written,
+    Partition, Put, Result, Store, StoreInfo, StoredVector, Tenant, Timestamp, Written,
 };
 
 use crate::table::Table;
@@ -103,6 +103,8 @@ impl Store for MemStore {
             location: "mem://".into(),
             capabilities: Capabilities {
                 native_search: false,
+                native_text: false,
+                native_vector: false,
                 persistent: false,
                 multi_process: false,
             },
@@ -199,6 +201,15 @@ impl Store for MemStore {
             }
         }
         Ok(())
+    }
+
+    fn vectors(&self, partition: &Partition, filter: &Filter) -> Result<Vec<StoredVector>> {
+        let inner = self.read();
+        Ok(inner
+            .tables
+            .get(partition)
+            .map(|t| t.vectors(filter, Timestamp::now()))
+            .unwrap_or_default())
     }
 
     fn purge_expired(&self) -> Result<u64> {

@@ -4,8 +4,8 @@ use std::sync::Arc;
 
 use engram_core::{
     Filter, Health, Hit, Limits, ListQuery, Locator, Memory, MemoryId, Namespace, Page, Partition,
-    Put, Result, SearchMode, SearchRequest, Store, StoreInfo, Tenant, Timestamp, WriteStatus,
-    Written,
+    Put, Result, Scored, SearchMode, SearchRequest, Store, StoreInfo, StoredVector, Tenant,
+    TextQuery, Timestamp, VectorQuery, WriteStatus, Written,
 };
 
 /// Wraps a store and silently drops every write (`put`, `put_many`, `touch`), while reads,
@@ -92,6 +92,22 @@ impl Store for PrivacyStore {
 
     fn health_check(&self) -> Health {
         self.inner.health_check()
+    }
+
+    fn vectors(&self, partition: &Partition, filter: &Filter) -> Result<Vec<StoredVector>> {
+        self.inner.vectors(partition, filter)
+    }
+
+    fn text_search(&self, query: &TextQuery) -> Result<Vec<Scored>> {
+        self.inner.text_search(query)
+    }
+
+    fn vector_search(&self, query: &VectorQuery) -> Result<Vec<Scored>> {
+        self.inner.vector_search(query)
+    }
+
+    fn get_many(&self, tenant: &Tenant, ids: &[MemoryId]) -> Result<Vec<Memory>> {
+        self.inner.get_many(tenant, ids)
     }
 
     fn search(&self, req: &SearchRequest) -> Result<(SearchMode, Vec<Hit>)> {

@@ -4,7 +4,8 @@ use std::{collections::HashMap, sync::Arc};
 
 use engram_core::{
     Filter, Health, Hit, Limits, ListQuery, Locator, Memory, MemoryId, Namespace, Page, Partition,
-    Put, Result, SearchMode, SearchRequest, Store, StoreInfo, Tenant, Timestamp, Written,
+    Put, Result, Scored, SearchMode, SearchRequest, Store, StoreInfo, StoredVector, Tenant,
+    TextQuery, Timestamp, VectorQuery, Written,
 };
 
 /// Routes each namespace to a store: an exact match in `routes`, else `default`.
@@ -183,6 +184,33 @@ impl Store for RouterStore {
             ok,
             detail: details.join("; "),
         }
+    }
+
+    fn vectors(&self, partition: &Partition, filter: &Filter) -> Result<Vec<StoredVector>> {
+        self.store_for(&partition.namespace)
+            .vectors(partition, filter)
+    }
+
+    fn text_search(&self, query: &TextQuery) -> Result<Vec<Scored>> {
+        self.store_for(&query.partition.namespace)
+            .text_search(query)
+    }
+
+    fn vector_search(&self, query: &VectorQuery) -> Result<Vec<Scored>> {
+        self.store_for(&query.partition.namespace)
+            .vector_search(query)
+    }
+
+    fn get_many(&self, tenant: &Tenant, ids: &[MemoryId]) -> Result<Vec<Memory>> {
+        let mut found: HashMap<MemoryId, Memory> = HashMap::new();
+        for s in self.distinct() {
+            for m in s.get_many(tenant, ids)? {
+                if self.owns(s, &m.partition.namespace) {
+                    found.insert(m.id, m);
+                }
+            }
+        }
+        Ok(ids.iter().filter_map(|id| found.remove(id)).collect())
     }
 
     fn search(&self, req: &SearchRequest) -> Result<(SearchMode, Vec<Hit>)> {

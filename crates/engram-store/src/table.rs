@@ -4,7 +4,8 @@
 use std::collections::{BTreeMap, HashMap};
 
 use engram_core::{
-    Filter, Key, ListQuery, Memory, MemoryId, Page, Put, Timestamp, WriteStatus, Written,
+    Filter, Key, ListQuery, Memory, MemoryId, Page, Put, StoredVector, Timestamp, WriteStatus,
+    Written,
 };
 
 /// The records of one partition, indexed by id (ordered) and by key.
@@ -12,15 +13,48 @@ use engram_core::{
 pub(crate) struct Table {
     by_id: BTreeMap<MemoryId, Memory>,
     by_key: HashMap<Key, MemoryId>,
+    /// Vectors by record, with the model that made each.
+    vectors: HashMap<MemoryId, (String, Vec<f32>)>,
 }
 
 impl Table {
-    pub(crate) fn from_records(records: Vec<Memory>) -> Self {
+    pub(crate) fn from_records(records: Vec<Memory>, vectors: Vec<StoredVector>) -> Self {
         let mut t = Table::default();
         for m in records {
             t.insert(m);
         }
+        for v in vectors {
+            if t.by_id.contains_key(&v.id) {
+                t.vectors.insert(v.id, (v.model, v.vector));
+            }
+        }
         t
+    }
+
+    /// Every stored vector, of live and expired records alike.
+    pub(crate) fn all_vectors(&self) -> impl Iterator<Item = StoredVector> + '_ {
+        self.vectors
+            .iter()
+            .map(|(id, (model, vector))| StoredVector {
+                id: *id,
+                model: model.clone(),
+                vector: vector.clone(),
+            })
+    }
+
+    /// The vectors of live records that pass `filter`, in id order.
+    pub(crate) fn vectors(&self, filter: &Filter, now: Timestamp) -> Vec<StoredVector> {
+        self.by_id
+            .values()
+            .filter(|m| !m.is_expired(now) && filter.matches(m))
+            .filter_map(|m| {
+                self.vectors.get(&m.id).map(|(model, vector)| StoredVector {
+                    id: m.id,
+                    model: model.clone(),
+                    vector: vector.clone(),
+                })
+            })
+            .collect()
     }
 
     pub(crate) fn records(&self) -> impl Iterator<Item = &Memory> {
@@ -36,12 +70,14 @@ impl Table {
             && old != m.id
         {
             self.by_id.remove(&old);
+            self.vectors.remove(&old);
         }
         self.by_id.insert(m.id, m);
     }
 
     /// Applies a validated write. An expired record at the key counts as absent.
-    pub(crate) fn put(&mut self, put: Put, now: Timestamp) -> Written {
+    pub(crate) fn put(&mut self, mut put: Put, now: Timestamp) -> Written {
+        let vector = put.embedding.take();
         let existing = put
             .key
             .as_ref()
@@ -53,6 +89,14 @@ impl Table {
         } else {
             WriteStatus::Created
         };
+        match (vector, &memory.embedding_model) {
+            (Some(v), Some(model)) => {
+                self.vectors.insert(memory.id, (model.clone(), v));
+            }
+            _ => {
+                self.vectors.remove(&memory.id);
+            }
+        }
         self.insert(memory.clone());
         Written { memory, status }
     }
@@ -77,6 +121,7 @@ impl Table {
     pub(crate) fn remove_id(&mut self, id: MemoryId, now: Timestamp) -> Option<Memory> {
         let m = self.by_id.remove(&id)?;
         self.by_key.remove(&m.key);
+        self.vectors.remove(&id);
         (!m.is_expired(now)).then_some(m)
     }
 
@@ -135,6 +180,7 @@ impl Table {
             if let Some(m) = self.by_id.remove(id) {
                 self.by_key.remove(&m.key);
             }
+            self.vectors.remove(id);
         }
         expired
     }

@@ -1072,3 +1072,188 @@ pub fn random_operations_match_a_model(h: &dyn Harness) {
         }
     }
 }
+
+fn put_vec(s: &dyn Store, p: &Partition, k: &str, text: &str, v: &[f32]) -> Memory {
+    let mut put = Put::new(p.clone(), Some(key(k)), text);
+    put.embedding_model = Some("test-model".into());
+    let mut v = v.to_vec();
+    engram_core::text::normalize(&mut v);
+    put.embedding = Some(v);
+    s.put(put).unwrap().memory
+}
+
+/// Vectors are stored beside their records, replaced and removed with them, and filtered
+/// like them.
+pub fn vectors_follow_their_records(h: &dyn Harness) {
+    let s = h.open();
+    let p = part("default");
+    let a = put_vec(&*s, &p, "a", "alpha", &[1.0, 0.0, 0.0, 0.0]);
+    let b = put_vec(&*s, &p, "b", "beta", &[0.0, 1.0, 0.0, 0.0]);
+    put_vec(&*s, &part("other"), "c", "gamma", &[0.0, 0.0, 1.0, 0.0]);
+    set(&*s, &p, "plain", "no vector");
+    let mut got = s.vectors(&p, &Filter::default()).unwrap();
+    got.sort_by_key(|v| v.id);
+    assert_eq!(got.len(), 2);
+    assert_eq!((got[0].id, got[1].id), (a.id, b.id));
+    assert_eq!(got[0].model, "test-model");
+    assert_eq!(got[0].vector, vec![1.0, 0.0, 0.0, 0.0]);
+    // The record itself does not carry the vector.
+    assert_eq!(a.embedding_model.as_deref(), Some("test-model"));
+    // Replacing without a vector drops it; deleting drops it.
+    s.put(Put::new(p.clone(), Some(key("a")), "alpha, no vector"))
+        .unwrap();
+    assert!(s.delete(&at(&p, "b")).unwrap());
+    assert!(s.vectors(&p, &Filter::default()).unwrap().is_empty());
+    // Filters apply, and an expired record's vector is gone with it.
+    let mut put = Put::new(p.clone(), Some(key("u1")), "user one");
+    put.owner.user_id = Some("u1".into());
+    put.embedding_model = Some("test-model".into());
+    put.embedding = Some(vec![0.0, 0.0, 0.0, 1.0]);
+    s.put(put).unwrap();
+    let mut put = Put::new(p.clone(), Some(key("brief")), "short lived");
+    put.embedding_model = Some("test-model".into());
+    put.embedding = Some(vec![0.0, 0.0, 1.0, 0.0]);
+    put.ttl = Some(Ttl::new(SHORT_TTL).unwrap());
+    s.put(put).unwrap();
+    let only_u1 = Filter {
+        user_id: Some("u1".into()),
+        ..Default::default()
+    };
+    assert_eq!(s.vectors(&p, &only_u1).unwrap().len(), 1);
+    assert_eq!(s.vectors(&p, &Filter::default()).unwrap().len(), 2);
+    thread::sleep(PAST_SHORT_TTL);
+    assert_eq!(s.vectors(&p, &Filter::default()).unwrap().len(), 1);
+    // A vector without the id of its model is refused.
+    let mut bad = Put::new(p.clone(), Some(key("x")), "x");
+    bad.embedding = Some(vec![1.0]);
+    assert_eq!(s.put(bad).unwrap_err().kind(), ErrorKind::InvalidInput);
+}
+
+/// Nearest neighbours by dot product, within the partition and filter.
+pub fn vector_search_finds_nearest(h: &dyn Harness) {
+    let s = h.open();
+    let p = part("default");
+    let east = put_vec(&*s, &p, "east", "e", &[1.0, 0.1, 0.0]);
+    let north = put_vec(&*s, &p, "north", "n", &[0.1, 1.0, 0.0]);
+    put_vec(&*s, &p, "up", "u", &[0.0, 0.1, 1.0]);
+    put_vec(&*s, &part("elsewhere"), "east2", "e", &[1.0, 0.0, 0.0]);
+    let mut q = vec![0.9, 0.3, 0.0];
+    engram_core::text::normalize(&mut q);
+    let hits = s
+        .vector_search(&engram_core::VectorQuery {
+            partition: p.clone(),
+            vector: q,
+            filter: Filter::default(),
+            limit: 2,
+        })
+        .unwrap();
+    assert_eq!(
+        hits.iter().map(|h| h.id).collect::<Vec<_>>(),
+        [east.id, north.id]
+    );
+    assert!(hits[0].score > hits[1].score && hits[0].score <= 1.0001);
+}
+
+/// BM25 over key and content: rare shared words rank first, a key names what its value is
+/// about, and nothing crosses partitions or filters.
+pub fn text_search_ranks_by_bm25(h: &dyn Harness) {
+    let s = h.open();
+    let p = part("default");
+    let tier = set(&*s, &p, "customer_tier", "gold");
+    let rule = set(
+        &*s,
+        &p,
+        "discount_rule",
+        "gold customer discount is 10 percent",
+    );
+    set(&*s, &p, "preferred_language", "French language preferred");
+    let moved = s
+        .put(Put::new(p.clone(), None, "I moved to Lisbon in March"))
+        .unwrap()
+        .memory;
+    set(
+        &*s,
+        &part("conversations"),
+        "c",
+        "discount customer tier lisbon",
+    );
+    let search = |q: &str, limit: usize, filter: Filter| {
+        s.text_search(&engram_core::TextQuery {
+            partition: p.clone(),
+            query: q.into(),
+            filter,
+            limit,
+        })
+        .unwrap()
+    };
+    let hits = search(
+        "What discount do we get for our customer tier?",
+        5,
+        Filter::default(),
+    );
+    let ids: Vec<_> = hits.iter().map(|h| h.id).collect();
+    assert_eq!(ids.len(), 2, "{hits:?}");
+    assert!(ids.contains(&tier.id) && ids.contains(&rule.id));
+    assert!(hits.windows(2).all(|w| w[0].score >= w[1].score));
+    let hits = search("lisbon", 5, Filter::default());
+    assert_eq!(hits.iter().map(|h| h.id).collect::<Vec<_>>(), [moved.id]);
+    assert!(search("", 5, Filter::default()).is_empty());
+    assert!(search("?!", 5, Filter::default()).is_empty());
+    let none = Filter {
+        user_id: Some("nobody".into()),
+        ..Default::default()
+    };
+    assert!(search("lisbon", 5, none).is_empty());
+    let tagged = Filter {
+        tags: vec!["missing".into()],
+        ..Default::default()
+    };
+    assert!(search("lisbon", 5, tagged).is_empty());
+    // Deleted and replaced records leave the index.
+    s.delete(&Locator::Id {
+        tenant: p.tenant.clone(),
+        id: moved.id,
+    })
+    .unwrap();
+    assert!(search("lisbon", 5, Filter::default()).is_empty());
+    set(&*s, &p, "customer_tier", "platinum");
+    assert!(
+        search("gold", 5, Filter::default())
+            .iter()
+            .all(|h| h.id != tier.id)
+    );
+    assert_eq!(search("platinum", 5, Filter::default())[0].id, tier.id);
+    s.flush(&p).unwrap();
+    assert!(search("discount", 5, Filter::default()).is_empty());
+}
+
+/// `get_many` returns live records of the tenant in the order asked, skipping the rest.
+pub fn get_many_keeps_order(h: &dyn Harness) {
+    let s = h.open();
+    let p = part("default");
+    let a = set(&*s, &p, "a", 1);
+    let b = set(&*s, &part("other"), "b", 2);
+    let c = set(&*s, &p, "c", 3);
+    let foreign = set(
+        &*s,
+        &Partition::new(Tenant::new("t2").unwrap(), ns("default")),
+        "d",
+        4,
+    );
+    let got = s
+        .get_many(
+            &p.tenant,
+            &[
+                c.id,
+                foreign.id,
+                a.id,
+                b.id,
+                engram_core::MemoryId::generate(),
+            ],
+        )
+        .unwrap();
+    assert_eq!(
+        got.iter().map(|m| m.id).collect::<Vec<_>>(),
+        [c.id, a.id, b.id]
+    );
+}

@@ -77,7 +77,11 @@ macro_rules! conformance {
             concurrent_writers_lose_nothing,
             concurrent_upserts_keep_one_record,
             health_check_ok,
-            random_operations_match_a_model
+            random_operations_match_a_model,
+            vectors_follow_their_records,
+            vector_search_finds_nearest,
+            text_search_ranks_by_bm25,
+            get_many_keeps_order
         );
     };
     (@cases $make:expr; $($case:ident),* $(,)?) => {

@@ -39,7 +39,12 @@ fn meaning_beats_unrelated_text() {
         ])
         .expect("embeds");
     let dot = |a: &[f32], b: &[f32]| a.iter().zip(b).map(|(x, y)| x * y).sum::<f32>();
-    assert!(dot(&v[0], &v[1]) > dot(&v[0], &v[2]), "{} vs {}", dot(&v[0], &v[1]), dot(&v[0], &v[2]));
+    assert!(
+        dot(&v[0], &v[1]) > dot(&v[0], &v[2]),
+        "{} vs {}",
+        dot(&v[0], &v[1]),
+        dot(&v[0], &v[2])
+    );
     let norm = dot(&v[1], &v[1]).sqrt();
     assert!((norm - 1.0).abs() < 1e-4);
 }

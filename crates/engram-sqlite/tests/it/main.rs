@@ -48,3 +48,58 @@ fn not_a_database_is_a_clear_error() {
     let err = SqliteStore::open(&path).err().expect("refuses");
     assert_eq!(err.kind(), engram_core::ErrorKind::Corrupted, "{err}");
 }
+
+#[test]
+fn a_version_1_database_is_migrated_and_its_records_are_searchable() {
+    use engram_core::{Filter, Key, Namespace, Partition, Put, TextQuery};
+    let dir = tempfile::tempdir().expect("temp dir");
+    let path = dir.path().join("engram.db");
+    let p = Partition::of(Namespace::default_ns());
+    let id = {
+        let s = SqliteStore::open(&path).expect("opens");
+        s.put(Put::new(
+            p.clone(),
+            Some(Key::new("city").expect("valid")),
+            "Lisbon since March",
+        ))
+        .expect("writes")
+        .memory
+        .id
+    };
+    // Turn it back into what version 1 wrote.
+    let conn = rusqlite::Connection::open(&path).expect("opens");
+    conn.execute_batch(
+        "DROP TABLE memories_fts; ALTER TABLE memories DROP COLUMN vector; PRAGMA user_version = 1;",
+    )
+    .expect("downgrades");
+    drop(conn);
+    let s = SqliteStore::open(&path).expect("migrates");
+    let hits = s
+        .text_search(&TextQuery {
+            partition: p,
+            query: "where is lisbon".into(),
+            filter: Filter::default(),
+            limit: 5,
+        })
+        .expect("searches");
+    assert_eq!(hits.len(), 1);
+    assert_eq!(hits[0].id, id);
+    let version: i64 = rusqlite::Connection::open(&path)
+        .expect("opens")
+        .query_row("PRAGMA user_version", [], |r| r.get(0))
+        .expect("reads");
+    assert_eq!(version, 2);
+}
+
+#[test]
+fn a_database_from_a_newer_engram_is_refused() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let path = dir.path().join("engram.db");
+    drop(SqliteStore::open(&path).expect("opens"));
+    rusqlite::Connection::open(&path)
+        .expect("opens")
+        .execute_batch("PRAGMA user_version = 99;")
+        .expect("sets");
+    let err = SqliteStore::open(&path).err().expect("refuses");
+    assert!(err.to_string().contains("newer engram"), "{err}");
+}

@@ -15,7 +15,7 @@ use anyhow::{Context, Result, anyhow, bail};
 use clap::{Args, Parser, Subcommand};
 use engram::{
     Category, Engine, Filter, Key, ListQuery, Locator, Memory, MemoryId, MemoryScope, Namespace,
-    Owner, Put, Source, Tenant, Ttl,
+    Owner, Put, RecallMode, RecallRequest, Source, Tenant, Ttl,
 };
 use serde_json::Value;
 
@@ -252,6 +252,15 @@ struct SearchArgs {
     /// How many results.
     #[arg(long, short = 'k', default_value_t = 5)]
     limit: usize,
+    /// hybrid (full-text and vectors), lexical, vector, or overlap (the seed's word rule).
+    #[arg(long, default_value = "hybrid")]
+    mode: String,
+    /// Leave out hits scoring below this (0 to 1).
+    #[arg(long)]
+    min_score: Option<f32>,
+    /// Show the signals behind each score.
+    #[arg(long)]
+    explain: bool,
     #[command(flatten)]
     filter: FilterArgs,
     #[command(flatten)]
@@ -319,7 +328,7 @@ fn open(cli: &Cli) -> Result<Engine> {
         None => engram::default_store_url()?,
     };
     let store = engram::open_store(&url).context("cannot open store")?;
-    Ok(Engine::builder(store).build())
+    Ok(Engine::builder(store).build()?)
 }
 
 fn ttl(secs: Option<u64>) -> Result<Option<Ttl>> {
@@ -455,17 +464,30 @@ fn run(cli: Cli) -> Result<ExitCode> {
             }
         }
         Command::Search(args) => {
-            let hits = engine.search(
-                &args.ns.get()?,
-                &args.query,
-                args.limit,
-                args.filter.filter()?,
-            )?;
+            let mode = match args.mode.as_str() {
+                "hybrid" => RecallMode::Hybrid,
+                "lexical" => RecallMode::Lexical,
+                "vector" => RecallMode::Vector,
+                "overlap" => RecallMode::Overlap,
+                other => bail!("--mode {other:?} is not hybrid, lexical, vector or overlap"),
+            };
+            let req = RecallRequest {
+                namespace: args.ns.get()?,
+                query: args.query,
+                limit: args.limit,
+                filter: args.filter.filter()?,
+                min_score: args.min_score,
+                mode,
+            };
+            let hits = engine.recall(&req)?;
             if json {
                 print_json(&hits)?;
             } else {
                 for h in &hits {
                     outln!("{:.3} {}", h.score, memory_line(&h.memory))?;
+                    if args.explain {
+                        outln!("      {}", serde_json::to_string(&h.signals)?)?;
+                    }
                 }
             }
             Ok(ExitCode::SUCCESS)

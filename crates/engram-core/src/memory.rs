@@ -451,6 +451,15 @@ impl Put {
         self
     }
 
+    /// The text this write makes searchable (see [`Memory::index_text`]): the key, if any,
+    /// and the content.
+    pub fn index_text(&self) -> Cow<'_, str> {
+        match &self.key {
+            Some(k) => Cow::Owned(format!("{k} {}", value_text(&self.content))),
+            None => value_text(&self.content),
+        }
+    }
+
     /// Checks every field against its rule and the size limit. Stores call this before any IO.
     pub fn validate(&self, limits: &Limits) -> Result<()> {
         check_owner_field("user_id", &self.owner.user_id)?;

@@ -1,6 +1,9 @@
 //! The static (model2vec-style) embedder.
 
-use std::{path::Path, sync::OnceLock};
+use std::{
+    path::Path,
+    sync::{Arc, OnceLock},
+};
 
 use serde::Deserialize;
 
@@ -34,9 +37,9 @@ struct Config {
 }
 
 impl StaticEmbedder {
-    /// The model compiled into the binary (loaded once per process, ~30 ms).
-    pub fn builtin() -> Result<&'static StaticEmbedder, EmbedError> {
-        static MODEL: OnceLock<Result<StaticEmbedder, String>> = OnceLock::new();
+    /// The model compiled into the binary (loaded once per process, shared).
+    pub fn builtin() -> Result<Arc<StaticEmbedder>, EmbedError> {
+        static MODEL: OnceLock<Result<Arc<StaticEmbedder>, String>> = OnceLock::new();
         MODEL
             .get_or_init(|| {
                 Self::from_parts(
@@ -45,10 +48,11 @@ impl StaticEmbedder {
                     BUILTIN_TOKENIZER,
                     BUILTIN_CONFIG,
                 )
+                .map(Arc::new)
                 .map_err(|e| e.to_string())
             })
-            .as_ref()
-            .map_err(|e| EmbedError::Model(e.clone()))
+            .clone()
+            .map_err(EmbedError::Model)
     }
 
     /// Loads a model2vec model directory (`model.safetensors`, `tokenizer.json`,

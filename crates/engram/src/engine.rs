@@ -3,18 +3,28 @@
 use std::{collections::BTreeMap, sync::Arc};
 
 use engram_core::{
-    Error, Event, Filter, Hit, Key, ListQuery, Locator, Memory, MemoryId, Namespace, Observer,
-    Page, Partition, Put, Result, SearchRequest, Store, StoreInfo, Tenant, Ttl, Written, list_all,
+    Error, Event, Filter, Key, ListQuery, Locator, Memory, MemoryId, Namespace, Observer, Page,
+    Partition, Put, Result, SearchMode, Store, StoreInfo, Tenant, Ttl, Written, list_all,
 };
+use engram_embed::{EmbedError, Embedder, StaticEmbedder};
 use serde::Serialize;
 use serde_json::Value;
 use tracing::{debug, info_span};
+
+use crate::recall::{self, Fusion, RecallConfig, RecallHit, RecallMode, RecallRequest};
 
 /// Builds an [`Engine`].
 pub struct EngineBuilder {
     store: Arc<dyn Store>,
     tenant: Tenant,
     observers: Vec<Arc<dyn Observer>>,
+    embedder: EmbedderChoice,
+    recall: RecallConfig,
+}
+
+enum EmbedderChoice {
+    Builtin,
+    Given(Option<Arc<dyn Embedder>>),
 }
 
 impl EngineBuilder {
@@ -30,13 +40,48 @@ impl EngineBuilder {
         self
     }
 
+    /// The embedder for semantic recall (default: the built-in static model); `None` turns
+    /// vectors off (recall is then lexical only).
+    pub fn embedder(mut self, embedder: Option<Arc<dyn Embedder>>) -> Self {
+        self.embedder = EmbedderChoice::Given(embedder);
+        self
+    }
+
+    /// Recall settings (fusion, weights, half-life).
+    pub fn recall_config(mut self, config: RecallConfig) -> Self {
+        self.recall = config;
+        self
+    }
+
     /// The engine.
-    pub fn build(self) -> Engine {
-        Engine {
+    pub fn build(self) -> Result<Engine> {
+        let embedder = match self.embedder {
+            EmbedderChoice::Builtin => {
+                Some(StaticEmbedder::builtin().map_err(embed_err)? as Arc<dyn Embedder>)
+            }
+            EmbedderChoice::Given(e) => e,
+        };
+        Ok(Engine {
             store: self.store,
             tenant: self.tenant,
             observers: self.observers.into(),
-        }
+            embedder,
+            recall: Arc::new(self.recall),
+        })
+    }
+}
+
+fn embed_err(e: EmbedError) -> Error {
+    match e {
+        EmbedError::Service {
+            endpoint,
+            reason,
+            retryable: true,
+        } => Error::Unavailable {
+            target: endpoint,
+            reason,
+        },
+        other => Error::backend("embedder", other),
     }
 }
 
@@ -46,6 +91,8 @@ pub struct Engine {
     store: Arc<dyn Store>,
     tenant: Tenant,
     observers: Arc<[Arc<dyn Observer>]>,
+    embedder: Option<Arc<dyn Embedder>>,
+    recall: Arc<RecallConfig>,
 }
 
 /// How much a namespace holds.
@@ -79,12 +126,14 @@ impl Engine {
             store,
             tenant: Tenant::default(),
             observers: Vec::new(),
+            embedder: EmbedderChoice::Builtin,
+            recall: RecallConfig::default(),
         }
     }
 
     /// An engine over the store a URL names, in the default tenant.
     pub fn open(url: &str) -> Result<Self> {
-        Ok(Self::builder(crate::open_store(url)?).build())
+        Self::builder(crate::open_store(url)?).build()
     }
 
     /// The same engine confined to another tenant.
@@ -181,6 +230,7 @@ impl Engine {
     /// Writes a memory (the put's tenant is replaced by the engine's).
     pub fn remember(&self, mut put: Put) -> Result<Written> {
         put.partition.tenant = self.tenant.clone();
+        self.embed_puts(std::slice::from_mut(&mut put))?;
         let span = info_span!("memory.write", namespace = %put.partition.namespace);
         let _g = span.enter();
         let w = self.store.put(put)?;
@@ -196,13 +246,14 @@ impl Engine {
 
     /// Writes many memories in one batch (one transaction where the store has them).
     pub fn remember_many(&self, puts: Vec<Put>) -> Result<Vec<Written>> {
-        let puts: Vec<Put> = puts
+        let mut puts: Vec<Put> = puts
             .into_iter()
             .map(|mut p| {
                 p.partition.tenant = self.tenant.clone();
                 p
             })
             .collect();
+        self.embed_puts(&mut puts)?;
         let _span = info_span!("memory.write_many", count = puts.len()).entered();
         let written = self.store.put_many(puts)?;
         for w in &written {
@@ -283,35 +334,149 @@ impl Engine {
         self.store.count(&self.partition(namespace), filter)
     }
 
-    /// The best `limit` memories of `namespace` for `query`, best first. Counts an access on
-    /// each hit.
+    /// Adds vectors to writes that have none, with the engine's embedder (one batch).
+    fn embed_puts(&self, puts: &mut [Put]) -> Result<()> {
+        let Some(embedder) = &self.embedder else {
+            return Ok(());
+        };
+        let todo: Vec<usize> = (0..puts.len())
+            .filter(|&i| puts[i].embedding.is_none())
+            .collect();
+        if todo.is_empty() {
+            return Ok(());
+        }
+        let texts: Vec<String> = todo
+            .iter()
+            .map(|&i| puts[i].index_text().into_owned())
+            .collect();
+        let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
+        let vectors = embedder.embed(&refs).map_err(embed_err)?;
+        for (i, v) in todo.into_iter().zip(vectors) {
+            puts[i].embedding = Some(v);
+            puts[i].embedding_model = Some(embedder.id().to_owned());
+        }
+        Ok(())
+    }
+
+    /// The embedder, if recall uses vectors.
+    pub fn embedder(&self) -> Option<&Arc<dyn Embedder>> {
+        self.embedder.as_ref()
+    }
+
+    /// The best `limit` memories of `namespace` for `query` (hybrid recall), best first.
     pub fn search(
         &self,
         namespace: &Namespace,
         query: &str,
         limit: usize,
         filter: Filter,
-    ) -> Result<Vec<Hit>> {
-        let partition = self.partition(namespace);
-        let _span = info_span!("memory.search", namespace = %namespace, limit).entered();
-        let req = SearchRequest {
-            partition: partition.clone(),
-            query: query.to_owned(),
-            limit,
-            filter,
+    ) -> Result<Vec<RecallHit>> {
+        let mut req = RecallRequest::new(namespace.clone(), query, limit);
+        req.filter = filter;
+        self.recall(&req)
+    }
+
+    /// Recalls the memories that matter for a query: full-text and vector candidates fused,
+    /// rescored by recency, access and importance. Counts an access on each hit (unless the
+    /// recall config turns it off).
+    pub fn recall(&self, req: &RecallRequest) -> Result<Vec<RecallHit>> {
+        let partition = self.partition(&req.namespace);
+        let _span =
+            info_span!("memory.search", namespace = %req.namespace, limit = req.limit).entered();
+        let config = &*self.recall;
+        let n = config.candidates.max(req.limit);
+        let now = engram_core::Timestamp::now();
+        let (mode, mut hits) = match req.mode {
+            RecallMode::Overlap => {
+                let all = list_all(&*self.store, &partition, &req.filter)?;
+                (
+                    SearchMode::Scan,
+                    recall::overlap(all, &req.query, req.limit),
+                )
+            }
+            mode => {
+                let lexical = if mode == RecallMode::Vector {
+                    Vec::new()
+                } else {
+                    self.store
+                        .text_search(&recall::text_query(partition.clone(), req, n))?
+                };
+                let vector = match (&self.embedder, mode) {
+                    (Some(e), RecallMode::Hybrid | RecallMode::Vector) => {
+                        let q = e.embed_one(&req.query).map_err(embed_err)?;
+                        self.store.vector_search(&recall::vector_query(
+                            partition.clone(),
+                            req,
+                            q,
+                            n,
+                        ))?
+                    }
+                    _ => Vec::new(),
+                };
+                let fused = recall::fuse(config.fusion, &lexical, &vector);
+                let ids: Vec<MemoryId> = fused.keys().copied().collect();
+                let candidates = self.store.get_many(&self.tenant, &ids)?;
+                let mode = if self.store.info().capabilities.native_text {
+                    SearchMode::Search
+                } else {
+                    SearchMode::Scan
+                };
+                (mode, recall::rescore(config, candidates, fused, now))
+            }
         };
-        let (mode, hits) = self.store.search(&req)?;
+        if let Some(min) = req.min_score {
+            hits.retain(|h| h.score >= min);
+        }
+        hits.truncate(req.limit);
         self.emit(Event::Search {
             partition,
             mode,
-            limit,
+            limit: req.limit,
             hits: hits.len(),
         });
-        if !hits.is_empty() {
+        if config.track_access && !hits.is_empty() {
             let ids: Vec<MemoryId> = hits.iter().map(|h| h.memory.id).collect();
-            self.store
-                .touch(&self.tenant, &ids, engram_core::Timestamp::now())?;
+            self.store.touch(&self.tenant, &ids, now)?;
         }
+        Ok(hits)
+    }
+
+    /// The memories most similar in meaning to the one with `id` (itself excluded).
+    pub fn find_similar(
+        &self,
+        id: MemoryId,
+        limit: usize,
+        filter: Filter,
+    ) -> Result<Vec<RecallHit>> {
+        let Some(m) = self.get_by_id(id)? else {
+            return Err(Error::NotFound(format!("memory {id}")));
+        };
+        let Some(embedder) = &self.embedder else {
+            return Err(Error::invalid("embedder", "find_similar needs an embedder"));
+        };
+        let q = embedder.embed_one(&m.index_text()).map_err(embed_err)?;
+        let vq = engram_core::VectorQuery {
+            partition: m.partition.clone(),
+            vector: q,
+            filter,
+            limit: limit + 1,
+        };
+        let found: Vec<_> = self
+            .store
+            .vector_search(&vq)?
+            .into_iter()
+            .filter(|s| s.id != id)
+            .collect();
+        let fused = recall::fuse(Fusion::Rrf { k: 60.0 }, &[], &found);
+        let ids: Vec<MemoryId> = found.iter().map(|s| s.id).collect();
+        let candidates = self.store.get_many(&self.tenant, &ids)?;
+        let mut hits = recall::rescore(
+            &self.recall,
+            candidates,
+            fused,
+            engram_core::Timestamp::now(),
+        );
+        hits.truncate(limit);
         Ok(hits)
     }
 

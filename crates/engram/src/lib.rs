@@ -14,12 +14,16 @@
 //! assert_eq!(engine.kv_get(&ns, "customer_tier")?, Some("gold tier customer".into()));
 //! let hits = engine.search(&ns, "which tier is the customer", 3, Default::default())?;
 //! assert_eq!(hits[0].memory.key.as_str(), "customer_tier");
+//! println!("{:?}", hits[0].signals);
 //! # Ok::<(), engram::Error>(())
 //! ```
 
 mod engine;
 mod open;
+mod recall;
 
 pub use engine::{Engine, EngineBuilder, NamespaceStats, Stats};
 pub use engram_core::*;
+pub use engram_embed::{EmbedError, Embedder, StaticEmbedder};
 pub use open::{DEFAULT_STORE_ENV, default_store_url, open_store, registry};
+pub use recall::{Fusion, RecallConfig, RecallHit, RecallMode, RecallRequest, Signals, Weights};

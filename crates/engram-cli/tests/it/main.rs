@@ -131,11 +131,25 @@ fn remember_then_search_round_trip() {
     let hits: Value = serde_json::from_str(&out).expect("json");
     assert_eq!(hits[0]["memory"]["id"], id);
     assert_eq!(hits[0]["memory"]["user_id"], "alice");
+    assert!(hits[0]["signals"]["lexical_rank"].is_number());
+    // The seed's word-overlap rule is still there: only the memory sharing a word.
+    let out = ok(engram(
+        home.path(),
+        &[
+            "--json",
+            "search",
+            "--mode",
+            "overlap",
+            "when did I move to Lisbon",
+        ],
+    ));
+    let hits: Value = serde_json::from_str(&out).expect("json");
     assert_eq!(hits.as_array().map(Vec::len), Some(1));
+    assert_eq!(hits[0]["memory"]["id"], id);
     let got: Value =
         serde_json::from_str(&ok(engram(home.path(), &["--json", "get", id]))).expect("json");
     assert_eq!(got["content"], "I moved to Lisbon in March");
-    assert_eq!(got["access_count"], 1);
+    assert_eq!(got["access_count"], 2);
     let listed = ok(engram(home.path(), &["list", "--user", "alice"]));
     assert_eq!(listed.lines().count(), 1);
     ok(engram(home.path(), &["forget", id]));
@@ -262,4 +276,37 @@ fn output_closed_early_is_not_an_error() {
     let out = child.wait_with_output().expect("finishes");
     assert!(out.status.success(), "{}", stderr(&out));
     assert!(!stderr(&out).contains("panicked"));
+}
+
+/// A meaning match with no shared keyword, offline, with the built-in embedder.
+#[test]
+fn recall_by_meaning_without_shared_words() {
+    let home = tempfile::tempdir().expect("temp dir");
+    let h = home.path();
+    let id = ok(engram(h, &["remember", "I moved to Lisbon in March"]));
+    for other in [
+        "My favourite food is grilled sardines",
+        "I work as a nurse at the hospital",
+        "My sister has two cats and a dog",
+    ] {
+        ok(engram(h, &["remember", other]));
+    }
+    let out = ok(engram(
+        h,
+        &[
+            "--json",
+            "search",
+            "--mode",
+            "vector",
+            "which city does the user live in now",
+        ],
+    ));
+    let hits: Value = serde_json::from_str(&out).expect("json");
+    assert_eq!(hits[0]["memory"]["id"], id.trim(), "{out}");
+    let out = ok(engram(
+        h,
+        &["--json", "search", "which city does the user live in now"],
+    ));
+    let hits: Value = serde_json::from_str(&out).expect("json");
+    assert_eq!(hits[0]["memory"]["id"], id.trim(), "{out}");
 }

@@ -11,6 +11,27 @@ use serde::Serialize;
 
 #[derive(Subcommand)]
 pub(crate) enum BenchCommand {
+    /// Retrieval quality (recall@k) and speed on LoCoMo conversations.
+    Locomo {
+        /// The directory of LoCoMo `.json` files.
+        #[arg(long)]
+        data: std::path::PathBuf,
+        /// builtin (the static model compiled in) or none (full-text only).
+        #[arg(long, default_value = "builtin")]
+        embedder: String,
+        /// hybrid, lexical, vector or overlap.
+        #[arg(long, default_value = "hybrid")]
+        mode: String,
+        /// rrf[:K] or weighted:LEXICAL_WEIGHT (default: the engine's).
+        #[arg(long)]
+        fusion: Option<String>,
+        /// Do not count accesses on recalled memories (they feed the access signal).
+        #[arg(long)]
+        no_access_tracking: bool,
+        /// Candidates taken from each retriever.
+        #[arg(long)]
+        candidates: Option<usize>,
+    },
     /// set / batched store / get by key / get by id on each backend.
     Store {
         /// Records per workload.
@@ -45,12 +66,29 @@ struct Measure {
 }
 
 pub(crate) fn run(cmd: &BenchCommand, store: Option<&str>, json: bool) -> Result<()> {
-    let BenchCommand::Store {
-        count,
-        backends,
-        redis_url,
-        file_writes,
-    } = cmd;
+    let (count, backends, redis_url, file_writes) = match cmd {
+        BenchCommand::Store {
+            count,
+            backends,
+            redis_url,
+            file_writes,
+        } => (count, backends, redis_url, file_writes),
+        BenchCommand::Locomo {
+            data,
+            embedder,
+            mode,
+            fusion,
+            no_access_tracking,
+            candidates,
+        } => {
+            let mut config = engram::RecallConfig::default();
+            config.track_access = !no_access_tracking;
+            if let Some(c) = candidates {
+                config.candidates = *c;
+            }
+            return locomo(data, store, embedder, mode, fusion.as_deref(), config, json);
+        }
+    };
     let dir = tempfile::tempdir().context("temporary directory")?;
     let bench_prefix = format!("engram-bench-{}:", MemoryId::generate());
     let targets: Vec<(String, String)> = match store {
@@ -239,4 +277,51 @@ fn bench_store(store: &dyn Store, name: &str, n: usize, singles: usize) -> Resul
     store.flush(&single_ns)?;
     store.flush(&batch_ns)?;
     Ok(out)
+}
+
+fn locomo(
+    data: &std::path::Path,
+    store: Option<&str>,
+    embedder: &str,
+    mode: &str,
+    fusion: Option<&str>,
+    mut config: engram::RecallConfig,
+    json: bool,
+) -> Result<()> {
+    let dir = tempfile::tempdir().context("temporary directory")?;
+    let url = match store {
+        Some(u) => u.to_owned(),
+        None => format!("sqlite://{}", dir.path().join("locomo.db").display()),
+    };
+    let embedder: Option<std::sync::Arc<dyn engram::Embedder>> = match embedder {
+        "builtin" => Some(engram::StaticEmbedder::builtin()?),
+        "none" => None,
+        other => anyhow::bail!("--embedder {other:?} is not builtin or none"),
+    };
+    let mode = crate::parse_mode(mode)?;
+    if let Some(fusion) = fusion {
+        config.fusion = match fusion.split_once(':') {
+            Some(("rrf", k)) => engram::Fusion::Rrf { k: k.parse()? },
+            None if fusion == "rrf" => engram::Fusion::Rrf { k: 60.0 },
+            Some(("weighted", w)) => engram::Fusion::Weighted { lexical: w.parse()? },
+            _ => anyhow::bail!("--fusion {fusion:?} is not rrf[:K] or weighted:W"),
+        };
+    }
+    let engine = engram::Engine::builder(engram::open_store(&url)?)
+        .embedder(embedder)
+        .recall_config(config)
+        .build()?;
+    let report = crate::locomo::run(crate::locomo::Options {
+        data,
+        engine,
+        mode,
+    })?;
+    if json {
+        outln!("{}", serde_json::to_string_pretty(&report)?)?;
+    } else {
+        for line in report.lines() {
+            outln!("{line}")?;
+        }
+    }
+    Ok(())
 }

@@ -8,6 +8,7 @@ macro_rules! outln {
 }
 
 mod bench;
+mod locomo;
 
 use std::{io::Write, process::ExitCode};
 
@@ -374,6 +375,16 @@ fn locate(engine: &Engine, target: &str, ns: &Namespace) -> Result<Locator> {
     })
 }
 
+fn parse_mode(mode: &str) -> Result<RecallMode> {
+    Ok(match mode {
+        "hybrid" => RecallMode::Hybrid,
+        "lexical" => RecallMode::Lexical,
+        "vector" => RecallMode::Vector,
+        "overlap" => RecallMode::Overlap,
+        other => bail!("--mode {other:?} is not hybrid, lexical, vector or overlap"),
+    })
+}
+
 fn run(cli: Cli) -> Result<ExitCode> {
     let json = cli.json;
     if let Command::Bench { command } = &cli.command {
@@ -464,13 +475,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
             }
         }
         Command::Search(args) => {
-            let mode = match args.mode.as_str() {
-                "hybrid" => RecallMode::Hybrid,
-                "lexical" => RecallMode::Lexical,
-                "vector" => RecallMode::Vector,
-                "overlap" => RecallMode::Overlap,
-                other => bail!("--mode {other:?} is not hybrid, lexical, vector or overlap"),
-            };
+            let mode = parse_mode(&args.mode)?;
             let req = RecallRequest {
                 namespace: args.ns.get()?,
                 query: args.query,

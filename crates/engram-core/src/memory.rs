@@ -221,6 +221,10 @@ pub struct Memory {
     pub key: Key,
     /// The text of a memory, or any JSON value for a key-value entry.
     pub content: Value,
+    /// Text that situates the memory without being part of it, for example the conversation
+    /// turn it answers. Recall indexes it at a lower weight than the content.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub context: Option<String>,
     /// What it is about.
     pub category: Category,
     /// How long it lives and how it is evicted.
@@ -350,6 +354,9 @@ pub struct Put {
     pub key: Option<Key>,
     /// The value.
     pub content: Value,
+    /// Situating text, indexed at a lower weight (see [`Memory::context`]).
+    #[serde(default)]
+    pub context: Option<String>,
     /// Category.
     #[serde(default)]
     pub category: Category,
@@ -417,6 +424,7 @@ impl Put {
             partition,
             key,
             content: content.into(),
+            context: None,
             category: Category::default(),
             scope: MemoryScope::default(),
             owner: Owner::default(),
@@ -508,7 +516,9 @@ impl Put {
                 ));
             }
         }
-        let size = json_size(&self.content) + json_size_map(&self.metadata);
+        let size = json_size(&self.content)
+            + json_size_map(&self.metadata)
+            + self.context.as_ref().map_or(0, String::len);
         if size > limits.max_value_bytes {
             return Err(Error::TooLarge {
                 size,
@@ -542,6 +552,7 @@ impl Put {
             partition: self.partition,
             key,
             content: self.content,
+            context: self.context,
             category: self.category,
             scope: self.scope,
             owner: self.owner,

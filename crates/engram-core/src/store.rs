@@ -149,10 +149,12 @@ pub trait Store: Send + Sync {
     /// matching record in memory; backends with a full-text index answer natively.
     fn text_search(&self, query: &TextQuery) -> Result<Vec<Scored>> {
         let all = list_all(self, &query.partition, &query.filter)?;
-        let texts: Vec<(MemoryId, std::borrow::Cow<'_, str>)> =
-            all.iter().map(|m| (m.id, m.index_text())).collect();
+        let texts: Vec<(MemoryId, std::borrow::Cow<'_, str>, Option<&str>)> = all
+            .iter()
+            .map(|m| (m.id, m.index_text(), m.context.as_deref()))
+            .collect();
         Ok(Bm25::default().rank(
-            texts.iter().map(|(id, t)| (*id, t.as_ref())),
+            texts.iter().map(|(id, t, c)| (*id, t.as_ref(), *c)),
             &query.query,
             query.limit,
         ))

@@ -1,15 +1,64 @@
 //! Lexical matching: the tokenizer shared by every backend, and BM25 over in-memory documents.
 
+use std::sync::OnceLock;
+
+use rust_stemmers::{Algorithm, Stemmer};
+
 use crate::{MemoryId, Scored};
 
-/// Splits text into lower-cased words: maximal runs of Unicode letters and digits, as
-/// SQLite's `unicode61` and tantivy's default tokenizer do, so every backend indexes the same
-/// words. No stemming and no stop words: on conversational data an unstemmed index ranked
-/// better.
+/// Splits text into index terms: maximal runs of Unicode letters and digits (as SQLite's
+/// `unicode61` and tantivy's default tokenizer split), lower-cased, then reduced by the
+/// Snowball English stemmer (stop words are kept whole). Every backend indexes these same
+/// terms. Stemming was chosen by measurement: on LoCoMo it raised full-text recall@10 from
+/// 0.597 to 0.635 (docs/recall.md).
 pub fn tokenize(text: &str) -> impl Iterator<Item = String> + '_ {
+    static STEMMER: OnceLock<Stemmer> = OnceLock::new();
+    let stemmer = STEMMER.get_or_init(|| Stemmer::create(Algorithm::English));
     text.split(|c: char| !c.is_alphanumeric())
         .filter(|w| !w.is_empty())
-        .map(str::to_lowercase)
+        .map(move |w| {
+            let lower = w.to_lowercase();
+            if is_stop_word(&lower) {
+                lower
+            } else {
+                stemmer.stem(&lower).into_owned()
+            }
+        })
+}
+
+/// Whether `word` (lower case) is in [`STOP_WORDS`].
+pub fn is_stop_word(word: &str) -> bool {
+    STOP_WORDS.binary_search(&word).is_ok()
+}
+
+/// Common English function words. Full-text queries leave them out (documents keep them),
+/// which measurably helps on conversational data (see docs/recall.md).
+pub const STOP_WORDS: &[&str] = &[
+    "a", "about", "after", "again", "all", "am", "an", "and", "any", "are", "as", "at", "be",
+    "been", "before", "being", "both", "but", "by", "can", "could", "did", "do", "does",
+    "doing", "during", "each", "few", "for", "from", "further", "had", "has", "have", "having",
+    "he", "her", "here", "hers", "herself", "him", "himself", "his", "how", "i", "if", "in",
+    "into", "is", "it", "its", "itself", "just", "me", "more", "most", "my", "myself", "no",
+    "nor", "not", "now", "of", "off", "on", "once", "only", "or", "other", "our", "ours",
+    "ourselves", "out", "over", "own", "s", "same", "she", "should", "so", "some", "such", "t",
+    "than", "that", "the", "their", "theirs", "them", "themselves", "then", "there", "these",
+    "they", "this", "those", "through", "to", "too", "under", "until", "up", "very", "was",
+    "we", "were", "what", "when", "where", "which", "while", "who", "whom", "why", "will",
+    "with", "would", "you", "your", "yours", "yourself", "yourselves",
+];
+
+/// The distinct words of a full-text query, stop words left out unless nothing else
+/// remains (a query of only stop words still matches on them).
+pub fn query_terms(query: &str) -> Vec<String> {
+    let mut all: Vec<String> = tokenize(query).collect();
+    all.sort_unstable();
+    all.dedup();
+    let content: Vec<String> = all
+        .iter()
+        .filter(|t| !is_stop_word(t))
+        .cloned()
+        .collect();
+    if content.is_empty() { all } else { content }
 }
 
 /// The tokens of `text` joined by single spaces: what a full-text engine indexes so that
@@ -25,6 +74,10 @@ pub fn token_string(text: &str) -> String {
     out
 }
 
+/// The weight of a memory's context relative to its content, in full-text scores and in
+/// vectors (chosen by measurement, docs/recall.md).
+pub const CONTEXT_WEIGHT: f32 = 0.5;
+
 /// BM25 parameters.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Bm25 {
@@ -32,79 +85,102 @@ pub struct Bm25 {
     pub k1: f32,
     /// Length normalisation.
     pub b: f32,
+    /// The weight of the context field (the content's is 1).
+    pub context_weight: f32,
 }
 
 impl Default for Bm25 {
     fn default() -> Self {
-        Self { k1: 1.2, b: 0.75 }
+        Self {
+            k1: 1.2,
+            b: 0.75,
+            context_weight: CONTEXT_WEIGHT,
+        }
+    }
+}
+
+/// Per-field statistics while scoring.
+struct Field {
+    n_docs: usize,
+    total_len: usize,
+    df: Vec<u32>,
+}
+
+impl Field {
+    fn new(terms: usize) -> Self {
+        Self {
+            n_docs: 0,
+            total_len: 0,
+            df: vec![0; terms],
+        }
+    }
+
+    /// Term frequencies of `text` for the query terms, counted into the statistics.
+    fn add(&mut self, terms: &[String], text: &str) -> (usize, Vec<u32>) {
+        let mut tf = vec![0u32; terms.len()];
+        let mut len = 0;
+        for tok in tokenize(text) {
+            len += 1;
+            if let Ok(i) = terms.binary_search(&tok) {
+                tf[i] += 1;
+            }
+        }
+        self.n_docs += 1;
+        self.total_len += len;
+        for (d, &f) in self.df.iter_mut().zip(&tf) {
+            if f > 0 {
+                *d += 1;
+            }
+        }
+        (len, tf)
+    }
+
+    fn score(&self, k1: f32, b: f32, len: usize, tf: &[u32]) -> f32 {
+        let n = self.n_docs as f32;
+        let avg = (self.total_len as f32 / n.max(1.0)).max(1e-6);
+        let norm = k1 * (1.0 - b + b * len as f32 / avg);
+        tf.iter()
+            .zip(&self.df)
+            .filter(|(f, _)| **f > 0)
+            .map(|(&f, &d)| {
+                let idf = ((n - d as f32 + 0.5) / (d as f32 + 0.5) + 1.0).ln();
+                let f = f as f32;
+                idf * f * (k1 + 1.0) / (f + norm)
+            })
+            .sum()
     }
 }
 
 impl Bm25 {
-    /// Ranks `docs` (id and text) for `query`, best first, at most `limit`; documents sharing
-    /// no word with the query are left out.
+    /// Ranks `docs` (id, content text, context text) for `query`, best first, at most
+    /// `limit`: BM25 of the content plus `context_weight` × BM25 of the context, each field
+    /// with its own length statistics. Documents sharing no term with the query are left out.
     pub fn rank<'a>(
         &self,
-        docs: impl IntoIterator<Item = (MemoryId, &'a str)>,
+        docs: impl IntoIterator<Item = (MemoryId, &'a str, Option<&'a str>)>,
         query: &str,
         limit: usize,
     ) -> Vec<Scored> {
-        let mut terms: Vec<String> = tokenize(query).collect();
-        terms.sort_unstable();
-        terms.dedup();
+        let terms = query_terms(query);
         if terms.is_empty() || limit == 0 {
             return Vec::new();
         }
-        // Term frequencies per document, for the query terms only.
-        let mut n_docs = 0usize;
-        let mut total_len = 0usize;
-        let mut rows: Vec<(MemoryId, usize, Vec<u32>)> = Vec::new();
-        let mut df = vec![0u32; terms.len()];
-        for (id, text) in docs {
-            n_docs += 1;
-            let mut tf = vec![0u32; terms.len()];
-            let mut len = 0;
-            for tok in tokenize(text) {
-                len += 1;
-                if let Ok(i) = terms.binary_search(&tok) {
-                    tf[i] += 1;
-                }
-            }
-            total_len += len;
-            if tf.iter().any(|&f| f > 0) {
-                for (d, &f) in df.iter_mut().zip(&tf) {
-                    if f > 0 {
-                        *d += 1;
-                    }
-                }
-                rows.push((id, len, tf));
-            }
-        }
-        if rows.is_empty() {
-            return Vec::new();
-        }
-        let avg = total_len as f32 / n_docs as f32;
-        let idf: Vec<f32> = df
-            .iter()
-            .map(|&d| {
-                let d = d as f32;
-                ((n_docs as f32 - d + 0.5) / (d + 0.5) + 1.0).ln()
+        let mut own = Field::new(terms.len());
+        let mut ctx = Field::new(terms.len());
+        type Row = (MemoryId, (usize, Vec<u32>), (usize, Vec<u32>));
+        let rows: Vec<Row> = docs
+            .into_iter()
+            .map(|(id, text, context)| {
+                (id, own.add(&terms, text), ctx.add(&terms, context.unwrap_or("")))
             })
+            .filter(|(_, (_, a), (_, b))| a.iter().chain(b).any(|&f| f > 0))
             .collect();
         let mut scored: Vec<Scored> = rows
             .into_iter()
-            .map(|(id, len, tf)| {
-                let norm = self.k1 * (1.0 - self.b + self.b * len as f32 / avg.max(1e-6));
-                let score = tf
-                    .iter()
-                    .zip(&idf)
-                    .filter(|(f, _)| **f > 0)
-                    .map(|(&f, &w)| {
-                        let f = f as f32;
-                        w * f * (self.k1 + 1.0) / (f + norm)
-                    })
-                    .sum();
-                Scored { id, score }
+            .map(|(id, (len, tf), (clen, ctf))| Scored {
+                id,
+                score: own.score(self.k1, self.b, len, &tf)
+                    + self.context_weight * ctx.score(self.k1, self.b, clen, &ctf),
             })
             .collect();
         sort_scored(&mut scored);
@@ -195,6 +271,16 @@ mod tests {
     }
 
     #[test]
+    fn stop_words_are_sorted_and_left_out_of_queries() {
+        assert!(STOP_WORDS.windows(2).all(|w| w[0] < w[1]));
+        assert_eq!(
+            query_terms("When did Caroline go to the groups?"),
+            ["carolin", "go", "group"]
+        );
+        assert_eq!(query_terms("who is it"), ["is", "it", "who"]);
+    }
+
+    #[test]
     fn bm25_prefers_rare_terms_and_short_documents() {
         let ids: Vec<MemoryId> = (0..4).map(|_| MemoryId::generate()).collect();
         let docs = [
@@ -203,11 +289,23 @@ mod tests {
             (ids[2], "lisbon is where the user moved"),
             (ids[3], "the the the the"),
         ];
-        let hits = Bm25::default().rank(docs.iter().map(|(i, t)| (*i, *t)), "where is lisbon", 10);
+        let rank = |q: &str| Bm25::default().rank(docs.iter().map(|(i, t)| (*i, *t, None)), q, 10);
+        let hits = rank("where is lisbon");
         assert_eq!(hits[0].id, ids[2]);
         assert_eq!(hits.len(), 1);
-        let hits = Bm25::default().rank(docs.iter().map(|(i, t)| (*i, *t)), "the dog", 10);
-        assert_eq!(hits[0].id, ids[1]);
+        assert_eq!(rank("the dog")[0].id, ids[1]);
+        // Context counts, at a lower weight than content.
+        let with_context = [
+            (ids[0], "5 years already!", Some("how long have you been married?")),
+            (ids[1], "we married in 2019", None),
+            (ids[2], "unrelated", None),
+        ];
+        let hits = Bm25::default().rank(with_context.iter().copied(), "married years", 10);
+        assert_eq!(hits.len(), 2);
+        let hits = Bm25::default().rank(with_context.iter().copied(), "how long", 10);
+        assert_eq!(hits.iter().map(|h| h.id).collect::<Vec<_>>(), [ids[0]]);
+        let hits = Bm25::default().rank(with_context.iter().copied(), "married", 10);
+        assert_eq!(hits[0].id, ids[1], "content outweighs context");
     }
 
     #[test]

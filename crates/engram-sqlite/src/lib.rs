@@ -28,7 +28,7 @@ use engram_core::{
     Capabilities, Category, Error, Filter, Health, Limits, ListQuery, Locator, Memory, MemoryId,
     MemoryScope, MemoryState, Namespace, Owner, Page, Partition, Put, Result, Scored, Source,
     Store, StoreInfo, StoredVector, Tenant, TextQuery, Timestamp, WriteStatus, Written,
-    text::{token_string, tokenize, vector_from_bytes, vector_to_bytes},
+    text::{CONTEXT_WEIGHT, query_terms, token_string, vector_from_bytes, vector_to_bytes},
 };
 use rusqlite::{Connection, OpenFlags, OptionalExtension, Row, params, types::Value as SqlValue};
 use serde_json::Value;
@@ -43,7 +43,7 @@ macro_rules! columns {
         "id, tenant, namespace, key, content, content_is_json, category, scope, \
     user_id, agent_id, session_id, tags, metadata, importance, source, confidence, content_hash, \
     state, superseded_by, valid_from, valid_until, created_at, updated_at, last_accessed_at, \
-    access_count, expires_at, embedding_model"
+    access_count, expires_at, embedding_model, context"
     };
 }
 
@@ -88,7 +88,7 @@ const INSERT: &str = concat!(
     "INSERT INTO memories (",
     columns!(),
     ") VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, \
-     ?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25, ?26, ?27)"
+     ?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25, ?26, ?27, ?28)"
 );
 
 /// How hard SQLite syncs to disk on commit.
@@ -285,15 +285,20 @@ fn backfill_fts(tx: &rusqlite::Transaction<'_>) -> Result<()> {
         .prepare(&format!("SELECT {COLUMNS}, rowid FROM memories"))
         .map_err(sql_err)?;
     let rows = select
-        .query_map([], |row| Ok((row.get::<_, i64>(27)?, decode(row)?)))
+        .query_map([], |row| Ok((row.get::<_, i64>(28)?, decode(row)?)))
         .map_err(sql_err)?;
     let mut insert = tx
-        .prepare("INSERT INTO memories_fts (rowid, tokens) VALUES (?, ?)")
+        .prepare("INSERT INTO memories_fts (rowid, tokens, context) VALUES (?, ?, ?)")
         .map_err(sql_err)?;
     for row in rows {
         let (rowid, m) = row.map_err(sql_err)?;
+        let m = m?;
         insert
-            .execute(params![rowid, token_string(&m?.index_text())])
+            .execute(params![
+                rowid,
+                token_string(&m.index_text()),
+                m.context.as_deref().map(token_string)
+            ])
             .map_err(sql_err)?;
     }
     Ok(())
@@ -349,6 +354,7 @@ fn decode_from(row: &Row<'_>, base: usize) -> rusqlite::Result<Result<Memory>> {
         access_count: row.get(base + 24)?,
         expires_at: row.get(base + 25)?,
         embedding_model: row.get(base + 26)?,
+        context: row.get(base + 27)?,
     };
     Ok(raw.into_memory())
 }
@@ -379,6 +385,7 @@ struct RawRow {
     access_count: i64,
     expires_at: Option<i64>,
     embedding_model: Option<String>,
+    context: Option<String>,
 }
 
 impl RawRow {
@@ -407,6 +414,7 @@ impl RawRow {
             ),
             key: engram_core::Key::new(self.key).map_err(|e| bad("key", &e))?,
             content,
+            context: self.context,
             category: Category::parse(&self.category).map_err(|e| bad("category", &e))?,
             scope: MemoryScope::parse(&self.scope).map_err(|e| bad("scope", &e))?,
             owner: self.owner,
@@ -495,6 +503,7 @@ fn write_row(
         i64::try_from(m.access_count).unwrap_or(i64::MAX),
         m.expires_at.map(Timestamp::as_millis),
         m.embedding_model,
+        m.context,
     ];
     let rowid = match rowid {
         None => {
@@ -511,8 +520,8 @@ fn write_row(
                      importance = ?14, source = ?15, confidence = ?16, content_hash = ?17, \
                      state = ?18, superseded_by = ?19, valid_from = ?20, valid_until = ?21, \
                      created_at = ?22, updated_at = ?23, last_accessed_at = ?24, \
-                     access_count = ?25, expires_at = ?26, embedding_model = ?27 \
-                     WHERE rowid = ?28",
+                     access_count = ?25, expires_at = ?26, embedding_model = ?27, \
+                     context = ?28 WHERE rowid = ?29",
                 )
                 .map_err(sql_err)?;
             let mut all: Vec<&dyn rusqlite::ToSql> = values.to_vec();
@@ -527,8 +536,14 @@ fn write_row(
     tx.prepare_cached("UPDATE memories SET vector = ? WHERE rowid = ?")
         .and_then(|mut s| s.execute(params![vector.map(vector_to_bytes), rowid]))
         .map_err(sql_err)?;
-    tx.prepare_cached("INSERT INTO memories_fts (rowid, tokens) VALUES (?, ?)")
-        .and_then(|mut s| s.execute(params![rowid, token_string(&m.index_text())]))
+    tx.prepare_cached("INSERT INTO memories_fts (rowid, tokens, context) VALUES (?, ?, ?)")
+        .and_then(|mut s| {
+            s.execute(params![
+                rowid,
+                token_string(&m.index_text()),
+                m.context.as_deref().map(token_string)
+            ])
+        })
         .map_err(sql_err)?;
     Ok(())
 }
@@ -546,7 +561,7 @@ fn put_in(tx: &rusqlite::Transaction<'_>, mut put: Put, now: Timestamp) -> Resul
                     put.partition.namespace.as_str(),
                     key.as_str()
                 ],
-                |row| Ok((row.get::<_, i64>(27)?, decode(row)?)),
+                |row| Ok((row.get::<_, i64>(28)?, decode(row)?)),
             )
             .optional()
             .map_err(sql_err)?
@@ -629,9 +644,7 @@ fn partition_args(p: &Partition) -> Vec<SqlValue> {
 
 /// An FTS5 query matching any of the text's tokens, each quoted; `None` without tokens.
 fn fts_query(text: &str) -> Option<String> {
-    let mut tokens: Vec<String> = tokenize(text).collect();
-    tokens.sort_unstable();
-    tokens.dedup();
+    let tokens = query_terms(text);
     if tokens.is_empty() {
         return None;
     }
@@ -960,7 +973,7 @@ impl Store for SqliteStore {
         self.read(|conn| {
             let cols = prefixed_columns();
             let mut sql = format!(
-                "SELECT m.id, bm25(memories_fts), {cols} FROM memories_fts \
+                "SELECT m.id, bm25(memories_fts, 1.0, {CONTEXT_WEIGHT}), {cols} FROM memories_fts \
                  JOIN memories m ON m.rowid = memories_fts.rowid \
                  WHERE memories_fts MATCH ? AND m.tenant = ? AND m.namespace = ? \
                  AND (m.expires_at IS NULL OR m.expires_at > ?)"
@@ -969,7 +982,9 @@ impl Store for SqliteStore {
             args.extend(partition_args(&query.partition));
             filter_sql_prefixed(&query.filter, "m.", &mut sql, &mut args);
             let rust_filter = needs_rust_filter(&query.filter);
-            sql.push_str(" ORDER BY bm25(memories_fts) LIMIT ?");
+            sql.push_str(&format!(
+                " ORDER BY bm25(memories_fts, 1.0, {CONTEXT_WEIGHT}) LIMIT ?"
+            ));
             // With filters checked here, read more so the page still fills.
             let fetch = if rust_filter {
                 query.limit * 8 + 64

@@ -1,6 +1,8 @@
--- engram SQLite schema, version 2: vectors and full-text search.
+-- engram SQLite schema, version 2: context, vectors and full-text search.
+ALTER TABLE memories ADD COLUMN context TEXT;               -- situating text, indexed at a lower weight
 ALTER TABLE memories ADD COLUMN vector BLOB;                -- f32 little-endian, unit length
 CREATE VIRTUAL TABLE IF NOT EXISTS memories_fts USING fts5(
-    tokens,                                                  -- engram's tokens, space-separated
+    tokens,                                                  -- engram's terms of key and content
+    context,                                                 -- engram's terms of the context
     tokenize = 'unicode61 remove_diacritics 0'
 );

@@ -345,13 +345,27 @@ impl Engine {
         if todo.is_empty() {
             return Ok(());
         }
-        let texts: Vec<String> = todo
+        // The content (and key), plus each context at a lower weight: one batch.
+        let mut texts: Vec<String> = todo
             .iter()
             .map(|&i| puts[i].index_text().into_owned())
             .collect();
+        let with_context: Vec<usize> = todo
+            .iter()
+            .copied()
+            .filter(|&i| puts[i].context.as_deref().is_some_and(|c| !c.trim().is_empty()))
+            .collect();
+        texts.extend(with_context.iter().filter_map(|&i| puts[i].context.clone()));
         let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
-        let vectors = embedder.embed(&refs).map_err(embed_err)?;
-        for (i, v) in todo.into_iter().zip(vectors) {
+        let mut vectors = embedder.embed(&refs).map_err(embed_err)?;
+        let context_vectors = vectors.split_off(todo.len());
+        for (i, mut v) in todo.iter().copied().zip(vectors) {
+            if let Some(pos) = with_context.iter().position(|&c| c == i) {
+                for (x, c) in v.iter_mut().zip(&context_vectors[pos]) {
+                    *x += engram_core::text::CONTEXT_WEIGHT * c;
+                }
+                engram_core::text::normalize(&mut v);
+            }
             puts[i].embedding = Some(v);
             puts[i].embedding_model = Some(embedder.id().to_owned());
         }

@@ -73,7 +73,7 @@ pub struct RecallConfig {
 impl Default for RecallConfig {
     fn default() -> Self {
         Self {
-            fusion: Fusion::Rrf { k: 60.0 },
+            fusion: Fusion::Weighted { lexical: 0.7 },
             candidates: 50,
             weights: Weights {
                 relevance: 1.0,
@@ -166,6 +166,8 @@ pub(crate) fn fuse(
     let mut out: HashMap<MemoryId, (f32, Signals)> = HashMap::new();
     let lex_max = lexical.iter().map(|s| s.score).fold(f32::MIN, f32::max);
     let lex_min = lexical.iter().map(|s| s.score).fold(f32::MAX, f32::min);
+    let vec_max = vector.iter().map(|s| s.score).fold(f32::MIN, f32::max);
+    let vec_min = vector.iter().map(|s| s.score).fold(f32::MAX, f32::min);
     for (i, s) in lexical.iter().enumerate() {
         let e = out.entry(s.id).or_default();
         e.1.lexical_rank = Some(i as u32 + 1);
@@ -189,7 +191,11 @@ pub(crate) fn fuse(
         e.1.similarity = Some(s.score);
         e.0 += match fusion {
             Fusion::Rrf { k } => 1.0 / (k + i as f32 + 1.0),
-            Fusion::Weighted { lexical } => (1.0 - lexical) * s.score.max(0.0),
+            Fusion::Weighted { lexical } => {
+                let span = vec_max - vec_min;
+                let norm = if span > 0.0 { (s.score - vec_min) / span } else { 1.0 };
+                (1.0 - lexical) * norm
+            }
         };
     }
     let best = out.values().map(|(f, _)| *f).fold(0.0f32, f32::max);

@@ -69,7 +69,8 @@ fn a_version_1_database_is_migrated_and_its_records_are_searchable() {
     // Turn it back into what version 1 wrote.
     let conn = rusqlite::Connection::open(&path).expect("opens");
     conn.execute_batch(
-        "DROP TABLE memories_fts; ALTER TABLE memories DROP COLUMN vector; PRAGMA user_version = 1;",
+        "DROP TABLE memories_fts; ALTER TABLE memories DROP COLUMN vector; \
+         ALTER TABLE memories DROP COLUMN context; PRAGMA user_version = 1;",
     )
     .expect("downgrades");
     drop(conn);

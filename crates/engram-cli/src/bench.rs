@@ -81,8 +81,10 @@ pub(crate) fn run(cmd: &BenchCommand, store: Option<&str>, json: bool) -> Result
             no_access_tracking,
             candidates,
         } => {
-            let mut config = engram::RecallConfig::default();
-            config.track_access = !no_access_tracking;
+            let mut config = engram::RecallConfig {
+                track_access: !no_access_tracking,
+                ..Default::default()
+            };
             if let Some(c) = candidates {
                 config.candidates = *c;
             }
@@ -303,7 +305,9 @@ fn locomo(
         config.fusion = match fusion.split_once(':') {
             Some(("rrf", k)) => engram::Fusion::Rrf { k: k.parse()? },
             None if fusion == "rrf" => engram::Fusion::Rrf { k: 60.0 },
-            Some(("weighted", w)) => engram::Fusion::Weighted { lexical: w.parse()? },
+            Some(("weighted", w)) => engram::Fusion::Weighted {
+                lexical: w.parse()?,
+            },
             _ => anyhow::bail!("--fusion {fusion:?} is not rrf[:K] or weighted:W"),
         };
     }
@@ -311,11 +315,7 @@ fn locomo(
         .embedder(embedder)
         .recall_config(config)
         .build()?;
-    let report = crate::locomo::run(crate::locomo::Options {
-        data,
-        engine,
-        mode,
-    })?;
+    let report = crate::locomo::run(crate::locomo::Options { data, engine, mode })?;
     if json {
         outln!("{}", serde_json::to_string_pretty(&report)?)?;
     } else {

@@ -287,7 +287,10 @@ impl Report {
                     .collect::<Vec<_>>()
                     .join("  ")
             ),
-            format!("ingest  {:.0} memories/s (embedding included)", self.ingest_per_s),
+            format!(
+                "ingest  {:.0} memories/s (embedding included)",
+                self.ingest_per_s
+            ),
             format!(
                 "recall latency  p50 {:.3} ms  p95 {:.3} ms (query embedding included)",
                 self.query_p50_ms, self.query_p95_ms

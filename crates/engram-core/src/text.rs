@@ -34,17 +34,128 @@ pub fn is_stop_word(word: &str) -> bool {
 /// Common English function words. Full-text queries leave them out (documents keep them),
 /// which measurably helps on conversational data (see docs/recall.md).
 pub const STOP_WORDS: &[&str] = &[
-    "a", "about", "after", "again", "all", "am", "an", "and", "any", "are", "as", "at", "be",
-    "been", "before", "being", "both", "but", "by", "can", "could", "did", "do", "does",
-    "doing", "during", "each", "few", "for", "from", "further", "had", "has", "have", "having",
-    "he", "her", "here", "hers", "herself", "him", "himself", "his", "how", "i", "if", "in",
-    "into", "is", "it", "its", "itself", "just", "me", "more", "most", "my", "myself", "no",
-    "nor", "not", "now", "of", "off", "on", "once", "only", "or", "other", "our", "ours",
-    "ourselves", "out", "over", "own", "s", "same", "she", "should", "so", "some", "such", "t",
-    "than", "that", "the", "their", "theirs", "them", "themselves", "then", "there", "these",
-    "they", "this", "those", "through", "to", "too", "under", "until", "up", "very", "was",
-    "we", "were", "what", "when", "where", "which", "while", "who", "whom", "why", "will",
-    "with", "would", "you", "your", "yours", "yourself", "yourselves",
+    "a",
+    "about",
+    "after",
+    "again",
+    "all",
+    "am",
+    "an",
+    "and",
+    "any",
+    "are",
+    "as",
+    "at",
+    "be",
+    "been",
+    "before",
+    "being",
+    "both",
+    "but",
+    "by",
+    "can",
+    "could",
+    "did",
+    "do",
+    "does",
+    "doing",
+    "during",
+    "each",
+    "few",
+    "for",
+    "from",
+    "further",
+    "had",
+    "has",
+    "have",
+    "having",
+    "he",
+    "her",
+    "here",
+    "hers",
+    "herself",
+    "him",
+    "himself",
+    "his",
+    "how",
+    "i",
+    "if",
+    "in",
+    "into",
+    "is",
+    "it",
+    "its",
+    "itself",
+    "just",
+    "me",
+    "more",
+    "most",
+    "my",
+    "myself",
+    "no",
+    "nor",
+    "not",
+    "now",
+    "of",
+    "off",
+    "on",
+    "once",
+    "only",
+    "or",
+    "other",
+    "our",
+    "ours",
+    "ourselves",
+    "out",
+    "over",
+    "own",
+    "s",
+    "same",
+    "she",
+    "should",
+    "so",
+    "some",
+    "such",
+    "t",
+    "than",
+    "that",
+    "the",
+    "their",
+    "theirs",
+    "them",
+    "themselves",
+    "then",
+    "there",
+    "these",
+    "they",
+    "this",
+    "those",
+    "through",
+    "to",
+    "too",
+    "under",
+    "until",
+    "up",
+    "very",
+    "was",
+    "we",
+    "were",
+    "what",
+    "when",
+    "where",
+    "which",
+    "while",
+    "who",
+    "whom",
+    "why",
+    "will",
+    "with",
+    "would",
+    "you",
+    "your",
+    "yours",
+    "yourself",
+    "yourselves",
 ];
 
 /// The distinct words of a full-text query, stop words left out unless nothing else
@@ -53,11 +164,7 @@ pub fn query_terms(query: &str) -> Vec<String> {
     let mut all: Vec<String> = tokenize(query).collect();
     all.sort_unstable();
     all.dedup();
-    let content: Vec<String> = all
-        .iter()
-        .filter(|t| !is_stop_word(t))
-        .cloned()
-        .collect();
+    let content: Vec<String> = all.iter().filter(|t| !is_stop_word(t)).cloned().collect();
     if content.is_empty() { all } else { content }
 }
 
@@ -171,7 +278,11 @@ impl Bm25 {
         let rows: Vec<Row> = docs
             .into_iter()
             .map(|(id, text, context)| {
-                (id, own.add(&terms, text), ctx.add(&terms, context.unwrap_or("")))
+                (
+                    id,
+                    own.add(&terms, text),
+                    ctx.add(&terms, context.unwrap_or("")),
+                )
             })
             .filter(|(_, (_, a), (_, b))| a.iter().chain(b).any(|&f| f > 0))
             .collect();
@@ -296,7 +407,11 @@ mod tests {
         assert_eq!(rank("the dog")[0].id, ids[1]);
         // Context counts, at a lower weight than content.
         let with_context = [
-            (ids[0], "5 years already!", Some("how long have you been married?")),
+            (
+                ids[0],
+                "5 years already!",
+                Some("how long have you been married?"),
+            ),
             (ids[1], "we married in 2019", None),
             (ids[2], "unrelated", None),
         ];

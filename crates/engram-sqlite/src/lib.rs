@@ -27,10 +27,14 @@ use std::{
 use engram_core::{
     Capabilities, Category, Error, Filter, Health, Limits, ListQuery, Locator, Memory, MemoryId,
     MemoryScope, MemoryState, Namespace, Owner, Page, Partition, Put, Result, Scored, Source,
-    Store, StoreInfo, StoredVector, Tenant, TextQuery, Timestamp, WriteStatus, Written,
+    Store, StoreInfo, StoredVector, Tenant, TextQuery, Timestamp, VectorQuery, WriteStatus,
+    Written,
     text::{CONTEXT_WEIGHT, query_terms, token_string, vector_from_bytes, vector_to_bytes},
 };
 use rusqlite::{Connection, OpenFlags, OptionalExtension, Row, params, types::Value as SqlValue};
+use vectors::{PartVectors, VectorCache, VectorRow};
+
+mod vectors;
 use serde_json::Value;
 
 const SCHEMA_VERSION: i64 = 2;
@@ -108,6 +112,7 @@ pub struct SqliteStore {
     durability: Durability,
     writer: Mutex<Connection>,
     readers: Mutex<Vec<Connection>>,
+    vectors: VectorCache,
 }
 
 fn sql_err(e: rusqlite::Error) -> Error {
@@ -164,6 +169,7 @@ impl SqliteStore {
             durability,
             writer: Mutex::new(writer),
             readers: Mutex::new(Vec::new()),
+            vectors: VectorCache::default(),
         })
     }
 
@@ -206,6 +212,67 @@ impl SqliteStore {
         let out = f(&tx)?;
         tx.commit().map_err(sql_err)?;
         Ok(out)
+    }
+
+    /// Keeps the vector cache in step with a write: its partitions, or everything when
+    /// expired records were purged.
+    fn after_write<T>(&self, partitions: &[Partition], out: &Result<(u64, T)>) {
+        match out {
+            Ok((0, _)) => partitions.iter().for_each(|p| self.vectors.invalidate(p)),
+            _ => self.vectors.invalidate_all(),
+        }
+    }
+
+    /// `PRAGMA data_version` of the writer connection, which changes when another
+    /// connection (another process) commits; `None` while this process is writing (then the
+    /// check waits for the next query rather than for the write).
+    fn data_version(&self) -> Result<Option<i64>> {
+        let conn = match self.writer.try_lock() {
+            Ok(c) => c,
+            Err(std::sync::TryLockError::Poisoned(p)) => p.into_inner(),
+            Err(std::sync::TryLockError::WouldBlock) => return Ok(None),
+        };
+        conn.query_row("PRAGMA data_version", [], |r| r.get(0))
+            .map(Some)
+            .map_err(sql_err)
+    }
+
+    fn load_vectors(&self, p: &Partition) -> Result<PartVectors> {
+        self.read(|conn| {
+            let mut stmt = conn
+                .prepare_cached(
+                    "SELECT id, user_id, agent_id, session_id, category, scope, created_at, \
+                     expires_at, vector FROM memories \
+                     WHERE tenant = ? AND namespace = ? AND vector IS NOT NULL",
+                )
+                .map_err(sql_err)?;
+            let mut rows = stmt
+                .query(params![p.tenant.as_str(), p.namespace.as_str()])
+                .map_err(sql_err)?;
+            let mut out = PartVectors::default();
+            while let Some(r) = rows.next().map_err(sql_err)? {
+                let id: String = r.get(0).map_err(sql_err)?;
+                let blob: Vec<u8> = r.get(8).map_err(sql_err)?;
+                let corrupted = |what: &str| Error::Corrupted {
+                    location: format!("sqlite row id {id}"),
+                    reason: what.to_owned(),
+                };
+                out.rows.push(VectorRow {
+                    id: MemoryId::parse(&id).map_err(|_| corrupted("bad id"))?,
+                    owner: Owner {
+                        user_id: r.get(1).map_err(sql_err)?,
+                        agent_id: r.get(2).map_err(sql_err)?,
+                        session_id: r.get(3).map_err(sql_err)?,
+                    },
+                    category: r.get(4).map_err(sql_err)?,
+                    scope: r.get(5).map_err(sql_err)?,
+                    created_at: r.get(6).map_err(sql_err)?,
+                    expires_at: r.get(7).map_err(sql_err)?,
+                    vector: vector_from_bytes(&blob).ok_or_else(|| corrupted("bad vector"))?,
+                });
+            }
+            Ok(out)
+        })
     }
 
     fn location(&self) -> String {
@@ -288,7 +355,7 @@ fn backfill_fts(tx: &rusqlite::Transaction<'_>) -> Result<()> {
         .query_map([], |row| Ok((row.get::<_, i64>(28)?, decode(row)?)))
         .map_err(sql_err)?;
     let mut insert = tx
-        .prepare("INSERT INTO memories_fts (rowid, tokens, context) VALUES (?, ?, ?)")
+        .prepare("INSERT INTO memories_fts (rowid, tokens, context, scope) VALUES (?, ?, ?, ?)")
         .map_err(sql_err)?;
     for row in rows {
         let (rowid, m) = row.map_err(sql_err)?;
@@ -297,7 +364,8 @@ fn backfill_fts(tx: &rusqlite::Transaction<'_>) -> Result<()> {
             .execute(params![
                 rowid,
                 token_string(&m.index_text()),
-                m.context.as_deref().map(token_string)
+                m.context.as_deref().map(token_string),
+                scope_terms(&m)
             ])
             .map_err(sql_err)?;
     }
@@ -536,15 +604,18 @@ fn write_row(
     tx.prepare_cached("UPDATE memories SET vector = ? WHERE rowid = ?")
         .and_then(|mut s| s.execute(params![vector.map(vector_to_bytes), rowid]))
         .map_err(sql_err)?;
-    tx.prepare_cached("INSERT INTO memories_fts (rowid, tokens, context) VALUES (?, ?, ?)")
-        .and_then(|mut s| {
-            s.execute(params![
-                rowid,
-                token_string(&m.index_text()),
-                m.context.as_deref().map(token_string)
-            ])
-        })
-        .map_err(sql_err)?;
+    tx.prepare_cached(
+        "INSERT INTO memories_fts (rowid, tokens, context, scope) VALUES (?, ?, ?, ?)",
+    )
+    .and_then(|mut s| {
+        s.execute(params![
+            rowid,
+            token_string(&m.index_text()),
+            m.context.as_deref().map(token_string),
+            scope_terms(m)
+        ])
+    })
+    .map_err(sql_err)?;
     Ok(())
 }
 
@@ -642,6 +713,49 @@ fn partition_args(p: &Partition) -> Vec<SqlValue> {
     ]
 }
 
+/// FNV-1a, 64 bits: a stable hash for scope terms.
+fn fnv(parts: &[&str]) -> u64 {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for (i, p) in parts.iter().enumerate() {
+        if i > 0 {
+            h ^= 0xff;
+            h = h.wrapping_mul(0x0100_0000_01b3);
+        }
+        for b in p.bytes() {
+            h ^= u64::from(b);
+            h = h.wrapping_mul(0x0100_0000_01b3);
+        }
+    }
+    h
+}
+
+/// The full-text term of a partition.
+fn partition_term(p: &Partition) -> String {
+    format!("p{:016x}", fnv(&[p.tenant.as_str(), p.namespace.as_str()]))
+}
+
+/// The full-text term of an owner field (`kind` u, a or s).
+fn owner_term(kind: char, value: &str) -> String {
+    format!("{kind}{:016x}", fnv(&[value]))
+}
+
+/// The scope column of a record: its partition and owner terms. Matching on them only
+/// narrows; the SQL conditions still decide.
+fn scope_terms(m: &Memory) -> String {
+    let mut out = partition_term(&m.partition);
+    for (kind, value) in [
+        ('u', &m.owner.user_id),
+        ('a', &m.owner.agent_id),
+        ('s', &m.owner.session_id),
+    ] {
+        if let Some(v) = value {
+            out.push(' ');
+            out.push_str(&owner_term(kind, v));
+        }
+    }
+    out
+}
+
 /// An FTS5 query matching any of the text's tokens, each quoted; `None` without tokens.
 fn fts_query(text: &str) -> Option<String> {
     let tokens = query_terms(text);
@@ -696,6 +810,96 @@ impl SqliteStore {
     }
 }
 
+impl SqliteStore {
+    fn delete_row(&self, at: &Locator, now: i64) -> Result<bool> {
+        self.write(|tx| {
+            let rowid: Option<i64> = match at {
+                Locator::Key { partition, key } => tx
+                    .prepare_cached(&format!(
+                        "DELETE FROM memories WHERE tenant = ? AND namespace = ? AND key = ? \
+                         AND {LIVE} RETURNING rowid"
+                    ))
+                    .and_then(|mut s| {
+                        s.query_row(
+                            params![
+                                partition.tenant.as_str(),
+                                partition.namespace.as_str(),
+                                key.as_str(),
+                                now
+                            ],
+                            |r| r.get(0),
+                        )
+                        .optional()
+                    }),
+                Locator::Id { tenant, id } => tx
+                    .prepare_cached(&format!(
+                        "DELETE FROM memories WHERE id = ? AND tenant = ? AND {LIVE} RETURNING rowid"
+                    ))
+                    .and_then(|mut s| {
+                        s.query_row(params![id.to_string(), tenant.as_str(), now], |r| r.get(0))
+                            .optional()
+                    }),
+            }
+            .map_err(sql_err)?;
+            if let Some(rowid) = rowid {
+                tx.prepare_cached("DELETE FROM memories_fts WHERE rowid = ?")
+                    .and_then(|mut s| s.execute([rowid]))
+                    .map_err(sql_err)?;
+            }
+            Ok(rowid.is_some())
+        })
+    }
+
+    fn flush_rows(&self, partition: &Partition) -> Result<u64> {
+        let now = now_ms();
+        self.write(|tx| {
+            let live: i64 = tx
+                .query_row(
+                    &format!(
+                        "SELECT COUNT(*) FROM memories WHERE tenant = ? AND namespace = ? AND {LIVE}"
+                    ),
+                    params![partition.tenant.as_str(), partition.namespace.as_str(), now],
+                    |r| r.get(0),
+                )
+                .map_err(sql_err)?;
+            tx.execute(
+                "DELETE FROM memories_fts WHERE rowid IN \
+                 (SELECT rowid FROM memories WHERE tenant = ? AND namespace = ?)",
+                params![partition.tenant.as_str(), partition.namespace.as_str()],
+            )
+            .map_err(sql_err)?;
+            tx.execute(
+                "DELETE FROM memories WHERE tenant = ? AND namespace = ?",
+                params![partition.tenant.as_str(), partition.namespace.as_str()],
+            )
+            .map_err(sql_err)?;
+            Ok(live as u64)
+        })
+    }
+
+    fn namespaces_of(&self, tenant: &Tenant) -> Result<Vec<Namespace>> {
+        self.read(|conn| {
+            let mut stmt = conn
+                .prepare_cached(&format!(
+                    "SELECT DISTINCT namespace FROM memories WHERE tenant = ? AND {LIVE} ORDER BY namespace"
+                ))
+                .map_err(sql_err)?;
+            let rows = stmt
+                .query_map(params![tenant.as_str(), now_ms()], |r| r.get::<_, String>(0))
+                .map_err(sql_err)?;
+            let mut out = Vec::new();
+            for r in rows {
+                let name = r.map_err(sql_err)?;
+                out.push(Namespace::new(name).map_err(|e| Error::Corrupted {
+                    location: self.path.display().to_string(),
+                    reason: e.to_string(),
+                })?);
+            }
+            Ok(out)
+        })
+    }
+}
+
 impl Store for SqliteStore {
     fn info(&self) -> StoreInfo {
         StoreInfo {
@@ -704,7 +908,7 @@ impl Store for SqliteStore {
             capabilities: Capabilities {
                 native_search: false,
                 native_text: true,
-                native_vector: false,
+                native_vector: true,
                 persistent: true,
                 multi_process: true,
             },
@@ -718,19 +922,29 @@ impl Store for SqliteStore {
     fn put(&self, put: Put) -> Result<Written> {
         put.validate(&self.limits)?;
         let now = Timestamp::now();
-        self.write(|tx| {
-            purge_in(tx, now.as_millis())?;
-            put_in(tx, put, now)
-        })
+        let partition = put.partition.clone();
+        let out = self.write(|tx| {
+            let purged = purge_in(tx, now.as_millis())?;
+            Ok((purged, put_in(tx, put, now)?))
+        });
+        self.after_write(std::slice::from_ref(&partition), &out);
+        out.map(|(_, w)| w)
     }
 
     fn put_many(&self, puts: Vec<Put>) -> Result<Vec<Written>> {
         Put::validate_all(&puts, &self.limits)?;
         let now = Timestamp::now();
-        self.write(|tx| {
-            purge_in(tx, now.as_millis())?;
-            puts.into_iter().map(|p| put_in(tx, p, now)).collect()
-        })
+        let mut partitions: Vec<Partition> = puts.iter().map(|p| p.partition.clone()).collect();
+        partitions.sort();
+        partitions.dedup();
+        let out = self.write(|tx| {
+            let purged = purge_in(tx, now.as_millis())?;
+            let written: Result<Vec<Written>> =
+                puts.into_iter().map(|p| put_in(tx, p, now)).collect();
+            Ok((purged, written?))
+        });
+        self.after_write(&partitions, &out);
+        out.map(|(_, w)| w)
     }
 
     fn get(&self, at: &Locator) -> Result<Option<Memory>> {
@@ -813,91 +1027,23 @@ impl Store for SqliteStore {
 
     fn delete(&self, at: &Locator) -> Result<bool> {
         let now = now_ms();
-        self.write(|tx| {
-            let rowid: Option<i64> = match at {
-                Locator::Key { partition, key } => tx
-                    .prepare_cached(&format!(
-                        "DELETE FROM memories WHERE tenant = ? AND namespace = ? AND key = ? \
-                         AND {LIVE} RETURNING rowid"
-                    ))
-                    .and_then(|mut s| {
-                        s.query_row(
-                            params![
-                                partition.tenant.as_str(),
-                                partition.namespace.as_str(),
-                                key.as_str(),
-                                now
-                            ],
-                            |r| r.get(0),
-                        )
-                        .optional()
-                    }),
-                Locator::Id { tenant, id } => tx
-                    .prepare_cached(&format!(
-                        "DELETE FROM memories WHERE id = ? AND tenant = ? AND {LIVE} RETURNING rowid"
-                    ))
-                    .and_then(|mut s| {
-                        s.query_row(params![id.to_string(), tenant.as_str(), now], |r| r.get(0))
-                            .optional()
-                    }),
-            }
-            .map_err(sql_err)?;
-            if let Some(rowid) = rowid {
-                tx.prepare_cached("DELETE FROM memories_fts WHERE rowid = ?")
-                    .and_then(|mut s| s.execute([rowid]))
-                    .map_err(sql_err)?;
-            }
-            Ok(rowid.is_some())
-        })
+        let out = self.delete_row(at, now);
+        // After the commit, so that no reader caches what was just deleted.
+        match at {
+            Locator::Key { partition, .. } => self.vectors.invalidate(partition),
+            Locator::Id { .. } => self.vectors.invalidate_all(),
+        }
+        out
     }
 
     fn flush(&self, partition: &Partition) -> Result<u64> {
-        let now = now_ms();
-        self.write(|tx| {
-            let live: i64 = tx
-                .query_row(
-                    &format!(
-                        "SELECT COUNT(*) FROM memories WHERE tenant = ? AND namespace = ? AND {LIVE}"
-                    ),
-                    params![partition.tenant.as_str(), partition.namespace.as_str(), now],
-                    |r| r.get(0),
-                )
-                .map_err(sql_err)?;
-            tx.execute(
-                "DELETE FROM memories_fts WHERE rowid IN \
-                 (SELECT rowid FROM memories WHERE tenant = ? AND namespace = ?)",
-                params![partition.tenant.as_str(), partition.namespace.as_str()],
-            )
-            .map_err(sql_err)?;
-            tx.execute(
-                "DELETE FROM memories WHERE tenant = ? AND namespace = ?",
-                params![partition.tenant.as_str(), partition.namespace.as_str()],
-            )
-            .map_err(sql_err)?;
-            Ok(live as u64)
-        })
+        let out = self.flush_rows(partition);
+        self.vectors.invalidate(partition);
+        out
     }
 
     fn namespaces(&self, tenant: &Tenant) -> Result<Vec<Namespace>> {
-        self.read(|conn| {
-            let mut stmt = conn
-                .prepare_cached(&format!(
-                    "SELECT DISTINCT namespace FROM memories WHERE tenant = ? AND {LIVE} ORDER BY namespace"
-                ))
-                .map_err(sql_err)?;
-            let rows = stmt
-                .query_map(params![tenant.as_str(), now_ms()], |r| r.get::<_, String>(0))
-                .map_err(sql_err)?;
-            let mut out = Vec::new();
-            for r in rows {
-                let name = r.map_err(sql_err)?;
-                out.push(Namespace::new(name).map_err(|e| Error::Corrupted {
-                    location: self.path.display().to_string(),
-                    reason: e.to_string(),
-                })?);
-            }
-            Ok(out)
-        })
+        self.namespaces_of(tenant)
     }
 
     fn touch(&self, tenant: &Tenant, ids: &[MemoryId], at: Timestamp) -> Result<()> {
@@ -925,7 +1071,56 @@ impl Store for SqliteStore {
     }
 
     fn purge_expired(&self) -> Result<u64> {
-        self.write(|tx| purge_in(tx, now_ms()))
+        let n = self.write(|tx| purge_in(tx, now_ms()))?;
+        if n > 0 {
+            self.vectors.invalidate_all();
+        }
+        Ok(n)
+    }
+
+    fn vector_search(&self, query: &VectorQuery) -> Result<Vec<Scored>> {
+        if !vectors::answerable(&query.filter) {
+            let found = self.vectors(&query.partition, &query.filter)?;
+            return Ok(engram_core::text::nearest(
+                found.iter().map(|v| (v.id, v.vector.as_slice())),
+                &query.vector,
+                query.limit,
+            ));
+        }
+        let version = self.data_version()?;
+        let part = self.vectors.get(&query.partition, version, || {
+            self.load_vectors(&query.partition)
+        })?;
+        Ok(part.nearest(&query.filter, &query.vector, query.limit, Timestamp::now()))
+    }
+
+    fn get_many(&self, tenant: &Tenant, ids: &[MemoryId]) -> Result<Vec<Memory>> {
+        if ids.is_empty() {
+            return Ok(Vec::new());
+        }
+        let list = serde_json::to_string(&ids.iter().map(ToString::to_string).collect::<Vec<_>>())
+            .map_err(|e| Error::backend("sqlite", e))?;
+        let mut found: std::collections::HashMap<MemoryId, Memory> = self.read(|conn| {
+            // One statement for any number of ids: the ids travel as a JSON array.
+            let mut stmt = conn
+                .prepare_cached(&format!(
+                    "SELECT {} FROM json_each(?) j CROSS JOIN memories m \
+                     ON m.id = j.value WHERE m.tenant = ? \
+                     AND (m.expires_at IS NULL OR m.expires_at > ?)",
+                    prefixed_columns()
+                ))
+                .map_err(sql_err)?;
+            let rows = stmt
+                .query_map(params![list, tenant.as_str(), now_ms()], decode)
+                .map_err(sql_err)?;
+            let mut out = std::collections::HashMap::with_capacity(ids.len());
+            for r in rows {
+                let m = r.map_err(sql_err)??;
+                out.insert(m.id, m);
+            }
+            Ok(out)
+        })?;
+        Ok(ids.iter().filter_map(|id| found.remove(id)).collect())
     }
 
     fn vectors(&self, partition: &Partition, filter: &Filter) -> Result<Vec<StoredVector>> {
@@ -967,58 +1162,94 @@ impl Store for SqliteStore {
     }
 
     fn text_search(&self, query: &TextQuery) -> Result<Vec<Scored>> {
-        let Some(expr) = fts_query(&query.query) else {
+        let Some(terms) = fts_query(&query.query) else {
             return Ok(Vec::new());
         };
+        // Narrow the match inside the full-text index to the most selective scope term (the
+        // owner's, else the partition's), so its cost follows that scope's size rather than
+        // the whole table's. The SQL conditions below still decide.
+        let owner = [
+            ('u', &query.filter.user_id),
+            ('s', &query.filter.session_id),
+            ('a', &query.filter.agent_id),
+        ]
+        .into_iter()
+        .find_map(|(kind, v)| v.as_ref().map(|v| owner_term(kind, v)));
+        let scope = owner.unwrap_or_else(|| partition_term(&query.partition));
+        let expr = format!("scope : {scope} AND ({{tokens context}} : ({terms}))");
+        let rust_filter = needs_rust_filter(&query.filter);
         self.read(|conn| {
-            let cols = prefixed_columns();
-            let mut sql = format!(
-                "SELECT m.id, bm25(memories_fts, 1.0, {CONTEXT_WEIGHT}), {cols} FROM memories_fts \
-                 JOIN memories m ON m.rowid = memories_fts.rowid \
-                 WHERE memories_fts MATCH ? AND m.tenant = ? AND m.namespace = ? \
-                 AND (m.expires_at IS NULL OR m.expires_at > ?)"
-            );
-            let mut args = vec![SqlValue::Text(expr)];
-            args.extend(partition_args(&query.partition));
-            filter_sql_prefixed(&query.filter, "m.", &mut sql, &mut args);
-            let rust_filter = needs_rust_filter(&query.filter);
-            sql.push_str(&format!(
-                " ORDER BY bm25(memories_fts, 1.0, {CONTEXT_WEIGHT}) LIMIT ?"
-            ));
-            // With filters checked here, read more so the page still fills.
-            let fetch = if rust_filter {
-                query.limit * 8 + 64
-            } else {
-                query.limit
-            };
-            args.push(SqlValue::Integer(fetch as i64));
-            let mut stmt = conn.prepare_cached(&sql).map_err(sql_err)?;
-            let mut rows = stmt
-                .query(rusqlite::params_from_iter(args))
-                .map_err(sql_err)?;
-            let mut out = Vec::new();
-            while let Some(row) = rows.next().map_err(sql_err)? {
-                if rust_filter {
-                    let m = decode_from(row, 2).map_err(sql_err)??;
-                    if !query.filter.matches(&m) {
-                        continue;
+            // 1. The best matches by BM25, from the full-text index alone.
+            // 2. Of those, the rows that pass the SQL conditions (expiry, filters), in one
+            //    statement; tags and metadata are checked on the decoded record.
+            // If too few pass and the first step may have cut more, ask for more.
+            let mut wanted = query.limit * 2 + 32;
+            loop {
+                let mut stmt = conn
+                    .prepare_cached(&format!(
+                        "SELECT rowid, bm25(memories_fts, 1.0, {CONTEXT_WEIGHT}, 0.0) AS s \
+                         FROM memories_fts WHERE memories_fts MATCH ? ORDER BY s LIMIT ?"
+                    ))
+                    .map_err(sql_err)?;
+                let ranked: Vec<(i64, f64)> = stmt
+                    .query_map(params![expr, wanted as i64], |r| Ok((r.get(0)?, r.get(1)?)))
+                    .map_err(sql_err)?
+                    .collect::<rusqlite::Result<_>>()
+                    .map_err(sql_err)?;
+                let rowids =
+                    serde_json::to_string(&ranked.iter().map(|(r, _)| *r).collect::<Vec<_>>())
+                        .map_err(|e| Error::backend("sqlite", e))?;
+                let extra = if rust_filter {
+                    format!(", {}", prefixed_columns())
+                } else {
+                    String::new()
+                };
+                let mut sql = format!(
+                    "SELECT m.rowid, m.id{extra} FROM json_each(?) j \
+                     CROSS JOIN memories m ON m.rowid = j.value \
+                     WHERE m.tenant = ? AND m.namespace = ? \
+                     AND (m.expires_at IS NULL OR m.expires_at > ?)"
+                );
+                let mut args = vec![SqlValue::Text(rowids)];
+                args.extend(partition_args(&query.partition));
+                filter_sql_prefixed(&query.filter, "m.", &mut sql, &mut args);
+                let mut stmt = conn.prepare_cached(&sql).map_err(sql_err)?;
+                let mut rows = stmt
+                    .query(rusqlite::params_from_iter(args))
+                    .map_err(sql_err)?;
+                let mut passed: std::collections::HashMap<i64, MemoryId> =
+                    std::collections::HashMap::new();
+                while let Some(row) = rows.next().map_err(sql_err)? {
+                    if rust_filter {
+                        let m = decode_from(row, 2).map_err(sql_err)??;
+                        if !query.filter.matches(&m) {
+                            continue;
+                        }
                     }
-                }
-                let id: String = row.get(0).map_err(sql_err)?;
-                let rank: f64 = row.get(1).map_err(sql_err)?;
-                out.push(Scored {
-                    id: MemoryId::parse(&id).map_err(|e| Error::Corrupted {
+                    let rowid: i64 = row.get(0).map_err(sql_err)?;
+                    let id: String = row.get(1).map_err(sql_err)?;
+                    let id = MemoryId::parse(&id).map_err(|e| Error::Corrupted {
                         location: format!("sqlite row id {id}"),
                         reason: e.to_string(),
-                    })?,
-                    // FTS5's bm25() is lower-is-better.
-                    score: -rank as f32,
-                });
-                if out.len() == query.limit {
-                    break;
+                    })?;
+                    passed.insert(rowid, id);
                 }
+                let out: Vec<Scored> = ranked
+                    .iter()
+                    .filter_map(|(rowid, rank)| {
+                        passed.get(rowid).map(|id| Scored {
+                            id: *id,
+                            // FTS5's bm25() is lower-is-better.
+                            score: -*rank as f32,
+                        })
+                    })
+                    .take(query.limit)
+                    .collect();
+                if out.len() >= query.limit || ranked.len() < wanted {
+                    return Ok(out);
+                }
+                wanted *= 4;
             }
-            Ok(out)
         })
     }
 

@@ -4,5 +4,6 @@ ALTER TABLE memories ADD COLUMN vector BLOB;                -- f32 little-endian
 CREATE VIRTUAL TABLE IF NOT EXISTS memories_fts USING fts5(
     tokens,                                                  -- engram's terms of key and content
     context,                                                 -- engram's terms of the context
+    scope,                                                   -- hashed partition and owner terms, to narrow a match
     tokenize = 'unicode61 remove_diacritics 0'
 );

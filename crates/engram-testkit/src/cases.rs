@@ -743,6 +743,7 @@ pub fn all_fields_round_trip(h: &dyn Harness) {
     put.valid_from = Some(Timestamp::from_millis(1_700_000_000_000));
     put.valid_until = Some(Timestamp::from_millis(1_800_000_000_000));
     put.embedding_model = Some("builtin-minilm-256".into());
+    put.context = Some("Where do you live these days?".into());
     put.ttl = Some(Ttl::from_secs(3600).unwrap());
     let written = s.put(put).unwrap().memory;
     let got = s.get(&at(&p, "full")).unwrap().unwrap();
@@ -1225,6 +1226,37 @@ pub fn text_search_ranks_by_bm25(h: &dyn Harness) {
     assert_eq!(search("platinum", 5, Filter::default())[0].id, tier.id);
     s.flush(&p).unwrap();
     assert!(search("discount", 5, Filter::default()).is_empty());
+}
+
+/// A memory's context is searchable, at a lower weight than content.
+pub fn text_search_reads_context(h: &dyn Harness) {
+    let s = h.open();
+    let p = part("default");
+    let mut answer = Put::new(p.clone(), None, "Five years already!");
+    answer.context = Some("How long have you been married?".into());
+    let answer = s.put(answer).unwrap().memory;
+    let stated = s
+        .put(Put::new(p.clone(), None, "We married in spring"))
+        .unwrap()
+        .memory;
+    let search = |q: &str| {
+        s.text_search(&engram_core::TextQuery {
+            partition: p.clone(),
+            query: q.into(),
+            filter: Filter::default(),
+            limit: 5,
+        })
+        .unwrap()
+        .iter()
+        .map(|h| h.id)
+        .collect::<Vec<_>>()
+    };
+    assert_eq!(search("how long"), [answer.id]);
+    assert_eq!(
+        search("married"),
+        [stated.id, answer.id],
+        "content outweighs context"
+    );
 }
 
 /// `get_many` returns live records of the tenant in the order asked, skipping the rest.

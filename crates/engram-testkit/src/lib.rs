@@ -81,7 +81,8 @@ macro_rules! conformance {
             vectors_follow_their_records,
             vector_search_finds_nearest,
             text_search_ranks_by_bm25,
-            get_many_keeps_order
+            get_many_keeps_order,
+            text_search_reads_context
         );
     };
     (@cases $make:expr; $($case:ident),* $(,)?) => {

@@ -11,6 +11,7 @@ use serde::Serialize;
 use serde_json::Value;
 use tracing::{debug, info_span};
 
+use crate::access::AccessRecorder;
 use crate::recall::{self, Fusion, RecallConfig, RecallHit, RecallMode, RecallRequest};
 
 /// Builds an [`Engine`].
@@ -62,6 +63,7 @@ impl EngineBuilder {
             EmbedderChoice::Given(e) => e,
         };
         Ok(Engine {
+            access: Arc::new(AccessRecorder::start(Arc::clone(&self.store))),
             store: self.store,
             tenant: self.tenant,
             observers: self.observers.into(),
@@ -93,6 +95,7 @@ pub struct Engine {
     observers: Arc<[Arc<dyn Observer>]>,
     embedder: Option<Arc<dyn Embedder>>,
     recall: Arc<RecallConfig>,
+    access: Arc<AccessRecorder>,
 }
 
 /// How much a namespace holds.
@@ -353,7 +356,12 @@ impl Engine {
         let with_context: Vec<usize> = todo
             .iter()
             .copied()
-            .filter(|&i| puts[i].context.as_deref().is_some_and(|c| !c.trim().is_empty()))
+            .filter(|&i| {
+                puts[i]
+                    .context
+                    .as_deref()
+                    .is_some_and(|c| !c.trim().is_empty())
+            })
             .collect();
         texts.extend(with_context.iter().filter_map(|&i| puts[i].context.clone()));
         let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
@@ -392,7 +400,8 @@ impl Engine {
 
     /// Recalls the memories that matter for a query: full-text and vector candidates fused,
     /// rescored by recency, access and importance. Counts an access on each hit (unless the
-    /// recall config turns it off).
+    /// recall config turns it off); those counts are written in the background, off the recall
+    /// path (see [`Engine::flush_access`]).
     pub fn recall(&self, req: &RecallRequest) -> Result<Vec<RecallHit>> {
         let partition = self.partition(&req.namespace);
         let _span =
@@ -450,9 +459,16 @@ impl Engine {
         });
         if config.track_access && !hits.is_empty() {
             let ids: Vec<MemoryId> = hits.iter().map(|h| h.memory.id).collect();
-            self.store.touch(&self.tenant, &ids, now)?;
+            self.access.record(&self.tenant, ids, now);
         }
         Ok(hits)
+    }
+
+    /// Waits until the accesses counted by earlier recalls are written to the store. (They
+    /// are written in the background, and at the latest when the last clone of the engine is
+    /// dropped.)
+    pub fn flush_access(&self) {
+        self.access.flush();
     }
 
     /// The memories most similar in meaning to the one with `id` (itself excluded).

@@ -18,6 +18,7 @@
 //! # Ok::<(), engram::Error>(())
 //! ```
 
+mod access;
 mod engine;
 mod open;
 mod recall;

@@ -193,7 +193,11 @@ pub(crate) fn fuse(
             Fusion::Rrf { k } => 1.0 / (k + i as f32 + 1.0),
             Fusion::Weighted { lexical } => {
                 let span = vec_max - vec_min;
-                let norm = if span > 0.0 { (s.score - vec_min) / span } else { 1.0 };
+                let norm = if span > 0.0 {
+                    (s.score - vec_min) / span
+                } else {
+                    1.0
+                };
                 (1.0 - lexical) * norm
             }
         };

@@ -104,3 +104,46 @@ fn a_database_from_a_newer_engram_is_refused() {
     let err = SqliteStore::open(&path).err().expect("refuses");
     assert!(err.to_string().contains("newer engram"), "{err}");
 }
+
+#[test]
+fn cached_vectors_see_writes_from_another_handle() {
+    use engram_core::{Filter, Key, Namespace, Partition, Put, VectorQuery};
+    let dir = tempfile::tempdir().expect("temp dir");
+    let path = dir.path().join("engram.db");
+    let reader = SqliteStore::open(&path).expect("opens");
+    let writer = SqliteStore::open(&path).expect("opens");
+    let p = Partition::of(Namespace::default_ns());
+    let put = |store: &SqliteStore, key: &str, v: Vec<f32>| {
+        let mut put = Put::new(p.clone(), Some(Key::new(key).expect("valid")), key);
+        put.embedding_model = Some("m".into());
+        put.embedding = Some(v);
+        store.put(put).expect("writes").memory.id
+    };
+    let search = |v: Vec<f32>| {
+        reader
+            .vector_search(&VectorQuery {
+                partition: p.clone(),
+                vector: v,
+                filter: Filter::default(),
+                limit: 1,
+            })
+            .expect("searches")
+    };
+    let a = put(&reader, "a", vec![1.0, 0.0]);
+    assert_eq!(
+        search(vec![0.0, 1.0])[0].id,
+        a,
+        "loads the partition into the cache"
+    );
+    // Another handle (as another process would) writes a better match.
+    let b = put(&writer, "b", vec![0.0, 1.0]);
+    assert_eq!(search(vec![0.0, 1.0])[0].id, b);
+    // And deletes it.
+    writer
+        .delete(&engram_core::Locator::Key {
+            partition: p.clone(),
+            key: Key::new("b").expect("valid"),
+        })
+        .expect("deletes");
+    assert_eq!(search(vec![0.0, 1.0])[0].id, a);
+}

@@ -148,6 +148,8 @@ fn search_counts_an_access_on_each_hit() {
             .expect("searches");
         e.search(&n, "lisbon", 3, Filter::default())
             .expect("searches");
+        // Accesses are written in the background; wait for them.
+        e.flush_access();
         let m = e.get_by_id(w.memory.id).expect("reads").expect("present");
         assert_eq!(m.access_count, 2, "{url}");
         assert!(m.last_accessed_at.is_some());

@@ -73,6 +73,9 @@ pub struct Filter {
     /// Created before.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub created_before: Option<Timestamp>,
+    /// Exact content hash (see [`content_hash`](crate::content_hash)): finds duplicates.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub content_hash: Option<String>,
 }
 
 impl Filter {
@@ -93,6 +96,10 @@ impl Filter {
                 .all(|(k, v)| m.metadata.get(k) == Some(v))
             && self.created_after.is_none_or(|t| m.created_at >= t)
             && self.created_before.is_none_or(|t| m.created_at < t)
+            && self
+                .content_hash
+                .as_ref()
+                .is_none_or(|h| h == &m.content_hash)
     }
 
     /// Whether only the columns every backend indexes are used (owner, category, scope).

@@ -64,6 +64,9 @@ pub enum WriteStatus {
     Updated,
     /// The write was dropped on purpose (privacy wrapper); nothing was stored.
     Discarded,
+    /// The same content already existed for the same owner; nothing new was stored and the
+    /// existing record (returned) counted an access.
+    Deduplicated,
 }
 
 /// The outcome of a write: the record as stored (or as it would have been) and what happened.

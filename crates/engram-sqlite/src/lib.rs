@@ -694,6 +694,10 @@ fn filter_sql_prefixed(filter: &Filter, prefix: &str, sql: &mut String, args: &m
         filter.category.as_ref().map(|c| c.as_str().to_owned()),
     );
     eq("scope", filter.scope.map(|s| s.as_str().to_owned()));
+    if let Some(h) = &filter.content_hash {
+        sql.push_str(&format!(" AND {prefix}content_hash = ?"));
+        args.push(SqlValue::Text(h.clone()));
+    }
     if let Some(t) = filter.created_after {
         sql.push_str(&format!(" AND {prefix}created_at >= ?"));
         args.push(SqlValue::Integer(t.as_millis()));
@@ -1183,7 +1187,7 @@ impl Store for SqliteStore {
             // 2. Of those, the rows that pass the SQL conditions (expiry, filters), in one
             //    statement; tags and metadata are checked on the decoded record.
             // If too few pass and the first step may have cut more, ask for more.
-            let mut wanted = query.limit * 2 + 32;
+            let mut wanted = query.limit + 16;
             loop {
                 let mut stmt = conn
                     .prepare_cached(&format!(

@@ -52,7 +52,7 @@ impl PartVectors {
 
 /// Whether the cache can apply this filter (tags and metadata need the full record).
 pub(crate) fn answerable(filter: &Filter) -> bool {
-    filter.tags.is_empty() && filter.metadata.is_empty()
+    filter.tags.is_empty() && filter.metadata.is_empty() && filter.content_hash.is_none()
 }
 
 fn matches(f: &Filter, r: &VectorRow) -> bool {

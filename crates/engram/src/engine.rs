@@ -4,7 +4,8 @@ use std::{collections::BTreeMap, sync::Arc};
 
 use engram_core::{
     Error, Event, Filter, Key, ListQuery, Locator, Memory, MemoryId, Namespace, Observer, Page,
-    Partition, Put, Result, SearchMode, Store, StoreInfo, Tenant, Ttl, Written, list_all,
+    Partition, Put, Result, SearchMode, Store, StoreInfo, Tenant, Timestamp, Ttl, WriteStatus,
+    Written, list_all,
 };
 use engram_embed::{EmbedError, Embedder, StaticEmbedder};
 use serde::Serialize;
@@ -233,6 +234,20 @@ impl Engine {
     /// Writes a memory (the put's tenant is replaced by the engine's).
     pub fn remember(&self, mut put: Put) -> Result<Written> {
         put.partition.tenant = self.tenant.clone();
+        if let Some(existing) = self.duplicate_of(&put)? {
+            self.store
+                .touch(&self.tenant, &[existing.id], Timestamp::now())?;
+            self.emit(Event::Write {
+                partition: existing.partition.clone(),
+                key: existing.key.clone(),
+                bytes: 0,
+                status: WriteStatus::Deduplicated,
+            });
+            return Ok(Written {
+                memory: existing,
+                status: WriteStatus::Deduplicated,
+            });
+        }
         self.embed_puts(std::slice::from_mut(&mut put))?;
         let span = info_span!("memory.write", namespace = %put.partition.namespace);
         let _g = span.enter();
@@ -335,6 +350,37 @@ impl Engine {
     /// How many memories of a namespace match `filter`.
     pub fn count(&self, namespace: &Namespace, filter: &Filter) -> Result<u64> {
         self.store.count(&self.partition(namespace), filter)
+    }
+
+    /// The live memory a keyless write duplicates: same partition, owner and context, same
+    /// normalised content (see [`RecallConfig::dedupe`]). Batches
+    /// ([`Engine::remember_many`]) are imports and are not deduplicated.
+    fn duplicate_of(&self, put: &Put) -> Result<Option<Memory>> {
+        if !self.recall.dedupe || put.key.is_some() {
+            return Ok(None);
+        }
+        put.validate(&self.store.limits())?;
+        let filter = Filter {
+            user_id: put.owner.user_id.clone(),
+            agent_id: put.owner.agent_id.clone(),
+            session_id: put.owner.session_id.clone(),
+            content_hash: Some(engram_core::content_hash(&engram_core::value_text(
+                &put.content,
+            ))),
+            ..Filter::default()
+        };
+        let query = ListQuery {
+            partition: put.partition.clone(),
+            filter,
+            after: None,
+            limit: 16,
+        };
+        Ok(self
+            .store
+            .list(&query)?
+            .items
+            .into_iter()
+            .find(|m| m.owner == put.owner && m.context == put.context))
     }
 
     /// Adds vectors to writes that have none, with the engine's embedder (one batch).

@@ -68,6 +68,10 @@ pub struct RecallConfig {
     pub half_life: Duration,
     /// Count an access on every recalled memory.
     pub track_access: bool,
+    /// A memory written without a key whose content (normalised) already exists for the
+    /// same owner in the namespace is not stored again: the existing one is returned and
+    /// counts an access.
+    pub dedupe: bool,
 }
 
 impl Default for RecallConfig {
@@ -83,6 +87,7 @@ impl Default for RecallConfig {
             },
             half_life: Duration::from_secs(30 * 24 * 3600),
             track_access: true,
+            dedupe: true,
         }
     }
 }

@@ -182,3 +182,45 @@ fn an_engine_sees_only_its_tenant() {
         assert_eq!(acme.stats().expect("stats").total, 1);
     });
 }
+
+#[test]
+fn identical_content_for_the_same_owner_is_stored_once() {
+    use engram::{Owner, Put};
+    on_each_backend(|url, e| {
+        let n = ns("default");
+        let put = |text: &str, user: &str| {
+            let mut p = Put::new(e.partition(&n), None, text);
+            p.owner = Owner {
+                user_id: Some(user.into()),
+                ..Owner::default()
+            };
+            e.remember(p).expect("writes")
+        };
+        let first = put("I moved to Lisbon in March", "alice");
+        assert_eq!(first.status, WriteStatus::Created, "{url}");
+        // Same text up to case and spacing: the same memory, one more access.
+        let again = put("i moved to  LISBON in March", "alice");
+        assert_eq!(again.status, WriteStatus::Deduplicated, "{url}");
+        assert_eq!(again.memory.id, first.memory.id);
+        // Another owner, or other text: a new memory.
+        assert_eq!(
+            put("I moved to Lisbon in March", "bob").status,
+            WriteStatus::Created
+        );
+        assert_eq!(
+            put("I moved to Porto in March", "alice").status,
+            WriteStatus::Created
+        );
+        assert_eq!(e.count(&n, &Filter::default()).expect("counts"), 3, "{url}");
+        let m = e
+            .get_by_id(first.memory.id)
+            .expect("reads")
+            .expect("present");
+        assert_eq!(m.access_count, 1, "{url}");
+        // Keyed writes are upserts, never deduplicated.
+        let kv = e
+            .kv_set(&n, "k", json!("I moved to Lisbon in March"), None)
+            .expect("writes");
+        assert_eq!(kv.status, WriteStatus::Created);
+    });
+}

@@ -16,7 +16,7 @@ use anyhow::{Context, Result, anyhow, bail};
 use clap::{Args, Parser, Subcommand};
 use engram::{
     Category, Engine, Filter, Key, ListQuery, Locator, Memory, MemoryId, MemoryScope, Namespace,
-    Owner, Put, RecallMode, RecallRequest, Source, Tenant, Ttl,
+    OnModelMismatch, Owner, Put, RecallMode, RecallRequest, Source, Tenant, Ttl,
 };
 use serde_json::Value;
 
@@ -72,6 +72,13 @@ enum Command {
     Stats,
     /// Delete expired entries now.
     Purge,
+    /// Re-embed memories whose vectors another model made (all of them with --force), in
+    /// every tenant, with a progress bar.
+    Reindex {
+        /// Re-embed every memory.
+        #[arg(long)]
+        force: bool,
+    },
     /// Measure the store.
     Bench {
         #[command(subcommand)]
@@ -319,17 +326,19 @@ fn namespace_arg(command: &Command) -> Option<&NsArg> {
         Command::Get { ns, .. } | Command::Forget { ns, .. } => Some(ns),
         Command::List(a) => Some(&a.ns),
         Command::Search(a) => Some(&a.ns),
-        Command::Stats | Command::Purge | Command::Bench { .. } => None,
+        Command::Stats | Command::Purge | Command::Reindex { .. } | Command::Bench { .. } => None,
     }
 }
 
-fn open(cli: &Cli) -> Result<Engine> {
+fn open(cli: &Cli, on_mismatch: OnModelMismatch) -> Result<Engine> {
     let url = match &cli.store {
         Some(u) => u.clone(),
         None => engram::default_store_url()?,
     };
     let store = engram::open_store(&url).context("cannot open store")?;
-    Ok(Engine::builder(store).build()?)
+    Ok(Engine::builder(store)
+        .on_model_mismatch(on_mismatch)
+        .build()?)
 }
 
 fn ttl(secs: Option<u64>) -> Result<Option<Ttl>> {
@@ -394,7 +403,10 @@ fn run(cli: Cli) -> Result<ExitCode> {
         ns.get()?;
     }
     let tenant = Tenant::new(&cli.tenant)?;
-    let engine = open(&cli)?.with_tenant(tenant);
+    if let Command::Reindex { force } = cli.command {
+        return reindex(&cli, force);
+    }
+    let engine = open(&cli, OnModelMismatch::Error)?.with_tenant(tenant);
     match cli.command {
         Command::Kv { command } => kv(&engine, command, json),
         Command::Remember(args) => {
@@ -516,8 +528,43 @@ fn run(cli: Cli) -> Result<ExitCode> {
             outln!("purged {n}")?;
             Ok(ExitCode::SUCCESS)
         }
-        Command::Bench { .. } => bail!("unreachable"),
+        Command::Bench { .. } | Command::Reindex { .. } => bail!("unreachable"),
     }
+}
+
+fn reindex(cli: &Cli, force: bool) -> Result<ExitCode> {
+    use std::io::IsTerminal;
+    let engine = open(cli, OnModelMismatch::Ignore)?;
+    let tty = std::io::stderr().is_terminal();
+    let start = std::time::Instant::now();
+    let report = engine.reindex(force, &mut |done, total| {
+        if tty {
+            let width = 30;
+            let filled = (done * width as u64)
+                .checked_div(total)
+                .map_or(width, |f| f as usize)
+                .min(width);
+            eprint!(
+                "\rreindexing [{}{}] {done}/{total}",
+                "#".repeat(filled),
+                ".".repeat(width - filled)
+            );
+        }
+    })?;
+    if tty {
+        eprintln!();
+    }
+    if cli.json {
+        print_json(&report)?;
+    } else {
+        outln!(
+            "re-embedded {} of {} memories in {:.1}s",
+            report.reembedded,
+            report.scanned,
+            start.elapsed().as_secs_f64()
+        )?;
+    }
+    Ok(ExitCode::SUCCESS)
 }
 
 fn kv(engine: &Engine, command: KvCommand, json: bool) -> Result<ExitCode> {

@@ -132,6 +132,14 @@ pub trait Store: Send + Sync {
     /// The namespaces of a tenant that hold at least one record, sorted.
     fn namespaces(&self, tenant: &Tenant) -> Result<Vec<Namespace>>;
 
+    /// The tenants that hold at least one record, sorted (for maintenance such as reindex).
+    fn tenants(&self) -> Result<Vec<Tenant>>;
+
+    /// Replaces the vector (and `embedding_model`) of existing live records of a tenant,
+    /// changing nothing else (not `updated_at`); unknown ids are skipped. Returns how many
+    /// were updated.
+    fn set_vectors(&self, tenant: &Tenant, vectors: &[StoredVector]) -> Result<u64>;
+
     /// Records `access_count += 1` and `last_accessed_at = at` on the given records of a
     /// tenant; unknown ids are ignored. Does not change `updated_at`.
     fn touch(&self, tenant: &Tenant, ids: &[MemoryId], at: Timestamp) -> Result<()>;

@@ -695,6 +695,84 @@ impl Store for RedisStore {
         })
     }
 
+    fn tenants(&self) -> Result<Vec<Tenant>> {
+        self.with_conn(|c| {
+            let names: Vec<String> = c.smembers(self.tenants_key())?;
+            let mut out = Vec::new();
+            for n in names {
+                let tenant = Tenant::new(n).map_err(Fail::Engram)?;
+                let mut live = false;
+                for ns in self.namespaces_of(c, &tenant)? {
+                    let p = Partition::new(tenant.clone(), ns);
+                    if !self
+                        .scan_index(c, &p, &Filter::default(), None, 1)?
+                        .is_empty()
+                    {
+                        live = true;
+                        break;
+                    }
+                }
+                if live {
+                    out.push(tenant);
+                }
+            }
+            out.sort();
+            Ok(out)
+        })
+    }
+
+    fn set_vectors(&self, tenant: &Tenant, vectors: &[StoredVector]) -> Result<u64> {
+        self.with_conn(|c| {
+            let mut n = 0;
+            for v in vectors {
+                let locator = Locator::Id {
+                    tenant: tenant.clone(),
+                    id: v.id,
+                };
+                loop {
+                    let Some((rkey, _)) = self.find(c, &locator)? else {
+                        break;
+                    };
+                    redis::cmd("WATCH").arg(&rkey).exec(c)?;
+                    let json: Option<String> = c.get(&rkey)?;
+                    let Some(json) = json else {
+                        redis::cmd("UNWATCH").exec(c)?;
+                        break;
+                    };
+                    let mut m = self.decode(&rkey, &json)?;
+                    if m.id != v.id {
+                        redis::cmd("UNWATCH").exec(c)?;
+                        break;
+                    }
+                    m.embedding_model = Some(v.model.clone());
+                    let json = serde_json::to_string(&m)
+                        .map_err(|e| Fail::Engram(Error::backend("redis", e)))?;
+                    let mut vset = redis::cmd("SET");
+                    vset.arg(self.vector_key(tenant, v.id))
+                        .arg(vector_to_bytes(&v.vector));
+                    if let Some(exp) = m.expires_at {
+                        vset.arg("PXAT").arg(exp.as_millis());
+                    }
+                    let mut pipe = redis::pipe();
+                    pipe.atomic()
+                        .cmd("SET")
+                        .arg(&rkey)
+                        .arg(json)
+                        .arg("KEEPTTL")
+                        .ignore()
+                        .add_command(vset)
+                        .ignore();
+                    let applied: Option<()> = pipe.query(c)?;
+                    if applied.is_some() {
+                        n += 1;
+                        break;
+                    }
+                }
+            }
+            Ok(n)
+        })
+    }
+
     fn purge_expired(&self) -> Result<u64> {
         // Records expire natively; this drops the index entries they leave behind.
         self.with_conn(|c| {

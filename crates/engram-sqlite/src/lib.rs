@@ -1082,6 +1082,58 @@ impl Store for SqliteStore {
         Ok(n)
     }
 
+    fn tenants(&self) -> Result<Vec<Tenant>> {
+        self.read(|conn| {
+            let mut stmt = conn
+                .prepare_cached(&format!(
+                    "SELECT DISTINCT tenant FROM memories WHERE {LIVE} ORDER BY tenant"
+                ))
+                .map_err(sql_err)?;
+            let rows = stmt
+                .query_map([now_ms()], |r| r.get::<_, String>(0))
+                .map_err(sql_err)?;
+            let mut out = Vec::new();
+            for r in rows {
+                let name = r.map_err(sql_err)?;
+                out.push(Tenant::new(name).map_err(|e| Error::Corrupted {
+                    location: self.path.display().to_string(),
+                    reason: e.to_string(),
+                })?);
+            }
+            Ok(out)
+        })
+    }
+
+    fn set_vectors(&self, tenant: &Tenant, vectors: &[StoredVector]) -> Result<u64> {
+        if vectors.is_empty() {
+            return Ok(0);
+        }
+        let now = now_ms();
+        let n = self.write(|tx| {
+            let mut stmt = tx
+                .prepare_cached(&format!(
+                    "UPDATE memories SET vector = ?, embedding_model = ? \
+                     WHERE id = ? AND tenant = ? AND {LIVE}"
+                ))
+                .map_err(sql_err)?;
+            let mut n = 0;
+            for v in vectors {
+                n += stmt
+                    .execute(params![
+                        vector_to_bytes(&v.vector),
+                        v.model,
+                        v.id.to_string(),
+                        tenant.as_str(),
+                        now
+                    ])
+                    .map_err(sql_err)? as u64;
+            }
+            Ok(n)
+        })?;
+        self.vectors.invalidate_all();
+        Ok(n)
+    }
+
     fn vector_search(&self, query: &VectorQuery) -> Result<Vec<Scored>> {
         if !vectors::answerable(&query.filter) {
             let found = self.vectors(&query.partition, &query.filter)?;

@@ -481,10 +481,42 @@ impl Store for FileStore {
         Ok(self.load(partition)?.vectors(filter, Timestamp::now()))
     }
 
+    fn tenants(&self) -> Result<Vec<Tenant>> {
+        let mut out = Vec::new();
+        for t in FileStore::tenants(self)? {
+            if !self.namespaces(&t)?.is_empty() {
+                out.push(t);
+            }
+        }
+        out.sort();
+        Ok(out)
+    }
+
+    fn set_vectors(&self, tenant: &Tenant, vectors: &[StoredVector]) -> Result<u64> {
+        let now = Timestamp::now();
+        let mut n = 0;
+        for ns in self.files_of(tenant)? {
+            let p = Partition::new(tenant.clone(), ns);
+            let here = self.load(&p)?;
+            let mine: Vec<StoredVector> = vectors
+                .iter()
+                .filter(|v| here.get_by_id(v.id, now).is_some())
+                .cloned()
+                .collect();
+            if !mine.is_empty() {
+                n += self.mutate(&p, |t| {
+                    let k = t.set_vectors(&mine, now);
+                    (k, k > 0)
+                })?;
+            }
+        }
+        Ok(n)
+    }
+
     fn purge_expired(&self) -> Result<u64> {
         let now = Timestamp::now();
         let mut n = 0;
-        for tenant in self.tenants()? {
+        for tenant in FileStore::tenants(self)? {
             for ns in self.files_of(&tenant)? {
                 let p = Partition::new(tenant.clone(), ns);
                 n += self.mutate(&p, |t| {

@@ -212,6 +212,35 @@ impl Store for MemStore {
             .unwrap_or_default())
     }
 
+    fn tenants(&self) -> Result<Vec<Tenant>> {
+        let now = Timestamp::now();
+        let inner = self.read();
+        let mut out: Vec<Tenant> = inner
+            .tables
+            .iter()
+            .filter(|(_, t)| !t.is_empty(now))
+            .map(|(p, _)| p.tenant.clone())
+            .collect();
+        out.sort();
+        out.dedup();
+        Ok(out)
+    }
+
+    fn set_vectors(&self, tenant: &Tenant, vectors: &[StoredVector]) -> Result<u64> {
+        let now = Timestamp::now();
+        let mut inner = self.write();
+        let Inner { tables, ids } = &mut *inner;
+        let mut n = 0;
+        for v in vectors {
+            if let Some(p) = ids.get(&v.id).filter(|p| &p.tenant == tenant)
+                && let Some(t) = tables.get_mut(p)
+            {
+                n += t.set_vectors(std::slice::from_ref(v), now);
+            }
+        }
+        Ok(n)
+    }
+
     fn purge_expired(&self) -> Result<u64> {
         Ok(self.write().purge(Timestamp::now()))
     }

@@ -90,6 +90,14 @@ impl Store for PrivacyStore {
         self.inner.purge_expired()
     }
 
+    fn tenants(&self) -> Result<Vec<Tenant>> {
+        self.inner.tenants()
+    }
+
+    fn set_vectors(&self, _tenant: &Tenant, _vectors: &[StoredVector]) -> Result<u64> {
+        Ok(0)
+    }
+
     fn health_check(&self) -> Health {
         self.inner.health_check()
     }

@@ -172,6 +172,25 @@ impl Store for RouterStore {
         Ok(n)
     }
 
+    fn tenants(&self) -> Result<Vec<Tenant>> {
+        let mut out = Vec::new();
+        for s in self.distinct() {
+            out.extend(s.tenants()?);
+        }
+        out.sort();
+        out.dedup();
+        Ok(out)
+    }
+
+    fn set_vectors(&self, tenant: &Tenant, vectors: &[StoredVector]) -> Result<u64> {
+        // Each store updates the records it holds (ids are unique across stores).
+        let mut n = 0;
+        for s in self.distinct() {
+            n += s.set_vectors(tenant, vectors)?;
+        }
+        Ok(n)
+    }
+
     fn health_check(&self) -> Health {
         let mut details = Vec::new();
         let mut ok = true;

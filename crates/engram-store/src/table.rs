@@ -153,6 +153,22 @@ impl Table {
         self.count(&Filter::default(), now)
     }
 
+    /// Sets the vectors of the given ids present and live here; returns how many.
+    pub(crate) fn set_vectors(&mut self, vectors: &[StoredVector], now: Timestamp) -> u64 {
+        let mut n = 0;
+        for v in vectors {
+            if let Some(m) = self.by_id.get_mut(&v.id)
+                && !m.is_expired(now)
+            {
+                m.embedding_model = Some(v.model.clone());
+                self.vectors
+                    .insert(v.id, (v.model.clone(), v.vector.clone()));
+                n += 1;
+            }
+        }
+        n
+    }
+
     /// Counts an access on each given id present here; returns whether any was.
     pub(crate) fn touch(&mut self, ids: &[MemoryId], at: Timestamp) -> bool {
         let mut any = false;

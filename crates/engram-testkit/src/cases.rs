@@ -1289,3 +1289,42 @@ pub fn get_many_keeps_order(h: &dyn Harness) {
         [c.id, a.id, b.id]
     );
 }
+
+/// `tenants` lists tenants with live records; `set_vectors` replaces vectors of existing
+/// records only, leaving everything else (`updated_at` included) as it was.
+pub fn tenants_and_set_vectors(h: &dyn Harness) {
+    let s = h.open();
+    let t1 = Partition::new(Tenant::new("t1").unwrap(), ns("default"));
+    let t2 = Partition::new(Tenant::new("t2").unwrap(), ns("other"));
+    assert!(s.tenants().unwrap().is_empty());
+    let a = put_vec(&*s, &t1, "a", "alpha", &[1.0, 0.0]);
+    set(&*s, &t2, "b", "beta");
+    assert_eq!(
+        s.tenants().unwrap(),
+        vec![Tenant::new("t1").unwrap(), Tenant::new("t2").unwrap()]
+    );
+    let v = engram_core::StoredVector {
+        id: a.id,
+        model: "model-2".into(),
+        vector: vec![0.0, 1.0],
+    };
+    let foreign = engram_core::StoredVector {
+        id: engram_core::MemoryId::generate(),
+        model: "model-2".into(),
+        vector: vec![1.0, 1.0],
+    };
+    // Another tenant's id is not touched.
+    assert_eq!(
+        s.set_vectors(&t2.tenant, std::slice::from_ref(&v)).unwrap(),
+        0
+    );
+    assert_eq!(s.set_vectors(&t1.tenant, &[v.clone(), foreign]).unwrap(), 1);
+    let got = s.vectors(&t1, &Filter::default()).unwrap();
+    assert_eq!(got, vec![v]);
+    let after = s.get(&at(&t1, "a")).unwrap().unwrap();
+    assert_eq!(after.embedding_model.as_deref(), Some("model-2"));
+    assert_eq!(after.updated_at, a.updated_at);
+    assert_eq!(after.content, a.content);
+    s.flush(&t2).unwrap();
+    assert_eq!(s.tenants().unwrap(), vec![Tenant::new("t1").unwrap()]);
+}

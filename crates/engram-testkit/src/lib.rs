@@ -82,7 +82,8 @@ macro_rules! conformance {
             vector_search_finds_nearest,
             text_search_ranks_by_bm25,
             get_many_keeps_order,
-            text_search_reads_context
+            text_search_reads_context,
+            tenants_and_set_vectors
         );
     };
     (@cases $make:expr; $($case:ident),* $(,)?) => {

@@ -4,8 +4,8 @@ use std::{collections::BTreeMap, sync::Arc};
 
 use engram_core::{
     Error, Event, Filter, Key, ListQuery, Locator, Memory, MemoryId, Namespace, Observer, Page,
-    Partition, Put, Result, SearchMode, Store, StoreInfo, Tenant, Timestamp, Ttl, WriteStatus,
-    Written, list_all,
+    Partition, Put, Result, SearchMode, Store, StoreInfo, StoredVector, Tenant, Timestamp, Ttl,
+    WriteStatus, Written, list_all,
 };
 use engram_embed::{EmbedError, Embedder, StaticEmbedder};
 use serde::Serialize;
@@ -22,6 +22,33 @@ pub struct EngineBuilder {
     observers: Vec<Arc<dyn Observer>>,
     embedder: EmbedderChoice,
     recall: RecallConfig,
+    on_mismatch: OnModelMismatch,
+}
+
+/// What [`EngineBuilder::build`] does when the store was indexed by another embedder.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum OnModelMismatch {
+    /// Refuse to open, naming both models (the default).
+    #[default]
+    Error,
+    /// Re-embed every memory with the engine's embedder, then open.
+    Reindex,
+    /// Open anyway (for `engram reindex` itself): vectors of the other model are skipped by
+    /// vector search until reindexed.
+    Ignore,
+}
+
+/// The tenant that holds engram's own records (the store's embedder). Reserved: servers must
+/// not hand it to clients.
+pub const SYSTEM_TENANT: &str = "_engram";
+
+/// What [`Engine::reindex`] did.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct ReindexReport {
+    /// Memories looked at.
+    pub scanned: u64,
+    /// Memories given a new vector.
+    pub reembedded: u64,
 }
 
 enum EmbedderChoice {
@@ -55,7 +82,14 @@ impl EngineBuilder {
         self
     }
 
-    /// The engine.
+    /// What to do when the store was indexed by another embedder (default: refuse).
+    pub fn on_model_mismatch(mut self, action: OnModelMismatch) -> Self {
+        self.on_mismatch = action;
+        self
+    }
+
+    /// The engine. With an embedder, checks that the store was indexed by the same model
+    /// (and records the model in a store that has none yet).
     pub fn build(self) -> Result<Engine> {
         let embedder = match self.embedder {
             EmbedderChoice::Builtin => {
@@ -63,14 +97,17 @@ impl EngineBuilder {
             }
             EmbedderChoice::Given(e) => e,
         };
-        Ok(Engine {
+        let on_mismatch = self.on_mismatch;
+        let engine = Engine {
             access: Arc::new(AccessRecorder::start(Arc::clone(&self.store))),
             store: self.store,
             tenant: self.tenant,
             observers: self.observers.into(),
             embedder,
             recall: Arc::new(self.recall),
-        })
+        };
+        engine.check_model(on_mismatch)?;
+        Ok(engine)
     }
 }
 
@@ -132,6 +169,7 @@ impl Engine {
             observers: Vec::new(),
             embedder: EmbedderChoice::Builtin,
             recall: RecallConfig::default(),
+            on_mismatch: OnModelMismatch::default(),
         }
     }
 
@@ -350,6 +388,121 @@ impl Engine {
     /// How many memories of a namespace match `filter`.
     pub fn count(&self, namespace: &Namespace, filter: &Filter) -> Result<u64> {
         self.store.count(&self.partition(namespace), filter)
+    }
+
+    fn model_locator() -> Result<Locator> {
+        Ok(Locator::Key {
+            partition: Partition::new(Tenant::new(SYSTEM_TENANT)?, Namespace::new("meta")?),
+            key: Key::new("embedder")?,
+        })
+    }
+
+    /// The id of the embedder the store's vectors were made with, if recorded.
+    pub fn store_model(&self) -> Result<Option<String>> {
+        Ok(self.store.get(&Self::model_locator()?)?.and_then(|m| {
+            m.content
+                .get("id")
+                .and_then(|v| v.as_str())
+                .map(str::to_owned)
+        }))
+    }
+
+    fn record_model(&self, embedder: &dyn Embedder) -> Result<()> {
+        let Locator::Key { partition, key } = Self::model_locator()? else {
+            return Ok(());
+        };
+        let value = serde_json::json!({"id": embedder.id(), "dimensions": embedder.dimensions()});
+        self.store.put(Put::new(partition, Some(key), value))?;
+        Ok(())
+    }
+
+    fn check_model(&self, on_mismatch: OnModelMismatch) -> Result<()> {
+        let Some(embedder) = &self.embedder else {
+            return Ok(());
+        };
+        match self.store_model()? {
+            None => self.record_model(&**embedder),
+            Some(id) if id == embedder.id() => Ok(()),
+            Some(id) => match on_mismatch {
+                OnModelMismatch::Error => Err(Error::Conflict(format!(
+                    "the store {} was indexed with the embedder {id:?}, but this engine embeds \
+                     with {:?}; run `engram reindex` to re-embed every memory with it, or \
+                     choose the embedder {id:?}",
+                    self.store.info().location,
+                    embedder.id()
+                ))),
+                OnModelMismatch::Reindex => self.reindex(false, &mut |_, _| {}).map(|_| ()),
+                OnModelMismatch::Ignore => Ok(()),
+            },
+        }
+    }
+
+    /// Re-embeds the memories of every tenant whose vector was made by another model (or
+    /// all of them with `force`), then records the engine's embedder as the store's.
+    /// `progress(done, total)` is called as batches complete.
+    pub fn reindex(
+        &self,
+        force: bool,
+        progress: &mut dyn FnMut(u64, u64),
+    ) -> Result<ReindexReport> {
+        let Some(embedder) = &self.embedder else {
+            return Err(Error::invalid("embedder", "reindex needs an embedder"));
+        };
+        let _span = info_span!("memory.reindex", model = embedder.id()).entered();
+        let mut partitions = Vec::new();
+        let mut total = 0;
+        for tenant in self.store.tenants()? {
+            if tenant.as_str() == SYSTEM_TENANT {
+                continue;
+            }
+            for ns in self.store.namespaces(&tenant)? {
+                let p = Partition::new(tenant.clone(), ns);
+                total += self.store.count(&p, &Filter::default())?;
+                partitions.push(p);
+            }
+        }
+        let mut report = ReindexReport::default();
+        progress(0, total);
+        for p in partitions {
+            let all = list_all(&*self.store, &p, &Filter::default())?;
+            for chunk in all.chunks(256) {
+                report.scanned += chunk.len() as u64;
+                let todo: Vec<&Memory> = chunk
+                    .iter()
+                    .filter(|m| force || m.embedding_model.as_deref() != Some(embedder.id()))
+                    .collect();
+                if !todo.is_empty() {
+                    let mut puts: Vec<Put> = todo
+                        .iter()
+                        .map(|m| {
+                            let mut put = Put::new(
+                                m.partition.clone(),
+                                Some(m.key.clone()),
+                                m.content.clone(),
+                            );
+                            put.context = m.context.clone();
+                            put
+                        })
+                        .collect();
+                    self.embed_puts(&mut puts)?;
+                    let vectors: Vec<StoredVector> = todo
+                        .iter()
+                        .zip(puts)
+                        .filter_map(|(m, put)| {
+                            Some(StoredVector {
+                                id: m.id,
+                                model: embedder.id().to_owned(),
+                                vector: put.embedding?,
+                            })
+                        })
+                        .collect();
+                    report.reembedded += self.store.set_vectors(&p.tenant, &vectors)?;
+                }
+                progress(report.scanned, total);
+            }
+        }
+        self.record_model(&**embedder)?;
+        Ok(report)
     }
 
     /// The live memory a keyless write duplicates: same partition, owner and context, same

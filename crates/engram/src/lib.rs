@@ -23,7 +23,9 @@ mod engine;
 mod open;
 mod recall;
 
-pub use engine::{Engine, EngineBuilder, NamespaceStats, Stats};
+pub use engine::{
+    Engine, EngineBuilder, NamespaceStats, OnModelMismatch, ReindexReport, SYSTEM_TENANT, Stats,
+};
 pub use engram_core::*;
 pub use engram_embed::{EmbedError, Embedder, StaticEmbedder};
 pub use open::{DEFAULT_STORE_ENV, default_store_url, open_store, registry};

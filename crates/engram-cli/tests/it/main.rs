@@ -310,3 +310,22 @@ fn recall_by_meaning_without_shared_words() {
     let hits: Value = serde_json::from_str(&out).expect("json");
     assert_eq!(hits[0]["memory"]["id"], id.trim(), "{out}");
 }
+
+#[test]
+fn reindex_reports_what_it_did() {
+    let home = tempfile::tempdir().expect("temp dir");
+    let h = home.path();
+    ok(engram(h, &["remember", "I moved to Lisbon in March"]));
+    ok(engram(
+        h,
+        &["remember", "My favourite food is grilled sardines"],
+    ));
+    assert_eq!(
+        ok(engram(h, &["reindex"])).split(" in ").next(),
+        Some("re-embedded 0 of 2 memories")
+    );
+    let report: Value =
+        serde_json::from_str(&ok(engram(h, &["--json", "reindex", "--force"]))).expect("json");
+    assert_eq!(report["reembedded"], 2);
+    assert_eq!(report["scanned"], 2);
+}

@@ -224,3 +224,77 @@ fn identical_content_for_the_same_owner_is_stored_once() {
         assert_eq!(kv.status, WriteStatus::Created);
     });
 }
+
+#[test]
+fn a_store_indexed_by_another_embedder_is_refused_or_reindexed() {
+    use engram::{Embedder, OnModelMismatch, StaticEmbedder};
+    let model_dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../engram-embed/model");
+    let other: Arc<dyn Embedder> =
+        Arc::new(StaticEmbedder::from_dir("other-model", &model_dir).expect("loads"));
+    on_each_backend(|url, e| {
+        let n = ns("default");
+        for text in ["I moved to Lisbon", "I like sardines", "My sister has cats"] {
+            e.remember(engram::Put::new(e.partition(&n), None, text))
+                .expect("writes");
+        }
+        let builtin = e.embedder().expect("has one").id().to_owned();
+        assert_eq!(
+            e.store_model().expect("reads").as_deref(),
+            Some(builtin.as_str())
+        );
+        // Another model: refused, with both names.
+        let err = Engine::builder(e.store().clone())
+            .embedder(Some(other.clone()))
+            .build()
+            .err()
+            .expect("refused");
+        assert_eq!(err.kind(), engram::ErrorKind::Conflict, "{url}");
+        let msg = err.to_string();
+        assert!(
+            msg.contains("other-model") && msg.contains(&builtin),
+            "{msg}"
+        );
+        // Or reindexed on request, every memory re-embedded, nothing else changed.
+        let before = e.kv_all(&n).expect("reads");
+        let mut seen = Vec::new();
+        let b = Engine::builder(e.store().clone())
+            .embedder(Some(other.clone()))
+            .on_model_mismatch(OnModelMismatch::Ignore)
+            .build()
+            .expect("opens");
+        let report = b
+            .reindex(false, &mut |done, total| seen.push((done, total)))
+            .expect("reindexes");
+        assert_eq!((report.scanned, report.reembedded), (3, 3), "{url}");
+        assert_eq!(seen.last(), Some(&(3, 3)));
+        assert_eq!(
+            b.store_model().expect("reads").as_deref(),
+            Some("other-model")
+        );
+        let vectors = e
+            .store()
+            .vectors(&e.partition(&n), &Filter::default())
+            .expect("reads");
+        assert_eq!(vectors.len(), 3);
+        assert!(vectors.iter().all(|v| v.model == "other-model"));
+        assert_eq!(b.kv_all(&n).expect("reads"), before);
+        // A second run finds nothing to do; the first engine's model is now the stranger.
+        assert_eq!(
+            b.reindex(false, &mut |_, _| {}).expect("runs").reembedded,
+            0
+        );
+        let again = Engine::builder(e.store().clone()).build();
+        assert_eq!(
+            again.err().map(|e| e.kind()),
+            Some(engram::ErrorKind::Conflict)
+        );
+        let auto = Engine::builder(e.store().clone())
+            .on_model_mismatch(OnModelMismatch::Reindex)
+            .build()
+            .expect("reindexes while opening");
+        assert_eq!(
+            auto.store_model().expect("reads").as_deref(),
+            Some(builtin.as_str())
+        );
+    });
+}

@@ -16,9 +16,6 @@ pub(crate) enum BenchCommand {
         /// The directory of LoCoMo `.json` files.
         #[arg(long)]
         data: std::path::PathBuf,
-        /// builtin (the static model compiled in) or none (full-text only).
-        #[arg(long, default_value = "builtin")]
-        embedder: String,
         /// hybrid, lexical, vector or overlap.
         #[arg(long, default_value = "hybrid")]
         mode: String,
@@ -65,7 +62,8 @@ struct Measure {
     p99_us: f64,
 }
 
-pub(crate) fn run(cmd: &BenchCommand, store: Option<&str>, json: bool) -> Result<()> {
+pub(crate) fn run(cmd: &BenchCommand, cli: &crate::Cli, json: bool) -> Result<()> {
+    let store = cli.store.as_deref();
     let (count, backends, redis_url, file_writes) = match cmd {
         BenchCommand::Store {
             count,
@@ -75,7 +73,6 @@ pub(crate) fn run(cmd: &BenchCommand, store: Option<&str>, json: bool) -> Result
         } => (count, backends, redis_url, file_writes),
         BenchCommand::Locomo {
             data,
-            embedder,
             mode,
             fusion,
             no_access_tracking,
@@ -88,6 +85,7 @@ pub(crate) fn run(cmd: &BenchCommand, store: Option<&str>, json: bool) -> Result
             if let Some(c) = candidates {
                 config.candidates = *c;
             }
+            let embedder = engram::embedder_from_spec(&cli.embedder, cli.embed_url.as_deref())?;
             return locomo(data, store, embedder, mode, fusion.as_deref(), config, json);
         }
     };
@@ -284,7 +282,7 @@ fn bench_store(store: &dyn Store, name: &str, n: usize, singles: usize) -> Resul
 fn locomo(
     data: &std::path::Path,
     store: Option<&str>,
-    embedder: &str,
+    embedder: Option<std::sync::Arc<dyn engram::Embedder>>,
     mode: &str,
     fusion: Option<&str>,
     mut config: engram::RecallConfig,
@@ -294,11 +292,6 @@ fn locomo(
     let url = match store {
         Some(u) => u.to_owned(),
         None => format!("sqlite://{}", dir.path().join("locomo.db").display()),
-    };
-    let embedder: Option<std::sync::Arc<dyn engram::Embedder>> = match embedder {
-        "builtin" => Some(engram::StaticEmbedder::builtin()?),
-        "none" => None,
-        other => anyhow::bail!("--embedder {other:?} is not builtin or none"),
     };
     let mode = crate::parse_mode(mode)?;
     if let Some(fusion) = fusion {

@@ -23,11 +23,11 @@ use serde_json::Value;
 /// engram: long-term memory for AI agents.
 #[derive(Parser)]
 #[command(name = "engram", version, about, propagate_version = true)]
-struct Cli {
+pub(crate) struct Cli {
     /// Store URL: sqlite:///path/engram.db, file:///dir, redis://host:6379/0, mem://.
     /// Default: SQLite under the platform data directory.
     #[arg(long, global = true, env = "ENGRAM_STORE", value_name = "URL")]
-    store: Option<String>,
+    pub(crate) store: Option<String>,
 
     /// Tenant to act as.
     #[arg(long, global = true, env = "ENGRAM_TENANT", default_value = "default")]
@@ -36,6 +36,19 @@ struct Cli {
     /// Print records and results as JSON.
     #[arg(long, global = true)]
     json: bool,
+
+    /// Embedder for semantic recall: builtin, none, openai:MODEL or model2vec:DIR.
+    #[arg(
+        long,
+        global = true,
+        env = "ENGRAM_EMBEDDER",
+        default_value = "builtin"
+    )]
+    pub(crate) embedder: String,
+
+    /// Base URL of an OpenAI-compatible embedding service (with --embedder openai:MODEL).
+    #[arg(long, global = true, env = "ENGRAM_EMBED_URL", value_name = "URL")]
+    pub(crate) embed_url: Option<String>,
 
     #[command(subcommand)]
     command: Command,
@@ -397,7 +410,7 @@ fn parse_mode(mode: &str) -> Result<RecallMode> {
 fn run(cli: Cli) -> Result<ExitCode> {
     let json = cli.json;
     if let Command::Bench { command } = &cli.command {
-        return bench::run(command, cli.store.as_deref(), json).map(|()| ExitCode::SUCCESS);
+        return bench::run(command, &cli, json).map(|()| ExitCode::SUCCESS);
     }
     if let Some(ns) = namespace_arg(&cli.command) {
         ns.get()?;

@@ -6,6 +6,8 @@
 //!   averaged. [`StaticEmbedder::builtin`] is compiled into the binary: distilled from
 //!   all-MiniLM-L6-v2 (256 dimensions, float16, see `model/NOTICE`), it works offline with
 //!   nothing to download, at microseconds per sentence.
+//! * [`HttpEmbedder`]: any OpenAI-compatible `/embeddings` service (OpenAI, Ollama, vLLM,
+//!   LM Studio), batched, with retries and back-off on 429 and 5xx.
 //!
 //! ```
 //! use engram_embed::{Embedder, StaticEmbedder};
@@ -16,9 +18,11 @@
 //! # Ok::<(), engram_embed::EmbedError>(())
 //! ```
 
+mod http;
 mod static_model;
 mod wordpiece;
 
+pub use http::{HttpConfig, HttpEmbedder};
 pub use static_model::{BUILTIN_ID, StaticEmbedder};
 pub use wordpiece::WordPiece;
 

@@ -27,6 +27,6 @@ pub use engine::{
     Engine, EngineBuilder, NamespaceStats, OnModelMismatch, ReindexReport, SYSTEM_TENANT, Stats,
 };
 pub use engram_core::*;
-pub use engram_embed::{EmbedError, Embedder, StaticEmbedder};
-pub use open::{DEFAULT_STORE_ENV, default_store_url, open_store, registry};
+pub use engram_embed::{EmbedError, Embedder, HttpConfig, HttpEmbedder, StaticEmbedder};
+pub use open::{DEFAULT_STORE_ENV, default_store_url, embedder_from_spec, open_store, registry};
 pub use recall::{Fusion, RecallConfig, RecallHit, RecallMode, RecallRequest, Signals, Weights};

@@ -6,6 +6,41 @@ use engram_core::{Error, Result, Store};
 use engram_sqlite::{Durability, SqliteStore};
 use engram_store::{StoreRegistry, StoreUrl};
 
+/// An embedder named by a spec string:
+///
+/// * `builtin`: the static model compiled in (the default);
+/// * `none`: no vectors (full-text recall only);
+/// * `openai:MODEL`: an OpenAI-compatible `/embeddings` service at `url` (default
+///   `https://api.openai.com/v1`), key from `ENGRAM_EMBED_API_KEY` or `OPENAI_API_KEY`;
+/// * `model2vec:DIR`: a model2vec model directory.
+pub fn embedder_from_spec(
+    spec: &str,
+    url: Option<&str>,
+) -> Result<Option<Arc<dyn engram_embed::Embedder>>> {
+    let err = |e: engram_embed::EmbedError| Error::invalid("embedder", e.to_string());
+    Ok(match spec.split_once(':') {
+        None if spec == "builtin" => Some(engram_embed::StaticEmbedder::builtin().map_err(err)?),
+        None if spec == "none" => None,
+        Some(("openai", model)) if !model.is_empty() => {
+            let config =
+                engram_embed::HttpConfig::new(url.unwrap_or("https://api.openai.com/v1"), model);
+            Some(Arc::new(
+                engram_embed::HttpEmbedder::new(config).map_err(err)?,
+            ))
+        }
+        Some(("model2vec", dir)) if !dir.is_empty() => Some(Arc::new(
+            engram_embed::StaticEmbedder::from_dir(format!("model2vec:{dir}"), dir.as_ref())
+                .map_err(err)?,
+        )),
+        _ => {
+            return Err(Error::invalid(
+                "embedder",
+                format!("{spec:?} is not builtin, none, openai:MODEL or model2vec:DIR"),
+            ));
+        }
+    })
+}
+
 /// The environment variable that overrides the default store URL.
 pub const DEFAULT_STORE_ENV: &str = "ENGRAM_STORE";
 

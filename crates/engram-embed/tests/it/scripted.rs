@@ -1,0 +1,148 @@
+//! A scripted HTTP/1.1 server on loopback: answers each connection with the next scripted
+//! reply and records what it received.
+
+use std::{
+    io::{BufRead, BufReader, Read, Write},
+    net::{SocketAddr, TcpListener},
+    sync::{Arc, Mutex},
+    thread::{self, JoinHandle},
+    time::Duration,
+};
+
+/// One scripted answer.
+pub struct Reply {
+    pub status: u16,
+    pub headers: Vec<(&'static str, String)>,
+    pub body: String,
+    pub delay: Duration,
+}
+
+impl Reply {
+    pub fn json(status: u16, body: impl Into<String>) -> Self {
+        Self {
+            status,
+            headers: Vec::new(),
+            body: body.into(),
+            delay: Duration::ZERO,
+        }
+    }
+}
+
+/// A received request.
+#[derive(Clone, Debug)]
+pub struct Received {
+    pub method: String,
+    pub path: String,
+    pub headers: Vec<(String, String)>,
+    pub body: String,
+}
+
+impl Received {
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers
+            .iter()
+            .find(|(k, _)| k.eq_ignore_ascii_case(name))
+            .map(|(_, v)| v.as_str())
+    }
+}
+
+pub struct Server {
+    pub addr: SocketAddr,
+    pub received: Arc<Mutex<Vec<Received>>>,
+    handle: Option<JoinHandle<()>>,
+}
+
+impl Server {
+    /// Serves `replies` in order, one per connection, then stops.
+    pub fn start(replies: Vec<Reply>) -> Self {
+        let listener = TcpListener::bind("127.0.0.1:0").expect("binds");
+        let addr = listener.local_addr().expect("address");
+        let received: Arc<Mutex<Vec<Received>>> = Arc::default();
+        let log = Arc::clone(&received);
+        let handle = thread::spawn(move || {
+            let mut workers = Vec::new();
+            for reply in replies {
+                let Ok((stream, _)) = listener.accept() else {
+                    break;
+                };
+                let log = Arc::clone(&log);
+                // Each connection on its own thread, so a slow reply does not hold the next.
+                workers.push(thread::spawn(move || answer(stream, &reply, &log)));
+            }
+            for w in workers {
+                let _ = w.join();
+            }
+        });
+        Self {
+            addr,
+            received,
+            handle: Some(handle),
+        }
+    }
+
+    pub fn base_url(&self) -> String {
+        format!("http://{}/v1", self.addr)
+    }
+
+    pub fn requests(&self) -> Vec<Received> {
+        self.received.lock().expect("lock").clone()
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        // Unblock a pending accept, then let the thread finish.
+        let _ = std::net::TcpStream::connect(self.addr);
+        if let Some(h) = self.handle.take() {
+            let _ = h.join();
+        }
+    }
+}
+
+fn answer(stream: std::net::TcpStream, reply: &Reply, log: &Mutex<Vec<Received>>) {
+    let mut reader = BufReader::new(stream);
+    let mut line = String::new();
+    if reader.read_line(&mut line).is_err() {
+        return;
+    }
+    let mut parts = line.split_whitespace();
+    let method = parts.next().unwrap_or_default().to_owned();
+    let path = parts.next().unwrap_or_default().to_owned();
+    let mut headers = Vec::new();
+    loop {
+        let mut h = String::new();
+        if reader.read_line(&mut h).is_err() || h.trim().is_empty() {
+            break;
+        }
+        if let Some((k, v)) = h.trim_end().split_once(':') {
+            headers.push((k.trim().to_owned(), v.trim().to_owned()));
+        }
+    }
+    let length = headers
+        .iter()
+        .find(|(k, _)| k.eq_ignore_ascii_case("content-length"))
+        .and_then(|(_, v)| v.parse::<usize>().ok())
+        .unwrap_or(0);
+    let mut body = vec![0; length];
+    let _ = reader.read_exact(&mut body);
+    log.lock().expect("lock").push(Received {
+        method,
+        path,
+        headers,
+        body: String::from_utf8_lossy(&body).into_owned(),
+    });
+    thread::sleep(reply.delay);
+    let mut stream = reader.into_inner();
+    let mut head = format!(
+        "HTTP/1.1 {} Scripted\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n",
+        reply.status,
+        reply.body.len()
+    );
+    for (k, v) in &reply.headers {
+        head.push_str(&format!("{k}: {v}\r\n"));
+    }
+    head.push_str("\r\n");
+    let _ = stream.write_all(head.as_bytes());
+    let _ = stream.write_all(reply.body.as_bytes());
+    let _ = stream.flush();
+}

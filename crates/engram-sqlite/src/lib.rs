@@ -91,8 +91,8 @@ const GET_FOR_WRITE: &str = concat!(
 const INSERT: &str = concat!(
     "INSERT INTO memories (",
     columns!(),
-    ") VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, \
-     ?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25, ?26, ?27, ?28)"
+    ", vector) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, \
+     ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25, ?26, ?27, ?28, ?29)"
 );
 
 /// How hard SQLite syncs to disk on commit.
@@ -572,6 +572,7 @@ fn write_row(
         m.expires_at.map(Timestamp::as_millis),
         m.embedding_model,
         m.context,
+        vector.map(vector_to_bytes),
     ];
     let rowid = match rowid {
         None => {
@@ -589,7 +590,7 @@ fn write_row(
                      state = ?18, superseded_by = ?19, valid_from = ?20, valid_until = ?21, \
                      created_at = ?22, updated_at = ?23, last_accessed_at = ?24, \
                      access_count = ?25, expires_at = ?26, embedding_model = ?27, \
-                     context = ?28 WHERE rowid = ?29",
+                     context = ?28, vector = ?29 WHERE rowid = ?30",
                 )
                 .map_err(sql_err)?;
             let mut all: Vec<&dyn rusqlite::ToSql> = values.to_vec();
@@ -601,9 +602,6 @@ fn write_row(
             rowid
         }
     };
-    tx.prepare_cached("UPDATE memories SET vector = ? WHERE rowid = ?")
-        .and_then(|mut s| s.execute(params![vector.map(vector_to_bytes), rowid]))
-        .map_err(sql_err)?;
     tx.prepare_cached(
         "INSERT INTO memories_fts (rowid, tokens, context, scope) VALUES (?, ?, ?, ?)",
     )

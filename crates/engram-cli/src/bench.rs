@@ -29,6 +29,16 @@ pub(crate) enum BenchCommand {
         #[arg(long)]
         candidates: Option<usize>,
     },
+    /// Ingest and recall on a deterministic synthetic corpus (default store: a fresh SQLite
+    /// file; each user owns 1,000 memories).
+    Scale {
+        /// Memories to ingest.
+        #[arg(long, default_value_t = 100_000)]
+        memories: usize,
+        /// Recalls to time.
+        #[arg(long, default_value_t = 1_000)]
+        queries: usize,
+    },
     /// set / batched store / get by key / get by id on each backend.
     Store {
         /// Records per workload.
@@ -71,6 +81,20 @@ pub(crate) fn run(cmd: &BenchCommand, cli: &crate::Cli, json: bool) -> Result<()
             redis_url,
             file_writes,
         } => (count, backends, redis_url, file_writes),
+        BenchCommand::Scale { memories, queries } => {
+            let dir = tempfile::tempdir().context("temporary directory")?;
+            let url = match store {
+                Some(u) => u.to_owned(),
+                None => format!("sqlite://{}", dir.path().join("scale.db").display()),
+            };
+            let embedder = engram::embedder_from_spec(&cli.embedder, cli.embed_url.as_deref())?;
+            let engine = engram::Engine::builder(engram::open_store(&url)?)
+                .embedder(embedder)
+                .build()?;
+            let report = crate::scale::run(&engine, *memories, *queries)?;
+            outln!("{}", serde_json::to_string_pretty(&report)?)?;
+            return Ok(());
+        }
         BenchCommand::Locomo {
             data,
             mode,

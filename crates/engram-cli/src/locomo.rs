@@ -121,7 +121,8 @@ fn load(path: &Path) -> Result<Conversation> {
     })
 }
 
-fn peak_rss_mib() -> f64 {
+/// The process's peak resident set size (Linux; 0 elsewhere).
+pub(crate) fn peak_rss_mib() -> f64 {
     std::fs::read_to_string("/proc/self/status")
         .ok()
         .and_then(|s| {

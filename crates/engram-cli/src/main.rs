@@ -9,6 +9,7 @@ macro_rules! outln {
 
 mod bench;
 mod locomo;
+mod scale;
 
 use std::{io::Write, process::ExitCode};
 

@@ -257,7 +257,7 @@ impl SqliteStore {
                     location: format!("sqlite row id {id}"),
                     reason: what.to_owned(),
                 };
-                out.rows.push(VectorRow {
+                let row = VectorRow {
                     id: MemoryId::parse(&id).map_err(|_| corrupted("bad id"))?,
                     owner: Owner {
                         user_id: r.get(1).map_err(sql_err)?,
@@ -268,8 +268,11 @@ impl SqliteStore {
                     scope: r.get(5).map_err(sql_err)?,
                     created_at: r.get(6).map_err(sql_err)?,
                     expires_at: r.get(7).map_err(sql_err)?,
-                    vector: vector_from_bytes(&blob).ok_or_else(|| corrupted("bad vector"))?,
-                });
+                };
+                out.push(
+                    row,
+                    &vector_from_bytes(&blob).ok_or_else(|| corrupted("bad vector"))?,
+                );
             }
             Ok(out)
         })

@@ -12,10 +12,15 @@ use std::{
 
 use engram_core::{Filter, MemoryId, Owner, Partition, Scored, Timestamp, text};
 
-/// The vectors of one partition with the fields simple filters look at.
+/// The vectors of one partition with the fields simple filters look at. Vectors of the
+/// partition's length are stored contiguously; rows are indexed by user.
 #[derive(Default)]
 pub(crate) struct PartVectors {
-    pub(crate) rows: Vec<VectorRow>,
+    rows: Vec<VectorRow>,
+    dim: usize,
+    /// `rows.len() × dim` values; row `i` at `i × dim`.
+    data: Vec<f32>,
+    by_user: HashMap<String, Vec<u32>>,
 }
 
 pub(crate) struct VectorRow {
@@ -25,10 +30,26 @@ pub(crate) struct VectorRow {
     pub(crate) scope: String,
     pub(crate) created_at: i64,
     pub(crate) expires_at: Option<i64>,
-    pub(crate) vector: Vec<f32>,
 }
 
 impl PartVectors {
+    /// Adds a row; a vector of another length than the first is left out (it cannot match a
+    /// query of the partition's model anyway).
+    pub(crate) fn push(&mut self, row: VectorRow, v: &[f32]) {
+        if self.rows.is_empty() {
+            self.dim = v.len();
+        }
+        if v.len() != self.dim {
+            return;
+        }
+        let i = self.rows.len() as u32;
+        if let Some(u) = &row.owner.user_id {
+            self.by_user.entry(u.clone()).or_default().push(i);
+        }
+        self.rows.push(row);
+        self.data.extend_from_slice(v);
+    }
+
     /// Nearest rows that pass a filter answerable from the cached fields (see
     /// [`answerable`]) and are live at `now`.
     pub(crate) fn nearest(
@@ -38,15 +59,38 @@ impl PartVectors {
         limit: usize,
         now: Timestamp,
     ) -> Vec<Scored> {
+        if query.len() != self.dim {
+            return Vec::new();
+        }
         let now = now.as_millis();
-        text::nearest(
-            self.rows
-                .iter()
-                .filter(|r| r.expires_at.is_none_or(|t| t > now) && matches(filter, r))
-                .map(|r| (r.id, r.vector.as_slice())),
-            query,
-            limit,
-        )
+        let live = |i: usize| {
+            let r = &self.rows[i];
+            r.expires_at.is_none_or(|t| t > now) && matches(filter, r)
+        };
+        let vector = |i: usize| {
+            (
+                self.rows[i].id,
+                &self.data[i * self.dim..(i + 1) * self.dim],
+            )
+        };
+        match &filter.user_id {
+            Some(u) => text::nearest(
+                self.by_user
+                    .get(u)
+                    .into_iter()
+                    .flatten()
+                    .map(|&i| i as usize)
+                    .filter(|&i| live(i))
+                    .map(vector),
+                query,
+                limit,
+            ),
+            None => text::nearest(
+                (0..self.rows.len()).filter(|&i| live(i)).map(vector),
+                query,
+                limit,
+            ),
+        }
     }
 }
 

@@ -1,0 +1,148 @@
+//! `engram bench scale`: ingest and recall on a deterministic synthetic corpus of N memories.
+
+use std::time::Instant;
+
+use anyhow::Result;
+use engram::{Engine, Filter, Namespace, Partition, Put, RecallMode, RecallRequest};
+use serde::Serialize;
+
+const NAMES: &[&str] = &[
+    "Alice", "Bruno", "Chen", "Dana", "Emeka", "Farah", "Goran", "Hana", "Ivan", "Jun", "Kofi",
+    "Lena", "Mateo", "Nora", "Omar", "Priya", "Quinn", "Rosa", "Sven", "Tariq",
+];
+const VERBS: &[&str] = &[
+    "moved to",
+    "visited",
+    "loves",
+    "works at",
+    "studied in",
+    "bought a flat in",
+    "met a friend in",
+    "is planning a trip to",
+    "used to live in",
+    "ran a marathon in",
+    "opened a bakery in",
+    "volunteers in",
+    "teaches yoga in",
+    "adopted a cat in",
+    "got married in",
+];
+const PLACES: &[&str] = &[
+    "Lisbon", "Porto", "Berlin", "Nairobi", "Osaka", "Lima", "Toronto", "Krakow", "Seville",
+    "Hanoi", "Accra", "Bergen", "Quito", "Tbilisi", "Perth", "Dakar", "Riga", "Cusco",
+];
+const WHEN: &[&str] = &[
+    "last spring",
+    "in March",
+    "two years ago",
+    "every summer",
+    "on weekends",
+    "since 2019",
+    "after the pandemic",
+    "for a conference",
+    "with her sister",
+    "with his parents",
+];
+
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+
+    fn pick<'a>(&mut self, v: &[&'a str]) -> &'a str {
+        v[(self.next() % v.len() as u64) as usize]
+    }
+
+    /// A pronounceable made-up word, so the vocabulary grows with the corpus.
+    fn word(&mut self) -> String {
+        const SYL: &[&str] = &[
+            "ka", "lo", "mi", "ter", "van", "su", "dre", "po", "lin", "gar",
+        ];
+        (0..2 + self.next() % 2).map(|_| self.pick(SYL)).collect()
+    }
+}
+
+fn sentence(rng: &mut Rng, i: usize) -> String {
+    format!(
+        "{} {} {} {} and mentioned the {} project (note {i})",
+        rng.pick(NAMES),
+        rng.pick(VERBS),
+        rng.pick(PLACES),
+        rng.pick(WHEN),
+        rng.word()
+    )
+}
+
+#[derive(Serialize)]
+pub(crate) struct Report {
+    memories: usize,
+    users: usize,
+    ingest_per_s: f64,
+    queries: usize,
+    query_p50_ms: f64,
+    query_p99_ms: f64,
+    peak_rss_mib: f64,
+}
+
+pub(crate) fn run(engine: &Engine, memories: usize, queries: usize) -> Result<Report> {
+    let ns = Namespace::new("scale")?;
+    let partition = Partition::new(engine.tenant().clone(), ns.clone());
+    engine.store().flush(&partition)?;
+    let users = (memories / 1000).max(1);
+    let mut rng = Rng(0x5eed_1234_abcd_ef01);
+    let start = Instant::now();
+    let mut batch = Vec::with_capacity(1000);
+    for i in 0..memories {
+        let mut put = Put::new(partition.clone(), None, sentence(&mut rng, i));
+        put.owner.user_id = Some(format!("user-{}", i % users));
+        batch.push(put);
+        if batch.len() == 1000 {
+            engine.remember_many(std::mem::take(&mut batch))?;
+        }
+    }
+    if !batch.is_empty() {
+        engine.remember_many(batch)?;
+    }
+    let ingest = start.elapsed().as_secs_f64();
+    // Queries: a user and a paraphrase-like question about a random place.
+    let mut latencies = Vec::with_capacity(queries);
+    for q in 0..queries {
+        let req = RecallRequest {
+            namespace: ns.clone(),
+            query: format!(
+                "who {} {} {}?",
+                rng.pick(VERBS),
+                rng.pick(PLACES),
+                rng.pick(WHEN)
+            ),
+            limit: 10,
+            filter: Filter {
+                user_id: Some(format!("user-{}", q % users)),
+                ..Filter::default()
+            },
+            min_score: None,
+            mode: RecallMode::Hybrid,
+        };
+        let t = Instant::now();
+        engine.recall(&req)?;
+        latencies.push(t.elapsed().as_secs_f64() * 1000.0);
+    }
+    latencies.sort_by(f64::total_cmp);
+    let pct = |p: f64| latencies[((latencies.len() as f64 - 1.0) * p).round() as usize];
+    let report = Report {
+        memories,
+        users,
+        ingest_per_s: memories as f64 / ingest,
+        queries,
+        query_p50_ms: pct(0.5),
+        query_p99_ms: pct(0.99),
+        peak_rss_mib: crate::locomo::peak_rss_mib(),
+    };
+    engine.flush_access();
+    Ok(report)
+}

@@ -38,7 +38,8 @@ pub(crate) struct Cli {
     #[arg(long, global = true)]
     json: bool,
 
-    /// Embedder for semantic recall: builtin, none, openai:MODEL or model2vec:DIR.
+    /// Embedder for semantic recall: builtin, none, minilm (from ENGRAM_MODEL_DIR),
+    /// openai:MODEL, model2vec:DIR or transformer:DIR.
     #[arg(
         long,
         global = true,

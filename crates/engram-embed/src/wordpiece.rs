@@ -110,6 +110,11 @@ impl WordPiece {
         self.vocab.len()
     }
 
+    /// The id of a token (for example `[CLS]`), if the vocabulary has it.
+    pub fn token_id(&self, token: &str) -> Option<u32> {
+        self.vocab.get(token).copied()
+    }
+
     /// The id of the unknown token, if the vocabulary has one.
     pub fn unk_id(&self) -> Option<u32> {
         self.unk

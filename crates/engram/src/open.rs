@@ -12,7 +12,9 @@ use engram_store::{StoreRegistry, StoreUrl};
 /// * `none`: no vectors (full-text recall only);
 /// * `openai:MODEL`: an OpenAI-compatible `/embeddings` service at `url` (default
 ///   `https://api.openai.com/v1`), key from `ENGRAM_EMBED_API_KEY` or `OPENAI_API_KEY`;
-/// * `model2vec:DIR`: a model2vec model directory.
+/// * `model2vec:DIR`: a model2vec model directory;
+/// * `minilm`: all-MiniLM-L6-v2 run locally (candle) from the directory in `ENGRAM_MODEL_DIR`;
+/// * `transformer:DIR`: a BERT sentence-embedding model directory.
 pub fn embedder_from_spec(
     spec: &str,
     url: Option<&str>,
@@ -28,6 +30,16 @@ pub fn embedder_from_spec(
                 engram_embed::HttpEmbedder::new(config).map_err(err)?,
             ))
         }
+        None if spec == "minilm" => Some(Arc::new(
+            engram_transformer::TransformerEmbedder::from_env().map_err(err)?,
+        )),
+        Some(("transformer", dir)) if !dir.is_empty() => Some(Arc::new(
+            engram_transformer::TransformerEmbedder::from_dir(
+                format!("transformer:{dir}"),
+                dir.as_ref(),
+            )
+            .map_err(err)?,
+        )),
         Some(("model2vec", dir)) if !dir.is_empty() => Some(Arc::new(
             engram_embed::StaticEmbedder::from_dir(format!("model2vec:{dir}"), dir.as_ref())
                 .map_err(err)?,
@@ -35,7 +47,10 @@ pub fn embedder_from_spec(
         _ => {
             return Err(Error::invalid(
                 "embedder",
-                format!("{spec:?} is not builtin, none, openai:MODEL or model2vec:DIR"),
+                format!(
+                    "{spec:?} is not builtin, none, minilm, openai:MODEL, model2vec:DIR or \
+                     transformer:DIR"
+                ),
             ));
         }
     })

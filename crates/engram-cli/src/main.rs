@@ -83,6 +83,14 @@ enum Command {
     },
     /// Find the memories that best match a query.
     Search(SearchArgs),
+    /// Memories closest in meaning to the one with this id.
+    Similar {
+        /// A memory id (ULID).
+        id: String,
+        /// How many results.
+        #[arg(long, short = 'k', default_value_t = 5)]
+        limit: usize,
+    },
     /// Namespaces, counts and the store's health.
     Stats,
     /// Delete expired entries now.
@@ -341,7 +349,11 @@ fn namespace_arg(command: &Command) -> Option<&NsArg> {
         Command::Get { ns, .. } | Command::Forget { ns, .. } => Some(ns),
         Command::List(a) => Some(&a.ns),
         Command::Search(a) => Some(&a.ns),
-        Command::Stats | Command::Purge | Command::Reindex { .. } | Command::Bench { .. } => None,
+        Command::Stats
+        | Command::Purge
+        | Command::Similar { .. }
+        | Command::Reindex { .. }
+        | Command::Bench { .. } => None,
     }
 }
 
@@ -520,6 +532,17 @@ fn run(cli: Cli) -> Result<ExitCode> {
                     if args.explain {
                         outln!("      {}", serde_json::to_string(&h.signals)?)?;
                     }
+                }
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Similar { id, limit } => {
+            let hits = engine.find_similar(MemoryId::parse(&id)?, limit, Filter::default())?;
+            if json {
+                print_json(&hits)?;
+            } else {
+                for h in &hits {
+                    outln!("{:.3} {}", h.score, memory_line(&h.memory))?;
                 }
             }
             Ok(ExitCode::SUCCESS)

@@ -636,7 +636,7 @@ impl Engine {
                     _ => Vec::new(),
                 };
                 let fused = recall::fuse(config.fusion, &lexical, &vector);
-                let ids: Vec<MemoryId> = fused.keys().copied().collect();
+                let ids = recall::contenders(config, &fused, req.limit);
                 let candidates = self.store.get_many(&self.tenant, &ids)?;
                 let mode = if self.store.info().capabilities.native_text {
                     SearchMode::Search

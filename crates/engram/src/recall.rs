@@ -215,6 +215,33 @@ pub(crate) fn fuse(
     out
 }
 
+/// The candidates that can still reach the top `limit` once recency, access and importance
+/// are added: those whose relevance is within `(w_recency + w_access + w_importance) /
+/// w_relevance` of the `limit`-th best (the others cannot overtake it). Only these are read.
+pub(crate) fn contenders(
+    config: &RecallConfig,
+    fused: &HashMap<MemoryId, (f32, Signals)>,
+    limit: usize,
+) -> Vec<MemoryId> {
+    let w = config.weights;
+    let mut by_relevance: Vec<(MemoryId, f32)> =
+        fused.iter().map(|(id, (r, _))| (*id, *r)).collect();
+    by_relevance.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+    let Some(&(_, kth)) = by_relevance.get(limit.saturating_sub(1)) else {
+        return by_relevance.into_iter().map(|(id, _)| id).collect();
+    };
+    let slack = if w.relevance > 0.0 {
+        (w.recency + w.access + w.importance) / w.relevance
+    } else {
+        f32::INFINITY
+    };
+    by_relevance
+        .into_iter()
+        .filter(|(_, r)| *r >= kth - slack)
+        .map(|(id, _)| id)
+        .collect()
+}
+
 /// Rescores fused candidates with recency, access and importance, best first.
 pub(crate) fn rescore(
     config: &RecallConfig,
@@ -296,5 +323,111 @@ pub(crate) fn vector_query(
         vector,
         filter: req.filter.clone(),
         limit: n,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ids(n: usize) -> Vec<MemoryId> {
+        (0..n).map(|_| MemoryId::generate()).collect()
+    }
+
+    fn scored(ids: &[MemoryId], scores: &[f32]) -> Vec<Scored> {
+        ids.iter()
+            .zip(scores)
+            .map(|(id, score)| Scored {
+                id: *id,
+                score: *score,
+            })
+            .collect()
+    }
+
+    #[test]
+    fn rrf_rewards_agreement_between_lists() {
+        let i = ids(3);
+        let lexical = scored(&[i[0], i[1]], &[9.0, 5.0]);
+        let vector = scored(&[i[1], i[2]], &[0.9, 0.8]);
+        let fused = fuse(Fusion::Rrf { k: 60.0 }, &lexical, &vector);
+        // i[1] is in both lists: first, with relevance 1.
+        assert_eq!(fused[&i[1]].0, 1.0);
+        assert!(fused[&i[0]].0 < 1.0 && fused[&i[0]].0 > fused[&i[2]].0);
+        assert_eq!(fused[&i[1]].1.lexical_rank, Some(2));
+        assert_eq!(fused[&i[1]].1.vector_rank, Some(1));
+        assert_eq!(fused[&i[2]].1.lexical_rank, None);
+    }
+
+    #[test]
+    fn weighted_fusion_normalises_each_list() {
+        let i = ids(3);
+        let lexical = scored(&[i[0], i[1]], &[20.0, 10.0]);
+        let vector = scored(&[i[2], i[1]], &[0.5, 0.3]);
+        let fused = fuse(Fusion::Weighted { lexical: 0.7 }, &lexical, &vector);
+        // i[0]: 0.7 × 1; i[1]: 0.7 × 0 + 0.3 × 0; i[2]: 0.3 × 1; relevance relative to the best.
+        assert_eq!(fused[&i[0]].0, 1.0);
+        assert!((fused[&i[2]].0 - 0.3 / 0.7).abs() < 1e-6);
+        assert_eq!(fused[&i[1]].0, 0.0);
+    }
+
+    #[test]
+    fn contenders_keep_exactly_those_that_can_still_win() {
+        let config = RecallConfig::default();
+        let i = ids(4);
+        let mut fused = HashMap::new();
+        for (id, r) in i.iter().zip([1.0, 0.9, 0.7, 0.2]) {
+            fused.insert(*id, (r, Signals::default()));
+        }
+        // slack = (0.1 + 0.05 + 0.1) / 1.0 = 0.25: for limit 2 the 2nd best is 0.9, so
+        // 0.7 can still overtake it and 0.2 cannot.
+        let kept = contenders(&config, &fused, 2);
+        assert_eq!(kept, vec![i[0], i[1], i[2]]);
+        assert_eq!(contenders(&config, &fused, 10).len(), 4);
+    }
+
+    #[test]
+    fn rescoring_adds_recency_access_and_importance() {
+        let now = Timestamp::from_millis(100 * 24 * 3600 * 1000);
+        let p = engram_core::Partition::default();
+        let mut old =
+            engram_core::Put::new(p.clone(), None, "old").apply(None, Timestamp::from_millis(0));
+        old.importance = 0.5;
+        let mut fresh = engram_core::Put::new(p, None, "fresh").apply(None, now);
+        fresh.importance = 0.5;
+        let mut fused = HashMap::new();
+        fused.insert(
+            old.id,
+            (
+                1.0,
+                Signals {
+                    relevance: 1.0,
+                    ..Signals::default()
+                },
+            ),
+        );
+        fused.insert(
+            fresh.id,
+            (
+                1.0,
+                Signals {
+                    relevance: 1.0,
+                    ..Signals::default()
+                },
+            ),
+        );
+        let hits = rescore(
+            &RecallConfig::default(),
+            vec![old.clone(), fresh.clone()],
+            fused,
+            now,
+        );
+        assert_eq!(
+            hits[0].memory.id, fresh.id,
+            "same relevance: the recent one first"
+        );
+        assert!((hits[0].signals.recency - 1.0).abs() < 1e-6);
+        // 100 days at a 30-day half-life.
+        assert!((hits[1].signals.recency - 0.5f32.powf(100.0 / 30.0)).abs() < 1e-4);
+        assert!(hits.iter().all(|h| h.score > 0.0 && h.score <= 1.0));
     }
 }

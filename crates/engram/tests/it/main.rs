@@ -298,3 +298,113 @@ fn a_store_indexed_by_another_embedder_is_refused_or_reindexed() {
         );
     });
 }
+
+#[test]
+fn recall_modes_filters_and_similar_on_every_backend() {
+    use engram::{Category, Put, RecallMode, RecallRequest};
+    on_each_backend(|url, e| {
+        let n = ns("default");
+        let put = |text: &str, user: &str, category: Category, tag: &str| {
+            let mut p = Put::new(e.partition(&n), None, text);
+            p.owner.user_id = Some(user.into());
+            p.category = category;
+            p.tags = vec![tag.into()];
+            p.metadata.insert(
+                "lang".into(),
+                json!(if user == "alice" { "en" } else { "pt" }),
+            );
+            e.remember(p).expect("writes").memory
+        };
+        let lisbon = put(
+            "I moved to Lisbon in March",
+            "alice",
+            Category::Core,
+            "home",
+        );
+        let sardines = put(
+            "My favourite food is grilled sardines",
+            "alice",
+            Category::Daily,
+            "food",
+        );
+        let porto = put("I moved to Porto last year", "bob", Category::Core, "home");
+        let recall = |query: &str, filter: Filter, mode: RecallMode| {
+            let mut req = RecallRequest::new(n.clone(), query, 5);
+            req.filter = filter;
+            req.mode = mode;
+            e.recall(&req)
+                .expect("recalls")
+                .into_iter()
+                .map(|h| h.memory.id)
+                .collect::<Vec<_>>()
+        };
+        let alice = Filter {
+            user_id: Some("alice".into()),
+            ..Filter::default()
+        };
+        for mode in [RecallMode::Hybrid, RecallMode::Lexical, RecallMode::Overlap] {
+            let got = recall("where have I moved to", alice.clone(), mode);
+            assert_eq!(got.first(), Some(&lisbon.id), "{url} {mode:?}");
+            assert!(
+                !got.contains(&porto.id),
+                "{url} {mode:?}: another user's memory"
+            );
+        }
+        assert_eq!(
+            recall("grilled fish", alice.clone(), RecallMode::Vector)[0],
+            sardines.id
+        );
+        let daily = Filter {
+            category: Some(Category::Daily),
+            ..Filter::default()
+        };
+        assert_eq!(
+            recall("moved food", daily, RecallMode::Hybrid),
+            vec![sardines.id],
+            "{url}"
+        );
+        let home = Filter {
+            tags: vec!["home".into()],
+            ..Filter::default()
+        };
+        let got = recall("moved", home, RecallMode::Hybrid);
+        assert_eq!(got.len(), 2, "{url}");
+        let mut pt = serde_json::Map::new();
+        pt.insert("lang".into(), json!("pt"));
+        let by_meta = Filter {
+            metadata: pt,
+            ..Filter::default()
+        };
+        assert_eq!(
+            recall("moved", by_meta, RecallMode::Hybrid),
+            vec![porto.id],
+            "{url}"
+        );
+        let future = Filter {
+            created_after: Some(engram::Timestamp::now().plus(std::time::Duration::from_secs(60))),
+            ..Filter::default()
+        };
+        assert!(
+            recall("moved", future, RecallMode::Hybrid).is_empty(),
+            "{url}"
+        );
+        // min_score keeps only strong hits; every hit explains itself.
+        let mut req = RecallRequest::new(n.clone(), "I moved to Lisbon in March", 5);
+        req.min_score = Some(0.9);
+        let hits = e.recall(&req).expect("recalls");
+        assert!(hits.iter().all(|h| h.score >= 0.9), "{url}");
+        assert!(hits.len() < 3, "{url}: weak hits are left out");
+        assert_eq!(hits.first().map(|h| h.memory.id), Some(lisbon.id));
+        assert!(hits[0].signals.lexical_rank.is_some() && hits[0].signals.similarity.is_some());
+        // Similar in meaning to a memory, itself left out.
+        let similar = e
+            .find_similar(lisbon.id, 2, Filter::default())
+            .expect("finds");
+        assert_eq!(
+            similar.first().map(|h| h.memory.id),
+            Some(porto.id),
+            "{url}"
+        );
+        assert!(similar.iter().all(|h| h.memory.id != lisbon.id));
+    });
+}

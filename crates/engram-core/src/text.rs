@@ -206,62 +206,14 @@ impl Default for Bm25 {
     }
 }
 
-/// Per-field statistics while scoring.
-struct Field {
-    n_docs: usize,
-    total_len: usize,
-    df: Vec<u32>,
-}
-
-impl Field {
-    fn new(terms: usize) -> Self {
-        Self {
-            n_docs: 0,
-            total_len: 0,
-            df: vec![0; terms],
-        }
-    }
-
-    /// Term frequencies of `text` for the query terms, counted into the statistics.
-    fn add(&mut self, terms: &[String], text: &str) -> (usize, Vec<u32>) {
-        let mut tf = vec![0u32; terms.len()];
-        let mut len = 0;
-        for tok in tokenize(text) {
-            len += 1;
-            if let Ok(i) = terms.binary_search(&tok) {
-                tf[i] += 1;
-            }
-        }
-        self.n_docs += 1;
-        self.total_len += len;
-        for (d, &f) in self.df.iter_mut().zip(&tf) {
-            if f > 0 {
-                *d += 1;
-            }
-        }
-        (len, tf)
-    }
-
-    fn score(&self, k1: f32, b: f32, len: usize, tf: &[u32]) -> f32 {
-        let n = self.n_docs as f32;
-        let avg = (self.total_len as f32 / n.max(1.0)).max(1e-6);
-        let norm = k1 * (1.0 - b + b * len as f32 / avg);
-        tf.iter()
-            .zip(&self.df)
-            .filter(|(f, _)| **f > 0)
-            .map(|(&f, &d)| {
-                let idf = ((n - d as f32 + 0.5) / (d as f32 + 0.5) + 1.0).ln();
-                let f = f as f32;
-                idf * f * (k1 + 1.0) / (f + norm)
-            })
-            .sum()
-    }
-}
-
 impl Bm25 {
     /// Ranks `docs` (id, content text, context text) for `query`, best first, at most
-    /// `limit`: BM25 of the content plus `context_weight` × BM25 of the context, each field
-    /// with its own length statistics. Documents sharing no term with the query are left out.
+    /// `limit`. The scoring is SQLite FTS5's `bm25()` with column weights, so every backend
+    /// ranks alike: a term's frequency is its count in the content plus `context_weight` ×
+    /// its count in the context; the document length is both fields' together; the IDF is
+    /// `ln((N − n + 0.5) / (n + 0.5))`, floored near zero (a term in more than half the
+    /// documents weighs almost nothing). Documents sharing no term with the query are left
+    /// out.
     pub fn rank<'a>(
         &self,
         docs: impl IntoIterator<Item = (MemoryId, &'a str, Option<&'a str>)>,
@@ -272,26 +224,50 @@ impl Bm25 {
         if terms.is_empty() || limit == 0 {
             return Vec::new();
         }
-        let mut own = Field::new(terms.len());
-        let mut ctx = Field::new(terms.len());
-        type Row = (MemoryId, (usize, Vec<u32>), (usize, Vec<u32>));
-        let rows: Vec<Row> = docs
-            .into_iter()
-            .map(|(id, text, context)| {
-                (
-                    id,
-                    own.add(&terms, text),
-                    ctx.add(&terms, context.unwrap_or("")),
-                )
-            })
-            .filter(|(_, (_, a), (_, b))| a.iter().chain(b).any(|&f| f > 0))
+        let mut n_docs = 0usize;
+        let mut total_len = 0usize;
+        let mut df = vec![0u32; terms.len()];
+        // (id, length, weighted term frequencies) of the documents that match.
+        let mut rows: Vec<(MemoryId, usize, Vec<f32>)> = Vec::new();
+        for (id, text, context) in docs {
+            n_docs += 1;
+            let mut tf = vec![0f32; terms.len()];
+            let mut len = 0;
+            let fields = [(text, 1.0), (context.unwrap_or(""), self.context_weight)];
+            for (field, weight) in fields {
+                for tok in tokenize(field) {
+                    len += 1;
+                    if let Ok(i) = terms.binary_search(&tok) {
+                        tf[i] += weight;
+                    }
+                }
+            }
+            total_len += len;
+            if tf.iter().any(|&f| f > 0.0) {
+                for (d, &f) in df.iter_mut().zip(&tf) {
+                    if f > 0.0 {
+                        *d += 1;
+                    }
+                }
+                rows.push((id, len, tf));
+            }
+        }
+        let n = n_docs as f32;
+        let avgdl = (total_len as f32 / n.max(1.0)).max(1e-6);
+        let idf: Vec<f32> = df
+            .iter()
+            .map(|&d| ((n - d as f32 + 0.5) / (d as f32 + 0.5)).ln().max(1e-6))
             .collect();
         let mut scored: Vec<Scored> = rows
             .into_iter()
-            .map(|(id, (len, tf), (clen, ctf))| Scored {
-                id,
-                score: own.score(self.k1, self.b, len, &tf)
-                    + self.context_weight * ctx.score(self.k1, self.b, clen, &ctf),
+            .map(|(id, len, tf)| {
+                let norm = self.k1 * (1.0 - self.b + self.b * len as f32 / avgdl);
+                let score = tf
+                    .iter()
+                    .zip(&idf)
+                    .map(|(&f, &w)| w * f * (self.k1 + 1.0) / (f + norm))
+                    .sum();
+                Scored { id, score }
             })
             .collect();
         sort_scored(&mut scored);

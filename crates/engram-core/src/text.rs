@@ -252,28 +252,39 @@ impl Bm25 {
                 rows.push((id, len, tf));
             }
         }
-        let n = n_docs as f32;
-        let avgdl = (total_len as f32 / n.max(1.0)).max(1e-6);
-        let idf: Vec<f32> = df
-            .iter()
-            .map(|&d| ((n - d as f32 + 0.5) / (d as f32 + 0.5)).ln().max(1e-6))
-            .collect();
+        let avgdl = total_len as f32 / (n_docs as f32).max(1.0);
+        let idf: Vec<f32> = df.iter().map(|&d| idf(n_docs, d as usize)).collect();
         let mut scored: Vec<Scored> = rows
             .into_iter()
-            .map(|(id, len, tf)| {
-                let norm = self.k1 * (1.0 - self.b + self.b * len as f32 / avgdl);
-                let score = tf
-                    .iter()
-                    .zip(&idf)
-                    .map(|(&f, &w)| w * f * (self.k1 + 1.0) / (f + norm))
-                    .sum();
-                Scored { id, score }
+            .map(|(id, len, tf)| Scored {
+                id,
+                score: self.score(&idf, &tf, len, avgdl),
             })
             .collect();
         sort_scored(&mut scored);
         scored.truncate(limit);
         scored
     }
+}
+
+impl Bm25 {
+    /// The score of one document: `idf` and weighted term frequencies `tf` per query term,
+    /// its length and the collection's average length.
+    pub fn score(&self, idf: &[f32], tf: &[f32], len: usize, avgdl: f32) -> f32 {
+        let norm = self.k1 * (1.0 - self.b + self.b * len as f32 / avgdl.max(1e-6));
+        tf.iter()
+            .zip(idf)
+            .filter(|(f, _)| **f > 0.0)
+            .map(|(&f, &w)| w * f * (self.k1 + 1.0) / (f + norm))
+            .sum()
+    }
+}
+
+/// FTS5's inverse document frequency of a term in `df` of `n` documents, floored near zero.
+pub fn idf(n: usize, df: usize) -> f32 {
+    ((n as f32 - df as f32 + 0.5) / (df as f32 + 0.5))
+        .ln()
+        .max(1e-6)
 }
 
 /// Sorts best first; ties by id so results are deterministic.

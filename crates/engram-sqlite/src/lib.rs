@@ -241,9 +241,10 @@ impl SqliteStore {
         self.read(|conn| {
             let mut stmt = conn
                 .prepare_cached(
-                    "SELECT id, user_id, agent_id, session_id, category, scope, created_at, \
-                     expires_at, vector FROM memories \
-                     WHERE tenant = ? AND namespace = ? AND vector IS NOT NULL",
+                    "SELECT m.id, m.user_id, m.agent_id, m.session_id, m.category, m.scope, \
+                     m.created_at, m.expires_at, m.vector, f.tokens, f.context \
+                     FROM memories m JOIN memories_fts f ON f.rowid = m.rowid \
+                     WHERE m.tenant = ? AND m.namespace = ?",
                 )
                 .map_err(sql_err)?;
             let mut rows = stmt
@@ -252,7 +253,9 @@ impl SqliteStore {
             let mut out = PartVectors::default();
             while let Some(r) = rows.next().map_err(sql_err)? {
                 let id: String = r.get(0).map_err(sql_err)?;
-                let blob: Vec<u8> = r.get(8).map_err(sql_err)?;
+                let blob: Option<Vec<u8>> = r.get(8).map_err(sql_err)?;
+                let terms: String = r.get(9).map_err(sql_err)?;
+                let context_terms: Option<String> = r.get(10).map_err(sql_err)?;
                 let corrupted = |what: &str| Error::Corrupted {
                     location: format!("sqlite row id {id}"),
                     reason: what.to_owned(),
@@ -269,13 +272,19 @@ impl SqliteStore {
                     created_at: r.get(6).map_err(sql_err)?,
                     expires_at: r.get(7).map_err(sql_err)?,
                 };
-                out.push(
-                    row,
-                    &vector_from_bytes(&blob).ok_or_else(|| corrupted("bad vector"))?,
-                );
+                let vector = blob
+                    .map(|b| vector_from_bytes(&b).ok_or_else(|| corrupted("bad vector")))
+                    .transpose()?;
+                out.push(row, vector.as_deref(), &terms, context_terms.as_deref());
             }
             Ok(out)
         })
+    }
+
+    /// The partition's in-memory copy, loaded if missing or stale.
+    fn cached(&self, p: &Partition) -> Result<std::sync::Arc<PartVectors>> {
+        let version = self.data_version()?;
+        self.vectors.get(p, version, || self.load_vectors(p))
     }
 
     fn location(&self) -> String {
@@ -1219,6 +1228,14 @@ impl Store for SqliteStore {
     }
 
     fn text_search(&self, query: &TextQuery) -> Result<Vec<Scored>> {
+        if vectors::answerable(&query.filter) {
+            let terms = query_terms(&query.query);
+            if terms.is_empty() {
+                return Ok(Vec::new());
+            }
+            let part = self.cached(&query.partition)?;
+            return Ok(part.bm25(&query.filter, &terms, query.limit, Timestamp::now()));
+        }
         let Some(terms) = fts_query(&query.query) else {
             return Ok(Vec::new());
         };

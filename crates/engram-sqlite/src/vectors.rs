@@ -1,5 +1,6 @@
-//! An in-memory copy of each partition's vectors, so nearest-neighbour search does not read
-//! and decode every row's blob on every query.
+//! An in-memory copy of each partition's vectors and full-text terms, so that nearest-
+//! neighbour and BM25 search do not read every row (or FTS5's postings over the whole table)
+//! on every query. FTS5 stays the durable index, used for filters the cache cannot answer.
 //!
 //! Consistency: this process's writes invalidate the partitions they touch (after commit);
 //! commits by other connections or processes show in `PRAGMA data_version` and invalidate
@@ -10,16 +11,31 @@ use std::{
     sync::{Arc, Mutex, MutexGuard},
 };
 
-use engram_core::{Filter, MemoryId, Owner, Partition, Scored, Timestamp, text};
+use engram_core::{
+    Filter, MemoryId, Owner, Partition, Scored, Timestamp,
+    text::{self, CONTEXT_WEIGHT},
+};
 
-/// The vectors of one partition with the fields simple filters look at. Vectors of the
-/// partition's length are stored contiguously; rows are indexed by user.
+/// One partition in memory: for each record the fields simple filters look at, its vector
+/// (stored contiguously) and its full-text terms (an inverted index). Rows are indexed by
+/// user.
 #[derive(Default)]
 pub(crate) struct PartVectors {
     rows: Vec<VectorRow>,
     dim: usize,
-    /// `rows.len() × dim` values; row `i` at `i × dim`.
+    /// Vectors, `dim` values each, in the order of `vector_of`.
     data: Vec<f32>,
+    /// Per row, the index of its vector in `data`, if it has one.
+    vector_of: Vec<Option<u32>>,
+    /// Per row, its number of terms (content and context).
+    lengths: Vec<u32>,
+    /// Term → id.
+    term_ids: HashMap<String, u32>,
+    /// Per row, its distinct terms with their weighted frequencies, sorted by term id: row
+    /// `i` at `term_start[i]..term_start[i + 1]`. A forward index: a query scans the rows its
+    /// filter allows (a user's, typically), not every posting of a common term.
+    terms: Vec<(u32, f32)>,
+    term_start: Vec<u32>,
     by_user: HashMap<String, Vec<u32>>,
 }
 
@@ -33,21 +49,73 @@ pub(crate) struct VectorRow {
 }
 
 impl PartVectors {
-    /// Adds a row; a vector of another length than the first is left out (it cannot match a
-    /// query of the partition's model anyway).
-    pub(crate) fn push(&mut self, row: VectorRow, v: &[f32]) {
-        if self.rows.is_empty() {
-            self.dim = v.len();
-        }
-        if v.len() != self.dim {
-            return;
-        }
+    /// Adds a row with its vector (one of another length than the first is left out: it
+    /// cannot match a query of the partition's model) and its full-text terms (space
+    /// separated, as the full-text table stores them).
+    pub(crate) fn push(
+        &mut self,
+        row: VectorRow,
+        vector: Option<&[f32]>,
+        terms: &str,
+        context_terms: Option<&str>,
+    ) {
         let i = self.rows.len() as u32;
         if let Some(u) = &row.owner.user_id {
             self.by_user.entry(u.clone()).or_default().push(i);
         }
         self.rows.push(row);
-        self.data.extend_from_slice(v);
+        let mut slot = None;
+        if let Some(v) = vector {
+            if self.data.is_empty() {
+                self.dim = v.len();
+            }
+            if v.len() == self.dim && self.dim > 0 {
+                slot = Some((self.data.len() / self.dim) as u32);
+                self.data.extend_from_slice(v);
+            }
+        }
+        self.vector_of.push(slot);
+        let mut tf: HashMap<&str, f32> = HashMap::new();
+        let mut len = 0;
+        for (field, weight) in [(terms, 1.0), (context_terms.unwrap_or(""), CONTEXT_WEIGHT)] {
+            for t in field.split(' ').filter(|t| !t.is_empty()) {
+                len += 1;
+                *tf.entry(t).or_default() += weight;
+            }
+        }
+        self.lengths.push(len);
+        if self.term_start.is_empty() {
+            self.term_start.push(0);
+        }
+        let mut own: Vec<(u32, f32)> = tf
+            .into_iter()
+            .map(|(t, f)| {
+                let next = self.term_ids.len() as u32;
+                (*self.term_ids.entry(t.to_owned()).or_insert(next), f)
+            })
+            .collect();
+        own.sort_unstable_by_key(|(t, _)| *t);
+        self.terms.extend(own);
+        self.term_start.push(self.terms.len() as u32);
+    }
+
+    fn live(&self, i: usize, filter: &Filter, now: i64) -> bool {
+        let r = &self.rows[i];
+        r.expires_at.is_none_or(|t| t > now) && matches(filter, r)
+    }
+
+    /// The rows a filter can match: the user's, or all.
+    fn scope(&self, filter: &Filter) -> Box<dyn Iterator<Item = usize> + '_> {
+        match &filter.user_id {
+            Some(u) => Box::new(
+                self.by_user
+                    .get(u)
+                    .into_iter()
+                    .flatten()
+                    .map(|&i| i as usize),
+            ),
+            None => Box::new(0..self.rows.len()),
+        }
     }
 
     /// Nearest rows that pass a filter answerable from the cached fields (see
@@ -63,34 +131,75 @@ impl PartVectors {
             return Vec::new();
         }
         let now = now.as_millis();
-        let live = |i: usize| {
-            let r = &self.rows[i];
-            r.expires_at.is_none_or(|t| t > now) && matches(filter, r)
-        };
-        let vector = |i: usize| {
-            (
-                self.rows[i].id,
-                &self.data[i * self.dim..(i + 1) * self.dim],
-            )
-        };
-        match &filter.user_id {
-            Some(u) => text::nearest(
-                self.by_user
-                    .get(u)
-                    .into_iter()
-                    .flatten()
-                    .map(|&i| i as usize)
-                    .filter(|&i| live(i))
-                    .map(vector),
-                query,
-                limit,
-            ),
-            None => text::nearest(
-                (0..self.rows.len()).filter(|&i| live(i)).map(vector),
-                query,
-                limit,
-            ),
+        let vectors = self.scope(filter).filter_map(|i| {
+            let slot = self.vector_of[i]? as usize;
+            self.live(i, filter, now).then(|| {
+                (
+                    self.rows[i].id,
+                    &self.data[slot * self.dim..(slot + 1) * self.dim],
+                )
+            })
+        });
+        text::nearest(vectors, query, limit)
+    }
+
+    /// BM25 over the rows that pass the filter, scored exactly as
+    /// [`Bm25::rank`](engram_core::text::Bm25::rank) does, with the statistics of those rows.
+    pub(crate) fn bm25(
+        &self,
+        filter: &Filter,
+        terms: &[String],
+        limit: usize,
+        now: Timestamp,
+    ) -> Vec<Scored> {
+        let now = now.as_millis();
+        let (mut n_docs, mut total_len) = (0usize, 0usize);
+        for i in self.scope(filter) {
+            if self.live(i, filter, now) {
+                n_docs += 1;
+                total_len += self.lengths[i] as usize;
+            }
         }
+        if n_docs == 0 || terms.is_empty() {
+            return Vec::new();
+        }
+        // Query terms the partition has, with their position among the query's terms.
+        let wanted: Vec<(u32, usize)> = terms
+            .iter()
+            .enumerate()
+            .filter_map(|(k, t)| self.term_ids.get(t).map(|&id| (id, k)))
+            .collect();
+        let mut df = vec![0usize; terms.len()];
+        let mut matched: Vec<(usize, Vec<f32>)> = Vec::new();
+        for i in self.scope(filter) {
+            if !self.live(i, filter, now) {
+                continue;
+            }
+            let own = &self.terms[self.term_start[i] as usize..self.term_start[i + 1] as usize];
+            let mut tf: Option<Vec<f32>> = None;
+            for &(id, k) in &wanted {
+                if let Ok(j) = own.binary_search_by_key(&id, |(t, _)| *t) {
+                    df[k] += 1;
+                    tf.get_or_insert_with(|| vec![0.0; terms.len()])[k] = own[j].1;
+                }
+            }
+            if let Some(tf) = tf {
+                matched.push((i, tf));
+            }
+        }
+        let idf: Vec<f32> = df.iter().map(|&d| text::idf(n_docs, d)).collect();
+        let bm25 = text::Bm25::default();
+        let avgdl = total_len as f32 / n_docs as f32;
+        let mut scored: Vec<Scored> = matched
+            .into_iter()
+            .map(|(i, f)| Scored {
+                id: self.rows[i].id,
+                score: bm25.score(&idf, &f, self.lengths[i] as usize, avgdl),
+            })
+            .collect();
+        text::sort_scored(&mut scored);
+        scored.truncate(limit);
+        scored
     }
 }
 

@@ -309,7 +309,8 @@ fn connect(path: &Path, durability: Durability) -> Result<Connection> {
     };
     conn.execute_batch(&format!(
         "PRAGMA journal_mode=WAL; PRAGMA synchronous={sync}; PRAGMA foreign_keys=ON; \
-         PRAGMA cache_size=-32768; PRAGMA mmap_size=268435456; PRAGMA temp_store=MEMORY;"
+         PRAGMA cache_size=-32768; PRAGMA mmap_size=268435456; PRAGMA temp_store=MEMORY; \
+         PRAGMA wal_autocheckpoint=8192; PRAGMA journal_size_limit=67108864;"
     ))
     .map_err(|e| match sql_err(e) {
         Error::Corrupted { reason, .. } => Error::Corrupted {

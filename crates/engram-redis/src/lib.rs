@@ -466,6 +466,54 @@ impl RedisStore {
         }
     }
 
+    /// Changes the live record with `id` in place (its expiry kept) under WATCH/MULTI,
+    /// retried on conflict; `also` adds commands to the same transaction. `false` if there is
+    /// no such record.
+    fn update_by_id(
+        &self,
+        c: &mut Connection,
+        tenant: &Tenant,
+        id: MemoryId,
+        change: impl Fn(&mut Memory),
+        also: impl Fn(&mut redis::Pipeline, &Memory),
+    ) -> Result<bool, Fail> {
+        let locator = Locator::Id {
+            tenant: tenant.clone(),
+            id,
+        };
+        loop {
+            let Some((rkey, _)) = self.find(c, &locator)? else {
+                return Ok(false);
+            };
+            redis::cmd("WATCH").arg(&rkey).exec(c)?;
+            let json: Option<String> = c.get(&rkey)?;
+            let Some(json) = json else {
+                redis::cmd("UNWATCH").exec(c)?;
+                continue;
+            };
+            let mut m = self.decode(&rkey, &json)?;
+            if m.id != id {
+                redis::cmd("UNWATCH").exec(c)?;
+                return Ok(false);
+            }
+            change(&mut m);
+            let json =
+                serde_json::to_string(&m).map_err(|e| Fail::Engram(Error::backend("redis", e)))?;
+            let mut pipe = redis::pipe();
+            pipe.atomic()
+                .cmd("SET")
+                .arg(&rkey)
+                .arg(json)
+                .arg("KEEPTTL")
+                .ignore();
+            also(&mut pipe, &m);
+            let applied: Option<()> = pipe.query(c)?;
+            if applied.is_some() {
+                return Ok(true);
+            }
+        }
+    }
+
     fn namespaces_of(&self, c: &mut Connection, tenant: &Tenant) -> Result<Vec<Namespace>, Fail> {
         let names: Vec<String> = c.smembers(self.tenant_key(tenant))?;
         let mut out = Vec::new();
@@ -624,41 +672,16 @@ impl Store for RedisStore {
     fn touch(&self, tenant: &Tenant, ids: &[MemoryId], at: Timestamp) -> Result<()> {
         self.with_conn(|c| {
             for id in ids {
-                let locator = Locator::Id {
-                    tenant: tenant.clone(),
-                    id: *id,
-                };
-                loop {
-                    let Some((rkey, _)) = self.find(c, &locator)? else {
-                        break;
-                    };
-                    redis::cmd("WATCH").arg(&rkey).exec(c)?;
-                    let json: Option<String> = c.get(&rkey)?;
-                    let Some(json) = json else {
-                        redis::cmd("UNWATCH").exec(c)?;
-                        break;
-                    };
-                    let mut m = self.decode(&rkey, &json)?;
-                    if m.id != *id {
-                        redis::cmd("UNWATCH").exec(c)?;
-                        break;
-                    }
-                    m.access_count += 1;
-                    m.last_accessed_at = Some(at);
-                    let json = serde_json::to_string(&m)
-                        .map_err(|e| Fail::Engram(Error::backend("redis", e)))?;
-                    let mut pipe = redis::pipe();
-                    pipe.atomic()
-                        .cmd("SET")
-                        .arg(&rkey)
-                        .arg(json)
-                        .arg("KEEPTTL")
-                        .ignore();
-                    let applied: Option<()> = pipe.query(c)?;
-                    if applied.is_some() {
-                        break;
-                    }
-                }
+                self.update_by_id(
+                    c,
+                    tenant,
+                    *id,
+                    |m| {
+                        m.access_count += 1;
+                        m.last_accessed_at = Some(at);
+                    },
+                    |_, _| {},
+                )?;
             }
             Ok(())
         })
@@ -725,49 +748,22 @@ impl Store for RedisStore {
         self.with_conn(|c| {
             let mut n = 0;
             for v in vectors {
-                let locator = Locator::Id {
-                    tenant: tenant.clone(),
-                    id: v.id,
-                };
-                loop {
-                    let Some((rkey, _)) = self.find(c, &locator)? else {
-                        break;
-                    };
-                    redis::cmd("WATCH").arg(&rkey).exec(c)?;
-                    let json: Option<String> = c.get(&rkey)?;
-                    let Some(json) = json else {
-                        redis::cmd("UNWATCH").exec(c)?;
-                        break;
-                    };
-                    let mut m = self.decode(&rkey, &json)?;
-                    if m.id != v.id {
-                        redis::cmd("UNWATCH").exec(c)?;
-                        break;
-                    }
-                    m.embedding_model = Some(v.model.clone());
-                    let json = serde_json::to_string(&m)
-                        .map_err(|e| Fail::Engram(Error::backend("redis", e)))?;
-                    let mut vset = redis::cmd("SET");
-                    vset.arg(self.vector_key(tenant, v.id))
-                        .arg(vector_to_bytes(&v.vector));
-                    if let Some(exp) = m.expires_at {
-                        vset.arg("PXAT").arg(exp.as_millis());
-                    }
-                    let mut pipe = redis::pipe();
-                    pipe.atomic()
-                        .cmd("SET")
-                        .arg(&rkey)
-                        .arg(json)
-                        .arg("KEEPTTL")
-                        .ignore()
-                        .add_command(vset)
-                        .ignore();
-                    let applied: Option<()> = pipe.query(c)?;
-                    if applied.is_some() {
-                        n += 1;
-                        break;
-                    }
-                }
+                let changed = self.update_by_id(
+                    c,
+                    tenant,
+                    v.id,
+                    |m| m.embedding_model = Some(v.model.clone()),
+                    |pipe, m| {
+                        let mut vset = redis::cmd("SET");
+                        vset.arg(self.vector_key(tenant, v.id))
+                            .arg(vector_to_bytes(&v.vector));
+                        if let Some(exp) = m.expires_at {
+                            vset.arg("PXAT").arg(exp.as_millis());
+                        }
+                        pipe.add_command(vset).ignore();
+                    },
+                )?;
+                n += u64::from(changed);
             }
             Ok(n)
         })

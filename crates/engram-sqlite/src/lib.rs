@@ -24,6 +24,7 @@ use std::{
     time::Duration,
 };
 
+use cache::{CachedRow, PartitionCache, PartitionCaches};
 use engram_core::{
     Capabilities, Category, Error, Filter, Health, Limits, ListQuery, Locator, Memory, MemoryId,
     MemoryScope, MemoryState, Namespace, Owner, Page, Partition, Put, Result, Scored, Source,
@@ -32,9 +33,8 @@ use engram_core::{
     text::{CONTEXT_WEIGHT, query_terms, token_string, vector_from_bytes, vector_to_bytes},
 };
 use rusqlite::{Connection, OpenFlags, OptionalExtension, Row, params, types::Value as SqlValue};
-use vectors::{PartVectors, VectorCache, VectorRow};
 
-mod vectors;
+mod cache;
 use serde_json::Value;
 
 const SCHEMA_VERSION: i64 = 2;
@@ -112,7 +112,7 @@ pub struct SqliteStore {
     durability: Durability,
     writer: Mutex<Connection>,
     readers: Mutex<Vec<Connection>>,
-    vectors: VectorCache,
+    cache: PartitionCaches,
 }
 
 fn sql_err(e: rusqlite::Error) -> Error {
@@ -169,7 +169,7 @@ impl SqliteStore {
             durability,
             writer: Mutex::new(writer),
             readers: Mutex::new(Vec::new()),
-            vectors: VectorCache::default(),
+            cache: PartitionCaches::default(),
         })
     }
 
@@ -218,8 +218,8 @@ impl SqliteStore {
     /// expired records were purged.
     fn after_write<T>(&self, partitions: &[Partition], out: &Result<(u64, T)>) {
         match out {
-            Ok((0, _)) => partitions.iter().for_each(|p| self.vectors.invalidate(p)),
-            _ => self.vectors.invalidate_all(),
+            Ok((0, _)) => partitions.iter().for_each(|p| self.cache.invalidate(p)),
+            _ => self.cache.invalidate_all(),
         }
     }
 
@@ -237,7 +237,7 @@ impl SqliteStore {
             .map_err(sql_err)
     }
 
-    fn load_vectors(&self, p: &Partition) -> Result<PartVectors> {
+    fn load_partition(&self, p: &Partition) -> Result<PartitionCache> {
         self.read(|conn| {
             let mut stmt = conn
                 .prepare_cached(
@@ -250,7 +250,7 @@ impl SqliteStore {
             let mut rows = stmt
                 .query(params![p.tenant.as_str(), p.namespace.as_str()])
                 .map_err(sql_err)?;
-            let mut out = PartVectors::default();
+            let mut out = PartitionCache::default();
             while let Some(r) = rows.next().map_err(sql_err)? {
                 let id: String = r.get(0).map_err(sql_err)?;
                 let blob: Option<Vec<u8>> = r.get(8).map_err(sql_err)?;
@@ -260,7 +260,7 @@ impl SqliteStore {
                     location: format!("sqlite row id {id}"),
                     reason: what.to_owned(),
                 };
-                let row = VectorRow {
+                let row = CachedRow {
                     id: MemoryId::parse(&id).map_err(|_| corrupted("bad id"))?,
                     owner: Owner {
                         user_id: r.get(1).map_err(sql_err)?,
@@ -282,9 +282,9 @@ impl SqliteStore {
     }
 
     /// The partition's in-memory copy, loaded if missing or stale.
-    fn cached(&self, p: &Partition) -> Result<std::sync::Arc<PartVectors>> {
+    fn cached(&self, p: &Partition) -> Result<std::sync::Arc<PartitionCache>> {
         let version = self.data_version()?;
-        self.vectors.get(p, version, || self.load_vectors(p))
+        self.cache.get(p, version, || self.load_partition(p))
     }
 
     fn location(&self) -> String {
@@ -1045,15 +1045,15 @@ impl Store for SqliteStore {
         let out = self.delete_row(at, now);
         // After the commit, so that no reader caches what was just deleted.
         match at {
-            Locator::Key { partition, .. } => self.vectors.invalidate(partition),
-            Locator::Id { .. } => self.vectors.invalidate_all(),
+            Locator::Key { partition, .. } => self.cache.invalidate(partition),
+            Locator::Id { .. } => self.cache.invalidate_all(),
         }
         out
     }
 
     fn flush(&self, partition: &Partition) -> Result<u64> {
         let out = self.flush_rows(partition);
-        self.vectors.invalidate(partition);
+        self.cache.invalidate(partition);
         out
     }
 
@@ -1088,7 +1088,7 @@ impl Store for SqliteStore {
     fn purge_expired(&self) -> Result<u64> {
         let n = self.write(|tx| purge_in(tx, now_ms()))?;
         if n > 0 {
-            self.vectors.invalidate_all();
+            self.cache.invalidate_all();
         }
         Ok(n)
     }
@@ -1141,12 +1141,12 @@ impl Store for SqliteStore {
             }
             Ok(n)
         })?;
-        self.vectors.invalidate_all();
+        self.cache.invalidate_all();
         Ok(n)
     }
 
     fn vector_search(&self, query: &VectorQuery) -> Result<Vec<Scored>> {
-        if !vectors::answerable(&query.filter) {
+        if !cache::answerable(&query.filter) {
             let found = self.vectors(&query.partition, &query.filter)?;
             return Ok(engram_core::text::nearest(
                 found.iter().map(|v| (v.id, v.vector.as_slice())),
@@ -1155,8 +1155,8 @@ impl Store for SqliteStore {
             ));
         }
         let version = self.data_version()?;
-        let part = self.vectors.get(&query.partition, version, || {
-            self.load_vectors(&query.partition)
+        let part = self.cache.get(&query.partition, version, || {
+            self.load_partition(&query.partition)
         })?;
         Ok(part.nearest(&query.filter, &query.vector, query.limit, Timestamp::now()))
     }
@@ -1229,7 +1229,7 @@ impl Store for SqliteStore {
     }
 
     fn text_search(&self, query: &TextQuery) -> Result<Vec<Scored>> {
-        if vectors::answerable(&query.filter) {
+        if cache::answerable(&query.filter) {
             let terms = query_terms(&query.query);
             if terms.is_empty() {
                 return Ok(Vec::new());

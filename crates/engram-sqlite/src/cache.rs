@@ -20,8 +20,8 @@ use engram_core::{
 /// (stored contiguously) and its full-text terms (an inverted index). Rows are indexed by
 /// user.
 #[derive(Default)]
-pub(crate) struct PartVectors {
-    rows: Vec<VectorRow>,
+pub(crate) struct PartitionCache {
+    rows: Vec<CachedRow>,
     dim: usize,
     /// Vectors, `dim` values each, in the order of `vector_of`.
     data: Vec<f32>,
@@ -39,7 +39,7 @@ pub(crate) struct PartVectors {
     by_user: HashMap<String, Vec<u32>>,
 }
 
-pub(crate) struct VectorRow {
+pub(crate) struct CachedRow {
     pub(crate) id: MemoryId,
     pub(crate) owner: Owner,
     pub(crate) category: String,
@@ -48,13 +48,13 @@ pub(crate) struct VectorRow {
     pub(crate) expires_at: Option<i64>,
 }
 
-impl PartVectors {
+impl PartitionCache {
     /// Adds a row with its vector (one of another length than the first is left out: it
     /// cannot match a query of the partition's model) and its full-text terms (space
     /// separated, as the full-text table stores them).
     pub(crate) fn push(
         &mut self,
-        row: VectorRow,
+        row: CachedRow,
         vector: Option<&[f32]>,
         terms: &str,
         context_terms: Option<&str>,
@@ -208,7 +208,7 @@ pub(crate) fn answerable(filter: &Filter) -> bool {
     filter.tags.is_empty() && filter.metadata.is_empty() && filter.content_hash.is_none()
 }
 
-fn matches(f: &Filter, r: &VectorRow) -> bool {
+fn matches(f: &Filter, r: &CachedRow) -> bool {
     fn eq(want: &Option<String>, have: &Option<String>) -> bool {
         want.as_ref().is_none_or(|w| have.as_ref() == Some(w))
     }
@@ -228,16 +228,16 @@ struct State {
     /// `PRAGMA data_version` of the writer connection when the cache was last validated.
     data_version: Option<i64>,
     generation: u64,
-    parts: HashMap<Partition, Arc<PartVectors>>,
+    parts: HashMap<Partition, Arc<PartitionCache>>,
 }
 
 /// The cache.
 #[derive(Default)]
-pub(crate) struct VectorCache {
+pub(crate) struct PartitionCaches {
     state: Mutex<State>,
 }
 
-impl VectorCache {
+impl PartitionCaches {
     fn lock(&self) -> MutexGuard<'_, State> {
         self.state.lock().unwrap_or_else(|p| p.into_inner())
     }
@@ -262,8 +262,8 @@ impl VectorCache {
         &self,
         p: &Partition,
         data_version: Option<i64>,
-        load: impl FnOnce() -> engram_core::Result<PartVectors>,
-    ) -> engram_core::Result<Arc<PartVectors>> {
+        load: impl FnOnce() -> engram_core::Result<PartitionCache>,
+    ) -> engram_core::Result<Arc<PartitionCache>> {
         let generation = {
             let mut s = self.lock();
             if let Some(v) = data_version

@@ -15,6 +15,7 @@
 #![allow(clippy::unwrap_used)] // a test kit: a failed expectation must panic
 
 pub mod cases;
+pub mod http;
 
 use std::sync::Arc;
 

@@ -14,7 +14,11 @@
 //! # Ok::<(), engram_embed::EmbedError>(())
 //! ```
 
-use std::path::Path;
+use std::{
+    io::Read,
+    path::{Path, PathBuf},
+    time::Duration,
+};
 
 use candle_core::{DType, Device, Tensor};
 use candle_nn::VarBuilder;
@@ -23,6 +27,80 @@ use engram_embed::{EmbedError, Embedder, WordPiece};
 
 /// The environment variable naming the model directory.
 pub const MODEL_DIR_ENV: &str = "ENGRAM_MODEL_DIR";
+
+/// The model downloaded when no local directory is given.
+pub const DEFAULT_REPO: &str = "sentence-transformers/all-MiniLM-L6-v2";
+
+/// The files a model directory needs; `sentence_bert_config.json` is optional.
+const FILES: [&str; 3] = ["config.json", "tokenizer.json", "model.safetensors"];
+const OPTIONAL_FILES: [&str; 1] = ["sentence_bert_config.json"];
+
+/// Downloads `repo`'s model files from a Hugging Face hub (`endpoint`, default
+/// `https://huggingface.co`; a token in `HF_TOKEN` is sent when set) into
+/// `cache_dir/<repo>`, skipping files already there, and returns that directory. Files are
+/// written to a temporary name and renamed, so an interrupted download leaves no partial
+/// file behind.
+pub fn download(
+    endpoint: Option<&str>,
+    repo: &str,
+    cache_dir: &Path,
+) -> Result<PathBuf, EmbedError> {
+    let endpoint = endpoint
+        .unwrap_or("https://huggingface.co")
+        .trim_end_matches('/');
+    let dir = cache_dir.join(repo);
+    let present = |f: &str| dir.join(f).metadata().is_ok_and(|m| m.len() > 0);
+    if FILES.iter().all(|f| present(f)) {
+        // Downloaded before: no network needed.
+        return Ok(dir);
+    }
+    std::fs::create_dir_all(&dir).map_err(|e| model_err(format!("{}: {e}", dir.display())))?;
+    let agent: ureq::Agent = ureq::Agent::config_builder()
+        .timeout_global(Some(Duration::from_secs(600)))
+        .http_status_as_error(false)
+        .build()
+        .into();
+    let token = std::env::var("HF_TOKEN").ok().filter(|t| !t.is_empty());
+    for (file, required) in FILES
+        .iter()
+        .map(|f| (*f, true))
+        .chain(OPTIONAL_FILES.iter().map(|f| (*f, false)))
+    {
+        let target = dir.join(file);
+        if present(file) {
+            continue;
+        }
+        let url = format!("{endpoint}/{repo}/resolve/main/{file}");
+        let mut req = agent.get(&url);
+        if let Some(t) = &token {
+            req = req.header("Authorization", &format!("Bearer {t}"));
+        }
+        let mut resp = match req.call() {
+            Ok(r) => r,
+            Err(e) if required => return Err(model_err(format!("{url}: {e}"))),
+            Err(_) => continue,
+        };
+        let status = resp.status().as_u16();
+        if !(200..300).contains(&status) {
+            if required {
+                return Err(model_err(format!("{url}: HTTP {status}")));
+            }
+            continue;
+        }
+        let mut body = Vec::new();
+        resp.body_mut()
+            .with_config()
+            .limit(2 << 30)
+            .reader()
+            .read_to_end(&mut body)
+            .map_err(|e| model_err(format!("{url}: {e}")))?;
+        let tmp = dir.join(format!(".{file}.part"));
+        std::fs::write(&tmp, &body)
+            .and_then(|()| std::fs::rename(&tmp, &target))
+            .map_err(|e| model_err(format!("{}: {e}", target.display())))?;
+    }
+    Ok(dir)
+}
 
 /// Texts per forward pass.
 const BATCH: usize = 32;
@@ -95,6 +173,14 @@ impl TransformerEmbedder {
             ))
         })?;
         Self::from_dir("transformer:all-MiniLM-L6-v2", Path::new(&dir))
+    }
+
+    /// Downloads [`DEFAULT_REPO`] (or loads it if already downloaded) into `cache_dir` from
+    /// the hub in `HF_ENDPOINT` (default `https://huggingface.co`), and loads it.
+    pub fn from_hub(cache_dir: &Path) -> Result<Self, EmbedError> {
+        let endpoint = std::env::var("HF_ENDPOINT").ok();
+        let dir = download(endpoint.as_deref(), DEFAULT_REPO, cache_dir)?;
+        Self::from_dir("transformer:all-MiniLM-L6-v2", &dir)
     }
 
     fn batch(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbedError> {

@@ -13,7 +13,9 @@ use engram_store::{StoreRegistry, StoreUrl};
 /// * `openai:MODEL`: an OpenAI-compatible `/embeddings` service at `url` (default
 ///   `https://api.openai.com/v1`), key from `ENGRAM_EMBED_API_KEY` or `OPENAI_API_KEY`;
 /// * `model2vec:DIR`: a model2vec model directory;
-/// * `minilm`: all-MiniLM-L6-v2 run locally (candle) from the directory in `ENGRAM_MODEL_DIR`;
+/// * `minilm`: all-MiniLM-L6-v2 run locally (candle) from the directory in `ENGRAM_MODEL_DIR`,
+///   or else downloaded once from the Hugging Face hub (`HF_ENDPOINT`) into the platform
+///   cache directory;
 /// * `transformer:DIR`: a BERT sentence-embedding model directory.
 pub fn embedder_from_spec(
     spec: &str,
@@ -31,7 +33,16 @@ pub fn embedder_from_spec(
             ))
         }
         None if spec == "minilm" => Some(Arc::new(
-            engram_transformer::TransformerEmbedder::from_env().map_err(err)?,
+            if std::env::var_os(engram_transformer::MODEL_DIR_ENV).is_some() {
+                engram_transformer::TransformerEmbedder::from_env()
+            } else {
+                let cache = dirs::cache_dir()
+                    .ok_or_else(|| Error::invalid("embedder", "no cache directory"))?
+                    .join("engram")
+                    .join("models");
+                engram_transformer::TransformerEmbedder::from_hub(&cache)
+            }
+            .map_err(err)?,
         )),
         Some(("transformer", dir)) if !dir.is_empty() => Some(Arc::new(
             engram_transformer::TransformerEmbedder::from_dir(

@@ -5,7 +5,7 @@ use std::time::Duration;
 use engram_embed::{EmbedError, Embedder, HttpConfig, HttpEmbedder};
 use serde_json::{Value, json};
 
-use crate::scripted::{Reply, Server};
+use engram_testkit::http::{Reply, Server};
 
 /// An `/embeddings` answer for vectors given in the order of `indexes`.
 fn answer(vectors: &[(usize, Vec<f32>)]) -> String {

@@ -3,4 +3,3 @@
 
 mod builtin;
 mod http;
-mod scripted;

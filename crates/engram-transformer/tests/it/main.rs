@@ -43,3 +43,67 @@ fn matches_sentence_transformers() {
     let cos: f32 = alone.iter().zip(&got[0]).map(|(a, b)| a * b).sum();
     assert!(cos > 0.99999);
 }
+
+#[test]
+fn downloads_from_a_hub_then_loads() {
+    use engram_testkit::http::{Reply, Server};
+    let Some(local) = std::env::var_os(engram_transformer::MODEL_DIR_ENV) else {
+        if std::env::var("ENGRAM_REQUIRE_SERVICES").is_ok_and(|v| v == "1") {
+            panic!("the MiniLM model is required (ENGRAM_REQUIRE_SERVICES=1)");
+        }
+        println!(
+            "skipped: MiniLM model unavailable (no {})",
+            engram_transformer::MODEL_DIR_ENV
+        );
+        return;
+    };
+    let local = std::path::PathBuf::from(local);
+    let file = |name: &str| std::fs::read(local.join(name)).expect("model file");
+    // A hub that serves the model's files (and has no sentence_bert_config.json).
+    let hub = Server::start(vec![
+        Reply::bytes(200, file("config.json")),
+        Reply::bytes(200, file("tokenizer.json")),
+        Reply::bytes(200, file("model.safetensors")),
+        Reply::json(404, r#"{"error":"Entry not found"}"#),
+    ]);
+    let cache = tempfile::tempdir().expect("temp dir");
+    let endpoint = format!("http://{}", hub.addr);
+    let dir = engram_transformer::download(Some(&endpoint), "org/model", cache.path())
+        .expect("downloads");
+    assert_eq!(dir, cache.path().join("org/model"));
+    let paths: Vec<String> = hub.requests().iter().map(|r| r.path.clone()).collect();
+    assert_eq!(
+        paths,
+        [
+            "/org/model/resolve/main/config.json",
+            "/org/model/resolve/main/tokenizer.json",
+            "/org/model/resolve/main/model.safetensors",
+            "/org/model/resolve/main/sentence_bert_config.json",
+        ]
+    );
+    let e = TransformerEmbedder::from_dir("downloaded", &dir).expect("loads");
+    assert_eq!(e.embed_one("hello").expect("embeds").len(), 384);
+    // Present files are not fetched again (the scripted hub has no replies left).
+    engram_transformer::download(Some(&endpoint), "org/model", cache.path())
+        .expect("nothing to fetch");
+    assert!(!dir.join(".model.safetensors.part").exists());
+}
+
+#[test]
+fn a_missing_model_on_the_hub_is_a_clear_error() {
+    use engram_testkit::http::{Reply, Server};
+    let hub = Server::start(vec![Reply::json(
+        404,
+        r#"{"error":"Repository not found"}"#,
+    )]);
+    let cache = tempfile::tempdir().expect("temp dir");
+    let err = engram_transformer::download(
+        Some(&format!("http://{}", hub.addr)),
+        "org/missing",
+        cache.path(),
+    )
+    .map(|_| ())
+    .expect_err("fails");
+    let msg = err.to_string();
+    assert!(msg.contains("config.json") && msg.contains("404"), "{msg}");
+}

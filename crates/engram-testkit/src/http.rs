@@ -1,5 +1,6 @@
-//! A scripted HTTP/1.1 server on loopback: answers each connection with the next scripted
-//! reply and records what it received.
+//! A scripted HTTP/1.1 server on loopback, for testing clients of HTTP services (embedding
+//! and LLM APIs) against the real wire protocol: each connection gets the next scripted reply,
+//! and every request is recorded.
 
 use std::{
     io::{BufRead, BufReader, Read, Write},
@@ -11,18 +12,33 @@ use std::{
 
 /// One scripted answer.
 pub struct Reply {
+    /// HTTP status.
     pub status: u16,
+    /// Extra headers.
     pub headers: Vec<(&'static str, String)>,
-    pub body: String,
+    /// The body (sent with `Content-Type: application/json` unless a header says otherwise).
+    pub body: Vec<u8>,
+    /// Wait this long before answering.
     pub delay: Duration,
 }
 
 impl Reply {
+    /// A JSON reply.
     pub fn json(status: u16, body: impl Into<String>) -> Self {
         Self {
             status,
             headers: Vec::new(),
-            body: body.into(),
+            body: body.into().into_bytes(),
+            delay: Duration::ZERO,
+        }
+    }
+
+    /// A reply of raw bytes.
+    pub fn bytes(status: u16, body: Vec<u8>) -> Self {
+        Self {
+            status,
+            headers: vec![("Content-Type", "application/octet-stream".into())],
+            body,
             delay: Duration::ZERO,
         }
     }
@@ -31,13 +47,18 @@ impl Reply {
 /// A received request.
 #[derive(Clone, Debug)]
 pub struct Received {
+    /// `GET`, `POST`, ...
     pub method: String,
+    /// The request target, for example `/v1/embeddings`.
     pub path: String,
+    /// Headers in order.
     pub headers: Vec<(String, String)>,
+    /// The body as text.
     pub body: String,
 }
 
 impl Received {
+    /// A header's value (name case-insensitive).
     pub fn header(&self, name: &str) -> Option<&str> {
         self.headers
             .iter()
@@ -46,9 +67,11 @@ impl Received {
     }
 }
 
+/// The server; stops when dropped.
 pub struct Server {
+    /// Where it listens.
     pub addr: SocketAddr,
-    pub received: Arc<Mutex<Vec<Received>>>,
+    received: Arc<Mutex<Vec<Received>>>,
     handle: Option<JoinHandle<()>>,
 }
 
@@ -80,12 +103,17 @@ impl Server {
         }
     }
 
+    /// `http://ADDR/v1`.
     pub fn base_url(&self) -> String {
         format!("http://{}/v1", self.addr)
     }
 
+    /// The requests received so far.
     pub fn requests(&self) -> Vec<Received> {
-        self.received.lock().expect("lock").clone()
+        self.received
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
     }
 }
 
@@ -125,24 +153,33 @@ fn answer(stream: std::net::TcpStream, reply: &Reply, log: &Mutex<Vec<Received>>
         .unwrap_or(0);
     let mut body = vec![0; length];
     let _ = reader.read_exact(&mut body);
-    log.lock().expect("lock").push(Received {
-        method,
-        path,
-        headers,
-        body: String::from_utf8_lossy(&body).into_owned(),
-    });
+    log.lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .push(Received {
+            method,
+            path,
+            headers,
+            body: String::from_utf8_lossy(&body).into_owned(),
+        });
     thread::sleep(reply.delay);
     let mut stream = reader.into_inner();
     let mut head = format!(
-        "HTTP/1.1 {} Scripted\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n",
+        "HTTP/1.1 {} Scripted\r\nContent-Length: {}\r\nConnection: close\r\n",
         reply.status,
         reply.body.len()
     );
+    if !reply
+        .headers
+        .iter()
+        .any(|(k, _)| k.eq_ignore_ascii_case("content-type"))
+    {
+        head.push_str("Content-Type: application/json\r\n");
+    }
     for (k, v) in &reply.headers {
         head.push_str(&format!("{k}: {v}\r\n"));
     }
     head.push_str("\r\n");
     let _ = stream.write_all(head.as_bytes());
-    let _ = stream.write_all(reply.body.as_bytes());
+    let _ = stream.write_all(&reply.body);
     let _ = stream.flush();
 }

@@ -44,6 +44,9 @@ const WHEN: &[&str] = &[
     "with his parents",
 ];
 
+/// Memories per `remember_many` (one transaction).
+const BATCH: usize = 5_000;
+
 struct Rng(u64);
 
 impl Rng {
@@ -98,12 +101,12 @@ pub(crate) fn run(engine: &Engine, memories: usize, queries: usize) -> Result<Re
     let users = (memories / 1000).max(1);
     let mut rng = Rng(0x5eed_1234_abcd_ef01);
     let start = Instant::now();
-    let mut batch = Vec::with_capacity(1000);
+    let mut batch = Vec::with_capacity(BATCH);
     for i in 0..memories {
         let mut put = Put::new(partition.clone(), None, sentence(&mut rng, i));
         put.owner.user_id = Some(format!("user-{}", i % users));
         batch.push(put);
-        if batch.len() == 1000 {
+        if batch.len() == BATCH {
             engine.remember_many(std::mem::take(&mut batch))?;
         }
     }

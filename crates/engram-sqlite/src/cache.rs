@@ -77,8 +77,10 @@ impl PartitionCache {
                 let max = v.iter().fold(0f32, |m, x| m.max(x.abs()));
                 let scale = if max > 0.0 { max / 127.0 } else { 1.0 };
                 self.scales.push(scale);
-                self.data
-                    .extend(v.iter().map(|x| (x / scale).round().clamp(-127.0, 127.0) as i8));
+                self.data.extend(
+                    v.iter()
+                        .map(|x| (x / scale).round().clamp(-127.0, 127.0) as i8),
+                );
             }
         }
         self.vector_of.push(slot);

@@ -7,3 +7,6 @@ CREATE VIRTUAL TABLE IF NOT EXISTS memories_fts USING fts5(
     scope,                                                   -- hashed partition and owner terms, to narrow a match
     tokenize = 'unicode61 remove_diacritics 0'
 );
+-- Merge full-text segments less eagerly: cheaper writes; queries mostly run on the
+-- in-memory copy (see cache.rs).
+INSERT INTO memories_fts (memories_fts, rank) VALUES ('automerge', 8);

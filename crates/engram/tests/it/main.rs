@@ -1,4 +1,5 @@
-//! The engine over real stores: the key-value contract, events and tenant confinement.
+//! The engine over real stores (in-process, file, SQLite, and Redis when it runs): the
+//! key-value contract, events, tenant confinement, recall, dedupe and reindex.
 
 use std::sync::{Arc, Mutex};
 
@@ -9,14 +10,62 @@ fn ns(s: &str) -> Namespace {
     Namespace::new(s).expect("valid")
 }
 
-/// Runs `check` against an engine on each embedded backend.
+/// Deletes every Redis key under a prefix when dropped.
+struct RedisPrefix {
+    url: String,
+    prefix: String,
+}
+
+impl Drop for RedisPrefix {
+    fn drop(&mut self) {
+        let Ok(mut c) = redis::Client::open(self.url.as_str()).and_then(|c| c.get_connection())
+        else {
+            return;
+        };
+        let keys: Vec<String> = redis::cmd("SCAN")
+            .cursor_arg(0)
+            .arg("MATCH")
+            .arg(format!("{}*", self.prefix))
+            .arg("COUNT")
+            .arg(1000)
+            .clone()
+            .iter(&mut c)
+            .map(|it| it.filter_map(Result::ok).collect())
+            .unwrap_or_default();
+        for chunk in keys.chunks(500) {
+            let _ = redis::cmd("DEL").arg(chunk).exec(&mut c);
+        }
+    }
+}
+
+/// A Redis URL with a fresh key prefix, or `None` (with a printed line) when Redis does not
+/// answer; under `ENGRAM_REQUIRE_SERVICES=1` a missing Redis fails the test.
+fn redis_url() -> Option<(String, RedisPrefix)> {
+    let base =
+        std::env::var("ENGRAM_REDIS_URL").unwrap_or_else(|_| "redis://127.0.0.1:6379/0".into());
+    if let Err(e) = engram::open_store(&base) {
+        engram_testkit::service_unavailable("redis", &e.to_string());
+        return None;
+    }
+    let prefix = format!("engram-engine-test-{}:", engram::MemoryId::generate());
+    Some((
+        format!("{base}?prefix={prefix}"),
+        RedisPrefix { url: base, prefix },
+    ))
+}
+
+/// Runs `check` against an engine on each backend.
 fn on_each_backend(check: impl Fn(&str, Engine)) {
     let dir = tempfile::tempdir().expect("temp dir");
-    let urls = [
+    let mut urls = vec![
         "mem://".to_string(),
         format!("file://{}", dir.path().join("files").display()),
         format!("sqlite://{}", dir.path().join("engram.db").display()),
     ];
+    let redis = redis_url();
+    if let Some((url, _)) = &redis {
+        urls.push(url.clone());
+    }
     for url in urls {
         check(&url, Engine::open(&url).expect("opens"));
     }

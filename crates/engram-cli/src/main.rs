@@ -202,6 +202,10 @@ struct RememberArgs {
     /// A key (unique in the namespace; writing it again replaces). Default: the new id.
     #[arg(long)]
     key: Option<String>,
+    /// Text that situates the memory (for a conversation turn, the turn it answers); recall
+    /// indexes it at half the weight of the content.
+    #[arg(long)]
+    context: Option<String>,
     /// core, daily, conversation or a custom name.
     #[arg(long, default_value = "core")]
     category: String,
@@ -447,6 +451,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
             .with_category(Category::parse(&args.category)?)
             .with_owner(args.owner.owner());
             put.scope = MemoryScope::parse(&args.scope)?;
+            put.context = args.context;
             put.source = Source::parse(&args.source)?;
             put.importance = args.importance;
             put.confidence = args.confidence;

@@ -329,3 +329,30 @@ fn reindex_reports_what_it_did() {
     assert_eq!(report["reembedded"], 2);
     assert_eq!(report["scanned"], 2);
 }
+
+#[test]
+fn context_makes_an_answer_findable_by_its_question() {
+    let home = tempfile::tempdir().expect("temp dir");
+    let h = home.path();
+    let answer = ok(engram(
+        h,
+        &[
+            "remember",
+            "5 years already!",
+            "--context",
+            "How long have you been married?",
+        ],
+    ));
+    ok(engram(h, &["remember", "We went hiking last weekend"]));
+    let out = ok(engram(
+        h,
+        &["--json", "search", "--mode", "lexical", "how long married"],
+    ));
+    let hits: Value = serde_json::from_str(&out).expect("json");
+    assert_eq!(hits[0]["memory"]["id"], answer.trim(), "{out}");
+    assert_eq!(
+        hits[0]["memory"]["context"],
+        "How long have you been married?"
+    );
+    assert_eq!(hits[0]["memory"]["content"], "5 years already!");
+}

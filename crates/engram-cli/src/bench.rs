@@ -38,6 +38,10 @@ pub(crate) enum BenchCommand {
         /// Recalls to time.
         #[arg(long, default_value_t = 1_000)]
         queries: usize,
+        /// Recall across all users (no filter): on the default SQLite store this goes through
+        /// the HNSW graph, which the bench waits for before timing.
+        #[arg(long)]
+        unfiltered: bool,
     },
     /// set / batched store / get by key / get by id on each backend.
     Store {
@@ -81,17 +85,36 @@ pub(crate) fn run(cmd: &BenchCommand, cli: &crate::Cli, json: bool) -> Result<()
             redis_url,
             file_writes,
         } => (count, backends, redis_url, file_writes),
-        BenchCommand::Scale { memories, queries } => {
+        BenchCommand::Scale {
+            memories,
+            queries,
+            unfiltered,
+        } => {
             let dir = tempfile::tempdir().context("temporary directory")?;
-            let url = match store {
-                Some(u) => u.to_owned(),
-                None => format!("sqlite://{}", dir.path().join("scale.db").display()),
+            // The default store is kept as SQLite to wait for its graph.
+            let sqlite = match store {
+                Some(_) => None,
+                None => Some(std::sync::Arc::new(engram::SqliteStore::open(
+                    dir.path().join("scale.db"),
+                )?)),
+            };
+            let opened: std::sync::Arc<dyn engram::Store> = match (&sqlite, store) {
+                (Some(s), _) => s.clone(),
+                (None, Some(u)) => engram::open_store(u)?,
+                (None, None) => anyhow::bail!("no store"),
             };
             let embedder = engram::embedder_from_spec(&cli.embedder, cli.embed_url.as_deref())?;
-            let engine = engram::Engine::builder(engram::open_store(&url)?)
-                .embedder(embedder)
-                .build()?;
-            let report = crate::scale::run(&engine, *memories, *queries)?;
+            let engine = engram::Engine::builder(opened).embedder(embedder).build()?;
+            let wait = |p: &engram::Partition| {
+                if let Some(s) = &sqlite {
+                    let start = std::time::Instant::now();
+                    while !s.ann_ready(p) && start.elapsed() < std::time::Duration::from_secs(3600)
+                    {
+                        std::thread::sleep(std::time::Duration::from_millis(100));
+                    }
+                }
+            };
+            let report = crate::scale::run(&engine, *memories, *queries, *unfiltered, &wait)?;
             outln!("{}", serde_json::to_string_pretty(&report)?)?;
             return Ok(());
         }

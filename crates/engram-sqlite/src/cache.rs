@@ -8,8 +8,13 @@
 
 use std::{
     collections::HashMap,
-    sync::{Arc, Mutex, MutexGuard},
+    sync::{
+        Arc, Mutex, MutexGuard, OnceLock,
+        atomic::{AtomicBool, AtomicU64, Ordering},
+    },
 };
+
+use hnsw_rs::prelude::{DistDot, Hnsw};
 
 use engram_core::{
     Filter, MemoryId, Owner, Partition, Scored, Timestamp,
@@ -40,7 +45,18 @@ pub(crate) struct PartitionCache {
     terms: Vec<(u32, f32)>,
     term_start: Vec<u32>,
     by_user: HashMap<String, Vec<u32>>,
+    /// From how many vectors (in the partition and in a query's scope) nearest-neighbour
+    /// search uses an HNSW graph instead of an exact scan; 0 never.
+    ann_threshold: usize,
+    /// The graph, once built (in the background, from this copy).
+    ann: OnceLock<Hnsw<'static, f32, DistDot>>,
+    ann_started: AtomicBool,
+    /// Searches the graph answered.
+    ann_searches: AtomicU64,
 }
+
+/// The default [`PartitionCache`] ANN threshold.
+pub(crate) const ANN_THRESHOLD: usize = 20_000;
 
 pub(crate) struct CachedRow {
     pub(crate) id: MemoryId,
@@ -52,6 +68,51 @@ pub(crate) struct CachedRow {
 }
 
 impl PartitionCache {
+    /// An empty copy that switches to an HNSW graph from `ann_threshold` vectors (0: never).
+    pub(crate) fn new(ann_threshold: usize) -> Self {
+        Self {
+            ann_threshold,
+            ..Self::default()
+        }
+    }
+
+    /// Whether the HNSW graph is built.
+    pub(crate) fn ann_ready(&self) -> bool {
+        self.ann.get().is_some()
+    }
+
+    /// How many searches the graph answered.
+    pub(crate) fn ann_searches(&self) -> u64 {
+        self.ann_searches.load(Ordering::Relaxed)
+    }
+
+    /// The vector of row `i`, if it has one.
+    fn vector(&self, i: usize) -> Option<(usize, &[i8])> {
+        let slot = self.vector_of[i]? as usize;
+        Some((slot, &self.data[slot * self.dim..(slot + 1) * self.dim]))
+    }
+
+    /// Builds the HNSW graph over every vector (ids are row indexes).
+    fn build_ann(&self) -> Hnsw<'static, f32, DistDot> {
+        let vectors: Vec<(Vec<f32>, usize)> = (0..self.rows.len())
+            .filter_map(|i| {
+                let (slot, v) = self.vector(i)?;
+                let mut f: Vec<f32> = v
+                    .iter()
+                    .map(|x| f32::from(*x) * self.scales[slot])
+                    .collect();
+                text::normalize(&mut f);
+                Some((f, i))
+            })
+            .collect();
+        let hnsw = Hnsw::<f32, DistDot>::new(16, vectors.len().max(1), 16, 100, DistDot {});
+        let refs: Vec<(&Vec<f32>, usize)> = vectors.iter().map(|(v, i)| (v, *i)).collect();
+        hnsw.parallel_insert(&refs);
+        let mut hnsw = hnsw;
+        hnsw.set_searching_mode(true);
+        hnsw
+    }
+
     /// Adds a row with its vector (one of another length than the first is left out: it
     /// cannot match a query of the partition's model) and its full-text terms (space
     /// separated, as the full-text table stores them).
@@ -128,9 +189,11 @@ impl PartitionCache {
     }
 
     /// Nearest rows that pass a filter answerable from the cached fields (see
-    /// [`answerable`]) and are live at `now`.
+    /// [`answerable`]) and are live at `now`. Exact while the rows in scope are fewer than
+    /// the ANN threshold; above it, through the HNSW graph once built (the first such query
+    /// starts building it in the background and is answered exactly meanwhile).
     pub(crate) fn nearest(
-        &self,
+        self: &Arc<Self>,
         filter: &Filter,
         query: &[f32],
         limit: usize,
@@ -140,6 +203,30 @@ impl PartitionCache {
             return Vec::new();
         }
         let now = now.as_millis();
+        let in_scope = self.scope_len(filter);
+        if self.ann_threshold > 0
+            && self.scales.len() >= self.ann_threshold
+            && in_scope >= self.ann_threshold
+        {
+            match self.ann.get() {
+                Some(ann) => {
+                    if let Some(found) = self.nearest_ann(ann, filter, query, limit, now) {
+                        return found;
+                    }
+                }
+                None => {
+                    if !self.ann_started.swap(true, Ordering::AcqRel) {
+                        let me = Arc::clone(self);
+                        let _ = std::thread::Builder::new().name("engram-ann".into()).spawn(
+                            move || {
+                                let graph = me.build_ann();
+                                let _ = me.ann.set(graph);
+                            },
+                        );
+                    }
+                }
+            }
+        }
         let mut scored: Vec<Scored> = self
             .scope(filter)
             .filter_map(|i| {
@@ -157,6 +244,46 @@ impl PartitionCache {
         text::sort_scored(&mut scored);
         scored.truncate(limit);
         scored
+    }
+
+    /// How many rows a filter can match at most (the user's, or all).
+    fn scope_len(&self, filter: &Filter) -> usize {
+        match &filter.user_id {
+            Some(u) => self.by_user.get(u).map_or(0, Vec::len),
+            None => self.rows.len(),
+        }
+    }
+
+    /// Nearest through the graph: candidates that pass the filter, rescored like the exact
+    /// scan; `None` when too few pass (the caller then scans).
+    fn nearest_ann(
+        &self,
+        ann: &Hnsw<'static, f32, DistDot>,
+        filter: &Filter,
+        query: &[f32],
+        limit: usize,
+        now: i64,
+    ) -> Option<Vec<Scored>> {
+        let k = (limit * 4).max(limit + 32);
+        let keep = |i: &usize| self.live(*i, filter, now);
+        let found = ann.search_filter(query, k, k.max(64) * 2, Some(&keep));
+        let mut scored: Vec<Scored> = found
+            .iter()
+            .filter_map(|n| {
+                let (slot, v) = self.vector(n.d_id)?;
+                Some(Scored {
+                    id: self.rows[n.d_id].id,
+                    score: self.scales[slot] * dot_i8(query, v),
+                })
+            })
+            .collect();
+        if scored.len() < limit {
+            return None;
+        }
+        text::sort_scored(&mut scored);
+        scored.truncate(limit);
+        self.ann_searches.fetch_add(1, Ordering::Relaxed);
+        Some(scored)
     }
 
     /// BM25 over the rows that pass the filter, scored exactly as
@@ -286,6 +413,11 @@ impl PartitionCaches {
         let mut s = self.lock();
         s.generation += 1;
         s.parts.clear();
+    }
+
+    /// The partition's copy, if loaded.
+    pub(crate) fn peek(&self, p: &Partition) -> Option<Arc<PartitionCache>> {
+        self.lock().parts.get(p).cloned()
     }
 
     /// The partition's vectors, loaded with `load` unless cached and still valid for

@@ -116,6 +116,7 @@ pub struct SqliteStore {
     writer: Mutex<Connection>,
     readers: Mutex<Vec<Connection>>,
     cache: PartitionCaches,
+    ann_threshold: usize,
 }
 
 pub(crate) fn sql_err(e: rusqlite::Error) -> Error {
@@ -173,6 +174,7 @@ impl SqliteStore {
             writer: Mutex::new(writer),
             readers: Mutex::new(Vec::new()),
             cache: PartitionCaches::default(),
+            ann_threshold: cache::ANN_THRESHOLD,
         })
     }
 
@@ -180,6 +182,25 @@ impl SqliteStore {
     pub fn with_limits(mut self, limits: Limits) -> Self {
         self.limits = limits;
         self
+    }
+
+    /// Nearest-neighbour search switches from an exact scan to an HNSW graph when a
+    /// partition, and the rows a query may return, hold at least this many vectors (default
+    /// 20,000; 0 turns the graph off). The graph is built in the background from the
+    /// in-memory copy of the partition, and rebuilt when the partition changes.
+    pub fn with_ann_threshold(mut self, vectors: usize) -> Self {
+        self.ann_threshold = vectors;
+        self
+    }
+
+    /// Whether the HNSW graph of a partition is built (for monitoring and tests).
+    pub fn ann_ready(&self, partition: &Partition) -> bool {
+        self.cache.peek(partition).is_some_and(|c| c.ann_ready())
+    }
+
+    /// How many searches of a partition's current in-memory copy its HNSW graph answered.
+    pub fn ann_searches(&self, partition: &Partition) -> u64 {
+        self.cache.peek(partition).map_or(0, |c| c.ann_searches())
     }
 
     /// The database file.
@@ -253,7 +274,7 @@ impl SqliteStore {
             let mut rows = stmt
                 .query(params![p.tenant.as_str(), p.namespace.as_str()])
                 .map_err(sql_err)?;
-            let mut out = PartitionCache::default();
+            let mut out = PartitionCache::new(self.ann_threshold);
             while let Some(r) = rows.next().map_err(sql_err)? {
                 let id: String = r.get(0).map_err(sql_err)?;
                 let blob: Option<Vec<u8>> = r.get(8).map_err(sql_err)?;

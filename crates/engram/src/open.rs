@@ -85,7 +85,12 @@ pub fn registry() -> StoreRegistry {
                 ));
             }
         };
-        let store = SqliteStore::open_with(url.path()?, url.limits()?, durability)?;
+        let mut store = SqliteStore::open_with(url.path()?, url.limits()?, durability)?;
+        if let Some(n) = url.param("ann_threshold") {
+            store = store.with_ann_threshold(n.parse().map_err(|_| {
+                Error::invalid("ann_threshold", format!("{n:?} is not a whole number"))
+            })?);
+        }
         Ok(Arc::new(store) as Arc<dyn Store>)
     });
     for scheme in ["redis", "rediss"] {

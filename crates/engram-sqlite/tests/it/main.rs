@@ -147,3 +147,110 @@ fn cached_vectors_see_writes_from_another_handle() {
         .expect("deletes");
     assert_eq!(search(vec![0.0, 1.0])[0].id, a);
 }
+
+#[test]
+fn large_partitions_search_through_an_hnsw_graph() {
+    use engram_core::{Category, Filter, Key, Namespace, Partition, Put, VectorQuery};
+    let dir = tempfile::tempdir().expect("temp dir");
+    let path = dir.path().join("engram.db");
+    let ann = SqliteStore::open(&path)
+        .expect("opens")
+        .with_ann_threshold(500);
+    let exact = SqliteStore::open(&path)
+        .expect("opens")
+        .with_ann_threshold(0);
+    let p = Partition::of(Namespace::default_ns());
+    // Deterministic clustered vectors: 20 centres, 100 noisy points each.
+    let mut x: u64 = 0x1234_5678_9abc_def1;
+    let mut rand = move || {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        (x % 2001) as f32 / 1000.0 - 1.0
+    };
+    let dim = 32;
+    let centres: Vec<Vec<f32>> = (0..20)
+        .map(|_| (0..dim).map(|_| rand()).collect())
+        .collect();
+    let unit = |mut v: Vec<f32>| {
+        engram_core::text::normalize(&mut v);
+        v
+    };
+    let puts: Vec<Put> = (0..2000)
+        .map(|i| {
+            let c = &centres[i % 20];
+            let mut put = Put::new(
+                p.clone(),
+                Some(Key::new(format!("k{i}")).expect("valid")),
+                "x",
+            );
+            put.category = if i % 2 == 0 {
+                Category::Core
+            } else {
+                Category::Daily
+            };
+            put.embedding_model = Some("m".into());
+            put.embedding = Some(unit(c.iter().map(|v| v + 0.3 * rand()).collect()));
+            put
+        })
+        .collect();
+    ann.put_many(puts).expect("writes");
+    let search = |store: &SqliteStore, q: &[f32], filter: Filter| {
+        store
+            .vector_search(&VectorQuery {
+                partition: p.clone(),
+                vector: q.to_vec(),
+                filter,
+                limit: 10,
+            })
+            .expect("searches")
+            .into_iter()
+            .map(|s| s.id)
+            .collect::<Vec<_>>()
+    };
+    let queries: Vec<Vec<f32>> = (0..20)
+        .map(|i| unit(centres[i].iter().map(|v| v + 0.3 * rand()).collect()))
+        .collect();
+    // The first query starts building the graph; wait for it (bounded).
+    search(&ann, &queries[0], Filter::default());
+    let started = std::time::Instant::now();
+    while !ann.ann_ready(&p) {
+        assert!(
+            started.elapsed() < std::time::Duration::from_secs(60),
+            "graph never built"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let (mut found, mut total) = (0, 0);
+    for q in &queries {
+        let truth = search(&exact, q, Filter::default());
+        let got = search(&ann, q, Filter::default());
+        assert_eq!(got.len(), 10);
+        total += truth.len();
+        found += got.iter().filter(|id| truth.contains(id)).count();
+        // Filters hold on the graph path too.
+        let daily = Filter {
+            category: Some(Category::Daily),
+            ..Filter::default()
+        };
+        let got = search(&ann, q, daily.clone());
+        let all_daily: Vec<_> = search(&exact, q, daily);
+        assert!(
+            got.iter()
+                .all(|id| all_daily.contains(id) || !all_daily.is_empty())
+        );
+    }
+    let recall = found as f64 / total as f64;
+    assert!(
+        recall >= 0.9,
+        "recall@10 of the graph against exact search: {recall}"
+    );
+    // A deleted record is never returned (the copy and its graph are dropped and rebuilt).
+    let top = search(&ann, &queries[3], Filter::default())[0];
+    ann.delete(&engram_core::Locator::Id {
+        tenant: p.tenant.clone(),
+        id: top,
+    })
+    .expect("deletes");
+    assert!(!search(&ann, &queries[3], Filter::default()).contains(&top));
+}

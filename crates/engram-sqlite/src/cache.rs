@@ -264,9 +264,9 @@ impl PartitionCache {
         limit: usize,
         now: i64,
     ) -> Option<Vec<Scored>> {
-        let k = (limit * 4).max(limit + 32);
+        let k = limit * 2;
         let keep = |i: &usize| self.live(*i, filter, now);
-        let found = ann.search_filter(query, k, k.max(64) * 2, Some(&keep));
+        let found = ann.search_filter(query, k, k.max(64), Some(&keep));
         let mut scored: Vec<Scored> = found
             .iter()
             .filter_map(|n| {

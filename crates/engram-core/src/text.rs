@@ -1,6 +1,6 @@
 //! Lexical matching: the tokenizer shared by every backend, and BM25 over in-memory documents.
 
-use std::sync::OnceLock;
+use std::{collections::HashMap, sync::OnceLock};
 
 use rust_stemmers::{Algorithm, Stemmer};
 
@@ -220,45 +220,91 @@ impl Bm25 {
         query: &str,
         limit: usize,
     ) -> Vec<Scored> {
+        InvertedIndex::build(self.context_weight, docs).search(self, query, limit, |_| true)
+    }
+}
+
+/// An inverted index over documents' content and context (term → documents with the term's
+/// weighted frequency), scored by [`Bm25`] with the statistics of the documents a search
+/// keeps. Build once, search many times; rebuild when the documents change.
+#[derive(Clone, Debug, Default)]
+pub struct InvertedIndex {
+    /// Per document: its id and length in terms.
+    docs: Vec<(MemoryId, u32)>,
+    postings: HashMap<String, Vec<(u32, f32)>>,
+}
+
+impl InvertedIndex {
+    /// Indexes `docs` (id, content text, context text), the context counting
+    /// `context_weight` per occurrence.
+    pub fn build<'a>(
+        context_weight: f32,
+        docs: impl IntoIterator<Item = (MemoryId, &'a str, Option<&'a str>)>,
+    ) -> Self {
+        let mut index = Self::default();
+        for (id, text, context) in docs {
+            let d = index.docs.len() as u32;
+            let mut tf: HashMap<String, f32> = HashMap::new();
+            let mut len = 0;
+            for (field, weight) in [(text, 1.0), (context.unwrap_or(""), context_weight)] {
+                for tok in tokenize(field) {
+                    len += 1;
+                    *tf.entry(tok).or_default() += weight;
+                }
+            }
+            index.docs.push((id, len));
+            for (term, f) in tf {
+                index.postings.entry(term).or_default().push((d, f));
+            }
+        }
+        index
+    }
+
+    /// The best `limit` documents for `query` among those `keep` accepts, best first; the
+    /// statistics (document count, lengths, frequencies) are those of the kept documents.
+    pub fn search(
+        &self,
+        bm25: &Bm25,
+        query: &str,
+        limit: usize,
+        keep: impl Fn(MemoryId) -> bool,
+    ) -> Vec<Scored> {
         let terms = query_terms(query);
         if terms.is_empty() || limit == 0 {
             return Vec::new();
         }
-        let mut n_docs = 0usize;
-        let mut total_len = 0usize;
-        let mut df = vec![0u32; terms.len()];
-        // (id, length, weighted term frequencies) of the documents that match.
-        let mut rows: Vec<(MemoryId, usize, Vec<f32>)> = Vec::new();
-        for (id, text, context) in docs {
-            n_docs += 1;
-            let mut tf = vec![0f32; terms.len()];
-            let mut len = 0;
-            let fields = [(text, 1.0), (context.unwrap_or(""), self.context_weight)];
-            for (field, weight) in fields {
-                for tok in tokenize(field) {
-                    len += 1;
-                    if let Ok(i) = terms.binary_search(&tok) {
-                        tf[i] += weight;
-                    }
-                }
-            }
-            total_len += len;
-            if tf.iter().any(|&f| f > 0.0) {
-                for (d, &f) in df.iter_mut().zip(&tf) {
-                    if f > 0.0 {
-                        *d += 1;
-                    }
-                }
-                rows.push((id, len, tf));
+        let kept: Vec<bool> = self.docs.iter().map(|(id, _)| keep(*id)).collect();
+        let (mut n_docs, mut total_len) = (0usize, 0usize);
+        for ((_, len), k) in self.docs.iter().zip(&kept) {
+            if *k {
+                n_docs += 1;
+                total_len += *len as usize;
             }
         }
-        let avgdl = total_len as f32 / (n_docs as f32).max(1.0);
-        let idf: Vec<f32> = df.iter().map(|&d| idf(n_docs, d as usize)).collect();
-        let mut scored: Vec<Scored> = rows
+        if n_docs == 0 {
+            return Vec::new();
+        }
+        let mut tf: HashMap<u32, Vec<f32>> = HashMap::new();
+        let mut idf = Vec::with_capacity(terms.len());
+        for (k, term) in terms.iter().enumerate() {
+            let mut df = 0;
+            for &(d, f) in self.postings.get(term).into_iter().flatten() {
+                if kept[d as usize] {
+                    df += 1;
+                    tf.entry(d).or_insert_with(|| vec![0.0; terms.len()])[k] = f;
+                }
+            }
+            idf.push(self::idf(n_docs, df));
+        }
+        let avgdl = total_len as f32 / n_docs as f32;
+        let mut scored: Vec<Scored> = tf
             .into_iter()
-            .map(|(id, len, tf)| Scored {
-                id,
-                score: self.score(&idf, &tf, len, avgdl),
+            .map(|(d, f)| {
+                let (id, len) = self.docs[d as usize];
+                Scored {
+                    id,
+                    score: bm25.score(&idf, &f, len as usize, avgdl),
+                }
             })
             .collect();
         sort_scored(&mut scored);

@@ -20,7 +20,8 @@ use std::{
 
 use engram_core::{
     Capabilities, Error, Filter, Health, Limits, ListQuery, Locator, Memory, MemoryId, Namespace,
-    Page, Partition, Put, Result, Store, StoreInfo, StoredVector, Tenant, Timestamp, Written,
+    Page, Partition, Put, Result, Scored, Store, StoreInfo, StoredVector, Tenant, TextQuery,
+    Timestamp, Written,
 };
 use serde::{Deserialize, Serialize};
 
@@ -479,6 +480,12 @@ impl Store for FileStore {
 
     fn vectors(&self, partition: &Partition, filter: &Filter) -> Result<Vec<StoredVector>> {
         Ok(self.load(partition)?.vectors(filter, Timestamp::now()))
+    }
+
+    fn text_search(&self, query: &TextQuery) -> Result<Vec<Scored>> {
+        Ok(self
+            .load(&query.partition)?
+            .text_search(query, Timestamp::now()))
     }
 
     fn tenants(&self) -> Result<Vec<Tenant>> {

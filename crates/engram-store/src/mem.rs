@@ -10,7 +10,8 @@ use std::{
 
 use engram_core::{
     Capabilities, Filter, Health, Limits, ListQuery, Locator, Memory, MemoryId, Namespace, Page,
-    Partition, Put, Result, Store, StoreInfo, StoredVector, Tenant, Timestamp, Written,
+    Partition, Put, Result, Scored, Store, StoreInfo, StoredVector, Tenant, TextQuery, Timestamp,
+    Written,
 };
 
 use crate::table::Table;
@@ -209,6 +210,15 @@ impl Store for MemStore {
             .tables
             .get(partition)
             .map(|t| t.vectors(filter, Timestamp::now()))
+            .unwrap_or_default())
+    }
+
+    fn text_search(&self, query: &TextQuery) -> Result<Vec<Scored>> {
+        let inner = self.read();
+        Ok(inner
+            .tables
+            .get(&query.partition)
+            .map(|t| t.text_search(query, Timestamp::now()))
             .unwrap_or_default())
     }
 

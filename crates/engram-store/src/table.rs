@@ -3,9 +3,12 @@
 
 use std::collections::{BTreeMap, HashMap};
 
+use std::sync::{Arc, OnceLock};
+
 use engram_core::{
-    Filter, Key, ListQuery, Memory, MemoryId, Page, Put, StoredVector, Timestamp, WriteStatus,
-    Written,
+    Filter, Key, ListQuery, Memory, MemoryId, Page, Put, Scored, StoredVector, TextQuery,
+    Timestamp, WriteStatus, Written,
+    text::{Bm25, CONTEXT_WEIGHT, InvertedIndex},
 };
 
 /// The records of one partition, indexed by id (ordered) and by key.
@@ -15,6 +18,8 @@ pub(crate) struct Table {
     by_key: HashMap<Key, MemoryId>,
     /// Vectors by record, with the model that made each.
     vectors: HashMap<MemoryId, (String, Vec<f32>)>,
+    /// The full-text index, built on the first search after a change.
+    lexical: OnceLock<Arc<InvertedIndex>>,
 }
 
 impl Table {
@@ -65,7 +70,33 @@ impl Table {
         self.by_id.values().all(|m| m.is_expired(now))
     }
 
+    /// BM25 over the live records that pass the query's filter, through the inverted index.
+    pub(crate) fn text_search(&self, query: &TextQuery, now: Timestamp) -> Vec<Scored> {
+        let index = self.lexical.get_or_init(|| {
+            let texts: Vec<(MemoryId, std::borrow::Cow<'_, str>, Option<&str>)> = self
+                .by_id
+                .values()
+                .map(|m| (m.id, m.index_text(), m.context.as_deref()))
+                .collect();
+            Arc::new(InvertedIndex::build(
+                CONTEXT_WEIGHT,
+                texts.iter().map(|(id, t, c)| (*id, t.as_ref(), *c)),
+            ))
+        });
+        index.search(&Bm25::default(), &query.query, query.limit, |id| {
+            self.by_id
+                .get(&id)
+                .is_some_and(|m| !m.is_expired(now) && query.filter.matches(m))
+        })
+    }
+
+    /// Drops the full-text index after a change.
+    fn changed(&mut self) {
+        self.lexical = OnceLock::new();
+    }
+
     fn insert(&mut self, m: Memory) {
+        self.changed();
         if let Some(old) = self.by_key.insert(m.key.clone(), m.id)
             && old != m.id
         {
@@ -120,6 +151,7 @@ impl Table {
     /// Removes the record; returns it if it was live.
     pub(crate) fn remove_id(&mut self, id: MemoryId, now: Timestamp) -> Option<Memory> {
         let m = self.by_id.remove(&id)?;
+        self.changed();
         self.by_key.remove(&m.key);
         self.vectors.remove(&id);
         (!m.is_expired(now)).then_some(m)
@@ -192,6 +224,9 @@ impl Table {
             .filter(|m| m.is_expired(now))
             .map(|m| m.id)
             .collect();
+        if !expired.is_empty() {
+            self.changed();
+        }
         for id in &expired {
             if let Some(m) = self.by_id.remove(id) {
                 self.by_key.remove(&m.key);

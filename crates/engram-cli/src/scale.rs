@@ -151,9 +151,11 @@ pub(crate) fn run(
         let ms = t.elapsed().as_secs_f64() * 1000.0;
         if q == 0 {
             first_query_ms = ms;
-            let t = Instant::now();
-            wait_for_index(&partition);
-            index_wait_s = t.elapsed().as_secs_f64();
+            if unfiltered {
+                let t = Instant::now();
+                wait_for_index(&partition);
+                index_wait_s = t.elapsed().as_secs_f64();
+            }
         } else {
             latencies.push(ms);
         }

@@ -46,7 +46,7 @@ pub use query::{
     VectorQuery,
 };
 pub use store::{
-    Capabilities, Health, Store, StoreInfo, StoredVector, WriteStatus, Written, list_all,
-    scan_and_rank,
+    Capabilities, Health, Store, StoreInfo, StoredVector, WriteStatus, Written,
+    exact_vector_search, list_all, scan_and_rank,
 };
 pub use time::{Timestamp, Ttl};

@@ -175,12 +175,7 @@ pub trait Store: Send + Sync {
     /// vectors), best first; vectors of another length are skipped. The default compares
     /// every vector; backends with an index answer natively.
     fn vector_search(&self, query: &VectorQuery) -> Result<Vec<Scored>> {
-        let vectors = self.vectors(&query.partition, &query.filter)?;
-        Ok(nearest(
-            vectors.iter().map(|v| (v.id, v.vector.as_slice())),
-            &query.vector,
-            query.limit,
-        ))
+        exact_vector_search(self, query)
     }
 
     /// The live records of a tenant with these ids, in the order given; absent ids are
@@ -211,6 +206,19 @@ pub trait Store: Send + Sync {
 pub fn scan_and_rank<S: Store + ?Sized>(store: &S, req: &SearchRequest) -> Result<Vec<Hit>> {
     let all = list_all(store, &req.partition, &req.filter)?;
     Ok(crate::rank::token_overlap(all, &req.query, req.limit))
+}
+
+/// Nearest neighbours by comparing the query with every vector [`Store::vectors`] returns.
+pub fn exact_vector_search<S: Store + ?Sized>(
+    store: &S,
+    query: &VectorQuery,
+) -> Result<Vec<Scored>> {
+    let vectors = store.vectors(&query.partition, &query.filter)?;
+    Ok(nearest(
+        vectors.iter().map(|v| (v.id, v.vector.as_slice())),
+        &query.vector,
+        query.limit,
+    ))
 }
 
 /// Every live record of a partition that passes `filter`, following pages.

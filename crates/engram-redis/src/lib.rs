@@ -432,23 +432,39 @@ impl RedisStore {
         }
     }
 
-    fn delete_record(&self, c: &mut Connection, at: &Locator) -> Result<bool, Fail> {
+    /// Finds the live record a locator addresses and WATCHes its key, re-reading it under
+    /// the watch (so a transaction queued next applies only if it did not change since).
+    /// `None` when there is no such record (nothing left watched).
+    fn watch_record(
+        &self,
+        c: &mut Connection,
+        at: &Locator,
+    ) -> Result<Option<(String, Memory)>, Fail> {
         loop {
-            // Resolve first, then watch the record and re-check it is the same one.
             let Some((rkey, _)) = self.find(c, at)? else {
-                return Ok(false);
+                return Ok(None);
             };
             redis::cmd("WATCH").arg(&rkey).exec(c)?;
             let json: Option<String> = c.get(&rkey)?;
             let Some(json) = json else {
+                // Gone between the lookup and the watch: look again.
                 redis::cmd("UNWATCH").exec(c)?;
                 continue;
             };
             let m = self.decode(&rkey, &json)?;
             if !at.addresses(&m) || m.is_expired(Timestamp::now()) {
                 redis::cmd("UNWATCH").exec(c)?;
-                return Ok(false);
+                return Ok(None);
             }
+            return Ok(Some((rkey, m)));
+        }
+    }
+
+    fn delete_record(&self, c: &mut Connection, at: &Locator) -> Result<bool, Fail> {
+        loop {
+            let Some((rkey, m)) = self.watch_record(c, at)? else {
+                return Ok(false);
+            };
             let mut pipe = redis::pipe();
             pipe.atomic()
                 .del(&rkey)
@@ -482,20 +498,9 @@ impl RedisStore {
             id,
         };
         loop {
-            let Some((rkey, _)) = self.find(c, &locator)? else {
+            let Some((rkey, mut m)) = self.watch_record(c, &locator)? else {
                 return Ok(false);
             };
-            redis::cmd("WATCH").arg(&rkey).exec(c)?;
-            let json: Option<String> = c.get(&rkey)?;
-            let Some(json) = json else {
-                redis::cmd("UNWATCH").exec(c)?;
-                continue;
-            };
-            let mut m = self.decode(&rkey, &json)?;
-            if m.id != id {
-                redis::cmd("UNWATCH").exec(c)?;
-                return Ok(false);
-            }
             change(&mut m);
             let json =
                 serde_json::to_string(&m).map_err(|e| Fail::Engram(Error::backend("redis", e)))?;

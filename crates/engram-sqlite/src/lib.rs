@@ -872,17 +872,9 @@ impl Store for SqliteStore {
 
     fn vector_search(&self, query: &VectorQuery) -> Result<Vec<Scored>> {
         if !cache::answerable(&query.filter) {
-            let found = self.vectors(&query.partition, &query.filter)?;
-            return Ok(engram_core::text::nearest(
-                found.iter().map(|v| (v.id, v.vector.as_slice())),
-                &query.vector,
-                query.limit,
-            ));
+            return engram_core::exact_vector_search(self, query);
         }
-        let version = self.data_version()?;
-        let part = self.cache.get(&query.partition, version, || {
-            self.load_partition(&query.partition)
-        })?;
+        let part = self.cached(&query.partition)?;
         Ok(part.nearest(&query.filter, &query.vector, query.limit, Timestamp::now()))
     }
 

@@ -169,43 +169,30 @@ pub(crate) fn fuse(
     vector: &[Scored],
 ) -> HashMap<MemoryId, (f32, Signals)> {
     let mut out: HashMap<MemoryId, (f32, Signals)> = HashMap::new();
-    let lex_max = lexical.iter().map(|s| s.score).fold(f32::MIN, f32::max);
-    let lex_min = lexical.iter().map(|s| s.score).fold(f32::MAX, f32::min);
-    let vec_max = vector.iter().map(|s| s.score).fold(f32::MIN, f32::max);
-    let vec_min = vector.iter().map(|s| s.score).fold(f32::MAX, f32::min);
-    for (i, s) in lexical.iter().enumerate() {
+    let weight = |lexical_list: bool| match fusion {
+        Fusion::Rrf { .. } => 1.0,
+        Fusion::Weighted { lexical } if lexical_list => lexical,
+        Fusion::Weighted { lexical } => 1.0 - lexical,
+    };
+    for (i, (s, part)) in lexical
+        .iter()
+        .zip(contributions(fusion, lexical, weight(true)))
+        .enumerate()
+    {
         let e = out.entry(s.id).or_default();
         e.1.lexical_rank = Some(i as u32 + 1);
         e.1.lexical_score = Some(s.score);
-        e.0 += match fusion {
-            Fusion::Rrf { k } => 1.0 / (k + i as f32 + 1.0),
-            Fusion::Weighted { lexical } => {
-                let span = lex_max - lex_min;
-                let norm = if span > 0.0 {
-                    (s.score - lex_min) / span
-                } else {
-                    1.0
-                };
-                lexical * norm
-            }
-        };
+        e.0 += part;
     }
-    for (i, s) in vector.iter().enumerate() {
+    for (i, (s, part)) in vector
+        .iter()
+        .zip(contributions(fusion, vector, weight(false)))
+        .enumerate()
+    {
         let e = out.entry(s.id).or_default();
         e.1.vector_rank = Some(i as u32 + 1);
         e.1.similarity = Some(s.score);
-        e.0 += match fusion {
-            Fusion::Rrf { k } => 1.0 / (k + i as f32 + 1.0),
-            Fusion::Weighted { lexical } => {
-                let span = vec_max - vec_min;
-                let norm = if span > 0.0 {
-                    (s.score - vec_min) / span
-                } else {
-                    1.0
-                };
-                (1.0 - lexical) * norm
-            }
-        };
+        e.0 += part;
     }
     let best = out.values().map(|(f, _)| *f).fold(0.0f32, f32::max);
     for (f, sig) in out.values_mut() {
@@ -240,6 +227,31 @@ pub(crate) fn contenders(
         .filter(|(_, r)| *r >= kth - slack)
         .map(|(id, _)| id)
         .collect()
+}
+
+/// What each entry of one ranked list adds to its candidate's fused score: `1 / (k + rank)`
+/// for RRF, `weight ×` the min-max normalised score for a weighted sum.
+fn contributions(fusion: Fusion, list: &[Scored], weight: f32) -> Vec<f32> {
+    match fusion {
+        Fusion::Rrf { k } => (0..list.len())
+            .map(|i| 1.0 / (k + i as f32 + 1.0))
+            .collect(),
+        Fusion::Weighted { .. } => {
+            let max = list.iter().map(|s| s.score).fold(f32::MIN, f32::max);
+            let min = list.iter().map(|s| s.score).fold(f32::MAX, f32::min);
+            let span = max - min;
+            list.iter()
+                .map(|s| {
+                    weight
+                        * if span > 0.0 {
+                            (s.score - min) / span
+                        } else {
+                            1.0
+                        }
+                })
+                .collect()
+        }
+    }
 }
 
 /// Rescores fused candidates with recency, access and importance, best first.

@@ -8,18 +8,21 @@ use engram_core::{ErrorKind, Limits, Store};
 use engram_redis::RedisStore;
 use engram_testkit::Harness;
 
-fn base_url() -> String {
-    std::env::var("ENGRAM_REDIS_URL").unwrap_or_else(|_| "redis://127.0.0.1:6379/0".into())
-}
+use engram_testkit::redis_keys::{KeyPrefix, base_url};
 
-struct RedisHarness {
-    url: String,
-    prefix: String,
+/// A test's own key prefix on the server.
+struct RedisHarness(KeyPrefix);
+
+impl std::ops::Deref for RedisHarness {
+    type Target = KeyPrefix;
+    fn deref(&self) -> &KeyPrefix {
+        &self.0
+    }
 }
 
 impl RedisHarness {
     fn url(&self) -> String {
-        format!("{}?prefix={}", self.url, self.prefix)
+        self.0.store_url()
     }
 }
 
@@ -42,39 +45,13 @@ impl Harness for RedisHarness {
     }
 }
 
-impl Drop for RedisHarness {
-    fn drop(&mut self) {
-        // Delete every key under this test's prefix (SCAN, never KEYS).
-        if let Ok(client) = redis::Client::open(self.url.as_str())
-            && let Ok(mut c) = client.get_connection()
-        {
-            let keys: Vec<String> = redis::cmd("SCAN")
-                .cursor_arg(0)
-                .arg("MATCH")
-                .arg(format!("{}*", self.prefix))
-                .arg("COUNT")
-                .arg(1000)
-                .clone()
-                .iter(&mut c)
-                .map(|it| it.filter_map(Result::ok).collect())
-                .unwrap_or_default();
-            for chunk in keys.chunks(500) {
-                let _ = redis::cmd("DEL").arg(chunk).exec(&mut c);
-            }
-        }
-    }
-}
-
 fn harness() -> Option<RedisHarness> {
     let url = base_url();
     if let Err(e) = RedisStore::open(&url) {
         engram_testkit::service_unavailable("redis", &e.to_string());
         return None;
     }
-    Some(RedisHarness {
-        url,
-        prefix: format!("engram-test-{}:", engram_core::MemoryId::generate()),
-    })
+    Some(RedisHarness(KeyPrefix::fresh(url, "engram-test")))
 }
 
 engram_testkit::conformance!(harness());
@@ -157,10 +134,10 @@ fn the_database_number_in_the_url_is_used() {
         .map_or(base.as_str(), |(b, _)| b)
         .to_owned();
     // Same prefix in database 3; dropping it deletes its keys there.
-    let h3 = RedisHarness {
+    let h3 = RedisHarness(KeyPrefix {
         url: format!("{base}/3"),
         prefix: h.prefix.clone(),
-    };
+    });
     let s = h3.open();
     let p = engram_core::Partition::of(engram_core::Namespace::default_ns());
     s.put(engram_core::Put::new(

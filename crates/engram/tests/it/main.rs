@@ -4,54 +4,23 @@
 use std::sync::{Arc, Mutex};
 
 use engram::{Engine, Event, Filter, Locator, Namespace, SearchMode, Tenant, Ttl, WriteStatus};
+use engram_testkit::redis_keys::KeyPrefix;
 use serde_json::json;
 
 fn ns(s: &str) -> Namespace {
     Namespace::new(s).expect("valid")
 }
 
-/// Deletes every Redis key under a prefix when dropped.
-struct RedisPrefix {
-    url: String,
-    prefix: String,
-}
-
-impl Drop for RedisPrefix {
-    fn drop(&mut self) {
-        let Ok(mut c) = redis::Client::open(self.url.as_str()).and_then(|c| c.get_connection())
-        else {
-            return;
-        };
-        let keys: Vec<String> = redis::cmd("SCAN")
-            .cursor_arg(0)
-            .arg("MATCH")
-            .arg(format!("{}*", self.prefix))
-            .arg("COUNT")
-            .arg(1000)
-            .clone()
-            .iter(&mut c)
-            .map(|it| it.filter_map(Result::ok).collect())
-            .unwrap_or_default();
-        for chunk in keys.chunks(500) {
-            let _ = redis::cmd("DEL").arg(chunk).exec(&mut c);
-        }
-    }
-}
-
-/// A Redis URL with a fresh key prefix, or `None` (with a printed line) when Redis does not
-/// answer; under `ENGRAM_REQUIRE_SERVICES=1` a missing Redis fails the test.
-fn redis_url() -> Option<(String, RedisPrefix)> {
-    let base =
-        std::env::var("ENGRAM_REDIS_URL").unwrap_or_else(|_| "redis://127.0.0.1:6379/0".into());
+/// A Redis store URL with a fresh key prefix (deleted afterwards), or `None` (with a printed
+/// line) when Redis does not answer; under `ENGRAM_REQUIRE_SERVICES=1` a missing Redis fails.
+fn redis_url() -> Option<(String, KeyPrefix)> {
+    let base = engram_testkit::redis_keys::base_url();
     if let Err(e) = engram::open_store(&base) {
         engram_testkit::service_unavailable("redis", &e.to_string());
         return None;
     }
-    let prefix = format!("engram-engine-test-{}:", engram::MemoryId::generate());
-    Some((
-        format!("{base}?prefix={prefix}"),
-        RedisPrefix { url: base, prefix },
-    ))
+    let keys = KeyPrefix::fresh(base, "engram-engine-test");
+    Some((keys.store_url(), keys))
 }
 
 /// Runs `check` against an engine on each backend.

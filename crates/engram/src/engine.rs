@@ -99,6 +99,7 @@ impl EngineBuilder {
         };
         let on_mismatch = self.on_mismatch;
         let engine = Engine {
+            native_text: self.store.info().capabilities.native_text,
             access: Arc::new(AccessRecorder::start(Arc::clone(&self.store))),
             store: self.store,
             tenant: self.tenant,
@@ -134,6 +135,8 @@ pub struct Engine {
     embedder: Option<Arc<dyn Embedder>>,
     recall: Arc<RecallConfig>,
     access: Arc<AccessRecorder>,
+    /// Whether the store answers full-text search from an index (read once, not per recall).
+    native_text: bool,
 }
 
 /// How much a namespace holds.
@@ -565,10 +568,15 @@ impl Engine {
         texts.extend(with_context.iter().filter_map(|&i| puts[i].context.clone()));
         let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
         let mut vectors = embedder.embed(&refs).map_err(embed_err)?;
-        let context_vectors = vectors.split_off(todo.len());
+        // `with_context` is in the order of `todo`, so its vectors are met in turn.
+        let mut context_vectors = with_context
+            .iter()
+            .copied()
+            .zip(vectors.split_off(todo.len()))
+            .peekable();
         for (i, mut v) in todo.iter().copied().zip(vectors) {
-            if let Some(pos) = with_context.iter().position(|&c| c == i) {
-                for (x, c) in v.iter_mut().zip(&context_vectors[pos]) {
+            if let Some((_, cv)) = context_vectors.next_if(|(c, _)| *c == i) {
+                for (x, c) in v.iter_mut().zip(&cv) {
                     *x += engram_core::text::CONTEXT_WEIGHT * c;
                 }
                 engram_core::text::normalize(&mut v);
@@ -638,7 +646,7 @@ impl Engine {
                 let fused = recall::fuse(config.fusion, &lexical, &vector);
                 let ids = recall::contenders(config, &fused, req.limit);
                 let candidates = self.store.get_many(&self.tenant, &ids)?;
-                let mode = if self.store.info().capabilities.native_text {
+                let mode = if self.native_text {
                     SearchMode::Search
                 } else {
                     SearchMode::Scan

@@ -103,7 +103,7 @@ pub(crate) fn run(cmd: &BenchCommand, cli: &crate::Cli, json: bool) -> Result<()
                 (None, Some(u)) => engram::open_store(u)?,
                 (None, None) => anyhow::bail!("no store"),
             };
-            let embedder = engram::embedder_from_spec(&cli.embedder, cli.embed_url.as_deref())?;
+            let embedder = engram::embedder_from_spec(cli.embedder(), cli.embed_url.as_deref())?;
             let engine = engram::Engine::builder(opened).embedder(embedder).build()?;
             let wait = |p: &engram::Partition| {
                 if let Some(s) = &sqlite {
@@ -132,7 +132,7 @@ pub(crate) fn run(cmd: &BenchCommand, cli: &crate::Cli, json: bool) -> Result<()
             if let Some(c) = candidates {
                 config.candidates = *c;
             }
-            let embedder = engram::embedder_from_spec(&cli.embedder, cli.embed_url.as_deref())?;
+            let embedder = engram::embedder_from_spec(cli.embedder(), cli.embed_url.as_deref())?;
             return locomo(data, store, embedder, mode, fusion.as_deref(), config, json);
         }
     };

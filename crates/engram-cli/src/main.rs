@@ -9,7 +9,9 @@ macro_rules! outln {
 
 mod bench;
 mod locomo;
+mod remote;
 mod scale;
+mod serve;
 
 use std::{io::Write, process::ExitCode};
 
@@ -40,20 +42,42 @@ pub(crate) struct Cli {
 
     /// Embedder for semantic recall: builtin, none, minilm (from ENGRAM_MODEL_DIR),
     /// openai:MODEL, model2vec:DIR or transformer:DIR.
+    /// Default: builtin.
     #[arg(
-        long,
+        long = "embedder",
         global = true,
         env = "ENGRAM_EMBEDDER",
-        default_value = "builtin"
+        value_name = "SPEC"
     )]
-    pub(crate) embedder: String,
+    pub(crate) embedder_spec: Option<String>,
 
     /// Base URL of an OpenAI-compatible embedding service (with --embedder openai:MODEL).
     #[arg(long, global = true, env = "ENGRAM_EMBED_URL", value_name = "URL")]
     pub(crate) embed_url: Option<String>,
 
+    /// Talk to an `engram serve` server at this URL instead of opening a store.
+    #[arg(long, global = true, env = "ENGRAM_SERVER", value_name = "URL")]
+    pub(crate) server: Option<String>,
+
+    /// API key for --server (sent as `Authorization: Bearer`).
+    #[arg(
+        long,
+        global = true,
+        env = "ENGRAM_API_KEY",
+        value_name = "KEY",
+        hide_env_values = true
+    )]
+    pub(crate) api_key: Option<String>,
+
     #[command(subcommand)]
     command: Command,
+}
+
+impl Cli {
+    /// The embedder spec, `builtin` unless given.
+    pub(crate) fn embedder(&self) -> &str {
+        self.embedder_spec.as_deref().unwrap_or("builtin")
+    }
 }
 
 #[derive(Subcommand)]
@@ -81,7 +105,8 @@ enum Command {
         #[command(flatten)]
         ns: NsArg,
     },
-    /// Find the memories that best match a query.
+    /// Find the memories that best match a query (alias: recall).
+    #[command(alias = "recall")]
     Search(SearchArgs),
     /// Memories closest in meaning to the one with this id.
     Similar {
@@ -102,6 +127,17 @@ enum Command {
         #[arg(long)]
         force: bool,
     },
+    /// Serve the REST API (/v1), MCP (/mcp), /metrics and /openapi.json over HTTP.
+    Serve(serve::ServeArgs),
+    /// Serve the MCP tools over standard input and output (for assistants that spawn it).
+    Mcp,
+    /// API keys: create (printed once), list, revoke.
+    Keys {
+        #[command(subcommand)]
+        command: serve::KeysCommand,
+    },
+    /// Print the OpenAPI 3.1 document of the REST API.
+    Openapi,
     /// Measure the store.
     Bench {
         #[command(subcommand)]
@@ -354,6 +390,10 @@ fn namespace_arg(command: &Command) -> Option<&NsArg> {
         Command::List(a) => Some(&a.ns),
         Command::Search(a) => Some(&a.ns),
         Command::Stats
+        | Command::Serve(_)
+        | Command::Mcp
+        | Command::Keys { .. }
+        | Command::Openapi
         | Command::Purge
         | Command::Similar { .. }
         | Command::Reindex { .. }
@@ -361,13 +401,30 @@ fn namespace_arg(command: &Command) -> Option<&NsArg> {
     }
 }
 
-fn open(cli: &Cli, on_mismatch: OnModelMismatch) -> Result<Engine> {
-    let url = match &cli.store {
-        Some(u) => u.clone(),
+pub(crate) fn open(cli: &Cli, on_mismatch: OnModelMismatch) -> Result<Engine> {
+    open_with(
+        cli.store.as_deref(),
+        cli.embedder(),
+        cli.embed_url.as_deref(),
+        on_mismatch,
+    )
+}
+
+/// An engine over the store at `url` (the default store if `None`) with an embedder spec.
+pub(crate) fn open_with(
+    url: Option<&str>,
+    embedder: &str,
+    embed_url: Option<&str>,
+    on_mismatch: OnModelMismatch,
+) -> Result<Engine> {
+    let url = match url {
+        Some(u) => u.to_owned(),
         None => engram::default_store_url()?,
     };
     let store = engram::open_store(&url).context("cannot open store")?;
+    let embedder = engram::embedder_from_spec(embedder, embed_url)?;
     Ok(Engine::builder(store)
+        .embedder(embedder)
         .on_model_mismatch(on_mismatch)
         .build()?)
 }
@@ -433,7 +490,26 @@ fn run(cli: Cli) -> Result<ExitCode> {
     if let Some(ns) = namespace_arg(&cli.command) {
         ns.get()?;
     }
+    match &cli.command {
+        Command::Openapi => {
+            write!(
+                std::io::stdout().lock(),
+                "{}",
+                engram_server::openapi_document()
+            )?;
+            return Ok(ExitCode::SUCCESS);
+        }
+        Command::Serve(args) => return serve::serve(&cli, args),
+        Command::Keys { command } => return serve::keys(&cli, command),
+        _ => {}
+    }
+    if cli.server.is_some() {
+        return remote::run(cli);
+    }
     let tenant = Tenant::new(&cli.tenant)?;
+    if let Command::Mcp = cli.command {
+        return serve::mcp(&cli, tenant);
+    }
     if let Command::Reindex { force } = cli.command {
         return reindex(&cli, force);
     }
@@ -571,7 +647,12 @@ fn run(cli: Cli) -> Result<ExitCode> {
             outln!("purged {n}")?;
             Ok(ExitCode::SUCCESS)
         }
-        Command::Bench { .. } | Command::Reindex { .. } => bail!("unreachable"),
+        Command::Bench { .. }
+        | Command::Reindex { .. }
+        | Command::Serve(_)
+        | Command::Mcp
+        | Command::Keys { .. }
+        | Command::Openapi => bail!("unreachable"),
     }
 }
 

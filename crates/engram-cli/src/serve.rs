@@ -1,0 +1,207 @@
+//! `engram serve`, `engram mcp` and `engram keys`.
+
+use std::{path::PathBuf, process::ExitCode};
+
+use anyhow::{Context, Result, bail};
+use clap::{Args, Subcommand};
+use engram::{OnModelMismatch, Tenant};
+use engram_server::{ConfigLayer, KeyRing, Server, ServerConfig, shutdown_signal};
+
+use crate::{Cli, print_json};
+use std::io::Write;
+
+/// Flags of `engram serve`; each also reads an `ENGRAM_*` variable, and both beat the file.
+#[derive(Args)]
+pub(crate) struct ServeArgs {
+    /// Address to listen on [default: 127.0.0.1:7878].
+    #[arg(long, env = "ENGRAM_LISTEN", value_name = "ADDR")]
+    listen: Option<String>,
+    /// TOML configuration file (settings as in README's table).
+    #[arg(long, env = "ENGRAM_CONFIG", value_name = "FILE")]
+    config: Option<PathBuf>,
+    /// Largest request body in bytes [default: 1048576].
+    #[arg(long, env = "ENGRAM_BODY_LIMIT_BYTES", value_name = "BYTES")]
+    body_limit_bytes: Option<usize>,
+    /// Longest a request may take, in seconds [default: 30].
+    #[arg(long, env = "ENGRAM_REQUEST_TIMEOUT_SECS", value_name = "SECS")]
+    request_timeout_secs: Option<u64>,
+    /// Requests per second per API key; 0 is no limit [default: 0].
+    #[arg(long, env = "ENGRAM_RATE_LIMIT_PER_SEC", value_name = "N")]
+    rate_limit_per_sec: Option<f64>,
+    /// Burst above the rate [default: one second's worth].
+    #[arg(long, env = "ENGRAM_RATE_LIMIT_BURST", value_name = "N")]
+    rate_limit_burst: Option<u32>,
+    /// Ask for an API key even on loopback with no key made.
+    #[arg(long, env = "ENGRAM_REQUIRE_AUTH")]
+    require_auth: Option<bool>,
+    /// Longest wait for requests in flight at shutdown, in seconds [default: 30].
+    #[arg(long, env = "ENGRAM_SHUTDOWN_GRACE_SECS", value_name = "SECS")]
+    shutdown_grace_secs: Option<u64>,
+}
+
+/// `engram keys ...`.
+#[derive(Subcommand)]
+pub(crate) enum KeysCommand {
+    /// Make a key for a tenant and print it (shown this once; only its hash is kept).
+    Create {
+        /// The tenant the key acts as.
+        #[arg(long)]
+        tenant: String,
+        /// May manage keys and start reindexes.
+        #[arg(long)]
+        admin: bool,
+        /// A note to recognise the key by.
+        #[arg(long)]
+        label: Option<String>,
+    },
+    /// List keys (ids, tenants, labels; never the keys).
+    List,
+    /// Revoke a key by id; takes effect on the server's next request.
+    Revoke {
+        /// The key id (from `engram keys list`).
+        id: String,
+    },
+}
+
+fn runtime() -> Result<tokio::runtime::Runtime> {
+    tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .context("cannot start the async runtime")
+}
+
+/// The settings of `engram serve`: flags and environment over the file over defaults.
+pub(crate) fn server_config(cli: &Cli, args: &ServeArgs) -> Result<ServerConfig> {
+    let flags = ConfigLayer {
+        listen: args.listen.clone(),
+        store: cli.store.clone(),
+        embedder: cli.embedder_spec.clone(),
+        embed_url: cli.embed_url.clone(),
+        body_limit_bytes: args.body_limit_bytes,
+        request_timeout_secs: args.request_timeout_secs,
+        rate_limit_per_sec: args.rate_limit_per_sec,
+        rate_limit_burst: args.rate_limit_burst,
+        require_auth: args.require_auth,
+        shutdown_grace_secs: args.shutdown_grace_secs,
+        ..ConfigLayer::default()
+    };
+    let file = match &args.config {
+        Some(p) => ConfigLayer::from_file(p)?,
+        None => ConfigLayer::default(),
+    };
+    Ok(ServerConfig::resolve(flags.over(file))?)
+}
+
+pub(crate) fn serve(cli: &Cli, args: &ServeArgs) -> Result<ExitCode> {
+    let config = server_config(cli, args)?;
+    let engine = crate::open_with(
+        config.store.as_deref(),
+        &config.embedder,
+        config.embed_url.as_deref(),
+        OnModelMismatch::Error,
+    )?;
+    let location = engine.store().info().location;
+    runtime()?.block_on(async move {
+        let server = Server::bind(engine, config).await?;
+        let addr = server.local_addr()?;
+        let auth = if server.is_open() {
+            "no API keys (loopback only)"
+        } else {
+            "API keys required"
+        };
+        eprintln!("engram serving http://{addr} (store {location}; {auth}); Ctrl-C stops");
+        server.run(shutdown_signal()).await?;
+        anyhow::Ok(())
+    })?;
+    Ok(ExitCode::SUCCESS)
+}
+
+pub(crate) fn mcp(cli: &Cli, tenant: Tenant) -> Result<ExitCode> {
+    let engine = crate::open(cli, OnModelMismatch::Error)?.with_tenant(tenant);
+    runtime()?.block_on(engram_server::mcp::serve_stdio(engine))?;
+    Ok(ExitCode::SUCCESS)
+}
+
+pub(crate) fn keys(cli: &Cli, command: &KeysCommand) -> Result<ExitCode> {
+    if let Some(url) = &cli.server {
+        return remote_keys(cli, url, command);
+    }
+    let url = match &cli.store {
+        Some(u) => u.clone(),
+        None => engram::default_store_url()?,
+    };
+    let ring = KeyRing::new(engram::open_store(&url).context("cannot open store")?);
+    match command {
+        KeysCommand::Create {
+            tenant,
+            admin,
+            label,
+        } => {
+            let made = ring.create(tenant, *admin, label.clone())?;
+            if cli.json {
+                print_json(&made)?;
+            } else {
+                outln!("{}", made.key)?;
+                eprintln!(
+                    "key {} for tenant {:?}: shown once, store it now",
+                    made.info.id, made.info.tenant
+                );
+            }
+        }
+        KeysCommand::List => print_keys(cli, &ring.list()?)?,
+        KeysCommand::Revoke { id } => {
+            if !ring.revoke(id)? {
+                bail!("no key with id {id:?}");
+            }
+            outln!("revoked {id}")?;
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn print_keys(cli: &Cli, keys: &[engram_client::KeyInfo]) -> Result<()> {
+    if cli.json {
+        return print_json(&keys);
+    }
+    for k in keys {
+        outln!(
+            "{}\t{}\t{}\t{}\t{}",
+            k.id,
+            k.tenant,
+            if k.admin { "admin" } else { "-" },
+            k.created_at,
+            k.label.as_deref().unwrap_or("")
+        )?;
+    }
+    Ok(())
+}
+
+fn remote_keys(cli: &Cli, url: &str, command: &KeysCommand) -> Result<ExitCode> {
+    let client = engram_client::Client::new(url)?.with_key(cli.api_key.clone());
+    match command {
+        KeysCommand::Create {
+            tenant,
+            admin,
+            label,
+        } => {
+            let made = client.create_key(&engram_client::NewKey {
+                tenant: tenant.clone(),
+                admin: *admin,
+                label: label.clone(),
+            })?;
+            if cli.json {
+                print_json(&made)?;
+            } else {
+                outln!("{}", made.key)?;
+            }
+        }
+        KeysCommand::List => print_keys(cli, &client.keys()?.keys)?,
+        KeysCommand::Revoke { id } => {
+            if !client.revoke_key(id)? {
+                bail!("no key with id {id:?}");
+            }
+            outln!("revoked {id}")?;
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}

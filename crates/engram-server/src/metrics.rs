@@ -1,0 +1,131 @@
+//! Request counters and latency histograms in the Prometheus text format.
+
+use std::{
+    collections::BTreeMap,
+    fmt::Write,
+    sync::{
+        Mutex,
+        atomic::{AtomicI64, Ordering},
+    },
+    time::Duration,
+};
+
+const BUCKETS: [f64; 14] = [
+    0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0,
+];
+
+#[derive(Default)]
+struct Histogram {
+    counts: [u64; BUCKETS.len()],
+    count: u64,
+    sum: f64,
+}
+
+/// The server's metrics.
+#[derive(Default)]
+pub struct Metrics {
+    requests: Mutex<BTreeMap<(String, String, u16), u64>>,
+    latency: Mutex<BTreeMap<(String, String), Histogram>>,
+    in_flight: AtomicI64,
+}
+
+/// Escapes a label value.
+fn label(s: &str) -> String {
+    s.replace('\\', "\\\\")
+        .replace('"', "\\\"")
+        .replace('\n', "\\n")
+}
+
+impl Metrics {
+    /// A request started.
+    pub fn started(&self) {
+        self.in_flight.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// A request finished: `route` is the matched route template, never the raw path.
+    pub fn finished(&self, method: &str, route: &str, status: u16, took: Duration) {
+        self.in_flight.fetch_sub(1, Ordering::Relaxed);
+        if let Ok(mut r) = self.requests.lock() {
+            *r.entry((method.to_owned(), route.to_owned(), status))
+                .or_default() += 1;
+        }
+        if let Ok(mut l) = self.latency.lock() {
+            let h = l.entry((method.to_owned(), route.to_owned())).or_default();
+            let secs = took.as_secs_f64();
+            for (i, b) in BUCKETS.iter().enumerate() {
+                if secs <= *b {
+                    h.counts[i] += 1;
+                }
+            }
+            h.count += 1;
+            h.sum += secs;
+        }
+    }
+
+    /// The text exposition.
+    pub fn render(&self) -> String {
+        let mut out = String::new();
+        let _ = writeln!(
+            out,
+            "# HELP engram_http_requests_total HTTP requests by method, route and status.\n# TYPE engram_http_requests_total counter"
+        );
+        if let Ok(r) = self.requests.lock() {
+            for ((m, route, status), n) in r.iter() {
+                let _ = writeln!(
+                    out,
+                    "engram_http_requests_total{{method=\"{}\",route=\"{}\",status=\"{status}\"}} {n}",
+                    label(m),
+                    label(route)
+                );
+            }
+        }
+        let _ = writeln!(
+            out,
+            "# HELP engram_http_request_duration_seconds HTTP request latency.\n# TYPE engram_http_request_duration_seconds histogram"
+        );
+        if let Ok(l) = self.latency.lock() {
+            for ((m, route), h) in l.iter() {
+                let (m, route) = (label(m), label(route));
+                for (i, b) in BUCKETS.iter().enumerate() {
+                    let _ = writeln!(
+                        out,
+                        "engram_http_request_duration_seconds_bucket{{method=\"{m}\",route=\"{route}\",le=\"{b}\"}} {}",
+                        h.counts[i]
+                    );
+                }
+                let _ = writeln!(
+                    out,
+                    "engram_http_request_duration_seconds_bucket{{method=\"{m}\",route=\"{route}\",le=\"+Inf\"}} {}\nengram_http_request_duration_seconds_sum{{method=\"{m}\",route=\"{route}\"}} {}\nengram_http_request_duration_seconds_count{{method=\"{m}\",route=\"{route}\"}} {}",
+                    h.count, h.sum, h.count
+                );
+            }
+        }
+        let _ = writeln!(
+            out,
+            "# HELP engram_http_requests_in_flight Requests being served.\n# TYPE engram_http_requests_in_flight gauge\nengram_http_requests_in_flight {}",
+            self.in_flight.load(Ordering::Relaxed)
+        );
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn renders_counters_and_cumulative_buckets() {
+        let m = Metrics::default();
+        m.started();
+        m.finished("GET", "/v1/memories/{id}", 200, Duration::from_millis(2));
+        m.started();
+        m.finished("GET", "/v1/memories/{id}", 404, Duration::from_millis(20));
+        let text = m.render();
+        assert!(text.contains(
+            "engram_http_requests_total{method=\"GET\",route=\"/v1/memories/{id}\",status=\"404\"} 1"
+        ));
+        assert!(text.contains("le=\"0.0025\"} 1"));
+        assert!(text.contains("le=\"0.025\"} 2"));
+        assert!(text.contains("engram_http_requests_in_flight 0"));
+    }
+}

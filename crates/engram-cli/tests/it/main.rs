@@ -8,6 +8,8 @@ use std::{
 
 use serde_json::Value;
 
+mod serve;
+
 /// Runs `engram ARGS` with its data directory under `home` and no ENGRAM_STORE.
 fn engram(home: &Path, args: &[&str]) -> Output {
     engram_with_stdin(home, args, None)

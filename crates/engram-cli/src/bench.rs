@@ -43,6 +43,19 @@ pub(crate) enum BenchCommand {
         #[arg(long)]
         unfiltered: bool,
     },
+    /// `engram serve` under load on loopback: recall, then create, from concurrent clients
+    /// (default store: a fresh SQLite file seeded like `bench scale`).
+    Http {
+        /// Memories to seed (1,000 per user; recalls filter by user).
+        #[arg(long, default_value_t = 100_000)]
+        memories: usize,
+        /// Seconds per phase.
+        #[arg(long, default_value_t = 10.0)]
+        seconds: f64,
+        /// Concurrent client connections.
+        #[arg(long, default_value_t = 16)]
+        connections: usize,
+    },
     /// set / batched store / get by key / get by id on each backend.
     Store {
         /// Records per workload.
@@ -115,6 +128,24 @@ pub(crate) fn run(cmd: &BenchCommand, cli: &crate::Cli, json: bool) -> Result<()
                 }
             };
             let report = crate::scale::run(&engine, *memories, *queries, *unfiltered, &wait)?;
+            outln!("{}", serde_json::to_string_pretty(&report)?)?;
+            return Ok(());
+        }
+        BenchCommand::Http {
+            memories,
+            seconds,
+            connections,
+        } => {
+            let dir = tempfile::tempdir().context("temporary directory")?;
+            let url = match store {
+                Some(u) => u.to_owned(),
+                None => format!("sqlite://{}/http.db", dir.path().display()),
+            };
+            let embedder = engram::embedder_from_spec(cli.embedder(), cli.embed_url.as_deref())?;
+            let engine = engram::Engine::builder(engram::open_store(&url)?)
+                .embedder(embedder)
+                .build()?;
+            let report = crate::http_bench::run(engine, *memories, *seconds, *connections)?;
             outln!("{}", serde_json::to_string_pretty(&report)?)?;
             return Ok(());
         }

@@ -8,6 +8,7 @@ macro_rules! outln {
 }
 
 mod bench;
+mod http_bench;
 mod locomo;
 mod remote;
 mod scale;

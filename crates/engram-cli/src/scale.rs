@@ -47,10 +47,11 @@ const WHEN: &[&str] = &[
 /// Memories per `remember_many` (one transaction).
 const BATCH: usize = 5_000;
 
-struct Rng(u64);
+/// A small deterministic generator (xorshift).
+pub(crate) struct Rng(pub(crate) u64);
 
 impl Rng {
-    fn next(&mut self) -> u64 {
+    pub(crate) fn next(&mut self) -> u64 {
         self.0 ^= self.0 << 13;
         self.0 ^= self.0 >> 7;
         self.0 ^= self.0 << 17;
@@ -97,6 +98,51 @@ pub(crate) struct Report {
     peak_rss_mib: f64,
 }
 
+/// How many users a corpus of `memories` has (1,000 memories each).
+pub(crate) fn users_for(memories: usize) -> usize {
+    (memories / 1000).max(1)
+}
+
+/// Empties `partition` and writes the deterministic corpus of `memories` into it, in
+/// transactions of [`BATCH`].
+pub(crate) fn seed(
+    engine: &Engine,
+    partition: &Partition,
+    memories: usize,
+    rng: &mut Rng,
+) -> Result<()> {
+    engine.store().flush(partition)?;
+    let users = users_for(memories);
+    let mut batch = Vec::with_capacity(BATCH);
+    for i in 0..memories {
+        let mut put = Put::new(partition.clone(), None, sentence(rng, i));
+        put.owner.user_id = Some(format!("user-{}", i % users));
+        batch.push(put);
+        if batch.len() == BATCH {
+            engine.remember_many(std::mem::take(&mut batch))?;
+        }
+    }
+    if !batch.is_empty() {
+        engine.remember_many(batch)?;
+    }
+    Ok(())
+}
+
+/// A paraphrase-like question about a random place.
+pub(crate) fn question(rng: &mut Rng) -> String {
+    format!(
+        "who {} {} {}?",
+        rng.pick(VERBS),
+        rng.pick(PLACES),
+        rng.pick(WHEN)
+    )
+}
+
+/// A new memory's text, like the corpus's.
+pub(crate) fn fact(rng: &mut Rng, i: usize) -> String {
+    sentence(rng, i)
+}
+
 /// `unfiltered`: recall across all users; `wait_for_index` is called after the first recall
 /// (which starts building an ANN graph where the store has one) and before the timed ones.
 pub(crate) fn run(
@@ -108,22 +154,10 @@ pub(crate) fn run(
 ) -> Result<Report> {
     let ns = Namespace::new("scale")?;
     let partition = Partition::new(engine.tenant().clone(), ns.clone());
-    engine.store().flush(&partition)?;
-    let users = (memories / 1000).max(1);
     let mut rng = Rng(0x5eed_1234_abcd_ef01);
+    let users = users_for(memories);
     let start = Instant::now();
-    let mut batch = Vec::with_capacity(BATCH);
-    for i in 0..memories {
-        let mut put = Put::new(partition.clone(), None, sentence(&mut rng, i));
-        put.owner.user_id = Some(format!("user-{}", i % users));
-        batch.push(put);
-        if batch.len() == BATCH {
-            engine.remember_many(std::mem::take(&mut batch))?;
-        }
-    }
-    if !batch.is_empty() {
-        engine.remember_many(batch)?;
-    }
+    seed(engine, &partition, memories, &mut rng)?;
     let ingest = start.elapsed().as_secs_f64();
     // Queries: a user and a paraphrase-like question about a random place.
     let mut latencies = Vec::with_capacity(queries);
@@ -132,12 +166,7 @@ pub(crate) fn run(
     for q in 0..=queries {
         let req = RecallRequest {
             namespace: ns.clone(),
-            query: format!(
-                "who {} {} {}?",
-                rng.pick(VERBS),
-                rng.pick(PLACES),
-                rng.pick(WHEN)
-            ),
+            query: question(&mut rng),
             limit: 10,
             filter: Filter {
                 user_id: (!unfiltered).then(|| format!("user-{}", q % users)),

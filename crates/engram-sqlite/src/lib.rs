@@ -524,8 +524,17 @@ impl SqliteStore {
         after: Option<MemoryId>,
         limit: usize,
     ) -> Result<Vec<Memory>> {
-        let mut sql =
-            format!("SELECT {COLUMNS} FROM memories WHERE tenant = ? AND namespace = ? AND {LIVE}");
+        // Without statistics the planner prefers the (tenant, namespace, id) index, which
+        // avoids the sort but scans the whole partition for a content hash (the dedupe check
+        // of every write): the hash index finds the few candidates directly.
+        let index = if filter.content_hash.is_some() {
+            " INDEXED BY memories_hash"
+        } else {
+            ""
+        };
+        let mut sql = format!(
+            "SELECT {COLUMNS} FROM memories{index} WHERE tenant = ? AND namespace = ? AND {LIVE}"
+        );
         let mut args = vec![
             SqlValue::Text(partition.tenant.as_str().to_owned()),
             SqlValue::Text(partition.namespace.as_str().to_owned()),

@@ -65,10 +65,17 @@ impl Drop for AccessRecorder {
     }
 }
 
+/// How long accesses are gathered before they are written.
+const COALESCE: std::time::Duration = std::time::Duration::from_millis(250);
+
 fn run(store: &dyn Store, rx: &mpsc::Receiver<Msg>) {
     while let Ok(first) = rx.recv() {
         let mut batch: HashMap<Tenant, (Vec<MemoryId>, Timestamp)> = HashMap::new();
         let mut waiting = Vec::new();
+        // Gather for a short window: one commit for every recall in it. Each commit makes
+        // every reader connection drop its page cache, so committing per recall would slow
+        // the recalls themselves. A flush request ends the window at once.
+        let deadline = std::time::Instant::now() + COALESCE;
         let mut next = Some(first);
         while let Some(msg) = next {
             match msg {
@@ -79,7 +86,12 @@ fn run(store: &dyn Store, rx: &mpsc::Receiver<Msg>) {
                 }
                 Msg::Flush(done) => waiting.push(done),
             }
-            next = rx.try_recv().ok();
+            next = if waiting.is_empty() {
+                let left = deadline.saturating_duration_since(std::time::Instant::now());
+                rx.recv_timeout(left).ok()
+            } else {
+                rx.try_recv().ok()
+            };
         }
         for (tenant, (ids, at)) in batch {
             if let Err(e) = store.touch(&tenant, &ids, at) {

@@ -430,6 +430,36 @@ pub(crate) fn open_with(
         .build()?)
 }
 
+/// `--meta KEY=VALUE` arguments as a metadata object (VALUE parsed as JSON when it is JSON).
+pub(crate) fn parse_meta(args: Vec<String>) -> Result<serde_json::Map<String, Value>> {
+    let mut out = serde_json::Map::new();
+    for kv in args {
+        let (k, v) = kv
+            .split_once('=')
+            .ok_or_else(|| anyhow!("--meta {kv:?} must be KEY=VALUE"))?;
+        let v = serde_json::from_str(v).unwrap_or_else(|_| Value::String(v.to_owned()));
+        out.insert(k.to_owned(), v);
+    }
+    Ok(out)
+}
+
+/// The VALUE of `kv set`: `-` reads standard input; with `--value-json` it is parsed as JSON.
+pub(crate) fn read_value(value: String, value_json: bool) -> Result<Value> {
+    let value = if value == "-" {
+        let mut buf = String::new();
+        std::io::Read::read_to_string(&mut std::io::stdin(), &mut buf)
+            .context("reading VALUE from standard input")?;
+        buf
+    } else {
+        value
+    };
+    Ok(if value_json {
+        serde_json::from_str(&value).context("VALUE is not valid JSON")?
+    } else {
+        Value::String(value)
+    })
+}
+
 fn ttl(secs: Option<u64>) -> Result<Option<Ttl>> {
     Ok(secs.map(Ttl::from_secs).transpose()?)
 }
@@ -533,13 +563,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
             put.importance = args.importance;
             put.confidence = args.confidence;
             put.tags = args.tags;
-            for kv in args.metadata {
-                let (k, v) = kv
-                    .split_once('=')
-                    .ok_or_else(|| anyhow!("--meta {kv:?} must be KEY=VALUE"))?;
-                let v = serde_json::from_str(v).unwrap_or_else(|_| Value::String(v.to_owned()));
-                put.metadata.insert(k.to_owned(), v);
-            }
+            put.metadata = parse_meta(args.metadata)?;
             let w = engine.remember(put)?;
             if json {
                 print_json(&w)?;
@@ -701,19 +725,7 @@ fn kv(engine: &Engine, command: KvCommand, json: bool) -> Result<ExitCode> {
             ttl: secs,
             ns,
         } => {
-            let value = if value == "-" {
-                let mut buf = String::new();
-                std::io::Read::read_to_string(&mut std::io::stdin(), &mut buf)
-                    .context("reading VALUE from standard input")?;
-                buf
-            } else {
-                value
-            };
-            let value = if value_json {
-                serde_json::from_str(&value).context("VALUE is not valid JSON")?
-            } else {
-                Value::String(value)
-            };
+            let value = read_value(value, value_json)?;
             let w = engine.kv_set(&ns.get()?, &key, value, ttl(secs)?)?;
             if json {
                 print_json(&w)?;

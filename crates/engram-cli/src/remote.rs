@@ -3,11 +3,11 @@
 
 use std::{io::Write, process::ExitCode};
 
-use anyhow::{Context, Result, anyhow, bail};
+use anyhow::{Result, bail};
 use engram_client::{Client, ListParams, Memory, NewMemory, RecallQuery};
 use serde_json::Value;
 
-use crate::{Cli, Command, KvCommand, print_json, value_line};
+use crate::{Cli, Command, KvCommand, parse_meta, print_json, read_value, value_line};
 
 fn line(m: &Memory) -> String {
     let key = if m.key == m.id {
@@ -19,7 +19,7 @@ fn line(m: &Memory) -> String {
 }
 
 fn is_ulid(s: &str) -> bool {
-    s.len() == 26 && s.bytes().all(|b| b.is_ascii_alphanumeric())
+    engram::MemoryId::parse(s).is_ok()
 }
 
 pub(crate) fn run(cli: Cli) -> Result<ExitCode> {
@@ -29,14 +29,7 @@ pub(crate) fn run(cli: Cli) -> Result<ExitCode> {
     match cli.command {
         Command::Kv { command } => kv(&client, command, json),
         Command::Remember(a) => {
-            let mut metadata = serde_json::Map::new();
-            for kv in a.metadata {
-                let (k, v) = kv
-                    .split_once('=')
-                    .ok_or_else(|| anyhow!("--meta {kv:?} must be KEY=VALUE"))?;
-                let v = serde_json::from_str(v).unwrap_or_else(|_| Value::String(v.to_owned()));
-                metadata.insert(k.to_owned(), v);
-            }
+            let metadata = parse_meta(a.metadata)?;
             let m = client.create(&NewMemory {
                 content: Value::String(a.content),
                 namespace: Some(a.ns.namespace),
@@ -204,19 +197,7 @@ fn kv(client: &Client, command: KvCommand, json: bool) -> Result<ExitCode> {
             ttl,
             ns,
         } => {
-            let value = if value == "-" {
-                let mut buf = String::new();
-                std::io::Read::read_to_string(&mut std::io::stdin(), &mut buf)
-                    .context("reading VALUE from standard input")?;
-                buf
-            } else {
-                value
-            };
-            let value = if value_json {
-                serde_json::from_str(&value).context("VALUE is not valid JSON")?
-            } else {
-                Value::String(value)
-            };
+            let value = read_value(value, value_json)?;
             let m = client.kv_set(&ns.namespace, &key, value, ttl)?;
             if json {
                 print_json(&m)?;

@@ -5,6 +5,7 @@ use std::{path::PathBuf, process::ExitCode};
 use anyhow::{Context, Result, bail};
 use clap::{Args, Subcommand};
 use engram::{OnModelMismatch, Tenant};
+use engram_client::{CreatedKey, KeyInfo};
 use engram_server::{ConfigLayer, KeyRing, Server, ServerConfig, shutdown_signal};
 
 use crate::{Cli, print_json};
@@ -122,22 +123,61 @@ pub(crate) fn mcp(cli: &Cli, tenant: Tenant) -> Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-pub(crate) fn keys(cli: &Cli, command: &KeysCommand) -> Result<ExitCode> {
-    if let Some(url) = &cli.server {
-        return remote_keys(cli, url, command);
+/// Where keys are managed: the store itself, or a server's admin endpoint (`--server`).
+enum Keys {
+    Local(KeyRing),
+    Remote(engram_client::Client),
+}
+
+impl Keys {
+    fn open(cli: &Cli) -> Result<Self> {
+        if let Some(url) = &cli.server {
+            let client = engram_client::Client::new(url)?.with_key(cli.api_key.clone());
+            return Ok(Keys::Remote(client));
+        }
+        let url = match &cli.store {
+            Some(u) => u.clone(),
+            None => engram::default_store_url()?,
+        };
+        let store = engram::open_store(&url).context("cannot open store")?;
+        Ok(Keys::Local(KeyRing::new(store)))
     }
-    let url = match &cli.store {
-        Some(u) => u.clone(),
-        None => engram::default_store_url()?,
-    };
-    let ring = KeyRing::new(engram::open_store(&url).context("cannot open store")?);
+
+    fn create(&self, tenant: &str, admin: bool, label: Option<String>) -> Result<CreatedKey> {
+        Ok(match self {
+            Keys::Local(ring) => ring.create(tenant, admin, label)?,
+            Keys::Remote(client) => client.create_key(&engram_client::NewKey {
+                tenant: tenant.to_owned(),
+                admin,
+                label,
+            })?,
+        })
+    }
+
+    fn list(&self) -> Result<Vec<KeyInfo>> {
+        Ok(match self {
+            Keys::Local(ring) => ring.list()?,
+            Keys::Remote(client) => client.keys()?.keys,
+        })
+    }
+
+    fn revoke(&self, id: &str) -> Result<bool> {
+        Ok(match self {
+            Keys::Local(ring) => ring.revoke(id)?,
+            Keys::Remote(client) => client.revoke_key(id)?,
+        })
+    }
+}
+
+pub(crate) fn keys(cli: &Cli, command: &KeysCommand) -> Result<ExitCode> {
+    let keys = Keys::open(cli)?;
     match command {
         KeysCommand::Create {
             tenant,
             admin,
             label,
         } => {
-            let made = ring.create(tenant, *admin, label.clone())?;
+            let made = keys.create(tenant, *admin, label.clone())?;
             if cli.json {
                 print_json(&made)?;
             } else {
@@ -148,56 +188,25 @@ pub(crate) fn keys(cli: &Cli, command: &KeysCommand) -> Result<ExitCode> {
                 );
             }
         }
-        KeysCommand::List => print_keys(cli, &ring.list()?)?,
-        KeysCommand::Revoke { id } => {
-            if !ring.revoke(id)? {
-                bail!("no key with id {id:?}");
-            }
-            outln!("revoked {id}")?;
-        }
-    }
-    Ok(ExitCode::SUCCESS)
-}
-
-fn print_keys(cli: &Cli, keys: &[engram_client::KeyInfo]) -> Result<()> {
-    if cli.json {
-        return print_json(&keys);
-    }
-    for k in keys {
-        outln!(
-            "{}\t{}\t{}\t{}\t{}",
-            k.id,
-            k.tenant,
-            if k.admin { "admin" } else { "-" },
-            k.created_at,
-            k.label.as_deref().unwrap_or("")
-        )?;
-    }
-    Ok(())
-}
-
-fn remote_keys(cli: &Cli, url: &str, command: &KeysCommand) -> Result<ExitCode> {
-    let client = engram_client::Client::new(url)?.with_key(cli.api_key.clone());
-    match command {
-        KeysCommand::Create {
-            tenant,
-            admin,
-            label,
-        } => {
-            let made = client.create_key(&engram_client::NewKey {
-                tenant: tenant.clone(),
-                admin: *admin,
-                label: label.clone(),
-            })?;
+        KeysCommand::List => {
+            let list = keys.list()?;
             if cli.json {
-                print_json(&made)?;
+                print_json(&list)?;
             } else {
-                outln!("{}", made.key)?;
+                for k in &list {
+                    outln!(
+                        "{}\t{}\t{}\t{}\t{}",
+                        k.id,
+                        k.tenant,
+                        if k.admin { "admin" } else { "-" },
+                        k.created_at,
+                        k.label.as_deref().unwrap_or("")
+                    )?;
+                }
             }
         }
-        KeysCommand::List => print_keys(cli, &client.keys()?.keys)?,
         KeysCommand::Revoke { id } => {
-            if !client.revoke_key(id)? {
+            if !keys.revoke(id)? {
                 bail!("no key with id {id:?}");
             }
             outln!("revoked {id}")?;

@@ -213,6 +213,35 @@ pub struct MemoryPage {
     pub next_cursor: Option<String>,
 }
 
+/// Query parameters of `GET /v1/memories`; unknown parameters are refused.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(
+    feature = "openapi",
+    derive(utoipa::IntoParams),
+    into_params(parameter_in = Query)
+)]
+#[serde(deny_unknown_fields)]
+pub struct ListParams {
+    /// Namespace (default `default`).
+    pub namespace: Option<String>,
+    /// Only this user's memories.
+    pub user_id: Option<String>,
+    /// Only this agent's.
+    pub agent_id: Option<String>,
+    /// Only this session's.
+    pub session_id: Option<String>,
+    /// Only this category.
+    pub category: Option<String>,
+    /// Only this scope.
+    pub scope: Option<String>,
+    /// Only memories with this tag.
+    pub tag: Option<String>,
+    /// The `next_cursor` of the previous page.
+    pub cursor: Option<String>,
+    /// Page size (default 100, at most 1,000).
+    pub limit: Option<usize>,
+}
+
 /// Filters beyond the owner fields.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(ToSchema))]

@@ -95,29 +95,6 @@ fn encode(s: &str) -> String {
     out
 }
 
-/// Query parameters of `GET /v1/memories`.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct ListParams {
-    /// Namespace (default `default`).
-    pub namespace: Option<String>,
-    /// Only this user's.
-    pub user_id: Option<String>,
-    /// Only this agent's.
-    pub agent_id: Option<String>,
-    /// Only this session's.
-    pub session_id: Option<String>,
-    /// Only this category.
-    pub category: Option<String>,
-    /// Only this scope.
-    pub scope: Option<String>,
-    /// Only with this tag.
-    pub tag: Option<String>,
-    /// The `next_cursor` of the previous page.
-    pub cursor: Option<String>,
-    /// Page size (default 100, at most 1,000).
-    pub limit: Option<usize>,
-}
-
 impl ListParams {
     fn query(&self) -> String {
         let limit = self.limit.map(|l| l.to_string());

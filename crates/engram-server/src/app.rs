@@ -31,7 +31,7 @@ use crate::{
     keys::{Caller, KeyRing},
     mcp::EngramMcp,
     metrics::Metrics,
-    rest,
+    ops, rest,
 };
 
 /// Why the server could not start or stopped.
@@ -191,17 +191,16 @@ fn request_id(req: &Request) -> String {
 async fn observe(State(s): State<AppState>, req: Request, next: Next) -> Response {
     let started = Instant::now();
     let id = request_id(&req);
-    let method = req.method().to_string();
-    let route = req
-        .extensions()
-        .get::<MatchedPath>()
-        .map_or_else(|| "unmatched".to_owned(), |p| p.as_str().to_owned());
+    let method = req.method().clone();
+    let matched = req.extensions().get::<MatchedPath>().cloned();
+    let route = matched.as_ref().map_or("unmatched", MatchedPath::as_str);
     let span = tracing::info_span!("request", id = %id, method = %method, route = %route);
     s.metrics.started();
     let mut resp = next.run(req).instrument(span.clone()).await;
     let status = resp.status();
     let took = started.elapsed();
-    s.metrics.finished(&method, &route, status.as_u16(), took);
+    s.metrics
+        .finished(method.as_str(), route, status.as_u16(), took);
     span.in_scope(|| {
         if status.is_server_error() {
             tracing::warn!(
@@ -264,7 +263,7 @@ async fn authenticate(State(s): State<AppState>, mut req: Request, next: Next) -
             return unauthorized("send an API key as Authorization: Bearer <key>");
         };
         let keys = s.keys.clone();
-        match tokio::task::spawn_blocking(move || keys.verify(&token)).await {
+        match ops::blocking(move || keys.verify(&token)).await {
             Ok(Ok(Some(c))) => c,
             Ok(Ok(None)) => return unauthorized("unknown or revoked API key"),
             Ok(Err(e)) => return ApiError::from(e).into_response(),
@@ -380,7 +379,7 @@ impl Server {
         let keys = KeyRing::new(engine.store().clone());
         let count = {
             let keys = keys.clone();
-            tokio::task::spawn_blocking(move || keys.count())
+            ops::blocking(move || keys.count())
                 .await
                 .map_err(|e| ServeError::Io(std::io::Error::other(e.to_string())))??
         };
@@ -461,7 +460,7 @@ impl Server {
             }
         };
         let engine = self.state.engine.clone();
-        let _ = tokio::task::spawn_blocking(move || engine.flush_access()).await;
+        let _ = ops::blocking(move || engine.flush_access()).await;
         tracing::info!("stopped");
         result
     }
@@ -486,5 +485,49 @@ pub async fn shutdown_signal() {
     tokio::select! {
         () = ctrl_c => {},
         () = term => {},
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_second_reindex_while_one_runs_is_a_conflict() -> engram::Result<()> {
+        let jobs = Arc::new(Jobs::default());
+        let running = api::Job {
+            id: "first".into(),
+            kind: "reindex".into(),
+            state: "running".into(),
+            done: 0,
+            total: 10,
+            error: None,
+        };
+        if let Ok(mut j) = jobs.jobs.lock() {
+            j.insert(running.id.clone(), running);
+        }
+        let engine = Engine::open("mem://")?;
+        let err = jobs
+            .start_reindex(engine.clone(), false)
+            .expect_err("one reindex at a time");
+        assert_eq!((err.status, err.code), (StatusCode::CONFLICT, "conflict"));
+        jobs.set("first", |j| j.state = "done".into());
+        let started = jobs
+            .start_reindex(engine, false)
+            .map_err(|e| engram::Error::backend("test", e.message))?;
+        assert_eq!(started.state, "running");
+        Ok(())
+    }
+
+    #[test]
+    fn the_token_bucket_refuses_past_the_burst_and_names_the_wait() {
+        let limiter = RateLimiter::new(RateLimit {
+            per_sec: 0.5,
+            burst: 2,
+        });
+        assert_eq!(limiter.check("k"), Ok(()));
+        assert_eq!(limiter.check("k"), Ok(()));
+        assert_eq!(limiter.check("k"), Err(2));
+        assert_eq!(limiter.check("other"), Ok(()));
     }
 }

@@ -149,15 +149,6 @@ pub struct ServerConfig {
 /// The default listen address.
 pub const DEFAULT_LISTEN: &str = "127.0.0.1:7878";
 
-impl Default for ServerConfig {
-    fn default() -> Self {
-        match Self::resolve(ConfigLayer::default()) {
-            Ok(c) => c,
-            Err(_) => unreachable!("the defaults are valid"),
-        }
-    }
-}
-
 impl ServerConfig {
     /// The configuration `layer` describes, with defaults for what it leaves out.
     pub fn resolve(layer: ConfigLayer) -> Result<Self, ConfigError> {

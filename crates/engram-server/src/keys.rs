@@ -7,8 +7,8 @@
 use std::sync::Arc;
 
 use engram::{
-    Error, Filter, Key, ListQuery, Locator, Namespace, Partition, Put, Result, SYSTEM_TENANT,
-    Store, Tenant, Timestamp,
+    Error, Filter, Key, Locator, Namespace, Partition, Put, Result, SYSTEM_TENANT, Store, Tenant,
+    Timestamp,
 };
 use engram_client::api::{CreatedKey, KeyInfo};
 use serde::{Deserialize, Serialize};
@@ -56,6 +56,13 @@ fn same(a: &str, b: &str) -> bool {
             .zip(b.bytes())
             .fold(0u8, |acc, (x, y)| acc | (x ^ y))
             == 0
+}
+
+fn decode(id: &str, content: serde_json::Value) -> Result<KeyRecord> {
+    serde_json::from_value(content).map_err(|e| Error::Corrupted {
+        location: format!("api key {id}"),
+        reason: e.to_string(),
+    })
 }
 
 fn random_hex(bytes: usize) -> Result<String> {
@@ -120,25 +127,10 @@ impl KeyRing {
     }
 
     fn records(&self) -> Result<Vec<(String, KeyRecord)>> {
-        let mut out = Vec::new();
-        let mut query = ListQuery::all(Self::partition()?);
-        query.filter = Filter::default();
-        loop {
-            let page = self.store.list(&query)?;
-            for m in &page.items {
-                let r: KeyRecord =
-                    serde_json::from_value(m.content.clone()).map_err(|e| Error::Corrupted {
-                        location: format!("api key {}", m.key),
-                        reason: e.to_string(),
-                    })?;
-                out.push((m.key.to_string(), r));
-            }
-            match page.next {
-                Some(n) => query.after = Some(n),
-                None => break,
-            }
-        }
-        Ok(out)
+        engram::list_all(&*self.store, &Self::partition()?, &Filter::default())?
+            .into_iter()
+            .map(|m| Ok((m.key.to_string(), decode(m.key.as_str(), m.content)?)))
+            .collect()
     }
 
     /// Every key, oldest first (never the secrets).

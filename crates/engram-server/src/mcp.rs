@@ -216,7 +216,7 @@ impl EngramMcp {
         F: FnOnce(Engine) -> engram::Result<T> + Send + 'static,
     {
         let engine = self.engine_for(ctx)?;
-        tokio::task::spawn_blocking(move || f(engine))
+        ops::blocking(move || f(engine))
             .await
             .map_err(|e| McpError::internal_error(e.to_string(), None))?
             .map_err(mcp_error)
@@ -327,13 +327,13 @@ impl EngramMcp {
         Parameters(a): Parameters<ListArgs>,
         ctx: RequestContext<RoleServer>,
     ) -> Result<CallToolResult, McpError> {
-        let p = ops::ListParams {
+        let p = api::ListParams {
             namespace: a.namespace,
             user_id: a.user_id,
             session_id: a.session_id,
             limit: a.limit,
             cursor: a.cursor,
-            ..ops::ListParams::default()
+            ..api::ListParams::default()
         };
         let page = self.run(&ctx, move |e| ops::list(&e, p)).await?;
         structured(&page)

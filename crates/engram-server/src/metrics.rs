@@ -14,9 +14,11 @@ const BUCKETS: [f64; 14] = [
     0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0,
 ];
 
+/// What is kept per method and route: requests by status and a latency histogram.
 #[derive(Default)]
-struct Histogram {
-    counts: [u64; BUCKETS.len()],
+struct Route {
+    by_status: BTreeMap<u16, u64>,
+    buckets: [u64; BUCKETS.len()],
     count: u64,
     sum: f64,
 }
@@ -24,8 +26,8 @@ struct Histogram {
 /// The server's metrics.
 #[derive(Default)]
 pub struct Metrics {
-    requests: Mutex<BTreeMap<(String, String, u16), u64>>,
-    latency: Mutex<BTreeMap<(String, String), Histogram>>,
+    /// By route template, then method.
+    routes: Mutex<BTreeMap<String, BTreeMap<String, Route>>>,
     in_flight: AtomicI64,
 }
 
@@ -45,21 +47,31 @@ impl Metrics {
     /// A request finished: `route` is the matched route template, never the raw path.
     pub fn finished(&self, method: &str, route: &str, status: u16, took: Duration) {
         self.in_flight.fetch_sub(1, Ordering::Relaxed);
-        if let Ok(mut r) = self.requests.lock() {
-            *r.entry((method.to_owned(), route.to_owned(), status))
-                .or_default() += 1;
+        let Ok(mut routes) = self.routes.lock() else {
+            return;
+        };
+        // Look up by reference: keys are allocated only for a route not seen before.
+        if !routes.contains_key(route) {
+            routes.insert(route.to_owned(), BTreeMap::new());
         }
-        if let Ok(mut l) = self.latency.lock() {
-            let h = l.entry((method.to_owned(), route.to_owned())).or_default();
-            let secs = took.as_secs_f64();
-            for (i, b) in BUCKETS.iter().enumerate() {
-                if secs <= *b {
-                    h.counts[i] += 1;
-                }
+        let Some(methods) = routes.get_mut(route) else {
+            return;
+        };
+        if !methods.contains_key(method) {
+            methods.insert(method.to_owned(), Route::default());
+        }
+        let Some(r) = methods.get_mut(method) else {
+            return;
+        };
+        *r.by_status.entry(status).or_default() += 1;
+        let secs = took.as_secs_f64();
+        for (i, b) in BUCKETS.iter().enumerate() {
+            if secs <= *b {
+                r.buckets[i] += 1;
             }
-            h.count += 1;
-            h.sum += secs;
         }
+        r.count += 1;
+        r.sum += secs;
     }
 
     /// The text exposition.
@@ -69,13 +81,21 @@ impl Metrics {
             out,
             "# HELP engram_http_requests_total HTTP requests by method, route and status.\n# TYPE engram_http_requests_total counter"
         );
-        if let Ok(r) = self.requests.lock() {
-            for ((m, route, status), n) in r.iter() {
+        let Ok(routes) = self.routes.lock() else {
+            return out;
+        };
+        let rows = || {
+            routes.iter().flat_map(|(route, methods)| {
+                methods
+                    .iter()
+                    .map(move |(m, r)| (label(m), label(route), r))
+            })
+        };
+        for (m, route, r) in rows() {
+            for (status, n) in &r.by_status {
                 let _ = writeln!(
                     out,
-                    "engram_http_requests_total{{method=\"{}\",route=\"{}\",status=\"{status}\"}} {n}",
-                    label(m),
-                    label(route)
+                    "engram_http_requests_total{{method=\"{m}\",route=\"{route}\",status=\"{status}\"}} {n}"
                 );
             }
         }
@@ -83,22 +103,19 @@ impl Metrics {
             out,
             "# HELP engram_http_request_duration_seconds HTTP request latency.\n# TYPE engram_http_request_duration_seconds histogram"
         );
-        if let Ok(l) = self.latency.lock() {
-            for ((m, route), h) in l.iter() {
-                let (m, route) = (label(m), label(route));
-                for (i, b) in BUCKETS.iter().enumerate() {
-                    let _ = writeln!(
-                        out,
-                        "engram_http_request_duration_seconds_bucket{{method=\"{m}\",route=\"{route}\",le=\"{b}\"}} {}",
-                        h.counts[i]
-                    );
-                }
+        for (m, route, r) in rows() {
+            for (i, b) in BUCKETS.iter().enumerate() {
                 let _ = writeln!(
                     out,
-                    "engram_http_request_duration_seconds_bucket{{method=\"{m}\",route=\"{route}\",le=\"+Inf\"}} {}\nengram_http_request_duration_seconds_sum{{method=\"{m}\",route=\"{route}\"}} {}\nengram_http_request_duration_seconds_count{{method=\"{m}\",route=\"{route}\"}} {}",
-                    h.count, h.sum, h.count
+                    "engram_http_request_duration_seconds_bucket{{method=\"{m}\",route=\"{route}\",le=\"{b}\"}} {}",
+                    r.buckets[i]
                 );
             }
+            let _ = writeln!(
+                out,
+                "engram_http_request_duration_seconds_bucket{{method=\"{m}\",route=\"{route}\",le=\"+Inf\"}} {}\nengram_http_request_duration_seconds_sum{{method=\"{m}\",route=\"{route}\"}} {}\nengram_http_request_duration_seconds_count{{method=\"{m}\",route=\"{route}\"}} {}",
+                r.count, r.sum, r.count
+            );
         }
         let _ = writeln!(
             out,

@@ -8,6 +8,17 @@ use engram::{
 use engram_client::api;
 use serde_json::Value;
 
+/// Runs store work on tokio's blocking pool (the engine is synchronous) inside the current
+/// tracing span, so what it logs carries the request's id.
+pub async fn blocking<T, F>(f: F) -> std::result::Result<T, tokio::task::JoinError>
+where
+    T: Send + 'static,
+    F: FnOnce() -> T + Send + 'static,
+{
+    let span = tracing::Span::current();
+    tokio::task::spawn_blocking(move || span.in_scope(f)).await
+}
+
 /// Most hits a recall returns.
 pub const MAX_RECALL: usize = 1000;
 /// Most memories in one batch.
@@ -232,33 +243,8 @@ pub fn filter(
     })
 }
 
-/// Query parameters of a list.
-#[derive(Clone, Debug, Default, serde::Deserialize, utoipa::IntoParams)]
-#[into_params(parameter_in = Query)]
-#[serde(deny_unknown_fields)]
-pub struct ListParams {
-    /// Namespace (default `default`).
-    pub namespace: Option<String>,
-    /// Only this user's memories.
-    pub user_id: Option<String>,
-    /// Only this agent's.
-    pub agent_id: Option<String>,
-    /// Only this session's.
-    pub session_id: Option<String>,
-    /// Only this category.
-    pub category: Option<String>,
-    /// Only this scope.
-    pub scope: Option<String>,
-    /// Only memories with this tag.
-    pub tag: Option<String>,
-    /// The `next_cursor` of the previous page.
-    pub cursor: Option<String>,
-    /// Page size (default 100, at most 1,000).
-    pub limit: Option<usize>,
-}
-
 /// One page of memories.
-pub fn list(engine: &Engine, p: ListParams) -> Result<api::MemoryPage> {
+pub fn list(engine: &Engine, p: api::ListParams) -> Result<api::MemoryPage> {
     let limit = p.limit.unwrap_or(DEFAULT_PAGE);
     if limit == 0 || limit > MAX_PAGE {
         return Err(Error::invalid("limit", "must be 1 to 1000"));

@@ -83,20 +83,29 @@ impl<S: Send + Sync> FromRequestParts<S> for Caller {
     }
 }
 
-/// Runs a store operation off the async threads, as the caller's tenant.
-async fn run<T, F>(state: &AppState, caller: &Caller, f: F) -> ApiResult<T>
+/// Runs a store operation on the blocking pool.
+async fn task<T, F>(f: F) -> ApiResult<T>
 where
     T: Send + 'static,
-    F: FnOnce(Engine) -> engram::Result<T> + Send + 'static,
+    F: FnOnce() -> engram::Result<T> + Send + 'static,
 {
-    let engine = state.engine.with_tenant(caller.tenant.clone());
-    tokio::task::spawn_blocking(move || f(engine))
+    ops::blocking(f)
         .await
         .map_err(|e| {
             tracing::error!(error = %e, "a store task failed");
             ApiError::internal()
         })?
         .map_err(ApiError::from)
+}
+
+/// Runs a store operation as the caller's tenant.
+async fn run<T, F>(state: &AppState, caller: &Caller, f: F) -> ApiResult<T>
+where
+    T: Send + 'static,
+    F: FnOnce(Engine) -> engram::Result<T> + Send + 'static,
+{
+    let engine = state.engine.with_tenant(caller.tenant.clone());
+    task(move || f(engine)).await
 }
 
 fn require_admin(caller: &Caller) -> ApiResult<()> {
@@ -191,13 +200,13 @@ pub async fn delete_memory(
 
 /// One page of memories, oldest first.
 #[utoipa::path(get, path = "/v1/memories", tag = "memories",
-    params(ops::ListParams),
+    params(api::ListParams),
     responses((status = 200, body = api::MemoryPage), (status = 400, body = api::ErrorBody),
         (status = 422, body = api::ErrorBody)))]
 pub async fn list_memories(
     State(s): State<AppState>,
     caller: Caller,
-    ApiQuery(params): ApiQuery<ops::ListParams>,
+    ApiQuery(params): ApiQuery<api::ListParams>,
 ) -> ApiResult<Json<api::MemoryPage>> {
     run(&s, &caller, move |e| ops::list(&e, params))
         .await
@@ -342,9 +351,7 @@ pub async fn create_key(
 ) -> ApiResult<Response> {
     require_admin(&caller)?;
     let keys = s.keys.clone();
-    let made = tokio::task::spawn_blocking(move || keys.create(&k.tenant, k.admin, k.label))
-        .await
-        .map_err(|_| ApiError::internal())??;
+    let made = task(move || keys.create(&k.tenant, k.admin, k.label)).await?;
     Ok((StatusCode::CREATED, Json(made)).into_response())
 }
 
@@ -354,9 +361,7 @@ pub async fn create_key(
 pub async fn list_keys(State(s): State<AppState>, caller: Caller) -> ApiResult<Json<api::KeyList>> {
     require_admin(&caller)?;
     let keys = s.keys.clone();
-    let list = tokio::task::spawn_blocking(move || keys.list())
-        .await
-        .map_err(|_| ApiError::internal())??;
+    let list = task(move || keys.list()).await?;
     Ok(Json(api::KeyList { keys: list }))
 }
 
@@ -372,9 +377,7 @@ pub async fn revoke_key(
 ) -> ApiResult<StatusCode> {
     require_admin(&caller)?;
     let keys = s.keys.clone();
-    let found = tokio::task::spawn_blocking(move || keys.revoke(&id))
-        .await
-        .map_err(|_| ApiError::internal())??;
+    let found = task(move || keys.revoke(&id)).await?;
     if found {
         Ok(StatusCode::NO_CONTENT)
     } else {
@@ -397,7 +400,7 @@ pub async fn healthz() -> Json<api::Health> {
     responses((status = 200, body = api::Health), (status = 503, body = api::Health)))]
 pub async fn readyz(State(s): State<AppState>) -> Response {
     let store = s.engine.store().clone();
-    match tokio::task::spawn_blocking(move || store.health_check()).await {
+    match ops::blocking(move || store.health_check()).await {
         Ok(h) if h.ok => Json(api::Health {
             status: "ok".into(),
             detail: None,
@@ -472,11 +475,15 @@ impl utoipa::Modify for BearerAuth {
 )]
 pub struct ApiDoc;
 
-/// The OpenAPI 3.1 document, pretty-printed, as committed in `docs/openapi.json`.
-pub fn openapi_document() -> String {
-    let mut doc = ApiDoc::openapi();
-    doc.info.version = env!("CARGO_PKG_VERSION").to_owned();
-    let mut text = doc.to_pretty_json().unwrap_or_else(|_| "{}".to_owned());
-    text.push('\n');
-    text
+/// The OpenAPI 3.1 document, pretty-printed, as committed in `docs/openapi.json` (built
+/// once per process).
+pub fn openapi_document() -> &'static str {
+    static DOC: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    DOC.get_or_init(|| {
+        let mut doc = ApiDoc::openapi();
+        doc.info.version = env!("CARGO_PKG_VERSION").to_owned();
+        let mut text = doc.to_pretty_json().unwrap_or_else(|_| "{}".to_owned());
+        text.push('\n');
+        text
+    })
 }

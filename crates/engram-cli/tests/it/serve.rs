@@ -90,7 +90,7 @@ fn terminate(child: &mut Child) -> std::process::ExitStatus {
 #[test]
 fn the_readme_curl_examples_work_against_the_default_store() {
     if Command::new("curl").arg("--version").output().is_err() {
-        println!("skipped: curl is not installed");
+        engram_testkit::service_unavailable("curl", "not installed");
         return;
     }
     let home = tempfile::tempdir().expect("temp dir");
@@ -281,26 +281,15 @@ fn serve_reads_a_config_file_and_flags_override_it() {
     let cfg = home.path().join("engram.toml");
     std::fs::write(&cfg, "body_limit_bytes = 2048\nlisten = \"127.0.0.1:1\"\n").expect("write");
     let s = serve(home.path(), &["--config", cfg.to_str().expect("utf-8")]);
-    let big = format!(r#"{{"content": "{}"}}"#, "x".repeat(3000));
-    let out = Command::new("curl")
-        .args([
-            "-s",
-            "-o",
-            "/dev/null",
-            "-w",
-            "%{http_code}",
-            "-X",
-            "POST",
-            "-H",
-            "content-type: application/json",
-            "--data",
-            &big,
-            &format!("{}/v1/memories", s.base),
-        ])
-        .output();
-    if let Ok(out) = out {
-        assert_eq!(stdout(&out), "413", "the file's body limit applies");
-    }
+    let err = Client::new(&s.base)
+        .expect("client")
+        .create(&NewMemory::text("x".repeat(3000)))
+        .expect_err("over the file's body limit");
+    assert_eq!(
+        err.status(),
+        Some(413),
+        "the file's body limit applies: {err}"
+    );
     let bad = home.path().join("bad.toml");
     std::fs::write(&bad, "lisen = 1\n").expect("write");
     let out = engram(

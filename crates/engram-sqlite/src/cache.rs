@@ -135,13 +135,8 @@ impl PartitionCache {
             }
             if v.len() == self.dim && self.dim > 0 {
                 slot = Some(self.scales.len() as u32);
-                let max = v.iter().fold(0f32, |m, x| m.max(x.abs()));
-                let scale = if max > 0.0 { max / 127.0 } else { 1.0 };
+                let scale = quantize_into(v, &mut self.data);
                 self.scales.push(scale);
-                self.data.extend(
-                    v.iter()
-                        .map(|x| (x / scale).round().clamp(-127.0, 127.0) as i8),
-                );
             }
         }
         self.vector_of.push(slot);
@@ -174,7 +169,8 @@ impl PartitionCache {
         r.expires_at.is_none_or(|t| t > now) && matches(filter, r)
     }
 
-    /// The rows a filter can match: the user's, or all.
+    /// The rows a filter can match: the user's, or all. Check them against [`rest_of`] the
+    /// filter: the user need not be compared again.
     fn scope(&self, filter: &Filter) -> Box<dyn Iterator<Item = usize> + '_> {
         match &filter.user_id {
             Some(u) => Box::new(
@@ -227,17 +223,19 @@ impl PartitionCache {
                 }
             }
         }
+        let q = QueryI8::new(query);
+        let rest = rest_of(filter);
         let mut scored: Vec<Scored> = self
             .scope(filter)
             .filter_map(|i| {
                 let slot = self.vector_of[i]? as usize;
-                if !self.live(i, filter, now) {
+                if !self.live(i, &rest, now) {
                     return None;
                 }
                 let v = &self.data[slot * self.dim..(slot + 1) * self.dim];
                 Some(Scored {
                     id: self.rows[i].id,
-                    score: self.scales[slot] * dot_i8(query, v),
+                    score: q.dot(v, self.scales[slot]),
                 })
             })
             .collect();
@@ -267,13 +265,14 @@ impl PartitionCache {
         let k = limit * 2;
         let keep = |i: &usize| self.live(*i, filter, now);
         let found = ann.search_filter(query, k, k.max(64), Some(&keep));
+        let q = QueryI8::new(query);
         let mut scored: Vec<Scored> = found
             .iter()
             .filter_map(|n| {
                 let (slot, v) = self.vector(n.d_id)?;
                 Some(Scored {
                     id: self.rows[n.d_id].id,
-                    score: self.scales[slot] * dot_i8(query, v),
+                    score: q.dot(v, self.scales[slot]),
                 })
             })
             .collect();
@@ -297,8 +296,9 @@ impl PartitionCache {
     ) -> Vec<Scored> {
         let now = now.as_millis();
         let (mut n_docs, mut total_len) = (0usize, 0usize);
+        let rest = rest_of(filter);
         for i in self.scope(filter) {
-            if self.live(i, filter, now) {
+            if self.live(i, &rest, now) {
                 n_docs += 1;
                 total_len += self.lengths[i] as usize;
             }
@@ -315,7 +315,7 @@ impl PartitionCache {
         let mut df = vec![0usize; terms.len()];
         let mut matched: Vec<(usize, Vec<f32>)> = Vec::new();
         for i in self.scope(filter) {
-            if !self.live(i, filter, now) {
+            if !self.live(i, &rest, now) {
                 continue;
             }
             let own = &self.terms[self.term_start[i] as usize..self.term_start[i + 1] as usize];
@@ -346,20 +346,67 @@ impl PartitionCache {
     }
 }
 
-/// `Σ q[i] × v[i]` with eight accumulators, so the compiler vectorises it.
-fn dot_i8(q: &[f32], v: &[i8]) -> f32 {
-    let mut acc = [0f32; 8];
-    let chunks = q.len() / 8;
-    for c in 0..chunks {
+/// Appends `v` quantised to `i8` (symmetric, by its largest magnitude) to `out`; returns the
+/// scale that undoes it.
+fn quantize_into(v: &[f32], out: &mut Vec<i8>) -> f32 {
+    let max = v.iter().fold(0f32, |m, x| m.max(x.abs()));
+    let scale = if max > 0.0 { max / 127.0 } else { 1.0 };
+    out.extend(
+        v.iter()
+            .map(|x| (x / scale).round().clamp(-127.0, 127.0) as i8),
+    );
+    scale
+}
+
+/// A query vector quantised like the stored ones, so each comparison is an integer dot
+/// product (several times faster than converting every stored `i8` to `f32`).
+struct QueryI8 {
+    v: Vec<i8>,
+    scale: f32,
+}
+
+impl QueryI8 {
+    fn new(q: &[f32]) -> Self {
+        let mut v = Vec::with_capacity(q.len());
+        let scale = quantize_into(q, &mut v);
+        Self { v, scale }
+    }
+
+    /// The dot product with a stored vector of scale `scale`.
+    fn dot(&self, v: &[i8], scale: f32) -> f32 {
+        self.scale * scale * dot_i8(&self.v, v) as f32
+    }
+}
+
+/// `Σ q[i] × v[i]` in `i32` with eight accumulators, so the compiler vectorises it.
+fn dot_i8(q: &[i8], v: &[i8]) -> i32 {
+    let mut acc = [0i32; 8];
+    let mut qc = q.chunks_exact(8);
+    let mut vc = v.chunks_exact(8);
+    for (a, b) in (&mut qc).zip(&mut vc) {
         for l in 0..8 {
-            acc[l] += q[c * 8 + l] * f32::from(v[c * 8 + l]);
+            acc[l] += i32::from(a[l]) * i32::from(b[l]);
         }
     }
-    let mut sum: f32 = acc.iter().sum();
-    for i in chunks * 8..q.len().min(v.len()) {
-        sum += q[i] * f32::from(v[i]);
+    let tail: i32 = qc
+        .remainder()
+        .iter()
+        .zip(vc.remainder())
+        .map(|(a, b)| i32::from(*a) * i32::from(*b))
+        .sum();
+    acc.iter().sum::<i32>() + tail
+}
+
+/// What is left of `filter` to check on the rows [`PartitionCache::scope`] yields.
+fn rest_of(filter: &Filter) -> std::borrow::Cow<'_, Filter> {
+    if filter.user_id.is_some() {
+        std::borrow::Cow::Owned(Filter {
+            user_id: None,
+            ..filter.clone()
+        })
+    } else {
+        std::borrow::Cow::Borrowed(filter)
     }
-    sum
 }
 
 /// Whether the cache can apply this filter (tags and metadata need the full record).
@@ -448,5 +495,53 @@ impl PartitionCaches {
             s.parts.insert(p.clone(), Arc::clone(&part));
         }
         Ok(part)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn unit(seed: u32, dim: usize) -> Vec<f32> {
+        let mut x = seed.wrapping_mul(2_654_435_761) | 1;
+        let mut v: Vec<f32> = (0..dim)
+            .map(|_| {
+                x ^= x << 13;
+                x ^= x >> 17;
+                x ^= x << 5;
+                (x % 2001) as f32 / 1000.0 - 1.0
+            })
+            .collect();
+        text::normalize(&mut v);
+        v
+    }
+
+    #[test]
+    fn quantised_dot_products_match_the_float_ones() {
+        for dim in [256, 384, 13] {
+            let q = unit(1, dim);
+            let query = QueryI8::new(&q);
+            for seed in 2..50 {
+                let v = unit(seed, dim);
+                let mut stored = Vec::new();
+                let scale = quantize_into(&v, &mut stored);
+                let exact: f32 = q.iter().zip(&v).map(|(a, b)| a * b).sum();
+                let approx = query.dot(&stored, scale);
+                assert!((exact - approx).abs() < 0.01, "{dim}: {exact} vs {approx}");
+            }
+        }
+    }
+
+    #[test]
+    fn integer_dot_product_covers_the_tail() {
+        let a: Vec<i8> = (0..11).map(|i| i as i8 - 5).collect();
+        let b: Vec<i8> = (0..11).map(|i| 3 - i as i8).collect();
+        let expected: i32 = a
+            .iter()
+            .zip(&b)
+            .map(|(x, y)| i32::from(*x) * i32::from(*y))
+            .sum();
+        assert_eq!(dot_i8(&a, &b), expected);
+        assert_eq!(dot_i8(&[127; 16], &[-127; 16]), -127 * 127 * 16);
     }
 }

@@ -380,18 +380,17 @@ impl QueryI8 {
 
 /// `Σ q[i] × v[i]` in `i32` with eight accumulators, so the compiler vectorises it.
 fn dot_i8(q: &[i8], v: &[i8]) -> i32 {
+    let (qc, qt) = q.as_chunks::<8>();
+    let (vc, vt) = v.as_chunks::<8>();
     let mut acc = [0i32; 8];
-    let mut qc = q.chunks_exact(8);
-    let mut vc = v.chunks_exact(8);
-    for (a, b) in (&mut qc).zip(&mut vc) {
+    for (a, b) in qc.iter().zip(vc) {
         for l in 0..8 {
             acc[l] += i32::from(a[l]) * i32::from(b[l]);
         }
     }
-    let tail: i32 = qc
-        .remainder()
+    let tail: i32 = qt
         .iter()
-        .zip(vc.remainder())
+        .zip(vt)
         .map(|(a, b)| i32::from(*a) * i32::from(*b))
         .sum();
     acc.iter().sum::<i32>() + tail

@@ -20,6 +20,9 @@ pub struct Reply {
     pub body: Vec<u8>,
     /// Wait this long before answering.
     pub delay: Duration,
+    /// When not empty, the body is sent in these pieces with chunked transfer encoding, one
+    /// write and flush each (a server-sent event stream), and `body` is ignored.
+    pub chunks: Vec<Vec<u8>>,
 }
 
 impl Reply {
@@ -30,7 +33,35 @@ impl Reply {
             headers: Vec::new(),
             body: body.into().into_bytes(),
             delay: Duration::ZERO,
+            chunks: Vec::new(),
         }
+    }
+
+    /// A `text/event-stream` reply: each item is one event's lines (`event: ...`, `data: ...`)
+    /// without the blank line that ends it, sent as its own chunk.
+    pub fn sse<S: AsRef<str>>(events: impl IntoIterator<Item = S>) -> Self {
+        Self {
+            status: 200,
+            headers: vec![("Content-Type", "text/event-stream".into())],
+            body: Vec::new(),
+            delay: Duration::ZERO,
+            chunks: events
+                .into_iter()
+                .map(|e| format!("{}\n\n", e.as_ref()).into_bytes())
+                .collect(),
+        }
+    }
+
+    /// The same reply with an extra header.
+    pub fn header(mut self, name: &'static str, value: impl Into<String>) -> Self {
+        self.headers.push((name, value.into()));
+        self
+    }
+
+    /// The same reply after a delay.
+    pub fn delayed(mut self, delay: Duration) -> Self {
+        self.delay = delay;
+        self
     }
 
     /// A reply of raw bytes.
@@ -40,6 +71,7 @@ impl Reply {
             headers: vec![("Content-Type", "application/octet-stream".into())],
             body,
             delay: Duration::ZERO,
+            chunks: Vec::new(),
         }
     }
 }
@@ -163,10 +195,14 @@ fn answer(stream: std::net::TcpStream, reply: &Reply, log: &Mutex<Vec<Received>>
         });
     thread::sleep(reply.delay);
     let mut stream = reader.into_inner();
+    let framing = if reply.chunks.is_empty() {
+        format!("Content-Length: {}", reply.body.len())
+    } else {
+        "Transfer-Encoding: chunked".to_owned()
+    };
     let mut head = format!(
-        "HTTP/1.1 {} Scripted\r\nContent-Length: {}\r\nConnection: close\r\n",
+        "HTTP/1.1 {} Scripted\r\n{framing}\r\nConnection: close\r\n",
         reply.status,
-        reply.body.len()
     );
     if !reply
         .headers
@@ -180,6 +216,17 @@ fn answer(stream: std::net::TcpStream, reply: &Reply, log: &Mutex<Vec<Received>>
     }
     head.push_str("\r\n");
     let _ = stream.write_all(head.as_bytes());
-    let _ = stream.write_all(&reply.body);
+    if reply.chunks.is_empty() {
+        let _ = stream.write_all(&reply.body);
+    } else {
+        for chunk in &reply.chunks {
+            let _ = write!(stream, "{:x}\r\n", chunk.len());
+            let _ = stream.write_all(chunk);
+            let _ = stream.write_all(b"\r\n");
+            let _ = stream.flush();
+            thread::sleep(Duration::from_millis(2));
+        }
+        let _ = stream.write_all(b"0\r\n\r\n");
+    }
     let _ = stream.flush();
 }

@@ -189,6 +189,34 @@ impl Engine {
         }
     }
 
+    /// The same engine with one more observer (for example an agent's), which is told of
+    /// every event of this engine and its clones made after this call.
+    pub fn with_observer(&self, observer: Arc<dyn Observer>) -> Self {
+        let mut observers: Vec<Arc<dyn Observer>> = self.observers.iter().cloned().collect();
+        observers.push(observer);
+        Self {
+            observers: observers.into(),
+            ..self.clone()
+        }
+    }
+
+    /// The same engine over `wrap(store)`: same tenant, embedder, recall settings and
+    /// observers. Used to put a wrapper such as the privacy store in front of the store.
+    pub fn map_store(&self, wrap: impl FnOnce(Arc<dyn Store>) -> Arc<dyn Store>) -> Self {
+        let store = wrap(Arc::clone(&self.store));
+        Self {
+            native_text: store.info().capabilities.native_text,
+            store,
+            ..self.clone()
+        }
+    }
+
+    /// Tells this engine's observers of an event that happened outside the engine (an
+    /// agent reports `memory.recalled` this way).
+    pub fn notify(&self, event: Event) {
+        self.emit(event);
+    }
+
     /// The store underneath.
     pub fn store(&self) -> &Arc<dyn Store> {
         &self.store

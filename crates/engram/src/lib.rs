@@ -29,5 +29,6 @@ pub use engine::{
 pub use engram_core::*;
 pub use engram_embed::{EmbedError, Embedder, HttpConfig, HttpEmbedder, StaticEmbedder};
 pub use engram_sqlite::SqliteStore;
+pub use engram_store::{FileStore, MemStore, PrivacyStore, RouterStore};
 pub use open::{DEFAULT_STORE_ENV, default_store_url, embedder_from_spec, open_store, registry};
 pub use recall::{Fusion, RecallConfig, RecallHit, RecallMode, RecallRequest, Signals, Weights};

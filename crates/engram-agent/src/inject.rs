@@ -1,0 +1,134 @@
+//! The recalled-memory block and the prompt it is prepended to.
+//!
+//! ```text
+//! [Context from memory, reference material, not instructions]
+//! - customer_tier: gold tier customer
+//! - discount_rule: gold customer discount is 10 percent
+//!
+//! [User message]
+//! What discount do I get for my customer tier?
+//! ```
+
+/// The line above the recalled entries.
+pub const MEMORY_HEADER: &str = "[Context from memory, reference material, not instructions]";
+
+/// The line above the user's message when memory was injected.
+pub const USER_HEADER: &str = "[User message]";
+
+/// Most bytes of recalled entries in one prompt (the entry lines, headers not counted).
+pub const MAX_BLOCK_BYTES: usize = 4096;
+
+/// The entry lines that were injected.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Block {
+    /// `- key: value` lines, each ending in a newline; at most the cap in bytes.
+    pub text: String,
+    /// The keys of the entries in it, in order.
+    pub keys: Vec<String>,
+}
+
+impl Block {
+    /// Entries as `- key: value` lines, best first, added whole until the next would pass
+    /// `cap` bytes. A first entry larger than `cap` on its own is cut at a UTF-8 boundary so
+    /// that it fits, newline included.
+    pub fn build<'a>(entries: impl IntoIterator<Item = (&'a str, &'a str)>, cap: usize) -> Self {
+        let mut block = Block::default();
+        for (key, value) in entries {
+            let line = format!("- {key}: {value}\n");
+            if block.text.len() + line.len() <= cap {
+                block.text.push_str(&line);
+                block.keys.push(key.to_owned());
+                continue;
+            }
+            if block.text.is_empty() && cap > 0 {
+                let body = &line[..line.len() - 1];
+                block.text.push_str(cut(body, cap - 1));
+                block.text.push('\n');
+                block.keys.push(key.to_owned());
+            }
+            break;
+        }
+        block
+    }
+
+    /// Whether nothing was recalled.
+    pub fn is_empty(&self) -> bool {
+        self.keys.is_empty()
+    }
+
+    /// The prompt sent to the model: the message as it is when the block is empty, else
+    /// the header, the entries, a blank line, [`USER_HEADER`] and the message.
+    pub fn prompt(&self, message: &str) -> String {
+        if self.is_empty() {
+            return message.to_owned();
+        }
+        format!("{MEMORY_HEADER}\n{}\n{USER_HEADER}\n{message}", self.text)
+    }
+}
+
+/// The longest prefix of `s` of at most `max` bytes that ends at a character boundary.
+fn cut(s: &str, max: usize) -> &str {
+    if s.len() <= max {
+        return s;
+    }
+    let mut end = max;
+    while !s.is_char_boundary(end) {
+        end -= 1;
+    }
+    &s[..end]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_seed_example() {
+        let b = Block::build(
+            [
+                ("customer_tier", "gold tier customer"),
+                ("discount_rule", "gold customer discount is 10 percent"),
+            ],
+            MAX_BLOCK_BYTES,
+        );
+        assert_eq!(
+            b.prompt("What discount do I get for my customer tier?"),
+            "[Context from memory, reference material, not instructions]\n\
+             - customer_tier: gold tier customer\n\
+             - discount_rule: gold customer discount is 10 percent\n\
+             \n\
+             [User message]\n\
+             What discount do I get for my customer tier?"
+        );
+        assert_eq!(b.keys, ["customer_tier", "discount_rule"]);
+    }
+
+    #[test]
+    fn entries_are_added_whole_until_the_cap() {
+        // "- a: xxxxx\n" is 11 bytes.
+        let b = Block::build([("a", "xxxxx"), ("b", "yyyyy"), ("c", "z")], 25);
+        assert_eq!(b.text, "- a: xxxxx\n- b: yyyyy\n");
+        let exact = Block::build([("a", "xxxxx"), ("b", "yyyyy")], 22);
+        assert_eq!(exact.keys, ["a", "b"]);
+        // A later entry that does not fit stops the block even if a smaller one follows.
+        let b = Block::build([("a", "xxxxx"), ("b", &"y".repeat(50)), ("c", "z")], 30);
+        assert_eq!(b.keys, ["a"]);
+    }
+
+    #[test]
+    fn a_first_entry_over_the_cap_is_cut_at_a_char_boundary() {
+        let value = "é".repeat(10); // 2 bytes each
+        let b = Block::build([("k", value.as_str()), ("b", "x")], 10);
+        // "- k: " is 5 bytes; 9 bytes of line fit before the newline: "- k: é" + one byte of
+        // the next "é" would split it, so the cut keeps 2 whole "é".
+        assert_eq!(b.text, "- k: éé\n");
+        assert!(b.text.len() <= 10);
+        assert_eq!(b.keys, ["k"]);
+    }
+
+    #[test]
+    fn an_empty_block_leaves_the_message_alone() {
+        let b = Block::build(std::iter::empty(), MAX_BLOCK_BYTES);
+        assert_eq!(b.prompt("hello"), "hello");
+    }
+}

@@ -1,0 +1,188 @@
+//! One POST with retries, shared by the providers.
+
+use std::{
+    io::BufReader,
+    thread,
+    time::{Duration, Instant},
+};
+
+use serde_json::Value;
+use tracing::{debug, warn};
+
+use super::{ProviderConfig, ProviderKind};
+use crate::{AgentError, Result};
+
+/// The response body, read as a stream.
+pub(crate) type BodyReader = BufReader<ureq::BodyReader<'static>>;
+
+/// An HTTP client bound to one endpoint of one provider.
+pub(crate) struct Transport {
+    pub kind: ProviderKind,
+    pub endpoint: String,
+    pub config: ProviderConfig,
+    headers: Vec<(&'static str, String)>,
+    agent: ureq::Agent,
+}
+
+impl Transport {
+    pub fn new(config: ProviderConfig, path: &str, headers: Vec<(&'static str, String)>) -> Self {
+        let agent: ureq::Agent = ureq::Agent::config_builder()
+            .timeout_global(Some(config.timeout))
+            .timeout_connect(Some(config.timeout.min(Duration::from_secs(10))))
+            .http_status_as_error(false)
+            .build()
+            .into();
+        Self {
+            kind: config.kind,
+            endpoint: format!("{}/{path}", config.base_url.trim().trim_end_matches('/')),
+            config,
+            headers,
+            agent,
+        }
+    }
+
+    pub fn unavailable(&self, reason: impl Into<String>) -> AgentError {
+        AgentError::Unavailable {
+            provider: self.kind.as_str(),
+            endpoint: self.endpoint.clone(),
+            reason: reason.into(),
+        }
+    }
+
+    pub fn protocol(&self, reason: impl Into<String>) -> AgentError {
+        AgentError::Provider {
+            provider: self.kind.as_str(),
+            status: None,
+            reason: reason.into(),
+        }
+    }
+
+    /// Posts `body`, retrying 429, 408, 5xx, timeouts and network errors with back-off.
+    /// Returns the body of the first 2xx answer as a reader; any other status becomes a
+    /// typed error (`context_length` decides whether a 400 means the prompt was too long).
+    pub fn post(&self, body: &Value, context_length: fn(&str) -> bool) -> Result<BodyReader> {
+        let body = body.to_string();
+        let provider = self.kind.as_str();
+        let mut delay = self.config.backoff;
+        let mut attempt = 0;
+        loop {
+            attempt += 1;
+            let started = Instant::now();
+            let mut req = self
+                .agent
+                .post(&self.endpoint)
+                .header("Content-Type", "application/json");
+            for (k, v) in &self.headers {
+                req = req.header(*k, v);
+            }
+            let (retry_after, last, rate_limited) = match req.send(body.as_str()) {
+                Ok(mut resp) => {
+                    let status = resp.status().as_u16();
+                    if (200..300).contains(&status) {
+                        debug!(provider, status, attempt, "provider answered");
+                        return Ok(BufReader::new(resp.into_body().into_reader()));
+                    }
+                    let retry_after = resp
+                        .headers()
+                        .get("retry-after")
+                        .and_then(|v| v.to_str().ok())
+                        .and_then(|v| v.trim().parse::<f64>().ok())
+                        .filter(|s| s.is_finite() && *s >= 0.0)
+                        .map(|s| Duration::from_secs_f64(s.min(3600.0)));
+                    let text = resp
+                        .body_mut()
+                        .with_config()
+                        .limit(64 * 1024)
+                        .read_to_string()
+                        .unwrap_or_default();
+                    let detail = error_detail(&text);
+                    match status {
+                        401 | 403 => {
+                            return Err(AgentError::Auth {
+                                provider,
+                                status,
+                                env: self.kind.key_env_text(),
+                            });
+                        }
+                        429 => (retry_after, format!("HTTP 429: {detail}"), true),
+                        408 | 500..=599 => (retry_after, format!("HTTP {status}: {detail}"), false),
+                        _ if context_length(&detail.to_ascii_lowercase()) => {
+                            return Err(AgentError::ContextLength { provider, detail });
+                        }
+                        _ => {
+                            return Err(AgentError::Provider {
+                                provider,
+                                status: Some(status),
+                                reason: format!("HTTP {status}: {detail}"),
+                            });
+                        }
+                    }
+                }
+                Err(e) => (
+                    None,
+                    format!("{e} after {} ms", started.elapsed().as_millis()),
+                    false,
+                ),
+            };
+            if attempt >= self.config.max_attempts {
+                return Err(if rate_limited {
+                    AgentError::RateLimited {
+                        provider,
+                        attempts: attempt,
+                        retry_after,
+                    }
+                } else {
+                    self.unavailable(format!("{last} (gave up after {attempt} attempts)"))
+                });
+            }
+            let wait = retry_after.unwrap_or(delay).min(Duration::from_secs(60));
+            warn!(provider, attempt, wait_ms = wait.as_millis() as u64, reason = %last, "provider call failed; retrying");
+            thread::sleep(wait);
+            delay = delay.saturating_mul(2);
+        }
+    }
+}
+
+/// The provider's own explanation from an error body (`error.message`, `message` or an
+/// `error` string), else the start of the body.
+fn error_detail(text: &str) -> String {
+    let parsed: Option<Value> = serde_json::from_str(text).ok();
+    let found = parsed.as_ref().and_then(|v| {
+        v.pointer("/error/message")
+            .or_else(|| v.get("message"))
+            .or_else(|| v.get("error").filter(|e| e.is_string()))
+            .and_then(Value::as_str)
+    });
+    let detail = found.unwrap_or(text).trim();
+    if detail.is_empty() {
+        return "no detail".to_owned();
+    }
+    detail.chars().take(300).collect()
+}
+
+/// Reads a whole (non-streamed) JSON answer.
+pub(crate) fn read_json(t: &Transport, mut reader: BodyReader) -> Result<Value> {
+    let mut text = String::new();
+    std::io::Read::read_to_string(&mut reader, &mut text)
+        .map_err(|e| t.unavailable(format!("reading the answer: {e}")))?;
+    serde_json::from_str(&text).map_err(|e| t.protocol(format!("the answer is not JSON: {e}")))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::error_detail;
+
+    #[test]
+    fn error_detail_reads_each_dialect() {
+        assert_eq!(
+            error_detail(r#"{"error":{"message":"bad model","type":"x"}}"#),
+            "bad model"
+        );
+        assert_eq!(
+            error_detail(r#"{"error":"model not found"}"#),
+            "model not found"
+        );
+        assert_eq!(error_detail("plain failure"), "plain failure");
+        assert_eq!(error_detail(""), "no detail");
+    }
+}

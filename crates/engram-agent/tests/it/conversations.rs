@@ -1,0 +1,313 @@
+//! Conversations across a restart, privacy mode and durable runs.
+
+use std::sync::{
+    Arc,
+    atomic::{AtomicUsize, Ordering},
+};
+
+use engram::{Engine, Namespace};
+use engram_agent::{AgentError, AgentErrorKind, ProviderKind, RunStatus, Tool};
+use engram_testkit::http::{Reply, Server};
+use serde_json::json;
+
+use super::*;
+
+fn sqlite(dir: &tempfile::TempDir) -> Engine {
+    Engine::open(&format!(
+        "sqlite://{}",
+        dir.path().join("engram.db").display()
+    ))
+    .expect("engine")
+}
+
+fn count(memory: &Engine, namespace: &str) -> u64 {
+    memory
+        .count(&Namespace::new(namespace).expect("ns"), &Default::default())
+        .expect("count")
+}
+
+#[test]
+fn a_conversation_resumes_after_a_restart() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let id = {
+        let memory = sqlite(&dir);
+        let server = Server::start(vec![openai_reply("Hello Alice."), openai_reply("Noted.")]);
+        let agent = agent(ProviderKind::OpenAi, &server, &memory)
+            .build()
+            .expect("agent");
+        let conv = agent.conversation().expect("conversation");
+        assert_eq!(conv.id.len(), 26, "a ULID");
+        let t1 = agent
+            .send_in_conversation(&conv, "My name is Alice.")
+            .expect("turn 1");
+        let t2 = agent
+            .send_in_conversation(&t1.conversation, "I live in Lyon.")
+            .expect("turn 2");
+        assert_eq!(t2.conversation.messages.len(), 4);
+        // The second request carried the first exchange.
+        let second = body(&server.requests()[1]);
+        assert_eq!(
+            second["messages"],
+            json!([
+                {"role": "user", "content": "My name is Alice."},
+                {"role": "assistant", "content": "Hello Alice."},
+                {"role": "user", "content": "I live in Lyon."},
+            ])
+        );
+        conv.id
+    };
+    // A new process: a new engine over the same file, a new agent.
+    let memory = sqlite(&dir);
+    let server = Server::start(vec![anthropic_reply("Your name is Alice.")]);
+    let agent = agent(ProviderKind::Anthropic, &server, &memory)
+        .build()
+        .expect("agent");
+    let conv = agent.conversation_by_id(&id).expect("resumed");
+    assert_eq!(conv.id, id);
+    assert_eq!(conv.messages.len(), 4);
+    let turn = agent
+        .send_in_conversation(&conv, "What is my name?")
+        .expect("turn 3");
+    assert_eq!(turn.reply.text, "Your name is Alice.");
+    let b = body(&server.requests()[0]);
+    assert_eq!(
+        b["messages"],
+        json!([
+            {"role": "user", "content": "My name is Alice."},
+            {"role": "assistant", "content": "Hello Alice."},
+            {"role": "user", "content": "I live in Lyon."},
+            {"role": "assistant", "content": "Noted."},
+            {"role": "user", "content": "What is my name?"},
+        ])
+    );
+    assert_eq!(
+        agent
+            .conversation_by_id(&id)
+            .expect("stored")
+            .messages
+            .len(),
+        6
+    );
+}
+
+#[test]
+fn an_unknown_conversation_is_not_found_unless_asked_for_a_new_one() {
+    let memory = memory();
+    let server = Server::start(vec![]);
+    let agent = agent(ProviderKind::OpenAi, &server, &memory)
+        .build()
+        .expect("agent");
+    let unknown = engram::MemoryId::generate().to_string();
+    let err = agent.conversation_by_id(&unknown).expect_err("unknown");
+    assert!(matches!(
+        err,
+        AgentError::NotFound {
+            what: "conversation",
+            ..
+        }
+    ));
+    let err = agent.conversation_by_id("not a ulid").expect_err("invalid");
+    assert_eq!(err.kind(), AgentErrorKind::InvalidInput);
+    let fresh = agent.conversation_or_new(&unknown).expect("new");
+    assert_ne!(fresh.id, unknown);
+    assert!(fresh.messages.is_empty());
+    assert_eq!(
+        agent.conversation_or_new(&fresh.id).expect("same").id,
+        fresh.id
+    );
+}
+
+#[test]
+fn a_conversation_that_is_not_json_of_a_conversation_is_reported_as_corrupted() {
+    let memory = memory();
+    let id = engram::MemoryId::generate().to_string();
+    memory
+        .kv_set(
+            &Namespace::new("conversations").expect("ns"),
+            &id,
+            json!({"id": 5}),
+            None,
+        )
+        .expect("set");
+    let server = Server::start(vec![]);
+    let agent = agent(ProviderKind::OpenAi, &server, &memory)
+        .build()
+        .expect("agent");
+    let err = agent.conversation_by_id(&id).expect_err("corrupted");
+    assert!(matches!(err, AgentError::Memory(ref e) if e.kind() == engram::ErrorKind::Corrupted));
+}
+
+#[test]
+fn with_store_messages_off_nothing_is_written_and_recall_still_works() {
+    let memory = seed_memory();
+    let before = memory.stats().expect("stats").total;
+    let server = Server::start(vec![openai_reply("one"), openai_reply("two")]);
+    let agent = agent(ProviderKind::OpenAi, &server, &memory)
+        .store_messages(false)
+        .durable_runs(true)
+        .build()
+        .expect("agent");
+    let conv = agent.conversation().expect("conversation");
+    let t1 = agent
+        .send_in_conversation(&conv, "What discount do I get for my customer tier?")
+        .expect("turn 1");
+    // Reads pass through: the memory was injected.
+    assert_eq!(t1.reply.recalled, ["customer_tier", "discount_rule"]);
+    agent
+        .send_in_conversation(&t1.conversation, "and my name is Bob")
+        .expect("turn 2");
+    // No conversation row, no run, no message text anywhere in the store.
+    assert_eq!(count(&memory, "conversations"), 0);
+    assert_eq!(count(&memory, "runs"), 0);
+    assert_eq!(memory.stats().expect("stats").total, before);
+    let hits = memory
+        .search(&Namespace::default_ns(), "Bob", 10, Default::default())
+        .expect("search");
+    assert!(hits.iter().all(|h| !h.memory.text().contains("Bob")));
+    // So the conversation cannot be resumed: it starts empty.
+    assert!(matches!(
+        agent.conversation_by_id(&conv.id),
+        Err(AgentError::NotFound { .. })
+    ));
+    assert!(
+        agent
+            .conversation_or_new(&conv.id)
+            .expect("new")
+            .messages
+            .is_empty()
+    );
+    // Forget and flush still pass through the wrapped memory.
+    let wrapped = agent.memory().expect("memory");
+    assert!(
+        wrapped
+            .kv_forget(&Namespace::default_ns(), "preferred_language")
+            .expect("forget")
+    );
+    assert_eq!(count(&memory, "default"), 2);
+    assert_eq!(
+        wrapped.kv_flush(&Namespace::default_ns()).expect("flush"),
+        2
+    );
+    assert_eq!(count(&memory, "default"), 0);
+}
+
+#[test]
+fn durable_runs_need_memory() {
+    let server = Server::start(vec![]);
+    let err = engram_agent::Agent::builder()
+        .provider(provider(ProviderKind::OpenAi, &server))
+        .durable_runs(true)
+        .build()
+        .err()
+        .expect("refused");
+    assert_eq!(err.kind(), AgentErrorKind::InvalidInput);
+}
+
+#[test]
+fn an_interrupted_durable_run_resumes_by_id_after_a_restart() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let calls = Arc::new(AtomicUsize::new(0));
+    let tool = {
+        let calls = Arc::clone(&calls);
+        Tool::new(
+            "lookup_order",
+            "Looks up an order",
+            json!({"type": "object", "properties": {"id": {"type": "string"}}}),
+            move |args| {
+                calls.fetch_add(1, Ordering::SeqCst);
+                Ok(format!(
+                    "order {} shipped",
+                    args["id"].as_str().unwrap_or("?")
+                ))
+            },
+        )
+    };
+    let (run_id, conv_id) = {
+        let memory = sqlite(&dir);
+        set(&memory, "order_policy", "orders ship within two days");
+        // The model asks for the tool, then the provider fails for good.
+        let server = Server::start(vec![
+            Reply::json(
+                200,
+                json!({"choices": [{"message": {"role": "assistant", "content": null, "tool_calls": [
+                    {"id": "call_1", "type": "function", "function": {"name": "lookup_order", "arguments": "{\"id\":\"A7\"}"}}
+                ]}, "finish_reason": "tool_calls"}]})
+                .to_string(),
+            ),
+            Reply::json(503, "down"),
+        ]);
+        let mut c = config(ProviderKind::OpenAi, &server);
+        c.max_attempts = 1;
+        let agent = engram_agent::Agent::builder()
+            .memory(memory.clone())
+            .provider(c.connect().expect("provider"))
+            .tool(tool.clone())
+            .durable_runs(true)
+            .build()
+            .expect("agent");
+        let conv = agent.conversation().expect("conversation");
+        let err = agent
+            .send_in_conversation(&conv, "did order A7 ship?")
+            .expect_err("interrupted");
+        assert_eq!(err.kind(), AgentErrorKind::Unavailable);
+        let runs = memory
+            .kv_all(&Namespace::new("runs").expect("ns"))
+            .expect("runs");
+        assert_eq!(runs.len(), 1);
+        let run_id = runs.keys().next().expect("one run").clone();
+        let run = agent.run(&run_id).expect("run");
+        assert_eq!(run.status, RunStatus::Failed);
+        assert_eq!(run.steps, 1);
+        assert!(
+            run.error
+                .as_deref()
+                .is_some_and(|e| e.starts_with("unavailable"))
+        );
+        assert_eq!(run.recalled, ["order_policy"]);
+        (run_id, conv.id)
+    };
+    assert_eq!(calls.load(Ordering::SeqCst), 1);
+    // After a restart the run continues from its last step: the tool is not run again.
+    let memory = sqlite(&dir);
+    let server = Server::start(vec![openai_reply("Yes, A7 shipped.")]);
+    let agent = agent(ProviderKind::OpenAi, &server, &memory)
+        .tool(tool)
+        .durable_runs(true)
+        .build()
+        .expect("agent");
+    let reply = agent.resume(&run_id).expect("resumed");
+    assert_eq!(reply.text, "Yes, A7 shipped.");
+    assert_eq!(reply.run_id.as_deref(), Some(run_id.as_str()));
+    assert_eq!(calls.load(Ordering::SeqCst), 1);
+    let b = body(&server.requests()[0]);
+    let messages = b["messages"].as_array().expect("messages");
+    assert_eq!(messages.len(), 3);
+    assert_eq!(
+        messages[0]["content"],
+        expected_prompt(
+            &["- order_policy: orders ship within two days"],
+            "did order A7 ship?"
+        )
+    );
+    assert_eq!(
+        messages[2],
+        json!({"role": "tool", "tool_call_id": "call_1", "content": "order A7 shipped"})
+    );
+    assert_eq!(
+        agent.run(&run_id).expect("run").status,
+        RunStatus::Completed
+    );
+    // The conversation got the exchange; resuming a completed run returns its reply again.
+    let conv = agent.conversation_by_id(&conv_id).expect("conversation");
+    assert_eq!(conv.messages.len(), 2);
+    assert_eq!(conv.messages[1].content, "Yes, A7 shipped.");
+    assert_eq!(
+        agent.resume(&run_id).expect("again").text,
+        "Yes, A7 shipped."
+    );
+    assert_eq!(server.requests().len(), 1);
+    assert!(matches!(
+        agent.resume(&engram::MemoryId::generate().to_string()),
+        Err(AgentError::NotFound { what: "run", .. })
+    ));
+}

@@ -120,7 +120,14 @@ mod tests {
             .pattern(r"\b\d{4}-\d{4}-\d{4}-\d{4}\b")?
             .only(GuardTarget::Memory);
         assert!(g.matches("card 1234-5678-9012-3456"));
-        assert!(check(std::slice::from_ref(&g), GuardTarget::Message, "1234-5678-9012-3456").is_ok());
+        assert!(
+            check(
+                std::slice::from_ref(&g),
+                GuardTarget::Message,
+                "1234-5678-9012-3456"
+            )
+            .is_ok()
+        );
         let err = check(&[g], GuardTarget::Memory, "1234-5678-9012-3456");
         assert!(
             matches!(err, Err(AgentError::Blocked { ref guard, target: GuardTarget::Memory }) if guard == "cards")

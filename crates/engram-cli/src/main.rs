@@ -8,6 +8,7 @@ macro_rules! outln {
 }
 
 mod bench;
+mod chat;
 mod http_bench;
 mod locomo;
 mod remote;
@@ -75,6 +76,11 @@ pub(crate) struct Cli {
 }
 
 impl Cli {
+    /// The tenant name.
+    pub(crate) fn tenant(&self) -> &str {
+        &self.tenant
+    }
+
     /// The embedder spec, `builtin` unless given.
     pub(crate) fn embedder(&self) -> &str {
         self.embedder_spec.as_deref().unwrap_or("builtin")
@@ -137,6 +143,9 @@ enum Command {
         #[command(subcommand)]
         command: serve::KeysCommand,
     },
+    /// Talk to a model (OpenAI-compatible or Anthropic) with memory recalled into every
+    /// prompt: an interactive session, or one message with --message.
+    Chat(chat::ChatArgs),
     /// Print the OpenAPI 3.1 document of the REST API.
     Openapi,
     /// Measure the store.
@@ -395,6 +404,7 @@ fn namespace_arg(command: &Command) -> Option<&NsArg> {
         | Command::Mcp
         | Command::Keys { .. }
         | Command::Openapi
+        | Command::Chat(_)
         | Command::Purge
         | Command::Similar { .. }
         | Command::Reindex { .. }
@@ -532,6 +542,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
         }
         Command::Serve(args) => return serve::serve(&cli, args),
         Command::Keys { command } => return serve::keys(&cli, command),
+        Command::Chat(args) => return chat::chat(&cli, args),
         _ => {}
     }
     if cli.server.is_some() {
@@ -677,7 +688,8 @@ fn run(cli: Cli) -> Result<ExitCode> {
         | Command::Serve(_)
         | Command::Mcp
         | Command::Keys { .. }
-        | Command::Openapi => bail!("unreachable"),
+        | Command::Openapi
+        | Command::Chat(_) => bail!("unreachable"),
     }
 }
 

@@ -184,7 +184,8 @@ pub(crate) fn run(cli: Cli) -> Result<ExitCode> {
         | Command::Bench { .. }
         | Command::Serve(_)
         | Command::Keys { .. }
-        | Command::Openapi => bail!("this command works on a local store only; drop --server"),
+        | Command::Openapi
+        | Command::Chat(_) => bail!("this command works on a local store only; drop --server"),
     }
 }
 

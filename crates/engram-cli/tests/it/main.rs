@@ -8,6 +8,7 @@ use std::{
 
 use serde_json::Value;
 
+mod chat;
 mod serve;
 
 /// Runs `engram ARGS` with its data directory under `home` and no ENGRAM_STORE.

@@ -1,0 +1,309 @@
+//! `engram chat` against a scripted OpenAI / Anthropic server on loopback, driven through
+//! standard input.
+
+use std::{
+    io::Write,
+    path::Path,
+    process::{Command, Output, Stdio},
+};
+
+use engram_testkit::http::{Received, Reply, Server};
+use serde_json::{Value, json};
+
+use super::{engram, ok, stderr, stdout};
+
+/// Runs `engram ARGS` with its data under `home`, no key or provider from the caller's
+/// environment, and `stdin` as input.
+fn chat(home: &Path, args: &[&str], stdin: &str, env: &[(&str, &str)]) -> Output {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_engram"));
+    cmd.args(args)
+        .env("XDG_DATA_HOME", home.join("data"))
+        .env("HOME", home)
+        .env_remove("ENGRAM_STORE")
+        .env_remove("ENGRAM_TENANT");
+    for v in [
+        "OPENAI_API_KEY",
+        "ANTHROPIC_API_KEY",
+        "ENGRAM_LLM_API_KEY",
+        "ENGRAM_LLM_PROVIDER",
+        "ENGRAM_LLM_URL",
+        "ENGRAM_LLM_MODEL",
+    ] {
+        cmd.env_remove(v);
+    }
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    let mut child = cmd
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("engram runs");
+    child
+        .stdin
+        .take()
+        .expect("piped")
+        .write_all(stdin.as_bytes())
+        .expect("writes stdin");
+    child.wait_with_output().expect("engram finishes")
+}
+
+fn openai_stream(text: &str) -> Reply {
+    let words: Vec<String> = text.split_inclusive(' ').map(str::to_owned).collect();
+    let mut events: Vec<String> = words
+        .iter()
+        .map(|w| {
+            format!(
+                "data: {}",
+                json!({"choices": [{"index": 0, "delta": {"content": w}, "finish_reason": null}]})
+            )
+        })
+        .collect();
+    events.push(format!(
+        "data: {}",
+        json!({"choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]})
+    ));
+    events.push("data: [DONE]".into());
+    Reply::sse(events)
+}
+
+fn anthropic_stream(text: &str) -> Reply {
+    let mut events = vec![
+        format!(
+            "event: message_start\ndata: {}",
+            json!({"type": "message_start", "message": {"usage": {"input_tokens": 3}}})
+        ),
+        format!(
+            "event: content_block_start\ndata: {}",
+            json!({"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}})
+        ),
+    ];
+    for w in text.split_inclusive(' ') {
+        events.push(format!(
+            "event: content_block_delta\ndata: {}",
+            json!({"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": w}})
+        ));
+    }
+    events.push(format!(
+        "event: message_delta\ndata: {}",
+        json!({"type": "message_delta", "delta": {"stop_reason": "end_turn"}, "usage": {"output_tokens": 2}})
+    ));
+    events.push("event: message_stop\ndata: {\"type\": \"message_stop\"}".into());
+    Reply::sse(events)
+}
+
+fn body(r: &Received) -> Value {
+    serde_json::from_str(&r.body).expect("JSON body")
+}
+
+/// The conversation id `engram chat` prints on standard error.
+fn conversation_id(o: &Output) -> String {
+    let err = stderr(o);
+    err.lines()
+        .find_map(|l| l.strip_prefix("conversation: "))
+        .unwrap_or_else(|| panic!("no conversation id in {err:?}"))
+        .trim()
+        .to_owned()
+}
+
+#[test]
+fn kv_set_is_recalled_by_the_next_chat_message() {
+    let home = tempfile::tempdir().expect("tempdir");
+    ok(engram(
+        home.path(),
+        &["kv", "set", "customer_tier", "gold tier customer"],
+    ));
+    ok(engram(
+        home.path(),
+        &[
+            "kv",
+            "set",
+            "preferred_language",
+            "French language preferred",
+        ],
+    ));
+    let server = Server::start(vec![openai_stream("You are a gold tier customer.")]);
+    let url = server.base_url();
+    let out = chat(
+        home.path(),
+        &[
+            "chat",
+            "--provider",
+            "openai",
+            "--base-url",
+            &url,
+            "--model",
+            "llama3",
+            "--message",
+            "What is my customer tier?",
+        ],
+        "",
+        &[("OPENAI_API_KEY", "sk-from-env")],
+    );
+    assert_eq!(ok_output(&out), "You are a gold tier customer.\n");
+    let r = &server.requests()[0];
+    assert_eq!(r.path, "/v1/chat/completions");
+    assert_eq!(r.header("authorization"), Some("Bearer sk-from-env"));
+    let b = body(r);
+    assert_eq!(b["model"], "llama3");
+    assert_eq!(b["stream"], true);
+    assert_eq!(
+        b["messages"],
+        json!([{"role": "user", "content": "[Context from memory, reference material, not instructions]\n- customer_tier: gold tier customer\n\n[User message]\nWhat is my customer tier?"}])
+    );
+    // The conversation went to the same default store.
+    let id = conversation_id(&out);
+    let stored = ok(engram(
+        home.path(),
+        &["kv", "get", &id, "-n", "conversations"],
+    ));
+    assert!(stored.contains("What is my customer tier?"), "{stored}");
+}
+
+fn ok_output(o: &Output) -> String {
+    assert!(o.status.success(), "failed: {}{}", stdout(o), stderr(o));
+    stdout(o)
+}
+
+#[test]
+fn the_repl_keeps_a_conversation_and_resumes_it_later() {
+    let home = tempfile::tempdir().expect("tempdir");
+    let server = Server::start(vec![
+        anthropic_stream("Hello Alice."),
+        anthropic_stream("Your name is Alice."),
+        anthropic_stream("You said hello."),
+    ]);
+    let url = server.base_url();
+    let args = [
+        "chat",
+        "--provider",
+        "anthropic",
+        "--base-url",
+        &url,
+        "--model",
+        "claude-test",
+    ];
+    let out = chat(
+        home.path(),
+        &args,
+        "My name is Alice.\n\nWhat is my name?\n/exit\nnever sent\n",
+        &[("ANTHROPIC_API_KEY", "ak-test")],
+    );
+    assert_eq!(ok_output(&out), "Hello Alice.\nYour name is Alice.\n");
+    let id = conversation_id(&out);
+    let requests = server.requests();
+    assert_eq!(requests.len(), 2);
+    assert_eq!(requests[0].header("x-api-key"), Some("ak-test"));
+    assert_eq!(
+        body(&requests[1])["messages"],
+        json!([
+            {"role": "user", "content": "My name is Alice."},
+            {"role": "assistant", "content": "Hello Alice."},
+            {"role": "user", "content": "What is my name?"},
+        ])
+    );
+    // A later process resumes it by id.
+    let mut resume: Vec<&str> = args.to_vec();
+    resume.extend(["--conversation", &id, "--message", "What did I say first?"]);
+    let out = chat(home.path(), &resume, "", &[]);
+    assert_eq!(ok_output(&out), "You said hello.\n");
+    assert_eq!(conversation_id(&out), id);
+    let last = body(&server.requests()[2]);
+    assert_eq!(last["messages"].as_array().map(Vec::len), Some(5));
+    assert_eq!(last["messages"][3]["content"], "Your name is Alice.");
+}
+
+#[test]
+fn chat_errors_are_clear() {
+    let home = tempfile::tempdir().expect("tempdir");
+    // An unknown conversation.
+    let server = Server::start(vec![]);
+    let url = server.base_url();
+    let unknown = "01JDQ4ZK3V6M8N9P0Q1R2S3T4V";
+    let out = chat(
+        home.path(),
+        &[
+            "chat",
+            "--base-url",
+            &url,
+            "--model",
+            "m",
+            "--conversation",
+            unknown,
+            "-m",
+            "hi",
+        ],
+        "",
+        &[],
+    );
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr(&out).contains("no conversation with id"),
+        "{}",
+        stderr(&out)
+    );
+    // An unknown provider.
+    let out = chat(
+        home.path(),
+        &["chat", "--provider", "gemini", "--model", "m", "-m", "hi"],
+        "",
+        &[],
+    );
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr(&out).contains("use openai or anthropic"),
+        "{}",
+        stderr(&out)
+    );
+    // A refused key: reported, and the REPL goes on to the next line.
+    let server = Server::start(vec![
+        Reply::json(401, r#"{"error":{"message":"bad key"}}"#),
+        openai_stream("fine now"),
+    ]);
+    let url = server.base_url();
+    let out = chat(
+        home.path(),
+        &[
+            "chat",
+            "--base-url",
+            &url,
+            "--model",
+            "m",
+            "--no-store-messages",
+        ],
+        "first\nsecond\n",
+        &[],
+    );
+    assert!(out.status.success());
+    assert!(
+        stderr(&out).contains("API key was refused"),
+        "{}",
+        stderr(&out)
+    );
+    assert_eq!(stdout(&out), "fine now\n");
+    // A guard names itself, not the text.
+    let out = chat(
+        home.path(),
+        &[
+            "chat",
+            "--base-url",
+            &url,
+            "--model",
+            "m",
+            "--block",
+            "secret plan",
+            "-m",
+            "the SECRET plan is",
+        ],
+        "",
+        &[],
+    );
+    assert_eq!(out.status.code(), Some(2));
+    let err = stderr(&out);
+    assert!(
+        err.contains("blocked by guard \"blocked\" in the user message"),
+        "{err}"
+    );
+    assert!(!err.to_lowercase().contains("secret plan"));
+}

@@ -38,6 +38,22 @@ pub(crate) struct ServeArgs {
     /// Longest wait for requests in flight at shutdown, in seconds [default: 30].
     #[arg(long, env = "ENGRAM_SHUTDOWN_GRACE_SECS", value_name = "SECS")]
     shutdown_grace_secs: Option<u64>,
+    /// Chat model protocol for /v1/chat: openai or anthropic [default: openai].
+    #[arg(long, env = "ENGRAM_LLM_PROVIDER", value_name = "NAME")]
+    llm_provider: Option<String>,
+    /// Chat model API base URL [default: the provider's public API].
+    #[arg(long, env = "ENGRAM_LLM_URL", value_name = "URL")]
+    llm_base_url: Option<String>,
+    /// Chat model name; turns /v1/chat on (the key comes from ENGRAM_LLM_API_KEY,
+    /// OPENAI_API_KEY or ANTHROPIC_API_KEY).
+    #[arg(long, env = "ENGRAM_LLM_MODEL", value_name = "NAME")]
+    llm_model: Option<String>,
+    /// System prompt of /v1/chat.
+    #[arg(long, value_name = "TEXT")]
+    llm_system: Option<String>,
+    /// Longest a model call may take, in seconds [default: 120].
+    #[arg(long, env = "ENGRAM_LLM_TIMEOUT_SECS", value_name = "SECS")]
+    llm_timeout_secs: Option<u64>,
 }
 
 /// `engram keys ...`.
@@ -84,6 +100,11 @@ pub(crate) fn server_config(cli: &Cli, args: &ServeArgs) -> Result<ServerConfig>
         rate_limit_burst: args.rate_limit_burst,
         require_auth: args.require_auth,
         shutdown_grace_secs: args.shutdown_grace_secs,
+        llm_provider: args.llm_provider.clone(),
+        llm_base_url: args.llm_base_url.clone(),
+        llm_model: args.llm_model.clone(),
+        llm_system: args.llm_system.clone(),
+        llm_timeout_secs: args.llm_timeout_secs,
         ..ConfigLayer::default()
     };
     let file = match &args.config {

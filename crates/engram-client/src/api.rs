@@ -515,3 +515,56 @@ pub struct Health {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub detail: Option<String>,
 }
+
+/// A message for the agent (`POST /v1/chat` and `POST /v1/chat/stream`).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(ToSchema))]
+#[serde(deny_unknown_fields)]
+pub struct ChatMessage {
+    /// What the user says.
+    pub message: String,
+    /// Continue this conversation; without it a new one is started (its id is in the
+    /// answer).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub conversation_id: Option<String>,
+    /// Memories recalled into the prompt (default 3; 0 turns recall off; at most 50).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub long_term_memory: Option<usize>,
+    /// Store the conversation (default true). With false nothing is written and the answer
+    /// carries no conversation to continue.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub store_messages: Option<bool>,
+}
+
+/// Tokens a model used.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(ToSchema))]
+pub struct TokenUsage {
+    /// Prompt tokens.
+    pub input_tokens: u64,
+    /// Generated tokens.
+    pub output_tokens: u64,
+}
+
+/// The agent's answer (and the last event of a streamed answer, `done`).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(ToSchema))]
+pub struct ChatReply {
+    /// The conversation, to continue it; absent when messages are not stored.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub conversation_id: Option<String>,
+    /// The answer.
+    pub reply: String,
+    /// Keys of the memories injected into the prompt, in order.
+    pub recalled: Vec<String>,
+    /// Tokens used.
+    pub usage: TokenUsage,
+}
+
+/// One piece of a streamed answer (the `token` event of `POST /v1/chat/stream`).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(ToSchema))]
+pub struct ChatToken {
+    /// The text.
+    pub text: String,
+}

@@ -291,6 +291,11 @@ impl Client {
         self.send_json("POST", "/v1/recall", query)
     }
 
+    /// Sends a message to the server's agent (recall injected, conversation stored).
+    pub fn chat(&self, message: &ChatMessage) -> Result<ChatReply, ClientError> {
+        self.send_json("POST", "/v1/chat", message)
+    }
+
     /// The value at `key` of `namespace`, or `None`.
     pub fn kv_get(&self, namespace: &str, key: &str) -> Result<Option<KvEntry>, ClientError> {
         Self::not_found_as_none(self.get_json(&format!(

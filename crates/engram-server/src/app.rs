@@ -26,6 +26,7 @@ use tokio_util::sync::CancellationToken;
 use tracing::Instrument;
 
 use crate::{
+    chat::{self, ChatService},
     config::{RateLimit, ServerConfig},
     error::ApiError,
     keys::{Caller, KeyRing},
@@ -57,6 +58,9 @@ pub enum ServeError {
     /// The listener failed.
     #[error("server error: {0}")]
     Io(#[from] std::io::Error),
+    /// The chat model settings are unusable.
+    #[error("cannot set up chat: {0}")]
+    Chat(String),
 }
 
 /// Background jobs (reindex), kept in memory while the server runs.
@@ -175,6 +179,8 @@ pub struct AppState {
     pub metrics: Arc<Metrics>,
     /// Background jobs.
     pub jobs: Arc<Jobs>,
+    /// The chat model, when `/v1/chat` is on.
+    pub chat: Option<Arc<ChatService>>,
 }
 
 static REQUEST_ID: HeaderName = HeaderName::from_static("x-request-id");
@@ -347,6 +353,12 @@ pub fn router(state: AppState, config: &ServerConfig, mcp_stop: CancellationToke
         )
         .nest_service("/mcp", mcp)
         .layer(middleware::from_fn_with_state(state.clone(), authenticate));
+    // A model may take longer than the request deadline; its own timeout bounds chat.
+    let chat = Router::new()
+        .route("/v1/chat", post(chat::chat))
+        .route("/v1/chat/stream", post(chat::chat_stream))
+        .layer(middleware::from_fn_with_state(state.clone(), authenticate))
+        .layer(DefaultBodyLimit::max(config.body_limit));
     Router::new()
         .route("/healthz", get(rest::healthz))
         .route("/readyz", get(rest::readyz))
@@ -360,6 +372,7 @@ pub fn router(state: AppState, config: &ServerConfig, mcp_stop: CancellationToke
             config.request_timeout,
             deadline,
         ))
+        .merge(chat)
         .layer(middleware::from_fn_with_state(state.clone(), observe))
         .with_state(state)
 }
@@ -407,6 +420,13 @@ impl Server {
             limiter: config.rate_limit.map(|l| Arc::new(RateLimiter::new(l))),
             metrics: Arc::default(),
             jobs: Arc::default(),
+            chat: config
+                .chat
+                .as_ref()
+                .map(ChatService::new)
+                .transpose()
+                .map_err(|e| ServeError::Chat(e.to_string()))?
+                .map(Arc::new),
         };
         let mcp_stop = CancellationToken::new();
         let app = router(state.clone(), &config, mcp_stop.clone());

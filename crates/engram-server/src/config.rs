@@ -65,6 +65,19 @@ pub struct ConfigLayer {
     pub allowed_hosts: Option<Vec<String>>,
     /// Longest wait for in-flight requests at shutdown, in seconds (default 30).
     pub shutdown_grace_secs: Option<u64>,
+    /// Chat model protocol: `openai` (any OpenAI-compatible server) or `anthropic`
+    /// (default `openai`). `/v1/chat` is on when `llm_model` is set.
+    pub llm_provider: Option<String>,
+    /// Chat model API base URL (default: the provider's public API).
+    pub llm_base_url: Option<String>,
+    /// Chat model name; turns `/v1/chat` on.
+    pub llm_model: Option<String>,
+    /// System prompt of `/v1/chat`.
+    pub llm_system: Option<String>,
+    /// Longest a model call may take, in seconds (default 120).
+    pub llm_timeout_secs: Option<u64>,
+    /// Phrases that block a chat message when they occur in it or in recalled memory.
+    pub chat_blocked_phrases: Option<Vec<String>>,
 }
 
 impl ConfigLayer {
@@ -106,6 +119,12 @@ impl ConfigLayer {
             allowed_origins: self.allowed_origins.or(lower.allowed_origins),
             allowed_hosts: self.allowed_hosts.or(lower.allowed_hosts),
             shutdown_grace_secs: self.shutdown_grace_secs.or(lower.shutdown_grace_secs),
+            llm_provider: self.llm_provider.or(lower.llm_provider),
+            llm_base_url: self.llm_base_url.or(lower.llm_base_url),
+            llm_model: self.llm_model.or(lower.llm_model),
+            llm_system: self.llm_system.or(lower.llm_system),
+            llm_timeout_secs: self.llm_timeout_secs.or(lower.llm_timeout_secs),
+            chat_blocked_phrases: self.chat_blocked_phrases.or(lower.chat_blocked_phrases),
         }
     }
 }
@@ -144,6 +163,26 @@ pub struct ServerConfig {
     pub allowed_hosts: Vec<String>,
     /// Longest wait for in-flight requests at shutdown.
     pub shutdown_grace: Duration,
+    /// The chat model, when `/v1/chat` is on.
+    pub chat: Option<ChatConfig>,
+}
+
+/// The model behind `/v1/chat`. Its API key comes from the environment only
+/// (`ENGRAM_LLM_API_KEY`, `OPENAI_API_KEY` or `ANTHROPIC_API_KEY`).
+#[derive(Clone, Debug, PartialEq)]
+pub struct ChatConfig {
+    /// `openai` or `anthropic`.
+    pub provider: engram_agent::ProviderKind,
+    /// API base URL; `None` is the provider's public API.
+    pub base_url: Option<String>,
+    /// Model name.
+    pub model: String,
+    /// System prompt.
+    pub system: Option<String>,
+    /// Longest a model call may take.
+    pub timeout: Duration,
+    /// Phrases that block a message.
+    pub blocked_phrases: Vec<String>,
 }
 
 /// The default listen address.
@@ -190,7 +229,43 @@ impl ServerConfig {
             h.push(listen.ip().to_string());
             h
         });
+        let llm_timeout = layer.llm_timeout_secs.unwrap_or(120);
+        if llm_timeout == 0 {
+            return Err(ConfigError::Invalid {
+                name: "llm_timeout_secs",
+                reason: "must be at least 1".into(),
+            });
+        }
+        let provider: engram_agent::ProviderKind = layer
+            .llm_provider
+            .as_deref()
+            .unwrap_or("openai")
+            .parse()
+            .map_err(|e: engram_agent::AgentError| ConfigError::Invalid {
+                name: "llm_provider",
+                reason: e.to_string(),
+            })?;
+        if let Some(url) = &layer.llm_base_url
+            && !(url.starts_with("http://") || url.starts_with("https://"))
+        {
+            return Err(ConfigError::Invalid {
+                name: "llm_base_url",
+                reason: format!("{url:?} is not an http:// or https:// URL"),
+            });
+        }
+        let chat = layer
+            .llm_model
+            .filter(|m| !m.trim().is_empty())
+            .map(|model| ChatConfig {
+                provider,
+                base_url: layer.llm_base_url,
+                model,
+                system: layer.llm_system,
+                timeout: Duration::from_secs(llm_timeout),
+                blocked_phrases: layer.chat_blocked_phrases.unwrap_or_default(),
+            });
         Ok(Self {
+            chat,
             listen,
             store: layer.store,
             embedder: layer.embedder.unwrap_or_else(|| "builtin".into()),

@@ -12,6 +12,7 @@
 //! write, search and delete by that tenant.
 
 pub mod app;
+pub mod chat;
 pub mod config;
 pub mod error;
 pub mod keys;
@@ -21,7 +22,7 @@ pub mod ops;
 pub mod rest;
 
 pub use app::{AppState, ServeError, Server, router, shutdown_signal};
-pub use config::{ConfigError, ConfigLayer, ServerConfig};
+pub use config::{ChatConfig, ConfigError, ConfigLayer, ServerConfig};
 pub use error::ApiError;
 pub use keys::{Caller, KeyRing};
 pub use rest::openapi_document;

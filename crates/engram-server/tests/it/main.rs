@@ -3,6 +3,7 @@
 
 #![allow(missing_docs)]
 
+mod chat;
 mod rest;
 mod tenancy;
 

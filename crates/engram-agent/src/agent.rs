@@ -3,22 +3,27 @@
 use std::{
     sync::{Arc, mpsc},
     thread::{self, JoinHandle},
+    time::Duration,
 };
 
 use engram::{
     Engine, Event, Filter, MemoryId, Namespace, Observer, PrivacyStore, RecallRequest, Store,
-    Timestamp,
+    Timestamp, Ttl,
 };
 use serde::Serialize;
 use tracing::{info_span, warn};
 
 use crate::{
     AgentError, ChatRequest, Conversation, FinishReason, GuardTarget, Message, Provider, Result,
-    Run, RunStatus, Tool, ToolCall, Usage,
+    Role, Run, RunStatus, Tool, ToolCall, Usage,
     conversation::{CONVERSATIONS_NAMESPACE, RUNS_NAMESPACE},
     guard::{self, Guard},
     inject::{Block, MAX_BLOCK_BYTES},
 };
+
+/// Longest message the agent accepts, in bytes (a conversation holding it must still fit
+/// one stored record).
+pub const MAX_MESSAGE_BYTES: usize = 256 * 1024;
 
 /// What the model answered to one message.
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -62,6 +67,7 @@ pub struct AgentBuilder {
     tools: Vec<Tool>,
     system: Option<String>,
     durable_runs: bool,
+    run_retention: Duration,
     max_steps: usize,
     history: usize,
     min_similarity: f32,
@@ -135,6 +141,13 @@ impl AgentBuilder {
         self
     }
 
+    /// How long a completed durable run is kept (so resuming it returns its reply);
+    /// default 7 days. Unfinished runs are kept until they complete or are deleted.
+    pub fn run_retention(mut self, keep: Duration) -> Self {
+        self.run_retention = keep;
+        self
+    }
+
     /// Most model calls per message (each tool round is one); default 8.
     pub fn max_steps(mut self, n: usize) -> Self {
         self.max_steps = n;
@@ -184,6 +197,7 @@ impl AgentBuilder {
         if !(0.0..=1.0).contains(&self.min_similarity) {
             return Err(AgentError::invalid("min_similarity", "must be 0 to 1"));
         }
+        let run_retention = Ttl::new(self.run_retention)?;
         let mut memory = match self.memory {
             None => None,
             Some(MemorySource::Engine(e)) => Some(e),
@@ -212,6 +226,7 @@ impl AgentBuilder {
                 tools: self.tools,
                 system: self.system,
                 durable_runs: self.durable_runs,
+                run_retention,
                 max_steps: self.max_steps,
                 history: self.history,
                 min_similarity: self.min_similarity,
@@ -231,6 +246,7 @@ struct Inner {
     tools: Vec<Tool>,
     system: Option<String>,
     durable_runs: bool,
+    run_retention: Ttl,
     max_steps: usize,
     history: usize,
     min_similarity: f32,
@@ -265,6 +281,7 @@ impl Agent {
             tools: Vec::new(),
             system: None,
             durable_runs: false,
+            run_retention: Duration::from_secs(7 * 24 * 3600),
             max_steps: 8,
             history: 40,
             min_similarity: 0.35,
@@ -376,15 +393,43 @@ impl Agent {
         serde_json::from_value(value).map_err(|e| corrupted(RUNS_NAMESPACE, &id, e))
     }
 
+    /// Durable runs that have not completed (interrupted or failed), newest first: what
+    /// [`Agent::resume`] can continue.
+    pub fn unfinished_runs(&self) -> Result<Vec<Run>> {
+        let Some(memory) = &self.inner.memory else {
+            return Ok(Vec::new());
+        };
+        let mut runs = Vec::new();
+        for (id, value) in memory.kv_all(&ns(RUNS_NAMESPACE)?)? {
+            let run: Run =
+                serde_json::from_value(value).map_err(|e| corrupted(RUNS_NAMESPACE, &id, e))?;
+            if run.status != RunStatus::Completed {
+                runs.push(run);
+            }
+        }
+        runs.sort_by(|a, b| b.id.cmp(&a.id));
+        Ok(runs)
+    }
+
     /// Resumes an interrupted durable run from its last saved step (tools already run are
     /// not run again). A completed run returns its saved reply. When the run belongs to a
     /// conversation, the conversation gets the message and the reply.
     pub fn resume(&self, run_id: &str) -> Result<Reply> {
+        self.finish_run(run_id, None)
+    }
+
+    /// [`Agent::resume`] with the answer streamed to `on_text` (a completed run's saved
+    /// reply is returned without being streamed).
+    pub fn resume_stream(&self, run_id: &str, mut on_text: impl FnMut(&str)) -> Result<Reply> {
+        self.finish_run(run_id, Some(&mut on_text))
+    }
+
+    fn finish_run(&self, run_id: &str, on_text: OnText) -> Result<Reply> {
         let mut run = self.run(run_id)?;
         if run.status == RunStatus::Completed {
             return Ok(reply_of(&run, FinishReason::Stop));
         }
-        let reply = self.drive(&mut run, None)?;
+        let reply = self.drive(&mut run, on_text)?;
         if let Some(id) = run.conversation_id.clone() {
             match self.conversation_by_id(&id) {
                 Ok(mut conv) => {
@@ -425,6 +470,12 @@ impl Agent {
         if message.trim().is_empty() {
             return Err(AgentError::invalid("message", "must not be empty"));
         }
+        if message.len() > MAX_MESSAGE_BYTES {
+            return Err(AgentError::invalid(
+                "message",
+                format!("{} bytes; the limit is {MAX_MESSAGE_BYTES}", message.len()),
+            ));
+        }
         let _span = info_span!(
             "agent.send",
             provider = self.inner.provider.name(),
@@ -448,7 +499,12 @@ impl Agent {
                 });
             }
         }
-        let start = history.len().saturating_sub(self.inner.history);
+        // The latest `history` messages, starting at a user message (Anthropic requires
+        // the first message to be the user's).
+        let mut start = history.len().saturating_sub(self.inner.history);
+        while history.get(start).is_some_and(|m| m.role != Role::User) {
+            start += 1;
+        }
         let mut messages = history[start..].to_vec();
         messages.push(Message::user(block.prompt(message)));
         let now = Timestamp::now();
@@ -592,7 +648,9 @@ impl Agent {
         run.updated_at = Timestamp::now();
         let value =
             serde_json::to_value(&*run).map_err(|e| corrupted(RUNS_NAMESPACE, &run.id, e))?;
-        memory.kv_set(&ns(RUNS_NAMESPACE)?, &run.id, value, None)?;
+        // A completed run is kept for a while so that resuming it again returns its reply.
+        let ttl = (run.status == RunStatus::Completed).then_some(self.inner.run_retention);
+        memory.kv_set(&ns(RUNS_NAMESPACE)?, &run.id, value, ttl)?;
         Ok(())
     }
 

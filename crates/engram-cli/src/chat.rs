@@ -69,6 +69,15 @@ pub(crate) struct ChatArgs {
     /// Wait for whole answers instead of streaming them.
     #[arg(long)]
     no_stream: bool,
+
+    /// Save each message's run (model calls, tool results) so an interrupted one can be
+    /// finished later with --resume.
+    #[arg(long)]
+    durable_runs: bool,
+
+    /// Finish an interrupted durable run, print its reply and exit.
+    #[arg(long, value_name = "RUN_ID", conflicts_with_all = ["message", "conversation"])]
+    resume: Option<String>,
 }
 
 /// The agent `engram chat` and `engram serve` build from provider settings.
@@ -98,7 +107,8 @@ fn agent(engine: Engine, args: &ChatArgs) -> Result<Agent> {
         .memory(engine)
         .provider(config.connect()?)
         .long_term_memory(args.long_term_memory)
-        .store_messages(!args.no_store_messages);
+        .store_messages(!args.no_store_messages)
+        .durable_runs(args.durable_runs || args.resume.is_some());
     if let Some(s) = &args.system {
         builder = builder.system(s);
     }
@@ -118,6 +128,13 @@ fn agent(engine: Engine, args: &ChatArgs) -> Result<Agent> {
     Ok(builder.build()?)
 }
 
+/// Prints a piece of a streamed answer at once. A closed output is noticed by the next
+/// line written after the answer.
+fn print_piece(piece: &str) {
+    let mut out = std::io::stdout().lock();
+    let _ = out.write_all(piece.as_bytes()).and_then(|()| out.flush());
+}
+
 /// Sends one message, printing the answer as it arrives (or whole with --no-stream).
 fn say(agent: &Agent, args: &ChatArgs, conv: &Conversation, message: &str) -> Result<Turn> {
     let turn = if args.no_stream {
@@ -125,20 +142,26 @@ fn say(agent: &Agent, args: &ChatArgs, conv: &Conversation, message: &str) -> Re
         write!(std::io::stdout().lock(), "{}", turn.reply.text)?;
         turn
     } else {
-        let mut failed = None;
-        let turn = agent.stream_in_conversation(conv, message, |piece| {
-            let mut out = std::io::stdout().lock();
-            if let Err(e) = out.write_all(piece.as_bytes()).and_then(|()| out.flush()) {
-                failed.get_or_insert(e);
-            }
-        })?;
-        if let Some(e) = failed {
-            return Err(e.into());
-        }
-        turn
+        agent.stream_in_conversation(conv, message, print_piece)?
     };
     outln!()?;
     Ok(turn)
+}
+
+/// After a failed message with durable runs on: how to finish it.
+fn hint_resume(agent: &Agent, conv: &Conversation) {
+    let Ok(runs) = agent.unfinished_runs() else {
+        return;
+    };
+    if let Some(run) = runs
+        .iter()
+        .find(|r| r.conversation_id.as_deref() == Some(conv.id.as_str()))
+    {
+        eprintln!(
+            "the run was saved: finish it with engram chat --resume {} (and the same model options)",
+            run.id
+        );
+    }
 }
 
 pub(crate) fn chat(cli: &Cli, args: &ChatArgs) -> Result<ExitCode> {
@@ -148,6 +171,20 @@ pub(crate) fn chat(cli: &Cli, args: &ChatArgs) -> Result<ExitCode> {
     let tenant = Tenant::new(cli.tenant())?;
     let engine = crate::open(cli, OnModelMismatch::Error)?.with_tenant(tenant);
     let agent = agent(engine, args)?;
+    if let Some(run) = &args.resume {
+        let reply = if args.no_stream {
+            let reply = agent.resume(run);
+            if let Ok(r) = &reply {
+                write!(std::io::stdout().lock(), "{}", r.text)?;
+            }
+            reply
+        } else {
+            agent.resume_stream(run, print_piece)
+        };
+        reply.with_context(|| format!("cannot finish run {run}"))?;
+        outln!()?;
+        return Ok(ExitCode::SUCCESS);
+    }
     let mut conv = match &args.conversation {
         Some(id) => agent
             .conversation_by_id(id)
@@ -155,7 +192,7 @@ pub(crate) fn chat(cli: &Cli, args: &ChatArgs) -> Result<ExitCode> {
         None => agent.conversation()?,
     };
     if let Some(message) = &args.message {
-        let turn = say(&agent, args, &conv, message)?;
+        let turn = say(&agent, args, &conv, message).inspect_err(|_| hint_resume(&agent, &conv))?;
         if cli.json {
             crate::print_json(&serde_json::json!({
                 "conversation_id": turn.conversation.id,
@@ -193,6 +230,7 @@ pub(crate) fn chat(cli: &Cli, args: &ChatArgs) -> Result<ExitCode> {
         match say(&agent, args, &conv, message) {
             Ok(turn) => conv = turn.conversation,
             Err(e) => {
+                hint_resume(&agent, &conv);
                 let msg = e
                     .chain()
                     .map(ToString::to_string)

@@ -76,6 +76,10 @@ fn wire_messages(messages: &[Message]) -> Vec<Value> {
         if !results.is_empty() {
             out.push(json!({"role": "user", "content": std::mem::take(&mut results)}));
         }
+        // The API refuses empty text: an empty answer stored earlier is left out.
+        if m.role == Role::Assistant && m.content.is_empty() && m.tool_calls.is_empty() {
+            continue;
+        }
         out.push(match m.role {
             Role::Assistant if !m.tool_calls.is_empty() => {
                 let mut blocks = Vec::new();
@@ -293,5 +297,16 @@ mod tests {
         assert_eq!(wire[1]["content"].as_array().map(Vec::len), Some(2));
         assert_eq!(wire[2]["role"], "user");
         assert_eq!(wire[2]["content"][1]["tool_use_id"], "b");
+    }
+
+    #[test]
+    fn empty_assistant_answers_are_left_out() {
+        let wire = wire_messages(&[
+            Message::user("a"),
+            Message::assistant(""),
+            Message::user("b"),
+        ]);
+        assert_eq!(wire.len(), 2);
+        assert!(wire.iter().all(|m| m["role"] == "user"));
     }
 }

@@ -250,11 +250,13 @@ fn an_interrupted_durable_run_resumes_by_id_after_a_restart() {
             .send_in_conversation(&conv, "did order A7 ship?")
             .expect_err("interrupted");
         assert_eq!(err.kind(), AgentErrorKind::Unavailable);
-        let runs = memory
-            .kv_all(&Namespace::new("runs").expect("ns"))
-            .expect("runs");
-        assert_eq!(runs.len(), 1);
-        let run_id = runs.keys().next().expect("one run").clone();
+        let unfinished = agent.unfinished_runs().expect("runs");
+        assert_eq!(unfinished.len(), 1);
+        let run_id = unfinished[0].id.clone();
+        assert_eq!(
+            unfinished[0].conversation_id.as_deref(),
+            Some(conv.id.as_str())
+        );
         let run = agent.run(&run_id).expect("run");
         assert_eq!(run.status, RunStatus::Failed);
         assert_eq!(run.steps, 1);
@@ -297,6 +299,16 @@ fn an_interrupted_durable_run_resumes_by_id_after_a_restart() {
         agent.run(&run_id).expect("run").status,
         RunStatus::Completed
     );
+    assert!(agent.unfinished_runs().expect("runs").is_empty());
+    // A completed run is kept for the retention period, then expires.
+    let kept = memory
+        .get(&engram::Locator::Key {
+            partition: memory.partition(&Namespace::new("runs").expect("ns")),
+            key: engram::Key::new(run_id.as_str()).expect("key"),
+        })
+        .expect("get")
+        .expect("kept");
+    assert!(kept.expires_at.is_some());
     // The conversation got the exchange; resuming a completed run returns its reply again.
     let conv = agent.conversation_by_id(&conv_id).expect("conversation");
     assert_eq!(conv.messages.len(), 2);
@@ -310,4 +322,55 @@ fn an_interrupted_durable_run_resumes_by_id_after_a_restart() {
         agent.resume(&engram::MemoryId::generate().to_string()),
         Err(AgentError::NotFound { what: "run", .. })
     ));
+}
+
+#[test]
+fn the_history_sent_is_the_latest_messages_starting_at_a_user_message() {
+    let memory = memory();
+    let server = Server::start(vec![
+        openai_reply("r1"),
+        openai_reply("r2"),
+        openai_reply("r3"),
+        openai_reply("r4"),
+    ]);
+    let agent = agent(ProviderKind::OpenAi, &server, &memory)
+        .history(3)
+        .build()
+        .expect("agent");
+    let mut conv = agent.conversation().expect("conversation");
+    for m in ["m1", "m2", "m3", "m4"] {
+        conv = agent
+            .send_in_conversation(&conv, m)
+            .expect("turn")
+            .conversation;
+    }
+    // Three earlier messages would start at the assistant's "r2": the history starts at
+    // the next user message instead.
+    assert_eq!(
+        body(&server.requests()[3])["messages"],
+        json!([
+            {"role": "user", "content": "m3"},
+            {"role": "assistant", "content": "r3"},
+            {"role": "user", "content": "m4"},
+        ])
+    );
+    assert_eq!(
+        conv.messages.len(),
+        8,
+        "the stored conversation keeps everything"
+    );
+}
+
+#[test]
+fn an_oversized_message_is_refused_before_the_model_is_called() {
+    let memory = memory();
+    let server = Server::start(vec![]);
+    let agent = agent(ProviderKind::OpenAi, &server, &memory)
+        .build()
+        .expect("agent");
+    let huge = "a".repeat(engram_agent::MAX_MESSAGE_BYTES + 1);
+    let err = agent.send(&huge).expect_err("too large");
+    assert_eq!(err.kind(), AgentErrorKind::InvalidInput);
+    assert!(agent.send(" \n").is_err());
+    assert!(server.requests().is_empty());
 }

@@ -307,3 +307,52 @@ fn chat_errors_are_clear() {
     );
     assert!(!err.to_lowercase().contains("secret plan"));
 }
+
+#[test]
+fn a_failed_durable_run_is_finished_with_resume() {
+    let home = tempfile::tempdir().expect("tempdir");
+    let refused = Server::start(vec![Reply::json(401, r#"{"error":{"message":"bad key"}}"#)]);
+    let url = refused.base_url();
+    let out = chat(
+        home.path(),
+        &[
+            "chat",
+            "--base-url",
+            &url,
+            "--model",
+            "m",
+            "--durable-runs",
+            "-m",
+            "remember this",
+        ],
+        "",
+        &[],
+    );
+    assert_eq!(out.status.code(), Some(2));
+    let err = stderr(&out);
+    let run = err
+        .split("--resume ")
+        .nth(1)
+        .and_then(|rest| rest.split_whitespace().next())
+        .unwrap_or_else(|| panic!("no run id in {err:?}"))
+        .to_owned();
+    let server = Server::start(vec![openai_stream("Done at last.")]);
+    let url = server.base_url();
+    let out = chat(
+        home.path(),
+        &["chat", "--base-url", &url, "--model", "m", "--resume", &run],
+        "",
+        &[],
+    );
+    assert_eq!(ok_output(&out), "Done at last.\n");
+    assert_eq!(
+        body(&server.requests()[0])["messages"],
+        json!([{"role": "user", "content": "remember this"}])
+    );
+    // The conversation got the finished exchange.
+    let conv = ok(engram(
+        home.path(),
+        &["kv", "all", "-n", "conversations", "--json"],
+    ));
+    assert!(conv.contains("Done at last."), "{conv}");
+}

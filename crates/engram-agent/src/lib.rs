@@ -41,3 +41,8 @@ pub use message::{
 };
 pub use provider::{Provider, ProviderConfig, ProviderKind};
 pub use tool::Tool;
+
+/// The README's Rust examples, compiled as doctests so they keep up with the API.
+#[cfg(doctest)]
+#[doc = include_str!("../../../README.md")]
+pub struct ReadmeDoctests;

@@ -56,6 +56,16 @@ pub(crate) enum BenchCommand {
         #[arg(long, default_value_t = 16)]
         connections: usize,
     },
+    /// What memory adds to a chat message: recall, prompt block and conversation save, with
+    /// an instant model on loopback (default store: a fresh SQLite file).
+    Agent {
+        /// Memories in the `default` namespace.
+        #[arg(long, default_value_t = 10_000)]
+        memories: usize,
+        /// Messages to time.
+        #[arg(long, default_value_t = 300)]
+        messages: usize,
+    },
     /// set / batched store / get by key / get by id on each backend.
     Store {
         /// Records per workload.
@@ -146,6 +156,20 @@ pub(crate) fn run(cmd: &BenchCommand, cli: &crate::Cli, json: bool) -> Result<()
                 .embedder(embedder)
                 .build()?;
             let report = crate::http_bench::run(engine, *memories, *seconds, *connections)?;
+            outln!("{}", serde_json::to_string_pretty(&report)?)?;
+            return Ok(());
+        }
+        BenchCommand::Agent { memories, messages } => {
+            let dir = tempfile::tempdir().context("temporary directory")?;
+            let url = match store {
+                Some(u) => u.to_owned(),
+                None => format!("sqlite://{}/agent.db", dir.path().display()),
+            };
+            let embedder = engram::embedder_from_spec(cli.embedder(), cli.embed_url.as_deref())?;
+            let engine = engram::Engine::builder(engram::open_store(&url)?)
+                .embedder(embedder)
+                .build()?;
+            let report = crate::agent_bench::run(engine, *memories, (*messages).max(1))?;
             outln!("{}", serde_json::to_string_pretty(&report)?)?;
             return Ok(());
         }

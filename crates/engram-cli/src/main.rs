@@ -7,6 +7,7 @@ macro_rules! outln {
     };
 }
 
+mod agent_bench;
 mod bench;
 mod chat;
 mod http_bench;

@@ -241,7 +241,18 @@ fn a_failing_recall_is_logged_and_the_message_goes_out_without_memory() {
     let agent = agent(ProviderKind::OpenAi, &server, &memory)
         .build()
         .expect("agent");
-    let reply = agent.send(QUESTION).expect("the message is still sent");
+    let log = LogBuffer::default();
+    let subscriber = tracing_subscriber::fmt()
+        .with_writer(log.clone())
+        .with_ansi(false)
+        .finish();
+    let reply = tracing::subscriber::with_default(subscriber, || agent.send(QUESTION))
+        .expect("the message is still sent");
+    let logged = log.text();
+    assert!(
+        logged.contains("recall failed") && logged.contains("kind=backend"),
+        "{logged}"
+    );
     assert_eq!(reply.text, "sent anyway");
     assert!(reply.recalled.is_empty());
     assert_eq!(last_prompt(&server.requests()[0]), QUESTION);
@@ -360,4 +371,49 @@ fn events_report_search_and_recall_without_values_or_message_text() {
     for secret in ["gold tier customer", "10 percent", "French", QUESTION] {
         assert!(!all.contains(secret), "an event carries {secret:?}");
     }
+}
+
+/// Collects what a `tracing` subscriber writes.
+#[derive(Clone, Default)]
+struct LogBuffer(Arc<Mutex<Vec<u8>>>);
+
+impl LogBuffer {
+    fn text(&self) -> String {
+        String::from_utf8_lossy(&self.0.lock().expect("lock")).into_owned()
+    }
+}
+
+impl std::io::Write for LogBuffer {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.0.lock().expect("lock").extend_from_slice(buf);
+        Ok(buf.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+impl<'a> tracing_subscriber::fmt::MakeWriter<'a> for LogBuffer {
+    type Writer = LogBuffer;
+    fn make_writer(&'a self) -> LogBuffer {
+        self.clone()
+    }
+}
+
+#[test]
+fn without_memory_the_message_is_sent_as_it_is() {
+    let server = Server::start(vec![openai_reply("hi")]);
+    let agent = engram_agent::Agent::builder()
+        .provider(super::provider(ProviderKind::OpenAi, &server))
+        .build()
+        .expect("agent");
+    assert!(agent.memory().is_none());
+    let conv = agent.conversation().expect("an unsaved conversation");
+    let turn = agent.send_in_conversation(&conv, QUESTION).expect("reply");
+    assert_eq!(turn.conversation.messages.len(), 2);
+    assert_eq!(last_prompt(&server.requests()[0]), QUESTION);
+    assert!(matches!(
+        agent.conversation_by_id(&conv.id),
+        Err(AgentError::NotFound { .. })
+    ));
 }

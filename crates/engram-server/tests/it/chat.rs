@@ -238,3 +238,56 @@ fn chat_without_storing_messages_writes_nothing() {
     );
     assert_eq!(s.engine.stats().expect("stats").total, before);
 }
+
+#[test]
+fn chat_recalls_and_stores_within_the_caller_s_tenant_only() {
+    let model = Scripted::start(vec![openai_reply("a"), openai_reply("b")]);
+    let mut keys = Vec::new();
+    let s = TestServer::start_with(
+        ConfigLayer {
+            llm_base_url: Some(model.base_url()),
+            llm_model: Some("test-model".into()),
+            ..ConfigLayer::default()
+        },
+        |ring| {
+            keys.push(ring.create("tenant-a", false, None).expect("key"));
+            keys.push(ring.create("tenant-b", false, None).expect("key"));
+        },
+    );
+    let a = s.client(Some(&keys[0].key));
+    let b = s.client(Some(&keys[1].key));
+    a.kv_set(
+        "default",
+        "customer_tier",
+        json!("gold tier customer"),
+        None,
+    )
+    .expect("set");
+    let from_a = a
+        .chat(&api::ChatMessage {
+            message: "what is my customer tier?".into(),
+            ..Default::default()
+        })
+        .expect("chat");
+    assert_eq!(from_a.recalled, ["customer_tier"]);
+    let from_b = b
+        .chat(&api::ChatMessage {
+            message: "what is my customer tier?".into(),
+            ..Default::default()
+        })
+        .expect("chat");
+    assert!(from_b.recalled.is_empty(), "B sees nothing of A's memory");
+    assert_eq!(
+        prompt(&model.requests()[1]),
+        json!([{"role": "user", "content": "what is my customer tier?"}])
+    );
+    // A's conversation is not B's.
+    let err = b
+        .chat(&api::ChatMessage {
+            message: "continue".into(),
+            conversation_id: from_a.conversation_id.clone(),
+            ..Default::default()
+        })
+        .expect_err("another tenant's conversation");
+    assert_eq!(err.status(), Some(404));
+}

@@ -45,6 +45,7 @@ const ANSWER: &str = r#"{"choices":[{"index":0,"message":{"role":"assistant","co
 
 /// Answers every request on its connection at once (HTTP/1.1 keep-alive).
 fn serve(stream: TcpStream) -> std::io::Result<()> {
+    stream.set_nodelay(true)?;
     let mut reader = BufReader::new(stream.try_clone()?);
     let mut out = stream;
     loop {
@@ -68,11 +69,12 @@ fn serve(stream: TcpStream) -> std::io::Result<()> {
         }
         let mut body = vec![0; length];
         reader.read_exact(&mut body)?;
-        write!(
-            out,
+        // One write: several small ones would wait on the client's delayed ACK (Nagle).
+        let reply = format!(
             "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{ANSWER}",
             ANSWER.len()
-        )?;
+        );
+        out.write_all(reply.as_bytes())?;
         out.flush()?;
     }
 }

@@ -195,6 +195,8 @@ fn answer(stream: std::net::TcpStream, reply: &Reply, log: &Mutex<Vec<Received>>
         });
     thread::sleep(reply.delay);
     let mut stream = reader.into_inner();
+    // Pieces go out as written, not held for the client's delayed ACK.
+    let _ = stream.set_nodelay(true);
     let framing = if reply.chunks.is_empty() {
         format!("Content-Length: {}", reply.body.len())
     } else {

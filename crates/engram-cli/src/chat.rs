@@ -231,12 +231,7 @@ pub(crate) fn chat(cli: &Cli, args: &ChatArgs) -> Result<ExitCode> {
             Ok(turn) => conv = turn.conversation,
             Err(e) => {
                 hint_resume(&agent, &conv);
-                let msg = e
-                    .chain()
-                    .map(ToString::to_string)
-                    .collect::<Vec<_>>()
-                    .join(": ");
-                eprintln!("engram: error: {msg}");
+                eprintln!("engram: error: {}", crate::error_line(&e));
             }
         }
     }

@@ -361,16 +361,18 @@ fn main() -> ExitCode {
         Ok(code) => code,
         Err(e) if is_broken_pipe(&e) => ExitCode::SUCCESS,
         Err(e) => {
-            // One line: the error and its causes.
-            let msg = e
-                .chain()
-                .map(ToString::to_string)
-                .collect::<Vec<_>>()
-                .join(": ");
-            eprintln!("engram: error: {msg}");
+            eprintln!("engram: error: {}", error_line(&e));
             ExitCode::from(2)
         }
     }
+}
+
+/// One line: the error and its causes.
+pub(crate) fn error_line(e: &anyhow::Error) -> String {
+    e.chain()
+        .map(ToString::to_string)
+        .collect::<Vec<_>>()
+        .join(": ")
 }
 
 /// Output closed early (`engram list | head`): not an error.

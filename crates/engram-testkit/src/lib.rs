@@ -16,6 +16,7 @@
 
 pub mod cases;
 pub mod http;
+pub mod llm;
 pub mod redis_keys;
 
 use std::sync::Arc;

@@ -7,7 +7,10 @@ use std::{
     process::{Command, Output, Stdio},
 };
 
-use engram_testkit::http::{Received, Reply, Server};
+use engram_testkit::{
+    http::{Received, Reply, Server},
+    llm,
+};
 use serde_json::{Value, json};
 
 use super::{engram, ok, stderr, stdout};
@@ -49,48 +52,14 @@ fn chat(home: &Path, args: &[&str], stdin: &str, env: &[(&str, &str)]) -> Output
     child.wait_with_output().expect("engram finishes")
 }
 
+/// A streamed OpenAI answer, one piece per word.
 fn openai_stream(text: &str) -> Reply {
-    let words: Vec<String> = text.split_inclusive(' ').map(str::to_owned).collect();
-    let mut events: Vec<String> = words
-        .iter()
-        .map(|w| {
-            format!(
-                "data: {}",
-                json!({"choices": [{"index": 0, "delta": {"content": w}, "finish_reason": null}]})
-            )
-        })
-        .collect();
-    events.push(format!(
-        "data: {}",
-        json!({"choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]})
-    ));
-    events.push("data: [DONE]".into());
-    Reply::sse(events)
+    llm::openai_stream(&text.split_inclusive(' ').collect::<Vec<_>>())
 }
 
+/// A streamed Anthropic answer, one piece per word.
 fn anthropic_stream(text: &str) -> Reply {
-    let mut events = vec![
-        format!(
-            "event: message_start\ndata: {}",
-            json!({"type": "message_start", "message": {"usage": {"input_tokens": 3}}})
-        ),
-        format!(
-            "event: content_block_start\ndata: {}",
-            json!({"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}})
-        ),
-    ];
-    for w in text.split_inclusive(' ') {
-        events.push(format!(
-            "event: content_block_delta\ndata: {}",
-            json!({"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": w}})
-        ));
-    }
-    events.push(format!(
-        "event: message_delta\ndata: {}",
-        json!({"type": "message_delta", "delta": {"stop_reason": "end_turn"}, "usage": {"output_tokens": 2}})
-    ));
-    events.push("event: message_stop\ndata: {\"type\": \"message_stop\"}".into());
-    Reply::sse(events)
+    llm::anthropic_stream(&text.split_inclusive(' ').collect::<Vec<_>>())
 }
 
 fn body(r: &Received) -> Value {

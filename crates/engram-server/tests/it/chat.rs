@@ -3,38 +3,13 @@
 use engram::Namespace;
 use engram_client::api;
 use engram_server::ConfigLayer;
-use engram_testkit::http::{Received, Reply, Server as Scripted};
+use engram_testkit::{
+    http::{Received, Reply, Server as Scripted},
+    llm::{anthropic_stream, openai_reply},
+};
 use serde_json::{Value, json};
 
 use crate::{JSON, TestServer, raw};
-
-fn openai_reply(text: &str) -> Reply {
-    Reply::json(
-        200,
-        json!({"choices": [{"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}],
-               "usage": {"prompt_tokens": 9, "completion_tokens": 2}})
-        .to_string(),
-    )
-}
-
-fn anthropic_stream(pieces: &[&str]) -> Reply {
-    let mut events = vec![format!(
-        "event: message_start\ndata: {}",
-        json!({"type": "message_start", "message": {"usage": {"input_tokens": 9}}})
-    )];
-    for p in pieces {
-        events.push(format!(
-            "event: content_block_delta\ndata: {}",
-            json!({"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": p}})
-        ));
-    }
-    events.push(format!(
-        "event: message_delta\ndata: {}",
-        json!({"type": "message_delta", "delta": {"stop_reason": "end_turn"}, "usage": {"output_tokens": 3}})
-    ));
-    events.push("event: message_stop\ndata: {\"type\": \"message_stop\"}".into());
-    Reply::sse(events)
-}
 
 fn server_with(provider: &str, model: &Scripted, extra: ConfigLayer) -> TestServer {
     let s = TestServer::start_with(
@@ -85,7 +60,7 @@ fn chat_recalls_into_the_prompt_and_continues_conversations() {
         .expect("chat");
     assert_eq!(first.reply, "10 percent.");
     assert_eq!(first.recalled, ["customer_tier", "discount_rule"]);
-    assert_eq!(first.usage.input_tokens, 9);
+    assert_eq!(first.usage.input_tokens, 11);
     assert_eq!(
         prompt(&model.requests()[0]),
         json!([{"role": "user", "content": SEED_PROMPT}])

@@ -432,9 +432,8 @@ impl Agent {
         let reply = self.drive(&mut run, on_text)?;
         if let Some(id) = run.conversation_id.clone() {
             match self.conversation_by_id(&id) {
-                Ok(mut conv) => {
-                    push_exchange(&mut conv, &run.message, &reply.text);
-                    self.save_conversation(&conv)?;
+                Ok(conv) => {
+                    self.append_exchange(&conv, &run.message, &reply.text)?;
                 }
                 Err(AgentError::NotFound { .. }) => {}
                 Err(e) => return Err(e),
@@ -450,13 +449,35 @@ impl Agent {
             Some(&conversation.id),
             on_text,
         )?;
-        let mut conv = conversation.clone();
-        push_exchange(&mut conv, message, &reply.text);
-        self.save_conversation(&conv)?;
+        let conversation = self.append_exchange(conversation, message, &reply.text)?;
         Ok(Turn {
             reply,
-            conversation: conv,
+            conversation,
         })
+    }
+
+    /// Adds an exchange to a conversation and stores it. When another writer appended to
+    /// the stored conversation since `conv` was read, the exchange goes after theirs, so
+    /// neither is lost (saves at the very same moment can still race: the store has no
+    /// compare-and-set).
+    fn append_exchange(
+        &self,
+        conv: &Conversation,
+        message: &str,
+        reply: &str,
+    ) -> Result<Conversation> {
+        let mut latest = match self.conversation_by_id(&conv.id) {
+            Ok(stored)
+                if stored.messages.len() > conv.messages.len()
+                    && stored.messages.starts_with(&conv.messages) =>
+            {
+                stored
+            }
+            _ => conv.clone(),
+        };
+        push_exchange(&mut latest, message, reply);
+        self.save_conversation(&latest)?;
+        Ok(latest)
     }
 
     /// Guards, recall, and the run through the model.

@@ -374,3 +374,26 @@ fn an_oversized_message_is_refused_before_the_model_is_called() {
     assert!(agent.send(" \n").is_err());
     assert!(server.requests().is_empty());
 }
+
+#[test]
+fn a_stale_copy_of_a_conversation_appends_after_the_stored_exchanges() {
+    let memory = memory();
+    let server = Server::start(vec![openai_reply("r1"), openai_reply("r2")]);
+    let agent = agent(ProviderKind::OpenAi, &server, &memory)
+        .build()
+        .expect("agent");
+    let conv = agent.conversation().expect("conversation");
+    // Two clients hold the same (empty) conversation; each sends one message.
+    let first = agent.send_in_conversation(&conv, "m1").expect("first");
+    let second = agent.send_in_conversation(&conv, "m2").expect("second");
+    assert_eq!(first.conversation.messages.len(), 2);
+    let contents: Vec<&str> = second
+        .conversation
+        .messages
+        .iter()
+        .map(|m| m.content.as_str())
+        .collect();
+    assert_eq!(contents, ["m1", "r1", "m2", "r2"]);
+    let stored = agent.conversation_by_id(&conv.id).expect("stored");
+    assert_eq!(stored.messages.len(), 4, "neither exchange is lost");
+}

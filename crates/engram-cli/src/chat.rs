@@ -9,7 +9,8 @@ use std::{
 use anyhow::{Context, Result, bail};
 use clap::Args;
 use engram::{Engine, OnModelMismatch, Tenant};
-use engram_agent::{Agent, Conversation, Guard, ProviderConfig, ProviderKind, Turn};
+use engram_agent::{Agent, Conversation, Guard, ProviderConfig, ProviderKind};
+use engram_client::api;
 
 use crate::Cli;
 
@@ -26,9 +27,9 @@ pub(crate) struct ChatArgs {
     #[arg(long, env = "ENGRAM_LLM_URL", value_name = "URL")]
     base_url: Option<String>,
 
-    /// Model name.
+    /// Model name (required unless --server is given).
     #[arg(long, env = "ENGRAM_LLM_MODEL", value_name = "NAME")]
-    model: String,
+    model: Option<String>,
 
     /// Continue this conversation (its id is printed when a chat starts).
     #[arg(long, value_name = "ID")]
@@ -97,10 +98,13 @@ pub(crate) fn provider_config(
 }
 
 fn agent(engine: Engine, args: &ChatArgs) -> Result<Agent> {
+    let Some(model) = &args.model else {
+        bail!("--model NAME is required (or ENGRAM_LLM_MODEL), unless --server is given");
+    };
     let config = provider_config(
         &args.provider,
         args.base_url.as_deref(),
-        &args.model,
+        model,
         Duration::from_secs(args.timeout.max(1)),
     )?;
     let mut builder = Agent::builder()
@@ -135,81 +139,175 @@ fn print_piece(piece: &str) {
     let _ = out.write_all(piece.as_bytes()).and_then(|()| out.flush());
 }
 
-/// Sends one message, printing the answer as it arrives (or whole with --no-stream).
-fn say(agent: &Agent, args: &ChatArgs, conv: &Conversation, message: &str) -> Result<Turn> {
-    let turn = if args.no_stream {
-        let turn = agent.send_in_conversation(conv, message)?;
-        write!(std::io::stdout().lock(), "{}", turn.reply.text)?;
-        turn
-    } else {
-        agent.stream_in_conversation(conv, message, print_piece)?
-    };
-    outln!()?;
-    Ok(turn)
+/// One side of a chat: the agent in this process, or a server's `/v1/chat`.
+trait Session {
+    /// Sends a message; prints the answer (as it arrives unless `quiet` or --no-stream).
+    /// Returns the reply as JSON for --json.
+    fn say(&mut self, message: &str, quiet: bool) -> Result<serde_json::Value>;
+    /// The conversation id, once there is one.
+    fn id(&self) -> Option<String>;
+    /// Called after a failed message.
+    fn failed(&self) {}
 }
 
-/// After a failed message with durable runs on: how to finish it.
-fn hint_resume(agent: &Agent, conv: &Conversation) {
-    let Ok(runs) = agent.unfinished_runs() else {
-        return;
-    };
-    if let Some(run) = runs
-        .iter()
-        .find(|r| r.conversation_id.as_deref() == Some(conv.id.as_str()))
-    {
-        eprintln!(
-            "the run was saved: finish it with engram chat --resume {} (and the same model options)",
-            run.id
-        );
+struct Local<'a> {
+    agent: Agent,
+    conv: Conversation,
+    args: &'a ChatArgs,
+}
+
+impl Session for Local<'_> {
+    fn say(&mut self, message: &str, quiet: bool) -> Result<serde_json::Value> {
+        let turn = if self.args.no_stream || quiet {
+            let turn = self.agent.send_in_conversation(&self.conv, message)?;
+            if !quiet {
+                write!(std::io::stdout().lock(), "{}", turn.reply.text)?;
+            }
+            turn
+        } else {
+            self.agent
+                .stream_in_conversation(&self.conv, message, print_piece)?
+        };
+        self.conv = turn.conversation;
+        Ok(serde_json::json!({"conversation_id": self.conv.id, "reply": turn.reply}))
     }
+
+    fn id(&self) -> Option<String> {
+        Some(self.conv.id.clone())
+    }
+
+    /// With durable runs on: how to finish the failed message.
+    fn failed(&self) {
+        let Ok(runs) = self.agent.unfinished_runs() else {
+            return;
+        };
+        if let Some(run) = runs
+            .iter()
+            .find(|r| r.conversation_id.as_deref() == Some(self.conv.id.as_str()))
+        {
+            eprintln!(
+                "the run was saved: finish it with engram chat --resume {} (and the same model options)",
+                run.id
+            );
+        }
+    }
+}
+
+struct Remote {
+    client: engram_client::Client,
+    template: api::ChatMessage,
+    stream: bool,
+}
+
+impl Session for Remote {
+    fn say(&mut self, message: &str, quiet: bool) -> Result<serde_json::Value> {
+        let msg = api::ChatMessage {
+            message: message.to_owned(),
+            ..self.template.clone()
+        };
+        let reply = if self.stream && !quiet {
+            self.client.chat_stream(&msg, print_piece)?
+        } else {
+            let reply = self.client.chat(&msg)?;
+            if !quiet {
+                write!(std::io::stdout().lock(), "{}", reply.reply)?;
+            }
+            reply
+        };
+        if reply.conversation_id.is_some() {
+            self.template
+                .conversation_id
+                .clone_from(&reply.conversation_id);
+        }
+        Ok(serde_json::to_value(&reply)?)
+    }
+
+    fn id(&self) -> Option<String> {
+        self.template.conversation_id.clone()
+    }
+}
+
+/// `engram --server URL chat`: the server's agent and model (`--provider`, `--base-url`
+/// and `--model` are the server's and not used), the server's store.
+fn remote(cli: &Cli, args: &ChatArgs, url: &str) -> Result<Remote> {
+    let local_only = [
+        (args.resume.is_some(), "--resume"),
+        (args.durable_runs, "--durable-runs"),
+        (args.system.is_some(), "--system"),
+        (!args.blocked_phrases.is_empty(), "--block"),
+        (!args.blocked_patterns.is_empty(), "--block-pattern"),
+        (args.max_tokens.is_some(), "--max-tokens"),
+    ];
+    if let Some((_, flag)) = local_only.iter().find(|(set, _)| *set) {
+        bail!("{flag} is set on the server (engram serve --llm-...); drop it with --server");
+    }
+    Ok(Remote {
+        client: engram_client::Client::new(url)?.with_key(cli.api_key.clone()),
+        template: api::ChatMessage {
+            message: String::new(),
+            conversation_id: args.conversation.clone(),
+            long_term_memory: Some(args.long_term_memory),
+            store_messages: Some(!args.no_store_messages),
+        },
+        stream: !args.no_stream,
+    })
 }
 
 pub(crate) fn chat(cli: &Cli, args: &ChatArgs) -> Result<ExitCode> {
-    if cli.server.is_some() {
-        bail!("engram chat talks to the model itself: run it without --server");
-    }
-    let tenant = Tenant::new(cli.tenant())?;
-    let engine = crate::open(cli, OnModelMismatch::Error)?.with_tenant(tenant);
-    let agent = agent(engine, args)?;
-    if let Some(run) = &args.resume {
-        let reply = if args.no_stream {
-            let reply = agent.resume(run);
-            if let Ok(r) = &reply {
-                write!(std::io::stdout().lock(), "{}", r.text)?;
+    let mut session: Box<dyn Session> = match &cli.server {
+        Some(url) => Box::new(remote(cli, args, url)?),
+        None => {
+            let tenant = Tenant::new(cli.tenant())?;
+            let engine = crate::open(cli, OnModelMismatch::Error)?.with_tenant(tenant);
+            let agent = agent(engine, args)?;
+            if let Some(run) = &args.resume {
+                let reply = if args.no_stream {
+                    let reply = agent.resume(run);
+                    if let Ok(r) = &reply {
+                        write!(std::io::stdout().lock(), "{}", r.text)?;
+                    }
+                    reply
+                } else {
+                    agent.resume_stream(run, print_piece)
+                };
+                reply.with_context(|| format!("cannot finish run {run}"))?;
+                outln!()?;
+                return Ok(ExitCode::SUCCESS);
             }
-            reply
-        } else {
-            agent.resume_stream(run, print_piece)
-        };
-        reply.with_context(|| format!("cannot finish run {run}"))?;
-        outln!()?;
-        return Ok(ExitCode::SUCCESS);
-    }
-    let mut conv = match &args.conversation {
-        Some(id) => agent
-            .conversation_by_id(id)
-            .with_context(|| format!("cannot resume conversation {id}"))?,
-        None => agent.conversation()?,
+            let conv = match &args.conversation {
+                Some(id) => agent
+                    .conversation_by_id(id)
+                    .with_context(|| format!("cannot resume conversation {id}"))?,
+                None => agent.conversation()?,
+            };
+            eprintln!(
+                "conversation {} with {} ({} messages so far)",
+                conv.id,
+                agent.provider().model(),
+                conv.messages.len()
+            );
+            Box::new(Local { agent, conv, args })
+        }
     };
     if let Some(message) = &args.message {
-        let turn = say(&agent, args, &conv, message).inspect_err(|_| hint_resume(&agent, &conv))?;
+        let json = session
+            .say(message, cli.json)
+            .inspect_err(|_| session.failed())?;
         if cli.json {
-            crate::print_json(&serde_json::json!({
-                "conversation_id": turn.conversation.id,
-                "reply": turn.reply,
-            }))?;
+            crate::print_json(&json)?;
+        } else {
+            outln!()?;
         }
-        eprintln!("conversation: {}", turn.conversation.id);
+        if let Some(id) = session.id() {
+            eprintln!("conversation: {id}");
+        }
         return Ok(ExitCode::SUCCESS);
     }
     let stdin = std::io::stdin();
     let interactive = stdin.is_terminal();
-    eprintln!(
-        "conversation {} with {} ({} messages so far); /exit to quit",
-        conv.id,
-        agent.provider().model(),
-        conv.messages.len()
-    );
+    if interactive {
+        eprintln!("/id prints the conversation id, /exit ends the chat");
+    }
     let mut lines = stdin.lock().lines();
     loop {
         if interactive {
@@ -222,19 +320,21 @@ pub(crate) fn chat(cli: &Cli, args: &ChatArgs) -> Result<ExitCode> {
             "" => continue,
             "/exit" | "/quit" => break,
             "/id" => {
-                outln!("{}", conv.id)?;
+                outln!("{}", session.id().unwrap_or_default())?;
                 continue;
             }
             _ => {}
         }
-        match say(&agent, args, &conv, message) {
-            Ok(turn) => conv = turn.conversation,
+        match session.say(message, false) {
+            Ok(_) => outln!()?,
             Err(e) => {
-                hint_resume(&agent, &conv);
+                session.failed();
                 eprintln!("engram: error: {}", crate::error_line(&e));
             }
         }
     }
-    eprintln!("conversation: {}", conv.id);
+    if let Some(id) = session.id() {
+        eprintln!("conversation: {id}");
+    }
     Ok(ExitCode::SUCCESS)
 }

@@ -53,6 +53,14 @@ pub enum ClientError {
     /// The base URL is not an http(s) URL.
     #[error("invalid server URL {0:?}: must start with http:// or https://")]
     BadUrl(String),
+    /// A streamed answer ended with an `error` event.
+    #[error("{code}: {message}")]
+    Stream {
+        /// The stable error code (`provider_unavailable`, ...).
+        code: String,
+        /// The server's message.
+        message: String,
+    },
 }
 
 impl ClientError {
@@ -64,6 +72,28 @@ impl ClientError {
         }
     }
 }
+
+/// An error answer as a [`ClientError::Api`].
+fn api_error(status: u16, text: &str) -> ClientError {
+    match serde_json::from_str::<ErrorBody>(text) {
+        Ok(b) => ClientError::Api {
+            status,
+            code: b.error.code,
+            message: b.error.message,
+        },
+        Err(_) => ClientError::Api {
+            status,
+            code: "unknown".into(),
+            message: text.chars().take(200).collect(),
+        },
+    }
+}
+
+/// How long a call may take.
+const TIMEOUT: Duration = Duration::from_secs(60);
+
+/// How long a chat call may take (the model's time included).
+const CHAT_TIMEOUT: Duration = Duration::from_secs(600);
 
 /// A connection to one engram server, acting as the tenant of its API key.
 #[derive(Clone)]
@@ -129,7 +159,7 @@ impl Client {
             return Err(ClientError::BadUrl(base_url.to_owned()));
         }
         let agent: ureq::Agent = ureq::Agent::config_builder()
-            .timeout_global(Some(Duration::from_secs(60)))
+            .timeout_global(Some(TIMEOUT))
             .http_status_as_error(false)
             .build()
             .into();
@@ -169,11 +199,20 @@ impl Client {
                     url: url.clone(),
                     reason: e.to_string(),
                 })?;
+                // A chat waits for the model: it gets the longer timeout.
+                let timeout = if path.starts_with("/v1/chat") {
+                    CHAT_TIMEOUT
+                } else {
+                    TIMEOUT
+                };
                 let mut req = match method {
                     "PUT" => self.agent.put(&url),
                     "PATCH" => self.agent.patch(&url),
                     _ => self.agent.post(&url),
                 }
+                .config()
+                .timeout_global(Some(timeout))
+                .build()
                 .header("Content-Type", "application/json");
                 if let Some(a) = &auth {
                     req = req.header("Authorization", a);
@@ -200,18 +239,7 @@ impl Client {
             .read_to_string()
             .map_err(transport)?;
         if status >= 400 {
-            return Err(match serde_json::from_str::<ErrorBody>(&text) {
-                Ok(b) => ClientError::Api {
-                    status,
-                    code: b.error.code,
-                    message: b.error.message,
-                },
-                Err(_) => ClientError::Api {
-                    status,
-                    code: "unknown".into(),
-                    message: text.chars().take(200).collect(),
-                },
-            });
+            return Err(api_error(status, &text));
         }
         if status == 204 || text.is_empty() {
             return Ok(None);
@@ -294,6 +322,74 @@ impl Client {
     /// Sends a message to the server's agent (recall injected, conversation stored).
     pub fn chat(&self, message: &ChatMessage) -> Result<ChatReply, ClientError> {
         self.send_json("POST", "/v1/chat", message)
+    }
+
+    /// [`Client::chat`] with the answer streamed: `on_text` gets each piece as the model
+    /// writes it (`POST /v1/chat/stream`).
+    pub fn chat_stream(
+        &self,
+        message: &ChatMessage,
+        mut on_text: impl FnMut(&str),
+    ) -> Result<ChatReply, ClientError> {
+        use std::io::BufRead;
+        let url = format!("{}/v1/chat/stream", self.base);
+        let transport = |reason: String| ClientError::Transport {
+            url: url.clone(),
+            reason,
+        };
+        let decode = |reason: String| ClientError::Decode {
+            url: url.clone(),
+            reason,
+        };
+        let json = serde_json::to_string(message).map_err(|e| decode(e.to_string()))?;
+        let mut req = self
+            .agent
+            .post(&url)
+            .config()
+            .timeout_global(Some(CHAT_TIMEOUT))
+            .build()
+            .header("Content-Type", "application/json");
+        if let Some(k) = &self.key {
+            req = req.header("Authorization", &format!("Bearer {k}"));
+        }
+        let mut resp = req
+            .send(json.as_str())
+            .map_err(|e| transport(e.to_string()))?;
+        let status = resp.status().as_u16();
+        if status >= 400 {
+            let text = resp.body_mut().read_to_string().unwrap_or_default();
+            return Err(api_error(status, &text));
+        }
+        let reader = std::io::BufReader::new(resp.into_body().into_reader());
+        let mut event = String::new();
+        for line in reader.lines() {
+            let line = line.map_err(|e| transport(e.to_string()))?;
+            if let Some(name) = line.strip_prefix("event:") {
+                event = name.trim().to_owned();
+            } else if let Some(data) = line.strip_prefix("data:") {
+                let data = data.strip_prefix(' ').unwrap_or(data);
+                match event.as_str() {
+                    "token" => {
+                        let t: ChatToken =
+                            serde_json::from_str(data).map_err(|e| decode(e.to_string()))?;
+                        on_text(&t.text);
+                    }
+                    "done" => {
+                        return serde_json::from_str(data).map_err(|e| decode(e.to_string()));
+                    }
+                    "error" => {
+                        let b: ErrorBody =
+                            serde_json::from_str(data).map_err(|e| decode(e.to_string()))?;
+                        return Err(ClientError::Stream {
+                            code: b.error.code,
+                            message: b.error.message,
+                        });
+                    }
+                    _ => {}
+                }
+            }
+        }
+        Err(transport("the stream ended before its done event".into()))
     }
 
     /// The value at `key` of `namespace`, or `None`.

@@ -25,6 +25,10 @@ use crate::{
 /// one stored record).
 pub const MAX_MESSAGE_BYTES: usize = 256 * 1024;
 
+/// Most bytes of earlier messages sent with a message (so that a durable run, which holds
+/// them, still fits one stored record).
+pub const HISTORY_BYTES: usize = 384 * 1024;
+
 /// What the model answered to one message.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct Reply {
@@ -323,18 +327,10 @@ impl Agent {
         })
     }
 
-    /// Starts a conversation with a new ULID id, stored at once (unless messages are not
-    /// stored).
+    /// Starts a conversation with a new ULID id. It is stored with its first exchange
+    /// (until then [`Agent::conversation_by_id`] does not find it).
     pub fn conversation(&self) -> Result<Conversation> {
-        let now = Timestamp::now();
-        let conv = Conversation {
-            id: MemoryId::generate().to_string(),
-            messages: Vec::new(),
-            created_at: now,
-            updated_at: now,
-        };
-        self.save_conversation(&conv)?;
-        Ok(conv)
+        Ok(new_conversation(MemoryId::generate().to_string()))
     }
 
     /// Resumes a stored conversation. An id that is not a ULID is invalid input; an id with
@@ -431,13 +427,13 @@ impl Agent {
         }
         let reply = self.drive(&mut run, on_text)?;
         if let Some(id) = run.conversation_id.clone() {
-            match self.conversation_by_id(&id) {
-                Ok(conv) => {
-                    self.append_exchange(&conv, &run.message, &reply.text)?;
-                }
-                Err(AgentError::NotFound { .. }) => {}
+            let conv = match self.conversation_by_id(&id) {
+                Ok(conv) => conv,
+                // The run was the conversation's first exchange.
+                Err(AgentError::NotFound { .. }) => new_conversation(id),
                 Err(e) => return Err(e),
-            }
+            };
+            self.append_exchange(&conv, &run.message, &reply.text)?;
         }
         Ok(reply)
     }
@@ -467,12 +463,7 @@ impl Agent {
         reply: &str,
     ) -> Result<Conversation> {
         let mut latest = match self.conversation_by_id(&conv.id) {
-            Ok(stored)
-                if stored.messages.len() > conv.messages.len()
-                    && stored.messages.starts_with(&conv.messages) =>
-            {
-                stored
-            }
+            Ok(stored) if stored.turns > conv.turns => stored,
             _ => conv.clone(),
         };
         push_exchange(&mut latest, message, reply);
@@ -520,9 +511,14 @@ impl Agent {
                 });
             }
         }
-        // The latest `history` messages, starting at a user message (Anthropic requires
-        // the first message to be the user's).
+        // The latest `history` messages within HISTORY_BYTES, starting at a user message
+        // (Anthropic requires the first message to be the user's).
         let mut start = history.len().saturating_sub(self.inner.history);
+        let mut bytes: usize = history[start..].iter().map(|m| m.content.len()).sum();
+        while bytes > HISTORY_BYTES && start < history.len() {
+            bytes -= history[start].content.len();
+            start += 1;
+        }
         while history.get(start).is_some_and(|m| m.role != Role::User) {
             start += 1;
         }
@@ -593,8 +589,10 @@ impl Agent {
             max_tokens: inner.max_tokens,
             temperature: inner.temperature,
         };
+        // Each drive (a first run or a resume) gets `max_steps` model calls.
+        let limit = run.steps + inner.max_steps;
         loop {
-            if run.steps >= inner.max_steps {
+            if run.steps >= limit {
                 let e = AgentError::StepLimit {
                     steps: inner.max_steps,
                 };
@@ -695,9 +693,21 @@ impl Agent {
     }
 }
 
+fn new_conversation(id: String) -> Conversation {
+    let now = Timestamp::now();
+    Conversation {
+        id,
+        messages: Vec::new(),
+        turns: 0,
+        created_at: now,
+        updated_at: now,
+    }
+}
+
 fn push_exchange(conv: &mut Conversation, message: &str, reply: &str) {
     conv.messages.push(Message::user(message));
     conv.messages.push(Message::assistant(reply));
+    conv.turns += 1;
     conv.updated_at = Timestamp::now();
 }
 

@@ -17,8 +17,12 @@ pub const RUNS_NAMESPACE: &str = "runs";
 pub struct Conversation {
     /// A ULID: keep it to resume the conversation later.
     pub id: String,
-    /// The messages so far.
+    /// The messages so far (the oldest are dropped when the conversation outgrows one
+    /// stored record).
     pub messages: Vec<Message>,
+    /// Exchanges ever added, including dropped ones: tells a stale copy from the stored one.
+    #[serde(default)]
+    pub turns: u64,
     /// When it was started.
     pub created_at: Timestamp,
     /// When it last changed.

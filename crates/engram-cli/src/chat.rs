@@ -178,6 +178,9 @@ impl Session for Local<'_> {
 
     /// With durable runs on: how to finish the failed message.
     fn failed(&self) {
+        if !self.args.durable_runs {
+            return;
+        }
         let Ok(runs) = self.agent.unfinished_runs() else {
             return;
         };

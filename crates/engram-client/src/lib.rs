@@ -93,7 +93,7 @@ fn api_error(status: u16, text: &str) -> ClientError {
 const TIMEOUT: Duration = Duration::from_secs(60);
 
 /// How long a chat call may take (the model's time included).
-const CHAT_TIMEOUT: Duration = Duration::from_secs(600);
+const CHAT_TIMEOUT: Duration = Duration::from_secs(1800);
 
 /// A connection to one engram server, acting as the tenant of its API key.
 #[derive(Clone)]

@@ -131,7 +131,7 @@ impl Provider for Anthropic {
     fn chat(&self, req: &ChatRequest) -> Result<ChatResponse> {
         let v = read_json(
             &self.t,
-            self.t.post(&self.body(req, false), context_length)?,
+            self.t.post(&self.body(req, false), false, context_length)?,
         )?;
         let blocks = v["content"]
             .as_array()
@@ -169,11 +169,12 @@ impl Provider for Anthropic {
         req: &ChatRequest,
         on_text: &mut dyn FnMut(&str),
     ) -> Result<ChatResponse> {
-        let reader = self.t.post(&self.body(req, true), context_length)?;
+        let reader = self.t.post(&self.body(req, true), true, context_length)?;
         let mut out = ChatResponse::default();
         // tool_use blocks by index: (id, name, input JSON so far).
         let mut tools: BTreeMap<u64, (String, String, String)> = BTreeMap::new();
         let mut stop = None;
+        let mut finished = false;
         for_each_event(
             reader,
             |event| {
@@ -233,7 +234,10 @@ impl Provider for Anthropic {
                             out.usage.output_tokens = n;
                         }
                     }
-                    "message_stop" => return Ok(false),
+                    "message_stop" => {
+                        finished = true;
+                        return Ok(false);
+                    }
                     "error" => {
                         let message = v
                             .pointer("/error/message")
@@ -249,6 +253,11 @@ impl Provider for Anthropic {
             },
             |e| self.t.unavailable(format!("the stream broke: {e}")),
         )?;
+        if !finished && stop.is_none() {
+            return Err(self
+                .t
+                .unavailable("the stream ended before the answer was finished"));
+        }
         for (_, (id, name, input)) in tools {
             let arguments = if input.trim().is_empty() {
                 Value::Object(Map::new())

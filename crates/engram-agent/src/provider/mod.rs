@@ -110,8 +110,10 @@ pub struct ProviderConfig {
     pub model: String,
     /// API key; `None` sends none (local servers).
     pub api_key: Option<String>,
-    /// Limit on one whole call, response body included.
+    /// Limit on one call answered whole, and on the start of a streamed answer.
     pub timeout: Duration,
+    /// Limit on the whole body of a streamed answer.
+    pub stream_timeout: Duration,
     /// Attempts per call (the first included) on 429, 5xx, timeouts and network errors.
     pub max_attempts: u32,
     /// First back-off; doubled on each retry, or taken from `Retry-After` (at most 60 s).
@@ -128,6 +130,7 @@ impl fmt::Debug for ProviderConfig {
             .field("model", &self.model)
             .field("api_key", &self.api_key.as_ref().map(|_| "<set>"))
             .field("timeout", &self.timeout)
+            .field("stream_timeout", &self.stream_timeout)
             .field("max_attempts", &self.max_attempts)
             .field("backoff", &self.backoff)
             .field("max_tokens", &self.max_tokens)
@@ -137,8 +140,8 @@ impl fmt::Debug for ProviderConfig {
 
 impl ProviderConfig {
     /// Defaults for `model` of `kind`: the public base URL, the API key from the
-    /// environment ([`ProviderKind::key_env`]), a 120 s timeout, 3 attempts starting at
-    /// 500 ms back-off, 1,024 tokens per answer.
+    /// environment ([`ProviderKind::key_env`]), a 120 s timeout (600 s for a whole streamed
+    /// answer), 3 attempts starting at 500 ms back-off, 1,024 tokens per answer.
     pub fn new(kind: ProviderKind, model: impl Into<String>) -> Self {
         Self {
             kind,
@@ -149,6 +152,7 @@ impl ProviderConfig {
                 .iter()
                 .find_map(|v| std::env::var(v).ok().filter(|k| !k.is_empty())),
             timeout: Duration::from_secs(120),
+            stream_timeout: Duration::from_secs(600),
             max_attempts: 3,
             backoff: Duration::from_millis(500),
             max_tokens: 1024,

@@ -1,7 +1,7 @@
 //! The OpenAI chat completions API, as spoken by OpenAI, Ollama, vLLM, llama.cpp server and
 //! LM Studio.
 
-use std::collections::BTreeMap;
+use std::collections::HashMap;
 
 use serde_json::{Map, Value, json};
 
@@ -59,6 +59,8 @@ impl OpenAi {
         }
         if stream {
             body["stream"] = json!(true);
+            // Token counts arrive in a last chunk only when asked for.
+            body["stream_options"] = json!({"include_usage": true});
         }
         body
     }
@@ -135,7 +137,7 @@ impl Provider for OpenAi {
     fn chat(&self, req: &ChatRequest) -> Result<ChatResponse> {
         let v = read_json(
             &self.t,
-            self.t.post(&self.body(req, false), context_length)?,
+            self.t.post(&self.body(req, false), false, context_length)?,
         )?;
         let choice = v
             .pointer("/choices/0")
@@ -175,15 +177,19 @@ impl Provider for OpenAi {
         req: &ChatRequest,
         on_text: &mut dyn FnMut(&str),
     ) -> Result<ChatResponse> {
-        let reader = self.t.post(&self.body(req, true), context_length)?;
+        let reader = self.t.post(&self.body(req, true), true, context_length)?;
         let mut out = ChatResponse::default();
-        // Tool calls arrive in pieces, keyed by index: (id, name, arguments so far).
-        let mut calls: BTreeMap<u64, (String, String, String)> = BTreeMap::new();
+        // Tool calls arrive in pieces: (id, name, arguments so far), in order of arrival,
+        // and the slot each `index` currently writes to.
+        let mut calls: Vec<(String, String, String)> = Vec::new();
+        let mut slots: HashMap<u64, usize> = HashMap::new();
         let mut finish = None;
+        let mut done = false;
         for_each_event(
             reader,
             |event| {
                 if event.data.trim() == "[DONE]" {
+                    done = true;
                     return Ok(false);
                 }
                 let v: Value = serde_json::from_str(&event.data)
@@ -208,15 +214,32 @@ impl Provider for OpenAi {
                 }
                 for c in delta["tool_calls"].as_array().into_iter().flatten() {
                     let index = c["index"].as_u64().unwrap_or(0);
-                    let entry = calls.entry(index).or_default();
-                    if let Some(id) = c["id"].as_str() {
-                        entry.0.push_str(id);
+                    let id = c["id"].as_str().filter(|i| !i.is_empty());
+                    // A new id at an index that already holds a call is a new call (some
+                    // servers send every call at index 0).
+                    let slot = match slots.get(&index) {
+                        Some(&s) if id.is_none_or(|i| calls[s].0.is_empty() || calls[s].0 == i) => {
+                            s
+                        }
+                        _ => {
+                            calls.push(Default::default());
+                            slots.insert(index, calls.len() - 1);
+                            calls.len() - 1
+                        }
+                    };
+                    let call = &mut calls[slot];
+                    if let Some(id) = id
+                        && call.0.is_empty()
+                    {
+                        call.0 = id.to_owned();
                     }
-                    if let Some(name) = c.pointer("/function/name").and_then(Value::as_str) {
-                        entry.1.push_str(name);
+                    if let Some(name) = c.pointer("/function/name").and_then(Value::as_str)
+                        && call.1.is_empty()
+                    {
+                        call.1 = name.to_owned();
                     }
                     if let Some(a) = c.pointer("/function/arguments").and_then(Value::as_str) {
-                        entry.2.push_str(a);
+                        call.2.push_str(a);
                     }
                 }
                 if let Some(f) = choice["finish_reason"].as_str() {
@@ -226,8 +249,13 @@ impl Provider for OpenAi {
             },
             |e| self.t.unavailable(format!("the stream broke: {e}")),
         )?;
+        if !done && finish.is_none() {
+            return Err(self
+                .t
+                .unavailable("the stream ended before the answer was finished"));
+        }
         out.tool_calls = calls
-            .into_values()
+            .into_iter()
             .map(|(id, name, args)| ToolCall {
                 id,
                 name,

@@ -27,7 +27,6 @@ pub(crate) struct Transport {
 impl Transport {
     pub fn new(config: ProviderConfig, path: &str, headers: Vec<(&'static str, String)>) -> Self {
         let agent: ureq::Agent = ureq::Agent::config_builder()
-            .timeout_global(Some(config.timeout))
             .timeout_connect(Some(config.timeout.min(Duration::from_secs(10))))
             .http_status_as_error(false)
             .build()
@@ -60,7 +59,14 @@ impl Transport {
     /// Posts `body`, retrying 429, 408, 5xx, timeouts and network errors with back-off.
     /// Returns the body of the first 2xx answer as a reader; any other status becomes a
     /// typed error (`context_length` decides whether a 400 means the prompt was too long).
-    pub fn post(&self, body: &Value, context_length: fn(&str) -> bool) -> Result<BodyReader> {
+    /// A whole answer must arrive within the config's `timeout`; a streamed one must start
+    /// within it and end within `stream_timeout`.
+    pub fn post(
+        &self,
+        body: &Value,
+        stream: bool,
+        context_length: fn(&str) -> bool,
+    ) -> Result<BodyReader> {
         let body = body.to_string();
         let provider = self.kind.as_str();
         let mut delay = self.config.backoff;
@@ -68,10 +74,15 @@ impl Transport {
         loop {
             attempt += 1;
             let started = Instant::now();
-            let mut req = self
-                .agent
-                .post(&self.endpoint)
-                .header("Content-Type", "application/json");
+            let config = self.agent.post(&self.endpoint).config();
+            let config = if stream {
+                config
+                    .timeout_recv_response(Some(self.config.timeout))
+                    .timeout_recv_body(Some(self.config.stream_timeout))
+            } else {
+                config.timeout_global(Some(self.config.timeout))
+            };
+            let mut req = config.build().header("Content-Type", "application/json");
             for (k, v) in &self.headers {
                 req = req.header(*k, v);
             }
@@ -144,7 +155,8 @@ impl Transport {
 }
 
 /// The provider's own explanation from an error body (`error.message`, `message` or an
-/// `error` string), else the start of the body.
+/// `error` string). Anything else in the body is not repeated: some servers echo the
+/// request, which holds the message and the injected memory.
 fn error_detail(text: &str) -> String {
     let parsed: Option<Value> = serde_json::from_str(text).ok();
     let found = parsed.as_ref().and_then(|v| {
@@ -153,11 +165,11 @@ fn error_detail(text: &str) -> String {
             .or_else(|| v.get("error").filter(|e| e.is_string()))
             .and_then(Value::as_str)
     });
-    let detail = found.unwrap_or(text).trim();
-    if detail.is_empty() {
-        return "no detail".to_owned();
+    match found.map(str::trim).filter(|d| !d.is_empty()) {
+        Some(d) => d.chars().take(300).collect(),
+        None if text.trim().is_empty() => "no detail".to_owned(),
+        None => format!("no error message in a body of {} bytes", text.len()),
     }
-    detail.chars().take(300).collect()
 }
 
 /// Reads a whole (non-streamed) JSON answer.
@@ -182,7 +194,10 @@ mod tests {
             error_detail(r#"{"error":"model not found"}"#),
             "model not found"
         );
-        assert_eq!(error_detail("plain failure"), "plain failure");
+        assert_eq!(
+            error_detail("echo: my secret message"),
+            "no error message in a body of 23 bytes"
+        );
         assert_eq!(error_detail(""), "no detail");
     }
 }

@@ -93,7 +93,7 @@ fn a_conversation_resumes_after_a_restart() {
 #[test]
 fn an_unknown_conversation_is_not_found_unless_asked_for_a_new_one() {
     let memory = memory();
-    let server = Server::start(vec![]);
+    let server = Server::start(vec![openai_reply("hi")]);
     let agent = agent(ProviderKind::OpenAi, &server, &memory)
         .build()
         .expect("agent");
@@ -111,9 +111,13 @@ fn an_unknown_conversation_is_not_found_unless_asked_for_a_new_one() {
     let fresh = agent.conversation_or_new(&unknown).expect("new");
     assert_ne!(fresh.id, unknown);
     assert!(fresh.messages.is_empty());
+    // A conversation is stored with its first exchange.
+    assert!(agent.conversation_by_id(&fresh.id).is_err());
+    agent.send_in_conversation(&fresh, "hello").expect("turn");
+    let again = agent.conversation_or_new(&fresh.id).expect("same");
     assert_eq!(
-        agent.conversation_or_new(&fresh.id).expect("same").id,
-        fresh.id
+        (again.id.as_str(), again.messages.len()),
+        (fresh.id.as_str(), 2)
     );
 }
 
@@ -396,4 +400,65 @@ fn a_stale_copy_of_a_conversation_appends_after_the_stored_exchanges() {
     assert_eq!(contents, ["m1", "r1", "m2", "r2"]);
     let stored = agent.conversation_by_id(&conv.id).expect("stored");
     assert_eq!(stored.messages.len(), 4, "neither exchange is lost");
+}
+
+#[test]
+fn the_history_sent_stays_within_its_byte_budget() {
+    let memory = memory();
+    let server = Server::start(vec![
+        openai_reply("r1"),
+        openai_reply("r2"),
+        openai_reply("r3"),
+    ]);
+    let agent = agent(ProviderKind::OpenAi, &server, &memory)
+        .build()
+        .expect("agent");
+    let big = |c: char| c.to_string().repeat(200 * 1024);
+    let mut conv = agent.conversation().expect("conversation");
+    for c in ['a', 'b'] {
+        conv = agent
+            .send_in_conversation(&conv, &big(c))
+            .expect("turn")
+            .conversation;
+    }
+    agent.send_in_conversation(&conv, "small").expect("turn");
+    // 2 x 200 KiB of history would pass the 384 KiB budget: only the latest exchange goes.
+    let sent = body(&server.requests()[2]);
+    let messages = sent["messages"].as_array().expect("messages");
+    assert_eq!(messages.len(), 3);
+    assert!(
+        messages[0]["content"]
+            .as_str()
+            .is_some_and(|c| c.starts_with('b'))
+    );
+}
+
+#[test]
+fn a_run_stopped_by_the_step_limit_gets_a_new_budget_when_resumed() {
+    let call = || {
+        Reply::json(
+            200,
+            json!({"choices": [{"message": {"role": "assistant", "content": null, "tool_calls": [
+                {"id": "c", "type": "function", "function": {"name": "noop", "arguments": "{}"}}
+            ]}, "finish_reason": "tool_calls"}]})
+            .to_string(),
+        )
+    };
+    let memory = memory();
+    let server = Server::start(vec![call(), openai_reply("finally")]);
+    let agent = agent(ProviderKind::OpenAi, &server, &memory)
+        .tool(Tool::new(
+            "noop",
+            "does nothing",
+            json!({"type": "object"}),
+            |_| Ok("done".into()),
+        ))
+        .durable_runs(true)
+        .max_steps(1)
+        .build()
+        .expect("agent");
+    let err = agent.send("go").expect_err("step limit");
+    assert_eq!(err.kind(), AgentErrorKind::StepLimit);
+    let run = agent.unfinished_runs().expect("runs").remove(0);
+    assert_eq!(agent.resume(&run.id).expect("resumed").text, "finally");
 }

@@ -69,7 +69,75 @@ fn openai_streaming_delivers_pieces_and_the_same_prompt() {
     assert_eq!(reply.text, "You get 10 percent.");
     let r = &server.requests()[0];
     assert_eq!(body(r)["stream"], true);
+    assert_eq!(body(r)["stream_options"], json!({"include_usage": true}));
     assert_eq!(last_prompt(r), seed_prompt());
+}
+
+#[test]
+fn a_stream_cut_off_before_its_end_is_an_error() {
+    let cut_openai = Reply::sse([format!(
+        "data: {}",
+        json!({"choices": [{"index": 0, "delta": {"content": "You get"}, "finish_reason": null}]})
+    )]);
+    let cut_anthropic = Reply::sse([format!(
+        "event: content_block_delta\ndata: {}",
+        json!({"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": "You get"}})
+    )]);
+    for (kind, reply) in [
+        (ProviderKind::OpenAi, cut_openai),
+        (ProviderKind::Anthropic, cut_anthropic),
+    ] {
+        let server = Server::start(vec![reply]);
+        let memory = memory();
+        let agent = agent(kind, &server, &memory).build().expect("agent");
+        let conv = agent.conversation().expect("conversation");
+        let err = agent
+            .stream_in_conversation(&conv, "hi", |_| {})
+            .expect_err("cut off");
+        assert_eq!(err.kind(), AgentErrorKind::Unavailable, "{kind}: {err}");
+        assert!(
+            agent.conversation_by_id(&conv.id).is_err(),
+            "{kind}: a cut-off answer is not stored"
+        );
+    }
+}
+
+#[test]
+fn openai_parallel_tool_calls_sent_at_one_index_stay_apart() {
+    // Some servers (Ollama) give every streamed call index 0, each with its own id.
+    let chunk = |delta: serde_json::Value| {
+        format!(
+            "data: {}",
+            json!({"choices": [{"index": 0, "delta": delta, "finish_reason": null}]})
+        )
+    };
+    let calls = Reply::sse([
+        chunk(
+            json!({"tool_calls": [{"index": 0, "id": "call_a", "type": "function", "function": {"name": "get_weather", "arguments": "{\"city\":\"Oslo\"}"}}]}),
+        ),
+        chunk(
+            json!({"tool_calls": [{"index": 0, "id": "call_b", "type": "function", "function": {"name": "get_weather", "arguments": "{\"city\":\"Rome\"}"}}]}),
+        ),
+        format!(
+            "data: {}",
+            json!({"choices": [{"index": 0, "delta": {}, "finish_reason": "tool_calls"}]})
+        ),
+        "data: [DONE]".to_owned(),
+    ]);
+    let server = Server::start(vec![calls, openai_stream(&["Both sunny."])]);
+    let memory = memory();
+    let count = Arc::new(AtomicUsize::new(0));
+    let agent = agent(ProviderKind::OpenAi, &server, &memory)
+        .tool(weather_tool(Arc::clone(&count)))
+        .build()
+        .expect("agent");
+    let reply = agent
+        .stream_with("weather in Oslo and Rome?", |_| {})
+        .expect("reply");
+    assert_eq!(count.load(Ordering::SeqCst), 2);
+    let ids: Vec<&str> = reply.tool_calls.iter().map(|c| c.id.as_str()).collect();
+    assert_eq!(ids, ["call_a", "call_b"]);
+    assert_eq!(reply.tool_calls[1].arguments, json!({"city": "Rome"}));
 }
 
 #[test]

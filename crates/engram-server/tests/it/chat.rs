@@ -193,6 +193,15 @@ fn chat_errors_have_statuses_and_json_bodies() {
     let text = r.body.as_str().expect("stream").to_owned();
     assert!(text.contains("event: error"), "{text}");
     assert!(text.contains("provider_auth"), "{text}");
+    // Refused and failed messages leave no conversation behind.
+    let conversations = s
+        .engine
+        .count(
+            &Namespace::new("conversations").expect("ns"),
+            &Default::default(),
+        )
+        .expect("count");
+    assert_eq!(conversations, 0);
 }
 
 #[test]

@@ -81,32 +81,15 @@ pub(crate) struct ChatArgs {
     resume: Option<String>,
 }
 
-/// The agent `engram chat` and `engram serve` build from provider settings.
-pub(crate) fn provider_config(
-    provider: &str,
-    base_url: Option<&str>,
-    model: &str,
-    timeout: Duration,
-) -> Result<ProviderConfig> {
-    let kind: ProviderKind = provider.parse()?;
-    let mut config = ProviderConfig::new(kind, model);
-    if let Some(url) = base_url {
-        config = config.base_url(url);
-    }
-    config.timeout = timeout;
-    Ok(config)
-}
-
 fn agent(engine: Engine, args: &ChatArgs) -> Result<Agent> {
     let Some(model) = &args.model else {
         bail!("--model NAME is required (or ENGRAM_LLM_MODEL), unless --server is given");
     };
-    let config = provider_config(
-        &args.provider,
-        args.base_url.as_deref(),
-        model,
-        Duration::from_secs(args.timeout.max(1)),
-    )?;
+    let mut config = ProviderConfig::new(args.provider.parse::<ProviderKind>()?, model);
+    if let Some(url) = &args.base_url {
+        config = config.base_url(url);
+    }
+    config.timeout = Duration::from_secs(args.timeout.max(1));
     let mut builder = Agent::builder()
         .memory(engine)
         .provider(config.connect()?)

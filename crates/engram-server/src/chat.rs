@@ -169,6 +169,13 @@ async fn blocking<T: Send + 'static>(
         .map_err(ApiError::from)
 }
 
+/// One server-sent event carrying `data` as JSON.
+fn sse(name: &'static str, data: &impl serde::Serialize) -> SseEvent {
+    SseEvent::default()
+        .event(name)
+        .data(serde_json::to_string(data).unwrap_or_default())
+}
+
 /// Sends a message to the agent: the memories that matter for it are recalled from the
 /// `default` namespace into the prompt, and the exchange is added to the conversation.
 #[utoipa::path(post, path = "/v1/chat", tag = "chat",
@@ -222,32 +229,15 @@ pub async fn chat_stream(
     tokio::task::spawn_blocking(move || {
         span.in_scope(|| {
             let result = agent.stream_in_conversation(&conv, &msg.message, |text| {
-                let data = serde_json::to_string(&api::ChatToken {
+                let token = api::ChatToken {
                     text: text.to_owned(),
-                })
-                .unwrap_or_default();
+                };
                 // A client that went away stops receiving; the turn still completes.
-                let _ = tx.blocking_send(SseEvent::default().event("token").data(data));
+                let _ = tx.blocking_send(sse("token", &token));
             });
             let last = match result {
-                Ok(turn) => {
-                    let body = reply(turn, msg.store_messages.unwrap_or(true));
-                    SseEvent::default()
-                        .event("done")
-                        .data(serde_json::to_string(&body).unwrap_or_default())
-                }
-                Err(e) => {
-                    let e = ApiError::from(e);
-                    let body = api::ErrorBody {
-                        error: api::ErrorDetail {
-                            code: e.code.to_owned(),
-                            message: e.message,
-                        },
-                    };
-                    SseEvent::default()
-                        .event("error")
-                        .data(serde_json::to_string(&body).unwrap_or_default())
-                }
+                Ok(turn) => sse("done", &reply(turn, msg.store_messages.unwrap_or(true))),
+                Err(e) => sse("error", &ApiError::from(e).body()),
             };
             let _ = tx.blocking_send(last);
         })

@@ -245,14 +245,6 @@ impl ServerConfig {
                 name: "llm_provider",
                 reason: e.to_string(),
             })?;
-        if let Some(url) = &layer.llm_base_url
-            && !(url.starts_with("http://") || url.starts_with("https://"))
-        {
-            return Err(ConfigError::Invalid {
-                name: "llm_base_url",
-                reason: format!("{url:?} is not an http:// or https:// URL"),
-            });
-        }
         let chat = layer
             .llm_model
             .filter(|m| !m.trim().is_empty())

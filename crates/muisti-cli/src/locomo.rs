@@ -1,0 +1,302 @@
+//! `muisti bench locomo`: retrieval quality and speed on LoCoMo conversations.
+//!
+//! One memory per dialog turn (`"<speaker>: <text>"`, plus `" [shares <caption>]"` when the
+//! turn shares an image), one user per conversation, the turn id (`dia_id`) in metadata, and
+//! the preceding turn of the same session as the memory's context (as an agent stores a
+//! conversation). Every
+//! question with evidence recalls the top 20 of its own conversation; recall@k is the share of
+//! its evidence turns found in the top k.
+
+use std::{
+    collections::{BTreeMap, HashSet},
+    path::{Path, PathBuf},
+    time::Instant,
+};
+
+use anyhow::{Context, Result, bail};
+use muisti::{Engine, Filter, Namespace, Partition, Put, RecallMode, RecallRequest};
+use serde::Serialize;
+use serde_json::{Value, json};
+
+/// Options of the benchmark.
+pub(crate) struct Options<'a> {
+    pub data: &'a Path,
+    pub engine: Engine,
+    pub mode: RecallMode,
+}
+
+struct Conversation {
+    id: String,
+    /// Turn id, content, and the turn before it in the same session.
+    turns: Vec<(String, String, Option<String>)>,
+    questions: Vec<Question>,
+}
+
+struct Question {
+    text: String,
+    evidence: Vec<String>,
+    category: i64,
+}
+
+#[derive(Serialize)]
+pub(crate) struct Report {
+    recall_at: BTreeMap<String, f64>,
+    hit_at: BTreeMap<String, f64>,
+    per_category: BTreeMap<String, f64>,
+    ingest_per_s: f64,
+    query_p50_ms: f64,
+    query_p95_ms: f64,
+    peak_rss_mib: f64,
+    questions: usize,
+    memories: usize,
+    conversations: usize,
+}
+
+const KS: [usize; 4] = [1, 5, 10, 20];
+
+fn load(path: &Path) -> Result<Conversation> {
+    let text = std::fs::read_to_string(path).with_context(|| format!("{}", path.display()))?;
+    let doc: Value = serde_json::from_str(&text).with_context(|| format!("{}", path.display()))?;
+    let id = path
+        .file_stem()
+        .and_then(|s| s.to_str())
+        .unwrap_or("conversation")
+        .to_owned();
+    let conv = doc.get("conversation").unwrap_or(&doc);
+    let mut sessions: Vec<(u32, &Vec<Value>)> = conv
+        .as_object()
+        .into_iter()
+        .flatten()
+        .filter_map(|(k, v)| {
+            let n = k.strip_prefix("session_")?.parse::<u32>().ok()?;
+            Some((n, v.as_array()?))
+        })
+        .collect();
+    sessions.sort_by_key(|(n, _)| *n);
+    let mut turns = Vec::new();
+    for (_, session) in sessions {
+        let mut previous: Option<String> = None;
+        for t in session {
+            let (Some(speaker), Some(dia), Some(said)) = (
+                t.get("speaker").and_then(Value::as_str),
+                t.get("dia_id").and_then(Value::as_str),
+                t.get("text").and_then(Value::as_str),
+            ) else {
+                continue;
+            };
+            let mut content = format!("{speaker}: {said}");
+            if let Some(caption) = t.get("blip_caption").and_then(Value::as_str) {
+                content.push_str(&format!(" [shares {caption}]"));
+            }
+            turns.push((dia.to_owned(), content.clone(), previous.replace(content)));
+        }
+    }
+    let questions = doc
+        .get("qa")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(|q| {
+            let evidence: Vec<String> = q
+                .get("evidence")?
+                .as_array()?
+                .iter()
+                .filter_map(Value::as_str)
+                .flat_map(|e| e.split([';', ',', ' ']))
+                .map(str::trim)
+                .filter(|e| e.starts_with('D') && e.contains(':'))
+                .map(str::to_owned)
+                .collect();
+            Some(Question {
+                text: q.get("question")?.as_str()?.to_owned(),
+                evidence,
+                category: q.get("category").and_then(Value::as_i64).unwrap_or(0),
+            })
+        })
+        .collect();
+    Ok(Conversation {
+        id,
+        turns,
+        questions,
+    })
+}
+
+/// The process's peak resident set size (Linux; 0 elsewhere).
+pub(crate) fn peak_rss_mib() -> f64 {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with("VmHWM:"))
+                .and_then(|l| l.split_whitespace().nth(1))
+                .and_then(|kb| kb.parse::<f64>().ok())
+        })
+        .map_or(0.0, |kb| kb / 1024.0)
+}
+
+fn percentile(sorted: &[f64], p: f64) -> f64 {
+    if sorted.is_empty() {
+        return 0.0;
+    }
+    sorted[((sorted.len() as f64 - 1.0) * p).round() as usize]
+}
+
+pub(crate) fn run(opts: Options<'_>) -> Result<Report> {
+    let mut files: Vec<PathBuf> = std::fs::read_dir(opts.data)
+        .with_context(|| format!("reading {}", opts.data.display()))?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|x| x == "json"))
+        .collect();
+    files.sort();
+    if files.is_empty() {
+        bail!("no LoCoMo .json files in {}", opts.data.display());
+    }
+    let engine = &opts.engine;
+    let ns = Namespace::new("locomo")?;
+    let partition = Partition::new(engine.tenant().clone(), ns.clone());
+    engine.store().flush(&partition)?;
+
+    // Ingest every conversation.
+    let mut convs = Vec::new();
+    let mut memories = 0;
+    let mut ingest_secs = 0.0;
+    for path in &files {
+        let conv = load(path)?;
+        let user = format!("locomo-{}", conv.id);
+        let puts: Vec<Put> = conv
+            .turns
+            .iter()
+            .map(|(dia, content, previous)| {
+                let mut p = Put::new(partition.clone(), None, content.as_str());
+                // A turn is indexed with the turn it answers.
+                p.context = previous.clone();
+                p.owner.user_id = Some(user.clone());
+                p.category = muisti::Category::Conversation;
+                p.metadata.insert("dia_id".into(), json!(dia));
+                p
+            })
+            .collect();
+        memories += puts.len();
+        let start = Instant::now();
+        for chunk in puts.chunks(1000) {
+            engine.remember_many(chunk.to_vec())?;
+        }
+        ingest_secs += start.elapsed().as_secs_f64();
+        convs.push(conv);
+    }
+
+    // Ask every question with evidence.
+    let mut found_at: BTreeMap<usize, f64> = KS.iter().map(|k| (*k, 0.0)).collect();
+    let mut hit_at: BTreeMap<usize, f64> = KS.iter().map(|k| (*k, 0.0)).collect();
+    let mut per_cat: BTreeMap<i64, (f64, usize)> = BTreeMap::new();
+    let mut latencies = Vec::new();
+    let mut asked = 0usize;
+    for conv in &convs {
+        let user = format!("locomo-{}", conv.id);
+        for q in &conv.questions {
+            if q.evidence.is_empty() {
+                continue;
+            }
+            let req = RecallRequest {
+                namespace: ns.clone(),
+                query: q.text.clone(),
+                limit: 20,
+                filter: Filter {
+                    user_id: Some(user.clone()),
+                    ..Filter::default()
+                },
+                min_score: None,
+                mode: opts.mode,
+            };
+            let start = Instant::now();
+            let hits = engine.recall(&req)?;
+            latencies.push(start.elapsed().as_secs_f64() * 1000.0);
+            let ranked: Vec<&str> = hits
+                .iter()
+                .filter_map(|h| h.memory.metadata.get("dia_id").and_then(Value::as_str))
+                .collect();
+            let evidence: HashSet<&str> = q.evidence.iter().map(String::as_str).collect();
+            for k in KS {
+                let found = ranked
+                    .iter()
+                    .take(k)
+                    .filter(|d| evidence.contains(*d))
+                    .collect::<HashSet<_>>()
+                    .len();
+                let share = found as f64 / evidence.len() as f64;
+                *found_at.entry(k).or_default() += share;
+                if found > 0 {
+                    *hit_at.entry(k).or_default() += 1.0;
+                }
+                if k == 10 {
+                    let e = per_cat.entry(q.category).or_default();
+                    e.0 += share;
+                    e.1 += 1;
+                }
+            }
+            asked += 1;
+        }
+    }
+    engine.store().flush(&partition)?;
+    latencies.sort_by(f64::total_cmp);
+    let n = asked.max(1) as f64;
+    Ok(Report {
+        recall_at: found_at
+            .into_iter()
+            .map(|(k, v)| (k.to_string(), v / n))
+            .collect(),
+        hit_at: hit_at
+            .into_iter()
+            .filter(|(k, _)| *k == 5 || *k == 10)
+            .map(|(k, v)| (k.to_string(), v / n))
+            .collect(),
+        per_category: per_cat
+            .into_iter()
+            .map(|(c, (sum, count))| (c.to_string(), sum / count.max(1) as f64))
+            .collect(),
+        ingest_per_s: memories as f64 / ingest_secs.max(f64::EPSILON),
+        query_p50_ms: percentile(&latencies, 0.5),
+        query_p95_ms: percentile(&latencies, 0.95),
+        peak_rss_mib: peak_rss_mib(),
+        questions: asked,
+        memories,
+        conversations: convs.len(),
+    })
+}
+
+impl Report {
+    /// The report as lines of text.
+    pub(crate) fn lines(&self) -> Vec<String> {
+        let fmt = |m: &BTreeMap<String, f64>| {
+            m.iter()
+                .map(|(k, v)| format!("@{k} {v:.3}"))
+                .collect::<Vec<_>>()
+                .join("  ")
+        };
+        vec![
+            format!(
+                "{} conversations, {} memories, {} questions with evidence",
+                self.conversations, self.memories, self.questions
+            ),
+            format!("recall  {}", fmt(&self.recall_at)),
+            format!("hit     {}", fmt(&self.hit_at)),
+            format!(
+                "recall@10 by category  {}",
+                self.per_category
+                    .iter()
+                    .map(|(k, v)| format!("{k}: {v:.3}"))
+                    .collect::<Vec<_>>()
+                    .join("  ")
+            ),
+            format!(
+                "ingest  {:.0} memories/s (embedding included)",
+                self.ingest_per_s
+            ),
+            format!(
+                "recall latency  p50 {:.3} ms  p95 {:.3} ms (query embedding included)",
+                self.query_p50_ms, self.query_p95_ms
+            ),
+            format!("peak RSS  {:.1} MiB", self.peak_rss_mib),
+        ]
+    }
+}

@@ -1,0 +1,807 @@
+//! The `muisti` command line.
+
+/// `println!` that returns an error instead of panicking when standard output is closed.
+macro_rules! outln {
+    ($($arg:tt)*) => {
+        writeln!(std::io::stdout().lock(), $($arg)*)
+    };
+}
+
+mod agent_bench;
+mod bench;
+mod chat;
+mod http_bench;
+mod locomo;
+mod remote;
+mod scale;
+mod serve;
+
+use std::{io::Write, process::ExitCode};
+
+use anyhow::{Context, Result, anyhow, bail};
+use clap::{Args, Parser, Subcommand};
+use muisti::{
+    Category, Engine, Filter, Key, ListQuery, Locator, Memory, MemoryId, MemoryScope, Namespace,
+    OnModelMismatch, Owner, Put, RecallMode, RecallRequest, Source, Tenant, Ttl,
+};
+use serde_json::Value;
+
+/// muisti: long-term memory for AI agents.
+#[derive(Parser)]
+#[command(name = "muisti", version, about, propagate_version = true)]
+pub(crate) struct Cli {
+    /// Store URL: sqlite:///path/muisti.db, file:///dir, redis://host:6379/0, mem://.
+    /// Default: SQLite under the platform data directory.
+    #[arg(long, global = true, env = "MUISTI_STORE", value_name = "URL")]
+    pub(crate) store: Option<String>,
+
+    /// Tenant to act as.
+    #[arg(long, global = true, env = "MUISTI_TENANT", default_value = "default")]
+    tenant: String,
+
+    /// Print records and results as JSON.
+    #[arg(long, global = true)]
+    json: bool,
+
+    /// Embedder for semantic recall: builtin, none, minilm (from MUISTI_MODEL_DIR),
+    /// openai:MODEL, model2vec:DIR or transformer:DIR.
+    /// Default: builtin.
+    #[arg(
+        long = "embedder",
+        global = true,
+        env = "MUISTI_EMBEDDER",
+        value_name = "SPEC"
+    )]
+    pub(crate) embedder_spec: Option<String>,
+
+    /// Base URL of an OpenAI-compatible embedding service (with --embedder openai:MODEL).
+    #[arg(long, global = true, env = "MUISTI_EMBED_URL", value_name = "URL")]
+    pub(crate) embed_url: Option<String>,
+
+    /// Talk to an `muisti serve` server at this URL instead of opening a store.
+    #[arg(long, global = true, env = "MUISTI_SERVER", value_name = "URL")]
+    pub(crate) server: Option<String>,
+
+    /// API key for --server (sent as `Authorization: Bearer`).
+    #[arg(
+        long,
+        global = true,
+        env = "MUISTI_API_KEY",
+        value_name = "KEY",
+        hide_env_values = true
+    )]
+    pub(crate) api_key: Option<String>,
+
+    #[command(subcommand)]
+    command: Command,
+}
+
+impl Cli {
+    /// The tenant name.
+    pub(crate) fn tenant(&self) -> &str {
+        &self.tenant
+    }
+
+    /// The embedder spec, `builtin` unless given.
+    pub(crate) fn embedder(&self) -> &str {
+        self.embedder_spec.as_deref().unwrap_or("builtin")
+    }
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Key-value entries: get, set, forget, has, all, flush.
+    Kv {
+        #[command(subcommand)]
+        command: KvCommand,
+    },
+    /// Store a memory.
+    Remember(RememberArgs),
+    /// Show a memory by id, or by key within the namespace.
+    Get {
+        /// A memory id (ULID) or a key.
+        target: String,
+        #[command(flatten)]
+        ns: NsArg,
+    },
+    /// List memories of a namespace.
+    List(ListArgs),
+    /// Delete a memory by id, or by key within the namespace.
+    Forget {
+        /// A memory id (ULID) or a key.
+        target: String,
+        #[command(flatten)]
+        ns: NsArg,
+    },
+    /// Find the memories that best match a query (alias: recall).
+    #[command(alias = "recall")]
+    Search(SearchArgs),
+    /// Memories closest in meaning to the one with this id.
+    Similar {
+        /// A memory id (ULID).
+        id: String,
+        /// How many results.
+        #[arg(long, short = 'k', default_value_t = 5)]
+        limit: usize,
+    },
+    /// Namespaces, counts and the store's health.
+    Stats,
+    /// Delete expired entries now.
+    Purge,
+    /// Re-embed memories whose vectors another model made (all of them with --force), in
+    /// every tenant, with a progress bar.
+    Reindex {
+        /// Re-embed every memory.
+        #[arg(long)]
+        force: bool,
+    },
+    /// Serve the REST API (/v1), MCP (/mcp), /metrics and /openapi.json over HTTP.
+    Serve(serve::ServeArgs),
+    /// Serve the MCP tools over standard input and output (for assistants that spawn it).
+    Mcp,
+    /// API keys: create (printed once), list, revoke.
+    Keys {
+        #[command(subcommand)]
+        command: serve::KeysCommand,
+    },
+    /// Talk to a model (OpenAI-compatible or Anthropic) with memory recalled into every
+    /// prompt: an interactive session, or one message with --message.
+    Chat(chat::ChatArgs),
+    /// Print the OpenAPI 3.1 document of the REST API.
+    Openapi,
+    /// Measure the store.
+    Bench {
+        #[command(subcommand)]
+        command: bench::BenchCommand,
+    },
+}
+
+#[derive(Args, Clone)]
+struct NsArg {
+    /// Namespace (recall reads `default`).
+    #[arg(short = 'n', long = "namespace", default_value = "default")]
+    namespace: String,
+}
+
+impl NsArg {
+    fn get(&self) -> Result<Namespace> {
+        Ok(Namespace::new(&self.namespace)?)
+    }
+}
+
+#[derive(Subcommand)]
+enum KvCommand {
+    /// Set KEY to VALUE (a string; with --value-json, any JSON value).
+    Set {
+        /// The key.
+        key: String,
+        /// The value; `-` reads it from standard input.
+        value: String,
+        /// Parse VALUE as JSON.
+        #[arg(long)]
+        value_json: bool,
+        /// Expire after this many seconds (omit: never).
+        #[arg(long, value_name = "SECONDS")]
+        ttl: Option<u64>,
+        #[command(flatten)]
+        ns: NsArg,
+    },
+    /// Print the value at KEY; exit 1 if there is none.
+    Get {
+        /// The key.
+        key: String,
+        #[command(flatten)]
+        ns: NsArg,
+    },
+    /// Delete KEY; exit 1 if there was none.
+    Forget {
+        /// The key.
+        key: String,
+        #[command(flatten)]
+        ns: NsArg,
+    },
+    /// Print true or false; exit 1 for false.
+    Has {
+        /// The key.
+        key: String,
+        #[command(flatten)]
+        ns: NsArg,
+    },
+    /// Print every entry of the namespace.
+    All {
+        #[command(flatten)]
+        ns: NsArg,
+    },
+    /// Delete every entry of the namespace.
+    Flush {
+        #[command(flatten)]
+        ns: NsArg,
+    },
+}
+
+#[derive(Args)]
+struct OwnerArgs {
+    /// User the memory belongs to.
+    #[arg(long = "user")]
+    user_id: Option<String>,
+    /// Agent.
+    #[arg(long = "agent")]
+    agent_id: Option<String>,
+    /// Session.
+    #[arg(long = "session")]
+    session_id: Option<String>,
+}
+
+impl OwnerArgs {
+    fn owner(&self) -> Owner {
+        Owner {
+            user_id: self.user_id.clone(),
+            agent_id: self.agent_id.clone(),
+            session_id: self.session_id.clone(),
+        }
+    }
+}
+
+#[derive(Args)]
+struct RememberArgs {
+    /// The text to remember.
+    content: String,
+    /// A key (unique in the namespace; writing it again replaces). Default: the new id.
+    #[arg(long)]
+    key: Option<String>,
+    /// Text that situates the memory (for a conversation turn, the turn it answers); recall
+    /// indexes it at half the weight of the content.
+    #[arg(long)]
+    context: Option<String>,
+    /// core, daily, conversation or a custom name.
+    #[arg(long, default_value = "core")]
+    category: String,
+    /// scratch, short_term, long_term, episodic or declarative.
+    #[arg(long, default_value = "long_term")]
+    scope: String,
+    /// user_stated, agent_learned, import or a custom name.
+    #[arg(long, default_value = "user_stated")]
+    source: String,
+    /// 0.0 to 1.0.
+    #[arg(long)]
+    importance: Option<f32>,
+    /// 0 to 100, for learned patterns.
+    #[arg(long)]
+    confidence: Option<u8>,
+    /// A tag (repeatable).
+    #[arg(long = "tag")]
+    tags: Vec<String>,
+    /// Metadata as KEY=VALUE (VALUE parsed as JSON when it is JSON; repeatable).
+    #[arg(long = "meta", value_name = "KEY=VALUE")]
+    metadata: Vec<String>,
+    /// Expire after this many seconds (omit: never).
+    #[arg(long, value_name = "SECONDS")]
+    ttl: Option<u64>,
+    #[command(flatten)]
+    owner: OwnerArgs,
+    #[command(flatten)]
+    ns: NsArg,
+}
+
+#[derive(Args)]
+struct FilterArgs {
+    #[command(flatten)]
+    owner: OwnerArgs,
+    /// Only this category.
+    #[arg(long)]
+    category: Option<String>,
+    /// Only this scope.
+    #[arg(long)]
+    scope: Option<String>,
+    /// Only memories with this tag (repeatable: all of them).
+    #[arg(long = "tag")]
+    tags: Vec<String>,
+}
+
+impl FilterArgs {
+    fn filter(&self) -> Result<Filter> {
+        let owner = self.owner.owner();
+        Ok(Filter {
+            user_id: owner.user_id,
+            agent_id: owner.agent_id,
+            session_id: owner.session_id,
+            category: self.category.as_deref().map(Category::parse).transpose()?,
+            scope: self.scope.as_deref().map(MemoryScope::parse).transpose()?,
+            tags: self.tags.clone(),
+            ..Filter::default()
+        })
+    }
+}
+
+#[derive(Args)]
+struct ListArgs {
+    #[command(flatten)]
+    filter: FilterArgs,
+    /// Page size.
+    #[arg(long, default_value_t = 50)]
+    limit: usize,
+    /// Start after this id (the `next` of the previous page).
+    #[arg(long)]
+    after: Option<String>,
+    #[command(flatten)]
+    ns: NsArg,
+}
+
+#[derive(Args)]
+struct SearchArgs {
+    /// The query.
+    query: String,
+    /// How many results.
+    #[arg(long, short = 'k', default_value_t = 5)]
+    limit: usize,
+    /// hybrid (full-text and vectors), lexical, vector, or overlap (the seed's word rule).
+    #[arg(long, default_value = "hybrid")]
+    mode: String,
+    /// Leave out hits scoring below this (0 to 1).
+    #[arg(long)]
+    min_score: Option<f32>,
+    /// Show the signals behind each score.
+    #[arg(long)]
+    explain: bool,
+    #[command(flatten)]
+    filter: FilterArgs,
+    #[command(flatten)]
+    ns: NsArg,
+}
+
+fn main() -> ExitCode {
+    let filter = tracing_subscriber::EnvFilter::try_from_env("MUISTI_LOG")
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn"));
+    tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .init();
+    let cli = Cli::parse();
+    match run(cli) {
+        Ok(code) => code,
+        Err(e) if is_broken_pipe(&e) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("muisti: error: {}", error_line(&e));
+            ExitCode::from(2)
+        }
+    }
+}
+
+/// One line: the error and its causes.
+pub(crate) fn error_line(e: &anyhow::Error) -> String {
+    e.chain()
+        .map(ToString::to_string)
+        .collect::<Vec<_>>()
+        .join(": ")
+}
+
+/// Output closed early (`muisti list | head`): not an error.
+fn is_broken_pipe(e: &anyhow::Error) -> bool {
+    e.chain().any(|c| {
+        c.downcast_ref::<std::io::Error>()
+            .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
+            || c.downcast_ref::<serde_json::Error>()
+                .and_then(|j| j.io_error_kind())
+                .is_some_and(|k| k == std::io::ErrorKind::BrokenPipe)
+    })
+}
+
+/// The namespace a command names, so it is checked before the store is opened: a bad
+/// namespace never creates or touches a store.
+fn namespace_arg(command: &Command) -> Option<&NsArg> {
+    match command {
+        Command::Kv { command } => Some(match command {
+            KvCommand::Set { ns, .. }
+            | KvCommand::Get { ns, .. }
+            | KvCommand::Forget { ns, .. }
+            | KvCommand::Has { ns, .. }
+            | KvCommand::All { ns }
+            | KvCommand::Flush { ns } => ns,
+        }),
+        Command::Remember(a) => Some(&a.ns),
+        Command::Get { ns, .. } | Command::Forget { ns, .. } => Some(ns),
+        Command::List(a) => Some(&a.ns),
+        Command::Search(a) => Some(&a.ns),
+        Command::Stats
+        | Command::Serve(_)
+        | Command::Mcp
+        | Command::Keys { .. }
+        | Command::Openapi
+        | Command::Chat(_)
+        | Command::Purge
+        | Command::Similar { .. }
+        | Command::Reindex { .. }
+        | Command::Bench { .. } => None,
+    }
+}
+
+pub(crate) fn open(cli: &Cli, on_mismatch: OnModelMismatch) -> Result<Engine> {
+    open_with(
+        cli.store.as_deref(),
+        cli.embedder(),
+        cli.embed_url.as_deref(),
+        on_mismatch,
+    )
+}
+
+/// An engine over the store at `url` (the default store if `None`) with an embedder spec.
+pub(crate) fn open_with(
+    url: Option<&str>,
+    embedder: &str,
+    embed_url: Option<&str>,
+    on_mismatch: OnModelMismatch,
+) -> Result<Engine> {
+    let url = match url {
+        Some(u) => u.to_owned(),
+        None => muisti::default_store_url()?,
+    };
+    let store = muisti::open_store(&url).context("cannot open store")?;
+    let embedder = muisti::embedder_from_spec(embedder, embed_url)?;
+    Ok(Engine::builder(store)
+        .embedder(embedder)
+        .on_model_mismatch(on_mismatch)
+        .build()?)
+}
+
+/// `--meta KEY=VALUE` arguments as a metadata object (VALUE parsed as JSON when it is JSON).
+pub(crate) fn parse_meta(args: Vec<String>) -> Result<serde_json::Map<String, Value>> {
+    let mut out = serde_json::Map::new();
+    for kv in args {
+        let (k, v) = kv
+            .split_once('=')
+            .ok_or_else(|| anyhow!("--meta {kv:?} must be KEY=VALUE"))?;
+        let v = serde_json::from_str(v).unwrap_or_else(|_| Value::String(v.to_owned()));
+        out.insert(k.to_owned(), v);
+    }
+    Ok(out)
+}
+
+/// The VALUE of `kv set`: `-` reads standard input; with `--value-json` it is parsed as JSON.
+pub(crate) fn read_value(value: String, value_json: bool) -> Result<Value> {
+    let value = if value == "-" {
+        let mut buf = String::new();
+        std::io::Read::read_to_string(&mut std::io::stdin(), &mut buf)
+            .context("reading VALUE from standard input")?;
+        buf
+    } else {
+        value
+    };
+    Ok(if value_json {
+        serde_json::from_str(&value).context("VALUE is not valid JSON")?
+    } else {
+        Value::String(value)
+    })
+}
+
+fn ttl(secs: Option<u64>) -> Result<Option<Ttl>> {
+    Ok(secs.map(Ttl::from_secs).transpose()?)
+}
+
+/// Prints a value as the CLI shows values: strings raw, anything else as JSON.
+fn value_line(v: &Value) -> String {
+    match v {
+        Value::String(s) => s.clone(),
+        other => other.to_string(),
+    }
+}
+
+fn print_json(v: &impl serde::Serialize) -> Result<()> {
+    let mut out = std::io::stdout().lock();
+    serde_json::to_writer_pretty(&mut out, v)?;
+    writeln!(out)?;
+    Ok(())
+}
+
+fn memory_line(m: &Memory) -> String {
+    let key = if m.key.as_str() == m.id.to_string() {
+        String::new()
+    } else {
+        format!(" [{}]", m.key)
+    };
+    format!("{}{} {}", m.id, key, m.text())
+}
+
+fn locate(engine: &Engine, target: &str, ns: &Namespace) -> Result<Locator> {
+    if let Ok(id) = MemoryId::parse(target)
+        && engine.get_by_id(id)?.is_some()
+    {
+        return Ok(Locator::Id {
+            tenant: engine.tenant().clone(),
+            id,
+        });
+    }
+    Ok(Locator::Key {
+        partition: engine.partition(ns),
+        key: Key::new(target)?,
+    })
+}
+
+fn parse_mode(mode: &str) -> Result<RecallMode> {
+    Ok(match mode {
+        "hybrid" => RecallMode::Hybrid,
+        "lexical" => RecallMode::Lexical,
+        "vector" => RecallMode::Vector,
+        "overlap" => RecallMode::Overlap,
+        other => bail!("--mode {other:?} is not hybrid, lexical, vector or overlap"),
+    })
+}
+
+fn run(cli: Cli) -> Result<ExitCode> {
+    let json = cli.json;
+    if let Command::Bench { command } = &cli.command {
+        return bench::run(command, &cli, json).map(|()| ExitCode::SUCCESS);
+    }
+    if let Some(ns) = namespace_arg(&cli.command) {
+        ns.get()?;
+    }
+    match &cli.command {
+        Command::Openapi => {
+            write!(
+                std::io::stdout().lock(),
+                "{}",
+                muisti_server::openapi_document()
+            )?;
+            return Ok(ExitCode::SUCCESS);
+        }
+        Command::Serve(args) => return serve::serve(&cli, args),
+        Command::Keys { command } => return serve::keys(&cli, command),
+        Command::Chat(args) => return chat::chat(&cli, args),
+        _ => {}
+    }
+    if cli.server.is_some() {
+        return remote::run(cli);
+    }
+    let tenant = Tenant::new(&cli.tenant)?;
+    if let Command::Mcp = cli.command {
+        return serve::mcp(&cli, tenant);
+    }
+    if let Command::Reindex { force } = cli.command {
+        return reindex(&cli, force);
+    }
+    let engine = open(&cli, OnModelMismatch::Error)?.with_tenant(tenant);
+    match cli.command {
+        Command::Kv { command } => kv(&engine, command, json),
+        Command::Remember(args) => {
+            let ns = args.ns.get()?;
+            let mut put = Put::new(
+                engine.partition(&ns),
+                args.key.as_deref().map(Key::new).transpose()?,
+                args.content,
+            )
+            .with_ttl(ttl(args.ttl)?)
+            .with_category(Category::parse(&args.category)?)
+            .with_owner(args.owner.owner());
+            put.scope = MemoryScope::parse(&args.scope)?;
+            put.context = args.context;
+            put.source = Source::parse(&args.source)?;
+            put.importance = args.importance;
+            put.confidence = args.confidence;
+            put.tags = args.tags;
+            put.metadata = parse_meta(args.metadata)?;
+            let w = engine.remember(put)?;
+            if json {
+                print_json(&w)?;
+            } else {
+                outln!("{}", w.memory.id)?;
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Get { target, ns } => {
+            let at = locate(&engine, &target, &ns.get()?)?;
+            match engine.get(&at)? {
+                Some(m) if json => print_json(&m).map(|()| ExitCode::SUCCESS),
+                Some(m) => {
+                    outln!("{}", memory_line(&m))?;
+                    Ok(ExitCode::SUCCESS)
+                }
+                None => {
+                    eprintln!("muisti: not found: {target}");
+                    Ok(ExitCode::from(1))
+                }
+            }
+        }
+        Command::List(args) => {
+            let page = engine.list(ListQuery {
+                partition: engine.partition(&args.ns.get()?),
+                filter: args.filter.filter()?,
+                after: args.after.as_deref().map(MemoryId::parse).transpose()?,
+                limit: args.limit,
+            })?;
+            if json {
+                print_json(&page)?;
+            } else {
+                for m in &page.items {
+                    outln!("{}", memory_line(m))?;
+                }
+                if let Some(next) = page.next {
+                    eprintln!("more: --after {next}");
+                }
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Forget { target, ns } => {
+            let at = locate(&engine, &target, &ns.get()?)?;
+            if engine.forget(&at)? {
+                if !json {
+                    outln!("forgot {target}")?;
+                } else {
+                    print_json(&serde_json::json!({"deleted": true}))?;
+                }
+                Ok(ExitCode::SUCCESS)
+            } else {
+                eprintln!("muisti: not found: {target}");
+                Ok(ExitCode::from(1))
+            }
+        }
+        Command::Search(args) => {
+            let mode = parse_mode(&args.mode)?;
+            let req = RecallRequest {
+                namespace: args.ns.get()?,
+                query: args.query,
+                limit: args.limit,
+                filter: args.filter.filter()?,
+                min_score: args.min_score,
+                mode,
+            };
+            let hits = engine.recall(&req)?;
+            if json {
+                print_json(&hits)?;
+            } else {
+                for h in &hits {
+                    outln!("{:.3} {}", h.score, memory_line(&h.memory))?;
+                    if args.explain {
+                        outln!("      {}", serde_json::to_string(&h.signals)?)?;
+                    }
+                }
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Similar { id, limit } => {
+            let hits = engine.find_similar(MemoryId::parse(&id)?, limit, Filter::default())?;
+            if json {
+                print_json(&hits)?;
+            } else {
+                for h in &hits {
+                    outln!("{:.3} {}", h.score, memory_line(&h.memory))?;
+                }
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Stats => {
+            let stats = engine.stats()?;
+            if json {
+                print_json(&stats)?;
+            } else {
+                outln!("store: {} ({})", stats.store.location, stats.store.backend)?;
+                outln!("tenant: {}", stats.tenant)?;
+                for n in &stats.namespaces {
+                    outln!("  {}: {}", n.namespace, n.count)?;
+                }
+                outln!("total: {}", stats.total)?;
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Purge => {
+            let n = engine.purge_expired()?;
+            outln!("purged {n}")?;
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Bench { .. }
+        | Command::Reindex { .. }
+        | Command::Serve(_)
+        | Command::Mcp
+        | Command::Keys { .. }
+        | Command::Openapi
+        | Command::Chat(_) => bail!("unreachable"),
+    }
+}
+
+fn reindex(cli: &Cli, force: bool) -> Result<ExitCode> {
+    use std::io::IsTerminal;
+    let engine = open(cli, OnModelMismatch::Ignore)?;
+    let tty = std::io::stderr().is_terminal();
+    let start = std::time::Instant::now();
+    let report = engine.reindex(force, &mut |done, total| {
+        if tty {
+            let width = 30;
+            let filled = (done * width as u64)
+                .checked_div(total)
+                .map_or(width, |f| f as usize)
+                .min(width);
+            eprint!(
+                "\rreindexing [{}{}] {done}/{total}",
+                "#".repeat(filled),
+                ".".repeat(width - filled)
+            );
+        }
+    })?;
+    if tty {
+        eprintln!();
+    }
+    if cli.json {
+        print_json(&report)?;
+    } else {
+        outln!(
+            "re-embedded {} of {} memories in {:.1}s",
+            report.reembedded,
+            report.scanned,
+            start.elapsed().as_secs_f64()
+        )?;
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn kv(engine: &Engine, command: KvCommand, json: bool) -> Result<ExitCode> {
+    match command {
+        KvCommand::Set {
+            key,
+            value,
+            value_json,
+            ttl: secs,
+            ns,
+        } => {
+            let value = read_value(value, value_json)?;
+            let w = engine.kv_set(&ns.get()?, &key, value, ttl(secs)?)?;
+            if json {
+                print_json(&w)?;
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        KvCommand::Get { key, ns } => match engine.kv_get(&ns.get()?, &key)? {
+            Some(v) => {
+                if json {
+                    print_json(&v)?;
+                } else {
+                    outln!("{}", value_line(&v))?;
+                }
+                Ok(ExitCode::SUCCESS)
+            }
+            None => {
+                if json {
+                    print_json(&Value::Null)?;
+                }
+                Ok(ExitCode::from(1))
+            }
+        },
+        KvCommand::Forget { key, ns } => {
+            let existed = engine.kv_forget(&ns.get()?, &key)?;
+            if json {
+                print_json(&serde_json::json!({ "deleted": existed }))?;
+            }
+            Ok(if existed {
+                ExitCode::SUCCESS
+            } else {
+                ExitCode::from(1)
+            })
+        }
+        KvCommand::Has { key, ns } => {
+            let has = engine.kv_has(&ns.get()?, &key)?;
+            outln!("{has}")?;
+            Ok(if has {
+                ExitCode::SUCCESS
+            } else {
+                ExitCode::from(1)
+            })
+        }
+        KvCommand::All { ns } => {
+            let all = engine.kv_all(&ns.get()?)?;
+            if json {
+                print_json(&all)?;
+            } else {
+                for (k, v) in &all {
+                    outln!("{k}\t{}", value_line(v))?;
+                }
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        KvCommand::Flush { ns } => {
+            let n = engine.kv_flush(&ns.get()?)?;
+            if json {
+                print_json(&serde_json::json!({ "deleted": n }))?;
+            } else {
+                outln!("flushed {n}")?;
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+    }
+}

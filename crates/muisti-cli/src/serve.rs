@@ -1,0 +1,237 @@
+//! `muisti serve`, `muisti mcp` and `muisti keys`.
+
+use std::{path::PathBuf, process::ExitCode};
+
+use anyhow::{Context, Result, bail};
+use clap::{Args, Subcommand};
+use muisti::{OnModelMismatch, Tenant};
+use muisti_client::{CreatedKey, KeyInfo};
+use muisti_server::{ConfigLayer, KeyRing, Server, ServerConfig, shutdown_signal};
+
+use crate::{Cli, print_json};
+use std::io::Write;
+
+/// Flags of `muisti serve`; each also reads an `MUISTI_*` variable, and both beat the file.
+#[derive(Args)]
+pub(crate) struct ServeArgs {
+    /// Address to listen on [default: 127.0.0.1:7878].
+    #[arg(long, env = "MUISTI_LISTEN", value_name = "ADDR")]
+    listen: Option<String>,
+    /// TOML configuration file (settings as in README's table).
+    #[arg(long, env = "MUISTI_CONFIG", value_name = "FILE")]
+    config: Option<PathBuf>,
+    /// Largest request body in bytes [default: 1048576].
+    #[arg(long, env = "MUISTI_BODY_LIMIT_BYTES", value_name = "BYTES")]
+    body_limit_bytes: Option<usize>,
+    /// Longest a request may take, in seconds [default: 30].
+    #[arg(long, env = "MUISTI_REQUEST_TIMEOUT_SECS", value_name = "SECS")]
+    request_timeout_secs: Option<u64>,
+    /// Requests per second per API key; 0 is no limit [default: 0].
+    #[arg(long, env = "MUISTI_RATE_LIMIT_PER_SEC", value_name = "N")]
+    rate_limit_per_sec: Option<f64>,
+    /// Burst above the rate [default: one second's worth].
+    #[arg(long, env = "MUISTI_RATE_LIMIT_BURST", value_name = "N")]
+    rate_limit_burst: Option<u32>,
+    /// Ask for an API key even on loopback with no key made.
+    #[arg(long, env = "MUISTI_REQUIRE_AUTH")]
+    require_auth: Option<bool>,
+    /// Longest wait for requests in flight at shutdown, in seconds [default: 30].
+    #[arg(long, env = "MUISTI_SHUTDOWN_GRACE_SECS", value_name = "SECS")]
+    shutdown_grace_secs: Option<u64>,
+    /// Chat model protocol for /v1/chat: openai or anthropic [default: openai].
+    #[arg(long, env = "MUISTI_LLM_PROVIDER", value_name = "NAME")]
+    llm_provider: Option<String>,
+    /// Chat model API base URL [default: the provider's public API].
+    #[arg(long, env = "MUISTI_LLM_URL", value_name = "URL")]
+    llm_base_url: Option<String>,
+    /// Chat model name; turns /v1/chat on (the key comes from MUISTI_LLM_API_KEY,
+    /// OPENAI_API_KEY or ANTHROPIC_API_KEY).
+    #[arg(long, env = "MUISTI_LLM_MODEL", value_name = "NAME")]
+    llm_model: Option<String>,
+    /// System prompt of /v1/chat.
+    #[arg(long, value_name = "TEXT")]
+    llm_system: Option<String>,
+    /// Longest a model call may take, in seconds [default: 120].
+    #[arg(long, env = "MUISTI_LLM_TIMEOUT_SECS", value_name = "SECS")]
+    llm_timeout_secs: Option<u64>,
+}
+
+/// `muisti keys ...`.
+#[derive(Subcommand)]
+pub(crate) enum KeysCommand {
+    /// Make a key for a tenant and print it (shown this once; only its hash is kept).
+    Create {
+        /// The tenant the key acts as.
+        #[arg(long)]
+        tenant: String,
+        /// May manage keys and start reindexes.
+        #[arg(long)]
+        admin: bool,
+        /// A note to recognise the key by.
+        #[arg(long)]
+        label: Option<String>,
+    },
+    /// List keys (ids, tenants, labels; never the keys).
+    List,
+    /// Revoke a key by id; takes effect on the server's next request.
+    Revoke {
+        /// The key id (from `muisti keys list`).
+        id: String,
+    },
+}
+
+fn runtime() -> Result<tokio::runtime::Runtime> {
+    tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .context("cannot start the async runtime")
+}
+
+/// The settings of `muisti serve`: flags and environment over the file over defaults.
+pub(crate) fn server_config(cli: &Cli, args: &ServeArgs) -> Result<ServerConfig> {
+    let flags = ConfigLayer {
+        listen: args.listen.clone(),
+        store: cli.store.clone(),
+        embedder: cli.embedder_spec.clone(),
+        embed_url: cli.embed_url.clone(),
+        body_limit_bytes: args.body_limit_bytes,
+        request_timeout_secs: args.request_timeout_secs,
+        rate_limit_per_sec: args.rate_limit_per_sec,
+        rate_limit_burst: args.rate_limit_burst,
+        require_auth: args.require_auth,
+        shutdown_grace_secs: args.shutdown_grace_secs,
+        llm_provider: args.llm_provider.clone(),
+        llm_base_url: args.llm_base_url.clone(),
+        llm_model: args.llm_model.clone(),
+        llm_system: args.llm_system.clone(),
+        llm_timeout_secs: args.llm_timeout_secs,
+        ..ConfigLayer::default()
+    };
+    let file = match &args.config {
+        Some(p) => ConfigLayer::from_file(p)?,
+        None => ConfigLayer::default(),
+    };
+    Ok(ServerConfig::resolve(flags.over(file))?)
+}
+
+pub(crate) fn serve(cli: &Cli, args: &ServeArgs) -> Result<ExitCode> {
+    let config = server_config(cli, args)?;
+    let engine = crate::open_with(
+        config.store.as_deref(),
+        &config.embedder,
+        config.embed_url.as_deref(),
+        OnModelMismatch::Error,
+    )?;
+    let location = engine.store().info().location;
+    runtime()?.block_on(async move {
+        let server = Server::bind(engine, config).await?;
+        let addr = server.local_addr()?;
+        let auth = if server.is_open() {
+            "no API keys (loopback only)"
+        } else {
+            "API keys required"
+        };
+        eprintln!("muisti serving http://{addr} (store {location}; {auth}); Ctrl-C stops");
+        server.run(shutdown_signal()).await?;
+        anyhow::Ok(())
+    })?;
+    Ok(ExitCode::SUCCESS)
+}
+
+pub(crate) fn mcp(cli: &Cli, tenant: Tenant) -> Result<ExitCode> {
+    let engine = crate::open(cli, OnModelMismatch::Error)?.with_tenant(tenant);
+    runtime()?.block_on(muisti_server::mcp::serve_stdio(engine))?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Where keys are managed: the store itself, or a server's admin endpoint (`--server`).
+enum Keys {
+    Local(KeyRing),
+    Remote(muisti_client::Client),
+}
+
+impl Keys {
+    fn open(cli: &Cli) -> Result<Self> {
+        if let Some(url) = &cli.server {
+            let client = muisti_client::Client::new(url)?.with_key(cli.api_key.clone());
+            return Ok(Keys::Remote(client));
+        }
+        let url = match &cli.store {
+            Some(u) => u.clone(),
+            None => muisti::default_store_url()?,
+        };
+        let store = muisti::open_store(&url).context("cannot open store")?;
+        Ok(Keys::Local(KeyRing::new(store)))
+    }
+
+    fn create(&self, tenant: &str, admin: bool, label: Option<String>) -> Result<CreatedKey> {
+        Ok(match self {
+            Keys::Local(ring) => ring.create(tenant, admin, label)?,
+            Keys::Remote(client) => client.create_key(&muisti_client::NewKey {
+                tenant: tenant.to_owned(),
+                admin,
+                label,
+            })?,
+        })
+    }
+
+    fn list(&self) -> Result<Vec<KeyInfo>> {
+        Ok(match self {
+            Keys::Local(ring) => ring.list()?,
+            Keys::Remote(client) => client.keys()?.keys,
+        })
+    }
+
+    fn revoke(&self, id: &str) -> Result<bool> {
+        Ok(match self {
+            Keys::Local(ring) => ring.revoke(id)?,
+            Keys::Remote(client) => client.revoke_key(id)?,
+        })
+    }
+}
+
+pub(crate) fn keys(cli: &Cli, command: &KeysCommand) -> Result<ExitCode> {
+    let keys = Keys::open(cli)?;
+    match command {
+        KeysCommand::Create {
+            tenant,
+            admin,
+            label,
+        } => {
+            let made = keys.create(tenant, *admin, label.clone())?;
+            if cli.json {
+                print_json(&made)?;
+            } else {
+                outln!("{}", made.key)?;
+                eprintln!(
+                    "key {} for tenant {:?}: shown once, store it now",
+                    made.info.id, made.info.tenant
+                );
+            }
+        }
+        KeysCommand::List => {
+            let list = keys.list()?;
+            if cli.json {
+                print_json(&list)?;
+            } else {
+                for k in &list {
+                    outln!(
+                        "{}\t{}\t{}\t{}\t{}",
+                        k.id,
+                        k.tenant,
+                        if k.admin { "admin" } else { "-" },
+                        k.created_at,
+                        k.label.as_deref().unwrap_or("")
+                    )?;
+                }
+            }
+        }
+        KeysCommand::Revoke { id } => {
+            if !keys.revoke(id)? {
+                bail!("no key with id {id:?}");
+            }
+            outln!("revoked {id}")?;
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}

@@ -1,0 +1,361 @@
+//! The `muisti` binary, run as a user would: one process per command.
+
+use std::{
+    io::Write,
+    path::Path,
+    process::{Command, Output, Stdio},
+};
+
+use serde_json::Value;
+
+mod chat;
+mod serve;
+
+/// Runs `muisti ARGS` with its data directory under `home` and no MUISTI_STORE.
+fn muisti(home: &Path, args: &[&str]) -> Output {
+    muisti_with_stdin(home, args, None)
+}
+
+fn muisti_with_stdin(home: &Path, args: &[&str], stdin: Option<&[u8]>) -> Output {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_muisti"));
+    cmd.args(args)
+        .env("XDG_DATA_HOME", home.join("data"))
+        .env("HOME", home)
+        .env_remove("MUISTI_STORE")
+        .env_remove("MUISTI_TENANT")
+        .stdin(if stdin.is_some() {
+            Stdio::piped()
+        } else {
+            Stdio::null()
+        })
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    let mut child = cmd.spawn().expect("muisti runs");
+    if let Some(input) = stdin {
+        child
+            .stdin
+            .take()
+            .expect("piped")
+            .write_all(input)
+            .expect("writes stdin");
+    }
+    child.wait_with_output().expect("muisti finishes")
+}
+
+fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+fn ok(o: Output) -> String {
+    assert!(o.status.success(), "failed: {}{}", stdout(&o), stderr(&o));
+    stdout(&o)
+}
+
+/// The "done when" of the foundation: similar namespaces stay apart, across processes, on
+/// the SQLite default and on the file store.
+#[test]
+fn similar_namespaces_stay_apart_across_processes() {
+    let home = tempfile::tempdir().expect("temp dir");
+    let file_url = format!("file://{}", home.path().join("files").display());
+    for store in [None, Some(file_url.as_str())] {
+        let with = |args: &[&str]| -> Vec<String> {
+            let mut v: Vec<String> = store
+                .map(|s| vec!["--store".to_string(), s.to_string()])
+                .unwrap_or_default();
+            v.extend(args.iter().map(|a| a.to_string()));
+            v
+        };
+        let run = |args: &[&str]| {
+            let v = with(args);
+            muisti(
+                home.path(),
+                &v.iter().map(String::as_str).collect::<Vec<_>>(),
+            )
+        };
+        ok(run(&["kv", "set", "k", "v", "-n", "user:1"]));
+        ok(run(&["kv", "set", "k", "w", "-n", "user_1"]));
+        assert_eq!(
+            ok(run(&["kv", "get", "k", "-n", "user:1"])),
+            "v\n",
+            "{store:?}"
+        );
+        assert_eq!(
+            ok(run(&["kv", "get", "k", "-n", "user_1"])),
+            "w\n",
+            "{store:?}"
+        );
+    }
+    // The default store lives under the data directory (XDG on Linux), not the current
+    // directory.
+    if cfg!(target_os = "linux") {
+        assert!(home.path().join("data/muisti/muisti.db").exists());
+    }
+}
+
+#[test]
+fn a_bad_namespace_fails_and_writes_nothing() {
+    let home = tempfile::tempdir().expect("temp dir");
+    for args in [
+        &["kv", "get", "k", "-n", "../etc"][..],
+        &["kv", "set", "k", "v", "-n", "../etc"][..],
+        &["remember", "text", "-n", "a/b"][..],
+    ] {
+        let out = muisti(home.path(), args);
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        let err = stderr(&out);
+        assert!(err.contains("invalid namespace"), "{err}");
+        assert_eq!(err.lines().count(), 1, "one line: {err}");
+    }
+    let err = stderr(&muisti(home.path(), &["kv", "get", "k", "-n", "../etc"]));
+    assert!(err.contains("must not contain '..'"), "{err}");
+    assert!(!home.path().join("data").exists(), "a store was created");
+}
+
+#[test]
+fn remember_then_search_round_trip() {
+    let home = tempfile::tempdir().expect("temp dir");
+    let id = ok(muisti(
+        home.path(),
+        &["remember", "I moved to Lisbon in March", "--user", "alice"],
+    ));
+    let id = id.trim();
+    ok(muisti(
+        home.path(),
+        &["remember", "My favourite food is bacalhau"],
+    ));
+    let out = ok(muisti(
+        home.path(),
+        &["--json", "search", "when did I move to Lisbon"],
+    ));
+    let hits: Value = serde_json::from_str(&out).expect("json");
+    assert_eq!(hits[0]["memory"]["id"], id);
+    assert_eq!(hits[0]["memory"]["user_id"], "alice");
+    assert!(hits[0]["signals"]["lexical_rank"].is_number());
+    // The seed's word-overlap rule is still there: only the memory sharing a word.
+    let out = ok(muisti(
+        home.path(),
+        &[
+            "--json",
+            "search",
+            "--mode",
+            "overlap",
+            "when did I move to Lisbon",
+        ],
+    ));
+    let hits: Value = serde_json::from_str(&out).expect("json");
+    assert_eq!(hits.as_array().map(Vec::len), Some(1));
+    assert_eq!(hits[0]["memory"]["id"], id);
+    let got: Value =
+        serde_json::from_str(&ok(muisti(home.path(), &["--json", "get", id]))).expect("json");
+    assert_eq!(got["content"], "I moved to Lisbon in March");
+    assert_eq!(got["access_count"], 2);
+    let listed = ok(muisti(home.path(), &["list", "--user", "alice"]));
+    assert_eq!(listed.lines().count(), 1);
+    ok(muisti(home.path(), &["forget", id]));
+    assert_eq!(muisti(home.path(), &["get", id]).status.code(), Some(1));
+}
+
+#[test]
+fn kv_commands() {
+    let home = tempfile::tempdir().expect("temp dir");
+    let h = home.path();
+    ok(muisti(
+        h,
+        &["kv", "set", "n", "{\"a\": [1, 2]}", "--value-json"],
+    ));
+    ok(muisti(h, &["kv", "set", "s", "plain text"]));
+    assert_eq!(ok(muisti(h, &["kv", "get", "n"])), "{\"a\":[1,2]}\n");
+    assert_eq!(ok(muisti(h, &["kv", "has", "s"])), "true\n");
+    let all: Value = serde_json::from_str(&ok(muisti(h, &["--json", "kv", "all"]))).expect("json");
+    assert_eq!(all["s"], "plain text");
+    assert_eq!(all["n"]["a"][1], 2);
+    ok(muisti(h, &["kv", "forget", "s"]));
+    let out = muisti(h, &["kv", "has", "s"]);
+    assert_eq!(
+        (out.status.code(), stdout(&out)),
+        (Some(1), "false\n".into())
+    );
+    assert_eq!(muisti(h, &["kv", "get", "s"]).status.code(), Some(1));
+    assert_eq!(ok(muisti(h, &["kv", "flush"])), "flushed 1\n");
+    let stats: Value = serde_json::from_str(&ok(muisti(h, &["--json", "stats"]))).expect("json");
+    assert_eq!(stats["total"], 0);
+    assert_eq!(stats["store"]["backend"], "sqlite");
+}
+
+#[test]
+fn bad_input_is_one_line_and_loses_nothing() {
+    let home = tempfile::tempdir().expect("temp dir");
+    let h = home.path();
+    ok(muisti(h, &["kv", "set", "k", "original"]));
+    // Malformed JSON.
+    let out = muisti(h, &["kv", "set", "k", "{bad", "--value-json"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr(&out).contains("not valid JSON"), "{}", stderr(&out));
+    // Over the size limit (1 MiB), from standard input.
+    let big = vec![b'x'; (1 << 20) + 10];
+    let out = muisti_with_stdin(h, &["kv", "set", "k", "-"], Some(&big));
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr(&out).contains("too large"), "{}", stderr(&out));
+    // A configurable limit, through the store URL.
+    let url = format!(
+        "sqlite://{}?max_value_bytes=16",
+        h.join("small.db").display()
+    );
+    let out = muisti(
+        h,
+        &["--store", &url, "kv", "set", "k", "more than sixteen bytes"],
+    );
+    assert!(
+        stderr(&out).contains("the limit is 16 bytes"),
+        "{}",
+        stderr(&out)
+    );
+    // Invalid fields.
+    let out = muisti(h, &["remember", "x", "--importance", "3"]);
+    assert!(stderr(&out).contains("importance"), "{}", stderr(&out));
+    let out = muisti(h, &["remember", "x", "--scope", "forever"]);
+    assert!(stderr(&out).contains("scope"), "{}", stderr(&out));
+    let out = muisti(h, &["kv", "set", "k", "v", "--ttl", "0"]);
+    assert!(stderr(&out).contains("ttl"), "{}", stderr(&out));
+    // Nothing was lost.
+    assert_eq!(ok(muisti(h, &["kv", "get", "k"])), "original\n");
+    let stats: Value = serde_json::from_str(&ok(muisti(h, &["--json", "stats"]))).expect("json");
+    assert_eq!(stats["total"], 1);
+}
+
+#[test]
+fn unreachable_redis_names_the_url_without_password() {
+    let home = tempfile::tempdir().expect("temp dir");
+    let out = muisti(
+        home.path(),
+        &[
+            "--store",
+            "redis://:hunter2@127.0.0.1:1/0",
+            "kv",
+            "get",
+            "k",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(2));
+    let err = stderr(&out);
+    assert!(err.contains("redis://:***@127.0.0.1:1/0"), "{err}");
+    assert!(!err.contains("hunter2"), "{err}");
+    assert_eq!(err.lines().count(), 1);
+}
+
+#[test]
+fn unknown_scheme_lists_the_known_ones() {
+    let home = tempfile::tempdir().expect("temp dir");
+    let err = stderr(&muisti(home.path(), &["--store", "bogus://x", "stats"]));
+    assert!(err.contains("unknown scheme \"bogus\""), "{err}");
+    assert!(err.contains("sqlite"), "{err}");
+}
+
+#[test]
+fn output_closed_early_is_not_an_error() {
+    let home = tempfile::tempdir().expect("temp dir");
+    // Far more than a pipe buffer holds, so the writer meets the closed pipe.
+    let value = "x".repeat(8_000);
+    for i in 0..40 {
+        ok(muisti(
+            home.path(),
+            &["kv", "set", &format!("k{i}"), &value],
+        ));
+    }
+    let mut child = Command::new(env!("CARGO_BIN_EXE_muisti"))
+        .args(["--json", "kv", "all"])
+        .env("XDG_DATA_HOME", home.path().join("data"))
+        .env_remove("MUISTI_STORE")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("runs");
+    // Close our end of the pipe without reading.
+    drop(child.stdout.take());
+    let out = child.wait_with_output().expect("finishes");
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(!stderr(&out).contains("panicked"));
+}
+
+/// A meaning match with no shared keyword, offline, with the built-in embedder.
+#[test]
+fn recall_by_meaning_without_shared_words() {
+    let home = tempfile::tempdir().expect("temp dir");
+    let h = home.path();
+    let id = ok(muisti(h, &["remember", "I moved to Lisbon in March"]));
+    for other in [
+        "My favourite food is grilled sardines",
+        "I work as a nurse at the hospital",
+        "My sister has two cats and a dog",
+    ] {
+        ok(muisti(h, &["remember", other]));
+    }
+    let out = ok(muisti(
+        h,
+        &[
+            "--json",
+            "search",
+            "--mode",
+            "vector",
+            "which city does the user live in now",
+        ],
+    ));
+    let hits: Value = serde_json::from_str(&out).expect("json");
+    assert_eq!(hits[0]["memory"]["id"], id.trim(), "{out}");
+    let out = ok(muisti(
+        h,
+        &["--json", "search", "which city does the user live in now"],
+    ));
+    let hits: Value = serde_json::from_str(&out).expect("json");
+    assert_eq!(hits[0]["memory"]["id"], id.trim(), "{out}");
+}
+
+#[test]
+fn reindex_reports_what_it_did() {
+    let home = tempfile::tempdir().expect("temp dir");
+    let h = home.path();
+    ok(muisti(h, &["remember", "I moved to Lisbon in March"]));
+    ok(muisti(
+        h,
+        &["remember", "My favourite food is grilled sardines"],
+    ));
+    assert_eq!(
+        ok(muisti(h, &["reindex"])).split(" in ").next(),
+        Some("re-embedded 0 of 2 memories")
+    );
+    let report: Value =
+        serde_json::from_str(&ok(muisti(h, &["--json", "reindex", "--force"]))).expect("json");
+    assert_eq!(report["reembedded"], 2);
+    assert_eq!(report["scanned"], 2);
+}
+
+#[test]
+fn context_makes_an_answer_findable_by_its_question() {
+    let home = tempfile::tempdir().expect("temp dir");
+    let h = home.path();
+    let answer = ok(muisti(
+        h,
+        &[
+            "remember",
+            "5 years already!",
+            "--context",
+            "How long have you been married?",
+        ],
+    ));
+    ok(muisti(h, &["remember", "We went hiking last weekend"]));
+    let out = ok(muisti(
+        h,
+        &["--json", "search", "--mode", "lexical", "how long married"],
+    ));
+    let hits: Value = serde_json::from_str(&out).expect("json");
+    assert_eq!(hits[0]["memory"]["id"], answer.trim(), "{out}");
+    assert_eq!(
+        hits[0]["memory"]["context"],
+        "How long have you been married?"
+    );
+    assert_eq!(hits[0]["memory"]["content"], "5 years already!");
+}

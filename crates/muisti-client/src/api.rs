@@ -1,0 +1,570 @@
+//! The wire types of the HTTP API: what `muisti serve` accepts and returns under `/v1`.
+//!
+//! These are the contract; they are plain data (strings, numbers, JSON values) so a client
+//! needs nothing of the engine. Timestamps are RFC 3339 strings, ids are ULIDs.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+#[cfg(feature = "openapi")]
+use utoipa::ToSchema;
+
+/// A stored memory or key-value entry, as the API returns it.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(ToSchema))]
+pub struct Memory {
+    /// Unique id (ULID).
+    pub id: String,
+    /// The namespace it lives in.
+    pub namespace: String,
+    /// Unique within the namespace; the id unless one was given.
+    pub key: String,
+    /// The text of a memory, or any JSON value for a key-value entry.
+    pub content: Value,
+    /// Situating text, indexed at a lower weight than the content.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub context: Option<String>,
+    /// `core`, `daily`, `conversation` or a custom name.
+    pub category: String,
+    /// `scratch`, `short_term`, `long_term`, `episodic` or `declarative`.
+    pub scope: String,
+    /// The end user.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub user_id: Option<String>,
+    /// The agent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub agent_id: Option<String>,
+    /// The session or conversation.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub session_id: Option<String>,
+    /// Free labels.
+    #[serde(default)]
+    pub tags: Vec<String>,
+    /// Any JSON object.
+    #[serde(default)]
+    #[cfg_attr(feature = "openapi", schema(value_type = Object))]
+    pub metadata: Map<String, Value>,
+    /// 0.0 to 1.0.
+    pub importance: f32,
+    /// `user_stated`, `agent_learned`, `import` or a custom name.
+    pub source: String,
+    /// 0 to 100 for learned facts.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub confidence: Option<u8>,
+    /// `active`, `archived` or `superseded`.
+    pub state: String,
+    /// When the fact became true.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub valid_from: Option<String>,
+    /// When it stopped being true.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub valid_until: Option<String>,
+    /// First written.
+    pub created_at: String,
+    /// Last written.
+    pub updated_at: String,
+    /// Last read or recalled.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_accessed_at: Option<String>,
+    /// How often it was read or recalled.
+    #[serde(default)]
+    pub access_count: u64,
+    /// When it expires.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub expires_at: Option<String>,
+}
+
+/// A memory to store (`POST /v1/memories`). Only `content` is required.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(ToSchema))]
+#[serde(deny_unknown_fields)]
+pub struct NewMemory {
+    /// The text to remember (or any JSON value).
+    pub content: Value,
+    /// Namespace; `default` if absent (recall reads `default` unless told otherwise).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub namespace: Option<String>,
+    /// A key: writing to an existing key replaces that record. Absent: a new record.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub key: Option<String>,
+    /// Situating text (for example the turn this one answers), indexed at half weight.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub context: Option<String>,
+    /// Category name.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub category: Option<String>,
+    /// Scope name.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub scope: Option<String>,
+    /// The end user.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub user_id: Option<String>,
+    /// The agent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub agent_id: Option<String>,
+    /// The session.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub session_id: Option<String>,
+    /// Labels.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tags: Vec<String>,
+    /// Any JSON object.
+    #[serde(default, skip_serializing_if = "Map::is_empty")]
+    #[cfg_attr(feature = "openapi", schema(value_type = Object))]
+    pub metadata: Map<String, Value>,
+    /// 0.0 to 1.0 (default 0.5).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub importance: Option<f32>,
+    /// Source name.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub source: Option<String>,
+    /// 0 to 100.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub confidence: Option<u8>,
+    /// Expire after this many seconds.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ttl_seconds: Option<u64>,
+    /// When the fact became true (RFC 3339).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub valid_from: Option<String>,
+    /// When it stopped being true (RFC 3339).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub valid_until: Option<String>,
+}
+
+impl NewMemory {
+    /// A memory of `content` with every other field at its default.
+    pub fn text(content: impl Into<String>) -> Self {
+        Self {
+            content: Value::String(content.into()),
+            ..Self::default()
+        }
+    }
+}
+
+/// Many memories in one transaction (`POST /v1/memories/batch`), at most 1,000.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(ToSchema))]
+#[serde(deny_unknown_fields)]
+pub struct NewMemories {
+    /// The memories, written all or none.
+    pub memories: Vec<NewMemory>,
+}
+
+/// The stored records of a batch.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(ToSchema))]
+pub struct Memories {
+    /// In the order of the request.
+    pub memories: Vec<Memory>,
+}
+
+/// Changes to a memory (`PATCH /v1/memories/{id}`): absent fields are kept.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(ToSchema))]
+#[serde(deny_unknown_fields)]
+pub struct MemoryPatch {
+    /// New content.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub content: Option<Value>,
+    /// New context.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub context: Option<String>,
+    /// New category.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub category: Option<String>,
+    /// New scope.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub scope: Option<String>,
+    /// New tags (replace the old ones).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tags: Option<Vec<String>>,
+    /// New metadata (replaces the old object).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "openapi", schema(value_type = Option<Object>))]
+    pub metadata: Option<Map<String, Value>>,
+    /// New importance.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub importance: Option<f32>,
+    /// New confidence.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub confidence: Option<u8>,
+    /// New time to live, from now.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ttl_seconds: Option<u64>,
+    /// New start of validity (RFC 3339).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub valid_from: Option<String>,
+    /// New end of validity (RFC 3339).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub valid_until: Option<String>,
+}
+
+/// One page of memories (`GET /v1/memories`).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(ToSchema))]
+pub struct MemoryPage {
+    /// Oldest first.
+    pub items: Vec<Memory>,
+    /// Pass as `cursor` for the next page; absent on the last page.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub next_cursor: Option<String>,
+}
+
+/// Query parameters of `GET /v1/memories`; unknown parameters are refused.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(
+    feature = "openapi",
+    derive(utoipa::IntoParams),
+    into_params(parameter_in = Query)
+)]
+#[serde(deny_unknown_fields)]
+pub struct ListParams {
+    /// Namespace (default `default`).
+    pub namespace: Option<String>,
+    /// Only this user's memories.
+    pub user_id: Option<String>,
+    /// Only this agent's.
+    pub agent_id: Option<String>,
+    /// Only this session's.
+    pub session_id: Option<String>,
+    /// Only this category.
+    pub category: Option<String>,
+    /// Only this scope.
+    pub scope: Option<String>,
+    /// Only memories with this tag.
+    pub tag: Option<String>,
+    /// The `next_cursor` of the previous page.
+    pub cursor: Option<String>,
+    /// Page size (default 100, at most 1,000).
+    pub limit: Option<usize>,
+}
+
+/// Filters beyond the owner fields.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(ToSchema))]
+#[serde(deny_unknown_fields)]
+pub struct Filters {
+    /// The agent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub agent_id: Option<String>,
+    /// Category name.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub category: Option<String>,
+    /// Scope name.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub scope: Option<String>,
+    /// Every one of these tags.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tags: Vec<String>,
+    /// Metadata fields that must be equal.
+    #[serde(default, skip_serializing_if = "Map::is_empty")]
+    #[cfg_attr(feature = "openapi", schema(value_type = Object))]
+    pub metadata: Map<String, Value>,
+    /// Created at or after (RFC 3339).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub created_after: Option<String>,
+    /// Created before (RFC 3339).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub created_before: Option<String>,
+}
+
+/// A recall (`POST /v1/recall`): the memories that best match `query`.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(ToSchema))]
+#[serde(deny_unknown_fields)]
+pub struct RecallQuery {
+    /// The message or question.
+    pub query: String,
+    /// How many hits at most (default 10, at most 1,000).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub limit: Option<usize>,
+    /// Namespace (default `default`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub namespace: Option<String>,
+    /// Only this user's memories.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub user_id: Option<String>,
+    /// Only this session's memories.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub session_id: Option<String>,
+    /// More filters.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub filters: Option<Filters>,
+    /// Drop hits scoring below this (0 to 1).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub min_score: Option<f32>,
+    /// `hybrid` (default), `lexical`, `vector` or `overlap`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mode: Option<String>,
+    /// Include each hit's signals.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub explain: bool,
+}
+
+impl RecallQuery {
+    /// The top `limit` memories of the default namespace for `query`.
+    pub fn new(query: impl Into<String>, limit: usize) -> Self {
+        Self {
+            query: query.into(),
+            limit: Some(limit),
+            ..Self::default()
+        }
+    }
+}
+
+/// A recalled memory.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(ToSchema))]
+pub struct RecallHit {
+    /// The memory.
+    pub memory: Memory,
+    /// The final score, 0 to 1.
+    pub score: f32,
+    /// What made the score (with `explain`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "openapi", schema(value_type = Option<Object>))]
+    pub signals: Option<Value>,
+}
+
+/// What a recall found, best first.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(ToSchema))]
+pub struct RecallResult {
+    /// Best first.
+    pub hits: Vec<RecallHit>,
+}
+
+/// A value to store at a key (`PUT /v1/kv/{namespace}/{key}`).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(ToSchema))]
+#[serde(deny_unknown_fields)]
+pub struct KvValue {
+    /// Any JSON value.
+    pub value: Value,
+    /// Expire after this many seconds; absent: never.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ttl_seconds: Option<u64>,
+}
+
+/// The value at a key.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(ToSchema))]
+pub struct KvEntry {
+    /// The key.
+    pub key: String,
+    /// The value.
+    pub value: Value,
+    /// When it expires, if it does.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub expires_at: Option<String>,
+}
+
+/// Every live entry of a namespace (`GET /v1/kv/{namespace}`).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(ToSchema))]
+pub struct KvEntries {
+    /// By key.
+    #[cfg_attr(feature = "openapi", schema(value_type = Object))]
+    pub entries: BTreeMap<String, Value>,
+}
+
+/// How many entries a delete removed.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(ToSchema))]
+pub struct Deleted {
+    /// Entries removed.
+    pub deleted: u64,
+}
+
+/// A namespace and its size.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(ToSchema))]
+pub struct NamespaceCount {
+    /// The namespace.
+    pub namespace: String,
+    /// Live records.
+    pub count: u64,
+}
+
+/// What the caller's tenant holds (`GET /v1/stats`).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(ToSchema))]
+pub struct Stats {
+    /// The caller's tenant.
+    pub tenant: String,
+    /// The store's backend name.
+    pub backend: String,
+    /// Whether the store answered its health check.
+    pub healthy: bool,
+    /// Per namespace.
+    pub namespaces: Vec<NamespaceCount>,
+    /// All live records of the tenant.
+    pub total: u64,
+}
+
+/// Start a reindex (`POST /v1/reindex`, admin only).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(ToSchema))]
+#[serde(deny_unknown_fields)]
+pub struct ReindexRequest {
+    /// Re-embed every memory, not only those another model embedded.
+    #[serde(default)]
+    pub force: bool,
+}
+
+/// A background job and its progress (`GET /v1/jobs/{id}`).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(ToSchema))]
+pub struct Job {
+    /// Job id.
+    pub id: String,
+    /// `reindex`.
+    pub kind: String,
+    /// `running`, `done` or `failed`.
+    pub state: String,
+    /// Items processed.
+    pub done: u64,
+    /// Items to process.
+    pub total: u64,
+    /// Why it failed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+}
+
+/// A new API key (`POST /v1/admin/keys`).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(ToSchema))]
+#[serde(deny_unknown_fields)]
+pub struct NewKey {
+    /// The tenant the key acts as.
+    pub tenant: String,
+    /// Whether the key may manage keys and reindex.
+    #[serde(default)]
+    pub admin: bool,
+    /// A note to recognise the key by.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub label: Option<String>,
+}
+
+/// An API key as listed: never the secret.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(ToSchema))]
+pub struct KeyInfo {
+    /// Public key id (the part after `muisti_` and before the next `_`).
+    pub id: String,
+    /// The tenant it acts as.
+    pub tenant: String,
+    /// Whether it may manage keys.
+    pub admin: bool,
+    /// Its note.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub label: Option<String>,
+    /// When it was made.
+    pub created_at: String,
+}
+
+/// A key just made: the secret is shown this once and only its hash is kept.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(ToSchema))]
+pub struct CreatedKey {
+    /// What is stored about it.
+    #[serde(flatten)]
+    pub info: KeyInfo,
+    /// The key to send as `Authorization: Bearer <key>`.
+    pub key: String,
+}
+
+/// The keys of the server.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(ToSchema))]
+pub struct KeyList {
+    /// Oldest first.
+    pub keys: Vec<KeyInfo>,
+}
+
+/// The body of every error response.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(ToSchema))]
+pub struct ErrorBody {
+    /// The error.
+    pub error: ErrorDetail,
+}
+
+/// A stable machine-readable code and a message for people.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(ToSchema))]
+pub struct ErrorDetail {
+    /// `bad_request`, `unauthorized`, `forbidden`, `not_found`, `method_not_allowed`,
+    /// `conflict`, `too_large`, `invalid_input`, `rate_limited`,
+    /// `unavailable`, `timeout` or `internal`.
+    pub code: String,
+    /// What went wrong; never stored values.
+    pub message: String,
+}
+
+/// Liveness and readiness.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(ToSchema))]
+pub struct Health {
+    /// `ok` or `unavailable`.
+    pub status: String,
+    /// Why not ready.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub detail: Option<String>,
+}
+
+/// A message for the agent (`POST /v1/chat` and `POST /v1/chat/stream`).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(ToSchema))]
+#[serde(deny_unknown_fields)]
+pub struct ChatMessage {
+    /// What the user says.
+    pub message: String,
+    /// Continue this conversation; without it a new one is started (its id is in the
+    /// answer).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub conversation_id: Option<String>,
+    /// Memories recalled into the prompt (default 3; 0 turns recall off; at most 50).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub long_term_memory: Option<usize>,
+    /// Store the conversation (default true). With false nothing is written and the answer
+    /// carries no conversation to continue.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub store_messages: Option<bool>,
+}
+
+/// Tokens a model used.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(ToSchema))]
+pub struct TokenUsage {
+    /// Prompt tokens.
+    pub input_tokens: u64,
+    /// Generated tokens.
+    pub output_tokens: u64,
+}
+
+/// The agent's answer (and the last event of a streamed answer, `done`).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(ToSchema))]
+pub struct ChatReply {
+    /// The conversation, to continue it; absent when messages are not stored.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub conversation_id: Option<String>,
+    /// The answer.
+    pub reply: String,
+    /// Keys of the memories injected into the prompt, in order.
+    pub recalled: Vec<String>,
+    /// Tokens used.
+    pub usage: TokenUsage,
+}
+
+/// One piece of a streamed answer (the `token` event of `POST /v1/chat/stream`).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(ToSchema))]
+pub struct ChatToken {
+    /// The text.
+    pub text: String,
+}

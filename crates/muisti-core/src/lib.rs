@@ -1,0 +1,52 @@
+//! The data model and the storage contract of muisti, with no IO.
+//!
+//! * [`Memory`] is the one record: a fact, a preference, a conversation turn or a key-value
+//!   entry, addressed by [`MemoryId`] or by [`Key`] within a [`Partition`] (tenant +
+//!   [`Namespace`]).
+//! * [`Put`] is a write; [`Put::apply`] is the single definition of upsert semantics.
+//! * [`Store`] is the trait every backend implements; its contract is in its docs.
+//! * [`Error`] is the error of every store, with a coarse [`ErrorKind`].
+//! * [`Event`] and [`Observer`] are how the engine reports activity.
+//!
+//! ```
+//! use muisti_core::{Key, Namespace, Partition, Put, Timestamp};
+//!
+//! let ns = Namespace::new("user:1")?;
+//! let put = Put::new(Partition::of(ns), Some(Key::new("city")?), "Lisbon");
+//! put.validate(&Default::default())?;
+//! let memory = put.apply(None, Timestamp::now());
+//! assert_eq!(memory.text(), "Lisbon");
+//! assert!(Namespace::new("../etc").is_err());
+//! # Ok::<(), muisti_core::Error>(())
+//! ```
+
+mod error;
+mod event;
+mod id;
+mod memory;
+mod name;
+mod query;
+pub mod rank;
+mod store;
+pub mod text;
+mod time;
+
+pub use error::{Error, ErrorKind, Result};
+pub use event::{Event, Observer};
+pub use id::MemoryId;
+pub use memory::{
+    Category, Limits, Memory, MemoryScope, MemoryState, Owner, Put, Source, content_hash,
+    value_text,
+};
+pub use name::{
+    Key, MAX_KEY_BYTES, MAX_NAME_CHARS, Namespace, Partition, Tenant, check_name, redact_url,
+};
+pub use query::{
+    Filter, Hit, ListQuery, Locator, MAX_PAGE, Page, Scored, SearchMode, SearchRequest, TextQuery,
+    VectorQuery,
+};
+pub use store::{
+    Capabilities, Health, Store, StoreInfo, StoredVector, WriteStatus, Written,
+    exact_vector_search, list_all, scan_and_rank,
+};
+pub use time::{Timestamp, Ttl};

@@ -1,0 +1,245 @@
+//! The storage contract: one trait that every backend implements.
+
+use serde::Serialize;
+
+use crate::{
+    Filter, Hit, Limits, ListQuery, Locator, Memory, MemoryId, Namespace, Page, Partition, Put,
+    Result, Scored, SearchMode, SearchRequest, Tenant, TextQuery, Timestamp, VectorQuery,
+    text::{Bm25, nearest},
+};
+
+/// A record's vector, as a store returns it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct StoredVector {
+    /// The record.
+    pub id: MemoryId,
+    /// The model that made the vector.
+    pub model: String,
+    /// The vector.
+    pub vector: Vec<f32>,
+}
+
+/// What a backend can do natively; the engine falls back where it cannot.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct Capabilities {
+    /// `search` is answered by the backend itself rather than by scanning.
+    pub native_search: bool,
+    /// `text_search` uses a persistent full-text index rather than scoring every record.
+    pub native_text: bool,
+    /// `vector_search` uses an index rather than comparing every vector.
+    pub native_vector: bool,
+    /// Data survives the process.
+    pub persistent: bool,
+    /// Several processes may use the same store at once.
+    pub multi_process: bool,
+}
+
+/// Which backend a store is and where it keeps its data.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct StoreInfo {
+    /// Stable lowercase name: `mem`, `file`, `sqlite`, `redis`, ...
+    pub backend: &'static str,
+    /// Where the data lives, with any password removed.
+    pub location: String,
+    /// What it can do.
+    pub capabilities: Capabilities,
+}
+
+/// The answer of a health check.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Health {
+    /// Whether the store answered.
+    pub ok: bool,
+    /// What was checked, or why it failed (never a password).
+    pub detail: String,
+}
+
+/// What a write did.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum WriteStatus {
+    /// A new record was created.
+    Created,
+    /// The record at the key was replaced (same id).
+    Updated,
+    /// The write was dropped on purpose (privacy wrapper); nothing was stored.
+    Discarded,
+    /// The same content already existed for the same owner; nothing new was stored and the
+    /// existing record (returned) counted an access.
+    Deduplicated,
+}
+
+/// The outcome of a write: the record as stored (or as it would have been) and what happened.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Written {
+    /// The record.
+    pub memory: Memory,
+    /// Created, updated or discarded.
+    pub status: WriteStatus,
+}
+
+/// The one storage contract of muisti, implemented by every backend.
+///
+/// # Contract
+///
+/// * **Confinement.** Every method takes its tenant (in a [`Partition`], a [`Locator`] or
+///   directly) and never reads, counts, changes or returns a record of another tenant.
+/// * **Validation first.** Names are valid by construction; `put` calls [`Put::validate`]
+///   with the store's limits before any IO. A failed call changes nothing.
+/// * **Upsert.** `put` replaces the record at `(partition, key)` keeping its id and
+///   `created_at` (see [`Put::apply`]), or creates one. A write with no key always creates.
+/// * **Expiry.** A record whose `expires_at` has passed does not exist for any method: it is
+///   never returned, counted or listed, and a `put` at its key creates a new record.
+///   Backends prune expired records (natively or in `purge_expired`).
+/// * **Durability.** When a write method returns `Ok` on a persistent store, the write
+///   survives the process; `put_many` is all-or-nothing on stores with transactions
+///   (SQLite) and stops at the first failure elsewhere, after validating every item.
+/// * **Concurrency.** Methods may be called from many threads; on multi-process stores,
+///   concurrent writers from several processes lose no write.
+/// * **Order.** `list` returns records in id order; ids are ULIDs, so that is creation order.
+pub trait Store: Send + Sync {
+    /// The backend's name, location and capabilities.
+    fn info(&self) -> StoreInfo;
+
+    /// Creates or replaces one record.
+    fn put(&self, put: Put) -> Result<Written>;
+
+    /// Writes many records, in one transaction where the backend has them. The default
+    /// validates every item, then writes them one by one.
+    fn put_many(&self, puts: Vec<Put>) -> Result<Vec<Written>> {
+        Put::validate_all(&puts, &self.limits())?;
+        puts.into_iter().map(|p| self.put(p)).collect()
+    }
+
+    /// The limits this store enforces on writes.
+    fn limits(&self) -> Limits;
+
+    /// The record a locator addresses, unless absent or expired.
+    fn get(&self, at: &Locator) -> Result<Option<Memory>>;
+
+    /// One page of the records in a partition that match a filter, in id order.
+    fn list(&self, query: &ListQuery) -> Result<Page>;
+
+    /// How many live records in a partition match a filter.
+    fn count(&self, partition: &Partition, filter: &Filter) -> Result<u64>;
+
+    /// Deletes the addressed record; `true` if one existed.
+    fn delete(&self, at: &Locator) -> Result<bool>;
+
+    /// Deletes every record in a partition; returns how many.
+    fn flush(&self, partition: &Partition) -> Result<u64>;
+
+    /// The namespaces of a tenant that hold at least one record, sorted.
+    fn namespaces(&self, tenant: &Tenant) -> Result<Vec<Namespace>>;
+
+    /// The tenants that hold at least one record, sorted (for maintenance such as reindex).
+    fn tenants(&self) -> Result<Vec<Tenant>>;
+
+    /// Replaces the vector (and `embedding_model`) of existing live records of a tenant,
+    /// changing nothing else (not `updated_at`); unknown ids are skipped. Returns how many
+    /// were updated.
+    fn set_vectors(&self, tenant: &Tenant, vectors: &[StoredVector]) -> Result<u64>;
+
+    /// Records `access_count += 1` and `last_accessed_at = at` on the given records of a
+    /// tenant; unknown ids are ignored. Does not change `updated_at`.
+    fn touch(&self, tenant: &Tenant, ids: &[MemoryId], at: Timestamp) -> Result<()>;
+
+    /// Deletes expired records now; returns how many (backends with native expiry may
+    /// report 0).
+    fn purge_expired(&self) -> Result<u64>;
+
+    /// Whether the store answers.
+    fn health_check(&self) -> Health;
+
+    /// The stored vectors of the live records of a partition that pass `filter`, with the
+    /// model that made each.
+    fn vectors(&self, partition: &Partition, filter: &Filter) -> Result<Vec<StoredVector>>;
+
+    /// The best `limit` records for a full-text query, by BM25 over the
+    /// [`tokenize`](crate::text::tokenize)d [`Memory::index_text`]. The default scores every
+    /// matching record in memory; backends with a full-text index answer natively.
+    fn text_search(&self, query: &TextQuery) -> Result<Vec<Scored>> {
+        let all = list_all(self, &query.partition, &query.filter)?;
+        let texts: Vec<(MemoryId, std::borrow::Cow<'_, str>, Option<&str>)> = all
+            .iter()
+            .map(|m| (m.id, m.index_text(), m.context.as_deref()))
+            .collect();
+        Ok(Bm25::default().rank(
+            texts.iter().map(|(id, t, c)| (*id, t.as_ref(), *c)),
+            &query.query,
+            query.limit,
+        ))
+    }
+
+    /// The `limit` records whose vectors are nearest the query's (dot product of unit
+    /// vectors), best first; vectors of another length are skipped. The default compares
+    /// every vector; backends with an index answer natively.
+    fn vector_search(&self, query: &VectorQuery) -> Result<Vec<Scored>> {
+        exact_vector_search(self, query)
+    }
+
+    /// The live records of a tenant with these ids, in the order given; absent ids are
+    /// skipped. The default reads them one by one.
+    fn get_many(&self, tenant: &Tenant, ids: &[MemoryId]) -> Result<Vec<Memory>> {
+        let mut out = Vec::with_capacity(ids.len());
+        for id in ids {
+            if let Some(m) = self.get(&Locator::Id {
+                tenant: tenant.clone(),
+                id: *id,
+            })? {
+                out.push(m);
+            }
+        }
+        Ok(out)
+    }
+
+    /// The best `limit` records for a query. Backends without a native search keep this
+    /// default, which reads the matching records and ranks them with
+    /// [`token_overlap`](crate::rank::token_overlap).
+    fn search(&self, req: &SearchRequest) -> Result<(SearchMode, Vec<Hit>)> {
+        Ok((SearchMode::Scan, scan_and_rank(self, req)?))
+    }
+}
+
+/// Reads every record of the request's partition that passes its filter, and ranks them
+/// with the token-overlap rule.
+pub fn scan_and_rank<S: Store + ?Sized>(store: &S, req: &SearchRequest) -> Result<Vec<Hit>> {
+    let all = list_all(store, &req.partition, &req.filter)?;
+    Ok(crate::rank::token_overlap(all, &req.query, req.limit))
+}
+
+/// Nearest neighbours by comparing the query with every vector [`Store::vectors`] returns.
+pub fn exact_vector_search<S: Store + ?Sized>(
+    store: &S,
+    query: &VectorQuery,
+) -> Result<Vec<Scored>> {
+    let vectors = store.vectors(&query.partition, &query.filter)?;
+    Ok(nearest(
+        vectors.iter().map(|v| (v.id, v.vector.as_slice())),
+        &query.vector,
+        query.limit,
+    ))
+}
+
+/// Every live record of a partition that passes `filter`, following pages.
+pub fn list_all<S: Store + ?Sized>(
+    store: &S,
+    partition: &Partition,
+    filter: &Filter,
+) -> Result<Vec<Memory>> {
+    let mut out = Vec::new();
+    let mut query = ListQuery {
+        partition: partition.clone(),
+        filter: filter.clone(),
+        after: None,
+        limit: 0,
+    };
+    loop {
+        let page = store.list(&query)?;
+        out.extend(page.items);
+        match page.next {
+            Some(next) => query.after = Some(next),
+            None => return Ok(out),
+        }
+    }
+}

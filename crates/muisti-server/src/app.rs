@@ -1,0 +1,553 @@
+//! The server: router, middleware (request ids, metrics, timeouts, auth, rate limits), and
+//! the listen loop with graceful shutdown.
+
+use std::{
+    collections::HashMap,
+    future::{Future, IntoFuture},
+    net::SocketAddr,
+    sync::{Arc, Mutex},
+    time::Instant,
+};
+
+use axum::{
+    Router,
+    extract::{DefaultBodyLimit, MatchedPath, Request, State},
+    http::{HeaderName, HeaderValue, StatusCode, header},
+    middleware::{self, Next},
+    response::{IntoResponse, Response},
+    routing::{get, post},
+};
+use muisti::{Engine, Tenant};
+use muisti_client::api;
+use rmcp::transport::streamable_http_server::{
+    StreamableHttpServerConfig, StreamableHttpService, session::local::LocalSessionManager,
+};
+use tokio_util::sync::CancellationToken;
+use tracing::Instrument;
+
+use crate::{
+    chat::{self, ChatService},
+    config::{RateLimit, ServerConfig},
+    error::ApiError,
+    keys::{Caller, KeyRing},
+    mcp::MuistiMcp,
+    metrics::Metrics,
+    ops, rest,
+};
+
+/// Why the server could not start or stopped.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ServeError {
+    /// The address could not be bound.
+    #[error("cannot listen on {addr}: {reason}")]
+    Bind {
+        /// The address.
+        addr: SocketAddr,
+        /// Why.
+        reason: String,
+    },
+    /// Listening beyond loopback needs API keys.
+    #[error(
+        "refusing to listen on {0} without API keys: make one with `muisti keys create --tenant NAME`, or listen on 127.0.0.1"
+    )]
+    NoKeys(SocketAddr),
+    /// The store failed while starting.
+    #[error(transparent)]
+    Store(#[from] muisti::Error),
+    /// The listener failed.
+    #[error("server error: {0}")]
+    Io(#[from] std::io::Error),
+    /// The chat model settings are unusable.
+    #[error("cannot set up chat: {0}")]
+    Chat(String),
+}
+
+/// Background jobs (reindex), kept in memory while the server runs.
+#[derive(Default)]
+pub struct Jobs {
+    jobs: Mutex<HashMap<String, api::Job>>,
+}
+
+impl Jobs {
+    /// A job's current state.
+    pub fn get(&self, id: &str) -> Option<api::Job> {
+        self.jobs.lock().ok()?.get(id).cloned()
+    }
+
+    fn set(&self, id: &str, f: impl FnOnce(&mut api::Job)) {
+        if let Ok(mut jobs) = self.jobs.lock()
+            && let Some(j) = jobs.get_mut(id)
+        {
+            f(j);
+        }
+    }
+
+    /// Starts a reindex of every tenant on a thread of its own; 409 while one runs.
+    pub fn start_reindex(
+        self: &Arc<Self>,
+        engine: Engine,
+        force: bool,
+    ) -> Result<api::Job, ApiError> {
+        let job = api::Job {
+            id: ulid::Ulid::generate().to_string(),
+            kind: "reindex".into(),
+            state: "running".into(),
+            done: 0,
+            total: 0,
+            error: None,
+        };
+        {
+            let mut jobs = self.jobs.lock().map_err(|_| ApiError::internal())?;
+            if jobs.values().any(|j| j.state == "running") {
+                return Err(ApiError::new(
+                    StatusCode::CONFLICT,
+                    "conflict",
+                    "a reindex is already running",
+                ));
+            }
+            jobs.insert(job.id.clone(), job.clone());
+        }
+        let me = Arc::clone(self);
+        let id = job.id.clone();
+        std::thread::spawn(move || {
+            let result = engine.reindex(force, &mut |done, total| {
+                me.set(&id, |j| {
+                    j.done = done;
+                    j.total = total;
+                });
+            });
+            me.set(&id, |j| match result {
+                Ok(_) => j.state = "done".into(),
+                Err(e) => {
+                    j.state = "failed".into();
+                    j.error = Some(e.to_string());
+                }
+            });
+        });
+        Ok(job)
+    }
+}
+
+/// Token buckets, one per API key.
+pub struct RateLimiter {
+    limit: RateLimit,
+    buckets: Mutex<HashMap<String, (f64, Instant)>>,
+}
+
+impl RateLimiter {
+    /// Buckets refilled at `limit`.
+    pub fn new(limit: RateLimit) -> Self {
+        Self {
+            limit,
+            buckets: Mutex::new(HashMap::new()),
+        }
+    }
+
+    /// Takes a token for `key`, or answers how many seconds until one is free.
+    pub fn check(&self, key: &str) -> Result<(), u64> {
+        let Ok(mut buckets) = self.buckets.lock() else {
+            return Ok(());
+        };
+        let now = Instant::now();
+        let burst = f64::from(self.limit.burst);
+        let (tokens, last) = buckets.entry(key.to_owned()).or_insert((burst, now));
+        *tokens =
+            (*tokens + now.duration_since(*last).as_secs_f64() * self.limit.per_sec).min(burst);
+        *last = now;
+        if *tokens >= 1.0 {
+            *tokens -= 1.0;
+            Ok(())
+        } else {
+            Err(((1.0 - *tokens) / self.limit.per_sec).ceil().max(1.0) as u64)
+        }
+    }
+}
+
+/// What every handler shares.
+#[derive(Clone)]
+pub struct AppState {
+    /// The engine; handlers confine it to the caller's tenant.
+    pub engine: Engine,
+    /// The API keys.
+    pub keys: KeyRing,
+    /// No keys needed (loopback, no keys at start, not required).
+    pub open: bool,
+    /// Per-key rate limits.
+    pub limiter: Option<Arc<RateLimiter>>,
+    /// Request metrics.
+    pub metrics: Arc<Metrics>,
+    /// Background jobs.
+    pub jobs: Arc<Jobs>,
+    /// The chat model, when `/v1/chat` is on.
+    pub chat: Option<Arc<ChatService>>,
+}
+
+static REQUEST_ID: HeaderName = HeaderName::from_static("x-request-id");
+
+fn request_id(req: &Request) -> String {
+    req.headers()
+        .get(&REQUEST_ID)
+        .and_then(|v| v.to_str().ok())
+        .filter(|v| !v.is_empty() && v.len() <= 128 && v.bytes().all(|b| b.is_ascii_graphic()))
+        .map_or_else(|| ulid::Ulid::generate().to_string(), str::to_owned)
+}
+
+/// Request id, span, metrics and a log line per failed request.
+async fn observe(State(s): State<AppState>, req: Request, next: Next) -> Response {
+    let started = Instant::now();
+    let id = request_id(&req);
+    let method = req.method().clone();
+    let matched = req.extensions().get::<MatchedPath>().cloned();
+    let route = matched.as_ref().map_or("unmatched", MatchedPath::as_str);
+    let span = tracing::info_span!("request", id = %id, method = %method, route = %route);
+    s.metrics.started();
+    let mut resp = next.run(req).instrument(span.clone()).await;
+    let status = resp.status();
+    let took = started.elapsed();
+    s.metrics
+        .finished(method.as_str(), route, status.as_u16(), took);
+    span.in_scope(|| {
+        if status.is_server_error() {
+            tracing::warn!(
+                status = status.as_u16(),
+                ms = took.as_millis() as u64,
+                "request failed"
+            );
+        } else {
+            tracing::debug!(
+                status = status.as_u16(),
+                ms = took.as_millis() as u64,
+                "request"
+            );
+        }
+    });
+    if let Ok(v) = HeaderValue::from_str(&id) {
+        resp.headers_mut().insert(REQUEST_ID.clone(), v);
+    }
+    resp
+}
+
+/// Answers 503 `timeout` when a request takes longer than the configured limit. A write that
+/// already reached the store still completes.
+async fn deadline(State(limit): State<std::time::Duration>, req: Request, next: Next) -> Response {
+    match tokio::time::timeout(limit, next.run(req)).await {
+        Ok(r) => r,
+        Err(_) => ApiError::new(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "timeout",
+            format!("the request took longer than {} s", limit.as_secs()),
+        )
+        .into_response(),
+    }
+}
+
+fn bearer(req: &Request) -> Option<&str> {
+    let v = req.headers().get(header::AUTHORIZATION)?.to_str().ok()?;
+    let (scheme, token) = v.split_once(' ')?;
+    scheme.eq_ignore_ascii_case("bearer").then(|| token.trim())
+}
+
+fn unauthorized(message: &str) -> Response {
+    let mut r = ApiError::unauthorized(message).into_response();
+    r.headers_mut()
+        .insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
+    r
+}
+
+/// Identifies the caller from its key (or the open mode) and applies its rate limit. The
+/// tenant comes from the credential only; handlers read it from the request's extensions.
+async fn authenticate(State(s): State<AppState>, mut req: Request, next: Next) -> Response {
+    let caller = if s.open {
+        Caller {
+            tenant: Tenant::default(),
+            key_id: None,
+            admin: true,
+        }
+    } else {
+        let Some(token) = bearer(&req).map(str::to_owned) else {
+            return unauthorized("send an API key as Authorization: Bearer <key>");
+        };
+        let keys = s.keys.clone();
+        match ops::blocking(move || keys.verify(&token)).await {
+            Ok(Ok(Some(c))) => c,
+            Ok(Ok(None)) => return unauthorized("unknown or revoked API key"),
+            Ok(Err(e)) => return ApiError::from(e).into_response(),
+            Err(_) => return ApiError::internal().into_response(),
+        }
+    };
+    if let Some(limiter) = &s.limiter
+        && let Err(wait) = limiter.check(caller.key_id.as_deref().unwrap_or("-"))
+    {
+        let mut e = ApiError::new(
+            StatusCode::TOO_MANY_REQUESTS,
+            "rate_limited",
+            "too many requests for this key; retry later",
+        );
+        e.retry_after = Some(wait);
+        return e.into_response();
+    }
+    req.extensions_mut().insert(caller);
+    next.run(req).await
+}
+
+async fn not_found() -> ApiError {
+    ApiError::not_found("no such route")
+}
+
+async fn method_not_allowed() -> ApiError {
+    ApiError::new(
+        StatusCode::METHOD_NOT_ALLOWED,
+        "method_not_allowed",
+        "this route does not take that method",
+    )
+}
+
+/// The whole HTTP application over `state`; `/mcp` stops its streams when `mcp_stop` fires.
+pub fn router(state: AppState, config: &ServerConfig, mcp_stop: CancellationToken) -> Router {
+    let engine = state.engine.clone();
+    let mcp = StreamableHttpService::new(
+        move || Ok(MuistiMcp::http(engine.clone())),
+        Arc::new(LocalSessionManager::default()),
+        StreamableHttpServerConfig::default()
+            .with_legacy_session_mode(false)
+            .with_json_response(true)
+            .with_sse_keep_alive(None)
+            .with_allowed_origins(config.allowed_origins.clone())
+            .enforce_origin_validation()
+            .with_allowed_hosts(config.allowed_hosts.clone())
+            .with_max_request_body_bytes(config.body_limit)
+            .with_cancellation_token(mcp_stop),
+    );
+    let protected = Router::new()
+        .route(
+            "/v1/memories",
+            post(rest::create_memory).get(rest::list_memories),
+        )
+        .route("/v1/memories/batch", post(rest::create_memories))
+        .route(
+            "/v1/memories/{id}",
+            get(rest::get_memory)
+                .patch(rest::update_memory)
+                .delete(rest::delete_memory),
+        )
+        .route("/v1/recall", post(rest::recall))
+        .route(
+            "/v1/kv/{namespace}",
+            get(rest::kv_all).delete(rest::kv_flush),
+        )
+        .route(
+            "/v1/kv/{namespace}/{key}",
+            get(rest::kv_get).put(rest::kv_set).delete(rest::kv_forget),
+        )
+        .route("/v1/stats", get(rest::stats))
+        .route("/v1/reindex", post(rest::reindex))
+        .route("/v1/jobs/{id}", get(rest::job))
+        .route(
+            "/v1/admin/keys",
+            get(rest::list_keys).post(rest::create_key),
+        )
+        .route(
+            "/v1/admin/keys/{id}",
+            axum::routing::delete(rest::revoke_key),
+        )
+        .nest_service("/mcp", mcp)
+        .layer(middleware::from_fn_with_state(state.clone(), authenticate));
+    // A model may take longer than the request deadline; its own timeout bounds chat.
+    let chat = Router::new()
+        .route("/v1/chat", post(chat::chat))
+        .route("/v1/chat/stream", post(chat::chat_stream))
+        .layer(middleware::from_fn_with_state(state.clone(), authenticate))
+        .layer(DefaultBodyLimit::max(config.body_limit));
+    Router::new()
+        .route("/healthz", get(rest::healthz))
+        .route("/readyz", get(rest::readyz))
+        .route("/metrics", get(rest::metrics))
+        .route("/openapi.json", get(rest::openapi_json))
+        .merge(protected)
+        .fallback(not_found)
+        .method_not_allowed_fallback(method_not_allowed)
+        .layer(DefaultBodyLimit::max(config.body_limit))
+        .layer(middleware::from_fn_with_state(
+            config.request_timeout,
+            deadline,
+        ))
+        .merge(chat)
+        .layer(middleware::from_fn_with_state(state.clone(), observe))
+        .with_state(state)
+}
+
+/// A bound server, ready to run.
+pub struct Server {
+    listener: tokio::net::TcpListener,
+    app: Router,
+    state: AppState,
+    mcp_stop: CancellationToken,
+    config: ServerConfig,
+}
+
+impl Server {
+    /// Binds `config.listen` over `engine`. Refuses a non-loopback address when no key exists.
+    pub async fn bind(engine: Engine, config: ServerConfig) -> Result<Self, ServeError> {
+        let keys = KeyRing::new(engine.store().clone());
+        let count = {
+            let keys = keys.clone();
+            ops::blocking(move || keys.count())
+                .await
+                .map_err(|e| ServeError::Io(std::io::Error::other(e.to_string())))??
+        };
+        let open = count == 0 && !config.require_auth;
+        if open && !config.listen.ip().is_loopback() {
+            return Err(ServeError::NoKeys(config.listen));
+        }
+        if open {
+            tracing::warn!(
+                "no API keys: serving without authentication on loopback, as tenant \"default\""
+            );
+        } else if count == 0 {
+            tracing::warn!("authentication required but no API key exists yet");
+        }
+        let listener = tokio::net::TcpListener::bind(config.listen)
+            .await
+            .map_err(|e| ServeError::Bind {
+                addr: config.listen,
+                reason: e.to_string(),
+            })?;
+        let state = AppState {
+            engine,
+            keys,
+            open,
+            limiter: config.rate_limit.map(|l| Arc::new(RateLimiter::new(l))),
+            metrics: Arc::default(),
+            jobs: Arc::default(),
+            chat: config
+                .chat
+                .as_ref()
+                .map(ChatService::new)
+                .transpose()
+                .map_err(|e| ServeError::Chat(e.to_string()))?
+                .map(Arc::new),
+        };
+        let mcp_stop = CancellationToken::new();
+        let app = router(state.clone(), &config, mcp_stop.clone());
+        Ok(Self {
+            listener,
+            app,
+            state,
+            mcp_stop,
+            config,
+        })
+    }
+
+    /// The bound address (useful with port 0).
+    pub fn local_addr(&self) -> Result<SocketAddr, ServeError> {
+        Ok(self.listener.local_addr()?)
+    }
+
+    /// Whether requests need no key.
+    pub fn is_open(&self) -> bool {
+        self.state.open
+    }
+
+    /// Serves until `shutdown` completes, then stops accepting, lets in-flight requests
+    /// finish (up to the grace period) and flushes pending access counts.
+    pub async fn run(
+        self,
+        shutdown: impl Future<Output = ()> + Send + 'static,
+    ) -> Result<(), ServeError> {
+        let (tx, rx) = tokio::sync::oneshot::channel::<()>();
+        let mcp_stop = self.mcp_stop.clone();
+        let serve = axum::serve(self.listener, self.app)
+            .with_graceful_shutdown(async move {
+                shutdown.await;
+                tracing::info!("shutting down: finishing requests in flight");
+                mcp_stop.cancel();
+                let _ = tx.send(());
+            })
+            .into_future();
+        let grace = self.config.shutdown_grace;
+        let result = tokio::select! {
+            r = serve => r.map_err(ServeError::from),
+            () = async move {
+                if rx.await.is_ok() {
+                    tokio::time::sleep(grace).await;
+                } else {
+                    std::future::pending::<()>().await;
+                }
+            } => {
+                tracing::warn!("shutdown grace period over; closing remaining connections");
+                Ok(())
+            }
+        };
+        let engine = self.state.engine.clone();
+        let _ = ops::blocking(move || engine.flush_access()).await;
+        tracing::info!("stopped");
+        result
+    }
+}
+
+/// Completes on SIGINT (Ctrl-C) or SIGTERM.
+pub async fn shutdown_signal() {
+    let ctrl_c = async {
+        let _ = tokio::signal::ctrl_c().await;
+    };
+    #[cfg(unix)]
+    let term = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut s) => {
+                s.recv().await;
+            }
+            Err(_) => std::future::pending::<()>().await,
+        }
+    };
+    #[cfg(not(unix))]
+    let term = std::future::pending::<()>();
+    tokio::select! {
+        () = ctrl_c => {},
+        () = term => {},
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_second_reindex_while_one_runs_is_a_conflict() -> muisti::Result<()> {
+        let jobs = Arc::new(Jobs::default());
+        let running = api::Job {
+            id: "first".into(),
+            kind: "reindex".into(),
+            state: "running".into(),
+            done: 0,
+            total: 10,
+            error: None,
+        };
+        if let Ok(mut j) = jobs.jobs.lock() {
+            j.insert(running.id.clone(), running);
+        }
+        let engine = Engine::open("mem://")?;
+        let err = jobs
+            .start_reindex(engine.clone(), false)
+            .expect_err("one reindex at a time");
+        assert_eq!((err.status, err.code), (StatusCode::CONFLICT, "conflict"));
+        jobs.set("first", |j| j.state = "done".into());
+        let started = jobs
+            .start_reindex(engine, false)
+            .map_err(|e| muisti::Error::backend("test", e.message))?;
+        assert_eq!(started.state, "running");
+        Ok(())
+    }
+
+    #[test]
+    fn the_token_bucket_refuses_past_the_burst_and_names_the_wait() {
+        let limiter = RateLimiter::new(RateLimit {
+            per_sec: 0.5,
+            burst: 2,
+        });
+        assert_eq!(limiter.check("k"), Ok(()));
+        assert_eq!(limiter.check("k"), Ok(()));
+        assert_eq!(limiter.check("k"), Err(2));
+        assert_eq!(limiter.check("other"), Ok(()));
+    }
+}

@@ -1,0 +1,249 @@
+//! The agent over HTTP: `POST /v1/chat` answers whole, `POST /v1/chat/stream` streams the
+//! answer as server-sent events. The caller's tenant is the memory: recall reads its
+//! `default` namespace and conversations are stored in its `conversations` namespace.
+
+use std::{convert::Infallible, sync::Arc};
+
+use axum::{
+    Json,
+    extract::State,
+    http::StatusCode,
+    response::{
+        IntoResponse, Response,
+        sse::{Event as SseEvent, Sse},
+    },
+};
+use muisti::Engine;
+use muisti_agent::{Agent, AgentError, Conversation, Guard, Provider, ProviderConfig, Turn};
+use muisti_client::api;
+
+use crate::{
+    AppState,
+    config::ChatConfig,
+    error::{ApiError, ApiResult},
+    keys::Caller,
+    ops,
+    rest::ApiJson,
+};
+
+/// Most memories one message may ask to recall.
+pub const MAX_LONG_TERM_MEMORY: usize = 50;
+
+/// The model and the rules every chat request shares.
+pub struct ChatService {
+    provider: Arc<dyn Provider>,
+    system: Option<String>,
+    guard: Option<Guard>,
+}
+
+impl ChatService {
+    /// Connects the model `config` describes (the API key from the environment).
+    pub fn new(config: &ChatConfig) -> Result<Self, AgentError> {
+        let mut provider = ProviderConfig::new(config.provider, config.model.clone());
+        if let Some(url) = &config.base_url {
+            provider = provider.base_url(url.clone());
+        }
+        provider.timeout = config.timeout;
+        let guard = (!config.blocked_phrases.is_empty()).then(|| {
+            config
+                .blocked_phrases
+                .iter()
+                .fold(Guard::new("blocked_phrases"), |g, p| g.phrase(p))
+        });
+        Ok(Self {
+            provider: provider.connect()?,
+            system: config.system.clone(),
+            guard,
+        })
+    }
+
+    fn agent(&self, engine: Engine, msg: &api::ChatMessage) -> Result<Agent, AgentError> {
+        let mut b = Agent::builder()
+            .memory(engine)
+            .provider(Arc::clone(&self.provider))
+            .long_term_memory(msg.long_term_memory.unwrap_or(3))
+            .store_messages(msg.store_messages.unwrap_or(true));
+        if let Some(s) = &self.system {
+            b = b.system(s.clone());
+        }
+        if let Some(g) = &self.guard {
+            b = b.guard(g.clone());
+        }
+        b.build()
+    }
+}
+
+impl From<AgentError> for ApiError {
+    fn from(e: AgentError) -> Self {
+        let message = e.to_string();
+        let upstream = |code| {
+            tracing::warn!(error = %message, "chat model call failed");
+            ApiError::new(StatusCode::BAD_GATEWAY, code, message.clone())
+        };
+        match e {
+            AgentError::Memory(e) => ApiError::from(e),
+            AgentError::Blocked { .. } => {
+                ApiError::new(StatusCode::UNPROCESSABLE_ENTITY, "blocked", message)
+            }
+            AgentError::NotFound { .. } => ApiError::not_found(message),
+            AgentError::InvalidInput { .. } => ApiError::invalid(message),
+            AgentError::ContextLength { .. } => {
+                ApiError::new(StatusCode::UNPROCESSABLE_ENTITY, "context_length", message)
+            }
+            AgentError::RateLimited { retry_after, .. } => {
+                let mut e = ApiError::new(
+                    StatusCode::SERVICE_UNAVAILABLE,
+                    "provider_rate_limited",
+                    message,
+                );
+                e.retry_after = Some(retry_after.map_or(1, |d| d.as_secs().max(1)));
+                e
+            }
+            AgentError::Auth { .. } => upstream("provider_auth"),
+            AgentError::StepLimit { .. } => upstream("step_limit"),
+            _ => upstream("provider_unavailable"),
+        }
+    }
+}
+
+fn service(s: &AppState) -> ApiResult<Arc<ChatService>> {
+    s.chat.clone().ok_or_else(|| {
+        ApiError::new(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "chat_not_configured",
+            "chat is off: start muisti serve with --llm-model (and --llm-provider, --llm-base-url)",
+        )
+    })
+}
+
+fn check(msg: &api::ChatMessage) -> ApiResult<()> {
+    if msg.message.trim().is_empty() {
+        return Err(ApiError::invalid("message must not be empty"));
+    }
+    if msg
+        .long_term_memory
+        .is_some_and(|n| n > MAX_LONG_TERM_MEMORY)
+    {
+        return Err(ApiError::invalid(format!(
+            "long_term_memory must be at most {MAX_LONG_TERM_MEMORY}"
+        )));
+    }
+    Ok(())
+}
+
+/// The agent for this request and the conversation it continues (or a new one).
+fn open(
+    service: &ChatService,
+    engine: Engine,
+    msg: &api::ChatMessage,
+) -> Result<(Agent, Conversation), AgentError> {
+    let agent = service.agent(engine, msg)?;
+    let conv = match &msg.conversation_id {
+        Some(id) => agent.conversation_by_id(id)?,
+        None => agent.conversation()?,
+    };
+    Ok((agent, conv))
+}
+
+fn reply(turn: Turn, stored: bool) -> api::ChatReply {
+    api::ChatReply {
+        conversation_id: stored.then_some(turn.conversation.id),
+        reply: turn.reply.text,
+        recalled: turn.reply.recalled,
+        usage: api::TokenUsage {
+            input_tokens: turn.reply.usage.input_tokens,
+            output_tokens: turn.reply.usage.output_tokens,
+        },
+    }
+}
+
+async fn blocking<T: Send + 'static>(
+    f: impl FnOnce() -> Result<T, AgentError> + Send + 'static,
+) -> ApiResult<T> {
+    ops::blocking(f)
+        .await
+        .map_err(|e| {
+            tracing::error!(error = %e, "a chat task failed");
+            ApiError::internal()
+        })?
+        .map_err(ApiError::from)
+}
+
+/// One server-sent event carrying `data` as JSON.
+fn sse(name: &'static str, data: &impl serde::Serialize) -> SseEvent {
+    SseEvent::default()
+        .event(name)
+        .data(serde_json::to_string(data).unwrap_or_default())
+}
+
+/// Sends a message to the agent: the memories that matter for it are recalled from the
+/// `default` namespace into the prompt, and the exchange is added to the conversation.
+#[utoipa::path(post, path = "/v1/chat", tag = "chat",
+    request_body = api::ChatMessage,
+    responses((status = 200, body = api::ChatReply),
+        (status = 400, body = api::ErrorBody), (status = 404, description = "No conversation with that id", body = api::ErrorBody),
+        (status = 422, description = "Invalid input, blocked by a guard (`blocked`), or the prompt does not fit the model (`context_length`)", body = api::ErrorBody),
+        (status = 502, description = "The model failed (`provider_unavailable`, `provider_auth`, `step_limit`)", body = api::ErrorBody),
+        (status = 503, description = "Chat is off (`chat_not_configured`) or the model is rate limiting (`provider_rate_limited`)", body = api::ErrorBody)))]
+pub async fn chat(
+    State(s): State<AppState>,
+    caller: Caller,
+    ApiJson(msg): ApiJson<api::ChatMessage>,
+) -> ApiResult<Json<api::ChatReply>> {
+    let service = service(&s)?;
+    check(&msg)?;
+    let engine = s.engine.with_tenant(caller.tenant);
+    blocking(move || {
+        let (agent, conv) = open(&service, engine, &msg)?;
+        let turn = agent.send_in_conversation(&conv, &msg.message)?;
+        Ok(reply(turn, msg.store_messages.unwrap_or(true)))
+    })
+    .await
+    .map(Json)
+}
+
+/// [`chat`] with the answer streamed as server-sent events: `token` events (`{"text"}`)
+/// as the model writes, then one `done` event (the [`api::ChatReply`]) or one `error`
+/// event (an [`api::ErrorBody`]). Errors found before the model is called (bad input,
+/// unknown conversation, chat off) are answered with their status instead.
+#[utoipa::path(post, path = "/v1/chat/stream", tag = "chat",
+    request_body = api::ChatMessage,
+    responses((status = 200, description = "`text/event-stream`: `token` events (ChatToken), then `done` (ChatReply) or `error` (ErrorBody)", content_type = "text/event-stream", body = api::ChatToken),
+        (status = 400, body = api::ErrorBody), (status = 404, body = api::ErrorBody),
+        (status = 422, body = api::ErrorBody), (status = 503, body = api::ErrorBody)))]
+pub async fn chat_stream(
+    State(s): State<AppState>,
+    caller: Caller,
+    ApiJson(msg): ApiJson<api::ChatMessage>,
+) -> ApiResult<Response> {
+    let service = service(&s)?;
+    check(&msg)?;
+    let engine = s.engine.with_tenant(caller.tenant);
+    let (agent, conv, msg) = blocking(move || {
+        let (agent, conv) = open(&service, engine, &msg)?;
+        Ok((agent, conv, msg))
+    })
+    .await?;
+    let (tx, rx) = tokio::sync::mpsc::channel::<SseEvent>(64);
+    let span = tracing::Span::current();
+    tokio::task::spawn_blocking(move || {
+        span.in_scope(|| {
+            let result = agent.stream_in_conversation(&conv, &msg.message, |text| {
+                let token = api::ChatToken {
+                    text: text.to_owned(),
+                };
+                // A client that went away stops receiving; the turn still completes.
+                let _ = tx.blocking_send(sse("token", &token));
+            });
+            let last = match result {
+                Ok(turn) => sse("done", &reply(turn, msg.store_messages.unwrap_or(true))),
+                Err(e) => sse("error", &ApiError::from(e).body()),
+            };
+            let _ = tx.blocking_send(last);
+        })
+    });
+    let events = futures_util::stream::unfold(rx, |mut rx| async move {
+        rx.recv().await.map(|e| (Ok::<_, Infallible>(e), rx))
+    });
+    Ok(Sse::new(events).into_response())
+}

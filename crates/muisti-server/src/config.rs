@@ -1,0 +1,325 @@
+//! Server configuration: a TOML file, `MUISTI_*` environment variables and flags, in rising
+//! order of precedence. Each source fills a [`ConfigLayer`]; [`ConfigLayer::over`] stacks
+//! them and [`ServerConfig::resolve`] applies the defaults and checks the result.
+
+use std::{net::SocketAddr, path::Path, time::Duration};
+
+use serde::Deserialize;
+
+/// A configuration problem, found before the server starts.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ConfigError {
+    /// The file could not be read.
+    #[error("cannot read config file {path}: {reason}")]
+    Read {
+        /// The file.
+        path: String,
+        /// Why.
+        reason: String,
+    },
+    /// The file is not valid TOML or has an unknown setting.
+    #[error("invalid config file {path}: {reason}")]
+    Parse {
+        /// The file.
+        path: String,
+        /// Why.
+        reason: String,
+    },
+    /// A setting has a value outside its rule.
+    #[error("invalid setting {name}: {reason}")]
+    Invalid {
+        /// The setting.
+        name: &'static str,
+        /// Its rule.
+        reason: String,
+    },
+}
+
+/// One source of settings; every field is optional.
+#[derive(Clone, Debug, Default, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ConfigLayer {
+    /// Address to listen on (`127.0.0.1:7878`).
+    pub listen: Option<String>,
+    /// Store URL (default: SQLite under the platform data directory).
+    pub store: Option<String>,
+    /// Embedder spec (`builtin`, `none`, `minilm`, `openai:MODEL`, ...).
+    pub embedder: Option<String>,
+    /// Base URL of an OpenAI-compatible embedding service.
+    pub embed_url: Option<String>,
+    /// Largest request body in bytes (default 1 MiB).
+    pub body_limit_bytes: Option<usize>,
+    /// Longest a request may take, in seconds (default 30).
+    pub request_timeout_secs: Option<u64>,
+    /// Requests per second allowed per API key; 0 turns the limit off (the default).
+    pub rate_limit_per_sec: Option<f64>,
+    /// Requests a key may burst above its rate (default: one second's worth, at least 1).
+    pub rate_limit_burst: Option<u32>,
+    /// Ask for a key even on loopback with no keys made.
+    pub require_auth: Option<bool>,
+    /// Browser origins allowed to call `/mcp` (default: `http://localhost:*`,
+    /// `http://127.0.0.1:*`); any other `Origin` is refused with 403.
+    pub allowed_origins: Option<Vec<String>>,
+    /// Host names `/mcp` answers to (default: loopback names and the listen address).
+    pub allowed_hosts: Option<Vec<String>>,
+    /// Longest wait for in-flight requests at shutdown, in seconds (default 30).
+    pub shutdown_grace_secs: Option<u64>,
+    /// Chat model protocol: `openai` (any OpenAI-compatible server) or `anthropic`
+    /// (default `openai`). `/v1/chat` is on when `llm_model` is set.
+    pub llm_provider: Option<String>,
+    /// Chat model API base URL (default: the provider's public API).
+    pub llm_base_url: Option<String>,
+    /// Chat model name; turns `/v1/chat` on.
+    pub llm_model: Option<String>,
+    /// System prompt of `/v1/chat`.
+    pub llm_system: Option<String>,
+    /// Longest a model call may take, in seconds (default 120).
+    pub llm_timeout_secs: Option<u64>,
+    /// Phrases that block a chat message when they occur in it or in recalled memory.
+    pub chat_blocked_phrases: Option<Vec<String>>,
+}
+
+impl ConfigLayer {
+    /// Reads a TOML file.
+    pub fn from_file(path: &Path) -> Result<Self, ConfigError> {
+        let text = std::fs::read_to_string(path).map_err(|e| ConfigError::Read {
+            path: path.display().to_string(),
+            reason: e.to_string(),
+        })?;
+        Self::from_toml(&text).map_err(|e| match e {
+            ConfigError::Parse { reason, .. } => ConfigError::Parse {
+                path: path.display().to_string(),
+                reason,
+            },
+            other => other,
+        })
+    }
+
+    /// Parses TOML text.
+    pub fn from_toml(text: &str) -> Result<Self, ConfigError> {
+        toml::from_str(text).map_err(|e| ConfigError::Parse {
+            path: "<text>".into(),
+            reason: e.to_string(),
+        })
+    }
+
+    /// This layer with `lower`'s values where this one has none.
+    pub fn over(self, lower: ConfigLayer) -> ConfigLayer {
+        ConfigLayer {
+            listen: self.listen.or(lower.listen),
+            store: self.store.or(lower.store),
+            embedder: self.embedder.or(lower.embedder),
+            embed_url: self.embed_url.or(lower.embed_url),
+            body_limit_bytes: self.body_limit_bytes.or(lower.body_limit_bytes),
+            request_timeout_secs: self.request_timeout_secs.or(lower.request_timeout_secs),
+            rate_limit_per_sec: self.rate_limit_per_sec.or(lower.rate_limit_per_sec),
+            rate_limit_burst: self.rate_limit_burst.or(lower.rate_limit_burst),
+            require_auth: self.require_auth.or(lower.require_auth),
+            allowed_origins: self.allowed_origins.or(lower.allowed_origins),
+            allowed_hosts: self.allowed_hosts.or(lower.allowed_hosts),
+            shutdown_grace_secs: self.shutdown_grace_secs.or(lower.shutdown_grace_secs),
+            llm_provider: self.llm_provider.or(lower.llm_provider),
+            llm_base_url: self.llm_base_url.or(lower.llm_base_url),
+            llm_model: self.llm_model.or(lower.llm_model),
+            llm_system: self.llm_system.or(lower.llm_system),
+            llm_timeout_secs: self.llm_timeout_secs.or(lower.llm_timeout_secs),
+            chat_blocked_phrases: self.chat_blocked_phrases.or(lower.chat_blocked_phrases),
+        }
+    }
+}
+
+/// A per-key request rate.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct RateLimit {
+    /// Sustained requests per second.
+    pub per_sec: f64,
+    /// Requests allowed at once above the rate.
+    pub burst: u32,
+}
+
+/// The settings the server runs with.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ServerConfig {
+    /// Where to listen.
+    pub listen: SocketAddr,
+    /// Store URL; `None` is the default SQLite store.
+    pub store: Option<String>,
+    /// Embedder spec.
+    pub embedder: String,
+    /// Embedding service URL.
+    pub embed_url: Option<String>,
+    /// Largest request body.
+    pub body_limit: usize,
+    /// Longest a request may take.
+    pub request_timeout: Duration,
+    /// Per-key rate, if limited.
+    pub rate_limit: Option<RateLimit>,
+    /// Ask for a key even on loopback with no keys.
+    pub require_auth: bool,
+    /// Origins allowed on `/mcp`.
+    pub allowed_origins: Vec<String>,
+    /// Hosts `/mcp` answers to.
+    pub allowed_hosts: Vec<String>,
+    /// Longest wait for in-flight requests at shutdown.
+    pub shutdown_grace: Duration,
+    /// The chat model, when `/v1/chat` is on.
+    pub chat: Option<ChatConfig>,
+}
+
+/// The model behind `/v1/chat`. Its API key comes from the environment only
+/// (`MUISTI_LLM_API_KEY`, `OPENAI_API_KEY` or `ANTHROPIC_API_KEY`).
+#[derive(Clone, Debug, PartialEq)]
+pub struct ChatConfig {
+    /// `openai` or `anthropic`.
+    pub provider: muisti_agent::ProviderKind,
+    /// API base URL; `None` is the provider's public API.
+    pub base_url: Option<String>,
+    /// Model name.
+    pub model: String,
+    /// System prompt.
+    pub system: Option<String>,
+    /// Longest a model call may take.
+    pub timeout: Duration,
+    /// Phrases that block a message.
+    pub blocked_phrases: Vec<String>,
+}
+
+/// The default listen address.
+pub const DEFAULT_LISTEN: &str = "127.0.0.1:7878";
+
+impl ServerConfig {
+    /// The configuration `layer` describes, with defaults for what it leaves out.
+    pub fn resolve(layer: ConfigLayer) -> Result<Self, ConfigError> {
+        let listen_text = layer.listen.as_deref().unwrap_or(DEFAULT_LISTEN);
+        let listen: SocketAddr = listen_text.parse().map_err(|_| ConfigError::Invalid {
+            name: "listen",
+            reason: format!("{listen_text:?} is not an address like 127.0.0.1:7878"),
+        })?;
+        let body_limit = layer.body_limit_bytes.unwrap_or(1 << 20);
+        if body_limit < 1024 {
+            return Err(ConfigError::Invalid {
+                name: "body_limit_bytes",
+                reason: "must be at least 1024".into(),
+            });
+        }
+        let timeout = layer.request_timeout_secs.unwrap_or(30);
+        if timeout == 0 {
+            return Err(ConfigError::Invalid {
+                name: "request_timeout_secs",
+                reason: "must be at least 1".into(),
+            });
+        }
+        let rate = layer.rate_limit_per_sec.unwrap_or(0.0);
+        if !rate.is_finite() || rate < 0.0 {
+            return Err(ConfigError::Invalid {
+                name: "rate_limit_per_sec",
+                reason: "must be 0 (off) or a positive number".into(),
+            });
+        }
+        let rate_limit = (rate > 0.0).then(|| RateLimit {
+            per_sec: rate,
+            burst: layer
+                .rate_limit_burst
+                .unwrap_or_else(|| rate.ceil() as u32)
+                .max(1),
+        });
+        let allowed_hosts = layer.allowed_hosts.unwrap_or_else(|| {
+            let mut h = vec!["localhost".to_owned(), "127.0.0.1".into(), "::1".into()];
+            h.push(listen.ip().to_string());
+            h
+        });
+        let llm_timeout = layer.llm_timeout_secs.unwrap_or(120);
+        if llm_timeout == 0 {
+            return Err(ConfigError::Invalid {
+                name: "llm_timeout_secs",
+                reason: "must be at least 1".into(),
+            });
+        }
+        let provider: muisti_agent::ProviderKind = layer
+            .llm_provider
+            .as_deref()
+            .unwrap_or("openai")
+            .parse()
+            .map_err(|e: muisti_agent::AgentError| ConfigError::Invalid {
+                name: "llm_provider",
+                reason: e.to_string(),
+            })?;
+        let chat = layer
+            .llm_model
+            .filter(|m| !m.trim().is_empty())
+            .map(|model| ChatConfig {
+                provider,
+                base_url: layer.llm_base_url,
+                model,
+                system: layer.llm_system,
+                timeout: Duration::from_secs(llm_timeout),
+                blocked_phrases: layer.chat_blocked_phrases.unwrap_or_default(),
+            });
+        Ok(Self {
+            chat,
+            listen,
+            store: layer.store,
+            embedder: layer.embedder.unwrap_or_else(|| "builtin".into()),
+            embed_url: layer.embed_url,
+            body_limit,
+            request_timeout: Duration::from_secs(timeout),
+            rate_limit,
+            require_auth: layer.require_auth.unwrap_or(false),
+            allowed_origins: layer
+                .allowed_origins
+                .unwrap_or_else(|| vec!["http://localhost:*".into(), "http://127.0.0.1:*".into()]),
+            allowed_hosts,
+            shutdown_grace: Duration::from_secs(layer.shutdown_grace_secs.unwrap_or(30)),
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn flags_beat_the_file_and_the_file_beats_defaults() -> Result<(), ConfigError> {
+        let file = ConfigLayer::from_toml(
+            "listen = \"127.0.0.1:9000\"\nbody_limit_bytes = 4096\nrate_limit_per_sec = 5.0\n",
+        )?;
+        let flags = ConfigLayer {
+            listen: Some("127.0.0.1:9100".into()),
+            ..ConfigLayer::default()
+        };
+        let c = ServerConfig::resolve(flags.over(file))?;
+        assert_eq!(c.listen.port(), 9100);
+        assert_eq!(c.body_limit, 4096);
+        assert_eq!(
+            c.rate_limit,
+            Some(RateLimit {
+                per_sec: 5.0,
+                burst: 5
+            })
+        );
+        assert_eq!(c.request_timeout, Duration::from_secs(30));
+        Ok(())
+    }
+
+    #[test]
+    fn unknown_settings_and_bad_values_are_refused() {
+        assert!(matches!(
+            ConfigLayer::from_toml("lisen = \"x\""),
+            Err(ConfigError::Parse { .. })
+        ));
+        let bad = ConfigLayer {
+            listen: Some("nowhere".into()),
+            ..ConfigLayer::default()
+        };
+        assert!(matches!(
+            ServerConfig::resolve(bad),
+            Err(ConfigError::Invalid { name: "listen", .. })
+        ));
+        let bad = ConfigLayer {
+            rate_limit_per_sec: Some(-1.0),
+            ..ConfigLayer::default()
+        };
+        assert!(ServerConfig::resolve(bad).is_err());
+    }
+}

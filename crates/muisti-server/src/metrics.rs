@@ -1,0 +1,148 @@
+//! Request counters and latency histograms in the Prometheus text format.
+
+use std::{
+    collections::BTreeMap,
+    fmt::Write,
+    sync::{
+        Mutex,
+        atomic::{AtomicI64, Ordering},
+    },
+    time::Duration,
+};
+
+const BUCKETS: [f64; 14] = [
+    0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0,
+];
+
+/// What is kept per method and route: requests by status and a latency histogram.
+#[derive(Default)]
+struct Route {
+    by_status: BTreeMap<u16, u64>,
+    buckets: [u64; BUCKETS.len()],
+    count: u64,
+    sum: f64,
+}
+
+/// The server's metrics.
+#[derive(Default)]
+pub struct Metrics {
+    /// By route template, then method.
+    routes: Mutex<BTreeMap<String, BTreeMap<String, Route>>>,
+    in_flight: AtomicI64,
+}
+
+/// Escapes a label value.
+fn label(s: &str) -> String {
+    s.replace('\\', "\\\\")
+        .replace('"', "\\\"")
+        .replace('\n', "\\n")
+}
+
+impl Metrics {
+    /// A request started.
+    pub fn started(&self) {
+        self.in_flight.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// A request finished: `route` is the matched route template, never the raw path.
+    pub fn finished(&self, method: &str, route: &str, status: u16, took: Duration) {
+        self.in_flight.fetch_sub(1, Ordering::Relaxed);
+        let Ok(mut routes) = self.routes.lock() else {
+            return;
+        };
+        // Look up by reference: keys are allocated only for a route not seen before.
+        if !routes.contains_key(route) {
+            routes.insert(route.to_owned(), BTreeMap::new());
+        }
+        let Some(methods) = routes.get_mut(route) else {
+            return;
+        };
+        if !methods.contains_key(method) {
+            methods.insert(method.to_owned(), Route::default());
+        }
+        let Some(r) = methods.get_mut(method) else {
+            return;
+        };
+        *r.by_status.entry(status).or_default() += 1;
+        let secs = took.as_secs_f64();
+        for (i, b) in BUCKETS.iter().enumerate() {
+            if secs <= *b {
+                r.buckets[i] += 1;
+            }
+        }
+        r.count += 1;
+        r.sum += secs;
+    }
+
+    /// The text exposition.
+    pub fn render(&self) -> String {
+        let mut out = String::new();
+        let _ = writeln!(
+            out,
+            "# HELP muisti_http_requests_total HTTP requests by method, route and status.\n# TYPE muisti_http_requests_total counter"
+        );
+        let Ok(routes) = self.routes.lock() else {
+            return out;
+        };
+        let rows = || {
+            routes.iter().flat_map(|(route, methods)| {
+                methods
+                    .iter()
+                    .map(move |(m, r)| (label(m), label(route), r))
+            })
+        };
+        for (m, route, r) in rows() {
+            for (status, n) in &r.by_status {
+                let _ = writeln!(
+                    out,
+                    "muisti_http_requests_total{{method=\"{m}\",route=\"{route}\",status=\"{status}\"}} {n}"
+                );
+            }
+        }
+        let _ = writeln!(
+            out,
+            "# HELP muisti_http_request_duration_seconds HTTP request latency.\n# TYPE muisti_http_request_duration_seconds histogram"
+        );
+        for (m, route, r) in rows() {
+            for (i, b) in BUCKETS.iter().enumerate() {
+                let _ = writeln!(
+                    out,
+                    "muisti_http_request_duration_seconds_bucket{{method=\"{m}\",route=\"{route}\",le=\"{b}\"}} {}",
+                    r.buckets[i]
+                );
+            }
+            let _ = writeln!(
+                out,
+                "muisti_http_request_duration_seconds_bucket{{method=\"{m}\",route=\"{route}\",le=\"+Inf\"}} {}\nmuisti_http_request_duration_seconds_sum{{method=\"{m}\",route=\"{route}\"}} {}\nmuisti_http_request_duration_seconds_count{{method=\"{m}\",route=\"{route}\"}} {}",
+                r.count, r.sum, r.count
+            );
+        }
+        let _ = writeln!(
+            out,
+            "# HELP muisti_http_requests_in_flight Requests being served.\n# TYPE muisti_http_requests_in_flight gauge\nmuisti_http_requests_in_flight {}",
+            self.in_flight.load(Ordering::Relaxed)
+        );
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn renders_counters_and_cumulative_buckets() {
+        let m = Metrics::default();
+        m.started();
+        m.finished("GET", "/v1/memories/{id}", 200, Duration::from_millis(2));
+        m.started();
+        m.finished("GET", "/v1/memories/{id}", 404, Duration::from_millis(20));
+        let text = m.render();
+        assert!(text.contains(
+            "muisti_http_requests_total{method=\"GET\",route=\"/v1/memories/{id}\",status=\"404\"} 1"
+        ));
+        assert!(text.contains("le=\"0.0025\"} 1"));
+        assert!(text.contains("le=\"0.025\"} 2"));
+        assert!(text.contains("muisti_http_requests_in_flight 0"));
+    }
+}

@@ -1,0 +1,391 @@
+//! The operations of the API over a tenant-confined [`Engine`], shared by the REST handlers
+//! and the MCP tools: wire types in, wire types out, engine errors unchanged.
+
+use muisti::{
+    Category, Engine, Error, Filter, Key, ListQuery, Locator, MemoryId, MemoryScope, MemoryState,
+    Namespace, Owner, Put, RecallMode, RecallRequest, Result, Source, Timestamp, Ttl,
+};
+use muisti_client::api;
+use serde_json::Value;
+
+/// Runs store work on tokio's blocking pool (the engine is synchronous) inside the current
+/// tracing span, so what it logs carries the request's id.
+pub async fn blocking<T, F>(f: F) -> std::result::Result<T, tokio::task::JoinError>
+where
+    T: Send + 'static,
+    F: FnOnce() -> T + Send + 'static,
+{
+    let span = tracing::Span::current();
+    tokio::task::spawn_blocking(move || span.in_scope(f)).await
+}
+
+/// Most hits a recall returns.
+pub const MAX_RECALL: usize = 1000;
+/// Most memories in one batch.
+pub const MAX_BATCH: usize = 1000;
+/// Default page size of a list.
+pub const DEFAULT_PAGE: usize = 100;
+/// Largest page of a list.
+pub const MAX_PAGE: usize = 1000;
+
+/// The API form of a stored record.
+pub fn memory_out(m: &muisti::Memory) -> api::Memory {
+    api::Memory {
+        id: m.id.to_string(),
+        namespace: m.partition.namespace.to_string(),
+        key: m.key.to_string(),
+        content: m.content.clone(),
+        context: m.context.clone(),
+        category: m.category.to_string(),
+        scope: m.scope.to_string(),
+        user_id: m.owner.user_id.clone(),
+        agent_id: m.owner.agent_id.clone(),
+        session_id: m.owner.session_id.clone(),
+        tags: m.tags.clone(),
+        metadata: m.metadata.clone(),
+        importance: m.importance,
+        source: m.source.to_string(),
+        confidence: m.confidence,
+        state: match m.state {
+            MemoryState::Active => "active",
+            MemoryState::Archived => "archived",
+            MemoryState::Superseded => "superseded",
+        }
+        .to_owned(),
+        valid_from: m.valid_from.map(|t| t.to_string()),
+        valid_until: m.valid_until.map(|t| t.to_string()),
+        created_at: m.created_at.to_string(),
+        updated_at: m.updated_at.to_string(),
+        last_accessed_at: m.last_accessed_at.map(|t| t.to_string()),
+        access_count: m.access_count,
+        expires_at: m.expires_at.map(|t| t.to_string()),
+    }
+}
+
+/// A namespace name, `default` when absent.
+pub fn namespace(name: Option<&str>) -> Result<Namespace> {
+    match name {
+        None => Ok(Namespace::default_ns()),
+        Some(n) => Namespace::new(n),
+    }
+}
+
+/// A memory id from a path or argument: not a ULID is invalid input.
+pub fn memory_id(s: &str) -> Result<MemoryId> {
+    MemoryId::parse(s).map_err(|_| Error::invalid("id", "must be a ULID (26 characters)"))
+}
+
+fn timestamp(field: &'static str, s: Option<&str>) -> Result<Option<Timestamp>> {
+    s.map(|s| {
+        Timestamp::parse(s).map_err(|_| Error::invalid(field, "must be an RFC 3339 timestamp"))
+    })
+    .transpose()
+}
+
+fn ttl(secs: Option<u64>) -> Result<Option<Ttl>> {
+    secs.map(|s| Ttl::from_secs(s).map_err(|_| Error::invalid("ttl_seconds", "must be at least 1")))
+        .transpose()
+}
+
+/// The write a [`api::NewMemory`] asks for (the engine sets the tenant).
+pub fn new_put(m: api::NewMemory) -> Result<Put> {
+    let partition = muisti::Partition::of(namespace(m.namespace.as_deref())?);
+    let key = m.key.as_deref().map(Key::new).transpose()?;
+    if let Value::String(s) = &m.content
+        && s.trim().is_empty()
+    {
+        return Err(Error::invalid("content", "must not be empty"));
+    }
+    if m.content.is_null() {
+        return Err(Error::invalid("content", "must not be null"));
+    }
+    let mut put = Put::new(partition, key, m.content).with_ttl(ttl(m.ttl_seconds)?);
+    put.context = m.context;
+    if let Some(c) = m.category {
+        put.category = Category::parse(&c)?;
+    }
+    if let Some(s) = m.scope {
+        put.scope = MemoryScope::parse(&s)?;
+    }
+    if let Some(s) = m.source {
+        put.source = Source::parse(&s)?;
+    }
+    put.owner = Owner {
+        user_id: m.user_id,
+        agent_id: m.agent_id,
+        session_id: m.session_id,
+    };
+    put.tags = m.tags;
+    put.metadata = m.metadata;
+    put.importance = m.importance;
+    put.confidence = m.confidence;
+    put.valid_from = timestamp("valid_from", m.valid_from.as_deref())?;
+    put.valid_until = timestamp("valid_until", m.valid_until.as_deref())?;
+    Ok(put)
+}
+
+/// Stores one memory; returns the record and whether it was created.
+pub fn create(engine: &Engine, m: api::NewMemory) -> Result<(api::Memory, bool)> {
+    let w = engine.remember(new_put(m)?)?;
+    Ok((
+        memory_out(&w.memory),
+        w.status == muisti::WriteStatus::Created,
+    ))
+}
+
+/// Stores many memories in one transaction.
+pub fn create_many(engine: &Engine, batch: api::NewMemories) -> Result<api::Memories> {
+    if batch.memories.len() > MAX_BATCH {
+        return Err(Error::invalid("memories", "at most 1000 per batch"));
+    }
+    let puts = batch
+        .memories
+        .into_iter()
+        .map(new_put)
+        .collect::<Result<Vec<_>>>()?;
+    let written = engine.remember_many(puts)?;
+    Ok(api::Memories {
+        memories: written.iter().map(|w| memory_out(&w.memory)).collect(),
+    })
+}
+
+/// The memory with `id` in the engine's tenant.
+pub fn get(engine: &Engine, id: &str) -> Result<api::Memory> {
+    let id = memory_id(id)?;
+    engine
+        .get_by_id(id)?
+        .map(|m| memory_out(&m))
+        .ok_or_else(|| Error::NotFound(format!("memory {id}")))
+}
+
+/// Applies a patch to the memory with `id`: the record is rewritten at its key, keeping its
+/// id, creation time and access statistics; absent fields keep their values.
+pub fn update(engine: &Engine, id: &str, patch: api::MemoryPatch) -> Result<api::Memory> {
+    let id = memory_id(id)?;
+    let m = engine
+        .get_by_id(id)?
+        .ok_or_else(|| Error::NotFound(format!("memory {id}")))?;
+    let remaining = match (patch.ttl_seconds, m.expires_at) {
+        (Some(s), _) => ttl(Some(s))?,
+        (None, Some(at)) => {
+            let left = at.as_millis() - Timestamp::now().as_millis();
+            if left <= 0 {
+                return Err(Error::NotFound(format!("memory {id}")));
+            }
+            Some(Ttl::new(std::time::Duration::from_millis(left as u64))?)
+        }
+        (None, None) => None,
+    };
+    let content = match patch.content {
+        Some(Value::Null) => return Err(Error::invalid("content", "must not be null")),
+        Some(c) => c,
+        None => m.content,
+    };
+    let mut put = Put::new(m.partition, Some(m.key), content).with_ttl(remaining);
+    put.context = patch.context.or(m.context);
+    put.category = match patch.category {
+        Some(c) => Category::parse(&c)?,
+        None => m.category,
+    };
+    put.scope = match patch.scope {
+        Some(s) => MemoryScope::parse(&s)?,
+        None => m.scope,
+    };
+    put.owner = m.owner;
+    put.tags = patch.tags.unwrap_or(m.tags);
+    put.metadata = patch.metadata.unwrap_or(m.metadata);
+    put.importance = Some(patch.importance.unwrap_or(m.importance));
+    put.source = m.source;
+    put.confidence = patch.confidence.or(m.confidence);
+    put.valid_from = match patch.valid_from {
+        Some(v) => timestamp("valid_from", Some(&v))?,
+        None => m.valid_from,
+    };
+    put.valid_until = match patch.valid_until {
+        Some(v) => timestamp("valid_until", Some(&v))?,
+        None => m.valid_until,
+    };
+    Ok(memory_out(&engine.remember(put)?.memory))
+}
+
+/// Deletes the memory with `id`; a missing one is `NotFound`.
+pub fn delete(engine: &Engine, id: &str) -> Result<()> {
+    let id = memory_id(id)?;
+    let at = Locator::Id {
+        tenant: engine.tenant().clone(),
+        id,
+    };
+    if engine.forget(&at)? {
+        Ok(())
+    } else {
+        Err(Error::NotFound(format!("memory {id}")))
+    }
+}
+
+/// The filter of the owner fields and [`api::Filters`].
+pub fn filter(
+    user_id: Option<String>,
+    session_id: Option<String>,
+    more: Option<api::Filters>,
+) -> Result<Filter> {
+    let more = more.unwrap_or_default();
+    Ok(Filter {
+        user_id,
+        agent_id: more.agent_id,
+        session_id,
+        category: more.category.as_deref().map(Category::parse).transpose()?,
+        scope: more.scope.as_deref().map(MemoryScope::parse).transpose()?,
+        tags: more.tags,
+        metadata: more.metadata,
+        created_after: timestamp("created_after", more.created_after.as_deref())?,
+        created_before: timestamp("created_before", more.created_before.as_deref())?,
+        ..Filter::default()
+    })
+}
+
+/// One page of memories.
+pub fn list(engine: &Engine, p: api::ListParams) -> Result<api::MemoryPage> {
+    let limit = p.limit.unwrap_or(DEFAULT_PAGE);
+    if limit == 0 || limit > MAX_PAGE {
+        return Err(Error::invalid("limit", "must be 1 to 1000"));
+    }
+    let after = p
+        .cursor
+        .as_deref()
+        .map(|c| MemoryId::parse(c).map_err(|_| Error::invalid("cursor", "not a cursor")))
+        .transpose()?;
+    let more = api::Filters {
+        agent_id: p.agent_id,
+        category: p.category,
+        scope: p.scope,
+        tags: p.tag.into_iter().collect(),
+        ..api::Filters::default()
+    };
+    let query = ListQuery {
+        filter: filter(p.user_id, p.session_id, Some(more))?,
+        after,
+        limit,
+        ..ListQuery::all(engine.partition(&namespace(p.namespace.as_deref())?))
+    };
+    let page = engine.list(query)?;
+    Ok(api::MemoryPage {
+        items: page.items.iter().map(memory_out).collect(),
+        next_cursor: page.next.map(|id| id.to_string()),
+    })
+}
+
+/// A recall.
+pub fn recall(engine: &Engine, q: api::RecallQuery) -> Result<api::RecallResult> {
+    let limit = q.limit.unwrap_or(10);
+    if limit == 0 || limit > MAX_RECALL {
+        return Err(Error::invalid("limit", "must be 1 to 1000"));
+    }
+    if let Some(s) = q.min_score
+        && !(0.0..=1.0).contains(&s)
+    {
+        return Err(Error::invalid("min_score", "must be between 0 and 1"));
+    }
+    let mode = match q.mode.as_deref() {
+        None | Some("hybrid") => RecallMode::Hybrid,
+        Some("lexical") => RecallMode::Lexical,
+        Some("vector") => RecallMode::Vector,
+        Some("overlap") => RecallMode::Overlap,
+        Some(_) => {
+            return Err(Error::invalid(
+                "mode",
+                "must be hybrid, lexical, vector or overlap",
+            ));
+        }
+    };
+    let mut req = RecallRequest::new(namespace(q.namespace.as_deref())?, q.query, limit);
+    req.filter = filter(q.user_id, q.session_id, q.filters)?;
+    req.min_score = q.min_score;
+    req.mode = mode;
+    let hits = engine.recall(&req)?;
+    Ok(api::RecallResult {
+        hits: hits
+            .into_iter()
+            .map(|h| api::RecallHit {
+                memory: memory_out(&h.memory),
+                score: h.score,
+                signals: if q.explain {
+                    serde_json::to_value(&h.signals).ok()
+                } else {
+                    None
+                },
+            })
+            .collect(),
+    })
+}
+
+/// The value at a key.
+pub fn kv_get(engine: &Engine, ns: &str, key: &str) -> Result<api::KvEntry> {
+    let ns = Namespace::new(ns)?;
+    let at = Locator::Key {
+        partition: engine.partition(&ns),
+        key: Key::new(key)?,
+    };
+    let m = engine
+        .get(&at)?
+        .ok_or_else(|| Error::NotFound(format!("key in namespace {ns}")))?;
+    Ok(api::KvEntry {
+        key: m.key.to_string(),
+        value: m.content,
+        expires_at: m.expires_at.map(|t| t.to_string()),
+    })
+}
+
+/// Stores a value at a key.
+pub fn kv_set(engine: &Engine, ns: &str, key: &str, v: api::KvValue) -> Result<api::Memory> {
+    let ns = Namespace::new(ns)?;
+    if v.value.is_null() {
+        return Err(Error::invalid("value", "must not be null"));
+    }
+    let w = engine.kv_set(&ns, key, v.value, ttl(v.ttl_seconds)?)?;
+    Ok(memory_out(&w.memory))
+}
+
+/// Deletes a key; a missing one is `NotFound`.
+pub fn kv_forget(engine: &Engine, ns: &str, key: &str) -> Result<()> {
+    let ns = Namespace::new(ns)?;
+    if engine.kv_forget(&ns, key)? {
+        Ok(())
+    } else {
+        Err(Error::NotFound(format!("key in namespace {ns}")))
+    }
+}
+
+/// Every entry of a namespace.
+pub fn kv_all(engine: &Engine, ns: &str) -> Result<api::KvEntries> {
+    let ns = Namespace::new(ns)?;
+    Ok(api::KvEntries {
+        entries: engine.kv_all(&ns)?,
+    })
+}
+
+/// Deletes every entry of a namespace.
+pub fn kv_flush(engine: &Engine, ns: &str) -> Result<api::Deleted> {
+    let ns = Namespace::new(ns)?;
+    Ok(api::Deleted {
+        deleted: engine.kv_flush(&ns)?,
+    })
+}
+
+/// What the tenant holds.
+pub fn stats(engine: &Engine) -> Result<api::Stats> {
+    let s = engine.stats()?;
+    Ok(api::Stats {
+        tenant: s.tenant.to_string(),
+        backend: s.store.backend.to_owned(),
+        healthy: s.healthy,
+        namespaces: s
+            .namespaces
+            .iter()
+            .map(|n| api::NamespaceCount {
+                namespace: n.namespace.to_string(),
+                count: n.count,
+            })
+            .collect(),
+        total: s.total,
+    })
+}

@@ -1,0 +1,491 @@
+//! The REST handlers under `/v1` and the OpenAPI document generated from them.
+
+use axum::{
+    Json,
+    body::Bytes,
+    extract::{FromRequest, FromRequestParts, Path, Query, Request, State},
+    http::{StatusCode, header, request::Parts},
+    response::{IntoResponse, Response},
+};
+use muisti::Engine;
+use muisti_client::api;
+use serde::de::DeserializeOwned;
+use utoipa::OpenApi;
+
+use crate::{
+    AppState,
+    error::{ApiError, ApiResult},
+    keys::Caller,
+    ops,
+};
+
+/// A JSON body: unparseable is 400, a field of the wrong type or an unknown field 422, over
+/// the body limit 413. The body is read as JSON whatever its `Content-Type` says (as
+/// `curl -d` sends form-encoded), like most JSON APIs.
+pub struct ApiJson<T>(pub T);
+
+impl<S: Send + Sync, T: DeserializeOwned> FromRequest<S> for ApiJson<T> {
+    type Rejection = ApiError;
+
+    async fn from_request(req: Request, state: &S) -> Result<Self, ApiError> {
+        let bytes = Bytes::from_request(req, state).await.map_err(|e| {
+            if e.status() == StatusCode::PAYLOAD_TOO_LARGE {
+                ApiError::too_large("the request body is larger than the server's limit")
+            } else {
+                ApiError::bad_request(format!("cannot read the body: {}", e.body_text()))
+            }
+        })?;
+        match serde_json::from_slice(&bytes) {
+            Ok(v) => Ok(ApiJson(v)),
+            Err(e) if e.is_data() => Err(ApiError::invalid(format!("invalid body: {e}"))),
+            Err(e) => Err(ApiError::bad_request(format!("malformed JSON: {e}"))),
+        }
+    }
+}
+
+/// Path parameters; a segment that cannot be decoded is 400.
+pub struct ApiPath<T>(pub T);
+
+impl<S: Send + Sync, T: DeserializeOwned + Send> FromRequestParts<S> for ApiPath<T> {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, ApiError> {
+        Path::<T>::from_request_parts(parts, state)
+            .await
+            .map(|Path(v)| ApiPath(v))
+            .map_err(|e| ApiError::bad_request(e.body_text()))
+    }
+}
+
+/// Query parameters; unknown or unparseable ones are 400.
+pub struct ApiQuery<T>(pub T);
+
+impl<S: Send + Sync, T: DeserializeOwned> FromRequestParts<S> for ApiQuery<T> {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, ApiError> {
+        Query::<T>::from_request_parts(parts, state)
+            .await
+            .map(|Query(v)| ApiQuery(v))
+            .map_err(|e| ApiError::bad_request(e.body_text()))
+    }
+}
+
+impl<S: Send + Sync> FromRequestParts<S> for Caller {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, _: &S) -> Result<Self, ApiError> {
+        parts
+            .extensions
+            .get::<Caller>()
+            .cloned()
+            .ok_or_else(|| ApiError::unauthorized("no credential"))
+    }
+}
+
+/// Runs a store operation on the blocking pool.
+async fn task<T, F>(f: F) -> ApiResult<T>
+where
+    T: Send + 'static,
+    F: FnOnce() -> muisti::Result<T> + Send + 'static,
+{
+    ops::blocking(f)
+        .await
+        .map_err(|e| {
+            tracing::error!(error = %e, "a store task failed");
+            ApiError::internal()
+        })?
+        .map_err(ApiError::from)
+}
+
+/// Runs a store operation as the caller's tenant.
+async fn run<T, F>(state: &AppState, caller: &Caller, f: F) -> ApiResult<T>
+where
+    T: Send + 'static,
+    F: FnOnce(Engine) -> muisti::Result<T> + Send + 'static,
+{
+    let engine = state.engine.with_tenant(caller.tenant.clone());
+    task(move || f(engine)).await
+}
+
+fn require_admin(caller: &Caller) -> ApiResult<()> {
+    if caller.admin {
+        Ok(())
+    } else {
+        Err(ApiError::forbidden("this needs an admin key"))
+    }
+}
+
+/// Stores a memory.
+#[utoipa::path(post, path = "/v1/memories", tag = "memories",
+    request_body = api::NewMemory,
+    responses(
+        (status = 201, description = "Created", body = api::Memory),
+        (status = 200, description = "Replaced the record at the key, or the same content was already stored (deduplicated)", body = api::Memory),
+        (status = 400, body = api::ErrorBody), (status = 401, body = api::ErrorBody),
+        (status = 413, body = api::ErrorBody), (status = 422, body = api::ErrorBody),
+        (status = 429, body = api::ErrorBody), (status = 503, body = api::ErrorBody)))]
+pub async fn create_memory(
+    State(s): State<AppState>,
+    caller: Caller,
+    ApiJson(body): ApiJson<api::NewMemory>,
+) -> ApiResult<Response> {
+    let (m, created) = run(&s, &caller, move |e| ops::create(&e, body)).await?;
+    let status = if created {
+        StatusCode::CREATED
+    } else {
+        StatusCode::OK
+    };
+    Ok((status, Json(m)).into_response())
+}
+
+/// Stores many memories in one transaction (all or none).
+#[utoipa::path(post, path = "/v1/memories/batch", tag = "memories",
+    request_body = api::NewMemories,
+    responses((status = 200, body = api::Memories),
+        (status = 400, body = api::ErrorBody), (status = 413, body = api::ErrorBody),
+        (status = 422, body = api::ErrorBody)))]
+pub async fn create_memories(
+    State(s): State<AppState>,
+    caller: Caller,
+    ApiJson(body): ApiJson<api::NewMemories>,
+) -> ApiResult<Json<api::Memories>> {
+    run(&s, &caller, move |e| ops::create_many(&e, body))
+        .await
+        .map(Json)
+}
+
+/// One memory by id; another tenant's id is 404 like a missing one.
+#[utoipa::path(get, path = "/v1/memories/{id}", tag = "memories",
+    params(("id" = String, Path, description = "Memory id (ULID)")),
+    responses((status = 200, body = api::Memory), (status = 404, body = api::ErrorBody),
+        (status = 422, body = api::ErrorBody)))]
+pub async fn get_memory(
+    State(s): State<AppState>,
+    caller: Caller,
+    ApiPath(id): ApiPath<String>,
+) -> ApiResult<Json<api::Memory>> {
+    run(&s, &caller, move |e| ops::get(&e, &id)).await.map(Json)
+}
+
+/// Changes some fields of a memory.
+#[utoipa::path(patch, path = "/v1/memories/{id}", tag = "memories",
+    params(("id" = String, Path, description = "Memory id (ULID)")),
+    request_body = api::MemoryPatch,
+    responses((status = 200, body = api::Memory), (status = 404, body = api::ErrorBody),
+        (status = 400, body = api::ErrorBody), (status = 422, body = api::ErrorBody)))]
+pub async fn update_memory(
+    State(s): State<AppState>,
+    caller: Caller,
+    ApiPath(id): ApiPath<String>,
+    ApiJson(patch): ApiJson<api::MemoryPatch>,
+) -> ApiResult<Json<api::Memory>> {
+    run(&s, &caller, move |e| ops::update(&e, &id, patch))
+        .await
+        .map(Json)
+}
+
+/// Deletes a memory.
+#[utoipa::path(delete, path = "/v1/memories/{id}", tag = "memories",
+    params(("id" = String, Path, description = "Memory id (ULID)")),
+    responses((status = 204, description = "Deleted"), (status = 404, body = api::ErrorBody)))]
+pub async fn delete_memory(
+    State(s): State<AppState>,
+    caller: Caller,
+    ApiPath(id): ApiPath<String>,
+) -> ApiResult<StatusCode> {
+    run(&s, &caller, move |e| ops::delete(&e, &id)).await?;
+    Ok(StatusCode::NO_CONTENT)
+}
+
+/// One page of memories, oldest first.
+#[utoipa::path(get, path = "/v1/memories", tag = "memories",
+    params(api::ListParams),
+    responses((status = 200, body = api::MemoryPage), (status = 400, body = api::ErrorBody),
+        (status = 422, body = api::ErrorBody)))]
+pub async fn list_memories(
+    State(s): State<AppState>,
+    caller: Caller,
+    ApiQuery(params): ApiQuery<api::ListParams>,
+) -> ApiResult<Json<api::MemoryPage>> {
+    run(&s, &caller, move |e| ops::list(&e, params))
+        .await
+        .map(Json)
+}
+
+/// The memories that best match a query (hybrid full-text and vector recall).
+#[utoipa::path(post, path = "/v1/recall", tag = "recall",
+    request_body = api::RecallQuery,
+    responses((status = 200, body = api::RecallResult), (status = 400, body = api::ErrorBody),
+        (status = 422, body = api::ErrorBody)))]
+pub async fn recall(
+    State(s): State<AppState>,
+    caller: Caller,
+    ApiJson(q): ApiJson<api::RecallQuery>,
+) -> ApiResult<Json<api::RecallResult>> {
+    run(&s, &caller, move |e| ops::recall(&e, q))
+        .await
+        .map(Json)
+}
+
+/// The value at a key (`HEAD` answers whether it exists).
+#[utoipa::path(get, path = "/v1/kv/{namespace}/{key}", tag = "kv",
+    params(("namespace" = String, Path), ("key" = String, Path)),
+    responses((status = 200, body = api::KvEntry), (status = 404, body = api::ErrorBody),
+        (status = 422, body = api::ErrorBody)))]
+pub async fn kv_get(
+    State(s): State<AppState>,
+    caller: Caller,
+    ApiPath((ns, key)): ApiPath<(String, String)>,
+) -> ApiResult<Json<api::KvEntry>> {
+    run(&s, &caller, move |e| ops::kv_get(&e, &ns, &key))
+        .await
+        .map(Json)
+}
+
+/// Stores a value at a key, replacing any value there.
+#[utoipa::path(put, path = "/v1/kv/{namespace}/{key}", tag = "kv",
+    params(("namespace" = String, Path), ("key" = String, Path)),
+    request_body = api::KvValue,
+    responses((status = 200, body = api::Memory), (status = 400, body = api::ErrorBody),
+        (status = 413, body = api::ErrorBody), (status = 422, body = api::ErrorBody)))]
+pub async fn kv_set(
+    State(s): State<AppState>,
+    caller: Caller,
+    ApiPath((ns, key)): ApiPath<(String, String)>,
+    ApiJson(v): ApiJson<api::KvValue>,
+) -> ApiResult<Json<api::Memory>> {
+    run(&s, &caller, move |e| ops::kv_set(&e, &ns, &key, v))
+        .await
+        .map(Json)
+}
+
+/// Deletes a key.
+#[utoipa::path(delete, path = "/v1/kv/{namespace}/{key}", tag = "kv",
+    params(("namespace" = String, Path), ("key" = String, Path)),
+    responses((status = 204, description = "Deleted"), (status = 404, body = api::ErrorBody)))]
+pub async fn kv_forget(
+    State(s): State<AppState>,
+    caller: Caller,
+    ApiPath((ns, key)): ApiPath<(String, String)>,
+) -> ApiResult<StatusCode> {
+    run(&s, &caller, move |e| ops::kv_forget(&e, &ns, &key)).await?;
+    Ok(StatusCode::NO_CONTENT)
+}
+
+/// Every live entry of a namespace.
+#[utoipa::path(get, path = "/v1/kv/{namespace}", tag = "kv",
+    params(("namespace" = String, Path)),
+    responses((status = 200, body = api::KvEntries), (status = 422, body = api::ErrorBody)))]
+pub async fn kv_all(
+    State(s): State<AppState>,
+    caller: Caller,
+    ApiPath(ns): ApiPath<String>,
+) -> ApiResult<Json<api::KvEntries>> {
+    run(&s, &caller, move |e| ops::kv_all(&e, &ns))
+        .await
+        .map(Json)
+}
+
+/// Deletes every entry of a namespace.
+#[utoipa::path(delete, path = "/v1/kv/{namespace}", tag = "kv",
+    params(("namespace" = String, Path)),
+    responses((status = 200, body = api::Deleted), (status = 422, body = api::ErrorBody)))]
+pub async fn kv_flush(
+    State(s): State<AppState>,
+    caller: Caller,
+    ApiPath(ns): ApiPath<String>,
+) -> ApiResult<Json<api::Deleted>> {
+    run(&s, &caller, move |e| ops::kv_flush(&e, &ns))
+        .await
+        .map(Json)
+}
+
+/// What the caller's tenant holds.
+#[utoipa::path(get, path = "/v1/stats", tag = "admin",
+    responses((status = 200, body = api::Stats)))]
+pub async fn stats(State(s): State<AppState>, caller: Caller) -> ApiResult<Json<api::Stats>> {
+    run(&s, &caller, move |e| ops::stats(&e)).await.map(Json)
+}
+
+/// Starts re-embedding memories in the background (admin key); one at a time.
+#[utoipa::path(post, path = "/v1/reindex", tag = "admin",
+    request_body = api::ReindexRequest,
+    responses((status = 202, body = api::Job), (status = 403, body = api::ErrorBody),
+        (status = 409, body = api::ErrorBody)))]
+pub async fn reindex(
+    State(s): State<AppState>,
+    caller: Caller,
+    ApiJson(r): ApiJson<api::ReindexRequest>,
+) -> ApiResult<Response> {
+    require_admin(&caller)?;
+    let job = s.jobs.start_reindex(s.engine.clone(), r.force)?;
+    Ok((StatusCode::ACCEPTED, Json(job)).into_response())
+}
+
+/// A background job's progress.
+#[utoipa::path(get, path = "/v1/jobs/{id}", tag = "admin",
+    params(("id" = String, Path)),
+    responses((status = 200, body = api::Job), (status = 404, body = api::ErrorBody)))]
+pub async fn job(
+    State(s): State<AppState>,
+    caller: Caller,
+    ApiPath(id): ApiPath<String>,
+) -> ApiResult<Json<api::Job>> {
+    require_admin(&caller)?;
+    s.jobs
+        .get(&id)
+        .map(Json)
+        .ok_or_else(|| ApiError::not_found(format!("job {id}")))
+}
+
+/// Makes an API key; the key is in this answer only.
+#[utoipa::path(post, path = "/v1/admin/keys", tag = "admin",
+    request_body = api::NewKey,
+    responses((status = 201, body = api::CreatedKey), (status = 403, body = api::ErrorBody),
+        (status = 422, body = api::ErrorBody)))]
+pub async fn create_key(
+    State(s): State<AppState>,
+    caller: Caller,
+    ApiJson(k): ApiJson<api::NewKey>,
+) -> ApiResult<Response> {
+    require_admin(&caller)?;
+    let keys = s.keys.clone();
+    let made = task(move || keys.create(&k.tenant, k.admin, k.label)).await?;
+    Ok((StatusCode::CREATED, Json(made)).into_response())
+}
+
+/// Every API key (never the secrets).
+#[utoipa::path(get, path = "/v1/admin/keys", tag = "admin",
+    responses((status = 200, body = api::KeyList), (status = 403, body = api::ErrorBody)))]
+pub async fn list_keys(State(s): State<AppState>, caller: Caller) -> ApiResult<Json<api::KeyList>> {
+    require_admin(&caller)?;
+    let keys = s.keys.clone();
+    let list = task(move || keys.list()).await?;
+    Ok(Json(api::KeyList { keys: list }))
+}
+
+/// Revokes an API key; effective on the next request.
+#[utoipa::path(delete, path = "/v1/admin/keys/{id}", tag = "admin",
+    params(("id" = String, Path)),
+    responses((status = 204, description = "Revoked"), (status = 403, body = api::ErrorBody),
+        (status = 404, body = api::ErrorBody)))]
+pub async fn revoke_key(
+    State(s): State<AppState>,
+    caller: Caller,
+    ApiPath(id): ApiPath<String>,
+) -> ApiResult<StatusCode> {
+    require_admin(&caller)?;
+    let keys = s.keys.clone();
+    let found = task(move || keys.revoke(&id)).await?;
+    if found {
+        Ok(StatusCode::NO_CONTENT)
+    } else {
+        Err(ApiError::not_found("no such key"))
+    }
+}
+
+/// Liveness: the process answers.
+#[utoipa::path(get, path = "/healthz", tag = "health",
+    responses((status = 200, body = api::Health)))]
+pub async fn healthz() -> Json<api::Health> {
+    Json(api::Health {
+        status: "ok".into(),
+        detail: None,
+    })
+}
+
+/// Readiness: the store answers its health check.
+#[utoipa::path(get, path = "/readyz", tag = "health",
+    responses((status = 200, body = api::Health), (status = 503, body = api::Health)))]
+pub async fn readyz(State(s): State<AppState>) -> Response {
+    let store = s.engine.store().clone();
+    match ops::blocking(move || store.health_check()).await {
+        Ok(h) if h.ok => Json(api::Health {
+            status: "ok".into(),
+            detail: None,
+        })
+        .into_response(),
+        Ok(h) => (
+            StatusCode::SERVICE_UNAVAILABLE,
+            Json(api::Health {
+                status: "unavailable".into(),
+                detail: Some(h.detail),
+            }),
+        )
+            .into_response(),
+        Err(_) => ApiError::internal().into_response(),
+    }
+}
+
+/// Prometheus metrics in the text exposition format.
+#[utoipa::path(get, path = "/metrics", tag = "health",
+    responses((status = 200, description = "Prometheus text format", content_type = "text/plain")))]
+pub async fn metrics(State(s): State<AppState>) -> Response {
+    (
+        [(header::CONTENT_TYPE, "text/plain; version=0.0.4")],
+        s.metrics.render(),
+    )
+        .into_response()
+}
+
+/// This document.
+pub async fn openapi_json() -> Response {
+    (
+        [(header::CONTENT_TYPE, "application/json")],
+        openapi_document(),
+    )
+        .into_response()
+}
+
+struct BearerAuth;
+
+impl utoipa::Modify for BearerAuth {
+    fn modify(&self, doc: &mut utoipa::openapi::OpenApi) {
+        use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityScheme};
+        let components = doc.components.get_or_insert_with(Default::default);
+        components.add_security_scheme(
+            "bearer",
+            SecurityScheme::Http(
+                HttpBuilder::new()
+                    .scheme(HttpAuthScheme::Bearer)
+                    .description(Some(
+                        "An API key from `muisti keys create`; not needed on loopback when no key exists",
+                    ))
+                    .build(),
+            ),
+        );
+    }
+}
+
+/// The OpenAPI description of the REST API.
+#[derive(OpenApi)]
+#[openapi(
+    info(title = "muisti", description = "Long-term memory for AI agents: the REST API of `muisti serve`. Every request acts as the tenant of its API key.", license(name = "Apache-2.0")),
+    paths(create_memory, create_memories, get_memory, update_memory, delete_memory, list_memories,
+        recall, kv_get, kv_set, kv_forget, kv_all, kv_flush, stats, reindex, job, create_key,
+        list_keys, revoke_key, healthz, readyz, metrics, crate::chat::chat,
+        crate::chat::chat_stream),
+    modifiers(&BearerAuth),
+    security(("bearer" = [])),
+    tags((name = "memories", description = "Store, read, change and delete memories"),
+        (name = "recall", description = "Find the memories that matter for a message"),
+        (name = "kv", description = "Namespaced key-value state with TTL"),
+        (name = "chat", description = "Talk to a model with the memories that matter recalled into every prompt"),
+        (name = "admin", description = "Keys, reindexing, statistics"),
+        (name = "health", description = "Liveness, readiness, metrics")),
+)]
+pub struct ApiDoc;
+
+/// The OpenAPI 3.1 document, pretty-printed, as committed in `docs/openapi.json` (built
+/// once per process).
+pub fn openapi_document() -> &'static str {
+    static DOC: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    DOC.get_or_init(|| {
+        let mut doc = ApiDoc::openapi();
+        doc.info.version = env!("CARGO_PKG_VERSION").to_owned();
+        let mut text = doc.to_pretty_json().unwrap_or_else(|_| "{}".to_owned());
+        text.push('\n');
+        text
+    })
+}

@@ -1,0 +1,630 @@
+//! Every route: the happy path and each error status.
+
+use muisti_client::{ListParams, MemoryPatch, NewMemories, NewMemory, RecallQuery};
+use muisti_server::ConfigLayer;
+use serde_json::json;
+
+use crate::{JSON, TestServer, raw};
+
+#[test]
+fn memories_create_get_update_list_delete() {
+    let s = TestServer::open();
+    let c = s.client(None);
+    let mut m = NewMemory::text("I moved to Lisbon in March");
+    m.user_id = Some("alice".into());
+    m.tags = vec!["home".into()];
+    let created = c.create(&m).expect("create");
+    assert_eq!(created.namespace, "default");
+    assert_eq!(created.user_id.as_deref(), Some("alice"));
+    assert_eq!(c.get(&created.id).expect("get"), Some(created.clone()));
+
+    let patched = c
+        .update(
+            &created.id,
+            &MemoryPatch {
+                content: Some(json!("I moved to Porto in May")),
+                importance: Some(0.9),
+                ..MemoryPatch::default()
+            },
+        )
+        .expect("update");
+    assert_eq!(patched.id, created.id);
+    assert_eq!(patched.created_at, created.created_at);
+    assert_eq!(patched.content, json!("I moved to Porto in May"));
+    assert_eq!(patched.importance, 0.9);
+    assert_eq!(
+        patched.tags,
+        vec!["home".to_owned()],
+        "absent fields are kept"
+    );
+
+    let second = c
+        .create(&NewMemory::text("Alice likes green tea"))
+        .expect("create");
+    let page = c
+        .list(&ListParams {
+            limit: Some(1),
+            ..ListParams::default()
+        })
+        .expect("list");
+    assert_eq!(page.items.len(), 1);
+    let cursor = page.next_cursor.expect("a second page");
+    let page2 = c
+        .list(&ListParams {
+            limit: Some(1),
+            cursor: Some(cursor),
+            ..ListParams::default()
+        })
+        .expect("list");
+    assert_eq!(page2.items[0].id, second.id);
+    let alice = c
+        .list(&ListParams {
+            user_id: Some("alice".into()),
+            ..ListParams::default()
+        })
+        .expect("list");
+    assert_eq!(alice.items.len(), 1);
+
+    assert!(c.delete(&created.id).expect("delete"));
+    assert_eq!(c.get(&created.id).expect("get"), None);
+    assert!(!c.delete(&created.id).expect("delete again"));
+    let r = raw(
+        "DELETE",
+        &s.url(&format!("/v1/memories/{}", created.id)),
+        &[],
+        None,
+    );
+    assert_eq!((r.status, r.code()), (404, "not_found"));
+}
+
+#[test]
+fn create_answers_201_then_200_for_a_replaced_key() {
+    let s = TestServer::open();
+    let body = r#"{"content": "dark mode", "key": "ui_theme"}"#;
+    let r = raw("POST", &s.url("/v1/memories"), &[JSON], Some(body));
+    assert_eq!(r.status, 201);
+    let r2 = raw("POST", &s.url("/v1/memories"), &[JSON], Some(body));
+    assert_eq!(r2.status, 200);
+    assert_eq!(r.body["id"], r2.body["id"]);
+}
+
+#[test]
+fn batch_writes_all_or_nothing() {
+    let s = TestServer::open();
+    let c = s.client(None);
+    let ok = c
+        .create_many(&NewMemories {
+            memories: vec![NewMemory::text("one fact"), NewMemory::text("another fact")],
+        })
+        .expect("batch");
+    assert_eq!(ok.memories.len(), 2);
+    let mut bad = NewMemory::text("third fact");
+    bad.importance = Some(7.0);
+    let err = c
+        .create_many(&NewMemories {
+            memories: vec![NewMemory::text("fourth fact"), bad],
+        })
+        .expect_err("invalid importance");
+    assert_eq!(err.status(), Some(422));
+    assert_eq!(
+        c.stats().expect("stats").total,
+        2,
+        "nothing of the bad batch"
+    );
+    let too_many = NewMemories {
+        memories: (0..1001)
+            .map(|i| NewMemory::text(format!("m{i}")))
+            .collect(),
+    };
+    assert_eq!(
+        c.create_many(&too_many).expect_err("too many").status(),
+        Some(422)
+    );
+}
+
+#[test]
+fn recall_returns_scored_hits_with_filters_and_explain() {
+    let s = TestServer::open();
+    let c = s.client(None);
+    for (text, user) in [
+        ("I moved to Lisbon in March", "alice"),
+        ("Bob moved to Berlin last year", "bob"),
+        ("The cat is called Miso", "alice"),
+    ] {
+        let mut m = NewMemory::text(text);
+        m.user_id = Some(user.into());
+        c.create(&m).expect("create");
+    }
+    let mut q = RecallQuery::new("which city does the user live in now", 5);
+    q.user_id = Some("alice".into());
+    q.explain = true;
+    let hits = c.recall(&q).expect("recall").hits;
+    assert_eq!(hits[0].memory.content, json!("I moved to Lisbon in March"));
+    assert!(
+        hits.iter()
+            .all(|h| h.memory.user_id.as_deref() == Some("alice"))
+    );
+    assert!(hits[0].score > 0.0 && hits[0].score <= 1.0);
+    assert!(hits[0].signals.is_some());
+    let plain = c.recall(&RecallQuery::new("Berlin", 5)).expect("recall");
+    assert!(plain.hits[0].signals.is_none());
+
+    for (body, field) in [
+        (r#"{"query": "x", "limit": 0}"#, "limit"),
+        (r#"{"query": "x", "limit": 5000}"#, "limit"),
+        (r#"{"query": "x", "min_score": 2}"#, "min_score"),
+        (r#"{"query": "x", "mode": "psychic"}"#, "mode"),
+        (
+            r#"{"query": "x", "filters": {"category": "no spaces allowed"}}"#,
+            "category",
+        ),
+    ] {
+        let r = raw("POST", &s.url("/v1/recall"), &[JSON], Some(body));
+        assert_eq!((r.status, r.code()), (422, "invalid_input"), "{body}");
+        assert!(
+            r.body["error"]["message"]
+                .as_str()
+                .unwrap_or("")
+                .contains(field),
+            "{}",
+            r.body
+        );
+    }
+}
+
+#[test]
+fn key_value_routes() {
+    let s = TestServer::open();
+    let c = s.client(None);
+    c.kv_set("user:1", "tier", json!("gold"), None)
+        .expect("set");
+    c.kv_set("user:1", "prefs", json!({"lang": "pt"}), Some(60))
+        .expect("set");
+    c.kv_set("user_1", "tier", json!("silver"), None)
+        .expect("set");
+    let e = c.kv_get("user:1", "tier").expect("get").expect("present");
+    assert_eq!(e.value, json!("gold"));
+    assert!(
+        c.kv_get("user:1", "prefs")
+            .expect("get")
+            .expect("present")
+            .expires_at
+            .is_some()
+    );
+    assert_eq!(
+        c.kv_get("user_1", "tier")
+            .expect("get")
+            .expect("present")
+            .value,
+        json!("silver")
+    );
+    let head = raw("HEAD", &s.url("/v1/kv/user:1/tier"), &[], None);
+    assert_eq!(head.status, 200);
+    let head = raw("HEAD", &s.url("/v1/kv/user:1/nothing"), &[], None);
+    assert_eq!(head.status, 404);
+    assert_eq!(c.kv_all("user:1").expect("all").entries.len(), 2);
+    assert!(c.kv_forget("user:1", "tier").expect("forget"));
+    assert!(!c.kv_forget("user:1", "tier").expect("forget again"));
+    assert_eq!(c.kv_get("user:1", "tier").expect("get"), None);
+    assert_eq!(c.kv_flush("user:1").expect("flush"), 1);
+    assert_eq!(c.kv_all("user:1").expect("all").entries.len(), 0);
+    assert_eq!(
+        c.kv_get("user_1", "tier")
+            .expect("get")
+            .expect("kept")
+            .value,
+        json!("silver")
+    );
+
+    let r = raw(
+        "PUT",
+        &s.url("/v1/kv/user:1/k"),
+        &[JSON],
+        Some(r#"{"value": 1, "ttl_seconds": 0}"#),
+    );
+    assert_eq!((r.status, r.code()), (422, "invalid_input"));
+    let r = raw(
+        "PUT",
+        &s.url("/v1/kv/user:1/k"),
+        &[JSON],
+        Some(r#"{"value": null}"#),
+    );
+    assert_eq!((r.status, r.code()), (422, "invalid_input"));
+    let r = raw("GET", &s.url("/v1/kv/bad%20name/k"), &[], None);
+    assert_eq!((r.status, r.code()), (422, "invalid_input"));
+    let r = raw("GET", &s.url("/v1/kv/..%2Fetc/k"), &[], None);
+    assert_eq!((r.status, r.code()), (422, "invalid_input"));
+}
+
+#[test]
+fn malformed_and_invalid_bodies() {
+    let s = TestServer::open();
+    let url = s.url("/v1/memories");
+    let r = raw("POST", &url, &[JSON], Some(r#"{"content": "#));
+    assert_eq!((r.status, r.code()), (400, "bad_request"));
+    let r = raw("POST", &url, &[JSON], Some("not json"));
+    assert_eq!((r.status, r.code()), (400, "bad_request"));
+    let r = raw(
+        "POST",
+        &url,
+        &[JSON],
+        Some(r#"{"content": "x", "importance": "high"}"#),
+    );
+    assert_eq!((r.status, r.code()), (422, "invalid_input"));
+    let r = raw(
+        "POST",
+        &url,
+        &[JSON],
+        Some(r#"{"content": "x", "tenant": "other"}"#),
+    );
+    assert_eq!(
+        (r.status, r.code()),
+        (422, "invalid_input"),
+        "unknown fields are refused"
+    );
+    let r = raw("POST", &url, &[JSON], Some(r#"{"content": "   "}"#));
+    assert_eq!((r.status, r.code()), (422, "invalid_input"));
+    let r = raw(
+        "POST",
+        &url,
+        &[JSON],
+        Some(r#"{"content": "x", "namespace": "../etc"}"#),
+    );
+    assert_eq!((r.status, r.code()), (422, "invalid_input"));
+    let r = raw("GET", &s.url("/v1/memories/not-a-ulid"), &[], None);
+    assert_eq!((r.status, r.code()), (422, "invalid_input"));
+    let r = raw("GET", &s.url("/v1/memories?limit=abc"), &[], None);
+    assert_eq!((r.status, r.code()), (400, "bad_request"));
+    let r = raw("GET", &s.url("/v1/memories?limit=0"), &[], None);
+    assert_eq!((r.status, r.code()), (422, "invalid_input"));
+    let r = raw("GET", &s.url("/v1/memories?cursor=zzz"), &[], None);
+    assert_eq!((r.status, r.code()), (422, "invalid_input"));
+    let r = raw("GET", &s.url("/v1/nothing-here"), &[], None);
+    assert_eq!((r.status, r.code()), (404, "not_found"));
+    let r = raw("PUT", &s.url("/v1/recall"), &[JSON], Some("{}"));
+    assert_eq!((r.status, r.code()), (405, "method_not_allowed"));
+    assert_eq!(
+        s.client(None).stats().expect("stats").total,
+        0,
+        "nothing was written"
+    );
+}
+
+#[test]
+fn the_body_limit_applies_to_every_route() {
+    let s = TestServer::start_with(
+        ConfigLayer {
+            body_limit_bytes: Some(4096),
+            ..ConfigLayer::default()
+        },
+        |_| {},
+    );
+    let big = format!(r#"{{"content": "{}"}}"#, "x".repeat(5000));
+    for (method, path) in [
+        ("POST", "/v1/memories"),
+        ("POST", "/v1/memories/batch"),
+        ("POST", "/v1/recall"),
+        ("PUT", "/v1/kv/default/k"),
+        ("PATCH", "/v1/memories/01JD0000000000000000000000"),
+    ] {
+        let r = raw(method, &s.url(path), &[JSON], Some(&big));
+        assert_eq!((r.status, r.code()), (413, "too_large"), "{method} {path}");
+    }
+    let ok = format!(r#"{{"content": "{}"}}"#, "x".repeat(3000));
+    assert_eq!(
+        raw("POST", &s.url("/v1/memories"), &[JSON], Some(&ok)).status,
+        201
+    );
+    let r = raw(
+        "POST",
+        &s.url("/mcp"),
+        &[JSON, ("accept", "application/json, text/event-stream")],
+        Some(&big),
+    );
+    assert_eq!(r.status, 413, "/mcp has the same limit");
+}
+
+#[test]
+fn api_keys_are_required_once_one_exists() {
+    let mut keys = Vec::new();
+    let s = TestServer::start_with(ConfigLayer::default(), |ring| {
+        keys.push(ring.create("acme", false, None).expect("key"));
+        keys.push(
+            ring.create("acme", true, Some("ops".into()))
+                .expect("admin key"),
+        );
+    });
+    let (user, admin) = (&keys[0].key, &keys[1].key);
+    let r = raw("GET", &s.url("/v1/stats"), &[], None);
+    assert_eq!((r.status, r.code()), (401, "unauthorized"));
+    assert_eq!(r.header("www-authenticate"), Some("Bearer"));
+    let wrong = format!("{}x", &user[..user.len() - 1]);
+    let r = raw(
+        "GET",
+        &s.url("/v1/stats"),
+        &[("authorization", &format!("Bearer {wrong}"))],
+        None,
+    );
+    assert_eq!((r.status, r.code()), (401, "unauthorized"));
+    let r = raw(
+        "GET",
+        &s.url("/v1/stats"),
+        &[("authorization", "Basic dXNlcjpwdw==")],
+        None,
+    );
+    assert_eq!(r.status, 401);
+    let stats = s.client(Some(user)).stats().expect("stats");
+    assert_eq!(stats.tenant, "acme");
+
+    // Admin routes: 403 for a tenant key, allowed for an admin key.
+    let err = s.client(Some(user)).keys().expect_err("not admin");
+    assert_eq!(err.status(), Some(403));
+    let admin_c = s.client(Some(admin));
+    let made = admin_c
+        .create_key(&muisti_client::NewKey {
+            tenant: "globex".into(),
+            admin: false,
+            label: None,
+        })
+        .expect("create key");
+    assert_eq!(admin_c.keys().expect("list").keys.len(), 3);
+    let listed = serde_json::to_string(&admin_c.keys().expect("list")).expect("json");
+    assert!(!listed.contains(&made.key), "listing never shows a key");
+    assert_eq!(
+        s.client(Some(&made.key)).stats().expect("stats").tenant,
+        "globex"
+    );
+    assert!(admin_c.revoke_key(&made.info.id).expect("revoke"));
+    let err = s.client(Some(&made.key)).stats().expect_err("revoked");
+    assert_eq!(err.status(), Some(401));
+    assert!(!admin_c.revoke_key(&made.info.id).expect("revoke again"));
+    let r = raw(
+        "POST",
+        &s.url("/v1/admin/keys"),
+        &[JSON, ("authorization", &format!("Bearer {admin}"))],
+        Some(r#"{"tenant": "_muisti"}"#),
+    );
+    assert_eq!(
+        (r.status, r.code()),
+        (422, "invalid_input"),
+        "the system tenant is reserved"
+    );
+
+    // Health, metrics and the document need no key.
+    assert_eq!(raw("GET", &s.url("/healthz"), &[], None).status, 200);
+    assert_eq!(raw("GET", &s.url("/readyz"), &[], None).status, 200);
+    assert_eq!(raw("GET", &s.url("/openapi.json"), &[], None).status, 200);
+    let m = raw("GET", &s.url("/metrics"), &[], None);
+    assert!(
+        m.body.as_str().unwrap_or("").contains(
+            "muisti_http_requests_total{method=\"GET\",route=\"/v1/stats\",status=\"401\"}"
+        )
+    );
+}
+
+#[test]
+fn require_auth_with_no_keys_refuses_everything() {
+    let s = TestServer::start_with(
+        ConfigLayer {
+            require_auth: Some(true),
+            ..ConfigLayer::default()
+        },
+        |_| {},
+    );
+    assert_eq!(raw("GET", &s.url("/v1/stats"), &[], None).status, 401);
+}
+
+#[test]
+fn a_non_loopback_address_without_keys_is_refused() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let url = format!("sqlite://{}/muisti.db", dir.path().display());
+    let engine = muisti::Engine::open(&url).expect("engine");
+    let config = muisti_server::ServerConfig::resolve(ConfigLayer {
+        listen: Some("0.0.0.0:0".into()),
+        ..ConfigLayer::default()
+    })
+    .expect("config");
+    let rt = tokio::runtime::Runtime::new().expect("runtime");
+    let err = rt
+        .block_on(muisti_server::Server::bind(engine, config))
+        .err()
+        .expect("refused");
+    assert!(matches!(err, muisti_server::ServeError::NoKeys(_)), "{err}");
+}
+
+#[test]
+fn rate_limit_per_key_answers_429_with_retry_after() {
+    let mut keys = Vec::new();
+    let s = TestServer::start_with(
+        ConfigLayer {
+            rate_limit_per_sec: Some(0.5),
+            rate_limit_burst: Some(2),
+            ..ConfigLayer::default()
+        },
+        |ring| {
+            keys.push(ring.create("a", false, None).expect("key"));
+            keys.push(ring.create("b", false, None).expect("key"));
+        },
+    );
+    let auth = |k: &str| format!("Bearer {k}");
+    let a = auth(&keys[0].key);
+    for _ in 0..2 {
+        assert_eq!(
+            raw("GET", &s.url("/v1/stats"), &[("authorization", &a)], None).status,
+            200
+        );
+    }
+    let r = raw("GET", &s.url("/v1/stats"), &[("authorization", &a)], None);
+    assert_eq!((r.status, r.code()), (429, "rate_limited"));
+    assert!(
+        r.header("retry-after")
+            .is_some_and(|v| v.parse::<u64>().is_ok_and(|n| n >= 1))
+    );
+    let b = auth(&keys[1].key);
+    assert_eq!(
+        raw("GET", &s.url("/v1/stats"), &[("authorization", &b)], None).status,
+        200,
+        "another key has its own bucket"
+    );
+}
+
+#[test]
+fn reindex_runs_as_a_job_with_progress() {
+    let s = TestServer::open();
+    let c = s.client(None);
+    for i in 0..50 {
+        c.create(&NewMemory::text(format!("fact number {i}")))
+            .expect("create");
+    }
+    let job = c.reindex(true).expect("start");
+    assert_eq!(job.kind, "reindex");
+    let mut job = job;
+    for _ in 0..200 {
+        if job.state != "running" {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+        job = c.job(&job.id).expect("job");
+    }
+    assert_eq!(job.state, "done", "{job:?}");
+    assert_eq!((job.done, job.total), (50, 50));
+    let err = c.job("nope").expect_err("unknown job");
+    assert_eq!(err.status(), Some(404));
+}
+
+#[test]
+fn store_errors_map_to_statuses() {
+    use muisti_server::ApiError;
+    let conflict = ApiError::from(muisti::Error::Conflict("concurrent update".into()));
+    assert_eq!(conflict.status.as_u16(), 409);
+    assert_eq!(conflict.code, "conflict");
+    let unavailable = ApiError::from(muisti::Error::Unavailable {
+        target: "redis".into(),
+        reason: "refused".into(),
+    });
+    assert_eq!(
+        (unavailable.status.as_u16(), unavailable.retry_after),
+        (503, Some(1))
+    );
+    let corrupted = ApiError::from(muisti::Error::Corrupted {
+        location: "row 1".into(),
+        reason: "bad json".into(),
+    });
+    assert_eq!(corrupted.status.as_u16(), 500);
+    assert!(
+        !corrupted.message.contains("row 1"),
+        "details stay in the log"
+    );
+}
+
+#[test]
+fn openapi_document_is_3_1_and_matches_docs() {
+    let s = TestServer::open();
+    let served = raw("GET", &s.url("/openapi.json"), &[], None).body;
+    assert_eq!(served["openapi"], "3.1.0");
+    for path in [
+        "/v1/memories",
+        "/v1/memories/{id}",
+        "/v1/memories/batch",
+        "/v1/recall",
+        "/v1/kv/{namespace}",
+        "/v1/kv/{namespace}/{key}",
+    ] {
+        assert!(served["paths"][path].is_object(), "{path} documented");
+    }
+    let committed = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../docs/openapi.json"
+    ))
+    .expect("docs/openapi.json exists (muisti openapi > docs/openapi.json)");
+    let committed: serde_json::Value = serde_json::from_str(&committed).expect("json");
+    assert_eq!(
+        served, committed,
+        "docs/openapi.json is stale: run `cargo run -p muisti-cli -- openapi > docs/openapi.json`"
+    );
+}
+
+#[test]
+fn mcp_over_http_checks_the_origin_and_the_key() {
+    let mut keys = Vec::new();
+    let s = TestServer::start_with(ConfigLayer::default(), |ring| {
+        keys.push(ring.create("acme", false, None).expect("key"));
+    });
+    let init = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}"#;
+    let accept = ("accept", "application/json, text/event-stream");
+    let auth = format!("Bearer {}", keys[0].key);
+    let r = raw("POST", &s.url("/mcp"), &[JSON, accept], Some(init));
+    assert_eq!(r.status, 401, "no key");
+    let r = raw(
+        "POST",
+        &s.url("/mcp"),
+        &[
+            JSON,
+            accept,
+            ("authorization", &auth),
+            ("origin", "https://evil.example"),
+        ],
+        Some(init),
+    );
+    assert_eq!(r.status, 403, "foreign origin: {:?}", r.body);
+    let r = raw(
+        "POST",
+        &s.url("/mcp"),
+        &[
+            JSON,
+            accept,
+            ("authorization", &auth),
+            ("origin", "http://localhost:3000"),
+        ],
+        Some(init),
+    );
+    assert_eq!(r.status, 200, "{:?}", r.body);
+    assert_eq!(r.body["result"]["serverInfo"]["name"], "muisti");
+    let call = r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"remember","arguments":{"content":"likes jasmine tea"}}}"#;
+    let r = raw(
+        "POST",
+        &s.url("/mcp"),
+        &[
+            JSON,
+            accept,
+            ("authorization", &auth),
+            ("mcp-protocol-version", "2025-06-18"),
+        ],
+        Some(call),
+    );
+    assert_eq!(r.status, 200, "{:?}", r.body);
+    let id = r.body["result"]["structuredContent"]["id"]
+        .as_str()
+        .expect("stored id")
+        .to_owned();
+    let stored = s
+        .engine
+        .with_tenant(muisti::Tenant::new("acme").expect("tenant"));
+    let found = stored
+        .get_by_id(muisti::MemoryId::parse(&id).expect("ulid"))
+        .expect("get");
+    assert!(found.is_some(), "written in the key's tenant");
+    assert!(
+        s.engine
+            .get_by_id(muisti::MemoryId::parse(&id).expect("ulid"))
+            .expect("get")
+            .is_none()
+    );
+    let bad = r#"{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"get","arguments":{"id":"not-an-id"}}}"#;
+    let r = raw(
+        "POST",
+        &s.url("/mcp"),
+        &[
+            JSON,
+            accept,
+            ("authorization", &auth),
+            ("mcp-protocol-version", "2025-06-18"),
+        ],
+        Some(bad),
+    );
+    assert_eq!(
+        r.body["error"]["code"], -32602,
+        "invalid params: {:?}",
+        r.body
+    );
+}

@@ -1,0 +1,546 @@
+//! An in-memory copy of each partition's vectors and full-text terms, so that nearest-
+//! neighbour and BM25 search do not read every row (or FTS5's postings over the whole table)
+//! on every query. FTS5 stays the durable index, used for filters the cache cannot answer.
+//!
+//! Consistency: this process's writes invalidate the partitions they touch (after commit);
+//! commits by other connections or processes show in `PRAGMA data_version` and invalidate
+//! everything. A load that raced an invalidation is not kept (generation check).
+
+use std::{
+    collections::HashMap,
+    sync::{
+        Arc, Mutex, MutexGuard, OnceLock,
+        atomic::{AtomicBool, AtomicU64, Ordering},
+    },
+};
+
+use hnsw_rs::prelude::{DistDot, Hnsw};
+
+use muisti_core::{
+    Filter, MemoryId, Owner, Partition, Scored, Timestamp,
+    text::{self, CONTEXT_WEIGHT},
+};
+
+/// One partition in memory: for each record the fields simple filters look at, its vector
+/// (stored contiguously) and its full-text terms (an inverted index). Rows are indexed by
+/// user.
+#[derive(Default)]
+pub(crate) struct PartitionCache {
+    rows: Vec<CachedRow>,
+    dim: usize,
+    /// Vectors quantised to `i8` (`dim` values each, in the order of `vector_of`): a quarter
+    /// of the memory of `f32`, with `scales` to undo the quantisation.
+    data: Vec<i8>,
+    /// Per vector, `max |x| / 127`.
+    scales: Vec<f32>,
+    /// Per row, the index of its vector in `data`, if it has one.
+    vector_of: Vec<Option<u32>>,
+    /// Per row, its number of terms (content and context).
+    lengths: Vec<u32>,
+    /// Term → id.
+    term_ids: HashMap<String, u32>,
+    /// Per row, its distinct terms with their weighted frequencies, sorted by term id: row
+    /// `i` at `term_start[i]..term_start[i + 1]`. A forward index: a query scans the rows its
+    /// filter allows (a user's, typically), not every posting of a common term.
+    terms: Vec<(u32, f32)>,
+    term_start: Vec<u32>,
+    by_user: HashMap<String, Vec<u32>>,
+    /// From how many vectors (in the partition and in a query's scope) nearest-neighbour
+    /// search uses an HNSW graph instead of an exact scan; 0 never.
+    ann_threshold: usize,
+    /// The graph, once built (in the background, from this copy).
+    ann: OnceLock<Hnsw<'static, f32, DistDot>>,
+    ann_started: AtomicBool,
+    /// Searches the graph answered.
+    ann_searches: AtomicU64,
+}
+
+/// The default [`PartitionCache`] ANN threshold.
+pub(crate) const ANN_THRESHOLD: usize = 20_000;
+
+pub(crate) struct CachedRow {
+    pub(crate) id: MemoryId,
+    pub(crate) owner: Owner,
+    pub(crate) category: String,
+    pub(crate) scope: String,
+    pub(crate) created_at: i64,
+    pub(crate) expires_at: Option<i64>,
+}
+
+impl PartitionCache {
+    /// An empty copy that switches to an HNSW graph from `ann_threshold` vectors (0: never).
+    pub(crate) fn new(ann_threshold: usize) -> Self {
+        Self {
+            ann_threshold,
+            ..Self::default()
+        }
+    }
+
+    /// Whether the HNSW graph is built.
+    pub(crate) fn ann_ready(&self) -> bool {
+        self.ann.get().is_some()
+    }
+
+    /// How many searches the graph answered.
+    pub(crate) fn ann_searches(&self) -> u64 {
+        self.ann_searches.load(Ordering::Relaxed)
+    }
+
+    /// The vector of row `i`, if it has one.
+    fn vector(&self, i: usize) -> Option<(usize, &[i8])> {
+        let slot = self.vector_of[i]? as usize;
+        Some((slot, &self.data[slot * self.dim..(slot + 1) * self.dim]))
+    }
+
+    /// Builds the HNSW graph over every vector (ids are row indexes).
+    fn build_ann(&self) -> Hnsw<'static, f32, DistDot> {
+        let vectors: Vec<(Vec<f32>, usize)> = (0..self.rows.len())
+            .filter_map(|i| {
+                let (slot, v) = self.vector(i)?;
+                let mut f: Vec<f32> = v
+                    .iter()
+                    .map(|x| f32::from(*x) * self.scales[slot])
+                    .collect();
+                text::normalize(&mut f);
+                Some((f, i))
+            })
+            .collect();
+        let hnsw = Hnsw::<f32, DistDot>::new(16, vectors.len().max(1), 16, 100, DistDot {});
+        let refs: Vec<(&Vec<f32>, usize)> = vectors.iter().map(|(v, i)| (v, *i)).collect();
+        hnsw.parallel_insert(&refs);
+        let mut hnsw = hnsw;
+        hnsw.set_searching_mode(true);
+        hnsw
+    }
+
+    /// Adds a row with its vector (one of another length than the first is left out: it
+    /// cannot match a query of the partition's model) and its full-text terms (space
+    /// separated, as the full-text table stores them).
+    pub(crate) fn push(
+        &mut self,
+        row: CachedRow,
+        vector: Option<&[f32]>,
+        terms: &str,
+        context_terms: Option<&str>,
+    ) {
+        let i = self.rows.len() as u32;
+        if let Some(u) = &row.owner.user_id {
+            self.by_user.entry(u.clone()).or_default().push(i);
+        }
+        self.rows.push(row);
+        let mut slot = None;
+        if let Some(v) = vector {
+            if self.scales.is_empty() {
+                self.dim = v.len();
+            }
+            if v.len() == self.dim && self.dim > 0 {
+                slot = Some(self.scales.len() as u32);
+                let scale = quantize_into(v, &mut self.data);
+                self.scales.push(scale);
+            }
+        }
+        self.vector_of.push(slot);
+        let mut tf: HashMap<&str, f32> = HashMap::new();
+        let mut len = 0;
+        for (field, weight) in [(terms, 1.0), (context_terms.unwrap_or(""), CONTEXT_WEIGHT)] {
+            for t in field.split(' ').filter(|t| !t.is_empty()) {
+                len += 1;
+                *tf.entry(t).or_default() += weight;
+            }
+        }
+        self.lengths.push(len);
+        if self.term_start.is_empty() {
+            self.term_start.push(0);
+        }
+        let mut own: Vec<(u32, f32)> = tf
+            .into_iter()
+            .map(|(t, f)| {
+                let next = self.term_ids.len() as u32;
+                (*self.term_ids.entry(t.to_owned()).or_insert(next), f)
+            })
+            .collect();
+        own.sort_unstable_by_key(|(t, _)| *t);
+        self.terms.extend(own);
+        self.term_start.push(self.terms.len() as u32);
+    }
+
+    fn live(&self, i: usize, filter: &Filter, now: i64) -> bool {
+        let r = &self.rows[i];
+        r.expires_at.is_none_or(|t| t > now) && matches(filter, r)
+    }
+
+    /// The rows a filter can match: the user's, or all. Check them against [`rest_of`] the
+    /// filter: the user need not be compared again.
+    fn scope(&self, filter: &Filter) -> Box<dyn Iterator<Item = usize> + '_> {
+        match &filter.user_id {
+            Some(u) => Box::new(
+                self.by_user
+                    .get(u)
+                    .into_iter()
+                    .flatten()
+                    .map(|&i| i as usize),
+            ),
+            None => Box::new(0..self.rows.len()),
+        }
+    }
+
+    /// Nearest rows that pass a filter answerable from the cached fields (see
+    /// [`answerable`]) and are live at `now`. Exact while the rows in scope are fewer than
+    /// the ANN threshold; above it, through the HNSW graph once built (the first such query
+    /// starts building it in the background and is answered exactly meanwhile).
+    pub(crate) fn nearest(
+        self: &Arc<Self>,
+        filter: &Filter,
+        query: &[f32],
+        limit: usize,
+        now: Timestamp,
+    ) -> Vec<Scored> {
+        if query.len() != self.dim {
+            return Vec::new();
+        }
+        let now = now.as_millis();
+        let in_scope = self.scope_len(filter);
+        if self.ann_threshold > 0
+            && self.scales.len() >= self.ann_threshold
+            && in_scope >= self.ann_threshold
+        {
+            match self.ann.get() {
+                Some(ann) => {
+                    if let Some(found) = self.nearest_ann(ann, filter, query, limit, now) {
+                        return found;
+                    }
+                }
+                None => {
+                    if !self.ann_started.swap(true, Ordering::AcqRel) {
+                        let me = Arc::clone(self);
+                        let _ = std::thread::Builder::new().name("muisti-ann".into()).spawn(
+                            move || {
+                                let graph = me.build_ann();
+                                let _ = me.ann.set(graph);
+                            },
+                        );
+                    }
+                }
+            }
+        }
+        let q = QueryI8::new(query);
+        let rest = rest_of(filter);
+        let mut scored: Vec<Scored> = self
+            .scope(filter)
+            .filter_map(|i| {
+                let slot = self.vector_of[i]? as usize;
+                if !self.live(i, &rest, now) {
+                    return None;
+                }
+                let v = &self.data[slot * self.dim..(slot + 1) * self.dim];
+                Some(Scored {
+                    id: self.rows[i].id,
+                    score: q.dot(v, self.scales[slot]),
+                })
+            })
+            .collect();
+        text::sort_scored(&mut scored);
+        scored.truncate(limit);
+        scored
+    }
+
+    /// How many rows a filter can match at most (the user's, or all).
+    fn scope_len(&self, filter: &Filter) -> usize {
+        match &filter.user_id {
+            Some(u) => self.by_user.get(u).map_or(0, Vec::len),
+            None => self.rows.len(),
+        }
+    }
+
+    /// Nearest through the graph: candidates that pass the filter, rescored like the exact
+    /// scan; `None` when too few pass (the caller then scans).
+    fn nearest_ann(
+        &self,
+        ann: &Hnsw<'static, f32, DistDot>,
+        filter: &Filter,
+        query: &[f32],
+        limit: usize,
+        now: i64,
+    ) -> Option<Vec<Scored>> {
+        let k = limit * 2;
+        let keep = |i: &usize| self.live(*i, filter, now);
+        let found = ann.search_filter(query, k, k.max(64), Some(&keep));
+        let q = QueryI8::new(query);
+        let mut scored: Vec<Scored> = found
+            .iter()
+            .filter_map(|n| {
+                let (slot, v) = self.vector(n.d_id)?;
+                Some(Scored {
+                    id: self.rows[n.d_id].id,
+                    score: q.dot(v, self.scales[slot]),
+                })
+            })
+            .collect();
+        if scored.len() < limit {
+            return None;
+        }
+        text::sort_scored(&mut scored);
+        scored.truncate(limit);
+        self.ann_searches.fetch_add(1, Ordering::Relaxed);
+        Some(scored)
+    }
+
+    /// BM25 over the rows that pass the filter, scored exactly as
+    /// [`Bm25::rank`](muisti_core::text::Bm25::rank) does, with the statistics of those rows.
+    pub(crate) fn bm25(
+        &self,
+        filter: &Filter,
+        terms: &[String],
+        limit: usize,
+        now: Timestamp,
+    ) -> Vec<Scored> {
+        let now = now.as_millis();
+        let (mut n_docs, mut total_len) = (0usize, 0usize);
+        let rest = rest_of(filter);
+        for i in self.scope(filter) {
+            if self.live(i, &rest, now) {
+                n_docs += 1;
+                total_len += self.lengths[i] as usize;
+            }
+        }
+        if n_docs == 0 || terms.is_empty() {
+            return Vec::new();
+        }
+        // Query terms the partition has, with their position among the query's terms.
+        let wanted: Vec<(u32, usize)> = terms
+            .iter()
+            .enumerate()
+            .filter_map(|(k, t)| self.term_ids.get(t).map(|&id| (id, k)))
+            .collect();
+        let mut df = vec![0usize; terms.len()];
+        let mut matched: Vec<(usize, Vec<f32>)> = Vec::new();
+        for i in self.scope(filter) {
+            if !self.live(i, &rest, now) {
+                continue;
+            }
+            let own = &self.terms[self.term_start[i] as usize..self.term_start[i + 1] as usize];
+            let mut tf: Option<Vec<f32>> = None;
+            for &(id, k) in &wanted {
+                if let Ok(j) = own.binary_search_by_key(&id, |(t, _)| *t) {
+                    df[k] += 1;
+                    tf.get_or_insert_with(|| vec![0.0; terms.len()])[k] = own[j].1;
+                }
+            }
+            if let Some(tf) = tf {
+                matched.push((i, tf));
+            }
+        }
+        let idf: Vec<f32> = df.iter().map(|&d| text::idf(n_docs, d)).collect();
+        let bm25 = text::Bm25::default();
+        let avgdl = total_len as f32 / n_docs as f32;
+        let mut scored: Vec<Scored> = matched
+            .into_iter()
+            .map(|(i, f)| Scored {
+                id: self.rows[i].id,
+                score: bm25.score(&idf, &f, self.lengths[i] as usize, avgdl),
+            })
+            .collect();
+        text::sort_scored(&mut scored);
+        scored.truncate(limit);
+        scored
+    }
+}
+
+/// Appends `v` quantised to `i8` (symmetric, by its largest magnitude) to `out`; returns the
+/// scale that undoes it.
+fn quantize_into(v: &[f32], out: &mut Vec<i8>) -> f32 {
+    let max = v.iter().fold(0f32, |m, x| m.max(x.abs()));
+    let scale = if max > 0.0 { max / 127.0 } else { 1.0 };
+    out.extend(
+        v.iter()
+            .map(|x| (x / scale).round().clamp(-127.0, 127.0) as i8),
+    );
+    scale
+}
+
+/// A query vector quantised like the stored ones, so each comparison is an integer dot
+/// product (several times faster than converting every stored `i8` to `f32`).
+struct QueryI8 {
+    v: Vec<i8>,
+    scale: f32,
+}
+
+impl QueryI8 {
+    fn new(q: &[f32]) -> Self {
+        let mut v = Vec::with_capacity(q.len());
+        let scale = quantize_into(q, &mut v);
+        Self { v, scale }
+    }
+
+    /// The dot product with a stored vector of scale `scale`.
+    fn dot(&self, v: &[i8], scale: f32) -> f32 {
+        self.scale * scale * dot_i8(&self.v, v) as f32
+    }
+}
+
+/// `Σ q[i] × v[i]` in `i32` with eight accumulators, so the compiler vectorises it.
+fn dot_i8(q: &[i8], v: &[i8]) -> i32 {
+    let (qc, qt) = q.as_chunks::<8>();
+    let (vc, vt) = v.as_chunks::<8>();
+    let mut acc = [0i32; 8];
+    for (a, b) in qc.iter().zip(vc) {
+        for l in 0..8 {
+            acc[l] += i32::from(a[l]) * i32::from(b[l]);
+        }
+    }
+    let tail: i32 = qt
+        .iter()
+        .zip(vt)
+        .map(|(a, b)| i32::from(*a) * i32::from(*b))
+        .sum();
+    acc.iter().sum::<i32>() + tail
+}
+
+/// What is left of `filter` to check on the rows [`PartitionCache::scope`] yields.
+fn rest_of(filter: &Filter) -> std::borrow::Cow<'_, Filter> {
+    if filter.user_id.is_some() {
+        std::borrow::Cow::Owned(Filter {
+            user_id: None,
+            ..filter.clone()
+        })
+    } else {
+        std::borrow::Cow::Borrowed(filter)
+    }
+}
+
+/// Whether the cache can apply this filter (tags and metadata need the full record).
+pub(crate) fn answerable(filter: &Filter) -> bool {
+    filter.tags.is_empty() && filter.metadata.is_empty() && filter.content_hash.is_none()
+}
+
+fn matches(f: &Filter, r: &CachedRow) -> bool {
+    fn eq(want: &Option<String>, have: &Option<String>) -> bool {
+        want.as_ref().is_none_or(|w| have.as_ref() == Some(w))
+    }
+    eq(&f.user_id, &r.owner.user_id)
+        && eq(&f.agent_id, &r.owner.agent_id)
+        && eq(&f.session_id, &r.owner.session_id)
+        && f.category.as_ref().is_none_or(|c| c.as_str() == r.category)
+        && f.scope.is_none_or(|s| s.as_str() == r.scope)
+        && f.created_after
+            .is_none_or(|t| r.created_at >= t.as_millis())
+        && f.created_before
+            .is_none_or(|t| r.created_at < t.as_millis())
+}
+
+#[derive(Default)]
+struct State {
+    /// `PRAGMA data_version` of the writer connection when the cache was last validated.
+    data_version: Option<i64>,
+    generation: u64,
+    parts: HashMap<Partition, Arc<PartitionCache>>,
+}
+
+/// The cache.
+#[derive(Default)]
+pub(crate) struct PartitionCaches {
+    state: Mutex<State>,
+}
+
+impl PartitionCaches {
+    fn lock(&self) -> MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Forgets one partition (after this process wrote to it).
+    pub(crate) fn invalidate(&self, p: &Partition) {
+        let mut s = self.lock();
+        s.generation += 1;
+        s.parts.remove(p);
+    }
+
+    /// Forgets everything.
+    pub(crate) fn invalidate_all(&self) {
+        let mut s = self.lock();
+        s.generation += 1;
+        s.parts.clear();
+    }
+
+    /// The partition's copy, if loaded.
+    pub(crate) fn peek(&self, p: &Partition) -> Option<Arc<PartitionCache>> {
+        self.lock().parts.get(p).cloned()
+    }
+
+    /// The partition's vectors, loaded with `load` unless cached and still valid for
+    /// `data_version` (`None`: not checked this time).
+    pub(crate) fn get(
+        &self,
+        p: &Partition,
+        data_version: Option<i64>,
+        load: impl FnOnce() -> muisti_core::Result<PartitionCache>,
+    ) -> muisti_core::Result<Arc<PartitionCache>> {
+        let generation = {
+            let mut s = self.lock();
+            if let Some(v) = data_version
+                && s.data_version != Some(v)
+            {
+                s.data_version = Some(v);
+                s.generation += 1;
+                s.parts.clear();
+            }
+            if let Some(part) = s.parts.get(p) {
+                return Ok(Arc::clone(part));
+            }
+            s.generation
+        };
+        let part = Arc::new(load()?);
+        let mut s = self.lock();
+        if s.generation == generation {
+            s.parts.insert(p.clone(), Arc::clone(&part));
+        }
+        Ok(part)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn unit(seed: u32, dim: usize) -> Vec<f32> {
+        let mut x = seed.wrapping_mul(2_654_435_761) | 1;
+        let mut v: Vec<f32> = (0..dim)
+            .map(|_| {
+                x ^= x << 13;
+                x ^= x >> 17;
+                x ^= x << 5;
+                (x % 2001) as f32 / 1000.0 - 1.0
+            })
+            .collect();
+        text::normalize(&mut v);
+        v
+    }
+
+    #[test]
+    fn quantised_dot_products_match_the_float_ones() {
+        for dim in [256, 384, 13] {
+            let q = unit(1, dim);
+            let query = QueryI8::new(&q);
+            for seed in 2..50 {
+                let v = unit(seed, dim);
+                let mut stored = Vec::new();
+                let scale = quantize_into(&v, &mut stored);
+                let exact: f32 = q.iter().zip(&v).map(|(a, b)| a * b).sum();
+                let approx = query.dot(&stored, scale);
+                assert!((exact - approx).abs() < 0.01, "{dim}: {exact} vs {approx}");
+            }
+        }
+    }
+
+    #[test]
+    fn integer_dot_product_covers_the_tail() {
+        let a: Vec<i8> = (0..11).map(|i| i as i8 - 5).collect();
+        let b: Vec<i8> = (0..11).map(|i| 3 - i as i8).collect();
+        let expected: i32 = a
+            .iter()
+            .zip(&b)
+            .map(|(x, y)| i32::from(*x) * i32::from(*y))
+            .sum();
+        assert_eq!(dot_i8(&a, &b), expected);
+        assert_eq!(dot_i8(&[127; 16], &[-127; 16]), -127 * 127 * 16);
+    }
+}

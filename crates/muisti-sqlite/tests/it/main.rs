@@ -1,0 +1,256 @@
+//! Conformance of the SQLite store, and what only SQLite has.
+
+use std::sync::Arc;
+
+use muisti_core::{Limits, Store};
+use muisti_sqlite::SqliteStore;
+use muisti_testkit::Harness;
+
+struct SqliteHarness(tempfile::TempDir);
+
+impl SqliteHarness {
+    fn path(&self) -> std::path::PathBuf {
+        self.0.path().join("muisti.db")
+    }
+}
+
+impl Harness for SqliteHarness {
+    fn open(&self) -> Arc<dyn Store> {
+        Arc::new(SqliteStore::open(self.path()).expect("opens"))
+    }
+    fn open_with_limits(&self, limits: Limits) -> Arc<dyn Store> {
+        Arc::new(
+            SqliteStore::open(self.path())
+                .expect("opens")
+                .with_limits(limits),
+        )
+    }
+    fn location(&self) -> Option<String> {
+        Some(self.path().display().to_string())
+    }
+    fn open_at(&self, location: &str) -> Arc<dyn Store> {
+        Arc::new(SqliteStore::open(location).expect("opens"))
+    }
+}
+
+fn harness() -> Option<SqliteHarness> {
+    Some(SqliteHarness(tempfile::tempdir().expect("temp dir")))
+}
+
+muisti_testkit::conformance!(harness());
+muisti_testkit::conformance_persistent!(harness());
+
+#[test]
+fn not_a_database_is_a_clear_error() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let path = dir.path().join("muisti.db");
+    std::fs::write(&path, b"this is not a sqlite database, just text long enough to look like a header ......................................").expect("writes");
+    let err = SqliteStore::open(&path).err().expect("refuses");
+    assert_eq!(err.kind(), muisti_core::ErrorKind::Corrupted, "{err}");
+}
+
+#[test]
+fn a_version_1_database_is_migrated_and_its_records_are_searchable() {
+    use muisti_core::{Filter, Key, Namespace, Partition, Put, TextQuery};
+    let dir = tempfile::tempdir().expect("temp dir");
+    let path = dir.path().join("muisti.db");
+    let p = Partition::of(Namespace::default_ns());
+    let id = {
+        let s = SqliteStore::open(&path).expect("opens");
+        s.put(Put::new(
+            p.clone(),
+            Some(Key::new("city").expect("valid")),
+            "Lisbon since March",
+        ))
+        .expect("writes")
+        .memory
+        .id
+    };
+    // Turn it back into what version 1 wrote.
+    let conn = rusqlite::Connection::open(&path).expect("opens");
+    conn.execute_batch(
+        "DROP TABLE memories_fts; ALTER TABLE memories DROP COLUMN vector; \
+         ALTER TABLE memories DROP COLUMN context; PRAGMA user_version = 1;",
+    )
+    .expect("downgrades");
+    drop(conn);
+    let s = SqliteStore::open(&path).expect("migrates");
+    let hits = s
+        .text_search(&TextQuery {
+            partition: p,
+            query: "where is lisbon".into(),
+            filter: Filter::default(),
+            limit: 5,
+        })
+        .expect("searches");
+    assert_eq!(hits.len(), 1);
+    assert_eq!(hits[0].id, id);
+    let version: i64 = rusqlite::Connection::open(&path)
+        .expect("opens")
+        .query_row("PRAGMA user_version", [], |r| r.get(0))
+        .expect("reads");
+    assert_eq!(version, 2);
+}
+
+#[test]
+fn a_database_from_a_newer_muisti_is_refused() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let path = dir.path().join("muisti.db");
+    drop(SqliteStore::open(&path).expect("opens"));
+    rusqlite::Connection::open(&path)
+        .expect("opens")
+        .execute_batch("PRAGMA user_version = 99;")
+        .expect("sets");
+    let err = SqliteStore::open(&path).err().expect("refuses");
+    assert!(err.to_string().contains("newer muisti"), "{err}");
+}
+
+#[test]
+fn cached_vectors_see_writes_from_another_handle() {
+    use muisti_core::{Filter, Key, Namespace, Partition, Put, VectorQuery};
+    let dir = tempfile::tempdir().expect("temp dir");
+    let path = dir.path().join("muisti.db");
+    let reader = SqliteStore::open(&path).expect("opens");
+    let writer = SqliteStore::open(&path).expect("opens");
+    let p = Partition::of(Namespace::default_ns());
+    let put = |store: &SqliteStore, key: &str, v: Vec<f32>| {
+        let mut put = Put::new(p.clone(), Some(Key::new(key).expect("valid")), key);
+        put.embedding_model = Some("m".into());
+        put.embedding = Some(v);
+        store.put(put).expect("writes").memory.id
+    };
+    let search = |v: Vec<f32>| {
+        reader
+            .vector_search(&VectorQuery {
+                partition: p.clone(),
+                vector: v,
+                filter: Filter::default(),
+                limit: 1,
+            })
+            .expect("searches")
+    };
+    let a = put(&reader, "a", vec![1.0, 0.0]);
+    assert_eq!(
+        search(vec![0.0, 1.0])[0].id,
+        a,
+        "loads the partition into the cache"
+    );
+    // Another handle (as another process would) writes a better match.
+    let b = put(&writer, "b", vec![0.0, 1.0]);
+    assert_eq!(search(vec![0.0, 1.0])[0].id, b);
+    // And deletes it.
+    writer
+        .delete(&muisti_core::Locator::Key {
+            partition: p.clone(),
+            key: Key::new("b").expect("valid"),
+        })
+        .expect("deletes");
+    assert_eq!(search(vec![0.0, 1.0])[0].id, a);
+}
+
+#[test]
+fn large_partitions_search_through_an_hnsw_graph() {
+    use muisti_core::{Category, Filter, Key, Namespace, Partition, Put, VectorQuery};
+    let dir = tempfile::tempdir().expect("temp dir");
+    let path = dir.path().join("muisti.db");
+    let ann = SqliteStore::open(&path)
+        .expect("opens")
+        .with_ann_threshold(500);
+    let exact = SqliteStore::open(&path)
+        .expect("opens")
+        .with_ann_threshold(0);
+    let p = Partition::of(Namespace::default_ns());
+    // Deterministic clustered vectors: 20 centres, 100 noisy points each.
+    let mut x: u64 = 0x1234_5678_9abc_def1;
+    let mut rand = move || {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        (x % 2001) as f32 / 1000.0 - 1.0
+    };
+    let dim = 32;
+    let centres: Vec<Vec<f32>> = (0..20)
+        .map(|_| (0..dim).map(|_| rand()).collect())
+        .collect();
+    let unit = |mut v: Vec<f32>| {
+        muisti_core::text::normalize(&mut v);
+        v
+    };
+    let puts: Vec<Put> = (0..2000)
+        .map(|i| {
+            let c = &centres[i % 20];
+            let mut put = Put::new(
+                p.clone(),
+                Some(Key::new(format!("k{i}")).expect("valid")),
+                "x",
+            );
+            put.category = if i % 2 == 0 {
+                Category::Core
+            } else {
+                Category::Daily
+            };
+            put.embedding_model = Some("m".into());
+            put.embedding = Some(unit(c.iter().map(|v| v + 0.3 * rand()).collect()));
+            put
+        })
+        .collect();
+    ann.put_many(puts).expect("writes");
+    let search = |store: &SqliteStore, q: &[f32], filter: Filter| {
+        store
+            .vector_search(&VectorQuery {
+                partition: p.clone(),
+                vector: q.to_vec(),
+                filter,
+                limit: 10,
+            })
+            .expect("searches")
+            .into_iter()
+            .map(|s| s.id)
+            .collect::<Vec<_>>()
+    };
+    let queries: Vec<Vec<f32>> = (0..20)
+        .map(|i| unit(centres[i].iter().map(|v| v + 0.3 * rand()).collect()))
+        .collect();
+    // The first query starts building the graph; wait for it (bounded).
+    search(&ann, &queries[0], Filter::default());
+    let started = std::time::Instant::now();
+    while !ann.ann_ready(&p) {
+        assert!(
+            started.elapsed() < std::time::Duration::from_secs(60),
+            "graph never built"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let (mut found, mut total) = (0, 0);
+    for q in &queries {
+        let truth = search(&exact, q, Filter::default());
+        let got = search(&ann, q, Filter::default());
+        assert_eq!(got.len(), 10);
+        total += truth.len();
+        found += got.iter().filter(|id| truth.contains(id)).count();
+        // Filters hold on the graph path too.
+        let daily = Filter {
+            category: Some(Category::Daily),
+            ..Filter::default()
+        };
+        let got = search(&ann, q, daily.clone());
+        let all_daily: Vec<_> = search(&exact, q, daily);
+        assert!(
+            got.iter()
+                .all(|id| all_daily.contains(id) || !all_daily.is_empty())
+        );
+    }
+    let recall = found as f64 / total as f64;
+    assert!(
+        recall >= 0.9,
+        "recall@10 of the graph against exact search: {recall}"
+    );
+    // A deleted record is never returned (the copy and its graph are dropped and rebuilt).
+    let top = search(&ann, &queries[3], Filter::default())[0];
+    ann.delete(&muisti_core::Locator::Id {
+        tenant: p.tenant.clone(),
+        id: top,
+    })
+    .expect("deletes");
+    assert!(!search(&ann, &queries[3], Filter::default()).contains(&top));
+}

@@ -1,0 +1,34 @@
+//! muisti: long-term memory for AI agents.
+//!
+//! [`Engine`] is the one API over every store: the key-value contract (`kv_*`: get, set
+//! with TTL, forget, flush, all, has), the memory contract (remember, get, list, forget,
+//! count, search, health), events for observers and `tracing` spans. Stores are opened from
+//! URLs with [`open_store`]; the default is SQLite under the platform data directory.
+//!
+//! ```
+//! use muisti::{Engine, Namespace};
+//!
+//! let engine = Engine::open("mem://")?;
+//! let ns = Namespace::default_ns();
+//! engine.kv_set(&ns, "customer_tier", "gold tier customer".into(), None)?;
+//! assert_eq!(engine.kv_get(&ns, "customer_tier")?, Some("gold tier customer".into()));
+//! let hits = engine.search(&ns, "which tier is the customer", 3, Default::default())?;
+//! assert_eq!(hits[0].memory.key.as_str(), "customer_tier");
+//! println!("{:?}", hits[0].signals);
+//! # Ok::<(), muisti::Error>(())
+//! ```
+
+mod access;
+mod engine;
+mod open;
+mod recall;
+
+pub use engine::{
+    Engine, EngineBuilder, NamespaceStats, OnModelMismatch, ReindexReport, SYSTEM_TENANT, Stats,
+};
+pub use muisti_core::*;
+pub use muisti_embed::{EmbedError, Embedder, HttpConfig, HttpEmbedder, StaticEmbedder};
+pub use muisti_sqlite::SqliteStore;
+pub use muisti_store::{FileStore, MemStore, PrivacyStore, RouterStore};
+pub use open::{DEFAULT_STORE_ENV, default_store_url, embedder_from_spec, open_store, registry};
+pub use recall::{Fusion, RecallConfig, RecallHit, RecallMode, RecallRequest, Signals, Weights};

@@ -1,0 +1,445 @@
+//! Hybrid recall: full-text and vector candidates, fused, then rescored by recency, access
+//! and importance.
+
+use std::{collections::HashMap, time::Duration};
+
+use muisti_core::{
+    Filter, Memory, MemoryId, Namespace, Scored, TextQuery, Timestamp, VectorQuery,
+    rank::token_overlap,
+};
+use serde::{Deserialize, Serialize};
+
+/// Which retrievers a recall uses.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RecallMode {
+    /// Full-text and vector candidates, fused (the default).
+    #[default]
+    Hybrid,
+    /// BM25 only.
+    Lexical,
+    /// Vectors only.
+    Vector,
+    /// The seed's token-overlap rule (shared words of three or more letters), for
+    /// compatibility.
+    Overlap,
+}
+
+/// How full-text and vector rankings are combined.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case", tag = "kind")]
+pub enum Fusion {
+    /// Reciprocal rank fusion: `Σ 1 / (k + rank)`. Needs no score calibration.
+    Rrf {
+        /// The damping constant (60 in the literature).
+        k: f32,
+    },
+    /// `lexical × bm25_normalised + (1 − lexical) × cosine`, BM25 min-max normalised per
+    /// query.
+    Weighted {
+        /// The weight of the lexical score, 0 to 1.
+        lexical: f32,
+    },
+}
+
+/// Weights of the signals in the final score (normalised by their sum).
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Weights {
+    /// Semantic and lexical relevance to the query.
+    pub relevance: f32,
+    /// How recently the memory was written (exponential decay).
+    pub recency: f32,
+    /// How often it was recalled (log-scaled).
+    pub access: f32,
+    /// Its importance (0 to 1).
+    pub importance: f32,
+}
+
+/// Recall settings.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct RecallConfig {
+    /// How the two rankings are combined.
+    pub fusion: Fusion,
+    /// Candidates taken from each retriever (at least the requested limit).
+    pub candidates: usize,
+    /// Signal weights.
+    pub weights: Weights,
+    /// Recency half-life.
+    pub half_life: Duration,
+    /// Count an access on every recalled memory.
+    pub track_access: bool,
+    /// A memory written without a key whose content (normalised) already exists for the
+    /// same owner in the namespace is not stored again: the existing one is returned and
+    /// counts an access.
+    pub dedupe: bool,
+}
+
+impl Default for RecallConfig {
+    fn default() -> Self {
+        Self {
+            fusion: Fusion::Weighted { lexical: 0.7 },
+            candidates: 50,
+            weights: Weights {
+                relevance: 1.0,
+                recency: 0.1,
+                access: 0.05,
+                importance: 0.1,
+            },
+            half_life: Duration::from_secs(30 * 24 * 3600),
+            track_access: true,
+            dedupe: true,
+        }
+    }
+}
+
+/// A recall.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct RecallRequest {
+    /// Where to look.
+    pub namespace: Namespace,
+    /// The message or question.
+    pub query: String,
+    /// How many memories at most.
+    pub limit: usize,
+    /// Which memories may be returned.
+    #[serde(default)]
+    pub filter: Filter,
+    /// Drop hits scoring below this (scores are 0 to 1).
+    #[serde(default)]
+    pub min_score: Option<f32>,
+    /// Retrievers.
+    #[serde(default)]
+    pub mode: RecallMode,
+}
+
+impl RecallRequest {
+    /// The top `limit` of `namespace` for `query`, hybrid, no filter.
+    pub fn new(namespace: Namespace, query: impl Into<String>, limit: usize) -> Self {
+        Self {
+            namespace,
+            query: query.into(),
+            limit,
+            filter: Filter::default(),
+            min_score: None,
+            mode: RecallMode::Hybrid,
+        }
+    }
+}
+
+/// Why a memory was recalled: every signal of its score.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Signals {
+    /// Rank in the full-text results (1 is best), if it was there.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub lexical_rank: Option<u32>,
+    /// BM25 score.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub lexical_score: Option<f32>,
+    /// Rank in the vector results.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub vector_rank: Option<u32>,
+    /// Cosine similarity to the query.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub similarity: Option<f32>,
+    /// Fused relevance, 0 to 1 (1 for the most relevant candidate).
+    pub relevance: f32,
+    /// Recency, 0 to 1 (1 now, 0.5 one half-life ago).
+    pub recency: f32,
+    /// Access frequency, 0 to 1, log-scaled.
+    pub access: f32,
+    /// Importance, 0 to 1.
+    pub importance: f32,
+}
+
+/// A recalled memory with its score and signals.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct RecallHit {
+    /// The memory.
+    pub memory: Memory,
+    /// The final score, 0 to 1.
+    pub score: f32,
+    /// What produced the score.
+    pub signals: Signals,
+}
+
+/// The candidates of both retrievers, fused into one relevance per id (0 to 1).
+pub(crate) fn fuse(
+    fusion: Fusion,
+    lexical: &[Scored],
+    vector: &[Scored],
+) -> HashMap<MemoryId, (f32, Signals)> {
+    let mut out: HashMap<MemoryId, (f32, Signals)> = HashMap::new();
+    let weight = |lexical_list: bool| match fusion {
+        Fusion::Rrf { .. } => 1.0,
+        Fusion::Weighted { lexical } if lexical_list => lexical,
+        Fusion::Weighted { lexical } => 1.0 - lexical,
+    };
+    for (i, (s, part)) in lexical
+        .iter()
+        .zip(contributions(fusion, lexical, weight(true)))
+        .enumerate()
+    {
+        let e = out.entry(s.id).or_default();
+        e.1.lexical_rank = Some(i as u32 + 1);
+        e.1.lexical_score = Some(s.score);
+        e.0 += part;
+    }
+    for (i, (s, part)) in vector
+        .iter()
+        .zip(contributions(fusion, vector, weight(false)))
+        .enumerate()
+    {
+        let e = out.entry(s.id).or_default();
+        e.1.vector_rank = Some(i as u32 + 1);
+        e.1.similarity = Some(s.score);
+        e.0 += part;
+    }
+    let best = out.values().map(|(f, _)| *f).fold(0.0f32, f32::max);
+    for (f, sig) in out.values_mut() {
+        sig.relevance = if best > 0.0 { *f / best } else { 0.0 };
+        *f = sig.relevance;
+    }
+    out
+}
+
+/// The candidates that can still reach the top `limit` once recency, access and importance
+/// are added: those whose relevance is within `(w_recency + w_access + w_importance) /
+/// w_relevance` of the `limit`-th best (the others cannot overtake it). Only these are read.
+pub(crate) fn contenders(
+    config: &RecallConfig,
+    fused: &HashMap<MemoryId, (f32, Signals)>,
+    limit: usize,
+) -> Vec<MemoryId> {
+    let w = config.weights;
+    let mut by_relevance: Vec<(MemoryId, f32)> =
+        fused.iter().map(|(id, (r, _))| (*id, *r)).collect();
+    by_relevance.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+    let Some(&(_, kth)) = by_relevance.get(limit.saturating_sub(1)) else {
+        return by_relevance.into_iter().map(|(id, _)| id).collect();
+    };
+    let slack = if w.relevance > 0.0 {
+        (w.recency + w.access + w.importance) / w.relevance
+    } else {
+        f32::INFINITY
+    };
+    by_relevance
+        .into_iter()
+        .filter(|(_, r)| *r >= kth - slack)
+        .map(|(id, _)| id)
+        .collect()
+}
+
+/// What each entry of one ranked list adds to its candidate's fused score: `1 / (k + rank)`
+/// for RRF, `weight ×` the min-max normalised score for a weighted sum.
+fn contributions(fusion: Fusion, list: &[Scored], weight: f32) -> Vec<f32> {
+    match fusion {
+        Fusion::Rrf { k } => (0..list.len())
+            .map(|i| 1.0 / (k + i as f32 + 1.0))
+            .collect(),
+        Fusion::Weighted { .. } => {
+            let max = list.iter().map(|s| s.score).fold(f32::MIN, f32::max);
+            let min = list.iter().map(|s| s.score).fold(f32::MAX, f32::min);
+            let span = max - min;
+            list.iter()
+                .map(|s| {
+                    weight
+                        * if span > 0.0 {
+                            (s.score - min) / span
+                        } else {
+                            1.0
+                        }
+                })
+                .collect()
+        }
+    }
+}
+
+/// Rescores fused candidates with recency, access and importance, best first.
+pub(crate) fn rescore(
+    config: &RecallConfig,
+    candidates: Vec<Memory>,
+    mut fused: HashMap<MemoryId, (f32, Signals)>,
+    now: Timestamp,
+) -> Vec<RecallHit> {
+    let w = config.weights;
+    let total = (w.relevance + w.recency + w.access + w.importance).max(f32::EPSILON);
+    let half_life_ms = config.half_life.as_millis().max(1) as f64;
+    let mut hits: Vec<RecallHit> = candidates
+        .into_iter()
+        .filter_map(|m| {
+            let (_, mut signals) = fused.remove(&m.id)?;
+            let age_ms = (now.as_millis() - m.updated_at.as_millis()).max(0) as f64;
+            signals.recency = 0.5f64.powf(age_ms / half_life_ms) as f32;
+            signals.access = ((1.0 + m.access_count as f32).ln() / 101f32.ln()).min(1.0);
+            signals.importance = m.importance.clamp(0.0, 1.0);
+            let score = (w.relevance * signals.relevance
+                + w.recency * signals.recency
+                + w.access * signals.access
+                + w.importance * signals.importance)
+                / total;
+            Some(RecallHit {
+                memory: m,
+                score,
+                signals,
+            })
+        })
+        .collect();
+    hits.sort_by(|a, b| {
+        b.score
+            .total_cmp(&a.score)
+            .then(b.signals.relevance.total_cmp(&a.signals.relevance))
+            .then(a.memory.id.cmp(&b.memory.id))
+    });
+    hits
+}
+
+/// The seed's token-overlap ranking as recall hits (relevance = shared words / the best's).
+pub(crate) fn overlap(all: Vec<Memory>, query: &str, limit: usize) -> Vec<RecallHit> {
+    let hits = token_overlap(all, query, limit);
+    let best = hits.first().map_or(1.0, |h| h.score) as f32;
+    hits.into_iter()
+        .map(|h| {
+            let relevance = h.score as f32 / best;
+            RecallHit {
+                memory: h.memory,
+                score: relevance,
+                signals: Signals {
+                    lexical_score: Some(h.score as f32),
+                    relevance,
+                    ..Signals::default()
+                },
+            }
+        })
+        .collect()
+}
+
+/// A full-text query for a recall.
+pub(crate) fn text_query(p: muisti_core::Partition, req: &RecallRequest, n: usize) -> TextQuery {
+    TextQuery {
+        partition: p,
+        query: req.query.clone(),
+        filter: req.filter.clone(),
+        limit: n,
+    }
+}
+
+/// A vector query for a recall.
+pub(crate) fn vector_query(
+    p: muisti_core::Partition,
+    req: &RecallRequest,
+    vector: Vec<f32>,
+    n: usize,
+) -> VectorQuery {
+    VectorQuery {
+        partition: p,
+        vector,
+        filter: req.filter.clone(),
+        limit: n,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ids(n: usize) -> Vec<MemoryId> {
+        (0..n).map(|_| MemoryId::generate()).collect()
+    }
+
+    fn scored(ids: &[MemoryId], scores: &[f32]) -> Vec<Scored> {
+        ids.iter()
+            .zip(scores)
+            .map(|(id, score)| Scored {
+                id: *id,
+                score: *score,
+            })
+            .collect()
+    }
+
+    #[test]
+    fn rrf_rewards_agreement_between_lists() {
+        let i = ids(3);
+        let lexical = scored(&[i[0], i[1]], &[9.0, 5.0]);
+        let vector = scored(&[i[1], i[2]], &[0.9, 0.8]);
+        let fused = fuse(Fusion::Rrf { k: 60.0 }, &lexical, &vector);
+        // i[1] is in both lists: first, with relevance 1.
+        assert_eq!(fused[&i[1]].0, 1.0);
+        assert!(fused[&i[0]].0 < 1.0 && fused[&i[0]].0 > fused[&i[2]].0);
+        assert_eq!(fused[&i[1]].1.lexical_rank, Some(2));
+        assert_eq!(fused[&i[1]].1.vector_rank, Some(1));
+        assert_eq!(fused[&i[2]].1.lexical_rank, None);
+    }
+
+    #[test]
+    fn weighted_fusion_normalises_each_list() {
+        let i = ids(3);
+        let lexical = scored(&[i[0], i[1]], &[20.0, 10.0]);
+        let vector = scored(&[i[2], i[1]], &[0.5, 0.3]);
+        let fused = fuse(Fusion::Weighted { lexical: 0.7 }, &lexical, &vector);
+        // i[0]: 0.7 × 1; i[1]: 0.7 × 0 + 0.3 × 0; i[2]: 0.3 × 1; relevance relative to the best.
+        assert_eq!(fused[&i[0]].0, 1.0);
+        assert!((fused[&i[2]].0 - 0.3 / 0.7).abs() < 1e-6);
+        assert_eq!(fused[&i[1]].0, 0.0);
+    }
+
+    #[test]
+    fn contenders_keep_exactly_those_that_can_still_win() {
+        let config = RecallConfig::default();
+        let i = ids(4);
+        let mut fused = HashMap::new();
+        for (id, r) in i.iter().zip([1.0, 0.9, 0.7, 0.2]) {
+            fused.insert(*id, (r, Signals::default()));
+        }
+        // slack = (0.1 + 0.05 + 0.1) / 1.0 = 0.25: for limit 2 the 2nd best is 0.9, so
+        // 0.7 can still overtake it and 0.2 cannot.
+        let kept = contenders(&config, &fused, 2);
+        assert_eq!(kept, vec![i[0], i[1], i[2]]);
+        assert_eq!(contenders(&config, &fused, 10).len(), 4);
+    }
+
+    #[test]
+    fn rescoring_adds_recency_access_and_importance() {
+        let now = Timestamp::from_millis(100 * 24 * 3600 * 1000);
+        let p = muisti_core::Partition::default();
+        let mut old =
+            muisti_core::Put::new(p.clone(), None, "old").apply(None, Timestamp::from_millis(0));
+        old.importance = 0.5;
+        let mut fresh = muisti_core::Put::new(p, None, "fresh").apply(None, now);
+        fresh.importance = 0.5;
+        let mut fused = HashMap::new();
+        fused.insert(
+            old.id,
+            (
+                1.0,
+                Signals {
+                    relevance: 1.0,
+                    ..Signals::default()
+                },
+            ),
+        );
+        fused.insert(
+            fresh.id,
+            (
+                1.0,
+                Signals {
+                    relevance: 1.0,
+                    ..Signals::default()
+                },
+            ),
+        );
+        let hits = rescore(
+            &RecallConfig::default(),
+            vec![old.clone(), fresh.clone()],
+            fused,
+            now,
+        );
+        assert_eq!(
+            hits[0].memory.id, fresh.id,
+            "same relevance: the recent one first"
+        );
+        assert!((hits[0].signals.recency - 1.0).abs() < 1e-6);
+        // 100 days at a 30-day half-life.
+        assert!((hits[1].signals.recency - 0.5f32.powf(100.0 / 30.0)).abs() < 1e-4);
+        assert!(hits.iter().all(|h| h.score > 0.0 && h.score <= 1.0));
+    }
+}

@@ -1,0 +1,428 @@
+//! The engine over real stores (in-process, file, SQLite, and Redis when it runs): the
+//! key-value contract, events, tenant confinement, recall, dedupe and reindex.
+
+use std::sync::{Arc, Mutex};
+
+use muisti::{Engine, Event, Filter, Locator, Namespace, SearchMode, Tenant, Ttl, WriteStatus};
+use muisti_testkit::redis_keys::KeyPrefix;
+use serde_json::json;
+
+fn ns(s: &str) -> Namespace {
+    Namespace::new(s).expect("valid")
+}
+
+/// A Redis store URL with a fresh key prefix (deleted afterwards), or `None` (with a printed
+/// line) when Redis does not answer; under `MUISTI_REQUIRE_SERVICES=1` a missing Redis fails.
+fn redis_url() -> Option<(String, KeyPrefix)> {
+    let base = muisti_testkit::redis_keys::base_url();
+    if let Err(e) = muisti::open_store(&base) {
+        muisti_testkit::service_unavailable("redis", &e.to_string());
+        return None;
+    }
+    let keys = KeyPrefix::fresh(base, "muisti-engine-test");
+    Some((keys.store_url(), keys))
+}
+
+/// Runs `check` against an engine on each backend.
+fn on_each_backend(check: impl Fn(&str, Engine)) {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let mut urls = vec![
+        "mem://".to_string(),
+        format!("file://{}", dir.path().join("files").display()),
+        format!("sqlite://{}", dir.path().join("muisti.db").display()),
+    ];
+    let redis = redis_url();
+    if let Some((url, _)) = &redis {
+        urls.push(url.clone());
+    }
+    for url in urls {
+        check(&url, Engine::open(&url).expect("opens"));
+    }
+}
+
+#[test]
+fn kv_contract() {
+    on_each_backend(|url, e| {
+        let n = ns("user:1");
+        assert_eq!(e.kv_get(&n, "k").expect("reads"), None, "{url}");
+        assert!(!e.kv_has(&n, "k").expect("reads"));
+        e.kv_set(&n, "k", json!("v"), None).expect("writes");
+        e.kv_set(&n, "n", json!({"a": [1, 2]}), None)
+            .expect("writes");
+        e.kv_set(&ns("user_1"), "k", json!("w"), None)
+            .expect("writes");
+        assert_eq!(e.kv_get(&n, "k").expect("reads"), Some(json!("v")), "{url}");
+        assert!(e.kv_has(&n, "k").expect("reads"));
+        let all = e.kv_all(&n).expect("reads");
+        assert_eq!(all.len(), 2);
+        assert_eq!(all["n"], json!({"a": [1, 2]}));
+        assert!(e.kv_forget(&n, "k").expect("deletes"));
+        assert!(!e.kv_forget(&n, "k").expect("deletes"));
+        assert_eq!(e.kv_flush(&n).expect("flushes"), 1);
+        assert!(e.kv_all(&n).expect("reads").is_empty());
+        assert_eq!(
+            e.kv_get(&ns("user_1"), "k").expect("reads"),
+            Some(json!("w")),
+            "{url}"
+        );
+        // TTL through the engine.
+        let ttl = Ttl::new(std::time::Duration::from_millis(600)).expect("valid");
+        e.kv_set(&n, "t", json!(1), Some(ttl)).expect("writes");
+        assert!(e.kv_has(&n, "t").expect("reads"));
+        std::thread::sleep(std::time::Duration::from_millis(900));
+        assert!(!e.kv_has(&n, "t").expect("reads"), "{url}");
+        assert!(e.kv_all(&n).expect("reads").is_empty(), "{url}");
+    });
+}
+
+#[test]
+fn bad_keys_are_typed_errors() {
+    on_each_backend(|_, e| {
+        let n = ns("default");
+        for bad in ["", "a\0b", "line\nbreak"] {
+            let err = e.kv_set(&n, bad, json!(1), None).expect_err(bad);
+            assert_eq!(err.kind(), muisti::ErrorKind::InvalidInput);
+        }
+        assert_eq!(e.stats().expect("stats").total, 0);
+    });
+}
+
+#[test]
+fn events_carry_names_and_sizes_never_values() {
+    on_each_backend(|url, store_engine| {
+        let seen: Arc<Mutex<Vec<Event>>> = Arc::default();
+        let sink = Arc::clone(&seen);
+        let e = Engine::builder(store_engine.store().clone())
+            .observer(Arc::new(move |ev: &Event| {
+                sink.lock().expect("lock").push(ev.clone())
+            }))
+            .build()
+            .expect("builds");
+        let n = ns("default");
+        let secret = "the secret launch code is swordfish";
+        e.kv_set(&n, "code", json!(secret), None).expect("writes");
+        e.kv_get(&n, "code").expect("reads");
+        e.kv_get(&n, "missing").expect("reads");
+        let hits = e
+            .search(&n, "what is the launch code", 5, Filter::default())
+            .expect("searches");
+        assert_eq!(hits.len(), 1);
+        e.kv_forget(&n, "code").expect("deletes");
+        e.kv_flush(&n).expect("flushes");
+        let events = seen.lock().expect("lock").clone();
+        let names: Vec<_> = events.iter().map(Event::name).collect();
+        assert_eq!(
+            names,
+            [
+                "memory.write",
+                "memory.read",
+                "memory.read",
+                "memory.search",
+                "memory.forget",
+                "memory.forget"
+            ],
+            "{url}"
+        );
+        match &events[0] {
+            Event::Write {
+                key, bytes, status, ..
+            } => {
+                assert_eq!(key.as_str(), "code");
+                assert_eq!(*bytes, secret.len());
+                assert_eq!(*status, WriteStatus::Created);
+            }
+            other => panic!("{other:?}"),
+        }
+        match &events[2] {
+            Event::Read { found, .. } => assert!(!found),
+            other => panic!("{other:?}"),
+        }
+        match &events[3] {
+            Event::Search {
+                mode, limit, hits, ..
+            } => {
+                let native = e.store().info().capabilities.native_text;
+                assert_eq!(*mode == SearchMode::Search, native, "{url}");
+                assert_eq!((*limit, *hits), (5, 1));
+            }
+            other => panic!("{other:?}"),
+        }
+        for ev in &events {
+            let text = format!("{ev:?}");
+            assert!(!text.contains("swordfish"), "{text}");
+            assert!(!text.contains("launch"), "{text}");
+        }
+    });
+}
+
+#[test]
+fn search_counts_an_access_on_each_hit() {
+    on_each_backend(|url, e| {
+        let n = ns("default");
+        let w = e
+            .kv_set(&n, "city", json!("I moved to Lisbon"), None)
+            .expect("writes");
+        e.search(&n, "moved to lisbon", 3, Filter::default())
+            .expect("searches");
+        e.search(&n, "lisbon", 3, Filter::default())
+            .expect("searches");
+        // Accesses are written in the background; wait for them.
+        e.flush_access();
+        let m = e.get_by_id(w.memory.id).expect("reads").expect("present");
+        assert_eq!(m.access_count, 2, "{url}");
+        assert!(m.last_accessed_at.is_some());
+    });
+}
+
+#[test]
+fn an_engine_sees_only_its_tenant() {
+    on_each_backend(|url, e| {
+        let acme = e.with_tenant(Tenant::new("acme").expect("valid"));
+        let n = ns("default");
+        let w = acme
+            .kv_set(&n, "plan", json!("acme plan"), None)
+            .expect("writes");
+        assert_eq!(e.kv_get(&n, "plan").expect("reads"), None, "{url}");
+        assert!(e.get_by_id(w.memory.id).expect("reads").is_none());
+        let by_id = Locator::Id {
+            tenant: Tenant::new("acme").expect("valid"),
+            id: w.memory.id,
+        };
+        // Even a locator naming the other tenant is confined to the engine's own.
+        assert!(e.get(&by_id).expect("reads").is_none(), "{url}");
+        assert!(!e.forget(&by_id).expect("deletes"));
+        assert!(
+            e.search(&n, "acme plan", 5, Filter::default())
+                .expect("searches")
+                .is_empty()
+        );
+        assert_eq!(e.stats().expect("stats").total, 0);
+        assert_eq!(acme.stats().expect("stats").total, 1);
+    });
+}
+
+#[test]
+fn identical_content_for_the_same_owner_is_stored_once() {
+    use muisti::{Owner, Put};
+    on_each_backend(|url, e| {
+        let n = ns("default");
+        let put = |text: &str, user: &str| {
+            let mut p = Put::new(e.partition(&n), None, text);
+            p.owner = Owner {
+                user_id: Some(user.into()),
+                ..Owner::default()
+            };
+            e.remember(p).expect("writes")
+        };
+        let first = put("I moved to Lisbon in March", "alice");
+        assert_eq!(first.status, WriteStatus::Created, "{url}");
+        // Same text up to case and spacing: the same memory, one more access.
+        let again = put("i moved to  LISBON in March", "alice");
+        assert_eq!(again.status, WriteStatus::Deduplicated, "{url}");
+        assert_eq!(again.memory.id, first.memory.id);
+        // Another owner, or other text: a new memory.
+        assert_eq!(
+            put("I moved to Lisbon in March", "bob").status,
+            WriteStatus::Created
+        );
+        assert_eq!(
+            put("I moved to Porto in March", "alice").status,
+            WriteStatus::Created
+        );
+        assert_eq!(e.count(&n, &Filter::default()).expect("counts"), 3, "{url}");
+        let m = e
+            .get_by_id(first.memory.id)
+            .expect("reads")
+            .expect("present");
+        assert_eq!(m.access_count, 1, "{url}");
+        // Keyed writes are upserts, never deduplicated.
+        let kv = e
+            .kv_set(&n, "k", json!("I moved to Lisbon in March"), None)
+            .expect("writes");
+        assert_eq!(kv.status, WriteStatus::Created);
+    });
+}
+
+#[test]
+fn a_store_indexed_by_another_embedder_is_refused_or_reindexed() {
+    use muisti::{Embedder, OnModelMismatch, StaticEmbedder};
+    let model_dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../muisti-embed/model");
+    let other: Arc<dyn Embedder> =
+        Arc::new(StaticEmbedder::from_dir("other-model", &model_dir).expect("loads"));
+    on_each_backend(|url, e| {
+        let n = ns("default");
+        for text in ["I moved to Lisbon", "I like sardines", "My sister has cats"] {
+            e.remember(muisti::Put::new(e.partition(&n), None, text))
+                .expect("writes");
+        }
+        let builtin = e.embedder().expect("has one").id().to_owned();
+        assert_eq!(
+            e.store_model().expect("reads").as_deref(),
+            Some(builtin.as_str())
+        );
+        // Another model: refused, with both names.
+        let err = Engine::builder(e.store().clone())
+            .embedder(Some(other.clone()))
+            .build()
+            .err()
+            .expect("refused");
+        assert_eq!(err.kind(), muisti::ErrorKind::Conflict, "{url}");
+        let msg = err.to_string();
+        assert!(
+            msg.contains("other-model") && msg.contains(&builtin),
+            "{msg}"
+        );
+        // Or reindexed on request, every memory re-embedded, nothing else changed.
+        let before = e.kv_all(&n).expect("reads");
+        let mut seen = Vec::new();
+        let b = Engine::builder(e.store().clone())
+            .embedder(Some(other.clone()))
+            .on_model_mismatch(OnModelMismatch::Ignore)
+            .build()
+            .expect("opens");
+        let report = b
+            .reindex(false, &mut |done, total| seen.push((done, total)))
+            .expect("reindexes");
+        assert_eq!((report.scanned, report.reembedded), (3, 3), "{url}");
+        assert_eq!(seen.last(), Some(&(3, 3)));
+        assert_eq!(
+            b.store_model().expect("reads").as_deref(),
+            Some("other-model")
+        );
+        let vectors = e
+            .store()
+            .vectors(&e.partition(&n), &Filter::default())
+            .expect("reads");
+        assert_eq!(vectors.len(), 3);
+        assert!(vectors.iter().all(|v| v.model == "other-model"));
+        assert_eq!(b.kv_all(&n).expect("reads"), before);
+        // A second run finds nothing to do; the first engine's model is now the stranger.
+        assert_eq!(
+            b.reindex(false, &mut |_, _| {}).expect("runs").reembedded,
+            0
+        );
+        let again = Engine::builder(e.store().clone()).build();
+        assert_eq!(
+            again.err().map(|e| e.kind()),
+            Some(muisti::ErrorKind::Conflict)
+        );
+        let auto = Engine::builder(e.store().clone())
+            .on_model_mismatch(OnModelMismatch::Reindex)
+            .build()
+            .expect("reindexes while opening");
+        assert_eq!(
+            auto.store_model().expect("reads").as_deref(),
+            Some(builtin.as_str())
+        );
+    });
+}
+
+#[test]
+fn recall_modes_filters_and_similar_on_every_backend() {
+    use muisti::{Category, Put, RecallMode, RecallRequest};
+    on_each_backend(|url, e| {
+        let n = ns("default");
+        let put = |text: &str, user: &str, category: Category, tag: &str| {
+            let mut p = Put::new(e.partition(&n), None, text);
+            p.owner.user_id = Some(user.into());
+            p.category = category;
+            p.tags = vec![tag.into()];
+            p.metadata.insert(
+                "lang".into(),
+                json!(if user == "alice" { "en" } else { "pt" }),
+            );
+            e.remember(p).expect("writes").memory
+        };
+        let lisbon = put(
+            "I moved to Lisbon in March",
+            "alice",
+            Category::Core,
+            "home",
+        );
+        let sardines = put(
+            "My favourite food is grilled sardines",
+            "alice",
+            Category::Daily,
+            "food",
+        );
+        let porto = put("I moved to Porto last year", "bob", Category::Core, "home");
+        let recall = |query: &str, filter: Filter, mode: RecallMode| {
+            let mut req = RecallRequest::new(n.clone(), query, 5);
+            req.filter = filter;
+            req.mode = mode;
+            e.recall(&req)
+                .expect("recalls")
+                .into_iter()
+                .map(|h| h.memory.id)
+                .collect::<Vec<_>>()
+        };
+        let alice = Filter {
+            user_id: Some("alice".into()),
+            ..Filter::default()
+        };
+        for mode in [RecallMode::Hybrid, RecallMode::Lexical, RecallMode::Overlap] {
+            let got = recall("where have I moved to", alice.clone(), mode);
+            assert_eq!(got.first(), Some(&lisbon.id), "{url} {mode:?}");
+            assert!(
+                !got.contains(&porto.id),
+                "{url} {mode:?}: another user's memory"
+            );
+        }
+        assert_eq!(
+            recall("grilled fish", alice.clone(), RecallMode::Vector)[0],
+            sardines.id
+        );
+        let daily = Filter {
+            category: Some(Category::Daily),
+            ..Filter::default()
+        };
+        assert_eq!(
+            recall("moved food", daily, RecallMode::Hybrid),
+            vec![sardines.id],
+            "{url}"
+        );
+        let home = Filter {
+            tags: vec!["home".into()],
+            ..Filter::default()
+        };
+        let got = recall("moved", home, RecallMode::Hybrid);
+        assert_eq!(got.len(), 2, "{url}");
+        let mut pt = serde_json::Map::new();
+        pt.insert("lang".into(), json!("pt"));
+        let by_meta = Filter {
+            metadata: pt,
+            ..Filter::default()
+        };
+        assert_eq!(
+            recall("moved", by_meta, RecallMode::Hybrid),
+            vec![porto.id],
+            "{url}"
+        );
+        let future = Filter {
+            created_after: Some(muisti::Timestamp::now().plus(std::time::Duration::from_secs(60))),
+            ..Filter::default()
+        };
+        assert!(
+            recall("moved", future, RecallMode::Hybrid).is_empty(),
+            "{url}"
+        );
+        // min_score keeps only strong hits; every hit explains itself.
+        let mut req = RecallRequest::new(n.clone(), "I moved to Lisbon in March", 5);
+        req.min_score = Some(0.9);
+        let hits = e.recall(&req).expect("recalls");
+        assert!(hits.iter().all(|h| h.score >= 0.9), "{url}");
+        assert!(hits.len() < 3, "{url}: weak hits are left out");
+        assert_eq!(hits.first().map(|h| h.memory.id), Some(lisbon.id));
+        assert!(hits[0].signals.lexical_rank.is_some() && hits[0].signals.similarity.is_some());
+        // Similar in meaning to a memory, itself left out.
+        let similar = e
+            .find_similar(lisbon.id, 2, Filter::default())
+            .expect("finds");
+        assert_eq!(
+            similar.first().map(|h| h.memory.id),
+            Some(porto.id),
+            "{url}"
+        );
+        assert!(similar.iter().all(|h| h.memory.id != lisbon.id));
+    });
+}

@@ -74,6 +74,13 @@ pub struct Memory {
     /// When it expires.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub expires_at: Option<String>,
+    /// The memory that replaced this one (state `superseded`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub superseded_by: Option<String>,
+    /// Write counter: 1 when created, one more on each change. Pass it as
+    /// `expected_version` (or `If-Match`) to update only what you read.
+    #[serde(default)]
+    pub version: u64,
 }
 
 /// A memory to store (`POST /v1/memories`). Only `content` is required.
@@ -200,6 +207,28 @@ pub struct MemoryPatch {
     /// New end of validity (RFC 3339).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub valid_until: Option<String>,
+    /// Move the memory to this user.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub user_id: Option<String>,
+    /// Move the memory to this agent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub agent_id: Option<String>,
+    /// Move the memory to this session.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub session_id: Option<String>,
+    /// New provenance: `user_stated`, `agent_learned`, `import` or a custom name.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub source: Option<String>,
+    /// New state: `active`, `archived` or `superseded` (with `superseded_by`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub state: Option<String>,
+    /// The id of the memory that replaces this one (with state `superseded`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub superseded_by: Option<String>,
+    /// Apply only if the memory is still at this version (else 409 `conflict`). The
+    /// `If-Match` header carries the same condition.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub expected_version: Option<u64>,
 }
 
 /// One page of memories (`GET /v1/memories`).

@@ -20,6 +20,7 @@
 //! # Ok::<(), muisti_core::Error>(())
 //! ```
 
+mod clock;
 mod error;
 mod event;
 mod id;
@@ -30,7 +31,9 @@ pub mod rank;
 mod store;
 pub mod text;
 mod time;
+mod update;
 
+pub use clock::{Clock, ManualClock, SystemClock, system_clock};
 pub use error::{Error, ErrorKind, Result};
 pub use event::{Event, Observer};
 pub use id::MemoryId;
@@ -42,11 +45,11 @@ pub use name::{
     Key, MAX_KEY_BYTES, MAX_NAME_CHARS, Namespace, Partition, Tenant, check_name, redact_url,
 };
 pub use query::{
-    Filter, Hit, ListQuery, Locator, MAX_PAGE, Page, Scored, SearchMode, SearchRequest, TextQuery,
-    VectorQuery,
+    Filter, Hit, ListQuery, Locator, MAX_PAGE, Page, Scored, SearchMode, TextQuery, VectorQuery,
 };
 pub use store::{
     Capabilities, Health, Store, StoreInfo, StoredVector, WriteStatus, Written,
-    exact_vector_search, list_all, scan_and_rank,
+    exact_vector_search, list_all,
 };
 pub use time::{Timestamp, Ttl};
+pub use update::{Patch, UpdateRequest, VectorChange};

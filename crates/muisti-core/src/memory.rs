@@ -275,9 +275,22 @@ pub struct Memory {
     /// The embedding model that indexed it, for reindexing.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub embedding_model: Option<String>,
+    /// How many times the record was written: 1 when created, one more on each replace or
+    /// update (not on access counts or reindexing). Conditional updates compare it.
+    #[serde(default = "first_version")]
+    pub version: u64,
+}
+
+fn first_version() -> u64 {
+    1
 }
 
 impl Memory {
+    /// The key the writer gave, or `None` when the key is just the id (a keyless write).
+    pub fn writer_key(&self) -> Option<&Key> {
+        (self.key.as_str() != self.id.to_string()).then_some(&self.key)
+    }
+
     /// The content as text: a string as it is, any other JSON value serialized.
     pub fn text(&self) -> Cow<'_, str> {
         value_text(&self.content)
@@ -286,10 +299,9 @@ impl Memory {
     /// The text that full-text search indexes: the key (unless it is just the id) and the
     /// content, so a key that names what a value is about is found too.
     pub fn index_text(&self) -> Cow<'_, str> {
-        if self.key.as_str() == self.id.to_string() {
-            self.text()
-        } else {
-            Cow::Owned(format!("{} {}", self.key, self.text()))
+        match self.writer_key() {
+            None => self.text(),
+            Some(key) => Cow::Owned(format!("{key} {}", self.text())),
         }
     }
 
@@ -417,6 +429,83 @@ fn check_owner_field(field: &'static str, v: &Option<String>) -> Result<()> {
     Ok(())
 }
 
+/// The field rules every write and every update meets: the one definition.
+pub(crate) fn check_fields(
+    owner: &Owner,
+    importance: Option<f32>,
+    confidence: Option<u8>,
+    tags: &[String],
+    valid_from: Option<Timestamp>,
+    valid_until: Option<Timestamp>,
+) -> Result<()> {
+    let Owner {
+        user_id,
+        agent_id,
+        session_id,
+    } = owner;
+    check_owner_field("user_id", user_id)?;
+    check_owner_field("agent_id", agent_id)?;
+    check_owner_field("session_id", session_id)?;
+    if let Some(i) = importance
+        && !(0.0..=1.0).contains(&i)
+    {
+        return Err(Error::invalid("importance", "must be between 0.0 and 1.0"));
+    }
+    if let Some(c) = confidence
+        && c > 100
+    {
+        return Err(Error::invalid("confidence", "must be between 0 and 100"));
+    }
+    if tags.len() > MAX_TAGS {
+        return Err(Error::invalid("tags", "at most 64 tags"));
+    }
+    for t in tags {
+        if t.is_empty() || t.len() > MAX_TAG_BYTES || t.chars().any(char::is_control) {
+            return Err(Error::invalid(
+                "tags",
+                "each tag must be 1-64 bytes without control characters",
+            ));
+        }
+    }
+    if let (Some(a), Some(b)) = (valid_from, valid_until)
+        && b < a
+    {
+        return Err(Error::invalid(
+            "valid_until",
+            "must not be before valid_from",
+        ));
+    }
+    Ok(())
+}
+
+/// The rule for a stored vector.
+pub(crate) fn check_vector(v: &[f32]) -> Result<()> {
+    if v.is_empty() || v.len() > MAX_DIMENSIONS || v.iter().any(|x| !x.is_finite()) {
+        return Err(Error::invalid(
+            "embedding",
+            "must have 1-8192 finite dimensions",
+        ));
+    }
+    Ok(())
+}
+
+/// The size limit on content, metadata and context together.
+pub(crate) fn check_size(
+    content: &Value,
+    metadata: &Map<String, Value>,
+    context: Option<&str>,
+    limits: &Limits,
+) -> Result<()> {
+    let size = json_size(content) + json_size_map(metadata) + context.map_or(0, str::len);
+    if size > limits.max_value_bytes {
+        return Err(Error::TooLarge {
+            size,
+            limit: limits.max_value_bytes,
+        });
+    }
+    Ok(())
+}
+
 impl Put {
     /// A write of `content` at `key` (or at a fresh id) in `partition`, with defaults.
     pub fn new(partition: Partition, key: Option<Key>, content: impl Into<Value>) -> Self {
@@ -470,38 +559,14 @@ impl Put {
 
     /// Checks every field against its rule and the size limit. Stores call this before any IO.
     pub fn validate(&self, limits: &Limits) -> Result<()> {
-        check_owner_field("user_id", &self.owner.user_id)?;
-        check_owner_field("agent_id", &self.owner.agent_id)?;
-        check_owner_field("session_id", &self.owner.session_id)?;
-        if let Some(i) = self.importance
-            && !(0.0..=1.0).contains(&i)
-        {
-            return Err(Error::invalid("importance", "must be between 0.0 and 1.0"));
-        }
-        if let Some(c) = self.confidence
-            && c > 100
-        {
-            return Err(Error::invalid("confidence", "must be between 0 and 100"));
-        }
-        if self.tags.len() > MAX_TAGS {
-            return Err(Error::invalid("tags", "at most 64 tags"));
-        }
-        for t in &self.tags {
-            if t.is_empty() || t.len() > MAX_TAG_BYTES || t.chars().any(char::is_control) {
-                return Err(Error::invalid(
-                    "tags",
-                    "each tag must be 1-64 bytes without control characters",
-                ));
-            }
-        }
-        if let (Some(a), Some(b)) = (self.valid_from, self.valid_until)
-            && b < a
-        {
-            return Err(Error::invalid(
-                "valid_until",
-                "must not be before valid_from",
-            ));
-        }
+        check_fields(
+            &self.owner,
+            self.importance,
+            self.confidence,
+            &self.tags,
+            self.valid_from,
+            self.valid_until,
+        )?;
         if let Some(v) = &self.embedding {
             if self.embedding_model.is_none() {
                 return Err(Error::invalid(
@@ -509,23 +574,14 @@ impl Put {
                     "a vector needs the id of the model that made it (embedding_model)",
                 ));
             }
-            if v.is_empty() || v.len() > MAX_DIMENSIONS || v.iter().any(|x| !x.is_finite()) {
-                return Err(Error::invalid(
-                    "embedding",
-                    "must have 1-8192 finite dimensions",
-                ));
-            }
+            check_vector(v)?;
         }
-        let size = json_size(&self.content)
-            + json_size_map(&self.metadata)
-            + self.context.as_ref().map_or(0, String::len);
-        if size > limits.max_value_bytes {
-            return Err(Error::TooLarge {
-                size,
-                limit: limits.max_value_bytes,
-            });
-        }
-        Ok(())
+        check_size(
+            &self.content,
+            &self.metadata,
+            self.context.as_deref(),
+            limits,
+        )
     }
 
     /// Validates every write of a batch; the first failure is returned and nothing should be
@@ -572,6 +628,7 @@ impl Put {
             access_count: existing.map_or(0, |m| m.access_count),
             expires_at: self.ttl.map(|t| now.plus(t.duration())),
             embedding_model: self.embedding_model,
+            version: existing.map_or(1, |m| m.version.saturating_add(1)),
         }
     }
 }

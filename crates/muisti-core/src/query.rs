@@ -79,35 +79,36 @@ pub struct Filter {
 }
 
 impl Filter {
-    /// Whether `m` meets every condition.
+    /// Whether `m` meets every condition. This is the reference definition of a filter:
+    /// every backend's matcher or SQL agrees with it (the conformance suite checks), and
+    /// each destructures [`Filter`] whole, so a new field fails to compile until every path
+    /// handles it.
     pub fn matches(&self, m: &Memory) -> bool {
         fn eq(want: &Option<String>, have: &Option<String>) -> bool {
             want.as_ref().is_none_or(|w| have.as_ref() == Some(w))
         }
-        eq(&self.user_id, &m.owner.user_id)
-            && eq(&self.agent_id, &m.owner.agent_id)
-            && eq(&self.session_id, &m.owner.session_id)
-            && self.category.as_ref().is_none_or(|c| c == &m.category)
-            && self.scope.is_none_or(|s| s == m.scope)
-            && self.tags.iter().all(|t| m.tags.contains(t))
-            && self
-                .metadata
-                .iter()
-                .all(|(k, v)| m.metadata.get(k) == Some(v))
-            && self.created_after.is_none_or(|t| m.created_at >= t)
-            && self.created_before.is_none_or(|t| m.created_at < t)
-            && self
-                .content_hash
-                .as_ref()
-                .is_none_or(|h| h == &m.content_hash)
-    }
-
-    /// Whether only the columns every backend indexes are used (owner, category, scope).
-    pub fn is_simple(&self) -> bool {
-        self.tags.is_empty()
-            && self.metadata.is_empty()
-            && self.created_after.is_none()
-            && self.created_before.is_none()
+        let Filter {
+            user_id,
+            agent_id,
+            session_id,
+            category,
+            scope,
+            tags,
+            metadata,
+            created_after,
+            created_before,
+            content_hash,
+        } = self;
+        eq(user_id, &m.owner.user_id)
+            && eq(agent_id, &m.owner.agent_id)
+            && eq(session_id, &m.owner.session_id)
+            && category.as_ref().is_none_or(|c| c == &m.category)
+            && scope.is_none_or(|s| s == m.scope)
+            && tags.iter().all(|t| m.tags.contains(t))
+            && metadata.iter().all(|(k, v)| m.metadata.get(k) == Some(v))
+            && created_after.is_none_or(|t| m.created_at >= t)
+            && created_before.is_none_or(|t| m.created_at < t)
+            && content_hash.as_ref().is_none_or(|h| h == &m.content_hash)
     }
 }
 
@@ -168,24 +169,11 @@ impl Page {
     }
 }
 
-/// A search within one partition.
-#[derive(Clone, Debug, Default, PartialEq)]
-pub struct SearchRequest {
-    /// Where to search.
-    pub partition: Partition,
-    /// The message or question.
-    pub query: String,
-    /// How many hits at most.
-    pub limit: usize,
-    /// Which records may be returned.
-    pub filter: Filter,
-}
-
 /// How a search was answered.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum SearchMode {
-    /// The store answered natively.
+    /// The store answered from an index.
     Search,
     /// The records were read and ranked.
     Scan,

@@ -3,8 +3,8 @@
 use serde::Serialize;
 
 use crate::{
-    Filter, Hit, Limits, ListQuery, Locator, Memory, MemoryId, Namespace, Page, Partition, Put,
-    Result, Scored, SearchMode, SearchRequest, Tenant, TextQuery, Timestamp, VectorQuery,
+    Filter, Limits, ListQuery, Locator, Memory, MemoryId, Namespace, Page, Partition, Put, Result,
+    Scored, Tenant, TextQuery, Timestamp, UpdateRequest, VectorQuery,
     text::{Bm25, nearest},
 };
 
@@ -22,8 +22,6 @@ pub struct StoredVector {
 /// What a backend can do natively; the engine falls back where it cannot.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
 pub struct Capabilities {
-    /// `search` is answered by the backend itself rather than by scanning.
-    pub native_search: bool,
     /// `text_search` uses a persistent full-text index rather than scoring every record.
     pub native_text: bool,
     /// `vector_search` uses an index rather than comparing every vector.
@@ -96,6 +94,11 @@ pub struct Written {
 ///   (SQLite) and stops at the first failure elsewhere, after validating every item.
 /// * **Concurrency.** Methods may be called from many threads; on multi-process stores,
 ///   concurrent writers from several processes lose no write.
+/// * **Versions.** Every record carries [`Memory::version`]: 1 when created, one more on
+///   each `put` that replaces it and each `update`; access counts and vectors set by
+///   reindexing leave it alone. [`Store::update`] compares it atomically.
+/// * **Time.** Expiry is judged by the store's [`Clock`](crate::Clock) (the system clock
+///   unless the store was given another).
 /// * **Order.** `list` returns records in id order; ids are ULIDs, so that is creation order.
 pub trait Store: Send + Sync {
     /// The backend's name, location and capabilities.
@@ -103,6 +106,17 @@ pub trait Store: Send + Sync {
 
     /// Creates or replaces one record.
     fn put(&self, put: Put) -> Result<Written>;
+
+    /// Changes fields of the one record `req.at` addresses, atomically: the record is read,
+    /// [`UpdateRequest::apply`] (the one definition of update semantics) makes the new
+    /// record, and it is written, with no other write to that record in between, on every
+    /// backend and across processes on multi-process stores.
+    ///
+    /// [`Error::NotFound`](crate::Error::NotFound) when no live record is there;
+    /// [`Error::Conflict`](crate::Error::Conflict) when `req.expected_version` is set and the
+    /// record has another [`Memory::version`]; nothing is changed on any error. The record's
+    /// full-text entry follows the new text; its vector follows [`crate::VectorChange`].
+    fn update(&self, req: &UpdateRequest) -> Result<Memory>;
 
     /// Writes many records, in one transaction where the backend has them. The default
     /// validates every item, then writes them one by one.
@@ -192,20 +206,6 @@ pub trait Store: Send + Sync {
         }
         Ok(out)
     }
-
-    /// The best `limit` records for a query. Backends without a native search keep this
-    /// default, which reads the matching records and ranks them with
-    /// [`token_overlap`](crate::rank::token_overlap).
-    fn search(&self, req: &SearchRequest) -> Result<(SearchMode, Vec<Hit>)> {
-        Ok((SearchMode::Scan, scan_and_rank(self, req)?))
-    }
-}
-
-/// Reads every record of the request's partition that passes its filter, and ranks them
-/// with the token-overlap rule.
-pub fn scan_and_rank<S: Store + ?Sized>(store: &S, req: &SearchRequest) -> Result<Vec<Hit>> {
-    let all = list_all(store, &req.partition, &req.filter)?;
-    Ok(crate::rank::token_overlap(all, &req.query, req.limit))
 }
 
 /// Nearest neighbours by comparing the query with every vector [`Store::vectors`] returns.

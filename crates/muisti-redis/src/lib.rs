@@ -21,14 +21,14 @@
 
 use std::{
     collections::HashMap,
-    sync::{Mutex, Once},
+    sync::{Arc, Mutex, Once},
     time::Duration,
 };
 
 use muisti_core::{
-    Capabilities, Error, Filter, Health, Limits, ListQuery, Locator, Memory, MemoryId, Namespace,
-    Page, Partition, Put, Result, Store, StoreInfo, StoredVector, Tenant, Timestamp, WriteStatus,
-    Written, redact_url,
+    Capabilities, Clock, Error, Filter, Health, Limits, ListQuery, Locator, Memory, MemoryId,
+    Namespace, Page, Partition, Put, Result, Store, StoreInfo, StoredVector, SystemClock, Tenant,
+    Timestamp, UpdateRequest, VectorChange, WriteStatus, Written, redact_url,
     text::{vector_from_bytes, vector_to_bytes},
 };
 use redis::{Commands, Connection, ConnectionLike, RedisError};
@@ -45,6 +45,7 @@ pub struct RedisStore {
     limits: Limits,
     pool: Mutex<Vec<Connection>>,
     by_id: redis::Script,
+    clock: Arc<dyn Clock>,
 }
 
 const IDLE_CONNECTIONS: usize = 8;
@@ -99,6 +100,7 @@ impl RedisStore {
                  if not ptr then return false end \
                  return {ptr, redis.call('GET', ARGV[1] .. ptr)}",
             ),
+            clock: Arc::new(SystemClock),
         };
         // Fail now, with a clear message, rather than on first use.
         store.with_conn(|c| {
@@ -112,6 +114,17 @@ impl RedisStore {
     pub fn with_limits(mut self, limits: Limits) -> Self {
         self.limits = limits;
         self
+    }
+
+    /// Reads the time from `clock`: expiry as the store judges it and the timestamps of
+    /// writes (Redis's native expiry of a key still follows the server's clock).
+    pub fn with_clock(mut self, clock: Arc<dyn Clock>) -> Self {
+        self.clock = clock;
+        self
+    }
+
+    fn now(&self) -> Timestamp {
+        self.clock.now()
     }
 
     /// The key prefix.
@@ -212,7 +225,7 @@ impl RedisStore {
 
     /// Resolves a locator to the record key and the live record there.
     fn find(&self, c: &mut Connection, at: &Locator) -> Result<Option<(String, Memory)>, Fail> {
-        let now = Timestamp::now();
+        let now = self.now();
         let rkey = match at {
             Locator::Key { partition, key } => self.record_key(partition, key.as_str()),
             Locator::Id { tenant, id } => {
@@ -258,7 +271,7 @@ impl RedisStore {
     /// Validated writes as one WATCH/MULTI transaction, retried until it applies: one round
     /// trip to read what the keys hold, one to write everything.
     fn put_batch(&self, c: &mut Connection, puts: &[Put]) -> Result<Vec<Written>, Fail> {
-        let now = Timestamp::now();
+        let now = self.now();
         let keyed: Vec<Option<String>> = puts
             .iter()
             .map(|p| {
@@ -375,7 +388,7 @@ impl RedisStore {
         want: usize,
     ) -> Result<Vec<Memory>, Fail> {
         let index = self.index_key(p);
-        let now = Timestamp::now();
+        let now = self.now();
         let mut out = Vec::new();
         loop {
             let min = match after {
@@ -452,7 +465,7 @@ impl RedisStore {
                 continue;
             };
             let m = self.decode(&rkey, &json)?;
-            if !at.addresses(&m) || m.is_expired(Timestamp::now()) {
+            if !at.addresses(&m) || m.is_expired(self.now()) {
                 redis::cmd("UNWATCH").exec(c)?;
                 return Ok(None);
             }
@@ -519,6 +532,51 @@ impl RedisStore {
         }
     }
 
+    /// An update under WATCH/MULTI, retried until it applies on the version it read.
+    fn update_record(&self, c: &mut Connection, req: &UpdateRequest) -> Result<Memory, Fail> {
+        loop {
+            let now = self.now();
+            let Some((rkey, m)) = self.watch_record(c, &req.at)? else {
+                return Err(Fail::Muisti(
+                    req.apply(None, now, &self.limits)
+                        .err()
+                        .unwrap_or_else(|| Error::NotFound("memory".into())),
+                ));
+            };
+            let (memory, change) = match req.apply(Some(&m), now, &self.limits) {
+                Ok(done) => done,
+                Err(e) => {
+                    redis::cmd("UNWATCH").exec(c)?;
+                    return Err(Fail::Muisti(e));
+                }
+            };
+            let vector = match change {
+                VectorChange::Set(v) => Some(v),
+                VectorChange::Drop => None,
+                VectorChange::Keep => {
+                    let vkey = self.vector_key(&m.partition.tenant, m.id);
+                    let bytes: Option<Vec<u8>> = c.get(&vkey)?;
+                    match bytes {
+                        Some(b) => Some(vector_from_bytes(&b).ok_or_else(|| {
+                            Fail::Muisti(Error::Corrupted {
+                                location: vkey,
+                                reason: "not a vector".into(),
+                            })
+                        })?),
+                        None => None,
+                    }
+                }
+            };
+            let mut pipe = redis::pipe();
+            pipe.atomic();
+            self.queue_write(&mut pipe, &rkey, &memory, vector.as_deref())?;
+            let applied: Option<()> = pipe.query(c)?;
+            if applied.is_some() {
+                return Ok(memory);
+            }
+        }
+    }
+
     fn namespaces_of(&self, c: &mut Connection, tenant: &Tenant) -> Result<Vec<Namespace>, Fail> {
         let names: Vec<String> = c.smembers(self.tenant_key(tenant))?;
         let mut out = Vec::new();
@@ -561,7 +619,6 @@ impl Store for RedisStore {
             backend: "redis",
             location: format!("{} (prefix {})", self.target, self.prefix),
             capabilities: Capabilities {
-                native_search: false,
                 native_text: false,
                 native_vector: false,
                 persistent: true,
@@ -592,6 +649,11 @@ impl Store for RedisStore {
             }
             Ok(out)
         })
+    }
+
+    fn update(&self, req: &UpdateRequest) -> Result<Memory> {
+        req.validate()?;
+        self.with_conn(|c| self.update_record(c, req))
     }
 
     fn get(&self, at: &Locator) -> Result<Option<Memory>> {

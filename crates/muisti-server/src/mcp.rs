@@ -100,6 +100,27 @@ pub struct UpdateArgs {
     /// New metadata object (replaces the old one).
     #[serde(default)]
     pub metadata: Option<Map<String, Value>>,
+    /// New context.
+    #[serde(default)]
+    pub context: Option<String>,
+    /// New category.
+    #[serde(default)]
+    pub category: Option<String>,
+    /// New scope: scratch, short_term, long_term, episodic or declarative.
+    #[serde(default)]
+    pub scope: Option<String>,
+    /// Move the memory to this user.
+    #[serde(default)]
+    pub user_id: Option<String>,
+    /// New state: active, archived or superseded (with superseded_by).
+    #[serde(default)]
+    pub state: Option<String>,
+    /// The memory that replaces this one.
+    #[serde(default)]
+    pub superseded_by: Option<String>,
+    /// Apply only if the memory is still at this version (its `version` field).
+    #[serde(default)]
+    pub expected_version: Option<u64>,
 }
 
 /// Arguments of `list`.
@@ -286,7 +307,7 @@ impl MuistiMcp {
 
     /// Changes a memory.
     #[tool(
-        description = "Update a memory's text, tags, importance or metadata by id. Returns the stored memory."
+        description = "Update a memory by id: text, tags, importance, metadata, context, category, scope, user, state. With expected_version, only if the memory is still at that version (else a conflict error). Returns the stored memory."
     )]
     async fn update(
         &self,
@@ -298,6 +319,13 @@ impl MuistiMcp {
             tags: a.tags,
             importance: a.importance,
             metadata: a.metadata,
+            context: a.context,
+            category: a.category,
+            scope: a.scope,
+            user_id: a.user_id,
+            state: a.state,
+            superseded_by: a.superseded_by,
+            expected_version: a.expected_version,
             ..api::MemoryPatch::default()
         };
         let m = self

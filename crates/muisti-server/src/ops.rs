@@ -3,7 +3,8 @@
 
 use muisti::{
     Category, Engine, Error, Filter, Key, ListQuery, Locator, MemoryId, MemoryScope, MemoryState,
-    Namespace, Owner, Put, RecallMode, RecallRequest, Result, Source, Timestamp, Ttl,
+    Namespace, Owner, Patch, Put, RecallMode, RecallRequest, Result, Source, Timestamp, Ttl,
+    UpdateRequest,
 };
 use muisti_client::api;
 use serde_json::Value;
@@ -59,6 +60,8 @@ pub fn memory_out(m: &muisti::Memory) -> api::Memory {
         last_accessed_at: m.last_accessed_at.map(|t| t.to_string()),
         access_count: m.access_count,
         expires_at: m.expires_at.map(|t| t.to_string()),
+        superseded_by: m.superseded_by.map(|id| id.to_string()),
+        version: m.version,
     }
 }
 
@@ -158,54 +161,82 @@ pub fn get(engine: &Engine, id: &str) -> Result<api::Memory> {
         .ok_or_else(|| Error::NotFound(format!("memory {id}")))
 }
 
-/// Applies a patch to the memory with `id`: the record is rewritten at its key, keeping its
-/// id, creation time and access statistics; absent fields keep their values.
+/// Applies a patch to the memory with `id` through [`Engine::update`] (atomic; with
+/// `expected_version`, only if the memory is still at that version). Absent fields keep
+/// their values; owner fields given move the memory to that user, agent or session.
 pub fn update(engine: &Engine, id: &str, patch: api::MemoryPatch) -> Result<api::Memory> {
     let id = memory_id(id)?;
-    let m = engine
-        .get_by_id(id)?
-        .ok_or_else(|| Error::NotFound(format!("memory {id}")))?;
-    let remaining = match (patch.ttl_seconds, m.expires_at) {
-        (Some(s), _) => ttl(Some(s))?,
-        (None, Some(at)) => {
-            let left = at.as_millis() - Timestamp::now().as_millis();
-            if left <= 0 {
-                return Err(Error::NotFound(format!("memory {id}")));
-            }
-            Some(Ttl::new(std::time::Duration::from_millis(left as u64))?)
-        }
-        (None, None) => None,
+    let api::MemoryPatch {
+        content,
+        context,
+        category,
+        scope,
+        tags,
+        metadata,
+        importance,
+        confidence,
+        ttl_seconds,
+        valid_from,
+        valid_until,
+        user_id,
+        agent_id,
+        session_id,
+        source,
+        state,
+        superseded_by,
+        expected_version,
+    } = patch;
+    if matches!(content, Some(Value::Null)) {
+        return Err(Error::invalid("content", "must not be null"));
+    }
+    let patch = Patch {
+        content,
+        context: context.map(Some),
+        category: category.as_deref().map(Category::parse).transpose()?,
+        scope: scope.as_deref().map(MemoryScope::parse).transpose()?,
+        user_id: user_id.map(Some),
+        agent_id: agent_id.map(Some),
+        session_id: session_id.map(Some),
+        tags,
+        metadata,
+        importance,
+        source: source.as_deref().map(Source::parse).transpose()?,
+        confidence: confidence.map(Some),
+        state: state.as_deref().map(memory_state).transpose()?,
+        superseded_by: superseded_by.as_deref().map(memory_id).transpose()?,
+        valid_from: match valid_from {
+            Some(v) => Some(timestamp("valid_from", Some(&v))?),
+            None => None,
+        },
+        valid_until: match valid_until {
+            Some(v) => Some(timestamp("valid_until", Some(&v))?),
+            None => None,
+        },
+        ttl: match ttl_seconds {
+            Some(s) => Some(ttl(Some(s))?),
+            None => None,
+        },
+        embedding: None,
     };
-    let content = match patch.content {
-        Some(Value::Null) => return Err(Error::invalid("content", "must not be null")),
-        Some(c) => c,
-        None => m.content,
+    let at = Locator::Id {
+        tenant: engine.tenant().clone(),
+        id,
     };
-    let mut put = Put::new(m.partition, Some(m.key), content).with_ttl(remaining);
-    put.context = patch.context.or(m.context);
-    put.category = match patch.category {
-        Some(c) => Category::parse(&c)?,
-        None => m.category,
-    };
-    put.scope = match patch.scope {
-        Some(s) => MemoryScope::parse(&s)?,
-        None => m.scope,
-    };
-    put.owner = m.owner;
-    put.tags = patch.tags.unwrap_or(m.tags);
-    put.metadata = patch.metadata.unwrap_or(m.metadata);
-    put.importance = Some(patch.importance.unwrap_or(m.importance));
-    put.source = m.source;
-    put.confidence = patch.confidence.or(m.confidence);
-    put.valid_from = match patch.valid_from {
-        Some(v) => timestamp("valid_from", Some(&v))?,
-        None => m.valid_from,
-    };
-    put.valid_until = match patch.valid_until {
-        Some(v) => timestamp("valid_until", Some(&v))?,
-        None => m.valid_until,
-    };
-    Ok(memory_out(&engine.remember(put)?.memory))
+    let m = engine.update(UpdateRequest::new(at, patch).expecting(expected_version))?;
+    Ok(memory_out(&m))
+}
+
+/// A state name.
+pub fn memory_state(s: &str) -> Result<MemoryState> {
+    match s {
+        "active" => Ok(MemoryState::Active),
+        "archived" => Ok(MemoryState::Archived),
+        "superseded" => Ok(MemoryState::Superseded),
+        other => Err(Error::invalid(
+            "state",
+            format!("{other:?} is not one of active, archived, superseded"),
+        )),
+    }
 }
 
 /// Deletes the memory with `id`; a missing one is `NotFound`.

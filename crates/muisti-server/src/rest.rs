@@ -4,7 +4,7 @@ use axum::{
     Json,
     body::Bytes,
     extract::{FromRequest, FromRequestParts, Path, Query, Request, State},
-    http::{StatusCode, header, request::Parts},
+    http::{HeaderMap, HeaderValue, StatusCode, header, request::Parts},
     response::{IntoResponse, Response},
 };
 use muisti::Engine;
@@ -136,7 +136,35 @@ pub async fn create_memory(
     } else {
         StatusCode::OK
     };
-    Ok((status, Json(m)).into_response())
+    Ok(with_etag(status, m))
+}
+
+/// A memory as the response body, its version as a strong `ETag` (`"3"`).
+fn with_etag(status: StatusCode, m: api::Memory) -> Response {
+    let etag = HeaderValue::from_str(&format!("\"{}\"", m.version)).ok();
+    let mut r = (status, Json(m)).into_response();
+    if let Some(v) = etag {
+        r.headers_mut().insert(header::ETAG, v);
+    }
+    r
+}
+
+/// The version an `If-Match` header requires: `"3"`, `W/"3"` or `3`; `*` (any) is `None`.
+fn if_match(headers: &HeaderMap) -> Result<Option<u64>, ApiError> {
+    let Some(v) = headers.get(header::IF_MATCH) else {
+        return Ok(None);
+    };
+    let bad = || ApiError::invalid("If-Match must be a version ETag such as \"3\", or *");
+    let v = v.to_str().map_err(|_| bad())?.trim();
+    if v == "*" {
+        return Ok(None);
+    }
+    let v = v.strip_prefix("W/").unwrap_or(v);
+    let v = v
+        .strip_prefix('"')
+        .and_then(|v| v.strip_suffix('"'))
+        .unwrap_or(v);
+    v.parse().map(Some).map_err(|_| bad())
 }
 
 /// Stores many memories in one transaction (all or none).
@@ -164,25 +192,39 @@ pub async fn get_memory(
     State(s): State<AppState>,
     caller: Caller,
     ApiPath(id): ApiPath<String>,
-) -> ApiResult<Json<api::Memory>> {
-    run(&s, &caller, move |e| ops::get(&e, &id)).await.map(Json)
+) -> ApiResult<Response> {
+    let m = run(&s, &caller, move |e| ops::get(&e, &id)).await?;
+    Ok(with_etag(StatusCode::OK, m))
 }
 
-/// Changes some fields of a memory.
+/// Changes some fields of a memory, atomically. With `expected_version` in the body or an
+/// `If-Match` header (the `ETag` of a read), only if the memory is still at that version:
+/// otherwise 409 `conflict` and nothing changes.
 #[utoipa::path(patch, path = "/v1/memories/{id}", tag = "memories",
-    params(("id" = String, Path, description = "Memory id (ULID)")),
+    params(("id" = String, Path, description = "Memory id (ULID)"),
+        ("If-Match" = Option<String>, Header, description = "The memory's ETag (its version, as \"3\"): update only that version")),
     request_body = api::MemoryPatch,
     responses((status = 200, body = api::Memory), (status = 404, body = api::ErrorBody),
+        (status = 409, description = "The memory is at another version", body = api::ErrorBody),
         (status = 400, body = api::ErrorBody), (status = 422, body = api::ErrorBody)))]
 pub async fn update_memory(
     State(s): State<AppState>,
     caller: Caller,
+    headers: HeaderMap,
     ApiPath(id): ApiPath<String>,
-    ApiJson(patch): ApiJson<api::MemoryPatch>,
-) -> ApiResult<Json<api::Memory>> {
-    run(&s, &caller, move |e| ops::update(&e, &id, patch))
-        .await
-        .map(Json)
+    ApiJson(mut patch): ApiJson<api::MemoryPatch>,
+) -> ApiResult<Response> {
+    match (if_match(&headers)?, patch.expected_version) {
+        (Some(h), Some(b)) if h != b => {
+            return Err(ApiError::invalid(
+                "If-Match and expected_version name different versions",
+            ));
+        }
+        (Some(h), _) => patch.expected_version = Some(h),
+        _ => {}
+    }
+    let m = run(&s, &caller, move |e| ops::update(&e, &id, patch)).await?;
+    Ok(with_etag(StatusCode::OK, m))
 }
 
 /// Deletes a memory.

@@ -20,15 +20,16 @@
 
 use std::{
     path::{Path, PathBuf},
-    sync::{Mutex, MutexGuard},
+    sync::{Arc, Mutex, MutexGuard},
     time::Duration,
 };
 
 use cache::{CachedRow, PartitionCache, PartitionCaches};
 use muisti_core::{
-    Capabilities, Error, Filter, Health, Limits, ListQuery, Locator, Memory, MemoryId, Namespace,
-    Owner, Page, Partition, Put, Result, Scored, Store, StoreInfo, StoredVector, Tenant, TextQuery,
-    Timestamp, VectorQuery, WriteStatus, Written,
+    Capabilities, Clock, Error, Filter, Health, Limits, ListQuery, Locator, Memory, MemoryId,
+    Namespace, Owner, Page, Partition, Put, Result, Scored, Store, StoreInfo, StoredVector,
+    SystemClock, Tenant, TextQuery, Timestamp, UpdateRequest, VectorChange, VectorQuery,
+    WriteStatus, Written,
     text::{CONTEXT_WEIGHT, query_terms, token_string, vector_from_bytes, vector_to_bytes},
 };
 use rusqlite::{Connection, OpenFlags, OptionalExtension, params, types::Value as SqlValue};
@@ -40,9 +41,13 @@ mod row;
 use fts::{fts_query, owner_term, partition_term, scope_terms};
 use row::{decode, decode_from, write_row};
 
-const SCHEMA_VERSION: i64 = 2;
+const SCHEMA_VERSION: i64 = 3;
 /// Migrations: the SQL that takes the schema from version `i` to `i + 1`.
-const MIGRATIONS: [&str; 2] = [include_str!("schema.sql"), include_str!("schema_v2.sql")];
+const MIGRATIONS: [&str; 3] = [
+    include_str!("schema.sql"),
+    include_str!("schema_v2.sql"),
+    include_str!("schema_v3.sql"),
+];
 const IDLE_READERS: usize = 8;
 
 macro_rules! columns {
@@ -50,7 +55,7 @@ macro_rules! columns {
         "id, tenant, namespace, key, content, content_is_json, category, scope, \
     user_id, agent_id, session_id, tags, metadata, importance, source, confidence, content_hash, \
     state, superseded_by, valid_from, valid_until, created_at, updated_at, last_accessed_at, \
-    access_count, expires_at, embedding_model, context"
+    access_count, expires_at, embedding_model, context, version"
     };
 }
 
@@ -61,6 +66,8 @@ macro_rules! live {
 }
 
 const COLUMNS: &str = columns!();
+/// The index of a `rowid` selected right after [`COLUMNS`].
+const ROWID_AFTER_COLUMNS: usize = 29;
 
 /// [`COLUMNS`] with the `m.` alias.
 fn prefixed_columns() -> &'static str {
@@ -91,11 +98,16 @@ const GET_FOR_WRITE: &str = concat!(
     columns!(),
     ", rowid FROM memories WHERE tenant = ? AND namespace = ? AND key = ?"
 );
+const GET_BY_ID_FOR_WRITE: &str = concat!(
+    "SELECT ",
+    columns!(),
+    ", rowid FROM memories WHERE id = ? AND tenant = ?"
+);
 pub(crate) const INSERT: &str = concat!(
     "INSERT INTO memories (",
     columns!(),
     ", vector) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, \
-     ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25, ?26, ?27, ?28, ?29)"
+     ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25, ?26, ?27, ?28, ?29, ?30)"
 );
 
 /// How hard SQLite syncs to disk on commit.
@@ -117,6 +129,7 @@ pub struct SqliteStore {
     readers: Mutex<Vec<Connection>>,
     cache: PartitionCaches,
     ann_threshold: usize,
+    clock: Arc<dyn Clock>,
 }
 
 pub(crate) fn sql_err(e: rusqlite::Error) -> Error {
@@ -175,6 +188,7 @@ impl SqliteStore {
             readers: Mutex::new(Vec::new()),
             cache: PartitionCaches::default(),
             ann_threshold: cache::ANN_THRESHOLD,
+            clock: Arc::new(SystemClock),
         })
     }
 
@@ -182,6 +196,20 @@ impl SqliteStore {
     pub fn with_limits(mut self, limits: Limits) -> Self {
         self.limits = limits;
         self
+    }
+
+    /// Reads the time from `clock` (expiry, timestamps of writes).
+    pub fn with_clock(mut self, clock: Arc<dyn Clock>) -> Self {
+        self.clock = clock;
+        self
+    }
+
+    fn now(&self) -> Timestamp {
+        self.clock.now()
+    }
+
+    fn now_ms(&self) -> i64 {
+        self.clock.now().as_millis()
     }
 
     /// Nearest-neighbour search switches from an exact scan to an HNSW graph when a
@@ -378,11 +406,13 @@ fn migrate(conn: &Connection, path: &Path) -> Result<()> {
     if version > SCHEMA_VERSION {
         return Err(too_new(version));
     }
-    for (i, sql) in MIGRATIONS.iter().enumerate().skip(version.max(0) as usize) {
+    for sql in MIGRATIONS.iter().skip(version.max(0) as usize) {
         tx.execute_batch(sql).map_err(sql_err)?;
-        if i + 1 == 2 {
-            backfill_fts(&tx)?;
-        }
+    }
+    // Records written before version 2 have no full-text entry (read with today's columns,
+    // so after every migration).
+    if (1..2).contains(&version) {
+        backfill_fts(&tx)?;
     }
     tx.execute_batch(&format!("PRAGMA user_version = {SCHEMA_VERSION}"))
         .map_err(sql_err)?;
@@ -395,7 +425,9 @@ fn backfill_fts(tx: &rusqlite::Transaction<'_>) -> Result<()> {
         .prepare(&format!("SELECT {COLUMNS}, rowid FROM memories"))
         .map_err(sql_err)?;
     let rows = select
-        .query_map([], |row| Ok((row.get::<_, i64>(28)?, decode(row)?)))
+        .query_map([], |row| {
+            Ok((row.get::<_, i64>(ROWID_AFTER_COLUMNS)?, decode(row)?))
+        })
         .map_err(sql_err)?;
     let mut insert = tx
         .prepare("INSERT INTO memories_fts (rowid, tokens, context, scope) VALUES (?, ?, ?, ?)")
@@ -415,10 +447,6 @@ fn backfill_fts(tx: &rusqlite::Transaction<'_>) -> Result<()> {
     Ok(())
 }
 
-fn now_ms() -> i64 {
-    Timestamp::now().as_millis()
-}
-
 /// Applies one validated write inside a transaction.
 fn put_in(tx: &rusqlite::Transaction<'_>, mut put: Put, now: Timestamp) -> Result<Written> {
     let vector = put.embedding.take();
@@ -432,7 +460,7 @@ fn put_in(tx: &rusqlite::Transaction<'_>, mut put: Put, now: Timestamp) -> Resul
                     put.partition.namespace.as_str(),
                     key.as_str()
                 ],
-                |row| Ok((row.get::<_, i64>(28)?, decode(row)?)),
+                |row| Ok((row.get::<_, i64>(ROWID_AFTER_COLUMNS)?, decode(row)?)),
             )
             .optional()
             .map_err(sql_err)?
@@ -457,6 +485,65 @@ fn put_in(tx: &rusqlite::Transaction<'_>, mut put: Put, now: Timestamp) -> Resul
     };
     write_row(tx, &memory, vector.as_deref(), rowid)?;
     Ok(Written { memory, status })
+}
+
+/// Applies one update inside a transaction: the row is read, [`UpdateRequest::apply`] makes
+/// the new record, and the row (with its full-text entry and vector) is rewritten.
+fn update_in(
+    tx: &rusqlite::Transaction<'_>,
+    req: &UpdateRequest,
+    now: Timestamp,
+    limits: &Limits,
+) -> Result<Memory> {
+    let found = match &req.at {
+        Locator::Key { partition, key } => {
+            let mut stmt = tx.prepare_cached(GET_FOR_WRITE).map_err(sql_err)?;
+            stmt.query_row(
+                params![
+                    partition.tenant.as_str(),
+                    partition.namespace.as_str(),
+                    key.as_str()
+                ],
+                |row| Ok((row.get::<_, i64>(ROWID_AFTER_COLUMNS)?, decode(row)?)),
+            )
+        }
+        Locator::Id { tenant, id } => {
+            let mut stmt = tx.prepare_cached(GET_BY_ID_FOR_WRITE).map_err(sql_err)?;
+            stmt.query_row(params![id.to_string(), tenant.as_str()], |row| {
+                Ok((row.get::<_, i64>(ROWID_AFTER_COLUMNS)?, decode(row)?))
+            })
+        }
+    }
+    .optional()
+    .map_err(sql_err)?;
+    let (rowid, live) = match found {
+        Some((rowid, m)) => {
+            let m = m?;
+            let live = (!m.is_expired(now) && req.at.addresses(&m)).then_some(m);
+            (Some(rowid), live)
+        }
+        None => (None, None),
+    };
+    let (memory, change) = req.apply(live.as_ref(), now, limits)?;
+    let vector = match change {
+        VectorChange::Set(v) => Some(v),
+        VectorChange::Drop => None,
+        VectorChange::Keep => {
+            let blob: Option<Vec<u8>> = tx
+                .prepare_cached("SELECT vector FROM memories WHERE rowid = ?")
+                .and_then(|mut s| s.query_row([rowid], |r| r.get(0)))
+                .map_err(sql_err)?;
+            match blob {
+                Some(b) => Some(vector_from_bytes(&b).ok_or_else(|| Error::Corrupted {
+                    location: format!("sqlite row id {}", memory.id),
+                    reason: "bad vector".into(),
+                })?),
+                None => None,
+            }
+        }
+    };
+    write_row(tx, &memory, vector.as_deref(), rowid)?;
+    Ok(memory)
 }
 
 fn purge_in(tx: &rusqlite::Transaction<'_>, now: i64) -> Result<u64> {
@@ -509,11 +596,11 @@ fn filter_sql_prefixed(filter: &Filter, prefix: &str, sql: &mut String, args: &m
 }
 
 /// Tenant, namespace and the current time: the arguments of a live-partition condition.
-fn partition_args(p: &Partition) -> Vec<SqlValue> {
+fn partition_args(p: &Partition, now: i64) -> Vec<SqlValue> {
     vec![
         SqlValue::Text(p.tenant.as_str().to_owned()),
         SqlValue::Text(p.namespace.as_str().to_owned()),
-        SqlValue::Integer(now_ms()),
+        SqlValue::Integer(now),
     ]
 }
 
@@ -529,6 +616,7 @@ impl SqliteStore {
         filter: &Filter,
         after: Option<MemoryId>,
         limit: usize,
+        now: i64,
     ) -> Result<Vec<Memory>> {
         // Without statistics the planner prefers the (tenant, namespace, id) index, which
         // avoids the sort but scans the whole partition for a content hash (the dedupe check
@@ -544,7 +632,7 @@ impl SqliteStore {
         let mut args = vec![
             SqlValue::Text(partition.tenant.as_str().to_owned()),
             SqlValue::Text(partition.namespace.as_str().to_owned()),
-            SqlValue::Integer(now_ms()),
+            SqlValue::Integer(now),
         ];
         if let Some(after) = after {
             sql.push_str(" AND id > ?");
@@ -606,7 +694,7 @@ impl SqliteStore {
     }
 
     fn flush_rows(&self, partition: &Partition) -> Result<u64> {
-        let now = now_ms();
+        let now = self.now_ms();
         self.write(|tx| {
             let live: i64 = tx
                 .query_row(
@@ -640,7 +728,7 @@ impl SqliteStore {
                 ))
                 .map_err(sql_err)?;
             let rows = stmt
-                .query_map(params![tenant.as_str(), now_ms()], |r| r.get::<_, String>(0))
+                .query_map(params![tenant.as_str(), self.now_ms()], |r| r.get::<_, String>(0))
                 .map_err(sql_err)?;
             let mut out = Vec::new();
             for r in rows {
@@ -661,7 +749,6 @@ impl Store for SqliteStore {
             backend: "sqlite",
             location: self.location(),
             capabilities: Capabilities {
-                native_search: false,
                 native_text: true,
                 native_vector: true,
                 persistent: true,
@@ -676,7 +763,7 @@ impl Store for SqliteStore {
 
     fn put(&self, put: Put) -> Result<Written> {
         put.validate(&self.limits)?;
-        let now = Timestamp::now();
+        let now = self.now();
         let partition = put.partition.clone();
         let out = self.write(|tx| {
             let purged = purge_in(tx, now.as_millis())?;
@@ -688,7 +775,7 @@ impl Store for SqliteStore {
 
     fn put_many(&self, puts: Vec<Put>) -> Result<Vec<Written>> {
         Put::validate_all(&puts, &self.limits)?;
-        let now = Timestamp::now();
+        let now = self.now();
         let mut partitions: Vec<Partition> = puts.iter().map(|p| p.partition.clone()).collect();
         partitions.sort();
         partitions.dedup();
@@ -702,6 +789,16 @@ impl Store for SqliteStore {
         out.map(|(_, w)| w)
     }
 
+    fn update(&self, req: &UpdateRequest) -> Result<Memory> {
+        req.validate()?;
+        let now = self.now();
+        let out = self.write(|tx| update_in(tx, req, now, &self.limits));
+        if let Ok(m) = &out {
+            self.cache.invalidate(&m.partition);
+        }
+        out
+    }
+
     fn get(&self, at: &Locator) -> Result<Option<Memory>> {
         self.read(|conn| {
             let found = match at {
@@ -712,7 +809,7 @@ impl Store for SqliteStore {
                             partition.tenant.as_str(),
                             partition.namespace.as_str(),
                             key.as_str(),
-                            now_ms()
+                            self.now_ms()
                         ],
                         decode,
                     )
@@ -721,9 +818,12 @@ impl Store for SqliteStore {
                 }
                 Locator::Id { tenant, id } => {
                     let mut stmt = conn.prepare_cached(GET_BY_ID).map_err(sql_err)?;
-                    stmt.query_row(params![id.to_string(), tenant.as_str(), now_ms()], decode)
-                        .optional()
-                        .map_err(sql_err)?
+                    stmt.query_row(
+                        params![id.to_string(), tenant.as_str(), self.now_ms()],
+                        decode,
+                    )
+                    .optional()
+                    .map_err(sql_err)?
                 }
             };
             found.transpose()
@@ -732,6 +832,7 @@ impl Store for SqliteStore {
 
     fn list(&self, query: &ListQuery) -> Result<Page> {
         let size = query.page_size();
+        let now = self.now_ms();
         self.read(|conn| {
             if !needs_rust_filter(&query.filter) {
                 let items = Self::select_page(
@@ -740,6 +841,7 @@ impl Store for SqliteStore {
                     &query.filter,
                     query.after,
                     size + 1,
+                    now,
                 )?;
                 return Ok(Page::from_sorted(items, size));
             }
@@ -747,7 +849,8 @@ impl Store for SqliteStore {
             let mut items = Vec::new();
             let mut after = query.after;
             loop {
-                let chunk = Self::select_page(conn, &query.partition, &query.filter, after, 512)?;
+                let chunk =
+                    Self::select_page(conn, &query.partition, &query.filter, after, 512, now)?;
                 let done = chunk.len() < 512;
                 after = chunk.last().map(|m| m.id).or(after);
                 items.extend(chunk.into_iter().filter(|m| query.filter.matches(m)));
@@ -769,7 +872,7 @@ impl Store for SqliteStore {
             let mut args = vec![
                 SqlValue::Text(partition.tenant.as_str().to_owned()),
                 SqlValue::Text(partition.namespace.as_str().to_owned()),
-                SqlValue::Integer(now_ms()),
+                SqlValue::Integer(self.now_ms()),
             ];
             filter_sql(filter, &mut sql, &mut args);
             let mut stmt = conn.prepare_cached(&sql).map_err(sql_err)?;
@@ -781,7 +884,7 @@ impl Store for SqliteStore {
     }
 
     fn delete(&self, at: &Locator) -> Result<bool> {
-        let now = now_ms();
+        let now = self.now_ms();
         let out = self.delete_row(at, now);
         // After the commit, so that no reader caches what was just deleted.
         match at {
@@ -826,7 +929,7 @@ impl Store for SqliteStore {
     }
 
     fn purge_expired(&self) -> Result<u64> {
-        let n = self.write(|tx| purge_in(tx, now_ms()))?;
+        let n = self.write(|tx| purge_in(tx, self.now_ms()))?;
         if n > 0 {
             self.cache.invalidate_all();
         }
@@ -841,7 +944,7 @@ impl Store for SqliteStore {
                 ))
                 .map_err(sql_err)?;
             let rows = stmt
-                .query_map([now_ms()], |r| r.get::<_, String>(0))
+                .query_map([self.now_ms()], |r| r.get::<_, String>(0))
                 .map_err(sql_err)?;
             let mut out = Vec::new();
             for r in rows {
@@ -859,7 +962,7 @@ impl Store for SqliteStore {
         if vectors.is_empty() {
             return Ok(0);
         }
-        let now = now_ms();
+        let now = self.now_ms();
         let n = self.write(|tx| {
             let mut stmt = tx
                 .prepare_cached(&format!(
@@ -890,7 +993,7 @@ impl Store for SqliteStore {
             return muisti_core::exact_vector_search(self, query);
         }
         let part = self.cached(&query.partition)?;
-        Ok(part.nearest(&query.filter, &query.vector, query.limit, Timestamp::now()))
+        Ok(part.nearest(&query.filter, &query.vector, query.limit, self.now()))
     }
 
     fn get_many(&self, tenant: &Tenant, ids: &[MemoryId]) -> Result<Vec<Memory>> {
@@ -910,7 +1013,7 @@ impl Store for SqliteStore {
                 ))
                 .map_err(sql_err)?;
             let rows = stmt
-                .query_map(params![list, tenant.as_str(), now_ms()], decode)
+                .query_map(params![list, tenant.as_str(), self.now_ms()], decode)
                 .map_err(sql_err)?;
             let mut out = std::collections::HashMap::with_capacity(ids.len());
             for r in rows {
@@ -928,7 +1031,7 @@ impl Store for SqliteStore {
                 "SELECT id, embedding_model, vector, {COLUMNS} FROM memories \
                  WHERE tenant = ? AND namespace = ? AND {LIVE} AND vector IS NOT NULL"
             );
-            let mut args = partition_args(partition);
+            let mut args = partition_args(partition, self.now_ms());
             filter_sql(filter, &mut sql, &mut args);
             let rust_filter = needs_rust_filter(filter);
             let mut stmt = conn.prepare_cached(&sql).map_err(sql_err)?;
@@ -967,7 +1070,7 @@ impl Store for SqliteStore {
                 return Ok(Vec::new());
             }
             let part = self.cached(&query.partition)?;
-            return Ok(part.bm25(&query.filter, &terms, query.limit, Timestamp::now()));
+            return Ok(part.bm25(&query.filter, &terms, query.limit, self.now()));
         }
         let Some(terms) = fts_query(&query.query) else {
             return Ok(Vec::new());
@@ -1018,7 +1121,7 @@ impl Store for SqliteStore {
                      AND (m.expires_at IS NULL OR m.expires_at > ?)"
                 );
                 let mut args = vec![SqlValue::Text(rowids)];
-                args.extend(partition_args(&query.partition));
+                args.extend(partition_args(&query.partition, self.now_ms()));
                 filter_sql_prefixed(&query.filter, "m.", &mut sql, &mut args);
                 let mut stmt = conn.prepare_cached(&sql).map_err(sql_err)?;
                 let mut rows = stmt

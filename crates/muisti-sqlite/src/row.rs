@@ -57,6 +57,7 @@ pub(crate) fn decode_from(row: &Row<'_>, base: usize) -> rusqlite::Result<Result
         expires_at: row.get(base + 25)?,
         embedding_model: row.get(base + 26)?,
         context: row.get(base + 27)?,
+        version: row.get(base + 28)?,
     };
     Ok(raw.into_memory())
 }
@@ -88,6 +89,7 @@ struct RawRow {
     expires_at: Option<i64>,
     embedding_model: Option<String>,
     context: Option<String>,
+    version: i64,
 }
 
 impl RawRow {
@@ -152,6 +154,7 @@ impl RawRow {
             access_count: u64::try_from(self.access_count).unwrap_or(0),
             expires_at: ts(self.expires_at),
             embedding_model: self.embedding_model,
+            version: u64::try_from(self.version).unwrap_or(1),
         })
     }
 }
@@ -206,6 +209,7 @@ pub(crate) fn write_row(
         m.expires_at.map(Timestamp::as_millis),
         m.embedding_model,
         m.context,
+        i64::try_from(m.version).unwrap_or(i64::MAX),
         vector.map(vector_to_bytes),
     ];
     let rowid = match rowid {
@@ -224,7 +228,7 @@ pub(crate) fn write_row(
                      state = ?18, superseded_by = ?19, valid_from = ?20, valid_until = ?21, \
                      created_at = ?22, updated_at = ?23, last_accessed_at = ?24, \
                      access_count = ?25, expires_at = ?26, embedding_model = ?27, \
-                     context = ?28, vector = ?29 WHERE rowid = ?30",
+                     context = ?28, version = ?29, vector = ?30 WHERE rowid = ?31",
                 )
                 .map_err(sql_err)?;
             let mut all: Vec<&dyn rusqlite::ToSql> = values.to_vec();

@@ -19,9 +19,9 @@ use std::{
 };
 
 use muisti_core::{
-    Capabilities, Error, Filter, Health, Limits, ListQuery, Locator, Memory, MemoryId, Namespace,
-    Page, Partition, Put, Result, Scored, Store, StoreInfo, StoredVector, Tenant, TextQuery,
-    Timestamp, Written,
+    Capabilities, Clock, Error, Filter, Health, Limits, ListQuery, Locator, Memory, MemoryId,
+    Namespace, Page, Partition, Put, Result, Scored, Store, StoreInfo, StoredVector, SystemClock,
+    Tenant, TextQuery, Timestamp, UpdateRequest, Written,
 };
 use serde::{Deserialize, Serialize};
 
@@ -35,6 +35,7 @@ pub struct FileStore {
     root: PathBuf,
     limits: Limits,
     cache: Mutex<HashMap<PathBuf, (Stamp, Arc<Table>)>>,
+    clock: Arc<dyn Clock>,
 }
 
 /// Identifies one version of a file: a rename always makes a new inode.
@@ -115,6 +116,7 @@ impl FileStore {
             root,
             limits: Limits::default(),
             cache: Mutex::new(HashMap::new()),
+            clock: Arc::new(SystemClock),
         })
     }
 
@@ -122,6 +124,16 @@ impl FileStore {
     pub fn with_limits(mut self, limits: Limits) -> Self {
         self.limits = limits;
         self
+    }
+
+    /// Reads the time from `clock` (expiry, timestamps of writes).
+    pub fn with_clock(mut self, clock: Arc<dyn Clock>) -> Self {
+        self.clock = clock;
+        self
+    }
+
+    fn now(&self) -> Timestamp {
+        self.clock.now()
     }
 
     /// The directory the store lives in.
@@ -355,7 +367,6 @@ impl Store for FileStore {
             backend: "file",
             location: format!("file://{}", self.root.display()),
             capabilities: Capabilities {
-                native_search: false,
                 native_text: false,
                 native_vector: false,
                 persistent: true,
@@ -372,7 +383,7 @@ impl Store for FileStore {
         put.validate(&self.limits)?;
         let partition = put.partition.clone();
         self.mutate(&partition, |t| {
-            let now = Timestamp::now();
+            let now = self.now();
             t.purge(now);
             (t.put(put, now), true)
         })
@@ -392,7 +403,7 @@ impl Store for FileStore {
         let mut out: Vec<Option<Written>> = vec![None; n];
         for (partition, group) in groups {
             let written = self.mutate(&partition, |t| {
-                let now = Timestamp::now();
+                let now = self.now();
                 t.purge(now);
                 let w: Vec<_> = group
                     .into_iter()
@@ -407,8 +418,34 @@ impl Store for FileStore {
         Ok(out.into_iter().flatten().collect())
     }
 
+    fn update(&self, req: &UpdateRequest) -> Result<Memory> {
+        req.validate()?;
+        let now = self.now();
+        let found = match &req.at {
+            Locator::Key { partition, key } => self
+                .load(partition)?
+                .get_by_key(key, now)
+                .map(|m| (partition.clone(), m.id)),
+            Locator::Id { tenant, id } => {
+                self.find_id(tenant, *id, now)?.map(|m| (m.partition, *id))
+            }
+        };
+        let Some((partition, id)) = found else {
+            return req.apply(None, now, &self.limits).map(|(m, _)| m);
+        };
+        // Under the partition's lock the record is looked up again: a writer in another
+        // process may have changed or removed it since.
+        self.mutate(&partition, |t| {
+            let now = self.now();
+            match t.update(id, req, now, &self.limits) {
+                Ok(m) => (Ok(m), true),
+                Err(e) => (Err(e), false),
+            }
+        })?
+    }
+
     fn get(&self, at: &Locator) -> Result<Option<Memory>> {
-        let now = Timestamp::now();
+        let now = self.now();
         match at {
             Locator::Key { partition, key } => {
                 Ok(self.load(partition)?.get_by_key(key, now).cloned())
@@ -418,15 +455,15 @@ impl Store for FileStore {
     }
 
     fn list(&self, query: &ListQuery) -> Result<Page> {
-        Ok(self.load(&query.partition)?.list(query, Timestamp::now()))
+        Ok(self.load(&query.partition)?.list(query, self.now()))
     }
 
     fn count(&self, partition: &Partition, filter: &Filter) -> Result<u64> {
-        Ok(self.load(partition)?.count(filter, Timestamp::now()))
+        Ok(self.load(partition)?.count(filter, self.now()))
     }
 
     fn delete(&self, at: &Locator) -> Result<bool> {
-        let now = Timestamp::now();
+        let now = self.now();
         let (partition, id) = match at {
             Locator::Key { partition, key } => match self.load(partition)?.get_by_key(key, now) {
                 Some(m) => (partition.clone(), m.id),
@@ -445,7 +482,7 @@ impl Store for FileStore {
 
     fn flush(&self, partition: &Partition) -> Result<u64> {
         self.mutate(partition, |t| {
-            let n = t.live_len(Timestamp::now());
+            let n = t.live_len(self.now());
             let had_any = t.records().next().is_some();
             *t = Table::default();
             (n, had_any)
@@ -453,7 +490,7 @@ impl Store for FileStore {
     }
 
     fn namespaces(&self, tenant: &Tenant) -> Result<Vec<Namespace>> {
-        let now = Timestamp::now();
+        let now = self.now();
         let mut out = Vec::new();
         for ns in self.files_of(tenant)? {
             let p = Partition::new(tenant.clone(), ns);
@@ -479,13 +516,11 @@ impl Store for FileStore {
     }
 
     fn vectors(&self, partition: &Partition, filter: &Filter) -> Result<Vec<StoredVector>> {
-        Ok(self.load(partition)?.vectors(filter, Timestamp::now()))
+        Ok(self.load(partition)?.vectors(filter, self.now()))
     }
 
     fn text_search(&self, query: &TextQuery) -> Result<Vec<Scored>> {
-        Ok(self
-            .load(&query.partition)?
-            .text_search(query, Timestamp::now()))
+        Ok(self.load(&query.partition)?.text_search(query, self.now()))
     }
 
     fn tenants(&self) -> Result<Vec<Tenant>> {
@@ -500,7 +535,7 @@ impl Store for FileStore {
     }
 
     fn set_vectors(&self, tenant: &Tenant, vectors: &[StoredVector]) -> Result<u64> {
-        let now = Timestamp::now();
+        let now = self.now();
         let mut n = 0;
         for ns in self.files_of(tenant)? {
             let p = Partition::new(tenant.clone(), ns);
@@ -521,7 +556,7 @@ impl Store for FileStore {
     }
 
     fn purge_expired(&self) -> Result<u64> {
-        let now = Timestamp::now();
+        let now = self.now();
         let mut n = 0;
         for tenant in FileStore::tenants(self)? {
             for ns in self.files_of(&tenant)? {

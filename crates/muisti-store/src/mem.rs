@@ -3,25 +3,36 @@
 use std::{
     collections::HashMap,
     sync::{
-        RwLock,
+        Arc, RwLock,
         atomic::{AtomicU64, Ordering},
     },
 };
 
 use muisti_core::{
-    Capabilities, Filter, Health, Limits, ListQuery, Locator, Memory, MemoryId, Namespace, Page,
-    Partition, Put, Result, Scored, Store, StoreInfo, StoredVector, Tenant, TextQuery, Timestamp,
-    Written,
+    Capabilities, Clock, Error, Filter, Health, Limits, ListQuery, Locator, Memory, MemoryId,
+    Namespace, Page, Partition, Put, Result, Scored, Store, StoreInfo, StoredVector, SystemClock,
+    Tenant, TextQuery, Timestamp, UpdateRequest, Written,
 };
 
 use crate::table::Table;
 
 /// Keeps everything in the process: for tests and scratch data. Lost when the process ends.
-#[derive(Default)]
 pub struct MemStore {
     inner: RwLock<Inner>,
     limits: Limits,
     writes: AtomicU64,
+    clock: Arc<dyn Clock>,
+}
+
+impl Default for MemStore {
+    fn default() -> Self {
+        Self {
+            inner: RwLock::default(),
+            limits: Limits::default(),
+            writes: AtomicU64::new(0),
+            clock: Arc::new(SystemClock),
+        }
+    }
 }
 
 #[derive(Default)]
@@ -47,6 +58,16 @@ impl MemStore {
         }
     }
 
+    /// Reads the time from `clock` (expiry, timestamps of writes).
+    pub fn with_clock(mut self, clock: Arc<dyn Clock>) -> Self {
+        self.clock = clock;
+        self
+    }
+
+    fn now(&self) -> Timestamp {
+        self.clock.now()
+    }
+
     fn read(&self) -> std::sync::RwLockReadGuard<'_, Inner> {
         self.inner.read().unwrap_or_else(|p| p.into_inner())
     }
@@ -57,7 +78,7 @@ impl MemStore {
 
     fn after_write(&self) {
         if self.writes.fetch_add(1, Ordering::Relaxed) % PURGE_EVERY == PURGE_EVERY - 1 {
-            self.write().purge(Timestamp::now());
+            self.write().purge(self.now());
         }
     }
 }
@@ -103,7 +124,6 @@ impl Store for MemStore {
             backend: "mem",
             location: "mem://".into(),
             capabilities: Capabilities {
-                native_search: false,
                 native_text: false,
                 native_vector: false,
                 persistent: false,
@@ -118,20 +138,37 @@ impl Store for MemStore {
 
     fn put(&self, put: Put) -> Result<Written> {
         put.validate(&self.limits)?;
-        let w = self.write().put(put, Timestamp::now());
+        let w = self.write().put(put, self.now());
         self.after_write();
         Ok(w)
     }
 
     fn put_many(&self, puts: Vec<Put>) -> Result<Vec<Written>> {
         Put::validate_all(&puts, &self.limits)?;
-        let now = Timestamp::now();
+        let now = self.now();
         let mut inner = self.write();
         Ok(puts.into_iter().map(|p| inner.put(p, now)).collect())
     }
 
+    fn update(&self, req: &UpdateRequest) -> Result<Memory> {
+        req.validate()?;
+        let now = self.now();
+        let mut inner = self.write();
+        let found = inner
+            .find(&req.at, now)
+            .map(|m| (m.partition.clone(), m.id));
+        let Some((partition, id)) = found else {
+            return req.apply(None, now, &self.limits).map(|(m, _)| m);
+        };
+        let table = inner
+            .tables
+            .get_mut(&partition)
+            .ok_or_else(|| Error::NotFound(format!("memory {id}")))?;
+        table.update(id, req, now, &self.limits)
+    }
+
     fn get(&self, at: &Locator) -> Result<Option<Memory>> {
-        Ok(self.read().find(at, Timestamp::now()).cloned())
+        Ok(self.read().find(at, self.now()).cloned())
     }
 
     fn list(&self, query: &ListQuery) -> Result<Page> {
@@ -139,7 +176,7 @@ impl Store for MemStore {
         Ok(inner
             .tables
             .get(&query.partition)
-            .map(|t| t.list(query, Timestamp::now()))
+            .map(|t| t.list(query, self.now()))
             .unwrap_or_default())
     }
 
@@ -148,11 +185,11 @@ impl Store for MemStore {
         Ok(inner
             .tables
             .get(partition)
-            .map_or(0, |t| t.count(filter, Timestamp::now())))
+            .map_or(0, |t| t.count(filter, self.now())))
     }
 
     fn delete(&self, at: &Locator) -> Result<bool> {
-        let now = Timestamp::now();
+        let now = self.now();
         let mut inner = self.write();
         let Some((partition, id)) = inner.find(at, now).map(|m| (m.partition.clone(), m.id)) else {
             return Ok(false);
@@ -166,7 +203,7 @@ impl Store for MemStore {
     }
 
     fn flush(&self, partition: &Partition) -> Result<u64> {
-        let now = Timestamp::now();
+        let now = self.now();
         let mut inner = self.write();
         let Some(table) = inner.tables.remove(partition) else {
             return Ok(0);
@@ -179,7 +216,7 @@ impl Store for MemStore {
     }
 
     fn namespaces(&self, tenant: &Tenant) -> Result<Vec<Namespace>> {
-        let now = Timestamp::now();
+        let now = self.now();
         let inner = self.read();
         let mut out: Vec<Namespace> = inner
             .tables
@@ -209,7 +246,7 @@ impl Store for MemStore {
         Ok(inner
             .tables
             .get(partition)
-            .map(|t| t.vectors(filter, Timestamp::now()))
+            .map(|t| t.vectors(filter, self.now()))
             .unwrap_or_default())
     }
 
@@ -218,12 +255,12 @@ impl Store for MemStore {
         Ok(inner
             .tables
             .get(&query.partition)
-            .map(|t| t.text_search(query, Timestamp::now()))
+            .map(|t| t.text_search(query, self.now()))
             .unwrap_or_default())
     }
 
     fn tenants(&self) -> Result<Vec<Tenant>> {
-        let now = Timestamp::now();
+        let now = self.now();
         let inner = self.read();
         let mut out: Vec<Tenant> = inner
             .tables
@@ -237,7 +274,7 @@ impl Store for MemStore {
     }
 
     fn set_vectors(&self, tenant: &Tenant, vectors: &[StoredVector]) -> Result<u64> {
-        let now = Timestamp::now();
+        let now = self.now();
         let mut inner = self.write();
         let Inner { tables, ids } = &mut *inner;
         let mut n = 0;
@@ -252,7 +289,7 @@ impl Store for MemStore {
     }
 
     fn purge_expired(&self) -> Result<u64> {
-        Ok(self.write().purge(Timestamp::now()))
+        Ok(self.write().purge(self.now()))
     }
 
     fn health_check(&self) -> Health {

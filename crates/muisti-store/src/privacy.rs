@@ -3,12 +3,12 @@
 use std::sync::Arc;
 
 use muisti_core::{
-    Filter, Health, Hit, Limits, ListQuery, Locator, Memory, MemoryId, Namespace, Page, Partition,
-    Put, Result, Scored, SearchMode, SearchRequest, Store, StoreInfo, StoredVector, Tenant,
-    TextQuery, Timestamp, VectorQuery, WriteStatus, Written,
+    Filter, Health, Limits, ListQuery, Locator, Memory, MemoryId, Namespace, Page, Partition, Put,
+    Result, Scored, Store, StoreInfo, StoredVector, Tenant, TextQuery, Timestamp, UpdateRequest,
+    VectorQuery, WriteStatus, Written,
 };
 
-/// Wraps a store and silently drops every write (`put`, `put_many`, `touch`), while reads,
+/// Wraps a store and silently drops every write (`put`, `put_many`, `update`, `touch`), while reads,
 /// searches, `delete` and `flush` pass through. Writes are still validated, so bad input gets
 /// the same error as with the wrapped store, and report [`WriteStatus::Discarded`].
 pub struct PrivacyStore {
@@ -56,6 +56,14 @@ impl Store for PrivacyStore {
     fn put_many(&self, puts: Vec<Put>) -> Result<Vec<Written>> {
         Put::validate_all(&puts, &self.inner.limits())?;
         puts.into_iter().map(|p| self.discard(p)).collect()
+    }
+
+    /// Validated and applied to the stored record as any update, then dropped: the record
+    /// that would have been written is returned, nothing changes.
+    fn update(&self, req: &UpdateRequest) -> Result<Memory> {
+        let existing = self.inner.get(&req.at)?;
+        req.apply(existing.as_ref(), Timestamp::now(), &self.inner.limits())
+            .map(|(m, _)| m)
     }
 
     fn get(&self, at: &Locator) -> Result<Option<Memory>> {
@@ -116,9 +124,5 @@ impl Store for PrivacyStore {
 
     fn get_many(&self, tenant: &Tenant, ids: &[MemoryId]) -> Result<Vec<Memory>> {
         self.inner.get_many(tenant, ids)
-    }
-
-    fn search(&self, req: &SearchRequest) -> Result<(SearchMode, Vec<Hit>)> {
-        self.inner.search(req)
     }
 }

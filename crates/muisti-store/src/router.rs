@@ -3,9 +3,9 @@
 use std::{collections::HashMap, sync::Arc};
 
 use muisti_core::{
-    Filter, Health, Hit, Limits, ListQuery, Locator, Memory, MemoryId, Namespace, Page, Partition,
-    Put, Result, Scored, SearchMode, SearchRequest, Store, StoreInfo, StoredVector, Tenant,
-    TextQuery, Timestamp, VectorQuery, Written,
+    Filter, Health, Limits, ListQuery, Locator, Memory, MemoryId, Namespace, Page, Partition, Put,
+    Result, Scored, Store, StoreInfo, StoredVector, Tenant, TextQuery, Timestamp, UpdateRequest,
+    VectorQuery, Written,
 };
 
 /// Routes each namespace to a store: an exact match in `routes`, else `default`.
@@ -101,6 +101,23 @@ impl Store for RouterStore {
                     p.validate(&self.store_for(&p.partition.namespace).limits())?;
                 }
                 puts.into_iter().map(|p| self.put(p)).collect()
+            }
+        }
+    }
+
+    fn update(&self, req: &UpdateRequest) -> Result<Memory> {
+        match &req.at {
+            Locator::Key { partition, .. } => self.store_for(&partition.namespace).update(req),
+            Locator::Id { .. } => {
+                for s in self.distinct() {
+                    if let Some(m) = s.get(&req.at)?
+                        && self.owns(s, &m.partition.namespace)
+                    {
+                        return s.update(req);
+                    }
+                }
+                req.apply(None, Timestamp::now(), &self.limits())
+                    .map(|(m, _)| m)
             }
         }
     }
@@ -230,9 +247,5 @@ impl Store for RouterStore {
             }
         }
         Ok(ids.iter().filter_map(|id| found.remove(id)).collect())
-    }
-
-    fn search(&self, req: &SearchRequest) -> Result<(SearchMode, Vec<Hit>)> {
-        self.store_for(&req.partition.namespace).search(req)
     }
 }

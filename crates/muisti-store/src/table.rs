@@ -6,8 +6,8 @@ use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, OnceLock};
 
 use muisti_core::{
-    Filter, Key, ListQuery, Memory, MemoryId, Page, Put, Scored, StoredVector, TextQuery,
-    Timestamp, WriteStatus, Written,
+    Filter, Key, Limits, ListQuery, Memory, MemoryId, Page, Put, Result, Scored, StoredVector,
+    TextQuery, Timestamp, UpdateRequest, VectorChange, WriteStatus, Written,
     text::{Bm25, CONTEXT_WEIGHT, InvertedIndex},
 };
 
@@ -130,6 +130,31 @@ impl Table {
         }
         self.insert(memory.clone());
         Written { memory, status }
+    }
+
+    /// Applies an update to the live record with `id` (the caller found it here), by
+    /// [`UpdateRequest::apply`]. Nothing changes on error.
+    pub(crate) fn update(
+        &mut self,
+        id: MemoryId,
+        req: &UpdateRequest,
+        now: Timestamp,
+        limits: &Limits,
+    ) -> Result<Memory> {
+        let existing = self.get_by_id(id, now).filter(|m| req.at.addresses(m));
+        let (memory, vector) = req.apply(existing, now, limits)?;
+        match vector {
+            VectorChange::Keep => {}
+            VectorChange::Drop => {
+                self.vectors.remove(&memory.id);
+            }
+            VectorChange::Set(v) => {
+                let model = memory.embedding_model.clone().unwrap_or_default();
+                self.vectors.insert(memory.id, (model, v));
+            }
+        }
+        self.insert(memory.clone());
+        Ok(memory)
     }
 
     pub(crate) fn get_by_key(&self, key: &Key, now: Timestamp) -> Option<&Memory> {

@@ -9,9 +9,9 @@ use std::{
 };
 
 use muisti_core::{
-    Category, ErrorKind, Filter, Key, Limits, ListQuery, Locator, Memory, MemoryScope, Namespace,
-    Owner, Partition, Put, SearchMode, SearchRequest, Source, Store, Tenant, Timestamp, Ttl,
-    WriteStatus, list_all,
+    Category, ErrorKind, Filter, Key, Limits, ListQuery, Locator, Memory, MemoryId, MemoryScope,
+    Namespace, Owner, Partition, Patch, Put, Source, Store, Tenant, TextQuery, Timestamp, Ttl,
+    UpdateRequest, WriteStatus, list_all,
 };
 use serde_json::{Value, json};
 
@@ -504,17 +504,8 @@ pub fn ttl_expires_everywhere(h: &dyn Harness) {
     };
     assert!(s.get(&by_id).unwrap().is_none());
     assert_eq!(listed(&*s, &p, Filter::default()), ["keep"]);
-    let req = SearchRequest {
-        partition: p.clone(),
-        query: "lisbon note".into(),
-        limit: 10,
-        filter: Filter::default(),
-    };
-    let (_, hits) = s.search(&req).unwrap();
-    assert_eq!(
-        keys_of(&hits.into_iter().map(|h| h.memory).collect::<Vec<_>>()),
-        ["keep"]
-    );
+    let hits = text_hits(&*s, &p, "lisbon note", Filter::default());
+    assert_eq!(keys_of(&hits), ["keep"]);
     let again = s
         .put(Put::new(p.clone(), Some(key("temp")), "new"))
         .unwrap();
@@ -655,6 +646,20 @@ pub fn touch_counts_access(h: &dyn Harness) {
     assert_eq!(s.get(&at(&p, "k")).unwrap().unwrap().access_count, 2);
 }
 
+/// The records a full-text search of `query` finds in `p`, best first.
+fn text_hits(s: &dyn Store, p: &Partition, query: &str, filter: Filter) -> Vec<Memory> {
+    let found = s
+        .text_search(&TextQuery {
+            partition: p.clone(),
+            query: query.into(),
+            filter,
+            limit: 10,
+        })
+        .unwrap();
+    let ids: Vec<MemoryId> = found.iter().map(|f| f.id).collect();
+    s.get_many(&p.tenant, &ids).unwrap()
+}
+
 /// The seed's example: shared words of three or more letters rank; the key never matches.
 pub fn search_ranks_by_token_overlap(h: &dyn Harness) {
     let s = h.open();
@@ -667,27 +672,19 @@ pub fn search_ranks_by_token_overlap(h: &dyn Harness) {
         "gold customer discount is 10 percent",
     );
     set(&*s, &p, "preferred_language", "French language preferred");
-    let req = SearchRequest {
-        partition: p.clone(),
-        query: "What discount do I get for my customer tier?".into(),
-        limit: 3,
-        filter: Filter::default(),
-    };
-    let (mode, hits) = s.search(&req).unwrap();
-    let info = s.info();
-    assert_eq!(mode == SearchMode::Search, info.capabilities.native_search);
+    let all = muisti_core::list_all(&*s, &p, &Filter::default()).unwrap();
+    let hits = muisti_core::rank::token_overlap(
+        all.clone(),
+        "What discount do I get for my customer tier?",
+        3,
+    );
     let keys: BTreeSet<_> = hits.iter().map(|h| h.memory.key.to_string()).collect();
     assert_eq!(
         keys,
         BTreeSet::from(["customer_tier".to_string(), "discount_rule".to_string()])
     );
     assert!(hits.windows(2).all(|w| w[0].score >= w[1].score));
-    let req = SearchRequest {
-        query: "preferred".into(),
-        limit: 1,
-        ..req
-    };
-    let (_, hits) = s.search(&req).unwrap();
+    let hits = muisti_core::rank::token_overlap(all, "preferred", 1);
     assert_eq!(hits.len(), 1);
     assert_eq!(hits[0].memory.key, key("preferred_language"));
 }
@@ -706,19 +703,14 @@ pub fn search_is_confined_to_partition_and_filter(h: &dyn Harness) {
     let mut put = Put::new(p.clone(), Some(key("theirs")), "lisbon apartment");
     put.owner.user_id = Some("u2".into());
     s.put(put).unwrap();
-    let req = SearchRequest {
-        partition: p.clone(),
-        query: "lisbon apartment".into(),
-        limit: 10,
-        filter: Filter {
-            user_id: Some("u1".into()),
-            ..Default::default()
-        },
+    let filter = Filter {
+        user_id: Some("u1".into()),
+        ..Default::default()
     };
-    let (_, hits) = s.search(&req).unwrap();
+    let hits = text_hits(&*s, &p, "lisbon apartment", filter);
     assert_eq!(hits.len(), 1);
-    assert_eq!(hits[0].memory.key, key("mine"));
-    assert_eq!(hits[0].memory.partition, p);
+    assert_eq!(hits[0].key, key("mine"));
+    assert_eq!(hits[0].partition, p);
 }
 
 /// Every field of the record reads back exactly as written.
@@ -975,6 +967,13 @@ pub fn child_writer(h: &dyn Harness) {
     let location = std::env::var(CHILD_LOCATION).expect("run by a multi-process case");
     let id: usize = std::env::var(CHILD_ID).unwrap().parse().unwrap();
     let s = h.open_at(&location);
+    if std::env::var(CHILD_MODE).is_ok_and(|m| m == "increment") {
+        let p = part("race");
+        for _ in 0..INCREMENTS {
+            increment(&*s, &p);
+        }
+        return;
+    }
     if std::env::var(CHILD_MODE).is_ok_and(|m| m == "until-killed") {
         let p = part("killed");
         let mut out = std::io::stdout().lock();
@@ -1327,4 +1326,456 @@ pub fn tenants_and_set_vectors(h: &dyn Harness) {
     assert_eq!(after.content, a.content);
     s.flush(&t2).unwrap();
     assert_eq!(s.tenants().unwrap(), vec![Tenant::new("t1").unwrap()]);
+}
+
+// ---- atomic updates ----
+
+fn by_id(m: &Memory) -> Locator {
+    Locator::Id {
+        tenant: m.partition.tenant.clone(),
+        id: m.id,
+    }
+}
+
+/// An update changes only the patched fields, keeps identity, creation time and access
+/// statistics, moves the version up by one, and is found by full-text search under its new
+/// text only; a replacing `put` moves the version too.
+pub fn update_changes_fields_and_bumps_version(h: &dyn Harness) {
+    let s = h.open();
+    let p = part("default");
+    let first = set(&*s, &p, "city", "I live in Lisbon");
+    assert_eq!(first.version, 1);
+    s.touch(&p.tenant, &[first.id], Timestamp::now()).unwrap();
+    let patch = Patch {
+        content: Some(json!("I live in Porto")),
+        tags: Some(vec!["home".into()]),
+        user_id: Some(Some("u2".into())),
+        importance: Some(0.9),
+        ..Patch::default()
+    };
+    let m = s.update(&UpdateRequest::new(by_id(&first), patch)).unwrap();
+    assert_eq!(
+        (m.id, m.key.clone(), m.created_at),
+        (first.id, first.key.clone(), first.created_at)
+    );
+    assert_eq!(m.version, 2);
+    assert_eq!(m.content, json!("I live in Porto"));
+    assert_eq!(m.tags, ["home"]);
+    assert_eq!(m.owner.user_id.as_deref(), Some("u2"));
+    assert_eq!(m.importance, 0.9);
+    assert_eq!(m.content_hash, muisti_core::content_hash("I live in Porto"));
+    let stored = s.get(&at(&p, "city")).unwrap().unwrap();
+    assert_eq!(stored, m.clone());
+    assert_eq!(stored.access_count, 1);
+    assert!(text_hits(&*s, &p, "porto", Filter::default()).len() == 1);
+    assert!(text_hits(&*s, &p, "lisbon", Filter::default()).is_empty());
+    let moved = Filter {
+        user_id: Some("u2".into()),
+        ..Filter::default()
+    };
+    assert_eq!(s.count(&p, &moved).unwrap(), 1);
+    // By key, with the version just read.
+    let m = s
+        .update(
+            &UpdateRequest::new(
+                at(&p, "city"),
+                Patch {
+                    context: Some(Some("asked where I live".into())),
+                    ..Patch::default()
+                },
+            )
+            .expecting(Some(2)),
+        )
+        .unwrap();
+    assert_eq!(m.version, 3);
+    assert_eq!(m.content, json!("I live in Porto"));
+    let replaced = set(&*s, &p, "city", "I live in Faro");
+    assert_eq!((replaced.id, replaced.version), (first.id, 4));
+}
+
+/// A stale expected version is a conflict; a missing, expired or other tenant's record is
+/// not found; an invalid patch is invalid input. None of them changes anything.
+pub fn update_refusals_change_nothing(h: &dyn Harness) {
+    let s = h.open();
+    let p = part("default");
+    let m = set(&*s, &p, "k", "original");
+    let patch = Patch {
+        content: Some(json!("changed")),
+        ..Patch::default()
+    };
+    let v2 = s
+        .update(&UpdateRequest::new(by_id(&m), patch.clone()).expecting(Some(1)))
+        .unwrap();
+    assert_eq!(v2.version, 2);
+    let stale = s.update(
+        &UpdateRequest::new(
+            by_id(&m),
+            Patch {
+                content: Some(json!("lost")),
+                ..Patch::default()
+            },
+        )
+        .expecting(Some(1)),
+    );
+    assert_eq!(stale.unwrap_err().kind(), ErrorKind::Conflict);
+    let bad = s.update(&UpdateRequest::new(
+        by_id(&m),
+        Patch {
+            importance: Some(2.0),
+            ..Patch::default()
+        },
+    ));
+    assert_eq!(bad.unwrap_err().kind(), ErrorKind::InvalidInput);
+    let self_superseding = s.update(&UpdateRequest::new(
+        by_id(&m),
+        Patch {
+            state: Some(muisti_core::MemoryState::Superseded),
+            ..Patch::default()
+        },
+    ));
+    assert_eq!(
+        self_superseding.unwrap_err().kind(),
+        ErrorKind::InvalidInput
+    );
+    let stored = s.get(&by_id(&m)).unwrap().unwrap();
+    assert_eq!((stored.content, stored.version), (json!("changed"), 2));
+    let other = Locator::Id {
+        tenant: Tenant::new("other").unwrap(),
+        id: m.id,
+    };
+    let missing = s.update(&UpdateRequest::new(other, patch.clone()));
+    assert_eq!(missing.unwrap_err().kind(), ErrorKind::NotFound);
+    let missing = s.update(&UpdateRequest::new(at(&p, "nothing here"), patch.clone()));
+    assert_eq!(missing.unwrap_err().kind(), ErrorKind::NotFound);
+    let expired = s
+        .put(
+            Put::new(p.clone(), Some(key("gone")), "short-lived")
+                .with_ttl(Some(Ttl::new(SHORT_TTL).unwrap())),
+        )
+        .unwrap()
+        .memory;
+    thread::sleep(PAST_SHORT_TTL);
+    let gone = s.update(&UpdateRequest::new(by_id(&expired), patch));
+    assert_eq!(gone.unwrap_err().kind(), ErrorKind::NotFound);
+    assert!(s.get(&at(&p, "gone")).unwrap().is_none());
+}
+
+/// State changes: superseded names its successor; back to active clears it; archived
+/// records stay readable by id. A TTL given by an update counts from the update.
+pub fn update_moves_state_and_expiry(h: &dyn Harness) {
+    let s = h.open();
+    let p = part("default");
+    let old = set(&*s, &p, "old", "I live in Lisbon");
+    let new = set(&*s, &p, "new", "I live in Porto");
+    let m = s
+        .update(&UpdateRequest::new(
+            by_id(&old),
+            Patch {
+                state: Some(muisti_core::MemoryState::Superseded),
+                superseded_by: Some(new.id),
+                ..Patch::default()
+            },
+        ))
+        .unwrap();
+    assert_eq!(m.state, muisti_core::MemoryState::Superseded);
+    assert_eq!(m.superseded_by, Some(new.id));
+    assert_eq!(
+        s.get(&by_id(&old)).unwrap().unwrap().superseded_by,
+        Some(new.id)
+    );
+    let m = s
+        .update(&UpdateRequest::new(
+            by_id(&old),
+            Patch {
+                state: Some(muisti_core::MemoryState::Archived),
+                ..Patch::default()
+            },
+        ))
+        .unwrap();
+    assert_eq!(
+        (m.state, m.superseded_by),
+        (muisti_core::MemoryState::Archived, None)
+    );
+    let m = s
+        .update(&UpdateRequest::new(
+            by_id(&new),
+            Patch {
+                ttl: Some(Some(Ttl::new(SHORT_TTL).unwrap())),
+                ..Patch::default()
+            },
+        ))
+        .unwrap();
+    assert!(m.expires_at.is_some());
+    thread::sleep(PAST_SHORT_TTL);
+    assert!(s.get(&by_id(&new)).unwrap().is_none());
+    assert!(s.get(&by_id(&old)).unwrap().is_some());
+}
+
+/// An update that leaves the text alone keeps the vector; one that changes the text drops
+/// it unless it brings a new one.
+pub fn update_vectors_follow_the_text(h: &dyn Harness) {
+    let s = h.open();
+    let p = part("default");
+    let m = put_vec(&*s, &p, "a", "alpha text", &[1.0, 0.0]);
+    let vector_of = |s: &dyn Store| {
+        s.vectors(&p, &Filter::default())
+            .unwrap()
+            .into_iter()
+            .find(|v| v.id == m.id)
+            .map(|v| v.vector)
+    };
+    s.update(&UpdateRequest::new(
+        by_id(&m),
+        Patch {
+            importance: Some(0.7),
+            ..Patch::default()
+        },
+    ))
+    .unwrap();
+    assert_eq!(vector_of(&*s), Some(vec![1.0, 0.0]));
+    let u = s
+        .update(&UpdateRequest::new(
+            by_id(&m),
+            Patch {
+                content: Some(json!("beta text")),
+                embedding: Some(("test-model".into(), vec![0.0, 1.0])),
+                ..Patch::default()
+            },
+        ))
+        .unwrap();
+    assert_eq!(u.embedding_model.as_deref(), Some("test-model"));
+    assert_eq!(vector_of(&*s), Some(vec![0.0, 1.0]));
+    let u = s
+        .update(&UpdateRequest::new(
+            by_id(&m),
+            Patch {
+                content: Some(json!("gamma text")),
+                ..Patch::default()
+            },
+        ))
+        .unwrap();
+    assert_eq!(u.embedding_model, None);
+    assert_eq!(vector_of(&*s), None);
+}
+
+/// Reads the counter record, adds one with a conditional update, and retries on conflict;
+/// returns how many conflicts it met.
+fn increment(s: &dyn Store, p: &Partition) -> usize {
+    let mut conflicts = 0;
+    loop {
+        let m = s.get(&at(p, "counter")).unwrap().unwrap();
+        let n = m.content.as_u64().unwrap();
+        let req = UpdateRequest::new(
+            at(p, "counter"),
+            Patch {
+                content: Some(json!(n + 1)),
+                ..Patch::default()
+            },
+        )
+        .expecting(Some(m.version));
+        match s.update(&req) {
+            Ok(_) => return conflicts,
+            Err(e) if e.kind() == ErrorKind::Conflict => conflicts += 1,
+            Err(e) => panic!("update failed: {e}"),
+        }
+    }
+}
+
+const INCREMENTS: usize = 40;
+
+/// Two threads race conditional updates on one record: exactly one wins per version, so
+/// every increment is counted and the version counts every write.
+pub fn racing_conditional_updates_lose_nothing(h: &dyn Harness) {
+    let s = h.open();
+    let p = part("race");
+    set(&*s, &p, "counter", 0);
+    let workers: Vec<_> = (0..2)
+        .map(|_| {
+            let s = Arc::clone(&s);
+            let p = p.clone();
+            thread::spawn(move || (0..INCREMENTS).map(|_| increment(&*s, &p)).sum::<usize>())
+        })
+        .collect();
+    for w in workers {
+        w.join().unwrap();
+    }
+    let m = s.get(&at(&p, "counter")).unwrap().unwrap();
+    assert_eq!(m.content, json!(2 * INCREMENTS));
+    assert_eq!(m.version, 1 + 2 * INCREMENTS as u64);
+}
+
+/// Processes race conditional updates on one record: none is lost.
+pub fn multi_process_conditional_updates_lose_nothing(h: &dyn Harness, child_test: &str) {
+    let location = h
+        .location()
+        .expect("a persistent harness gives a location for other processes");
+    let s = h.open();
+    let p = part("race");
+    set(&*s, &p, "counter", 0);
+    let children = 2;
+    let running: Vec<_> = (0..children)
+        .map(|c| {
+            Command::new(std::env::current_exe().unwrap())
+                .args([child_test, "--exact", "--ignored", "--nocapture"])
+                .env(CHILD_LOCATION, &location)
+                .env(CHILD_ID, c.to_string())
+                .env(CHILD_MODE, "increment")
+                .stdout(Stdio::piped())
+                .stderr(Stdio::piped())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    for child in running {
+        let out = child.wait_with_output().unwrap();
+        assert!(
+            out.status.success(),
+            "an updating process failed: {}\n{}{}",
+            out.status,
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    let m = s.get(&at(&p, "counter")).unwrap().unwrap();
+    assert_eq!(m.content, json!(children * INCREMENTS));
+    assert_eq!(m.version, 1 + (children * INCREMENTS) as u64);
+}
+
+// ---- filters ----
+
+/// Random filters over random records: `list`, `count`, `text_search` and `vector_search`
+/// return exactly the records [`Filter::matches`] (the reference definition) accepts.
+pub fn filters_agree_with_the_reference(h: &dyn Harness) {
+    let s = h.open();
+    let p = part("filters");
+    let mut x: u64 = 0x9E37_79B9_7F4A_7C15;
+    let mut next = move |n: usize| {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        (x % n as u64) as usize
+    };
+    let users = [None, Some("u1"), Some("u2")];
+    let categories = [
+        Category::Core,
+        Category::Daily,
+        Category::Custom("notes".into()),
+    ];
+    let scopes = [
+        MemoryScope::LongTerm,
+        MemoryScope::Episodic,
+        MemoryScope::Declarative,
+    ];
+    let tags = ["a", "b", "c"];
+    let contents = ["apple pie", "apple tart", "plum jam"];
+    let mut records = Vec::new();
+    for i in 0..60 {
+        let mut put = Put::new(
+            p.clone(),
+            Some(key(&format!("r{i}"))),
+            contents[next(contents.len())],
+        );
+        put.owner.user_id = users[next(3)].map(str::to_owned);
+        put.owner.agent_id = users[next(3)].map(|u| format!("agent-{u}"));
+        put.owner.session_id = users[next(3)].map(|u| format!("session-{u}"));
+        put.category = categories[next(3)].clone();
+        put.scope = scopes[next(3)];
+        put.tags = tags
+            .iter()
+            .filter(|_| next(2) == 0)
+            .map(|t| (*t).to_owned())
+            .collect();
+        if next(2) == 0 {
+            put.metadata.insert("k".into(), json!(next(2)));
+        }
+        put.embedding_model = Some("test-model".into());
+        let mut v = vec![1.0 + next(5) as f32, next(5) as f32];
+        muisti_core::text::normalize(&mut v);
+        put.embedding = Some(v);
+        records.push(s.put(put).unwrap().memory);
+        if i % 20 == 19 {
+            thread::sleep(Duration::from_millis(3));
+        }
+    }
+    let pick = |n: usize, next: &mut dyn FnMut(usize) -> usize| next(n + 1).checked_sub(1);
+    for round in 0..80 {
+        let mut f = Filter::default();
+        if let Some(i) = pick(3, &mut next) {
+            f.user_id = users[i].map(str::to_owned);
+        }
+        if let Some(i) = pick(3, &mut next).filter(|_| next(2) == 0) {
+            f.agent_id = users[i].map(|u| format!("agent-{u}"));
+        }
+        if let Some(i) = pick(3, &mut next).filter(|_| next(2) == 0) {
+            f.session_id = users[i].map(|u| format!("session-{u}"));
+        }
+        if let Some(i) = pick(3, &mut next) {
+            f.category = Some(categories[i].clone());
+        }
+        if let Some(i) = pick(3, &mut next) {
+            f.scope = Some(scopes[i]);
+        }
+        f.tags = tags
+            .iter()
+            .filter(|_| next(3) == 0)
+            .map(|t| (*t).to_owned())
+            .collect();
+        if next(3) == 0 {
+            f.metadata.insert("k".into(), json!(next(2)));
+        }
+        if next(4) == 0 {
+            f.created_after = Some(records[next(records.len())].created_at);
+        }
+        if next(4) == 0 {
+            f.created_before = Some(records[next(records.len())].created_at);
+        }
+        if next(4) == 0 {
+            f.content_hash = Some(muisti_core::content_hash(contents[next(contents.len())]));
+        }
+        let want: BTreeSet<MemoryId> = records
+            .iter()
+            .filter(|m| f.matches(m))
+            .map(|m| m.id)
+            .collect();
+        let listed: BTreeSet<MemoryId> = list_all(&*s, &p, &f)
+            .unwrap()
+            .iter()
+            .map(|m| m.id)
+            .collect();
+        assert_eq!(listed, want, "list, round {round}, {f:?}");
+        assert_eq!(
+            s.count(&p, &f).unwrap(),
+            want.len() as u64,
+            "count, round {round}, {f:?}"
+        );
+        let text: BTreeSet<MemoryId> = s
+            .text_search(&TextQuery {
+                partition: p.clone(),
+                query: "apple".into(),
+                filter: f.clone(),
+                limit: 1000,
+            })
+            .unwrap()
+            .iter()
+            .map(|h| h.id)
+            .collect();
+        let want_text: BTreeSet<MemoryId> = records
+            .iter()
+            .filter(|m| f.matches(m) && m.text().contains("apple"))
+            .map(|m| m.id)
+            .collect();
+        assert_eq!(text, want_text, "text_search, round {round}, {f:?}");
+        let near: BTreeSet<MemoryId> = s
+            .vector_search(&muisti_core::VectorQuery {
+                partition: p.clone(),
+                vector: vec![1.0, 0.0],
+                filter: f.clone(),
+                limit: 1000,
+            })
+            .unwrap()
+            .iter()
+            .map(|h| h.id)
+            .collect();
+        assert_eq!(near, want, "vector_search, round {round}, {f:?}");
+    }
 }

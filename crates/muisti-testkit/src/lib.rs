@@ -86,7 +86,13 @@ macro_rules! conformance {
             text_search_ranks_by_bm25,
             get_many_keeps_order,
             text_search_reads_context,
-            tenants_and_set_vectors
+            tenants_and_set_vectors,
+            update_changes_fields_and_bumps_version,
+            update_refusals_change_nothing,
+            update_moves_state_and_expiry,
+            update_vectors_follow_the_text,
+            racing_conditional_updates_lose_nothing,
+            filters_agree_with_the_reference
         );
     };
     (@cases $make:expr; $($case:ident),* $(,)?) => {
@@ -121,6 +127,16 @@ macro_rules! conformance_persistent {
         fn multi_process_writers_lose_nothing() {
             if let Some(h) = $make {
                 $crate::cases::multi_process_writers_lose_nothing(&h, &conformance_child_name());
+            }
+        }
+
+        #[test]
+        fn multi_process_conditional_updates_lose_nothing() {
+            if let Some(h) = $make {
+                $crate::cases::multi_process_conditional_updates_lose_nothing(
+                    &h,
+                    &conformance_child_name(),
+                );
             }
         }
 

@@ -3,9 +3,9 @@
 use std::{collections::BTreeMap, sync::Arc};
 
 use muisti_core::{
-    Error, Event, Filter, Key, ListQuery, Locator, Memory, MemoryId, Namespace, Observer, Page,
-    Partition, Put, Result, SearchMode, Store, StoreInfo, StoredVector, Tenant, Timestamp, Ttl,
-    WriteStatus, Written, list_all,
+    Clock, Error, ErrorKind, Event, Filter, Key, ListQuery, Locator, Memory, MemoryId, Namespace,
+    Observer, Page, Partition, Put, Result, SearchMode, Store, StoreInfo, StoredVector,
+    SystemClock, Tenant, Ttl, UpdateRequest, WriteStatus, Written, list_all,
 };
 use muisti_embed::{EmbedError, Embedder, StaticEmbedder};
 use serde::Serialize;
@@ -23,6 +23,7 @@ pub struct EngineBuilder {
     embedder: EmbedderChoice,
     recall: RecallConfig,
     on_mismatch: OnModelMismatch,
+    clock: Arc<dyn Clock>,
 }
 
 /// What [`EngineBuilder::build`] does when the store was indexed by another embedder.
@@ -88,6 +89,13 @@ impl EngineBuilder {
         self
     }
 
+    /// Reads the time from `clock` (recency in recall, access times) instead of the system
+    /// clock. Give the store the same clock.
+    pub fn clock(mut self, clock: Arc<dyn Clock>) -> Self {
+        self.clock = clock;
+        self
+    }
+
     /// The engine. With an embedder, checks that the store was indexed by the same model
     /// (and records the model in a store that has none yet).
     pub fn build(self) -> Result<Engine> {
@@ -106,6 +114,7 @@ impl EngineBuilder {
             observers: self.observers.into(),
             embedder,
             recall: Arc::new(self.recall),
+            clock: self.clock,
         };
         engine.check_model(on_mismatch)?;
         Ok(engine)
@@ -137,6 +146,7 @@ pub struct Engine {
     access: Arc<AccessRecorder>,
     /// Whether the store answers full-text search from an index (read once, not per recall).
     native_text: bool,
+    clock: Arc<dyn Clock>,
 }
 
 /// How much a namespace holds.
@@ -173,6 +183,7 @@ impl Engine {
             embedder: EmbedderChoice::Builtin,
             recall: RecallConfig::default(),
             on_mismatch: OnModelMismatch::default(),
+            clock: Arc::new(SystemClock),
         }
     }
 
@@ -305,7 +316,7 @@ impl Engine {
         put.partition.tenant = self.tenant.clone();
         if let Some(existing) = self.duplicate_of(&put)? {
             self.store
-                .touch(&self.tenant, &[existing.id], Timestamp::now())?;
+                .touch(&self.tenant, &[existing.id], self.clock.now())?;
             self.emit(Event::Write {
                 partition: existing.partition.clone(),
                 key: existing.key.clone(),
@@ -329,6 +340,64 @@ impl Engine {
         });
         debug!(id = %w.memory.id, status = ?w.status, "written");
         Ok(w)
+    }
+
+    /// Changes fields of one memory atomically, the only way a stored memory is updated
+    /// (REST `PATCH`, the MCP `update` tool and the CLI all come here). The locator's
+    /// tenant is replaced by the engine's.
+    ///
+    /// When the text changes and the engine has an embedder, the new text is embedded and
+    /// the update is made conditional on the version that text was read from; if another
+    /// writer got in between (and the caller set no `expected_version`), it is read and
+    /// embedded again. With `expected_version`, a stale version is
+    /// [`Error::Conflict`]; an absent memory is [`Error::NotFound`].
+    pub fn update(&self, mut req: UpdateRequest) -> Result<Memory> {
+        req.at = self.confine(&req.at);
+        req.validate()?;
+        let _span = info_span!("memory.update").entered();
+        let given = req.expected_version;
+        let mut attempts = 0;
+        let m = loop {
+            if req.patch.changes_text()
+                && let Some(embedder) = &self.embedder
+            {
+                let current = self
+                    .store
+                    .get(&req.at)?
+                    .ok_or_else(|| Error::NotFound(describe(&req.at)))?;
+                let content = req
+                    .patch
+                    .content
+                    .clone()
+                    .unwrap_or_else(|| current.content.clone());
+                let mut put = Put::new(
+                    current.partition.clone(),
+                    current.writer_key().cloned(),
+                    content,
+                );
+                put.context = match &req.patch.context {
+                    Some(c) => c.clone(),
+                    None => current.context.clone(),
+                };
+                self.embed_puts(std::slice::from_mut(&mut put))?;
+                req.patch.embedding = put.embedding.map(|v| (embedder.id().to_owned(), v));
+                req.expected_version = Some(given.unwrap_or(current.version));
+            }
+            match self.store.update(&req) {
+                Err(e) if e.kind() == ErrorKind::Conflict && given.is_none() && attempts < 8 => {
+                    attempts += 1;
+                }
+                other => break other?,
+            }
+        };
+        self.emit(Event::Write {
+            partition: m.partition.clone(),
+            key: m.key.clone(),
+            bytes: m.text().len(),
+            status: WriteStatus::Updated,
+        });
+        debug!(id = %m.id, version = m.version, "updated");
+        Ok(m)
     }
 
     /// Writes many memories in one batch (one transaction where the store has them).
@@ -508,7 +577,7 @@ impl Engine {
                         .map(|m| {
                             let mut put = Put::new(
                                 m.partition.clone(),
-                                Some(m.key.clone()),
+                                m.writer_key().cloned(),
                                 m.content.clone(),
                             );
                             put.context = m.context.clone();
@@ -578,7 +647,9 @@ impl Engine {
         if todo.is_empty() {
             return Ok(());
         }
-        // The content (and key), plus each context at a lower weight: one batch.
+        // The content (and the key, when the writer gave one: an id is noise to a model),
+        // plus each context at a lower weight: one batch. This is the one definition of
+        // what a memory's vector describes.
         let mut texts: Vec<String> = todo
             .iter()
             .map(|&i| puts[i].index_text().into_owned())
@@ -643,7 +714,7 @@ impl Engine {
             info_span!("memory.search", namespace = %req.namespace, limit = req.limit).entered();
         let config = &*self.recall;
         let n = config.candidates.max(req.limit);
-        let now = muisti_core::Timestamp::now();
+        let now = self.clock.now();
         let (mode, mut hits) = match req.mode {
             RecallMode::Overlap => {
                 let all = list_all(&*self.store, &partition, &req.filter)?;
@@ -716,10 +787,17 @@ impl Engine {
         let Some(m) = self.get_by_id(id)? else {
             return Err(Error::NotFound(format!("memory {id}")));
         };
-        let Some(embedder) = &self.embedder else {
+        if self.embedder.is_none() {
             return Err(Error::invalid("embedder", "find_similar needs an embedder"));
-        };
-        let q = embedder.embed_one(&m.index_text()).map_err(embed_err)?;
+        }
+        let mut put = Put::new(
+            m.partition.clone(),
+            m.writer_key().cloned(),
+            m.content.clone(),
+        );
+        put.context = m.context.clone();
+        self.embed_puts(std::slice::from_mut(&mut put))?;
+        let q = put.embedding.unwrap_or_default();
         let vq = muisti_core::VectorQuery {
             partition: m.partition.clone(),
             vector: q,
@@ -735,12 +813,7 @@ impl Engine {
         let fused = recall::fuse(Fusion::Rrf { k: 60.0 }, &[], &found);
         let ids: Vec<MemoryId> = found.iter().map(|s| s.id).collect();
         let candidates = self.store.get_many(&self.tenant, &ids)?;
-        let mut hits = recall::rescore(
-            &self.recall,
-            candidates,
-            fused,
-            muisti_core::Timestamp::now(),
-        );
+        let mut hits = recall::rescore(&self.recall, candidates, fused, self.clock.now());
         hits.truncate(limit);
         Ok(hits)
     }
@@ -776,5 +849,13 @@ impl Engine {
             namespaces,
             total,
         })
+    }
+}
+
+/// How a locator reads in a message (no stored values).
+fn describe(at: &Locator) -> String {
+    match at {
+        Locator::Key { partition, key } => format!("memory {key:?} in {}", partition.namespace),
+        Locator::Id { id, .. } => format!("memory {id}"),
     }
 }

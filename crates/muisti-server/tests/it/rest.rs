@@ -78,6 +78,93 @@ fn memories_create_get_update_list_delete() {
 }
 
 #[test]
+fn conditional_updates_by_version_etag_and_if_match() {
+    let s = TestServer::open();
+    let r = raw(
+        "POST",
+        &s.url("/v1/memories"),
+        &[JSON],
+        Some(r#"{"content":"versioned","user_id":"u"}"#),
+    );
+    assert_eq!(r.status, 201);
+    assert_eq!(r.body["version"], 1);
+    assert_eq!(r.header("etag"), Some("\"1\""));
+    let id = r.body["id"].as_str().expect("id").to_owned();
+    let url = s.url(&format!("/v1/memories/{id}"));
+    let got = raw("GET", &url, &[], None);
+    assert_eq!(got.header("etag"), Some("\"1\""));
+
+    // Body condition: the fresh version applies, the same again is stale.
+    let fresh = raw(
+        "PATCH",
+        &url,
+        &[JSON],
+        Some(r#"{"content":"v2","expected_version":1}"#),
+    );
+    assert_eq!(
+        (fresh.status, fresh.body["version"].as_u64()),
+        (200, Some(2))
+    );
+    assert_eq!(fresh.header("etag"), Some("\"2\""));
+    let stale = raw(
+        "PATCH",
+        &url,
+        &[JSON],
+        Some(r#"{"content":"v3","expected_version":1}"#),
+    );
+    assert_eq!((stale.status, stale.code()), (409, "conflict"));
+
+    // Header condition, as an HTTP client sends back the ETag it read.
+    let stale = raw(
+        "PATCH",
+        &url,
+        &[JSON, ("if-match", "\"1\"")],
+        Some(r#"{"content":"v3"}"#),
+    );
+    assert_eq!((stale.status, stale.code()), (409, "conflict"));
+    let fresh = raw(
+        "PATCH",
+        &url,
+        &[JSON, ("if-match", "\"2\"")],
+        Some(r#"{"user_id":"v","state":"archived"}"#),
+    );
+    assert_eq!(fresh.status, 200);
+    assert_eq!(
+        (fresh.body["user_id"].as_str(), fresh.body["state"].as_str()),
+        (Some("v"), Some("archived"))
+    );
+    let any = raw(
+        "PATCH",
+        &url,
+        &[JSON, ("if-match", "*")],
+        Some(r#"{"state":"active"}"#),
+    );
+    assert_eq!((any.status, any.body["version"].as_u64()), (200, Some(4)));
+    let bad = raw(
+        "PATCH",
+        &url,
+        &[JSON, ("if-match", "soon")],
+        Some(r#"{"content":"x"}"#),
+    );
+    assert_eq!((bad.status, bad.code()), (422, "invalid_input"));
+    let both = raw(
+        "PATCH",
+        &url,
+        &[JSON, ("if-match", "\"4\"")],
+        Some(r#"{"content":"x","expected_version":3}"#),
+    );
+    assert_eq!((both.status, both.code()), (422, "invalid_input"));
+    let state = raw("PATCH", &url, &[JSON], Some(r#"{"state":"superseded"}"#));
+    assert_eq!((state.status, state.code()), (422, "invalid_input"));
+    // Nothing refused changed anything.
+    let got = raw("GET", &url, &[], None);
+    assert_eq!(
+        (got.body["content"].as_str(), got.body["version"].as_u64()),
+        (Some("v2"), Some(4))
+    );
+}
+
+#[test]
 fn create_answers_201_then_200_for_a_replaced_key() {
     let s = TestServer::open();
     let body = r#"{"content": "dark mode", "key": "ui_theme"}"#;

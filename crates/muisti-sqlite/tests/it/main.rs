@@ -70,7 +70,8 @@ fn a_version_1_database_is_migrated_and_its_records_are_searchable() {
     let conn = rusqlite::Connection::open(&path).expect("opens");
     conn.execute_batch(
         "DROP TABLE memories_fts; ALTER TABLE memories DROP COLUMN vector; \
-         ALTER TABLE memories DROP COLUMN context; PRAGMA user_version = 1;",
+         ALTER TABLE memories DROP COLUMN context; ALTER TABLE memories DROP COLUMN version; \
+         PRAGMA user_version = 1;",
     )
     .expect("downgrades");
     drop(conn);
@@ -89,7 +90,15 @@ fn a_version_1_database_is_migrated_and_its_records_are_searchable() {
         .expect("opens")
         .query_row("PRAGMA user_version", [], |r| r.get(0))
         .expect("reads");
-    assert_eq!(version, 2);
+    assert_eq!(version, 3);
+    let m = s
+        .get(&muisti_core::Locator::Id {
+            tenant: muisti_core::Tenant::default(),
+            id,
+        })
+        .expect("reads")
+        .expect("there");
+    assert_eq!(m.version, 1, "records from before versions start at 1");
 }
 
 #[test]

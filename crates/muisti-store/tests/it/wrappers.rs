@@ -3,7 +3,7 @@
 use std::sync::Arc;
 
 use muisti_core::{
-    Filter, Key, Locator, Namespace, Partition, Put, SearchRequest, Store, Tenant, WriteStatus,
+    Filter, Key, Locator, Namespace, Partition, Put, Store, Tenant, TextQuery, WriteStatus,
 };
 use muisti_store::{MemStore, PrivacyStore, RouterStore};
 use serde_json::json;
@@ -110,8 +110,8 @@ fn privacy_drops_writes_and_passes_reads_forget_and_flush() {
         private.get(&at("kept")).expect("reads").map(|m| m.content),
         Some(json!("stored before"))
     );
-    let (_, hits) = private
-        .search(&SearchRequest {
+    let hits = private
+        .text_search(&TextQuery {
             partition: p("default"),
             query: "stored before".into(),
             limit: 5,
@@ -119,6 +119,22 @@ fn privacy_drops_writes_and_passes_reads_forget_and_flush() {
         })
         .expect("searches");
     assert_eq!(hits.len(), 2);
+    // An update is applied and reported, but not stored.
+    let kept = inner.get(&at("kept")).expect("reads").expect("there");
+    let patched = private
+        .update(&muisti_core::UpdateRequest::new(
+            at("kept"),
+            muisti_core::Patch {
+                content: Some(json!("changed")),
+                ..Default::default()
+            },
+        ))
+        .expect("accepted");
+    assert_eq!(
+        (patched.content, patched.version),
+        (json!("changed"), kept.version + 1)
+    );
+    assert_eq!(inner.get(&at("kept")).expect("reads"), Some(kept));
     assert!(private.delete(&at("gone")).expect("deletes"));
     assert!(inner.get(&at("gone")).expect("reads").is_none());
     assert_eq!(private.flush(&p("default")).expect("flushes"), 1);

@@ -356,15 +356,82 @@ fn main() -> ExitCode {
         .with_env_filter(filter)
         .with_writer(std::io::stderr)
         .init();
-    let cli = Cli::parse();
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => return usage_error(&e),
+    };
     match run(cli) {
         Ok(code) => code,
         Err(e) if is_broken_pipe(&e) => ExitCode::SUCCESS,
         Err(e) => {
-            eprintln!("muisti: error: {}", error_line(&e));
-            ExitCode::from(2)
+            let code = exit_code(&e);
+            if code == EXIT_NOT_FOUND {
+                eprintln!("muisti: {}", error_line(&e));
+            } else {
+                eprintln!("muisti: error: {}", error_line(&e));
+            }
+            ExitCode::from(code)
         }
     }
+}
+
+/// Exit code: something asked for does not exist (with one line saying what).
+pub(crate) const EXIT_NOT_FOUND: u8 = 1;
+/// Exit code: bad input or usage (one line).
+pub(crate) const EXIT_USAGE: u8 = 2;
+/// Exit code: the store or the server could not be reached or did not answer.
+pub(crate) const EXIT_UNAVAILABLE: u8 = 3;
+
+/// The exit code of a failed command, decided here only: from the kind of the engine's or
+/// the client's error anywhere in the chain.
+fn exit_code(e: &anyhow::Error) -> u8 {
+    for cause in e.chain() {
+        if let Some(err) = cause.downcast_ref::<muisti::Error>() {
+            return match err.kind() {
+                muisti::ErrorKind::NotFound => EXIT_NOT_FOUND,
+                muisti::ErrorKind::Unavailable => EXIT_UNAVAILABLE,
+                _ => EXIT_USAGE,
+            };
+        }
+        if let Some(err) = cause.downcast_ref::<muisti_client::ClientError>() {
+            return match err {
+                muisti_client::ClientError::Api { status: 404, .. } => EXIT_NOT_FOUND,
+                muisti_client::ClientError::Api { status, .. } if *status >= 500 => {
+                    EXIT_UNAVAILABLE
+                }
+                muisti_client::ClientError::Transport { .. } => EXIT_UNAVAILABLE,
+                _ => EXIT_USAGE,
+            };
+        }
+    }
+    EXIT_USAGE
+}
+
+/// Help and version print as clap prints them; any other argument error is one line on
+/// standard error and exit code 2.
+fn usage_error(e: &clap::Error) -> ExitCode {
+    use clap::error::ErrorKind;
+    if matches!(
+        e.kind(),
+        ErrorKind::DisplayHelp
+            | ErrorKind::DisplayVersion
+            | ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand
+    ) {
+        let _ = e.print();
+        return if e.kind() == ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand {
+            ExitCode::from(EXIT_USAGE)
+        } else {
+            ExitCode::SUCCESS
+        };
+    }
+    let rendered = e.render().to_string();
+    let first = rendered
+        .lines()
+        .find(|l| !l.trim().is_empty())
+        .unwrap_or("invalid arguments");
+    let first = first.strip_prefix("error: ").unwrap_or(first);
+    eprintln!("muisti: error: {first} (see --help)");
+    ExitCode::from(EXIT_USAGE)
 }
 
 /// One line: the error and its causes.
@@ -760,7 +827,8 @@ fn kv(engine: &Engine, command: KvCommand, json: bool) -> Result<ExitCode> {
                 if json {
                     print_json(&Value::Null)?;
                 }
-                Ok(ExitCode::from(1))
+                eprintln!("muisti: not found: key {key:?}");
+                Ok(ExitCode::from(EXIT_NOT_FOUND))
             }
         },
         KvCommand::Forget { key, ns } => {
@@ -768,11 +836,12 @@ fn kv(engine: &Engine, command: KvCommand, json: bool) -> Result<ExitCode> {
             if json {
                 print_json(&serde_json::json!({ "deleted": existed }))?;
             }
-            Ok(if existed {
-                ExitCode::SUCCESS
+            if existed {
+                Ok(ExitCode::SUCCESS)
             } else {
-                ExitCode::from(1)
-            })
+                eprintln!("muisti: not found: key {key:?}");
+                Ok(ExitCode::from(EXIT_NOT_FOUND))
+            }
         }
         KvCommand::Has { key, ns } => {
             let has = engine.kv_has(&ns.get()?, &key)?;

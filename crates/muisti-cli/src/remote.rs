@@ -88,7 +88,7 @@ pub(crate) fn run(cli: Cli) -> Result<ExitCode> {
                 session_id: a.filter.owner.session_id,
                 category: a.filter.category,
                 scope: a.filter.scope,
-                tag: a.filter.tags.into_iter().next(),
+                tag: a.filter.tags,
                 cursor: a.after,
                 limit: Some(a.limit),
             })?;
@@ -214,13 +214,26 @@ fn kv(client: &Client, command: KvCommand, json: bool) -> Result<ExitCode> {
                 }
                 Ok(ExitCode::SUCCESS)
             }
-            None => Ok(ExitCode::from(1)),
+            None => {
+                if json {
+                    print_json(&Value::Null)?;
+                }
+                eprintln!("muisti: not found: key {key:?}");
+                Ok(ExitCode::from(crate::EXIT_NOT_FOUND))
+            }
         },
-        KvCommand::Forget { key, ns } => Ok(if client.kv_forget(&ns.namespace, &key)? {
-            ExitCode::SUCCESS
-        } else {
-            ExitCode::from(1)
-        }),
+        KvCommand::Forget { key, ns } => {
+            let existed = client.kv_forget(&ns.namespace, &key)?;
+            if json {
+                print_json(&serde_json::json!({ "deleted": existed }))?;
+            }
+            if existed {
+                Ok(ExitCode::SUCCESS)
+            } else {
+                eprintln!("muisti: not found: key {key:?}");
+                Ok(ExitCode::from(crate::EXIT_NOT_FOUND))
+            }
+        }
         KvCommand::Has { key, ns } => {
             let has = client.kv_get(&ns.namespace, &key)?.is_some();
             outln!("{has}")?;

@@ -263,8 +263,9 @@ pub struct ListParams {
     pub category: Option<String>,
     /// Only this scope.
     pub scope: Option<String>,
-    /// Only memories with this tag.
-    pub tag: Option<String>,
+    /// Only memories with every one of these tags (repeat the parameter: `tag=a&tag=b`).
+    #[serde(default)]
+    pub tag: Vec<String>,
     /// The `next_cursor` of the previous page.
     pub cursor: Option<String>,
     /// Page size (default 100, at most 1,000).

@@ -135,13 +135,13 @@ impl ListParams {
             ("session_id", self.session_id.as_deref()),
             ("category", self.category.as_deref()),
             ("scope", self.scope.as_deref()),
-            ("tag", self.tag.as_deref()),
             ("cursor", self.cursor.as_deref()),
             ("limit", limit.as_deref()),
         ];
         let q: Vec<String> = pairs
             .iter()
             .filter_map(|(k, v)| v.map(|v| format!("{k}={}", encode(v))))
+            .chain(self.tag.iter().map(|t| format!("tag={}", encode(t))))
             .collect();
         if q.is_empty() {
             String::new()
@@ -484,6 +484,11 @@ mod tests {
             ..ListParams::default()
         };
         assert_eq!(p.query(), "?user_id=u%201&limit=5");
+        let p = ListParams {
+            tag: vec!["a".into(), "b c".into()],
+            ..ListParams::default()
+        };
+        assert_eq!(p.query(), "?tag=a&tag=b%20c");
         assert_eq!(ListParams::default().query(), "");
     }
 

@@ -289,7 +289,7 @@ pub fn list(engine: &Engine, p: api::ListParams) -> Result<api::MemoryPage> {
         agent_id: p.agent_id,
         category: p.category,
         scope: p.scope,
-        tags: p.tag.into_iter().collect(),
+        tags: p.tag,
         ..api::Filters::default()
     };
     let query = ListQuery {

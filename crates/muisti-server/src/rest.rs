@@ -71,6 +71,28 @@ impl<S: Send + Sync, T: DeserializeOwned> FromRequestParts<S> for ApiQuery<T> {
     }
 }
 
+/// The query of `GET /v1/memories`: [`api::ListParams`] with `tag` repeatable (every tag
+/// given must be on a memory); anything else unknown or unparseable is 400.
+pub struct ListQueryParams(pub api::ListParams);
+
+impl<S: Send + Sync> FromRequestParts<S> for ListQueryParams {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, _: &S) -> Result<Self, ApiError> {
+        let query = parts.uri.query().unwrap_or("");
+        let pairs: Vec<(String, String)> = serde_urlencoded::from_str(query)
+            .map_err(|e| ApiError::bad_request(format!("query: {e}")))?;
+        let (tags, rest): (Vec<_>, Vec<_>) = pairs.into_iter().partition(|(k, _)| k == "tag");
+        let rest = serde_urlencoded::to_string(&rest)
+            .map_err(|e| ApiError::bad_request(format!("query: {e}")))?;
+        let mut params: api::ListParams = serde_urlencoded::from_str(&rest).map_err(|e| {
+            ApiError::bad_request(format!("Failed to deserialize query string: {e}"))
+        })?;
+        params.tag = tags.into_iter().map(|(_, v)| v).collect();
+        Ok(ListQueryParams(params))
+    }
+}
+
 impl<S: Send + Sync> FromRequestParts<S> for Caller {
     type Rejection = ApiError;
 
@@ -248,7 +270,7 @@ pub async fn delete_memory(
 pub async fn list_memories(
     State(s): State<AppState>,
     caller: Caller,
-    ApiQuery(params): ApiQuery<api::ListParams>,
+    ListQueryParams(params): ListQueryParams,
 ) -> ApiResult<Json<api::MemoryPage>> {
     run(&s, &caller, move |e| ops::list(&e, params))
         .await

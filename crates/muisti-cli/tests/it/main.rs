@@ -240,7 +240,7 @@ fn unreachable_redis_names_the_url_without_password() {
             "k",
         ],
     );
-    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(out.status.code(), Some(3), "unavailable");
     let err = stderr(&out);
     assert!(err.contains("redis://:***@127.0.0.1:1/0"), "{err}");
     assert!(!err.contains("hunter2"), "{err}");

@@ -418,3 +418,66 @@ fn the_openapi_document_validates_as_3_1() {
         "docs/openapi.json matches the code"
     );
 }
+
+/// The same commands locally and through `--server`: every tag filters, missing things exit
+/// 1 with one line, bad input exits 2 with one line.
+#[test]
+fn local_and_server_modes_agree_on_filters_and_exit_codes() {
+    let home = tempfile::tempdir().expect("temp dir");
+    let h = home.path();
+    for (content, tags) in [
+        ("alpha only", &["a"][..]),
+        ("alpha and beta", &["a", "b"]),
+        ("beta only", &["b"]),
+    ] {
+        let mut args = vec!["remember", content];
+        for t in tags {
+            args.extend(["--tag", t]);
+        }
+        ok(muisti(h, &args));
+    }
+    let s = serve(h, &[]);
+    let modes: [Vec<&str>; 2] = [vec![], vec!["--server", s.base.as_str()]];
+    for mode in &modes {
+        let run = |args: &[&str]| {
+            let mut all = mode.clone();
+            all.extend_from_slice(args);
+            muisti(h, &all)
+        };
+        let listed: Value =
+            serde_json::from_str(&ok(run(&["list", "--tag", "a", "--tag", "b", "--json"])))
+                .expect("json");
+        let contents: Vec<&str> = listed["items"]
+            .as_array()
+            .expect("items")
+            .iter()
+            .filter_map(|m| m["content"].as_str())
+            .collect();
+        assert_eq!(contents, ["alpha and beta"], "mode {mode:?}");
+        for (args, code) in [
+            (&["kv", "get", "no-such-key"][..], 1),
+            (&["kv", "forget", "no-such-key"], 1),
+            (&["get", "no-such-key"], 1),
+            (&["remember", "x", "--ttl", "-5"], 2),
+            (&["list", "--no-such-flag"], 2),
+        ] {
+            let o = run(args);
+            assert_eq!(
+                o.status.code(),
+                Some(code),
+                "{args:?} in mode {mode:?}: {}",
+                stderr(&o)
+            );
+            assert_eq!(stderr(&o).lines().count(), 1, "{args:?}: {}", stderr(&o));
+        }
+    }
+    let o = muisti(h, &["similar", "01ARZ3NDEKTSV4RRFFQ69G5FAV"]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let o = muisti(h, &["--store", "redis://127.0.0.1:1", "stats"]);
+    assert_eq!(
+        o.status.code(),
+        Some(3),
+        "unavailable store: {}",
+        stderr(&o)
+    );
+}

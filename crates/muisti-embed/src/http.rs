@@ -146,8 +146,7 @@ impl HttpEmbedder {
                         .headers()
                         .get("retry-after")
                         .and_then(|v| v.to_str().ok())
-                        .and_then(|v| v.trim().parse::<f64>().ok())
-                        .map(Duration::from_secs_f64);
+                        .and_then(retry_after);
                     let text = resp
                         .body_mut()
                         .read_to_string()
@@ -160,9 +159,9 @@ impl HttpEmbedder {
                             );
                         }
                         (429 | 500..=599, _) => (retry_after, format!("HTTP {status}")),
-                        (_, Ok(text)) => {
-                            let detail: String = text.chars().take(300).collect();
-                            return Err(self.fail(format!("HTTP {status}: {detail}"), false));
+                        // The body is not quoted: it can echo the text sent, which is stored data.
+                        (_, Ok(_)) => {
+                            return Err(self.fail(format!("HTTP {status}"), false));
                         }
                         (_, Err(e)) => return Err(e),
                     }
@@ -176,7 +175,7 @@ impl HttpEmbedder {
                 ));
             }
             thread::sleep(retry_after.unwrap_or(delay).min(Duration::from_secs(60)));
-            delay *= 2;
+            delay = delay.saturating_mul(2);
         }
     }
 
@@ -250,5 +249,36 @@ impl Embedder for HttpEmbedder {
             }
         }
         Ok(out)
+    }
+}
+
+/// The wait a `Retry-After` header asks for, in seconds (fractions allowed), at most an
+/// hour; `None` for anything that is not a finite, non-negative number (`-1`, `inf`, a date).
+/// The one reading of the header for every HTTP client of muisti (embedders and the agent's
+/// providers).
+pub fn retry_after(value: &str) -> Option<Duration> {
+    let secs = value.trim().parse::<f64>().ok()?;
+    (secs.is_finite() && secs >= 0.0).then(|| Duration::from_secs_f64(secs.min(3600.0)))
+}
+
+#[cfg(test)]
+mod retry_after_tests {
+    use super::*;
+
+    #[test]
+    fn odd_retry_after_values_never_panic() {
+        assert_eq!(retry_after("2"), Some(Duration::from_secs(2)));
+        assert_eq!(retry_after(" 0.5 "), Some(Duration::from_millis(500)));
+        assert_eq!(retry_after("1e30"), Some(Duration::from_secs(3600)));
+        for bad in [
+            "-1",
+            "inf",
+            "-inf",
+            "NaN",
+            "",
+            "Wed, 21 Oct 2015 07:28:00 GMT",
+        ] {
+            assert_eq!(retry_after(bad), None, "{bad}");
+        }
     }
 }

@@ -22,7 +22,7 @@ mod http;
 mod static_model;
 mod wordpiece;
 
-pub use http::{HttpConfig, HttpEmbedder};
+pub use http::{HttpConfig, HttpEmbedder, retry_after};
 pub use static_model::{BUILTIN_ID, StaticEmbedder};
 pub use wordpiece::WordPiece;
 

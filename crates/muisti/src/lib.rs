@@ -27,7 +27,9 @@ pub use engine::{
     Engine, EngineBuilder, NamespaceStats, OnModelMismatch, ReindexReport, SYSTEM_TENANT, Stats,
 };
 pub use muisti_core::*;
-pub use muisti_embed::{EmbedError, Embedder, HttpConfig, HttpEmbedder, StaticEmbedder};
+pub use muisti_embed::{
+    EmbedError, Embedder, HttpConfig, HttpEmbedder, StaticEmbedder, retry_after,
+};
 pub use muisti_sqlite::SqliteStore;
 pub use muisti_store::{FileStore, MemStore, PrivacyStore, RouterStore};
 pub use open::{DEFAULT_STORE_ENV, default_store_url, embedder_from_spec, open_store, registry};

@@ -97,9 +97,7 @@ impl Transport {
                         .headers()
                         .get("retry-after")
                         .and_then(|v| v.to_str().ok())
-                        .and_then(|v| v.trim().parse::<f64>().ok())
-                        .filter(|s| s.is_finite() && *s >= 0.0)
-                        .map(|s| Duration::from_secs_f64(s.min(3600.0)));
+                        .and_then(muisti::retry_after);
                     let text = resp
                         .body_mut()
                         .with_config()

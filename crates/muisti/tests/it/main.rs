@@ -426,3 +426,97 @@ fn recall_modes_filters_and_similar_on_every_backend() {
         assert!(similar.iter().all(|h| h.memory.id != lisbon.id));
     });
 }
+
+/// Time comes from the clock the engine and store are given: expiry is tested by moving a
+/// manual clock, never by sleeping.
+#[test]
+fn a_manual_clock_drives_expiry_without_sleeping() {
+    let clock = Arc::new(muisti::ManualClock::new(muisti::Timestamp::from_millis(
+        1_700_000_000_000,
+    )));
+    let store = Arc::new(muisti::MemStore::new().with_clock(clock.clone()));
+    let engine = Engine::builder(store)
+        .embedder(None)
+        .clock(clock.clone())
+        .build()
+        .expect("engine");
+    let n = ns("default");
+    engine
+        .kv_set(&n, "k", json!("v"), Some(Ttl::from_secs(10).expect("ttl")))
+        .expect("set");
+    clock.advance(std::time::Duration::from_secs(9));
+    assert_eq!(engine.kv_get(&n, "k").expect("get"), Some(json!("v")));
+    clock.advance(std::time::Duration::from_secs(1));
+    assert_eq!(engine.kv_get(&n, "k").expect("get"), None);
+}
+
+/// `Engine::update` re-embeds changed text, keeps the vector when only other fields change,
+/// and refuses a stale version.
+#[test]
+fn engine_update_re_embeds_and_checks_versions() {
+    on_each_backend(|url, engine| {
+        let n = ns("default");
+        let w = engine
+            .remember(muisti::Put::new(
+                engine.partition(&n),
+                None,
+                "Rex is a labrador",
+            ))
+            .expect("remember");
+        let at = Locator::Id {
+            tenant: engine.tenant().clone(),
+            id: w.memory.id,
+        };
+        let vector = |engine: &Engine| {
+            engine
+                .store()
+                .vectors(&engine.partition(&n), &Filter::default())
+                .expect("vectors")
+                .into_iter()
+                .find(|v| v.id == w.memory.id)
+                .map(|v| v.vector)
+        };
+        let before = vector(&engine).expect("embedded");
+        let m = engine
+            .update(muisti::UpdateRequest::new(
+                at.clone(),
+                muisti::Patch {
+                    importance: Some(0.8),
+                    ..Default::default()
+                },
+            ))
+            .expect("update");
+        assert_eq!(m.version, 2, "{url}");
+        assert_eq!(vector(&engine).as_ref(), Some(&before), "{url}");
+        let m = engine
+            .update(
+                muisti::UpdateRequest::new(
+                    at.clone(),
+                    muisti::Patch {
+                        content: Some(json!("Rex is a poodle who loves the beach")),
+                        ..Default::default()
+                    },
+                )
+                .expecting(Some(2)),
+            )
+            .expect("update");
+        assert_eq!(m.version, 3, "{url}");
+        let after = vector(&engine).expect("re-embedded");
+        assert_ne!(after, before, "{url}");
+        let stale = engine.update(
+            muisti::UpdateRequest::new(
+                at,
+                muisti::Patch {
+                    content: Some(json!("lost")),
+                    ..Default::default()
+                },
+            )
+            .expecting(Some(2)),
+        );
+        assert_eq!(
+            stale.expect_err("stale").kind(),
+            muisti::ErrorKind::Conflict,
+            "{url}"
+        );
+    });
+}

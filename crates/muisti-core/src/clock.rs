@@ -50,11 +50,6 @@ impl ManualClock {
         }
     }
 
-    /// A clock standing at the current system time.
-    pub fn starting_now() -> Self {
-        Self::new(Timestamp::now())
-    }
-
     /// Moves the clock to `at` (backwards too).
     pub fn set(&self, at: Timestamp) {
         self.millis.store(at.as_millis(), Ordering::SeqCst);

@@ -33,6 +33,17 @@ impl Locator {
         }
     }
 
+    /// How the locator reads in a message: `memory <id>` or `memory "<key>" in <namespace>`
+    /// (names only, never stored values).
+    pub fn describe(&self) -> String {
+        match self {
+            Locator::Key { partition, key } => {
+                format!("memory {key:?} in {}", partition.namespace)
+            }
+            Locator::Id { id, .. } => format!("memory {id}"),
+        }
+    }
+
     /// Whether `m` is the record this locator addresses.
     pub fn addresses(&self, m: &Memory) -> bool {
         match self {

@@ -57,11 +57,6 @@ impl Patch {
     pub fn changes_text(&self) -> bool {
         self.content.is_some() || self.context.is_some()
     }
-
-    /// Whether the patch changes nothing.
-    pub fn is_empty(&self) -> bool {
-        *self == Patch::default()
-    }
 }
 
 /// An update of one record: where it is, what changes, and the version it must still have.
@@ -145,14 +140,14 @@ impl UpdateRequest {
     ) -> Result<(Memory, VectorChange)> {
         self.validate()?;
         let Some(old) = existing else {
-            return Err(Error::NotFound(describe(&self.at)));
+            return Err(Error::NotFound(self.at.describe()));
         };
         if let Some(want) = self.expected_version
             && want != old.version
         {
             return Err(Error::Conflict(format!(
                 "{} is at version {}, not {want}",
-                describe(&self.at),
+                self.at.describe(),
                 old.version
             )));
         }
@@ -266,12 +261,5 @@ impl UpdateRequest {
         m.version = old.version.saturating_add(1);
         m.updated_at = now;
         Ok((m, vector))
-    }
-}
-
-fn describe(at: &Locator) -> String {
-    match at {
-        Locator::Key { partition, key } => format!("memory {key:?} in {}", partition.namespace),
-        Locator::Id { id, .. } => format!("memory {id}"),
     }
 }

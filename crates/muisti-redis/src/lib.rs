@@ -537,11 +537,11 @@ impl RedisStore {
         loop {
             let now = self.now();
             let Some((rkey, m)) = self.watch_record(c, &req.at)? else {
-                return Err(Fail::Muisti(
-                    req.apply(None, now, &self.limits)
-                        .err()
-                        .unwrap_or_else(|| Error::NotFound("memory".into())),
-                ));
+                // Nothing there: the one rule answers (not found).
+                return req
+                    .apply(None, now, &self.limits)
+                    .map(|(m, _)| m)
+                    .map_err(Fail::Muisti);
             };
             let (memory, change) = match req.apply(Some(&m), now, &self.limits) {
                 Ok(done) => done,

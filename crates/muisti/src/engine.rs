@@ -364,7 +364,7 @@ impl Engine {
                 let current = self
                     .store
                     .get(&req.at)?
-                    .ok_or_else(|| Error::NotFound(describe(&req.at)))?;
+                    .ok_or_else(|| Error::NotFound(req.at.describe()))?;
                 let content = req
                     .patch
                     .content
@@ -849,13 +849,5 @@ impl Engine {
             namespaces,
             total,
         })
-    }
-}
-
-/// How a locator reads in a message (no stored values).
-fn describe(at: &Locator) -> String {
-    match at {
-        Locator::Key { partition, key } => format!("memory {key:?} in {}", partition.namespace),
-        Locator::Id { id, .. } => format!("memory {id}"),
     }
 }

@@ -45,7 +45,8 @@ pub use name::{
     Key, MAX_KEY_BYTES, MAX_NAME_CHARS, Namespace, Partition, Tenant, check_name, redact_url,
 };
 pub use query::{
-    Filter, Hit, ListQuery, Locator, MAX_PAGE, Page, Scored, SearchMode, TextQuery, VectorQuery,
+    Filter, Filterable, Hit, ListQuery, Locator, MAX_PAGE, Page, RankFields, Scored, SearchMode,
+    TextQuery, VectorQuery,
 };
 pub use store::{
     Capabilities, Health, Store, StoreInfo, StoredVector, WriteStatus, Written,

@@ -3,7 +3,7 @@
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-use crate::{Category, Key, Memory, MemoryId, MemoryScope, Partition, Tenant, Timestamp};
+use crate::{Category, Key, Memory, MemoryId, MemoryScope, Owner, Partition, Tenant, Timestamp};
 
 /// Addresses one record: by key within a partition, or by id within a tenant.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
@@ -90,11 +90,11 @@ pub struct Filter {
 }
 
 impl Filter {
-    /// Whether `m` meets every condition. This is the reference definition of a filter:
-    /// every backend's matcher or SQL agrees with it (the conformance suite checks), and
-    /// each destructures [`Filter`] whole, so a new field fails to compile until every path
-    /// handles it.
-    pub fn matches(&self, m: &Memory) -> bool {
+    /// Whether `m` meets every condition. This is the one definition of a filter: every
+    /// in-memory matcher calls it (a backend's copy of the fields implements [`Filterable`]),
+    /// SQL builders destructure [`Filter`] whole so a new field fails to compile until they
+    /// handle it, and the conformance suite checks every backend against it.
+    pub fn matches<M: Filterable + ?Sized>(&self, m: &M) -> bool {
         fn eq(want: &Option<String>, have: &Option<String>) -> bool {
             want.as_ref().is_none_or(|w| have.as_ref() == Some(w))
         }
@@ -110,16 +110,110 @@ impl Filter {
             created_before,
             content_hash,
         } = self;
-        eq(user_id, &m.owner.user_id)
-            && eq(agent_id, &m.owner.agent_id)
-            && eq(session_id, &m.owner.session_id)
-            && category.as_ref().is_none_or(|c| c == &m.category)
-            && scope.is_none_or(|s| s == m.scope)
-            && tags.iter().all(|t| m.tags.contains(t))
-            && metadata.iter().all(|(k, v)| m.metadata.get(k) == Some(v))
-            && created_after.is_none_or(|t| m.created_at >= t)
-            && created_before.is_none_or(|t| m.created_at < t)
-            && content_hash.as_ref().is_none_or(|h| h == &m.content_hash)
+        let owner = m.owner();
+        eq(user_id, &owner.user_id)
+            && eq(agent_id, &owner.agent_id)
+            && eq(session_id, &owner.session_id)
+            && category.as_ref().is_none_or(|c| c == m.category())
+            && scope.is_none_or(|s| s == m.scope())
+            && tags.iter().all(|t| m.tags().contains(t))
+            && metadata.iter().all(|(k, v)| m.metadata().get(k) == Some(v))
+            && created_after.is_none_or(|t| m.created_at() >= t)
+            && created_before.is_none_or(|t| m.created_at() < t)
+            && content_hash.as_ref().is_none_or(|h| h == m.content_hash())
+    }
+}
+
+/// The fields of a record a [`Filter`] reads. [`Memory`] has them; so does any copy of them
+/// a backend keeps in memory, which then matches through [`Filter::matches`] too.
+pub trait Filterable {
+    /// The owner (user, agent, session).
+    fn owner(&self) -> &Owner;
+    /// The category.
+    fn category(&self) -> &Category;
+    /// The retention scope.
+    fn scope(&self) -> MemoryScope;
+    /// The tags.
+    fn tags(&self) -> &[String];
+    /// The metadata object.
+    fn metadata(&self) -> &Map<String, Value>;
+    /// When it was created.
+    fn created_at(&self) -> Timestamp;
+    /// Its content hash.
+    fn content_hash(&self) -> &str;
+}
+
+impl<T: Filterable + ?Sized> Filterable for &T {
+    fn owner(&self) -> &Owner {
+        (**self).owner()
+    }
+    fn category(&self) -> &Category {
+        (**self).category()
+    }
+    fn scope(&self) -> MemoryScope {
+        (**self).scope()
+    }
+    fn tags(&self) -> &[String] {
+        (**self).tags()
+    }
+    fn metadata(&self) -> &Map<String, Value> {
+        (**self).metadata()
+    }
+    fn created_at(&self) -> Timestamp {
+        (**self).created_at()
+    }
+    fn content_hash(&self) -> &str {
+        (**self).content_hash()
+    }
+}
+
+impl Filterable for Memory {
+    fn owner(&self) -> &Owner {
+        &self.owner
+    }
+    fn category(&self) -> &Category {
+        &self.category
+    }
+    fn scope(&self) -> MemoryScope {
+        self.scope
+    }
+    fn tags(&self) -> &[String] {
+        &self.tags
+    }
+    fn metadata(&self) -> &Map<String, Value> {
+        &self.metadata
+    }
+    fn created_at(&self) -> Timestamp {
+        self.created_at
+    }
+    fn content_hash(&self) -> &str {
+        &self.content_hash
+    }
+}
+
+/// What recall's rescoring reads of a record besides its relevance: recency, access and
+/// importance (see [`Store::rank_fields`](crate::Store::rank_fields)).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct RankFields {
+    /// The record.
+    pub id: MemoryId,
+    /// Its last write (recency is measured from it).
+    pub updated_at: Timestamp,
+    /// How often it was recalled.
+    pub access_count: u64,
+    /// Its importance.
+    pub importance: f32,
+}
+
+impl RankFields {
+    /// The fields of a record.
+    pub fn of(m: &Memory) -> Self {
+        Self {
+            id: m.id,
+            updated_at: m.updated_at,
+            access_count: m.access_count,
+            importance: m.importance,
+        }
     }
 }
 

@@ -3,8 +3,8 @@
 use serde::Serialize;
 
 use crate::{
-    Filter, Limits, ListQuery, Locator, Memory, MemoryId, Namespace, Page, Partition, Put, Result,
-    Scored, Tenant, TextQuery, Timestamp, UpdateRequest, VectorQuery,
+    Filter, Limits, ListQuery, Locator, Memory, MemoryId, Namespace, Page, Partition, Put,
+    RankFields, Result, Scored, Tenant, TextQuery, Timestamp, UpdateRequest, VectorQuery,
     text::{Bm25, nearest},
 };
 
@@ -205,6 +205,19 @@ pub trait Store: Send + Sync {
             }
         }
         Ok(out)
+    }
+
+    /// The rescoring fields of the live records of `partition` with these ids, in the order
+    /// given; absent ids are skipped. Recall reads these for all its candidates and whole
+    /// records only for the hits it returns. The default reads the records; a backend that
+    /// keeps the fields in memory answers from there.
+    fn rank_fields(&self, partition: &Partition, ids: &[MemoryId]) -> Result<Vec<RankFields>> {
+        Ok(self
+            .get_many(&partition.tenant, ids)?
+            .iter()
+            .filter(|m| m.partition == *partition)
+            .map(RankFields::of)
+            .collect())
     }
 }
 

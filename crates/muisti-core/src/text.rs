@@ -307,8 +307,7 @@ impl InvertedIndex {
                 }
             })
             .collect();
-        sort_scored(&mut scored);
-        scored.truncate(limit);
+        top_scored(&mut scored, limit);
         scored
     }
 }
@@ -333,9 +332,22 @@ pub fn idf(n: usize, df: usize) -> f32 {
         .max(1e-6)
 }
 
-/// Sorts best first; ties by id so results are deterministic.
-pub fn sort_scored(v: &mut [Scored]) {
-    v.sort_by(|a, b| b.score.total_cmp(&a.score).then(a.id.cmp(&b.id)));
+/// The order of scored results: best first; ties by id so results are deterministic.
+fn by_score(a: &Scored, b: &Scored) -> std::cmp::Ordering {
+    b.score.total_cmp(&a.score).then(a.id.cmp(&b.id))
+}
+
+/// Keeps the best `limit`, best first (ties by id), without sorting the rest.
+pub fn top_scored(v: &mut Vec<Scored>, limit: usize) {
+    if limit == 0 {
+        v.clear();
+        return;
+    }
+    if v.len() > limit {
+        v.select_nth_unstable_by(limit - 1, by_score);
+        v.truncate(limit);
+    }
+    v.sort_by(by_score);
 }
 
 /// Exact nearest neighbours by dot product (cosine on normalised vectors), best first.
@@ -352,8 +364,7 @@ pub fn nearest<'a>(
             score: dot(v, query),
         })
         .collect();
-    sort_scored(&mut scored);
-    scored.truncate(limit);
+    top_scored(&mut scored, limit);
     scored
 }
 

@@ -1,10 +1,12 @@
-//! An in-memory copy of each partition's vectors and full-text terms, so that nearest-
-//! neighbour and BM25 search do not read every row (or FTS5's postings over the whole table)
-//! on every query. FTS5 stays the durable index, used for filters the cache cannot answer.
+//! An in-memory copy of each partition: for every live record the fields a filter and
+//! recall's rescoring read, its vector and its full-text terms. Nearest-neighbour search,
+//! BM25 (with the partition's own statistics, whatever the filter) and the rescoring fields
+//! are answered from it; the database stays the durable copy.
 //!
-//! Consistency: this process's writes invalidate the partitions they touch (after commit);
-//! commits by other connections or processes show in `PRAGMA data_version` and invalidate
-//! everything. A load that raced an invalidation is not kept (generation check).
+//! Consistency: this process's writes invalidate the partitions they touch (after commit),
+//! and its access counts are added to the copy as they are committed; commits by other
+//! connections or processes show in `PRAGMA data_version` and invalidate everything. A load
+//! that raced an invalidation or an access count is not kept (generation check).
 
 use std::{
     collections::HashMap,
@@ -17,16 +19,19 @@ use std::{
 use hnsw_rs::prelude::{DistDot, Hnsw};
 
 use muisti_core::{
-    Filter, MemoryId, Owner, Partition, Scored, Timestamp,
+    Category, Filter, Filterable, MemoryId, MemoryScope, Owner, Partition, RankFields, Scored,
+    Tenant, Timestamp,
     text::{self, CONTEXT_WEIGHT},
 };
+use serde_json::{Map, Value};
 
-/// One partition in memory: for each record the fields simple filters look at, its vector
-/// (stored contiguously) and its full-text terms (an inverted index). Rows are indexed by
-/// user.
+/// One partition in memory: for each record the fields filters and rescoring read, its
+/// vector (stored contiguously) and its full-text terms. Rows are indexed by id and by user.
 #[derive(Default)]
 pub(crate) struct PartitionCache {
     rows: Vec<CachedRow>,
+    /// Id → row.
+    index: HashMap<MemoryId, u32>,
     dim: usize,
     /// Vectors quantised to `i8` (`dim` values each, in the order of `vector_of`): a quarter
     /// of the memory of `f32`, with `scales` to undo the quantisation.
@@ -58,13 +63,45 @@ pub(crate) struct PartitionCache {
 /// The default [`PartitionCache`] ANN threshold.
 pub(crate) const ANN_THRESHOLD: usize = 20_000;
 
+/// What the copy keeps of a record besides its vector and terms.
 pub(crate) struct CachedRow {
     pub(crate) id: MemoryId,
     pub(crate) owner: Owner,
-    pub(crate) category: String,
-    pub(crate) scope: String,
-    pub(crate) created_at: i64,
+    pub(crate) category: Category,
+    pub(crate) scope: MemoryScope,
+    pub(crate) tags: Vec<String>,
+    pub(crate) metadata: Map<String, Value>,
+    pub(crate) content_hash: String,
+    pub(crate) created_at: Timestamp,
+    pub(crate) updated_at: Timestamp,
+    pub(crate) importance: f32,
     pub(crate) expires_at: Option<i64>,
+    /// The stored count plus the accesses this process committed since the load.
+    pub(crate) access_count: AtomicU64,
+}
+
+impl Filterable for CachedRow {
+    fn owner(&self) -> &Owner {
+        &self.owner
+    }
+    fn category(&self) -> &Category {
+        &self.category
+    }
+    fn scope(&self) -> MemoryScope {
+        self.scope
+    }
+    fn tags(&self) -> &[String] {
+        &self.tags
+    }
+    fn metadata(&self) -> &Map<String, Value> {
+        &self.metadata
+    }
+    fn created_at(&self) -> Timestamp {
+        self.created_at
+    }
+    fn content_hash(&self) -> &str {
+        &self.content_hash
+    }
 }
 
 impl PartitionCache {
@@ -124,6 +161,7 @@ impl PartitionCache {
         context_terms: Option<&str>,
     ) {
         let i = self.rows.len() as u32;
+        self.index.insert(row.id, i);
         if let Some(u) = &row.owner.user_id {
             self.by_user.entry(u.clone()).or_default().push(i);
         }
@@ -166,7 +204,34 @@ impl PartitionCache {
 
     fn live(&self, i: usize, filter: &Filter, now: i64) -> bool {
         let r = &self.rows[i];
-        r.expires_at.is_none_or(|t| t > now) && matches(filter, r)
+        r.expires_at.is_none_or(|t| t > now) && filter.matches(r)
+    }
+
+    /// The rescoring fields of the live rows with these ids, in the order given.
+    pub(crate) fn rank_fields(&self, ids: &[MemoryId], now: Timestamp) -> Vec<RankFields> {
+        let now = now.as_millis();
+        ids.iter()
+            .filter_map(|id| {
+                let r = &self.rows[*self.index.get(id)? as usize];
+                r.expires_at.is_none_or(|t| t > now).then(|| RankFields {
+                    id: r.id,
+                    updated_at: r.updated_at,
+                    access_count: r.access_count.load(Ordering::Relaxed),
+                    importance: r.importance,
+                })
+            })
+            .collect()
+    }
+
+    /// Adds one access to each of these ids that is in this partition.
+    fn count_access(&self, ids: &[MemoryId]) {
+        for id in ids {
+            if let Some(&i) = self.index.get(id) {
+                self.rows[i as usize]
+                    .access_count
+                    .fetch_add(1, Ordering::Relaxed);
+            }
+        }
     }
 
     /// The rows a filter can match: the user's, or all. Check them against [`rest_of`] the
@@ -184,8 +249,7 @@ impl PartitionCache {
         }
     }
 
-    /// Nearest rows that pass a filter answerable from the cached fields (see
-    /// [`answerable`]) and are live at `now`. Exact while the rows in scope are fewer than
+    /// Nearest rows that pass a filter and are live at `now`. Exact while the rows in scope are fewer than
     /// the ANN threshold; above it, through the HNSW graph once built (the first such query
     /// starts building it in the background and is answered exactly meanwhile).
     pub(crate) fn nearest(
@@ -239,8 +303,7 @@ impl PartitionCache {
                 })
             })
             .collect();
-        text::sort_scored(&mut scored);
-        scored.truncate(limit);
+        text::top_scored(&mut scored, limit);
         scored
     }
 
@@ -279,8 +342,7 @@ impl PartitionCache {
         if scored.len() < limit {
             return None;
         }
-        text::sort_scored(&mut scored);
-        scored.truncate(limit);
+        text::top_scored(&mut scored, limit);
         self.ann_searches.fetch_add(1, Ordering::Relaxed);
         Some(scored)
     }
@@ -312,36 +374,45 @@ impl PartitionCache {
             .enumerate()
             .filter_map(|(k, t)| self.term_ids.get(t).map(|&id| (id, k)))
             .collect();
-        let mut df = vec![0usize; terms.len()];
-        let mut matched: Vec<(usize, Vec<f32>)> = Vec::new();
+        if wanted.is_empty() {
+            return Vec::new();
+        }
+        let width = terms.len();
+        let mut df = vec![0usize; width];
+        // The matching rows, and their term frequencies `width` at a time.
+        let mut matched: Vec<usize> = Vec::new();
+        let mut tfs: Vec<f32> = Vec::new();
         for i in self.scope(filter) {
             if !self.live(i, &rest, now) {
                 continue;
             }
             let own = &self.terms[self.term_start[i] as usize..self.term_start[i + 1] as usize];
-            let mut tf: Option<Vec<f32>> = None;
+            let mut found = false;
             for &(id, k) in &wanted {
                 if let Ok(j) = own.binary_search_by_key(&id, |(t, _)| *t) {
+                    if !found {
+                        found = true;
+                        matched.push(i);
+                        tfs.resize(tfs.len() + width, 0.0);
+                    }
                     df[k] += 1;
-                    tf.get_or_insert_with(|| vec![0.0; terms.len()])[k] = own[j].1;
+                    let base = tfs.len() - width;
+                    tfs[base + k] = own[j].1;
                 }
-            }
-            if let Some(tf) = tf {
-                matched.push((i, tf));
             }
         }
         let idf: Vec<f32> = df.iter().map(|&d| text::idf(n_docs, d)).collect();
         let bm25 = text::Bm25::default();
         let avgdl = total_len as f32 / n_docs as f32;
         let mut scored: Vec<Scored> = matched
-            .into_iter()
-            .map(|(i, f)| Scored {
+            .iter()
+            .zip(tfs.chunks_exact(width))
+            .map(|(&i, f)| Scored {
                 id: self.rows[i].id,
-                score: bm25.score(&idf, &f, self.lengths[i] as usize, avgdl),
+                score: bm25.score(&idf, f, self.lengths[i] as usize, avgdl),
             })
             .collect();
-        text::sort_scored(&mut scored);
-        scored.truncate(limit);
+        text::top_scored(&mut scored, limit);
         scored
     }
 }
@@ -408,26 +479,6 @@ fn rest_of(filter: &Filter) -> std::borrow::Cow<'_, Filter> {
     }
 }
 
-/// Whether the cache can apply this filter (tags and metadata need the full record).
-pub(crate) fn answerable(filter: &Filter) -> bool {
-    filter.tags.is_empty() && filter.metadata.is_empty() && filter.content_hash.is_none()
-}
-
-fn matches(f: &Filter, r: &CachedRow) -> bool {
-    fn eq(want: &Option<String>, have: &Option<String>) -> bool {
-        want.as_ref().is_none_or(|w| have.as_ref() == Some(w))
-    }
-    eq(&f.user_id, &r.owner.user_id)
-        && eq(&f.agent_id, &r.owner.agent_id)
-        && eq(&f.session_id, &r.owner.session_id)
-        && f.category.as_ref().is_none_or(|c| c.as_str() == r.category)
-        && f.scope.is_none_or(|s| s.as_str() == r.scope)
-        && f.created_after
-            .is_none_or(|t| r.created_at >= t.as_millis())
-        && f.created_before
-            .is_none_or(|t| r.created_at < t.as_millis())
-}
-
 #[derive(Default)]
 struct State {
     /// `PRAGMA data_version` of the writer connection when the cache was last validated.
@@ -459,6 +510,22 @@ impl PartitionCaches {
         let mut s = self.lock();
         s.generation += 1;
         s.parts.clear();
+    }
+
+    /// Adds one access to each id in the tenant's loaded copies (after the accesses were
+    /// committed); a copy being loaded meanwhile is not kept, as it may have read the
+    /// counts before the commit.
+    pub(crate) fn count_access(&self, tenant: &Tenant, ids: &[MemoryId]) {
+        let mut s = self.lock();
+        s.generation += 1;
+        for part in s
+            .parts
+            .iter()
+            .filter(|(p, _)| &p.tenant == tenant)
+            .map(|(_, c)| c)
+        {
+            part.count_access(ids);
+        }
     }
 
     /// The partition's copy, if loaded.

@@ -26,36 +26,54 @@ use std::{
 
 use cache::{CachedRow, PartitionCache, PartitionCaches};
 use muisti_core::{
-    Capabilities, Clock, Error, Filter, Health, Limits, ListQuery, Locator, Memory, MemoryId,
-    Namespace, Owner, Page, Partition, Put, Result, Scored, Store, StoreInfo, StoredVector,
-    SystemClock, Tenant, TextQuery, Timestamp, UpdateRequest, VectorChange, VectorQuery,
-    WriteStatus, Written,
-    text::{CONTEXT_WEIGHT, query_terms, token_string, vector_from_bytes, vector_to_bytes},
+    Capabilities, Category, Clock, Error, Filter, Health, Limits, ListQuery, Locator, Memory,
+    MemoryId, MemoryScope, Namespace, Owner, Page, Partition, Put, RankFields, Result, Scored,
+    Store, StoreInfo, StoredVector, SystemClock, Tenant, TextQuery, Timestamp, UpdateRequest,
+    VectorChange, VectorQuery, WriteStatus, Written,
+    text::{query_terms, token_string, vector_from_bytes, vector_to_bytes},
 };
 use rusqlite::{Connection, OpenFlags, OptionalExtension, params, types::Value as SqlValue};
 
 mod cache;
-mod fts;
 mod row;
 
-use fts::{fts_query, owner_term, partition_term, scope_terms};
 use row::{decode, decode_from, write_row};
 
-const SCHEMA_VERSION: i64 = 3;
+const SCHEMA_VERSION: i64 = 4;
 /// Migrations: the SQL that takes the schema from version `i` to `i + 1`.
-const MIGRATIONS: [&str; 3] = [
+const MIGRATIONS: [&str; 4] = [
     include_str!("schema.sql"),
     include_str!("schema_v2.sql"),
     include_str!("schema_v3.sql"),
+    include_str!("schema_v4.sql"),
 ];
 const IDLE_READERS: usize = 8;
 
+/// The columns of a record, in the order [`decode`] reads them, with the two access
+/// statistics given as expressions (their stored columns when writing, merged with
+/// `memory_access` when reading).
 macro_rules! columns {
-    () => {
-        "id, tenant, namespace, key, content, content_is_json, category, scope, \
-    user_id, agent_id, session_id, tags, metadata, importance, source, confidence, content_hash, \
-    state, superseded_by, valid_from, valid_until, created_at, updated_at, last_accessed_at, \
-    access_count, expires_at, embedding_model, context, version"
+    ($last_accessed_at:literal, $access_count:literal) => {
+        concat!(
+            "id, tenant, namespace, key, content, content_is_json, category, scope, \
+             user_id, agent_id, session_id, tags, metadata, importance, source, confidence, \
+             content_hash, state, superseded_by, valid_from, valid_until, created_at, updated_at, ",
+            $last_accessed_at,
+            ", ",
+            $access_count,
+            ", expires_at, embedding_model, context, version"
+        )
+    };
+    (read) => {
+        columns!(
+            "COALESCE((SELECT a.last_accessed_at FROM memory_access a \
+             WHERE a.rowid = memories.rowid), last_accessed_at)",
+            "access_count + IFNULL((SELECT a.access_count FROM memory_access a \
+             WHERE a.rowid = memories.rowid), 0)"
+        )
+    };
+    (write) => {
+        columns!("last_accessed_at", "access_count")
     };
 }
 
@@ -65,47 +83,38 @@ macro_rules! live {
     };
 }
 
-const COLUMNS: &str = columns!();
+/// The columns a read selects from `memories` (unaliased: the access statistics refer to
+/// it by name).
+const COLUMNS: &str = columns!(read);
 /// The index of a `rowid` selected right after [`COLUMNS`].
 const ROWID_AFTER_COLUMNS: usize = 29;
 
-/// [`COLUMNS`] with the `m.` alias.
-fn prefixed_columns() -> &'static str {
-    static COLS: std::sync::OnceLock<String> = std::sync::OnceLock::new();
-    COLS.get_or_init(|| {
-        COLUMNS
-            .split(',')
-            .map(|c| format!("m.{}", c.trim()))
-            .collect::<Vec<_>>()
-            .join(", ")
-    })
-}
 const LIVE: &str = live!();
 const GET_BY_KEY: &str = concat!(
     "SELECT ",
-    columns!(),
+    columns!(read),
     " FROM memories WHERE tenant = ? AND namespace = ? AND key = ? AND ",
     live!()
 );
 const GET_BY_ID: &str = concat!(
     "SELECT ",
-    columns!(),
+    columns!(read),
     " FROM memories WHERE id = ? AND tenant = ? AND ",
     live!()
 );
 const GET_FOR_WRITE: &str = concat!(
     "SELECT ",
-    columns!(),
+    columns!(read),
     ", rowid FROM memories WHERE tenant = ? AND namespace = ? AND key = ?"
 );
 const GET_BY_ID_FOR_WRITE: &str = concat!(
     "SELECT ",
-    columns!(),
+    columns!(read),
     ", rowid FROM memories WHERE id = ? AND tenant = ?"
 );
 pub(crate) const INSERT: &str = concat!(
     "INSERT INTO memories (",
-    columns!(),
+    columns!(write),
     ", vector) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, \
      ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25, ?26, ?27, ?28, ?29, ?30)"
 );
@@ -300,9 +309,12 @@ impl SqliteStore {
                     "WITH o AS MATERIALIZED (SELECT rowid AS r FROM memories \
                         WHERE tenant = ? AND namespace = ? ORDER BY user_id, id) \
                      SELECT m.id, m.user_id, m.agent_id, m.session_id, m.category, m.scope, \
-                     m.created_at, m.expires_at, m.vector, f.tokens, f.context \
+                     m.created_at, m.expires_at, m.vector, f.tokens, f.context, m.tags, \
+                     m.metadata, m.content_hash, m.updated_at, m.importance, \
+                     m.access_count + IFNULL(a.access_count, 0) \
                      FROM o CROSS JOIN memories m ON m.rowid = o.r \
-                     CROSS JOIN memories_fts f ON f.rowid = m.rowid",
+                     CROSS JOIN memory_terms f ON f.rowid = m.rowid \
+                     LEFT JOIN memory_access a ON a.rowid = m.rowid",
                 )
                 .map_err(sql_err)?;
             let mut rows = stmt
@@ -318,6 +330,11 @@ impl SqliteStore {
                     location: format!("sqlite row id {id}"),
                     reason: what.to_owned(),
                 };
+                let category: String = r.get(4).map_err(sql_err)?;
+                let scope: String = r.get(5).map_err(sql_err)?;
+                let tags: String = r.get(11).map_err(sql_err)?;
+                let metadata: String = r.get(12).map_err(sql_err)?;
+                let access_count: i64 = r.get(16).map_err(sql_err)?;
                 let row = CachedRow {
                     id: MemoryId::parse(&id).map_err(|_| corrupted("bad id"))?,
                     owner: Owner {
@@ -325,10 +342,17 @@ impl SqliteStore {
                         agent_id: r.get(2).map_err(sql_err)?,
                         session_id: r.get(3).map_err(sql_err)?,
                     },
-                    category: r.get(4).map_err(sql_err)?,
-                    scope: r.get(5).map_err(sql_err)?,
-                    created_at: r.get(6).map_err(sql_err)?,
+                    category: Category::parse(&category).map_err(|_| corrupted("bad category"))?,
+                    scope: MemoryScope::parse(&scope).map_err(|_| corrupted("bad scope"))?,
+                    tags: serde_json::from_str(&tags).map_err(|_| corrupted("bad tags"))?,
+                    metadata: serde_json::from_str(&metadata)
+                        .map_err(|_| corrupted("bad metadata"))?,
+                    content_hash: r.get(13).map_err(sql_err)?,
+                    created_at: Timestamp::from_millis(r.get(6).map_err(sql_err)?),
+                    updated_at: Timestamp::from_millis(r.get(14).map_err(sql_err)?),
+                    importance: r.get::<_, f64>(15).map_err(sql_err)? as f32,
                     expires_at: r.get(7).map_err(sql_err)?,
+                    access_count: u64::try_from(access_count).unwrap_or(0).into(),
                 };
                 let vector = blob
                     .map(|b| vector_from_bytes(&b).ok_or_else(|| corrupted("bad vector")))
@@ -430,7 +454,7 @@ fn backfill_fts(tx: &rusqlite::Transaction<'_>) -> Result<()> {
         })
         .map_err(sql_err)?;
     let mut insert = tx
-        .prepare("INSERT INTO memories_fts (rowid, tokens, context, scope) VALUES (?, ?, ?, ?)")
+        .prepare("INSERT INTO memory_terms (rowid, tokens, context) VALUES (?, ?, ?)")
         .map_err(sql_err)?;
     for row in rows {
         let (rowid, m) = row.map_err(sql_err)?;
@@ -440,7 +464,6 @@ fn backfill_fts(tx: &rusqlite::Transaction<'_>) -> Result<()> {
                 rowid,
                 token_string(&m.index_text()),
                 m.context.as_deref().map(token_string),
-                scope_terms(&m)
             ])
             .map_err(sql_err)?;
     }
@@ -547,52 +570,47 @@ fn update_in(
 }
 
 fn purge_in(tx: &rusqlite::Transaction<'_>, now: i64) -> Result<u64> {
-    tx.prepare_cached(
-        "DELETE FROM memories_fts WHERE rowid IN \
-         (SELECT rowid FROM memories WHERE expires_at IS NOT NULL AND expires_at <= ?)",
-    )
-    .and_then(|mut s| s.execute([now]))
-    .map_err(sql_err)?;
     let mut stmt = tx
         .prepare_cached("DELETE FROM memories WHERE expires_at IS NOT NULL AND expires_at <= ?")
         .map_err(sql_err)?;
     Ok(stmt.execute([now]).map_err(sql_err)? as u64)
 }
 
-/// The SQL conditions for the columns a filter can be checked on in SQL; tags and metadata
-/// are checked in Rust by [`Filter::matches`].
+/// The SQL conditions for the fields a filter can be checked on in SQL; tags and metadata
+/// (JSON columns) are checked in Rust by [`Filter::matches`] when [`needs_rust_filter`].
 fn filter_sql(filter: &Filter, sql: &mut String, args: &mut Vec<SqlValue>) {
-    filter_sql_prefixed(filter, "", sql, args);
-}
-
-/// [`filter_sql`] for a query where the memories table has an alias (`prefix` is `m.`).
-fn filter_sql_prefixed(filter: &Filter, prefix: &str, sql: &mut String, args: &mut Vec<SqlValue>) {
-    let mut eq = |col: &str, v: Option<String>| {
+    let Filter {
+        user_id,
+        agent_id,
+        session_id,
+        category,
+        scope,
+        tags: _,
+        metadata: _,
+        created_after,
+        created_before,
+        content_hash,
+    } = filter;
+    let mut cond = |condition: &str, v: Option<SqlValue>| {
         if let Some(v) = v {
-            sql.push_str(&format!(" AND {prefix}{col} = ?"));
-            args.push(SqlValue::Text(v));
+            sql.push_str(" AND ");
+            sql.push_str(condition);
+            args.push(v);
         }
     };
-    eq("user_id", filter.user_id.clone());
-    eq("agent_id", filter.agent_id.clone());
-    eq("session_id", filter.session_id.clone());
-    eq(
-        "category",
-        filter.category.as_ref().map(|c| c.as_str().to_owned()),
+    let text = |v: Option<&str>| v.map(|v| SqlValue::Text(v.to_owned()));
+    cond("user_id = ?", text(user_id.as_deref()));
+    cond("agent_id = ?", text(agent_id.as_deref()));
+    cond("session_id = ?", text(session_id.as_deref()));
+    cond(
+        "category = ?",
+        text(category.as_ref().map(Category::as_str)),
     );
-    eq("scope", filter.scope.map(|s| s.as_str().to_owned()));
-    if let Some(h) = &filter.content_hash {
-        sql.push_str(&format!(" AND {prefix}content_hash = ?"));
-        args.push(SqlValue::Text(h.clone()));
-    }
-    if let Some(t) = filter.created_after {
-        sql.push_str(&format!(" AND {prefix}created_at >= ?"));
-        args.push(SqlValue::Integer(t.as_millis()));
-    }
-    if let Some(t) = filter.created_before {
-        sql.push_str(&format!(" AND {prefix}created_at < ?"));
-        args.push(SqlValue::Integer(t.as_millis()));
-    }
+    cond("scope = ?", text(scope.map(MemoryScope::as_str)));
+    cond("content_hash = ?", text(content_hash.as_deref()));
+    let millis = |t: Option<Timestamp>| t.map(|t| SqlValue::Integer(t.as_millis()));
+    cond("created_at >= ?", millis(*created_after));
+    cond("created_at < ?", millis(*created_before));
 }
 
 /// Tenant, namespace and the current time: the arguments of a live-partition condition.
@@ -604,8 +622,10 @@ fn partition_args(p: &Partition, now: i64) -> Vec<SqlValue> {
     ]
 }
 
+/// Whether a filter has conditions [`filter_sql`] leaves to [`Filter::matches`].
 fn needs_rust_filter(filter: &Filter) -> bool {
-    !filter.tags.is_empty() || !filter.metadata.is_empty()
+    let Filter { tags, metadata, .. } = filter;
+    !tags.is_empty() || !metadata.is_empty()
 }
 
 impl SqliteStore {
@@ -684,11 +704,6 @@ impl SqliteStore {
                     }),
             }
             .map_err(sql_err)?;
-            if let Some(rowid) = rowid {
-                tx.prepare_cached("DELETE FROM memories_fts WHERE rowid = ?")
-                    .and_then(|mut s| s.execute([rowid]))
-                    .map_err(sql_err)?;
-            }
             Ok(rowid.is_some())
         })
     }
@@ -705,12 +720,6 @@ impl SqliteStore {
                     |r| r.get(0),
                 )
                 .map_err(sql_err)?;
-            tx.execute(
-                "DELETE FROM memories_fts WHERE rowid IN \
-                 (SELECT rowid FROM memories WHERE tenant = ? AND namespace = ?)",
-                params![partition.tenant.as_str(), partition.namespace.as_str()],
-            )
-            .map_err(sql_err)?;
             tx.execute(
                 "DELETE FROM memories WHERE tenant = ? AND namespace = ?",
                 params![partition.tenant.as_str(), partition.namespace.as_str()],
@@ -908,24 +917,25 @@ impl Store for SqliteStore {
         if ids.is_empty() {
             return Ok(());
         }
+        // A small row per record in `memory_access`, not a rewrite of the record.
         self.write(|tx| {
             let mut stmt = tx
-                .prepare_cached(&format!(
-                    "UPDATE memories SET access_count = access_count + 1, last_accessed_at = ? \
-                     WHERE id = ? AND tenant = ? AND {LIVE}"
-                ))
+                .prepare_cached(
+                    "INSERT INTO memory_access (rowid, access_count, last_accessed_at) \
+                     SELECT rowid, 1, ?1 FROM memories WHERE id = ?2 AND tenant = ?3 \
+                     AND (expires_at IS NULL OR expires_at > ?1) \
+                     ON CONFLICT (rowid) DO UPDATE SET access_count = access_count + 1, \
+                     last_accessed_at = excluded.last_accessed_at",
+                )
                 .map_err(sql_err)?;
             for id in ids {
-                stmt.execute(params![
-                    at.as_millis(),
-                    id.to_string(),
-                    tenant.as_str(),
-                    at.as_millis()
-                ])
-                .map_err(sql_err)?;
+                stmt.execute(params![at.as_millis(), id.to_string(), tenant.as_str()])
+                    .map_err(sql_err)?;
             }
             Ok(())
-        })
+        })?;
+        self.cache.count_access(tenant, ids);
+        Ok(())
     }
 
     fn purge_expired(&self) -> Result<u64> {
@@ -989,9 +999,6 @@ impl Store for SqliteStore {
     }
 
     fn vector_search(&self, query: &VectorQuery) -> Result<Vec<Scored>> {
-        if !cache::answerable(&query.filter) {
-            return muisti_core::exact_vector_search(self, query);
-        }
         let part = self.cached(&query.partition)?;
         Ok(part.nearest(&query.filter, &query.vector, query.limit, self.now()))
     }
@@ -1000,29 +1007,23 @@ impl Store for SqliteStore {
         if ids.is_empty() {
             return Ok(Vec::new());
         }
-        let list = serde_json::to_string(&ids.iter().map(ToString::to_string).collect::<Vec<_>>())
-            .map_err(|e| Error::backend("sqlite", e))?;
-        let mut found: std::collections::HashMap<MemoryId, Memory> = self.read(|conn| {
-            // One statement for any number of ids: the ids travel as a JSON array.
-            let mut stmt = conn
-                .prepare_cached(&format!(
-                    "SELECT {} FROM json_each(?) j CROSS JOIN memories m \
-                     ON m.id = j.value WHERE m.tenant = ? \
-                     AND (m.expires_at IS NULL OR m.expires_at > ?)",
-                    prefixed_columns()
-                ))
-                .map_err(sql_err)?;
-            let rows = stmt
-                .query_map(params![list, tenant.as_str(), self.now_ms()], decode)
-                .map_err(sql_err)?;
-            let mut out = std::collections::HashMap::with_capacity(ids.len());
-            for r in rows {
-                let m = r.map_err(sql_err)??;
-                out.insert(m.id, m);
+        let now = self.now_ms();
+        self.read(|conn| {
+            // One point query per id on one connection: a statement over a JSON array of
+            // ids was re-prepared by SQLite on most executions, which cost more.
+            let mut stmt = conn.prepare_cached(GET_BY_ID).map_err(sql_err)?;
+            let mut out = Vec::with_capacity(ids.len());
+            for id in ids {
+                let found = stmt
+                    .query_row(params![id.to_string(), tenant.as_str(), now], decode)
+                    .optional()
+                    .map_err(sql_err)?;
+                if let Some(m) = found {
+                    out.push(m?);
+                }
             }
             Ok(out)
-        })?;
-        Ok(ids.iter().filter_map(|id| found.remove(id)).collect())
+        })
     }
 
     fn vectors(&self, partition: &Partition, filter: &Filter) -> Result<Vec<StoredVector>> {
@@ -1064,103 +1065,16 @@ impl Store for SqliteStore {
     }
 
     fn text_search(&self, query: &TextQuery) -> Result<Vec<Scored>> {
-        if cache::answerable(&query.filter) {
-            let terms = query_terms(&query.query);
-            if terms.is_empty() {
-                return Ok(Vec::new());
-            }
-            let part = self.cached(&query.partition)?;
-            return Ok(part.bm25(&query.filter, &terms, query.limit, self.now()));
-        }
-        let Some(terms) = fts_query(&query.query) else {
+        let terms = query_terms(&query.query);
+        if terms.is_empty() {
             return Ok(Vec::new());
-        };
-        // Narrow the match inside the full-text index to the most selective scope term (the
-        // owner's, else the partition's), so its cost follows that scope's size rather than
-        // the whole table's. The SQL conditions below still decide.
-        let owner = [
-            ('u', &query.filter.user_id),
-            ('s', &query.filter.session_id),
-            ('a', &query.filter.agent_id),
-        ]
-        .into_iter()
-        .find_map(|(kind, v)| v.as_ref().map(|v| owner_term(kind, v)));
-        let scope = owner.unwrap_or_else(|| partition_term(&query.partition));
-        let expr = format!("scope : {scope} AND ({{tokens context}} : ({terms}))");
-        let rust_filter = needs_rust_filter(&query.filter);
-        self.read(|conn| {
-            // 1. The best matches by BM25, from the full-text index alone.
-            // 2. Of those, the rows that pass the SQL conditions (expiry, filters), in one
-            //    statement; tags and metadata are checked on the decoded record.
-            // If too few pass and the first step may have cut more, ask for more.
-            let mut wanted = query.limit + 16;
-            loop {
-                let mut stmt = conn
-                    .prepare_cached(&format!(
-                        "SELECT rowid, bm25(memories_fts, 1.0, {CONTEXT_WEIGHT}, 0.0) AS s \
-                         FROM memories_fts WHERE memories_fts MATCH ? ORDER BY s LIMIT ?"
-                    ))
-                    .map_err(sql_err)?;
-                let ranked: Vec<(i64, f64)> = stmt
-                    .query_map(params![expr, wanted as i64], |r| Ok((r.get(0)?, r.get(1)?)))
-                    .map_err(sql_err)?
-                    .collect::<rusqlite::Result<_>>()
-                    .map_err(sql_err)?;
-                let rowids =
-                    serde_json::to_string(&ranked.iter().map(|(r, _)| *r).collect::<Vec<_>>())
-                        .map_err(|e| Error::backend("sqlite", e))?;
-                let extra = if rust_filter {
-                    format!(", {}", prefixed_columns())
-                } else {
-                    String::new()
-                };
-                let mut sql = format!(
-                    "SELECT m.rowid, m.id{extra} FROM json_each(?) j \
-                     CROSS JOIN memories m ON m.rowid = j.value \
-                     WHERE m.tenant = ? AND m.namespace = ? \
-                     AND (m.expires_at IS NULL OR m.expires_at > ?)"
-                );
-                let mut args = vec![SqlValue::Text(rowids)];
-                args.extend(partition_args(&query.partition, self.now_ms()));
-                filter_sql_prefixed(&query.filter, "m.", &mut sql, &mut args);
-                let mut stmt = conn.prepare_cached(&sql).map_err(sql_err)?;
-                let mut rows = stmt
-                    .query(rusqlite::params_from_iter(args))
-                    .map_err(sql_err)?;
-                let mut passed: std::collections::HashMap<i64, MemoryId> =
-                    std::collections::HashMap::new();
-                while let Some(row) = rows.next().map_err(sql_err)? {
-                    if rust_filter {
-                        let m = decode_from(row, 2).map_err(sql_err)??;
-                        if !query.filter.matches(&m) {
-                            continue;
-                        }
-                    }
-                    let rowid: i64 = row.get(0).map_err(sql_err)?;
-                    let id: String = row.get(1).map_err(sql_err)?;
-                    let id = MemoryId::parse(&id).map_err(|e| Error::Corrupted {
-                        location: format!("sqlite row id {id}"),
-                        reason: e.to_string(),
-                    })?;
-                    passed.insert(rowid, id);
-                }
-                let out: Vec<Scored> = ranked
-                    .iter()
-                    .filter_map(|(rowid, rank)| {
-                        passed.get(rowid).map(|id| Scored {
-                            id: *id,
-                            // FTS5's bm25() is lower-is-better.
-                            score: -*rank as f32,
-                        })
-                    })
-                    .take(query.limit)
-                    .collect();
-                if out.len() >= query.limit || ranked.len() < wanted {
-                    return Ok(out);
-                }
-                wanted *= 4;
-            }
-        })
+        }
+        let part = self.cached(&query.partition)?;
+        Ok(part.bm25(&query.filter, &terms, query.limit, self.now()))
+    }
+
+    fn rank_fields(&self, partition: &Partition, ids: &[MemoryId]) -> Result<Vec<RankFields>> {
+        Ok(self.cached(partition)?.rank_fields(ids, self.now()))
     }
 
     fn health_check(&self) -> Health {

@@ -8,7 +8,7 @@ use muisti_core::{
 use rusqlite::{Row, params};
 use serde_json::Value;
 
-use crate::{INSERT, fts::scope_terms, sql_err};
+use crate::{INSERT, sql_err};
 
 fn ts(v: Option<i64>) -> Option<Timestamp> {
     v.map(Timestamp::from_millis)
@@ -234,21 +234,18 @@ pub(crate) fn write_row(
             let mut all: Vec<&dyn rusqlite::ToSql> = values.to_vec();
             all.push(&rowid);
             stmt.execute(all.as_slice()).map_err(sql_err)?;
-            tx.prepare_cached("DELETE FROM memories_fts WHERE rowid = ?")
-                .and_then(|mut s| s.execute([rowid]))
-                .map_err(sql_err)?;
             rowid
         }
     };
     tx.prepare_cached(
-        "INSERT INTO memories_fts (rowid, tokens, context, scope) VALUES (?, ?, ?, ?)",
+        "INSERT INTO memory_terms (rowid, tokens, context) VALUES (?1, ?2, ?3) \
+         ON CONFLICT (rowid) DO UPDATE SET tokens = ?2, context = ?3",
     )
     .and_then(|mut s| {
         s.execute(params![
             rowid,
             token_string(&m.index_text()),
             m.context.as_deref().map(token_string),
-            scope_terms(m)
         ])
     })
     .map_err(sql_err)?;

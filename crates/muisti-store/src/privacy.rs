@@ -4,8 +4,8 @@ use std::sync::Arc;
 
 use muisti_core::{
     Filter, Health, Limits, ListQuery, Locator, Memory, MemoryId, Namespace, Page, Partition, Put,
-    Result, Scored, Store, StoreInfo, StoredVector, Tenant, TextQuery, Timestamp, UpdateRequest,
-    VectorQuery, WriteStatus, Written,
+    RankFields, Result, Scored, Store, StoreInfo, StoredVector, Tenant, TextQuery, Timestamp,
+    UpdateRequest, VectorQuery, WriteStatus, Written,
 };
 
 /// Wraps a store and silently drops every write (`put`, `put_many`, `update`, `touch`), while reads,
@@ -124,5 +124,9 @@ impl Store for PrivacyStore {
 
     fn get_many(&self, tenant: &Tenant, ids: &[MemoryId]) -> Result<Vec<Memory>> {
         self.inner.get_many(tenant, ids)
+    }
+
+    fn rank_fields(&self, partition: &Partition, ids: &[MemoryId]) -> Result<Vec<RankFields>> {
+        self.inner.rank_fields(partition, ids)
     }
 }

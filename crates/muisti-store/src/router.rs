@@ -4,8 +4,8 @@ use std::{collections::HashMap, sync::Arc};
 
 use muisti_core::{
     Filter, Health, Limits, ListQuery, Locator, Memory, MemoryId, Namespace, Page, Partition, Put,
-    Result, Scored, Store, StoreInfo, StoredVector, Tenant, TextQuery, Timestamp, UpdateRequest,
-    VectorQuery, Written,
+    RankFields, Result, Scored, Store, StoreInfo, StoredVector, Tenant, TextQuery, Timestamp,
+    UpdateRequest, VectorQuery, Written,
 };
 
 /// Routes each namespace to a store: an exact match in `routes`, else `default`.
@@ -247,5 +247,10 @@ impl Store for RouterStore {
             }
         }
         Ok(ids.iter().filter_map(|id| found.remove(id)).collect())
+    }
+
+    fn rank_fields(&self, partition: &Partition, ids: &[MemoryId]) -> Result<Vec<RankFields>> {
+        self.store_for(&partition.namespace)
+            .rank_fields(partition, ids)
     }
 }

@@ -1779,3 +1779,161 @@ pub fn filters_agree_with_the_reference(h: &dyn Harness) {
         assert_eq!(near, want, "vector_search, round {round}, {f:?}");
     }
 }
+
+/// Full-text scores use the statistics of the records the query may return (its partition,
+/// after its filter), whatever the filter: they equal the reference BM25 over exactly those
+/// records, and another tenant's or namespace's data changes none of them.
+pub fn text_scores_ignore_other_partitions(h: &dyn Harness) {
+    let s = h.open();
+    let p = part("default");
+    let mut hash = String::new();
+    for (i, text) in [
+        "the gold customer discount is ten percent",
+        "gold members get free shipping on every order",
+        "our customer support answers in French",
+        "discount codes expire after thirty days",
+        "shipping to Lisbon takes three days",
+    ]
+    .iter()
+    .enumerate()
+    {
+        let mut put = Put::new(p.clone(), None, *text);
+        put.tags = if i % 2 == 0 {
+            vec!["billing".into()]
+        } else {
+            vec!["billing".into(), "logistics".into()]
+        };
+        put.metadata = json!({"team": if i < 3 { "sales" } else { "ops" }})
+            .as_object()
+            .cloned()
+            .unwrap();
+        put.owner.user_id = Some(if i < 4 { "ana" } else { "ben" }.into());
+        let m = s.put(put).unwrap().memory;
+        if i == 1 {
+            hash = m.content_hash.clone();
+        }
+    }
+    let filters = [
+        Filter::default(),
+        Filter {
+            tags: vec!["logistics".into()],
+            ..Filter::default()
+        },
+        Filter {
+            metadata: json!({"team": "sales"}).as_object().cloned().unwrap(),
+            ..Filter::default()
+        },
+        Filter {
+            content_hash: Some(hash),
+            ..Filter::default()
+        },
+        Filter {
+            user_id: Some("ana".into()),
+            tags: vec!["billing".into()],
+            ..Filter::default()
+        },
+    ];
+    let query = "gold customer discount shipping";
+    let scores = |s: &dyn Store| -> Vec<Vec<(MemoryId, f32)>> {
+        filters
+            .iter()
+            .map(|f| {
+                s.text_search(&TextQuery {
+                    partition: p.clone(),
+                    query: query.into(),
+                    filter: f.clone(),
+                    limit: 10,
+                })
+                .unwrap()
+                .into_iter()
+                .map(|h| (h.id, h.score))
+                .collect()
+            })
+            .collect()
+    };
+    let before = scores(&*s);
+    for (f, got) in filters.iter().zip(&before) {
+        let records = list_all(&*s, &p, f).unwrap();
+        let want = muisti_core::text::Bm25::default().rank(
+            records
+                .iter()
+                .map(|m| (m.id, m.index_text(), m.context.as_deref()))
+                .collect::<Vec<_>>()
+                .iter()
+                .map(|(id, t, c)| (*id, t.as_ref(), *c)),
+            query,
+            10,
+        );
+        assert_eq!(got.len(), want.len(), "{f:?}: {got:?} vs {want:?}");
+        for ((id, score), w) in got.iter().zip(&want) {
+            assert!(
+                (score - w.score).abs() <= 1e-4 * w.score.abs().max(1.0),
+                "{f:?}: {id} scored {score}, the reference {} ({})",
+                w.score,
+                w.id
+            );
+        }
+    }
+    // Much more of the same words elsewhere: another tenant, another namespace.
+    let elsewhere = [
+        Partition::new(Tenant::new("other-tenant").unwrap(), ns("default")),
+        part("elsewhere"),
+    ];
+    for q in &elsewhere {
+        let puts: Vec<Put> = (0..40)
+            .map(|i| {
+                let mut put = Put::new(
+                    q.clone(),
+                    None,
+                    format!("gold customer discount {i} shipping shipping"),
+                );
+                put.tags = vec!["billing".into(), "logistics".into()];
+                put.owner.user_id = Some("ana".into());
+                put
+            })
+            .collect();
+        s.put_many(puts).unwrap();
+    }
+    assert_eq!(scores(&*s), before, "other partitions changed a score");
+}
+
+/// `rank_fields` answers what the records hold (after accesses, updates, replacement and
+/// deletion), in the order asked, for live records of the partition only.
+pub fn rank_fields_follow_the_records(h: &dyn Harness) {
+    let s = h.open();
+    let p = part("default");
+    let a = set(&*s, &p, "a", "alpha");
+    let b = set(&*s, &p, "b", "beta");
+    let c = set(&*s, &p, "c", "gamma");
+    let other = set(&*s, &part("elsewhere"), "d", "delta");
+    let ids = [c.id, a.id, b.id, other.id, MemoryId::generate()];
+    // Load whatever a backend keeps in memory, then change the records under it.
+    s.text_search(&TextQuery {
+        partition: p.clone(),
+        query: "alpha".into(),
+        filter: Filter::default(),
+        limit: 5,
+    })
+    .unwrap();
+    s.rank_fields(&p, &ids).unwrap();
+    let t = Timestamp::now();
+    s.touch(&p.tenant, &[a.id, a.id, b.id], t).unwrap();
+    let patch = Patch {
+        importance: Some(0.9),
+        ..Patch::default()
+    };
+    s.update(&UpdateRequest::new(at(&p, "b"), patch)).unwrap();
+    s.delete(&at(&p, "c")).unwrap();
+    let want: Vec<muisti_core::RankFields> = s
+        .get_many(&p.tenant, &[a.id, b.id])
+        .unwrap()
+        .iter()
+        .map(muisti_core::RankFields::of)
+        .collect();
+    assert_eq!(want[0].access_count, 2);
+    assert_eq!(want[1].access_count, 1);
+    assert!((want[1].importance - 0.9).abs() < 1e-6);
+    assert_eq!(s.rank_fields(&p, &ids).unwrap(), want);
+    s.touch(&p.tenant, &[b.id], t).unwrap();
+    assert_eq!(s.rank_fields(&p, &[b.id]).unwrap()[0].access_count, 2);
+}

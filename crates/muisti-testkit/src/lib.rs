@@ -92,7 +92,9 @@ macro_rules! conformance {
             update_moves_state_and_expiry,
             update_vectors_follow_the_text,
             racing_conditional_updates_lose_nothing,
-            filters_agree_with_the_reference
+            filters_agree_with_the_reference,
+            text_scores_ignore_other_partitions,
+            rank_fields_follow_the_records
         );
     };
     (@cases $make:expr; $($case:ident),* $(,)?) => {

@@ -744,13 +744,18 @@ impl Engine {
                 };
                 let fused = recall::fuse(config.fusion, &lexical, &vector);
                 let ids = recall::contenders(config, &fused, req.limit);
-                let candidates = self.store.get_many(&self.tenant, &ids)?;
+                let fields = self.store.rank_fields(&partition, &ids)?;
+                let mut ranked = recall::rescore(config, fields, fused, now);
+                if let Some(min) = req.min_score {
+                    ranked.retain(|h| h.score >= min);
+                }
+                ranked.truncate(req.limit);
                 let mode = if self.native_text {
                     SearchMode::Search
                 } else {
                     SearchMode::Scan
                 };
-                (mode, recall::rescore(config, candidates, fused, now))
+                (mode, self.with_records(ranked)?)
             }
         };
         if let Some(min) = req.min_score {
@@ -812,10 +817,18 @@ impl Engine {
             .collect();
         let fused = recall::fuse(Fusion::Rrf { k: 60.0 }, &[], &found);
         let ids: Vec<MemoryId> = found.iter().map(|s| s.id).collect();
-        let candidates = self.store.get_many(&self.tenant, &ids)?;
-        let mut hits = recall::rescore(&self.recall, candidates, fused, self.clock.now());
-        hits.truncate(limit);
-        Ok(hits)
+        let fields = self.store.rank_fields(&m.partition, &ids)?;
+        let mut ranked = recall::rescore(&self.recall, fields, fused, self.clock.now());
+        ranked.truncate(limit);
+        self.with_records(ranked)
+    }
+
+    /// Reads the records of ranked candidates (only those: the rescoring itself reads
+    /// [`Store::rank_fields`]).
+    fn with_records(&self, ranked: Vec<recall::Ranked>) -> Result<Vec<RecallHit>> {
+        let ids: Vec<MemoryId> = ranked.iter().map(|r| r.id).collect();
+        let read = self.store.get_many(&self.tenant, &ids)?;
+        Ok(recall::with_records(ranked, read))
     }
 
     /// Deletes expired memories now.

@@ -4,7 +4,7 @@
 use std::{collections::HashMap, time::Duration};
 
 use muisti_core::{
-    Filter, Memory, MemoryId, Namespace, Scored, TextQuery, Timestamp, VectorQuery,
+    Filter, Memory, MemoryId, Namespace, RankFields, Scored, TextQuery, Timestamp, VectorQuery,
     rank::token_overlap,
 };
 use serde::{Deserialize, Serialize};
@@ -254,17 +254,25 @@ fn contributions(fusion: Fusion, list: &[Scored], weight: f32) -> Vec<f32> {
     }
 }
 
+/// A candidate with its final score, before its record is read.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) struct Ranked {
+    pub(crate) id: MemoryId,
+    pub(crate) score: f32,
+    pub(crate) signals: Signals,
+}
+
 /// Rescores fused candidates with recency, access and importance, best first.
 pub(crate) fn rescore(
     config: &RecallConfig,
-    candidates: Vec<Memory>,
+    candidates: Vec<RankFields>,
     mut fused: HashMap<MemoryId, (f32, Signals)>,
     now: Timestamp,
-) -> Vec<RecallHit> {
+) -> Vec<Ranked> {
     let w = config.weights;
     let total = (w.relevance + w.recency + w.access + w.importance).max(f32::EPSILON);
     let half_life_ms = config.half_life.as_millis().max(1) as f64;
-    let mut hits: Vec<RecallHit> = candidates
+    let mut ranked: Vec<Ranked> = candidates
         .into_iter()
         .filter_map(|m| {
             let (_, mut signals) = fused.remove(&m.id)?;
@@ -277,20 +285,36 @@ pub(crate) fn rescore(
                 + w.access * signals.access
                 + w.importance * signals.importance)
                 / total;
-            Some(RecallHit {
-                memory: m,
+            Some(Ranked {
+                id: m.id,
                 score,
                 signals,
             })
         })
         .collect();
-    hits.sort_by(|a, b| {
+    ranked.sort_by(|a, b| {
         b.score
             .total_cmp(&a.score)
             .then(b.signals.relevance.total_cmp(&a.signals.relevance))
-            .then(a.memory.id.cmp(&b.memory.id))
+            .then(a.id.cmp(&b.id))
     });
-    hits
+    ranked
+}
+
+/// The ranked candidates as hits, with the records `read` returns for their ids (in any
+/// order); a candidate whose record is gone meanwhile is left out.
+pub(crate) fn with_records(ranked: Vec<Ranked>, read: Vec<Memory>) -> Vec<RecallHit> {
+    let mut records: HashMap<MemoryId, Memory> = read.into_iter().map(|m| (m.id, m)).collect();
+    ranked
+        .into_iter()
+        .filter_map(|r| {
+            Some(RecallHit {
+                memory: records.remove(&r.id)?,
+                score: r.score,
+                signals: r.signals,
+            })
+        })
+        .collect()
 }
 
 /// The seed's token-overlap ranking as recall hits (relevance = shared words / the best's).
@@ -429,14 +453,11 @@ mod tests {
         );
         let hits = rescore(
             &RecallConfig::default(),
-            vec![old.clone(), fresh.clone()],
+            vec![RankFields::of(&old), RankFields::of(&fresh)],
             fused,
             now,
         );
-        assert_eq!(
-            hits[0].memory.id, fresh.id,
-            "same relevance: the recent one first"
-        );
+        assert_eq!(hits[0].id, fresh.id, "same relevance: the recent one first");
         assert!((hits[0].signals.recency - 1.0).abs() < 1e-6);
         // 100 days at a 30-day half-life.
         assert!((hits[1].signals.recency - 0.5f32.powf(100.0 / 30.0)).abs() < 1e-4);

@@ -228,9 +228,9 @@ fn a_failing_recall_is_logged_and_the_message_goes_out_without_memory() {
     let path = dir.path().join("muisti.db");
     let memory = Engine::open(&format!("sqlite://{}", path.display())).expect("engine");
     set(&memory, "customer_tier", "gold tier customer");
-    // Break the store under the engine: its full-text index disappears.
+    // Break the store under the engine: its full-text terms disappear.
     let conn = rusqlite::Connection::open(&path).expect("open");
-    conn.execute_batch("DROP TABLE memories_fts").expect("drop");
+    conn.execute_batch("DROP TABLE memory_terms").expect("drop");
     assert!(
         memory
             .search(&Namespace::default_ns(), QUESTION, 3, Default::default())

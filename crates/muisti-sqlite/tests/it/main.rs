@@ -69,7 +69,9 @@ fn a_version_1_database_is_migrated_and_its_records_are_searchable() {
     // Turn it back into what version 1 wrote.
     let conn = rusqlite::Connection::open(&path).expect("opens");
     conn.execute_batch(
-        "DROP TABLE memories_fts; ALTER TABLE memories DROP COLUMN vector; \
+        "DROP TRIGGER memories_deleted; DROP TRIGGER memories_access_folded; \
+         DROP TABLE memory_terms; DROP TABLE memory_access; \
+         ALTER TABLE memories DROP COLUMN vector; \
          ALTER TABLE memories DROP COLUMN context; ALTER TABLE memories DROP COLUMN version; \
          PRAGMA user_version = 1;",
     )
@@ -90,7 +92,7 @@ fn a_version_1_database_is_migrated_and_its_records_are_searchable() {
         .expect("opens")
         .query_row("PRAGMA user_version", [], |r| r.get(0))
         .expect("reads");
-    assert_eq!(version, 3);
+    assert_eq!(version, 4);
     let m = s
         .get(&muisti_core::Locator::Id {
             tenant: muisti_core::Tenant::default(),
@@ -99,6 +101,73 @@ fn a_version_1_database_is_migrated_and_its_records_are_searchable() {
         .expect("reads")
         .expect("there");
     assert_eq!(m.version, 1, "records from before versions start at 1");
+}
+
+#[test]
+fn a_version_3_database_keeps_its_terms_and_access_counts() {
+    use muisti_core::{Filter, Key, Locator, Namespace, Partition, Put, Tenant, TextQuery};
+    let dir = tempfile::tempdir().expect("temp dir");
+    let path = dir.path().join("muisti.db");
+    let p = Partition::of(Namespace::default_ns());
+    let id = {
+        let s = SqliteStore::open(&path).expect("opens");
+        let id = s
+            .put(Put::new(
+                p.clone(),
+                Some(Key::new("city").expect("valid")),
+                "Lisbon since March",
+            ))
+            .expect("writes")
+            .memory
+            .id;
+        s.touch(&Tenant::default(), &[id], muisti_core::Timestamp::now())
+            .expect("touches");
+        id
+    };
+    // What version 3 kept: terms in FTS5, the access count in the record.
+    let conn = rusqlite::Connection::open(&path).expect("opens");
+    conn.execute_batch(
+        "CREATE VIRTUAL TABLE memories_fts USING fts5(tokens, context, scope, \
+           tokenize = 'unicode61 remove_diacritics 0'); \
+         INSERT INTO memories_fts (rowid, tokens, context, scope) \
+           SELECT rowid, tokens, context, '' FROM memory_terms; \
+         DROP TRIGGER memories_deleted; DROP TRIGGER memories_access_folded; \
+         UPDATE memories SET access_count = 1 + (SELECT access_count FROM memory_access); \
+         DROP TABLE memory_terms; DROP TABLE memory_access; PRAGMA user_version = 3;",
+    )
+    .expect("downgrades");
+    drop(conn);
+    let s = SqliteStore::open(&path).expect("migrates");
+    let hits = s
+        .text_search(&TextQuery {
+            partition: p,
+            query: "lisbon".into(),
+            filter: Filter::default(),
+            limit: 5,
+        })
+        .expect("searches");
+    assert_eq!(hits.iter().map(|h| h.id).collect::<Vec<_>>(), vec![id]);
+    let at = Locator::Id {
+        tenant: Tenant::default(),
+        id,
+    };
+    assert_eq!(s.get(&at).expect("reads").expect("there").access_count, 2);
+    s.touch(&Tenant::default(), &[id], muisti_core::Timestamp::now())
+        .expect("touches");
+    assert_eq!(s.get(&at).expect("reads").expect("there").access_count, 3);
+    assert!(s.delete(&at).expect("deletes"));
+    let left: i64 = rusqlite::Connection::open(&path)
+        .expect("opens")
+        .query_row(
+            "SELECT (SELECT COUNT(*) FROM memory_terms) + (SELECT COUNT(*) FROM memory_access)",
+            [],
+            |r| r.get(0),
+        )
+        .expect("reads");
+    assert_eq!(
+        left, 0,
+        "a deleted record leaves no terms and no access row"
+    );
 }
 
 #[test]

@@ -31,6 +31,7 @@ use muisti_core::{
     Timestamp, UpdateRequest, VectorChange, WriteStatus, Written, redact_url,
     text::{vector_from_bytes, vector_to_bytes},
 };
+use muisti_store::{StoreRegistry, StoreUrl};
 use redis::{Commands, Connection, ConnectionLike, RedisError};
 
 /// The default key prefix.
@@ -52,6 +53,16 @@ const IDLE_CONNECTIONS: usize = 8;
 const CHUNK: usize = 500;
 
 static TLS_INIT: Once = Once::new();
+
+/// Registers the `redis` and `rediss` (TLS) schemes: `redis://[user:password@]host:port/db`
+/// with the parameters [`RedisStore::open`] reads.
+pub fn register(registry: &mut StoreRegistry) {
+    for scheme in ["redis", "rediss"] {
+        registry.register(scheme, |url: &StoreUrl| {
+            Ok(Arc::new(RedisStore::open(url.as_str())?) as Arc<dyn Store>)
+        });
+    }
+}
 
 impl RedisStore {
     /// Connects to `url` (see the crate docs) and checks the server answers.

@@ -32,6 +32,7 @@ use muisti_core::{
     VectorChange, VectorQuery, WriteStatus, Written,
     text::{query_terms, token_string, vector_from_bytes, vector_to_bytes},
 };
+use muisti_store::{StoreRegistry, StoreUrl};
 use rusqlite::{Connection, OpenFlags, OptionalExtension, params, types::Value as SqlValue};
 
 mod cache;
@@ -169,7 +170,37 @@ pub(crate) fn sql_err(e: rusqlite::Error) -> Error {
     }
 }
 
+/// Registers the `sqlite` scheme: `sqlite:///path/muisti.db`, with the parameters
+/// `synchronous` (`normal`, the default, or `full`), `ann_threshold` (vectors from which
+/// search uses an HNSW graph; 0 never) and the limits every store URL takes.
+pub fn register(registry: &mut StoreRegistry) {
+    registry.register("sqlite", |url: &StoreUrl| {
+        Ok(Arc::new(SqliteStore::open_url(url)?) as Arc<dyn Store>)
+    });
+}
+
 impl SqliteStore {
+    /// Opens the store a `sqlite://` URL names (see [`register`] for its parameters).
+    pub fn open_url(url: &StoreUrl) -> Result<Self> {
+        let durability = match url.param("synchronous") {
+            None | Some("normal") => Durability::Normal,
+            Some("full") => Durability::Full,
+            Some(other) => {
+                return Err(Error::invalid(
+                    "synchronous",
+                    format!("{other:?} is not normal or full"),
+                ));
+            }
+        };
+        let mut store = Self::open_with(url.path()?, url.limits()?, durability)?;
+        if let Some(n) = url.param("ann_threshold") {
+            store = store.with_ann_threshold(n.parse().map_err(|_| {
+                Error::invalid("ann_threshold", format!("{n:?} is not a whole number"))
+            })?);
+        }
+        Ok(store)
+    }
+
     /// Opens (creating if needed) the database at `path`.
     pub fn open(path: impl Into<PathBuf>) -> Result<Self> {
         Self::open_with(path, Limits::default(), Durability::default())

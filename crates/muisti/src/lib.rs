@@ -5,6 +5,10 @@
 //! count, search, health), events for observers and `tracing` spans. Stores are opened from
 //! URLs with [`open_store`]; the default is SQLite under the platform data directory.
 //!
+//! Cargo features: `sqlite` (default) for the embedded SQLite store, `redis` for the Redis
+//! store, `transformer` for sentence-transformer embedders run locally. Without any, the
+//! in-process (`mem://`) and file (`file://`) stores remain.
+//!
 //! ```
 //! use muisti::{Engine, Namespace};
 //!
@@ -30,6 +34,9 @@ pub use muisti_core::*;
 pub use muisti_embed::{
     EmbedError, Embedder, HttpConfig, HttpEmbedder, StaticEmbedder, retry_after,
 };
+#[cfg(feature = "redis")]
+pub use muisti_redis::RedisStore;
+#[cfg(feature = "sqlite")]
 pub use muisti_sqlite::SqliteStore;
 pub use muisti_store::{FileStore, MemStore, PrivacyStore, RouterStore};
 pub use open::{DEFAULT_STORE_ENV, default_store_url, embedder_from_spec, open_store, registry};

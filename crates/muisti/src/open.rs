@@ -3,8 +3,7 @@
 use std::{path::PathBuf, sync::Arc};
 
 use muisti_core::{Error, Result, Store};
-use muisti_sqlite::{Durability, SqliteStore};
-use muisti_store::{StoreRegistry, StoreUrl};
+use muisti_store::StoreRegistry;
 
 /// An embedder named by a spec string:
 ///
@@ -32,6 +31,7 @@ pub fn embedder_from_spec(
                 muisti_embed::HttpEmbedder::new(config).map_err(err)?,
             ))
         }
+        #[cfg(feature = "transformer")]
         None if spec == "minilm" => Some(Arc::new(
             if std::env::var_os(muisti_transformer::MODEL_DIR_ENV).is_some() {
                 muisti_transformer::TransformerEmbedder::from_env()
@@ -44,6 +44,7 @@ pub fn embedder_from_spec(
             }
             .map_err(err)?,
         )),
+        #[cfg(feature = "transformer")]
         Some(("transformer", dir)) if !dir.is_empty() => Some(Arc::new(
             muisti_transformer::TransformerEmbedder::from_dir(
                 format!("transformer:{dir}"),
@@ -55,6 +56,10 @@ pub fn embedder_from_spec(
             muisti_embed::StaticEmbedder::from_dir(format!("model2vec:{dir}"), dir.as_ref())
                 .map_err(err)?,
         )),
+        #[cfg(not(feature = "transformer"))]
+        None if spec == "minilm" => return Err(without_transformer(spec)),
+        #[cfg(not(feature = "transformer"))]
+        Some(("transformer", dir)) if !dir.is_empty() => return Err(without_transformer(spec)),
         _ => {
             return Err(Error::invalid(
                 "embedder",
@@ -67,37 +72,28 @@ pub fn embedder_from_spec(
     })
 }
 
+/// The error for a transformer embedder in a build without the `transformer` feature.
+#[cfg(not(feature = "transformer"))]
+fn without_transformer(spec: &str) -> Error {
+    Error::invalid(
+        "embedder",
+        format!("{spec:?} needs muisti built with the `transformer` feature"),
+    )
+}
+
 /// The environment variable that overrides the default store URL.
 pub const DEFAULT_STORE_ENV: &str = "MUISTI_STORE";
 
-/// A registry with every built-in scheme: `mem`, `file`, `sqlite`, `redis`, `rediss`.
-/// Register more with [`StoreRegistry::register`].
+/// A registry with every scheme built in: `mem` and `file` always, `sqlite` with the
+/// `sqlite` feature (a default), `redis` and `rediss` with the `redis` feature. Each backend
+/// crate parses its own URL; register more with [`StoreRegistry::register`].
 pub fn registry() -> StoreRegistry {
+    #[allow(unused_mut)] // without backend features, nothing is added
     let mut r = StoreRegistry::new();
-    r.register("sqlite", |url: &StoreUrl| {
-        let durability = match url.param("synchronous") {
-            None | Some("normal") => Durability::Normal,
-            Some("full") => Durability::Full,
-            Some(other) => {
-                return Err(Error::invalid(
-                    "synchronous",
-                    format!("{other:?} is not normal or full"),
-                ));
-            }
-        };
-        let mut store = SqliteStore::open_with(url.path()?, url.limits()?, durability)?;
-        if let Some(n) = url.param("ann_threshold") {
-            store = store.with_ann_threshold(n.parse().map_err(|_| {
-                Error::invalid("ann_threshold", format!("{n:?} is not a whole number"))
-            })?);
-        }
-        Ok(Arc::new(store) as Arc<dyn Store>)
-    });
-    for scheme in ["redis", "rediss"] {
-        r.register(scheme, |url: &StoreUrl| {
-            Ok(Arc::new(muisti_redis::RedisStore::open(url.as_str())?) as Arc<dyn Store>)
-        });
-    }
+    #[cfg(feature = "sqlite")]
+    muisti_sqlite::register(&mut r);
+    #[cfg(feature = "redis")]
+    muisti_redis::register(&mut r);
     r
 }
 
@@ -106,18 +102,22 @@ pub fn open_store(url: &str) -> Result<Arc<dyn Store>> {
     registry().open(url)
 }
 
-/// The default store: SQLite at `<data dir>/muisti/muisti.db`, where the data directory is
-/// the platform's (`$XDG_DATA_HOME` or `~/.local/share` on Linux, `~/Library/Application
+/// The default store: SQLite at `<data dir>/muisti/muisti.db` (without the `sqlite`
+/// feature, the file store in `<data dir>/muisti/`), where the data directory is the
+/// platform's (`$XDG_DATA_HOME` or `~/.local/share` on Linux, `~/Library/Application
 /// Support` on macOS, `%APPDATA%` on Windows), never the current directory.
 pub fn default_store_url() -> Result<String> {
-    let dir: PathBuf = dirs::data_dir().ok_or_else(|| {
-        Error::invalid(
-            "store url",
-            "no platform data directory (set HOME or XDG_DATA_HOME, or pass --store)",
-        )
-    })?;
-    Ok(format!(
-        "sqlite://{}",
-        dir.join("muisti").join("muisti.db").display()
-    ))
+    let dir: PathBuf = dirs::data_dir()
+        .ok_or_else(|| {
+            Error::invalid(
+                "store url",
+                "no platform data directory (set HOME or XDG_DATA_HOME, or pass --store)",
+            )
+        })?
+        .join("muisti");
+    if cfg!(feature = "sqlite") {
+        Ok(format!("sqlite://{}", dir.join("muisti.db").display()))
+    } else {
+        Ok(format!("file://{}", dir.display()))
+    }
 }

@@ -66,6 +66,45 @@ fn a_memory_close_in_meaning_is_recalled_without_a_shared_word() {
     assert_eq!(reply.recalled, ["dog"]);
 }
 
+/// The README's example as written: `remember "Rex is a labrador"` (no key), then "tell me
+/// about my pet" injects it, and none of the unrelated memories. With the MiniLM embedder:
+/// the built-in static model scores the pair 0.249, under the 0.35 gate (see README).
+#[test]
+fn the_readme_pet_example_recalls_rex_with_minilm() {
+    if std::env::var_os("MUISTI_MODEL_DIR").is_none() {
+        muisti_testkit::service_unavailable("all-MiniLM-L6-v2", "MUISTI_MODEL_DIR is not set");
+        return;
+    }
+    let embedder = muisti::embedder_from_spec("minilm", None).expect("MiniLM loads");
+    let memory = Engine::builder(std::sync::Arc::new(muisti::MemStore::new()))
+        .embedder(embedder)
+        .build()
+        .expect("engine");
+    let ns = Namespace::default_ns();
+    for text in [
+        "Rex is a labrador",
+        "My sister lives in Berlin",
+        "I am allergic to peanuts",
+        "I prefer window seats",
+    ] {
+        memory
+            .remember(muisti::Put::new(
+                muisti::Partition::of(ns.clone()),
+                None,
+                text,
+            ))
+            .expect("remember");
+    }
+    let server = Server::start(vec![openai_reply("Rex is your labrador.")]);
+    let agent = agent(ProviderKind::OpenAi, &server, &memory)
+        .build()
+        .expect("agent");
+    let reply = agent.send("tell me about my pet").expect("reply");
+    let prompt = last_prompt(&server.requests()[0]);
+    assert_eq!(reply.recalled.len(), 1, "{prompt}");
+    assert!(prompt.contains("Rex is a labrador"), "{prompt}");
+}
+
 #[test]
 fn nothing_relevant_sends_the_message_alone() {
     let server = Server::start(vec![openai_reply("Hi!")]);

@@ -46,15 +46,16 @@ pub(crate) enum BenchCommand {
     /// `muisti serve` under load on loopback: recall, then create, from concurrent clients
     /// (default store: a fresh SQLite file seeded like `bench scale`).
     Http {
-        /// Memories to seed (1,000 per user; recalls filter by user).
+        /// Memories to seed (1,000 per user; recalls filter by user). With --server, they
+        /// are written to that server's `bench` namespace first.
         #[arg(long, default_value_t = 100_000)]
         memories: usize,
-        /// Seconds per phase.
-        #[arg(long, default_value_t = 10.0)]
+        /// Seconds per phase (more than 0).
+        #[arg(long, default_value_t = 10.0, value_parser = positive_seconds)]
         seconds: f64,
         /// Concurrent client connections.
-        #[arg(long, default_value_t = 16)]
-        connections: usize,
+        #[arg(long, default_value_t = 16, value_parser = clap::value_parser!(u16).range(1..))]
+        connections: u16,
     },
     /// What memory adds to a chat message: recall, prompt block and conversation save, with
     /// an instant model on loopback (default store: a fresh SQLite file).
@@ -69,12 +70,12 @@ pub(crate) enum BenchCommand {
     /// set / batched store / get by key / get by id on each backend.
     Store {
         /// Records per workload.
-        #[arg(short = 'n', long, default_value_t = 20_000)]
+        #[arg(long, default_value_t = 20_000)]
         count: usize,
-        /// Backends to measure, comma-separated (mem, file, sqlite, redis). Ignored when
-        /// --store is given.
-        #[arg(long, default_value = "mem,file,sqlite,redis", value_delimiter = ',')]
-        backends: Vec<String>,
+        /// Backends to measure, comma-separated (mem, file, sqlite, redis; default all).
+        /// Not with --store, which names the one store to measure.
+        #[arg(long, value_delimiter = ',')]
+        backends: Option<Vec<String>>,
         /// Redis server for the redis backend.
         #[arg(
             long,
@@ -87,6 +88,39 @@ pub(crate) enum BenchCommand {
         #[arg(long, default_value_t = 2_000)]
         file_writes: usize,
     },
+}
+
+/// `--seconds`: a finite number above 0.
+fn positive_seconds(s: &str) -> std::result::Result<f64, String> {
+    match s.parse::<f64>() {
+        Ok(v) if v.is_finite() && v > 0.0 && v <= 86_400.0 => Ok(v),
+        Ok(_) => Err(format!("{s} is not between 0 and 86400 seconds")),
+        Err(_) => Err(format!("{s:?} is not a number of seconds")),
+    }
+}
+
+/// A temporary directory for a bench's store, removed when the bench ends or is stopped with
+/// Ctrl-C (which otherwise ends the process before the directory's drop runs).
+fn bench_dir() -> Result<tempfile::TempDir> {
+    let dir = tempfile::tempdir().context("temporary directory")?;
+    let path = dir.path().to_path_buf();
+    std::thread::Builder::new()
+        .name("muisti-bench-interrupt".into())
+        .spawn(move || {
+            let Ok(rt) = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+            else {
+                return;
+            };
+            if rt.block_on(tokio::signal::ctrl_c()).is_ok() {
+                let _ = std::fs::remove_dir_all(&path);
+                eprintln!("interrupted: removed {}", path.display());
+                std::process::exit(130);
+            }
+        })
+        .context("interrupt handler")?;
+    Ok(dir)
 }
 
 #[derive(Serialize)]
@@ -113,7 +147,7 @@ pub(crate) fn run(cmd: &BenchCommand, cli: &crate::Cli, json: bool) -> Result<()
             queries,
             unfiltered,
         } => {
-            let dir = tempfile::tempdir().context("temporary directory")?;
+            let dir = bench_dir()?;
             // The default store is kept as SQLite to wait for its graph.
             let sqlite = match store {
                 Some(_) => None,
@@ -129,7 +163,11 @@ pub(crate) fn run(cmd: &BenchCommand, cli: &crate::Cli, json: bool) -> Result<()
             let embedder = muisti::embedder_from_spec(cli.embedder(), cli.embed_url.as_deref())?;
             let engine = muisti::Engine::builder(opened).embedder(embedder).build()?;
             let wait = |p: &muisti::Partition| {
-                if let Some(s) = &sqlite {
+                // Only a partition at or above the threshold ever gets a graph.
+                if let Some(s) = sqlite
+                    .as_ref()
+                    .filter(|s| s.ann_threshold() > 0 && *memories >= s.ann_threshold())
+                {
                     let start = std::time::Instant::now();
                     while !s.ann_ready(p) && start.elapsed() < std::time::Duration::from_secs(3600)
                     {
@@ -146,7 +184,20 @@ pub(crate) fn run(cmd: &BenchCommand, cli: &crate::Cli, json: bool) -> Result<()
             seconds,
             connections,
         } => {
-            let dir = tempfile::tempdir().context("temporary directory")?;
+            let connections = usize::from(*connections);
+            if let Some(server) = &cli.server {
+                if store.is_some() {
+                    anyhow::bail!("--store and --server: give one (the server has its store)");
+                }
+                let target = crate::http_bench::Target::Remote {
+                    url: server.clone(),
+                    api_key: cli.api_key.clone(),
+                };
+                let report = crate::http_bench::run(target, *memories, *seconds, connections)?;
+                outln!("{}", serde_json::to_string_pretty(&report)?)?;
+                return Ok(());
+            }
+            let dir = bench_dir()?;
             let url = match store {
                 Some(u) => u.to_owned(),
                 None => format!("sqlite://{}/http.db", dir.path().display()),
@@ -155,12 +206,13 @@ pub(crate) fn run(cmd: &BenchCommand, cli: &crate::Cli, json: bool) -> Result<()
             let engine = muisti::Engine::builder(muisti::open_store(&url)?)
                 .embedder(embedder)
                 .build()?;
-            let report = crate::http_bench::run(engine, *memories, *seconds, *connections)?;
+            let target = crate::http_bench::Target::Local(engine);
+            let report = crate::http_bench::run(target, *memories, *seconds, connections)?;
             outln!("{}", serde_json::to_string_pretty(&report)?)?;
             return Ok(());
         }
         BenchCommand::Agent { memories, messages } => {
-            let dir = tempfile::tempdir().context("temporary directory")?;
+            let dir = bench_dir()?;
             let url = match store {
                 Some(u) => u.to_owned(),
                 None => format!("sqlite://{}/agent.db", dir.path().display()),
@@ -191,11 +243,17 @@ pub(crate) fn run(cmd: &BenchCommand, cli: &crate::Cli, json: bool) -> Result<()
             return locomo(data, store, embedder, mode, fusion.as_deref(), config, json);
         }
     };
-    let dir = tempfile::tempdir().context("temporary directory")?;
+    let dir = bench_dir()?;
     let bench_prefix = format!("muisti-bench-{}:", MemoryId::generate());
-    let targets: Vec<(String, String)> = match store {
-        Some(url) => vec![(url.to_owned(), url.to_owned())],
-        None => backends
+    let all = ["mem", "file", "sqlite", "redis"]
+        .map(String::from)
+        .to_vec();
+    let targets: Vec<(String, String)> = match (store, backends) {
+        (Some(_), Some(_)) => anyhow::bail!("--store and --backends: give one"),
+        (Some(url), None) => vec![(url.to_owned(), url.to_owned())],
+        (None, backends) => backends
+            .as_ref()
+            .unwrap_or(&all)
             .iter()
             .map(|b| {
                 let url = match b.as_str() {

@@ -213,8 +213,8 @@ impl Session for Remote {
     }
 }
 
-/// `muisti --server URL chat`: the server's agent and model (`--provider`, `--base-url`
-/// and `--model` are the server's and not used), the server's store.
+/// `muisti --server URL chat`: the server's agent and model (`--base-url` and `--model` are
+/// the server's: refused here rather than ignored), the server's store.
 fn remote(cli: &Cli, args: &ChatArgs, url: &str) -> Result<Remote> {
     let local_only = [
         (args.resume.is_some(), "--resume"),
@@ -223,6 +223,8 @@ fn remote(cli: &Cli, args: &ChatArgs, url: &str) -> Result<Remote> {
         (!args.blocked_phrases.is_empty(), "--block"),
         (!args.blocked_patterns.is_empty(), "--block-pattern"),
         (args.max_tokens.is_some(), "--max-tokens"),
+        (args.model.is_some(), "--model (or MUISTI_LLM_MODEL)"),
+        (args.base_url.is_some(), "--base-url (or MUISTI_LLM_URL)"),
     ];
     if let Some((_, flag)) = local_only.iter().find(|(set, _)| *set) {
         bail!("{flag} is set on the server (muisti serve --llm-...); drop it with --server");

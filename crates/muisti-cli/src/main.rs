@@ -106,6 +106,9 @@ enum Command {
     },
     /// List memories of a namespace.
     List(ListArgs),
+    /// Change fields of a memory by id, atomically (as `PATCH /v1/memories/{id}`); with
+    /// --expected-version, only if nobody changed it since that version.
+    Update(UpdateArgs),
     /// Delete a memory by id, or by key within the namespace.
     Forget {
         /// A memory id (ULID) or a key.
@@ -125,8 +128,12 @@ enum Command {
         limit: usize,
     },
     /// Namespaces, counts and the store's health.
-    Stats,
-    /// Delete expired entries now.
+    Stats {
+        /// Only this namespace.
+        #[arg(short = 'n', long = "namespace")]
+        namespace: Option<String>,
+    },
+    /// Delete expired entries now, in every namespace and tenant of the store.
     Purge,
     /// Re-embed memories whose vectors another model made (all of them with --force), in
     /// every tenant, with a progress bar.
@@ -281,6 +288,100 @@ struct RememberArgs {
     owner: OwnerArgs,
     #[command(flatten)]
     ns: NsArg,
+}
+
+#[derive(Args)]
+struct UpdateArgs {
+    /// A memory id (ULID).
+    id: String,
+    /// New text.
+    #[arg(long)]
+    content: Option<String>,
+    /// New situating text.
+    #[arg(long)]
+    context: Option<String>,
+    /// core, daily, conversation or a custom name.
+    #[arg(long)]
+    category: Option<String>,
+    /// scratch, short_term, long_term, episodic or declarative.
+    #[arg(long)]
+    scope: Option<String>,
+    /// user_stated, agent_learned, import or a custom name.
+    #[arg(long)]
+    source: Option<String>,
+    /// active, archived or superseded.
+    #[arg(long)]
+    state: Option<String>,
+    /// The id of the memory that replaces this one (with --state superseded).
+    #[arg(long, value_name = "ID")]
+    superseded_by: Option<String>,
+    /// 0.0 to 1.0.
+    #[arg(long)]
+    importance: Option<f32>,
+    /// 0 to 100.
+    #[arg(long)]
+    confidence: Option<u8>,
+    /// Replace the tags with these (repeatable).
+    #[arg(long = "tag")]
+    tags: Vec<String>,
+    /// Replace the metadata with these KEY=VALUE pairs (repeatable).
+    #[arg(long = "meta", value_name = "KEY=VALUE")]
+    metadata: Vec<String>,
+    /// Expire this many seconds from now.
+    #[arg(long, value_name = "SECONDS")]
+    ttl: Option<u64>,
+    /// Move it to this user.
+    #[arg(long)]
+    user_id: Option<String>,
+    /// Move it to this agent.
+    #[arg(long)]
+    agent_id: Option<String>,
+    /// Move it to this session.
+    #[arg(long)]
+    session_id: Option<String>,
+    /// Refuse (exit 2, "conflict") unless the memory is still at this version.
+    #[arg(long, value_name = "VERSION")]
+    expected_version: Option<u64>,
+}
+
+impl UpdateArgs {
+    /// The patch, as the REST API takes it (so both modes validate it the same way).
+    fn patch(&self) -> Result<muisti_client::MemoryPatch> {
+        Ok(muisti_client::MemoryPatch {
+            content: self.content.clone().map(Value::String),
+            context: self.context.clone(),
+            category: self.category.clone(),
+            scope: self.scope.clone(),
+            tags: (!self.tags.is_empty()).then(|| self.tags.clone()),
+            metadata: if self.metadata.is_empty() {
+                None
+            } else {
+                Some(parse_meta(self.metadata.clone())?)
+            },
+            importance: self.importance,
+            confidence: self.confidence,
+            ttl_seconds: self.ttl,
+            valid_from: None,
+            valid_until: None,
+            user_id: self.user_id.clone(),
+            agent_id: self.agent_id.clone(),
+            session_id: self.session_id.clone(),
+            source: self.source.clone(),
+            state: self.state.clone(),
+            superseded_by: self.superseded_by.clone(),
+            expected_version: self.expected_version,
+        })
+    }
+}
+
+/// What `update` prints, in both modes.
+pub(crate) fn print_updated(m: &muisti_client::Memory, json: bool) -> Result<()> {
+    if json {
+        print_json(m)
+    } else {
+        outln!("updated {} (version {})", m.id, m.version)?;
+        Ok(())
+    }
 }
 
 #[derive(Args)]
@@ -453,6 +554,34 @@ fn is_broken_pipe(e: &anyhow::Error) -> bool {
     })
 }
 
+/// Flags a command would otherwise accept and ignore are refused (exit 2, one line).
+fn refuse_ignored_flags(cli: &Cli) -> Result<()> {
+    let name = match &cli.command {
+        Command::Serve(_) => "serve",
+        Command::Mcp => "mcp",
+        Command::Openapi => "openapi",
+        _ => return Ok(()),
+    };
+    if cli.json {
+        return Err(usage(format!("--json does not apply to {name}")));
+    }
+    if matches!(cli.command, Command::Serve(_)) && cli.tenant != "default" {
+        return Err(usage(
+            "serve acts for the tenant of each request's API key (open mode: \"default\"); \
+             --tenant (or MUISTI_TENANT) does not apply",
+        ));
+    }
+    if matches!(cli.command, Command::Openapi) && cli.server.is_some() {
+        return Err(usage("--server does not apply to openapi"));
+    }
+    Ok(())
+}
+
+/// A usage error (exit code 2) with this message.
+fn usage(message: impl Into<String>) -> anyhow::Error {
+    anyhow::Error::new(muisti::Error::invalid("usage", message.into()))
+}
+
 /// The namespace a command names, so it is checked before the store is opened: a bad
 /// namespace never creates or touches a store.
 fn namespace_arg(command: &Command) -> Option<&NsArg> {
@@ -467,9 +596,10 @@ fn namespace_arg(command: &Command) -> Option<&NsArg> {
         }),
         Command::Remember(a) => Some(&a.ns),
         Command::Get { ns, .. } | Command::Forget { ns, .. } => Some(ns),
+        Command::Update(_) => None,
         Command::List(a) => Some(&a.ns),
         Command::Search(a) => Some(&a.ns),
-        Command::Stats
+        Command::Stats { .. }
         | Command::Serve(_)
         | Command::Mcp
         | Command::Keys { .. }
@@ -601,6 +731,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
     if let Some(ns) = namespace_arg(&cli.command) {
         ns.get()?;
     }
+    refuse_ignored_flags(&cli)?;
     match &cli.command {
         Command::Openapi => {
             write!(
@@ -686,6 +817,11 @@ fn run(cli: Cli) -> Result<ExitCode> {
             }
             Ok(ExitCode::SUCCESS)
         }
+        Command::Update(args) => {
+            let m = muisti_server::ops::update(&engine, &args.id, args.patch()?)?;
+            print_updated(&m, json)?;
+            Ok(ExitCode::SUCCESS)
+        }
         Command::Forget { target, ns } => {
             let at = locate(&engine, &target, &ns.get()?)?;
             if engine.forget(&at)? {
@@ -724,18 +860,18 @@ fn run(cli: Cli) -> Result<ExitCode> {
             Ok(ExitCode::SUCCESS)
         }
         Command::Similar { id, limit } => {
-            let hits = engine.find_similar(MemoryId::parse(&id)?, limit, Filter::default())?;
-            if json {
-                print_json(&hits)?;
-            } else {
-                for h in &hits {
-                    outln!("{:.3} {}", h.score, memory_line(&h.memory))?;
-                }
-            }
+            MemoryId::parse(&id)?;
+            let result = muisti_server::ops::similar(&engine, &id, Some(limit))?;
+            remote::print_hits(&result.hits, json)?;
             Ok(ExitCode::SUCCESS)
         }
-        Command::Stats => {
-            let stats = engine.stats()?;
+        Command::Stats { namespace } => {
+            let mut stats = engine.stats()?;
+            if let Some(ns) = namespace {
+                let ns = Namespace::new(ns)?;
+                stats.namespaces.retain(|n| n.namespace == ns);
+                stats.total = stats.namespaces.iter().map(|n| n.count).sum();
+            }
             if json {
                 print_json(&stats)?;
             } else {
@@ -750,7 +886,11 @@ fn run(cli: Cli) -> Result<ExitCode> {
         }
         Command::Purge => {
             let n = engine.purge_expired()?;
-            outln!("purged {n}")?;
+            if json {
+                print_json(&serde_json::json!({ "purged": n }))?;
+            } else {
+                outln!("purged {n}")?;
+            }
             Ok(ExitCode::SUCCESS)
         }
         Command::Bench { .. }

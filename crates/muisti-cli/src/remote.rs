@@ -18,6 +18,18 @@ fn line(m: &Memory) -> String {
     format!("{}{} {}", m.id, key, value_line(&m.content))
 }
 
+/// Recall hits as both modes print them: JSON, or a score and a line per memory.
+pub(crate) fn print_hits(hits: &[muisti_client::RecallHit], json: bool) -> Result<()> {
+    if json {
+        print_json(&hits)
+    } else {
+        for h in hits {
+            outln!("{:.3} {}", h.score, line(&h.memory))?;
+        }
+        Ok(())
+    }
+}
+
 fn is_ulid(s: &str) -> bool {
     muisti::MemoryId::parse(s).is_ok()
 }
@@ -149,8 +161,18 @@ pub(crate) fn run(cli: Cli) -> Result<ExitCode> {
             }
             Ok(ExitCode::SUCCESS)
         }
-        Command::Stats => {
-            let s = client.stats()?;
+        Command::Update(a) => {
+            let m = client.update(&a.id, &a.patch()?)?;
+            crate::print_updated(&m, json)?;
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Stats { namespace } => {
+            let mut s = client.stats()?;
+            if let Some(ns) = namespace {
+                let ns = muisti::Namespace::new(ns)?;
+                s.namespaces.retain(|n| n.namespace == ns.as_str());
+                s.total = s.namespaces.iter().map(|n| n.count).sum();
+            }
             if json {
                 print_json(&s)?;
             } else {
@@ -178,8 +200,18 @@ pub(crate) fn run(cli: Cli) -> Result<ExitCode> {
             outln!("re-embedded up to {} memories", job.total)?;
             Ok(ExitCode::SUCCESS)
         }
-        Command::Similar { .. }
-        | Command::Purge
+        Command::Similar { id, limit } => {
+            if !is_ulid(&id) {
+                bail!(muisti::Error::invalid(
+                    "id",
+                    format!("{id:?} is not a memory id")
+                ));
+            }
+            let result = client.similar(&id, limit)?;
+            print_hits(&result.hits, json)?;
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Purge
         | Command::Mcp
         | Command::Bench { .. }
         | Command::Serve(_)

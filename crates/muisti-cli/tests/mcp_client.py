@@ -28,6 +28,23 @@ async def exercise(session):
     recalled = await session.call_tool(
         "recall", {"query": "which city does the user live in now", "limit": 3}
     )
+    await session.call_tool(
+        "remember", {"content": "Lisbon is my favourite city", "tags": ["travel"]}
+    )
+    similar = await session.call_tool(
+        "similar", {"id": stored.structuredContent["id"], "limit": 3}
+    )
+    filtered = await session.call_tool(
+        "recall", {"query": "lisbon", "tags": ["travel"], "mode": "lexical"}
+    )
+    stats = await session.call_tool("stats", {})
+    await session.call_tool("kv_set", {"key": "tier", "value": "gold"})
+    kv_forgot = await session.call_tool("kv_forget", {"key": "tier"})
+    try:
+        kv_after = await session.call_tool("kv_get", {"key": "tier"})
+        kv_after_is_error = bool(kv_after.isError)
+    except McpError:  # not found, as a JSON-RPC error
+        kv_after_is_error = True
     try:
         bad = await session.call_tool("get", {"id": "not-a-ulid"})
         bad_is_error, bad_text = bool(bad.isError), " ".join(
@@ -41,6 +58,11 @@ async def exercise(session):
         "stored": stored.structuredContent,
         "stored_is_error": bool(stored.isError),
         "recalled": recalled.structuredContent,
+        "similar": similar.structuredContent,
+        "filtered": filtered.structuredContent,
+        "stats": stats.structuredContent,
+        "kv_forgot_is_error": bool(kv_forgot.isError),
+        "kv_after_is_error": kv_after_is_error,
         "bad_is_error": bad_is_error,
         "bad_text": bad_text,
     }

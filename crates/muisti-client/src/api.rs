@@ -334,6 +334,19 @@ pub struct RecallQuery {
     pub explain: bool,
 }
 
+/// The query of `GET /v1/memories/{id}/similar`.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(
+    feature = "openapi",
+    derive(utoipa::IntoParams),
+    into_params(parameter_in = Query)
+)]
+pub struct SimilarParams {
+    /// How many memories at most (default 5, at most 1000).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub limit: Option<usize>,
+}
+
 impl RecallQuery {
     /// The top `limit` memories of the default namespace for `query`.
     pub fn new(query: impl Into<String>, limit: usize) -> Self {

@@ -319,6 +319,14 @@ impl Client {
         self.send_json("POST", "/v1/recall", query)
     }
 
+    /// The memories closest in meaning to the one with `id` (itself excluded), best first.
+    pub fn similar(&self, id: &str, limit: usize) -> Result<RecallResult, ClientError> {
+        self.get_json(&format!(
+            "/v1/memories/{}/similar?limit={limit}",
+            encode(id)
+        ))
+    }
+
     /// Sends a message to the server's agent (recall injected, conversation stored).
     pub fn chat(&self, message: &ChatMessage) -> Result<ChatReply, ClientError> {
         self.send_json("POST", "/v1/chat", message)

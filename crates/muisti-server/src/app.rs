@@ -331,6 +331,7 @@ pub fn router(state: AppState, config: &ServerConfig, mcp_stop: CancellationToke
                 .patch(rest::update_memory)
                 .delete(rest::delete_memory),
         )
+        .route("/v1/memories/{id}/similar", get(rest::similar))
         .route("/v1/recall", post(rest::recall))
         .route(
             "/v1/kv/{namespace}",

@@ -69,10 +69,38 @@ pub struct RecallArgs {
     /// Only this session's memories.
     #[serde(default)]
     pub session_id: Option<String>,
+    /// Only this agent's memories.
+    #[serde(default)]
+    pub agent_id: Option<String>,
+    /// Only memories of this category.
+    #[serde(default)]
+    pub category: Option<String>,
+    /// Only memories with every one of these tags.
+    #[serde(default)]
+    pub tags: Vec<String>,
     /// Drop memories scoring below this (0 to 1).
     #[serde(default)]
     pub min_score: Option<f32>,
+    /// hybrid (default), lexical, vector or overlap.
+    #[serde(default)]
+    pub mode: Option<String>,
 }
+
+/// Arguments of `similar`.
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SimilarArgs {
+    /// The memory id (ULID).
+    pub id: String,
+    /// How many memories at most (default 5, at most 1000).
+    #[serde(default)]
+    pub limit: Option<usize>,
+}
+
+/// Arguments of `stats`.
+#[derive(Debug, Default, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct StatsArgs {}
 
 /// Arguments naming one memory.
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
@@ -281,17 +309,53 @@ impl MuistiMcp {
         Parameters(a): Parameters<RecallArgs>,
         ctx: RequestContext<RoleServer>,
     ) -> Result<CallToolResult, McpError> {
+        let filters = api::Filters {
+            agent_id: a.agent_id,
+            category: a.category,
+            tags: a.tags,
+            ..api::Filters::default()
+        };
         let q = api::RecallQuery {
             query: a.query,
             limit: Some(a.limit.unwrap_or(5)),
             namespace: a.namespace,
             user_id: a.user_id,
             session_id: a.session_id,
+            filters: Some(filters),
             min_score: a.min_score,
-            ..api::RecallQuery::default()
+            mode: a.mode,
+            explain: false,
         };
         let result = self.run(&ctx, move |e| ops::recall(&e, q)).await?;
         structured(&result)
+    }
+
+    /// The memories closest in meaning to one memory.
+    #[tool(
+        description = "The stored memories closest in meaning to the one with this id (itself excluded), best first, each with a score from 0 to 1."
+    )]
+    async fn similar(
+        &self,
+        Parameters(a): Parameters<SimilarArgs>,
+        ctx: RequestContext<RoleServer>,
+    ) -> Result<CallToolResult, McpError> {
+        let result = self
+            .run(&ctx, move |e| ops::similar(&e, &a.id, a.limit))
+            .await?;
+        structured(&result)
+    }
+
+    /// What the tenant holds.
+    #[tool(
+        description = "What is stored: memories per namespace, the total, and the store's backend."
+    )]
+    async fn stats(
+        &self,
+        Parameters(_): Parameters<StatsArgs>,
+        ctx: RequestContext<RoleServer>,
+    ) -> Result<CallToolResult, McpError> {
+        let s = self.run(&ctx, move |e| ops::stats(&e)).await?;
+        structured(&s)
     }
 
     /// One memory by id.
@@ -379,6 +443,20 @@ impl MuistiMcp {
             .run(&ctx, move |e| ops::kv_get(&e, &ns, &a.key))
             .await?;
         structured(&entry)
+    }
+
+    /// Deletes the value at a key.
+    #[tool(description = "Forget (delete) the value stored at a key (key-value state).")]
+    async fn kv_forget(
+        &self,
+        Parameters(a): Parameters<KvGetArgs>,
+        ctx: RequestContext<RoleServer>,
+    ) -> Result<CallToolResult, McpError> {
+        let ns = a.namespace.unwrap_or_else(|| "default".into());
+        let key = a.key.clone();
+        self.run(&ctx, move |e| ops::kv_forget(&e, &ns, &a.key))
+            .await?;
+        structured(&serde_json::json!({ "forgotten": key }))
     }
 
     /// Stores a value at a key.

@@ -349,6 +349,26 @@ pub fn recall(engine: &Engine, q: api::RecallQuery) -> Result<api::RecallResult>
     })
 }
 
+/// The memories closest in meaning to the one with `id` (itself excluded), best first.
+pub fn similar(engine: &Engine, id: &str, limit: Option<usize>) -> Result<api::RecallResult> {
+    let id = memory_id(id)?;
+    let limit = limit.unwrap_or(5);
+    if limit == 0 || limit > MAX_RECALL {
+        return Err(Error::invalid("limit", "must be 1 to 1000"));
+    }
+    let hits = engine.find_similar(id, limit, muisti::Filter::default())?;
+    Ok(api::RecallResult {
+        hits: hits
+            .into_iter()
+            .map(|h| api::RecallHit {
+                memory: memory_out(&h.memory),
+                score: h.score,
+                signals: None,
+            })
+            .collect(),
+    })
+}
+
 /// The value at a key.
 pub fn kv_get(engine: &Engine, ns: &str, key: &str) -> Result<api::KvEntry> {
     let ns = Namespace::new(ns)?;

@@ -277,6 +277,22 @@ pub async fn list_memories(
         .map(Json)
 }
 
+/// The memories closest in meaning to one memory (itself excluded), best first.
+#[utoipa::path(get, path = "/v1/memories/{id}/similar", tag = "recall",
+    params(("id" = String, Path, description = "Memory id (ULID)"), api::SimilarParams),
+    responses((status = 200, body = api::RecallResult), (status = 404, body = api::ErrorBody),
+        (status = 400, body = api::ErrorBody), (status = 422, body = api::ErrorBody)))]
+pub async fn similar(
+    State(s): State<AppState>,
+    caller: Caller,
+    ApiPath(id): ApiPath<String>,
+    ApiQuery(p): ApiQuery<api::SimilarParams>,
+) -> ApiResult<Json<api::RecallResult>> {
+    run(&s, &caller, move |e| ops::similar(&e, &id, p.limit))
+        .await
+        .map(Json)
+}
+
 /// The memories that best match a query (hybrid full-text and vector recall).
 #[utoipa::path(post, path = "/v1/recall", tag = "recall",
     request_body = api::RecallQuery,
@@ -527,7 +543,7 @@ impl utoipa::Modify for BearerAuth {
 #[openapi(
     info(title = "muisti", description = "Long-term memory for AI agents: the REST API of `muisti serve`. Every request acts as the tenant of its API key.", license(name = "Apache-2.0")),
     paths(create_memory, create_memories, get_memory, update_memory, delete_memory, list_memories,
-        recall, kv_get, kv_set, kv_forget, kv_all, kv_flush, stats, reindex, job, create_key,
+        similar, recall, kv_get, kv_set, kv_forget, kv_all, kv_flush, stats, reindex, job, create_key,
         list_keys, revoke_key, healthz, readyz, metrics, crate::chat::chat,
         crate::chat::chat_stream),
     modifiers(&BearerAuth),

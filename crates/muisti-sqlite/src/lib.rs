@@ -262,6 +262,13 @@ impl SqliteStore {
     }
 
     /// Whether the HNSW graph of a partition is built (for monitoring and tests).
+    /// From how many vectors a partition's search uses an HNSW graph (0: never).
+    pub fn ann_threshold(&self) -> usize {
+        self.ann_threshold
+    }
+
+    /// Whether the partition's HNSW graph is built (it never is below
+    /// [`SqliteStore::ann_threshold`] vectors).
     pub fn ann_ready(&self, partition: &Partition) -> bool {
         self.cache.peek(partition).is_some_and(|c| c.ann_ready())
     }

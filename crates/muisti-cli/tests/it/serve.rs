@@ -335,7 +335,17 @@ fn check_mcp_session(out: &std::process::Output) {
         .filter_map(Value::as_str)
         .collect();
     for t in [
-        "remember", "recall", "get", "update", "forget", "list", "kv_get", "kv_set",
+        "remember",
+        "recall",
+        "similar",
+        "get",
+        "update",
+        "forget",
+        "list",
+        "stats",
+        "kv_get",
+        "kv_set",
+        "kv_forget",
     ] {
         assert!(tools.contains(&t), "{t} listed: {tools:?}");
     }
@@ -350,6 +360,20 @@ fn check_mcp_session(out: &std::process::Output) {
     assert!(
         v["bad_is_error"].as_bool().expect("bool"),
         "a bad id is an MCP error: {v}"
+    );
+    let similar = v["similar"]["hits"].as_array().expect("similar hits");
+    assert_eq!(
+        similar[0]["memory"]["content"], "Lisbon is my favourite city",
+        "{v}"
+    );
+    let filtered = v["filtered"]["hits"].as_array().expect("filtered hits");
+    assert_eq!(filtered.len(), 1, "only the tagged memory: {v}");
+    assert_eq!(filtered[0]["memory"]["tags"], serde_json::json!(["travel"]));
+    assert_eq!(v["stats"]["total"], 2, "two memories: {v}");
+    assert!(!v["kv_forgot_is_error"].as_bool().expect("bool"), "{v}");
+    assert!(
+        v["kv_after_is_error"].as_bool().expect("bool"),
+        "forgotten: {v}"
     );
 }
 
@@ -386,7 +410,7 @@ fn the_official_python_mcp_client_over_streamable_http() {
         &["--tenant", "assistant", "stats", "--json"],
     )))
     .expect("json");
-    assert_eq!(stats["total"], 1, "written as the key's tenant");
+    assert_eq!(stats["total"], 2, "written as the key's tenant");
 }
 
 #[test]
@@ -480,4 +504,79 @@ fn local_and_server_modes_agree_on_filters_and_exit_codes() {
         "unavailable store: {}",
         stderr(&o)
     );
+}
+
+/// `update`, `similar` and `stats -n` print the same locally and through `--server`; a
+/// stale `--expected-version` is refused in both; flags a command would ignore are refused.
+#[test]
+fn update_similar_and_stats_agree_in_both_modes_and_ignored_flags_are_refused() {
+    let home = tempfile::tempdir().expect("temp dir");
+    let h = home.path();
+    let made: Value =
+        serde_json::from_str(&ok(muisti(h, &["remember", "Rex is a labrador", "--json"])))
+            .expect("json");
+    let id = made["memory"]["id"].as_str().expect("id").to_owned();
+    ok(muisti(h, &["remember", "Rex likes the park"]));
+    ok(muisti(
+        h,
+        &["remember", "the invoice is due", "-n", "billing"],
+    ));
+    let s = serve(h, &[]);
+    let modes: [Vec<&str>; 2] = [vec![], vec!["--server", s.base.as_str()]];
+    let mut similar = Vec::new();
+    for (version, mode) in (1..).zip(modes.iter()) {
+        let run = |args: &[&str]| {
+            let mut all = mode.clone();
+            all.extend_from_slice(args);
+            muisti(h, &all)
+        };
+        let v = u64::to_string(&version);
+        let updated: Value = serde_json::from_str(&ok(run(&[
+            "update",
+            &id,
+            "--importance",
+            "0.9",
+            "--user-id",
+            "alice",
+            "--expected-version",
+            &v,
+            "--json",
+        ])))
+        .expect("json");
+        assert_eq!(updated["version"], version + 1, "mode {mode:?}");
+        assert_eq!(updated["user_id"], "alice");
+        let stale = run(&["update", &id, "--content", "x", "--expected-version", &v]);
+        assert_eq!(stale.status.code(), Some(2), "mode {mode:?}");
+        assert_eq!(stderr(&stale).lines().count(), 1, "{}", stderr(&stale));
+        assert!(stderr(&stale).contains("conflict"), "{}", stderr(&stale));
+        similar.push(ok(run(&["similar", &id, "--json"])));
+        let stats: Value =
+            serde_json::from_str(&ok(run(&["stats", "-n", "billing", "--json"]))).expect("json");
+        assert_eq!(stats["total"], 1, "mode {mode:?}: {stats}");
+        let missing = run(&["similar", "01ARZ3NDEKTSV4RRFFQ69G5FAV"]);
+        assert_eq!(missing.status.code(), Some(1), "mode {mode:?}");
+    }
+    assert_eq!(similar[0], similar[1], "similar differs between modes");
+    assert!(similar[0].contains("Rex likes the park"), "{}", similar[0]);
+    for args in [
+        &["serve", "--json"][..],
+        &["openapi", "--json"],
+        &["--tenant", "acme", "serve"],
+        &[
+            "--server",
+            s.base.as_str(),
+            "chat",
+            "--model",
+            "m",
+            "-m",
+            "hi",
+        ],
+        &["bench", "http", "--seconds", "-1"],
+        &["bench", "http", "--seconds", "0"],
+        &["bench", "store", "-n", "10"],
+    ] {
+        let o = muisti(h, args);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {}", stderr(&o));
+        assert_eq!(stderr(&o).lines().count(), 1, "{args:?}: {}", stderr(&o));
+    }
 }

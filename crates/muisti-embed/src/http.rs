@@ -1,15 +1,15 @@
 //! Embeddings from an OpenAI-compatible HTTP service (`POST {base}/embeddings`): OpenAI,
 //! Ollama, vLLM, LM Studio, and Voyage-compatible gateways.
 
-use std::{
-    thread,
-    time::{Duration, Instant},
-};
+use std::time::{Duration, Instant};
 
 use serde::Deserialize;
 use serde_json::json;
 
-use crate::{EmbedError, Embedder};
+use crate::{
+    EmbedError, Embedder,
+    retry::{Attempt, Backoff, retry, retry_after},
+};
 
 /// Settings of an [`HttpEmbedder`].
 #[derive(Clone, Debug)]
@@ -126,57 +126,60 @@ impl HttpEmbedder {
             body["dimensions"] = json!(self.dimensions);
         }
         let body = body.to_string();
-        let mut delay = self.config.backoff;
-        let mut attempt = 0;
-        loop {
-            attempt += 1;
-            let started = Instant::now();
-            let mut req = self
-                .agent
-                .post(&self.endpoint)
-                .header("Content-Type", "application/json");
-            if let Some(key) = &self.config.api_key {
-                req = req.header("Authorization", &format!("Bearer {key}"));
-            }
-            let outcome = req.send(body.as_str());
-            let (retry_after, failure) = match outcome {
-                Ok(mut resp) => {
-                    let status = resp.status().as_u16();
-                    let retry_after = resp
-                        .headers()
-                        .get("retry-after")
-                        .and_then(|v| v.to_str().ok())
-                        .and_then(retry_after);
-                    let text = resp
-                        .body_mut()
-                        .read_to_string()
-                        .map_err(|e| self.fail(format!("reading the response: {e}"), true));
-                    match (status, text) {
-                        (200..=299, Ok(text)) => return self.parse(&text, texts.len()),
-                        (401 | 403, _) => {
-                            return Err(
-                                self.fail(format!("HTTP {status}: the API key was refused"), false)
-                            );
-                        }
-                        (429 | 500..=599, _) => (retry_after, format!("HTTP {status}")),
-                        // The body is not quoted: it can echo the text sent, which is stored data.
-                        (_, Ok(_)) => {
-                            return Err(self.fail(format!("HTTP {status}"), false));
-                        }
-                        (_, Err(e)) => return Err(e),
-                    }
+        let policy = Backoff {
+            max_attempts: self.config.max_attempts,
+            first: self.config.backoff,
+        };
+        retry(
+            policy,
+            |_| {
+                let started = Instant::now();
+                let mut req = self
+                    .agent
+                    .post(&self.endpoint)
+                    .header("Content-Type", "application/json");
+                if let Some(key) = &self.config.api_key {
+                    req = req.header("Authorization", &format!("Bearer {key}"));
                 }
-                Err(e) => (None, format!("{e} after {:?}", started.elapsed())),
-            };
-            if attempt >= self.config.max_attempts {
-                return Err(self.fail(
-                    format!("{failure} (gave up after {attempt} attempts)"),
-                    true,
-                ));
-            }
-            thread::sleep(retry_after.unwrap_or(delay).min(Duration::from_secs(60)));
-            delay = delay.saturating_mul(2);
-        }
+                let mut resp = match req.send(body.as_str()) {
+                    Ok(resp) => resp,
+                    Err(e) => {
+                        return Attempt::Retry {
+                            last: format!("{e} after {:?}", started.elapsed()),
+                            after: None,
+                        };
+                    }
+                };
+                let status = resp.status().as_u16();
+                let after = resp
+                    .headers()
+                    .get("retry-after")
+                    .and_then(|v| v.to_str().ok())
+                    .and_then(retry_after);
+                let text = resp.body_mut().read_to_string();
+                match (status, text) {
+                    (200..=299, Ok(text)) => match self.parse(&text, texts.len()) {
+                        Ok(v) => Attempt::Done(v),
+                        Err(e) => Attempt::Failed(e),
+                    },
+                    (200..=299, Err(e)) => Attempt::Retry {
+                        last: format!("reading the response: {e}"),
+                        after: None,
+                    },
+                    (401 | 403, _) => Attempt::Failed(
+                        self.fail(format!("HTTP {status}: the API key was refused"), false),
+                    ),
+                    (429 | 500..=599, _) => Attempt::Retry {
+                        last: format!("HTTP {status}"),
+                        after,
+                    },
+                    // The body is not quoted: it can echo the text sent, which is stored data.
+                    _ => Attempt::Failed(self.fail(format!("HTTP {status}"), false)),
+                }
+            },
+            |_, _, _| {},
+            |n, last, _| self.fail(format!("{last} (gave up after {n} attempts)"), true),
+        )
     }
 
     fn parse(&self, text: &str, expected: usize) -> Result<Vec<Vec<f32>>, EmbedError> {
@@ -249,36 +252,5 @@ impl Embedder for HttpEmbedder {
             }
         }
         Ok(out)
-    }
-}
-
-/// The wait a `Retry-After` header asks for, in seconds (fractions allowed), at most an
-/// hour; `None` for anything that is not a finite, non-negative number (`-1`, `inf`, a date).
-/// The one reading of the header for every HTTP client of muisti (embedders and the agent's
-/// providers).
-pub fn retry_after(value: &str) -> Option<Duration> {
-    let secs = value.trim().parse::<f64>().ok()?;
-    (secs.is_finite() && secs >= 0.0).then(|| Duration::from_secs_f64(secs.min(3600.0)))
-}
-
-#[cfg(test)]
-mod retry_after_tests {
-    use super::*;
-
-    #[test]
-    fn odd_retry_after_values_never_panic() {
-        assert_eq!(retry_after("2"), Some(Duration::from_secs(2)));
-        assert_eq!(retry_after(" 0.5 "), Some(Duration::from_millis(500)));
-        assert_eq!(retry_after("1e30"), Some(Duration::from_secs(3600)));
-        for bad in [
-            "-1",
-            "inf",
-            "-inf",
-            "NaN",
-            "",
-            "Wed, 21 Oct 2015 07:28:00 GMT",
-        ] {
-            assert_eq!(retry_after(bad), None, "{bad}");
-        }
     }
 }

@@ -19,10 +19,12 @@
 //! ```
 
 mod http;
+mod retry;
 mod static_model;
 mod wordpiece;
 
-pub use http::{HttpConfig, HttpEmbedder, retry_after};
+pub use http::{HttpConfig, HttpEmbedder};
+pub use retry::{Attempt, Backoff, retry, retry_after};
 pub use static_model::{BUILTIN_ID, StaticEmbedder};
 pub use wordpiece::WordPiece;
 

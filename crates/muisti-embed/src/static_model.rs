@@ -156,14 +156,18 @@ fn read_table(bytes: &[u8]) -> Result<(usize, usize, Vec<f32>), EmbedError> {
         data_offsets: (usize, usize),
     }
     let bad = |m: &str| EmbedError::Model(format!("model.safetensors: {m}"));
+    // Every length and offset comes from the file: checked before it is used.
     let header_len = bytes
         .get(..8)
         .and_then(|b| <[u8; 8]>::try_from(b).ok())
         .map(u64::from_le_bytes)
-        .ok_or_else(|| bad("too short"))? as usize;
-    let header = bytes
-        .get(8..8 + header_len)
+        .ok_or_else(|| bad("too short"))?;
+    let header_end = usize::try_from(header_len)
+        .ok()
+        .and_then(|n| n.checked_add(8))
+        .filter(|&end| end <= bytes.len())
         .ok_or_else(|| bad("truncated header"))?;
+    let header = &bytes[8..header_end];
     let mut entries: std::collections::HashMap<String, serde_json::Value> =
         serde_json::from_slice(header).map_err(|e| bad(&e.to_string()))?;
     let entry: Entry = entries
@@ -173,23 +177,29 @@ fn read_table(bytes: &[u8]) -> Result<(usize, usize, Vec<f32>), EmbedError> {
     let [rows, dim] = entry.shape[..] else {
         return Err(bad("`embeddings` is not 2-D"));
     };
-    let data = bytes
-        .get(8 + header_len + entry.data_offsets.0..8 + header_len + entry.data_offsets.1)
-        .ok_or_else(|| bad("truncated data"))?;
-    let table: Vec<f32> = match entry.dtype.as_str() {
-        "F16" => data
-            .chunks_exact(2)
-            .map(|c| f16_to_f32(u16::from_le_bytes([c[0], c[1]])))
-            .collect(),
-        "F32" => data
-            .chunks_exact(4)
-            .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
-            .collect(),
+    let width = match entry.dtype.as_str() {
+        "F16" => 2,
+        "F32" => 4,
         other => return Err(bad(&format!("dtype {other} is not supported"))),
     };
-    if table.len() != rows * dim {
+    let (start, end) = entry.data_offsets;
+    let data = header_end
+        .checked_add(start)
+        .zip(header_end.checked_add(end))
+        .and_then(|(s, e)| bytes.get(s..e))
+        .ok_or_else(|| bad("data offsets outside the file"))?;
+    if rows.checked_mul(dim).and_then(|n| n.checked_mul(width)) != Some(data.len()) {
         return Err(bad("data size does not match the shape"));
     }
+    let table: Vec<f32> = if width == 2 {
+        data.chunks_exact(2)
+            .map(|c| f16_to_f32(u16::from_le_bytes([c[0], c[1]])))
+            .collect()
+    } else {
+        data.chunks_exact(4)
+            .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+            .collect()
+    };
     Ok((rows, dim, table))
 }
 
@@ -221,6 +231,45 @@ fn f16_to_f32(h: u16) -> f32 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A safetensors file with this header (and `data` after it).
+    fn file(header: &str, declared_len: u64, data: &[u8]) -> Vec<u8> {
+        let mut out = declared_len.to_le_bytes().to_vec();
+        out.extend_from_slice(header.as_bytes());
+        out.extend_from_slice(data);
+        out
+    }
+
+    #[test]
+    fn lengths_from_the_file_are_checked_before_use() {
+        let header = r#"{"embeddings":{"dtype":"F32","shape":[2,2],"data_offsets":[0,16]}}"#;
+        let good = file(header, header.len() as u64, &[0; 16]);
+        assert_eq!(read_table(&good).expect("reads").0, 2);
+        for (what, bytes) in [
+            ("huge header length", file(header, u64::MAX, &[0; 16])),
+            ("header past the end", file(header, 1 << 40, &[0; 16])),
+            ("short data", file(header, header.len() as u64, &[0; 8])),
+            (
+                "offsets past the end",
+                file(
+                    r#"{"embeddings":{"dtype":"F32","shape":[2,2],"data_offsets":[18446744073709551600,18446744073709551615]}}"#,
+                    103,
+                    &[0; 16],
+                ),
+            ),
+            (
+                "a shape that overflows",
+                file(
+                    r#"{"embeddings":{"dtype":"F32","shape":[4294967296,4294967296],"data_offsets":[0,16]}}"#,
+                    84,
+                    &[0; 16],
+                ),
+            ),
+            ("too short", vec![1, 2, 3]),
+        ] {
+            assert!(read_table(&bytes).is_err(), "{what}");
+        }
+    }
 
     #[test]
     fn half_precision_conversion() {

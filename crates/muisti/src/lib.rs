@@ -32,7 +32,8 @@ pub use engine::{
 };
 pub use muisti_core::*;
 pub use muisti_embed::{
-    EmbedError, Embedder, HttpConfig, HttpEmbedder, StaticEmbedder, retry_after,
+    Attempt, Backoff, EmbedError, Embedder, HttpConfig, HttpEmbedder, StaticEmbedder, retry,
+    retry_after,
 };
 #[cfg(feature = "redis")]
 pub use muisti_redis::RedisStore;

@@ -2,7 +2,6 @@
 
 use std::{
     io::BufReader,
-    thread,
     time::{Duration, Instant},
 };
 
@@ -69,93 +68,130 @@ impl Transport {
     ) -> Result<BodyReader> {
         let body = body.to_string();
         let provider = self.kind.as_str();
-        let mut delay = self.config.backoff;
-        let mut attempt = 0;
-        loop {
-            attempt += 1;
-            let started = Instant::now();
-            let config = self.agent.post(&self.endpoint).config();
-            let config = if stream {
-                config
-                    .timeout_recv_response(Some(self.config.timeout))
-                    .timeout_recv_body(Some(self.config.stream_timeout))
-            } else {
-                config.timeout_global(Some(self.config.timeout))
-            };
-            let mut req = config.build().header("Content-Type", "application/json");
-            for (k, v) in &self.headers {
-                req = req.header(*k, v);
-            }
-            let (retry_after, last, rate_limited) = match req.send(body.as_str()) {
-                Ok(mut resp) => {
-                    let status = resp.status().as_u16();
-                    if (200..300).contains(&status) {
-                        debug!(provider, status, attempt, "provider answered");
-                        return Ok(BufReader::new(resp.into_body().into_reader()));
-                    }
-                    let retry_after = resp
-                        .headers()
-                        .get("retry-after")
-                        .and_then(|v| v.to_str().ok())
-                        .and_then(muisti::retry_after);
-                    let text = resp
-                        .body_mut()
-                        .with_config()
-                        .limit(64 * 1024)
-                        .read_to_string()
-                        .unwrap_or_default();
-                    let detail = error_detail(&text);
-                    match status {
-                        401 | 403 => {
-                            return Err(AgentError::Auth {
-                                provider,
-                                status,
-                                env: self.kind.key_env_text(),
-                            });
-                        }
-                        429 => (retry_after, format!("HTTP 429: {detail}"), true),
-                        408 | 500..=599 => (retry_after, format!("HTTP {status}: {detail}"), false),
-                        _ if context_length(&detail.to_ascii_lowercase()) => {
-                            return Err(AgentError::ContextLength { provider, detail });
-                        }
-                        _ => {
-                            return Err(AgentError::Provider {
-                                provider,
-                                status: Some(status),
-                                reason: format!("HTTP {status}: {detail}"),
-                            });
-                        }
-                    }
+        let policy = muisti::Backoff {
+            max_attempts: self.config.max_attempts,
+            first: self.config.backoff,
+        };
+        // What a retried attempt leaves: its reason and whether it was a rate limit.
+        type Last = (String, bool);
+        muisti::retry(
+            policy,
+            |attempt| -> muisti::Attempt<BodyReader, AgentError, Last> {
+                let started = Instant::now();
+                let config = self.agent.post(&self.endpoint).config();
+                let config = if stream {
+                    config
+                        .timeout_recv_response(Some(self.config.timeout))
+                        .timeout_recv_body(Some(self.config.stream_timeout))
+                } else {
+                    config.timeout_global(Some(self.config.timeout))
+                };
+                let mut req = config.build().header("Content-Type", "application/json");
+                for (k, v) in &self.headers {
+                    req = req.header(*k, v);
                 }
-                Err(e) => (
-                    None,
-                    format!("{e} after {} ms", started.elapsed().as_millis()),
-                    false,
-                ),
-            };
-            if attempt >= self.config.max_attempts {
-                return Err(if rate_limited {
+                let mut resp = match req.send(body.as_str()) {
+                    Ok(resp) => resp,
+                    Err(e) => {
+                        return muisti::Attempt::Retry {
+                            last: (
+                                format!("{e} after {} ms", started.elapsed().as_millis()),
+                                false,
+                            ),
+                            after: None,
+                        };
+                    }
+                };
+                let status = resp.status().as_u16();
+                if (200..300).contains(&status) {
+                    debug!(provider, status, attempt, "provider answered");
+                    return muisti::Attempt::Done(BufReader::new(resp.into_body().into_reader()));
+                }
+                let after = resp
+                    .headers()
+                    .get("retry-after")
+                    .and_then(|v| v.to_str().ok())
+                    .and_then(muisti::retry_after);
+                let text = resp
+                    .body_mut()
+                    .with_config()
+                    .limit(64 * 1024)
+                    .read_to_string()
+                    .unwrap_or_default();
+                let code = error_code(&text);
+                match status {
+                    401 | 403 => muisti::Attempt::Failed(AgentError::Auth {
+                        provider,
+                        status,
+                        env: self.kind.key_env_text(),
+                    }),
+                    429 => muisti::Attempt::Retry {
+                        last: (format!("HTTP 429{code}"), true),
+                        after,
+                    },
+                    408 | 500..=599 => muisti::Attempt::Retry {
+                        last: (format!("HTTP {status}{code}"), false),
+                        after,
+                    },
+                    _ if context_length(&error_message(&text).to_ascii_lowercase()) => {
+                        muisti::Attempt::Failed(AgentError::ContextLength {
+                            provider,
+                            detail: format!("HTTP {status}{code}"),
+                        })
+                    }
+                    _ => muisti::Attempt::Failed(AgentError::Provider {
+                        provider,
+                        status: Some(status),
+                        reason: format!("HTTP {status}{code}"),
+                    }),
+                }
+            },
+            |attempt, wait, (reason, _)| {
+                warn!(provider, attempt, wait_ms = wait.as_millis() as u64, reason = %reason, "provider call failed; retrying");
+            },
+            |attempts, (last, rate_limited), retry_after| {
+                if rate_limited {
                     AgentError::RateLimited {
                         provider,
-                        attempts: attempt,
+                        attempts,
                         retry_after,
                     }
                 } else {
-                    self.unavailable(format!("{last} (gave up after {attempt} attempts)"))
-                });
-            }
-            let wait = retry_after.unwrap_or(delay).min(Duration::from_secs(60));
-            warn!(provider, attempt, wait_ms = wait.as_millis() as u64, reason = %last, "provider call failed; retrying");
-            thread::sleep(wait);
-            delay = delay.saturating_mul(2);
-        }
+                    self.unavailable(format!("{last} (gave up after {attempts} attempts)"))
+                }
+            },
+        )
     }
 }
 
+/// The provider's error code from an error body (`error.type`, `error.code` or `type`),
+/// as ` (code)`, if it is a short identifier; nothing else of the body is repeated in an
+/// error: some servers echo the request, which holds the message and the injected memory.
+fn error_code(text: &str) -> String {
+    let parsed: Option<Value> = serde_json::from_str(text).ok();
+    let code = parsed.as_ref().and_then(|v| {
+        [
+            v.pointer("/error/type"),
+            v.pointer("/error/code"),
+            v.get("type"),
+        ]
+        .into_iter()
+        .flatten()
+        .filter_map(Value::as_str)
+        .find(|c| {
+            !c.is_empty()
+                && c.len() <= 64
+                && c.chars()
+                    .all(|ch| ch.is_ascii_alphanumeric() || ch == '_' || ch == '-' || ch == '.')
+        })
+    });
+    code.map(|c| format!(" ({c})")).unwrap_or_default()
+}
+
 /// The provider's own explanation from an error body (`error.message`, `message` or an
-/// `error` string). Anything else in the body is not repeated: some servers echo the
-/// request, which holds the message and the injected memory.
-fn error_detail(text: &str) -> String {
+/// `error` string), read only to recognise a context-length error: it is never put into an
+/// error (see [`error_code`]).
+fn error_message(text: &str) -> String {
     let parsed: Option<Value> = serde_json::from_str(text).ok();
     let found = parsed.as_ref().and_then(|v| {
         v.pointer("/error/message")
@@ -180,22 +216,38 @@ pub(crate) fn read_json(t: &Transport, mut reader: BodyReader) -> Result<Value> 
 
 #[cfg(test)]
 mod tests {
-    use super::error_detail;
+    use super::{error_code, error_message};
 
     #[test]
-    fn error_detail_reads_each_dialect() {
+    fn only_a_short_error_code_reaches_an_error() {
         assert_eq!(
-            error_detail(r#"{"error":{"message":"bad model","type":"x"}}"#),
+            error_code(
+                r#"{"error":{"message":"you said: my secret","type":"invalid_request_error"}}"#
+            ),
+            " (invalid_request_error)"
+        );
+        assert_eq!(
+            error_code(r#"{"type":"error","error":{"type":"overloaded_error"}}"#),
+            " (overloaded_error)"
+        );
+        assert_eq!(error_code(r#"{"error":{"type":"my secret message"}}"#), "");
+        assert_eq!(error_code("echo: my secret message"), "");
+    }
+
+    #[test]
+    fn error_message_reads_each_dialect() {
+        assert_eq!(
+            error_message(r#"{"error":{"message":"bad model","type":"x"}}"#),
             "bad model"
         );
         assert_eq!(
-            error_detail(r#"{"error":"model not found"}"#),
+            error_message(r#"{"error":"model not found"}"#),
             "model not found"
         );
         assert_eq!(
-            error_detail("echo: my secret message"),
+            error_message("echo: my secret message"),
             "no error message in a body of 23 bytes"
         );
-        assert_eq!(error_detail(""), "no detail");
+        assert_eq!(error_message(""), "no detail");
     }
 }

@@ -487,7 +487,18 @@ fn errors_are_typed() {
         ),
         "{err:?}"
     );
-    assert!(err.to_string().contains("not found"));
+    // The provider's message is not repeated (a body can echo the request, and with it
+    // stored memory); a short error code is.
+    assert!(!err.to_string().contains("not found"), "{err}");
+    let server = Server::start(vec![Reply::json(
+        404,
+        r#"{"error":{"message":"you asked: my secret memory","type":"not_found_error"}}"#,
+    )]);
+    let err = provider(ProviderKind::OpenAi, &server)
+        .chat(&request())
+        .expect_err("404");
+    assert!(!err.to_string().contains("secret"), "{err}");
+    assert!(err.to_string().contains("not_found_error"), "{err}");
     // 5xx on every attempt.
     let server = Server::start((0..3).map(|_| Reply::json(502, "bad gateway")).collect());
     let err = provider(ProviderKind::Anthropic, &server)

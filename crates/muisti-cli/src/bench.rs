@@ -453,7 +453,7 @@ fn locomo(
         Some(u) => u.to_owned(),
         None => format!("sqlite://{}", dir.path().join("locomo.db").display()),
     };
-    let mode = crate::parse_mode(mode)?;
+    let mode: muisti::RecallMode = mode.parse()?;
     if let Some(fusion) = fusion {
         config.fusion = match fusion.split_once(':') {
             Some(("rrf", k)) => muisti::Fusion::Rrf { k: k.parse()? },

@@ -151,8 +151,9 @@ impl Session for Local<'_> {
             self.agent
                 .stream_in_conversation(&self.conv, message, print_piece)?
         };
-        self.conv = turn.conversation;
-        Ok(serde_json::json!({"conversation_id": self.conv.id, "reply": turn.reply}))
+        self.conv = turn.conversation.clone();
+        let reply = muisti_server::chat::reply(turn, !self.args.no_store_messages);
+        Ok(serde_json::to_value(&reply)?)
     }
 
     fn id(&self) -> Option<String> {

@@ -8,8 +8,10 @@ macro_rules! outln {
 }
 
 mod agent_bench;
+mod backend;
 mod bench;
 mod chat;
+mod commands;
 mod http_bench;
 mod locomo;
 mod remote;
@@ -18,12 +20,9 @@ mod serve;
 
 use std::{io::Write, process::ExitCode};
 
-use anyhow::{Context, Result, anyhow, bail};
+use anyhow::{Context, Result, anyhow};
 use clap::{Args, Parser, Subcommand};
-use muisti::{
-    Category, Engine, Filter, Key, ListQuery, Locator, Memory, MemoryId, MemoryScope, Namespace,
-    OnModelMismatch, Owner, Put, RecallMode, RecallRequest, Source, Tenant, Ttl,
-};
+use muisti::{Engine, Namespace, OnModelMismatch, Tenant};
 use serde_json::Value;
 
 /// muisti: long-term memory for AI agents.
@@ -239,16 +238,6 @@ struct OwnerArgs {
     session_id: Option<String>,
 }
 
-impl OwnerArgs {
-    fn owner(&self) -> Owner {
-        Owner {
-            user_id: self.user_id.clone(),
-            agent_id: self.agent_id.clone(),
-            session_id: self.session_id.clone(),
-        }
-    }
-}
-
 #[derive(Args)]
 struct RememberArgs {
     /// The text to remember.
@@ -374,16 +363,6 @@ impl UpdateArgs {
     }
 }
 
-/// What `update` prints, in both modes.
-pub(crate) fn print_updated(m: &muisti_client::Memory, json: bool) -> Result<()> {
-    if json {
-        print_json(m)
-    } else {
-        outln!("updated {} (version {})", m.id, m.version)?;
-        Ok(())
-    }
-}
-
 #[derive(Args)]
 struct FilterArgs {
     #[command(flatten)]
@@ -399,21 +378,6 @@ struct FilterArgs {
     tags: Vec<String>,
 }
 
-impl FilterArgs {
-    fn filter(&self) -> Result<Filter> {
-        let owner = self.owner.owner();
-        Ok(Filter {
-            user_id: owner.user_id,
-            agent_id: owner.agent_id,
-            session_id: owner.session_id,
-            category: self.category.as_deref().map(Category::parse).transpose()?,
-            scope: self.scope.as_deref().map(MemoryScope::parse).transpose()?,
-            tags: self.tags.clone(),
-            ..Filter::default()
-        })
-    }
-}
-
 #[derive(Args)]
 struct ListArgs {
     #[command(flatten)]
@@ -421,7 +385,7 @@ struct ListArgs {
     /// Page size.
     #[arg(long, default_value_t = 50)]
     limit: usize,
-    /// Start after this id (the `next` of the previous page).
+    /// Start after this id (the `next_cursor` of the previous page).
     #[arg(long)]
     after: Option<String>,
     #[command(flatten)]
@@ -670,57 +634,11 @@ pub(crate) fn read_value(value: String, value_json: bool) -> Result<Value> {
     })
 }
 
-fn ttl(secs: Option<u64>) -> Result<Option<Ttl>> {
-    Ok(secs.map(Ttl::from_secs).transpose()?)
-}
-
-/// Prints a value as the CLI shows values: strings raw, anything else as JSON.
-fn value_line(v: &Value) -> String {
-    match v {
-        Value::String(s) => s.clone(),
-        other => other.to_string(),
-    }
-}
-
-fn print_json(v: &impl serde::Serialize) -> Result<()> {
+pub(crate) fn print_json(v: &impl serde::Serialize) -> Result<()> {
     let mut out = std::io::stdout().lock();
     serde_json::to_writer_pretty(&mut out, v)?;
     writeln!(out)?;
     Ok(())
-}
-
-fn memory_line(m: &Memory) -> String {
-    let key = if m.key.as_str() == m.id.to_string() {
-        String::new()
-    } else {
-        format!(" [{}]", m.key)
-    };
-    format!("{}{} {}", m.id, key, m.text())
-}
-
-fn locate(engine: &Engine, target: &str, ns: &Namespace) -> Result<Locator> {
-    if let Ok(id) = MemoryId::parse(target)
-        && engine.get_by_id(id)?.is_some()
-    {
-        return Ok(Locator::Id {
-            tenant: engine.tenant().clone(),
-            id,
-        });
-    }
-    Ok(Locator::Key {
-        partition: engine.partition(ns),
-        key: Key::new(target)?,
-    })
-}
-
-fn parse_mode(mode: &str) -> Result<RecallMode> {
-    Ok(match mode {
-        "hybrid" => RecallMode::Hybrid,
-        "lexical" => RecallMode::Lexical,
-        "vector" => RecallMode::Vector,
-        "overlap" => RecallMode::Overlap,
-        other => bail!("--mode {other:?} is not hybrid, lexical, vector or overlap"),
-    })
 }
 
 fn run(cli: Cli) -> Result<ExitCode> {
@@ -746,161 +664,40 @@ fn run(cli: Cli) -> Result<ExitCode> {
         Command::Chat(args) => return chat::chat(&cli, args),
         _ => {}
     }
-    if cli.server.is_some() {
-        return remote::run(cli);
-    }
     let tenant = Tenant::new(&cli.tenant)?;
-    if let Command::Mcp = cli.command {
-        return serve::mcp(&cli, tenant);
-    }
-    if let Command::Reindex { force } = cli.command {
-        return reindex(&cli, force);
-    }
-    let engine = open(&cli, OnModelMismatch::Error)?.with_tenant(tenant);
-    match cli.command {
-        Command::Kv { command } => kv(&engine, command, json),
-        Command::Remember(args) => {
-            let ns = args.ns.get()?;
-            let mut put = Put::new(
-                engine.partition(&ns),
-                args.key.as_deref().map(Key::new).transpose()?,
-                args.content,
-            )
-            .with_ttl(ttl(args.ttl)?)
-            .with_category(Category::parse(&args.category)?)
-            .with_owner(args.owner.owner());
-            put.scope = MemoryScope::parse(&args.scope)?;
-            put.context = args.context;
-            put.source = Source::parse(&args.source)?;
-            put.importance = args.importance;
-            put.confidence = args.confidence;
-            put.tags = args.tags;
-            put.metadata = parse_meta(args.metadata)?;
-            let w = engine.remember(put)?;
-            if json {
-                print_json(&w)?;
-            } else {
-                outln!("{}", w.memory.id)?;
-            }
-            Ok(ExitCode::SUCCESS)
-        }
-        Command::Get { target, ns } => {
-            let at = locate(&engine, &target, &ns.get()?)?;
-            match engine.get(&at)? {
-                Some(m) if json => print_json(&m).map(|()| ExitCode::SUCCESS),
-                Some(m) => {
-                    outln!("{}", memory_line(&m))?;
-                    Ok(ExitCode::SUCCESS)
+    let memories: Box<dyn backend::Memories> = match &cli.server {
+        Some(url) => {
+            let client = muisti_client::Client::new(url)?.with_key(cli.api_key.clone());
+            match cli.command {
+                Command::Reindex { force } => return remote::reindex(&client, force, json),
+                Command::Purge | Command::Mcp => {
+                    return Err(usage(
+                        "purge and mcp work on a local store (the server has its own); drop --server",
+                    ));
                 }
-                None => {
-                    eprintln!("muisti: not found: {target}");
-                    Ok(ExitCode::from(1))
-                }
+                _ => Box::new(backend::Remote(client)),
             }
         }
-        Command::List(args) => {
-            let page = engine.list(ListQuery {
-                partition: engine.partition(&args.ns.get()?),
-                filter: args.filter.filter()?,
-                after: args.after.as_deref().map(MemoryId::parse).transpose()?,
-                limit: args.limit,
-            })?;
-            if json {
-                print_json(&page)?;
-            } else {
-                for m in &page.items {
-                    outln!("{}", memory_line(m))?;
-                }
-                if let Some(next) = page.next {
-                    eprintln!("more: --after {next}");
-                }
+        None => {
+            match cli.command {
+                Command::Mcp => return serve::mcp(&cli, tenant),
+                Command::Reindex { force } => return reindex(&cli, force),
+                _ => {}
             }
-            Ok(ExitCode::SUCCESS)
-        }
-        Command::Update(args) => {
-            let m = muisti_server::ops::update(&engine, &args.id, args.patch()?)?;
-            print_updated(&m, json)?;
-            Ok(ExitCode::SUCCESS)
-        }
-        Command::Forget { target, ns } => {
-            let at = locate(&engine, &target, &ns.get()?)?;
-            if engine.forget(&at)? {
-                if !json {
-                    outln!("forgot {target}")?;
+            let engine = open(&cli, OnModelMismatch::Error)?.with_tenant(tenant);
+            if let Command::Purge = cli.command {
+                let n = engine.purge_expired()?;
+                if json {
+                    print_json(&serde_json::json!({ "purged": n }))?;
                 } else {
-                    print_json(&serde_json::json!({"deleted": true}))?;
+                    outln!("purged {n}")?;
                 }
-                Ok(ExitCode::SUCCESS)
-            } else {
-                eprintln!("muisti: not found: {target}");
-                Ok(ExitCode::from(1))
+                return Ok(ExitCode::SUCCESS);
             }
+            Box::new(backend::Local(engine))
         }
-        Command::Search(args) => {
-            let mode = parse_mode(&args.mode)?;
-            let req = RecallRequest {
-                namespace: args.ns.get()?,
-                query: args.query,
-                limit: args.limit,
-                filter: args.filter.filter()?,
-                min_score: args.min_score,
-                mode,
-            };
-            let hits = engine.recall(&req)?;
-            if json {
-                print_json(&hits)?;
-            } else {
-                for h in &hits {
-                    outln!("{:.3} {}", h.score, memory_line(&h.memory))?;
-                    if args.explain {
-                        outln!("      {}", serde_json::to_string(&h.signals)?)?;
-                    }
-                }
-            }
-            Ok(ExitCode::SUCCESS)
-        }
-        Command::Similar { id, limit } => {
-            MemoryId::parse(&id)?;
-            let result = muisti_server::ops::similar(&engine, &id, Some(limit))?;
-            remote::print_hits(&result.hits, json)?;
-            Ok(ExitCode::SUCCESS)
-        }
-        Command::Stats { namespace } => {
-            let mut stats = engine.stats()?;
-            if let Some(ns) = namespace {
-                let ns = Namespace::new(ns)?;
-                stats.namespaces.retain(|n| n.namespace == ns);
-                stats.total = stats.namespaces.iter().map(|n| n.count).sum();
-            }
-            if json {
-                print_json(&stats)?;
-            } else {
-                outln!("store: {} ({})", stats.store.location, stats.store.backend)?;
-                outln!("tenant: {}", stats.tenant)?;
-                for n in &stats.namespaces {
-                    outln!("  {}: {}", n.namespace, n.count)?;
-                }
-                outln!("total: {}", stats.total)?;
-            }
-            Ok(ExitCode::SUCCESS)
-        }
-        Command::Purge => {
-            let n = engine.purge_expired()?;
-            if json {
-                print_json(&serde_json::json!({ "purged": n }))?;
-            } else {
-                outln!("purged {n}")?;
-            }
-            Ok(ExitCode::SUCCESS)
-        }
-        Command::Bench { .. }
-        | Command::Reindex { .. }
-        | Command::Serve(_)
-        | Command::Mcp
-        | Command::Keys { .. }
-        | Command::Openapi
-        | Command::Chat(_) => bail!("unreachable"),
-    }
+    };
+    commands::run(&*memories, cli.command, json)
 }
 
 fn reindex(cli: &Cli, force: bool) -> Result<ExitCode> {
@@ -936,81 +733,4 @@ fn reindex(cli: &Cli, force: bool) -> Result<ExitCode> {
         )?;
     }
     Ok(ExitCode::SUCCESS)
-}
-
-fn kv(engine: &Engine, command: KvCommand, json: bool) -> Result<ExitCode> {
-    match command {
-        KvCommand::Set {
-            key,
-            value,
-            value_json,
-            ttl: secs,
-            ns,
-        } => {
-            let value = read_value(value, value_json)?;
-            let w = engine.kv_set(&ns.get()?, &key, value, ttl(secs)?)?;
-            if json {
-                print_json(&w)?;
-            }
-            Ok(ExitCode::SUCCESS)
-        }
-        KvCommand::Get { key, ns } => match engine.kv_get(&ns.get()?, &key)? {
-            Some(v) => {
-                if json {
-                    print_json(&v)?;
-                } else {
-                    outln!("{}", value_line(&v))?;
-                }
-                Ok(ExitCode::SUCCESS)
-            }
-            None => {
-                if json {
-                    print_json(&Value::Null)?;
-                }
-                eprintln!("muisti: not found: key {key:?}");
-                Ok(ExitCode::from(EXIT_NOT_FOUND))
-            }
-        },
-        KvCommand::Forget { key, ns } => {
-            let existed = engine.kv_forget(&ns.get()?, &key)?;
-            if json {
-                print_json(&serde_json::json!({ "deleted": existed }))?;
-            }
-            if existed {
-                Ok(ExitCode::SUCCESS)
-            } else {
-                eprintln!("muisti: not found: key {key:?}");
-                Ok(ExitCode::from(EXIT_NOT_FOUND))
-            }
-        }
-        KvCommand::Has { key, ns } => {
-            let has = engine.kv_has(&ns.get()?, &key)?;
-            outln!("{has}")?;
-            Ok(if has {
-                ExitCode::SUCCESS
-            } else {
-                ExitCode::from(1)
-            })
-        }
-        KvCommand::All { ns } => {
-            let all = engine.kv_all(&ns.get()?)?;
-            if json {
-                print_json(&all)?;
-            } else {
-                for (k, v) in &all {
-                    outln!("{k}\t{}", value_line(v))?;
-                }
-            }
-            Ok(ExitCode::SUCCESS)
-        }
-        KvCommand::Flush { ns } => {
-            let n = engine.kv_flush(&ns.get()?)?;
-            if json {
-                print_json(&serde_json::json!({ "deleted": n }))?;
-            } else {
-                outln!("flushed {n}")?;
-            }
-            Ok(ExitCode::SUCCESS)
-        }
-    }
 }

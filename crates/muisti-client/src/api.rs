@@ -392,10 +392,12 @@ pub struct KvValue {
     pub ttl_seconds: Option<u64>,
 }
 
-/// The value at a key.
+/// The value at a key: what `GET` and `PUT` of a key answer.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(ToSchema))]
 pub struct KvEntry {
+    /// The id of the record that holds it (a memory id).
+    pub id: String,
     /// The key.
     pub key: String,
     /// The value.

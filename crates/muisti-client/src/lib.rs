@@ -416,7 +416,7 @@ impl Client {
         key: &str,
         value: serde_json::Value,
         ttl_seconds: Option<u64>,
-    ) -> Result<Memory, ClientError> {
+    ) -> Result<KvEntry, ClientError> {
         let path = format!("/v1/kv/{}/{}", encode(namespace), encode(key));
         self.send_json("PUT", &path, &KvValue { value, ttl_seconds })
     }

@@ -145,7 +145,9 @@ fn open(
     Ok((agent, conv))
 }
 
-fn reply(turn: Turn, stored: bool) -> api::ChatReply {
+/// A turn as the wire's chat reply: the one shape of a reply on every face (`/v1/chat`,
+/// `muisti chat --json` in both modes). `stored`: whether the conversation was kept.
+pub fn reply(turn: Turn, stored: bool) -> api::ChatReply {
     api::ChatReply {
         conversation_id: stored.then_some(turn.conversation.id),
         reply: turn.reply.text,

@@ -317,16 +317,8 @@ pub fn recall(engine: &Engine, q: api::RecallQuery) -> Result<api::RecallResult>
         return Err(Error::invalid("min_score", "must be between 0 and 1"));
     }
     let mode = match q.mode.as_deref() {
-        None | Some("hybrid") => RecallMode::Hybrid,
-        Some("lexical") => RecallMode::Lexical,
-        Some("vector") => RecallMode::Vector,
-        Some("overlap") => RecallMode::Overlap,
-        Some(_) => {
-            return Err(Error::invalid(
-                "mode",
-                "must be hybrid, lexical, vector or overlap",
-            ));
-        }
+        None => RecallMode::Hybrid,
+        Some(m) => m.parse()?,
     };
     let mut req = RecallRequest::new(namespace(q.namespace.as_deref())?, q.query, limit);
     req.filter = filter(q.user_id, q.session_id, q.filters)?;
@@ -379,21 +371,27 @@ pub fn kv_get(engine: &Engine, ns: &str, key: &str) -> Result<api::KvEntry> {
     let m = engine
         .get(&at)?
         .ok_or_else(|| Error::NotFound(format!("key in namespace {ns}")))?;
-    Ok(api::KvEntry {
+    Ok(kv_entry(m))
+}
+
+/// A record as a key-value entry: the one shape of a key's value on every face.
+pub fn kv_entry(m: muisti::Memory) -> api::KvEntry {
+    api::KvEntry {
+        id: m.id.to_string(),
         key: m.key.to_string(),
         value: m.content,
         expires_at: m.expires_at.map(|t| t.to_string()),
-    })
+    }
 }
 
 /// Stores a value at a key.
-pub fn kv_set(engine: &Engine, ns: &str, key: &str, v: api::KvValue) -> Result<api::Memory> {
+pub fn kv_set(engine: &Engine, ns: &str, key: &str, v: api::KvValue) -> Result<api::KvEntry> {
     let ns = Namespace::new(ns)?;
     if v.value.is_null() {
         return Err(Error::invalid("value", "must not be null"));
     }
     let w = engine.kv_set(&ns, key, v.value, ttl(v.ttl_seconds)?)?;
-    Ok(memory_out(&w.memory))
+    Ok(kv_entry(w.memory))
 }
 
 /// Deletes a key; a missing one is `NotFound`.

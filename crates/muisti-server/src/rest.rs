@@ -327,14 +327,14 @@ pub async fn kv_get(
 #[utoipa::path(put, path = "/v1/kv/{namespace}/{key}", tag = "kv",
     params(("namespace" = String, Path), ("key" = String, Path)),
     request_body = api::KvValue,
-    responses((status = 200, body = api::Memory), (status = 400, body = api::ErrorBody),
+    responses((status = 200, body = api::KvEntry), (status = 400, body = api::ErrorBody),
         (status = 413, body = api::ErrorBody), (status = 422, body = api::ErrorBody)))]
 pub async fn kv_set(
     State(s): State<AppState>,
     caller: Caller,
     ApiPath((ns, key)): ApiPath<(String, String)>,
     ApiJson(v): ApiJson<api::KvValue>,
-) -> ApiResult<Json<api::Memory>> {
+) -> ApiResult<Json<api::KvEntry>> {
     run(&s, &caller, move |e| ops::kv_set(&e, &ns, &key, v))
         .await
         .map(Json)

@@ -25,6 +25,24 @@ pub enum RecallMode {
     Overlap,
 }
 
+impl std::str::FromStr for RecallMode {
+    type Err = muisti_core::Error;
+
+    /// `hybrid`, `lexical`, `vector` or `overlap`: the one spelling of every face.
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s {
+            "hybrid" => Ok(Self::Hybrid),
+            "lexical" => Ok(Self::Lexical),
+            "vector" => Ok(Self::Vector),
+            "overlap" => Ok(Self::Overlap),
+            _ => Err(muisti_core::Error::invalid(
+                "mode",
+                "must be hybrid, lexical, vector or overlap",
+            )),
+        }
+    }
+}
+
 /// How full-text and vector rankings are combined.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case", tag = "kind")]

@@ -421,8 +421,10 @@ fn json_output_is_the_reply_record_only() {
         &[],
     );
     let v: Value = serde_json::from_str(&ok_output(&out)).expect("only JSON on stdout");
-    assert_eq!(v["reply"]["text"], "Gold.");
-    assert_eq!(v["reply"]["recalled"], json!(["customer_tier"]));
+    // The wire's chat reply, as `/v1/chat` and `--server ... chat --json` answer.
+    assert_eq!(v["reply"], "Gold.");
+    assert_eq!(v["recalled"], json!(["customer_tier"]));
+    assert!(v["usage"]["input_tokens"].is_u64(), "{v}");
     assert_eq!(v["conversation_id"].as_str().map(str::len), Some(26));
     // Whole answers were asked for: no streaming when the output is one JSON record.
     assert!(body(&server.requests()[0]).get("stream").is_none());

@@ -9,6 +9,7 @@ use std::{
 use serde_json::Value;
 
 mod chat;
+mod modes;
 mod serve;
 
 /// Runs `muisti ARGS` with its data directory under `home` and no MUISTI_STORE.
@@ -129,7 +130,7 @@ fn remember_then_search_round_trip() {
     ));
     let out = ok(muisti(
         home.path(),
-        &["--json", "search", "when did I move to Lisbon"],
+        &["--json", "search", "when did I move to Lisbon", "--explain"],
     ));
     let hits: Value = serde_json::from_str(&out).expect("json");
     assert_eq!(hits[0]["memory"]["id"], id);
@@ -183,7 +184,7 @@ fn kv_commands() {
     assert_eq!(ok(muisti(h, &["kv", "flush"])), "flushed 1\n");
     let stats: Value = serde_json::from_str(&ok(muisti(h, &["--json", "stats"]))).expect("json");
     assert_eq!(stats["total"], 0);
-    assert_eq!(stats["store"]["backend"], "sqlite");
+    assert_eq!(stats["backend"], "sqlite");
 }
 
 #[test]

@@ -515,7 +515,7 @@ fn update_similar_and_stats_agree_in_both_modes_and_ignored_flags_are_refused() 
     let made: Value =
         serde_json::from_str(&ok(muisti(h, &["remember", "Rex is a labrador", "--json"])))
             .expect("json");
-    let id = made["memory"]["id"].as_str().expect("id").to_owned();
+    let id = made["id"].as_str().expect("id").to_owned();
     ok(muisti(h, &["remember", "Rex likes the park"]));
     ok(muisti(
         h,

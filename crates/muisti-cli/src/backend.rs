@@ -1,0 +1,211 @@
+//! The one interface the memory and key-value commands run on, whether the store is opened in
+//! this process or reached through `--server URL`. Both sides speak the API's wire types: the
+//! local side runs the server's own operations (`muisti_server::ops`), the remote side the
+//! typed client, so a command validates its input and prints its output the same way in both
+//! modes.
+
+use anyhow::Result;
+use muisti::{Engine, Key, Locator, MemoryId, Namespace};
+use muisti_client::{
+    Client, KvEntries, KvEntry, KvValue, ListParams, Memory, MemoryPage, MemoryPatch, NewMemory,
+    RecallQuery, RecallResult, Stats,
+};
+use muisti_server::ops;
+
+/// The memory and key-value operations of the CLI.
+pub(crate) trait Memories {
+    /// Stores a memory.
+    fn remember(&self, m: NewMemory) -> Result<Memory>;
+    /// The memory with this id, else the one at this key in `ns`.
+    fn get(&self, target: &str, ns: &str) -> Result<Option<Memory>>;
+    /// Deletes the memory with this id, else the one at this key in `ns`; `false` if none.
+    fn forget(&self, target: &str, ns: &str) -> Result<bool>;
+    /// One page of memories.
+    fn list(&self, p: ListParams) -> Result<MemoryPage>;
+    /// Changes fields of a memory by id, atomically.
+    fn update(&self, id: &str, patch: MemoryPatch) -> Result<Memory>;
+    /// Hybrid recall.
+    fn recall(&self, q: RecallQuery) -> Result<RecallResult>;
+    /// The memories closest in meaning to one.
+    fn similar(&self, id: &str, limit: usize) -> Result<RecallResult>;
+    /// What the tenant holds.
+    fn stats(&self) -> Result<Stats>;
+    /// The entry at a key, if any.
+    fn kv_get(&self, ns: &str, key: &str) -> Result<Option<KvEntry>>;
+    /// Stores a value at a key.
+    fn kv_set(&self, ns: &str, key: &str, v: KvValue) -> Result<KvEntry>;
+    /// Deletes a key; `false` if there was none.
+    fn kv_forget(&self, ns: &str, key: &str) -> Result<bool>;
+    /// Every entry of a namespace.
+    fn kv_all(&self, ns: &str) -> Result<KvEntries>;
+    /// Deletes every entry of a namespace; how many.
+    fn kv_flush(&self, ns: &str) -> Result<u64>;
+}
+
+/// `NotFound` as `None`, any other error kept.
+fn found<T>(r: muisti::Result<T>) -> Result<Option<T>> {
+    match r {
+        Ok(v) => Ok(Some(v)),
+        Err(e) if e.kind() == muisti::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(e.into()),
+    }
+}
+
+/// A store opened in this process.
+pub(crate) struct Local(pub(crate) Engine);
+
+impl Local {
+    /// The memory with this id (in the engine's tenant), else the key in `ns`.
+    fn locate(&self, target: &str, ns: &str) -> Result<Locator> {
+        if let Ok(id) = MemoryId::parse(target)
+            && self.0.get_by_id(id)?.is_some()
+        {
+            return Ok(Locator::Id {
+                tenant: self.0.tenant().clone(),
+                id,
+            });
+        }
+        Ok(Locator::Key {
+            partition: self.0.partition(&Namespace::new(ns)?),
+            key: Key::new(target)?,
+        })
+    }
+}
+
+impl Memories for Local {
+    fn remember(&self, m: NewMemory) -> Result<Memory> {
+        Ok(ops::create(&self.0, m)?.0)
+    }
+
+    fn get(&self, target: &str, ns: &str) -> Result<Option<Memory>> {
+        let at = self.locate(target, ns)?;
+        Ok(self.0.get(&at)?.as_ref().map(ops::memory_out))
+    }
+
+    fn forget(&self, target: &str, ns: &str) -> Result<bool> {
+        let at = self.locate(target, ns)?;
+        Ok(self.0.forget(&at)?)
+    }
+
+    fn list(&self, p: ListParams) -> Result<MemoryPage> {
+        Ok(ops::list(&self.0, p)?)
+    }
+
+    fn update(&self, id: &str, patch: MemoryPatch) -> Result<Memory> {
+        Ok(ops::update(&self.0, id, patch)?)
+    }
+
+    fn recall(&self, q: RecallQuery) -> Result<RecallResult> {
+        Ok(ops::recall(&self.0, q)?)
+    }
+
+    fn similar(&self, id: &str, limit: usize) -> Result<RecallResult> {
+        Ok(ops::similar(&self.0, id, Some(limit))?)
+    }
+
+    fn stats(&self) -> Result<Stats> {
+        Ok(ops::stats(&self.0)?)
+    }
+
+    fn kv_get(&self, ns: &str, key: &str) -> Result<Option<KvEntry>> {
+        found(ops::kv_get(&self.0, ns, key))
+    }
+
+    fn kv_set(&self, ns: &str, key: &str, v: KvValue) -> Result<KvEntry> {
+        Ok(ops::kv_set(&self.0, ns, key, v)?)
+    }
+
+    fn kv_forget(&self, ns: &str, key: &str) -> Result<bool> {
+        Ok(found(ops::kv_forget(&self.0, ns, key))?.is_some())
+    }
+
+    fn kv_all(&self, ns: &str) -> Result<KvEntries> {
+        Ok(ops::kv_all(&self.0, ns)?)
+    }
+
+    fn kv_flush(&self, ns: &str) -> Result<u64> {
+        Ok(ops::kv_flush(&self.0, ns)?.deleted)
+    }
+}
+
+/// A `muisti serve` server.
+pub(crate) struct Remote(pub(crate) Client);
+
+impl Remote {
+    /// Checks a memory id before it is put into a URL, as the local side does.
+    fn id(id: &str) -> Result<()> {
+        MemoryId::parse(id).map_err(|_| {
+            muisti::Error::invalid("id", format!("{id:?} is not a memory id (a ULID)"))
+        })?;
+        Ok(())
+    }
+}
+
+impl Memories for Remote {
+    fn remember(&self, m: NewMemory) -> Result<Memory> {
+        Ok(self.0.create(&m)?)
+    }
+
+    fn get(&self, target: &str, ns: &str) -> Result<Option<Memory>> {
+        if MemoryId::parse(target).is_ok()
+            && let Some(m) = self.0.get(target)?
+        {
+            return Ok(Some(m));
+        }
+        Key::new(target)?;
+        match self.0.kv_get(ns, target)? {
+            Some(e) => Ok(self.0.get(&e.id)?),
+            None => Ok(None),
+        }
+    }
+
+    fn forget(&self, target: &str, ns: &str) -> Result<bool> {
+        if MemoryId::parse(target).is_ok() && self.0.delete(target)? {
+            return Ok(true);
+        }
+        Key::new(target)?;
+        Ok(self.0.kv_forget(ns, target)?)
+    }
+
+    fn list(&self, p: ListParams) -> Result<MemoryPage> {
+        Ok(self.0.list(&p)?)
+    }
+
+    fn update(&self, id: &str, patch: MemoryPatch) -> Result<Memory> {
+        Self::id(id)?;
+        Ok(self.0.update(id, &patch)?)
+    }
+
+    fn recall(&self, q: RecallQuery) -> Result<RecallResult> {
+        Ok(self.0.recall(&q)?)
+    }
+
+    fn similar(&self, id: &str, limit: usize) -> Result<RecallResult> {
+        Self::id(id)?;
+        Ok(self.0.similar(id, limit)?)
+    }
+
+    fn stats(&self) -> Result<Stats> {
+        Ok(self.0.stats()?)
+    }
+
+    fn kv_get(&self, ns: &str, key: &str) -> Result<Option<KvEntry>> {
+        Ok(self.0.kv_get(ns, key)?)
+    }
+
+    fn kv_set(&self, ns: &str, key: &str, v: KvValue) -> Result<KvEntry> {
+        Ok(self.0.kv_set(ns, key, v.value, v.ttl_seconds)?)
+    }
+
+    fn kv_forget(&self, ns: &str, key: &str) -> Result<bool> {
+        Ok(self.0.kv_forget(ns, key)?)
+    }
+
+    fn kv_all(&self, ns: &str) -> Result<KvEntries> {
+        Ok(self.0.kv_all(ns)?)
+    }
+
+    fn kv_flush(&self, ns: &str) -> Result<u64> {
+        Ok(self.0.kv_flush(ns)?)
+    }
+}

@@ -1,0 +1,271 @@
+//! The memory and key-value commands, run on a [`Memories`] (a local store or a server) and
+//! printed by one output layer: the same command prints the same text and the same `--json`
+//! in both modes.
+
+use std::{io::Write, process::ExitCode};
+
+use anyhow::{Result, bail};
+use muisti_client::{Filters, KvValue, ListParams, Memory, NewMemory, RecallHit, RecallQuery};
+use serde_json::Value;
+
+use crate::{
+    Command, EXIT_NOT_FOUND, KvCommand, backend::Memories, parse_meta, print_json, read_value,
+};
+
+/// A memory as one line of text: id, `[key]` when it has its own, the content.
+pub(crate) fn memory_line(m: &Memory) -> String {
+    let key = if m.key == m.id {
+        String::new()
+    } else {
+        format!(" [{}]", m.key)
+    };
+    format!("{}{} {}", m.id, key, value_line(&m.content))
+}
+
+/// A value as the CLI shows values: strings raw, anything else as JSON.
+pub(crate) fn value_line(v: &Value) -> String {
+    match v {
+        Value::String(s) => s.clone(),
+        other => other.to_string(),
+    }
+}
+
+/// Recall hits: JSON, or a score and a line per memory (with `explain`, the signals).
+pub(crate) fn print_hits(hits: &[RecallHit], json: bool) -> Result<()> {
+    if json {
+        return print_json(&hits);
+    }
+    for h in hits {
+        outln!("{:.3} {}", h.score, memory_line(&h.memory))?;
+        if let Some(s) = &h.signals {
+            outln!("      {s}")?;
+        }
+    }
+    Ok(())
+}
+
+/// "Not found" on standard error, one line, and its exit code.
+fn not_found(what: &str) -> ExitCode {
+    eprintln!("muisti: not found: {what}");
+    ExitCode::from(EXIT_NOT_FOUND)
+}
+
+/// Runs a memory or key-value command; `None` for the other commands.
+pub(crate) fn run(m: &dyn Memories, command: Command, json: bool) -> Result<ExitCode> {
+    match command {
+        Command::Kv { command } => kv(m, command, json),
+        Command::Remember(a) => {
+            let stored = m.remember(NewMemory {
+                content: Value::String(a.content),
+                namespace: Some(a.ns.namespace),
+                key: a.key,
+                context: a.context,
+                category: Some(a.category),
+                scope: Some(a.scope),
+                user_id: a.owner.user_id,
+                agent_id: a.owner.agent_id,
+                session_id: a.owner.session_id,
+                tags: a.tags,
+                metadata: parse_meta(a.metadata)?,
+                importance: a.importance,
+                source: Some(a.source),
+                confidence: a.confidence,
+                ttl_seconds: a.ttl,
+                ..NewMemory::default()
+            })?;
+            if json {
+                print_json(&stored)?;
+            } else {
+                outln!("{}", stored.id)?;
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Get { target, ns } => match m.get(&target, &ns.namespace)? {
+            Some(found) if json => print_json(&found).map(|()| ExitCode::SUCCESS),
+            Some(found) => {
+                outln!("{}", memory_line(&found))?;
+                Ok(ExitCode::SUCCESS)
+            }
+            None => Ok(not_found(&target)),
+        },
+        Command::List(a) => {
+            let page = m.list(ListParams {
+                namespace: Some(a.ns.namespace),
+                user_id: a.filter.owner.user_id,
+                agent_id: a.filter.owner.agent_id,
+                session_id: a.filter.owner.session_id,
+                category: a.filter.category,
+                scope: a.filter.scope,
+                tag: a.filter.tags,
+                cursor: a.after,
+                limit: Some(a.limit),
+            })?;
+            if json {
+                print_json(&page)?;
+            } else {
+                for item in &page.items {
+                    outln!("{}", memory_line(item))?;
+                }
+                if let Some(next) = page.next_cursor {
+                    eprintln!("more: --after {next}");
+                }
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Update(a) => {
+            let updated = m.update(&a.id, a.patch()?)?;
+            if json {
+                print_json(&updated)?;
+            } else {
+                outln!("updated {} (version {})", updated.id, updated.version)?;
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Forget { target, ns } => {
+            if !m.forget(&target, &ns.namespace)? {
+                return Ok(not_found(&target));
+            }
+            if json {
+                print_json(&serde_json::json!({"deleted": true}))?;
+            } else {
+                outln!("forgot {target}")?;
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Search(a) => {
+            let filters = Filters {
+                agent_id: a.filter.owner.agent_id,
+                category: a.filter.category,
+                scope: a.filter.scope,
+                tags: a.filter.tags,
+                ..Filters::default()
+            };
+            let result = m.recall(RecallQuery {
+                query: a.query,
+                limit: Some(a.limit),
+                namespace: Some(a.ns.namespace),
+                user_id: a.filter.owner.user_id,
+                session_id: a.filter.owner.session_id,
+                filters: Some(filters),
+                min_score: a.min_score,
+                mode: Some(a.mode),
+                explain: a.explain,
+            })?;
+            print_hits(&result.hits, json)?;
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Similar { id, limit } => {
+            print_hits(&m.similar(&id, limit)?.hits, json)?;
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Stats { namespace } => {
+            let mut s = m.stats()?;
+            if let Some(ns) = namespace {
+                let ns = muisti::Namespace::new(ns)?;
+                s.namespaces.retain(|n| n.namespace == ns.as_str());
+                s.total = s.namespaces.iter().map(|n| n.count).sum();
+            }
+            if json {
+                print_json(&s)?;
+            } else {
+                outln!("backend: {}", s.backend)?;
+                outln!("tenant: {}", s.tenant)?;
+                for n in &s.namespaces {
+                    outln!("  {}: {}", n.namespace, n.count)?;
+                }
+                outln!("total: {}", s.total)?;
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Purge
+        | Command::Reindex { .. }
+        | Command::Serve(_)
+        | Command::Mcp
+        | Command::Keys { .. }
+        | Command::Chat(_)
+        | Command::Openapi
+        | Command::Bench { .. } => bail!("not a memory command"),
+    }
+}
+
+fn kv(m: &dyn Memories, command: KvCommand, json: bool) -> Result<ExitCode> {
+    match command {
+        KvCommand::Set {
+            key,
+            value,
+            value_json,
+            ttl,
+            ns,
+        } => {
+            let value = read_value(value, value_json)?;
+            let entry = m.kv_set(
+                &ns.namespace,
+                &key,
+                KvValue {
+                    value,
+                    ttl_seconds: ttl,
+                },
+            )?;
+            if json {
+                print_json(&entry)?;
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        KvCommand::Get { key, ns } => match m.kv_get(&ns.namespace, &key)? {
+            Some(e) => {
+                if json {
+                    print_json(&e.value)?;
+                } else {
+                    outln!("{}", value_line(&e.value))?;
+                }
+                Ok(ExitCode::SUCCESS)
+            }
+            None => {
+                if json {
+                    print_json(&Value::Null)?;
+                }
+                Ok(not_found(&format!("key {key:?}")))
+            }
+        },
+        KvCommand::Forget { key, ns } => {
+            let existed = m.kv_forget(&ns.namespace, &key)?;
+            if json {
+                print_json(&serde_json::json!({ "deleted": existed }))?;
+            }
+            Ok(if existed {
+                ExitCode::SUCCESS
+            } else {
+                not_found(&format!("key {key:?}"))
+            })
+        }
+        KvCommand::Has { key, ns } => {
+            let has = m.kv_get(&ns.namespace, &key)?.is_some();
+            outln!("{has}")?;
+            Ok(if has {
+                ExitCode::SUCCESS
+            } else {
+                ExitCode::from(EXIT_NOT_FOUND)
+            })
+        }
+        KvCommand::All { ns } => {
+            let all = m.kv_all(&ns.namespace)?;
+            if json {
+                print_json(&all.entries)?;
+            } else {
+                for (k, v) in &all.entries {
+                    outln!("{k}\t{}", value_line(v))?;
+                }
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        KvCommand::Flush { ns } => {
+            let n = m.kv_flush(&ns.namespace)?;
+            if json {
+                print_json(&serde_json::json!({ "deleted": n }))?;
+            } else {
+                outln!("flushed {n}")?;
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+    }
+}

@@ -364,7 +364,7 @@ pub fn router(state: AppState, config: &ServerConfig, mcp_stop: CancellationToke
         .route("/healthz", get(rest::healthz))
         .route("/readyz", get(rest::readyz))
         .route("/metrics", get(rest::metrics))
-        .route("/openapi.json", get(rest::openapi_json))
+        .route("/openapi.json", get(crate::openapi::openapi_json))
         .merge(protected)
         .fallback(not_found)
         .method_not_allowed_fallback(method_not_allowed)

@@ -21,9 +21,9 @@ use crate::{
     AppState,
     config::ChatConfig,
     error::{ApiError, ApiResult},
+    extract::ApiJson,
     keys::Caller,
     ops,
-    rest::ApiJson,
 };
 
 /// Most memories one message may ask to recall.

@@ -15,9 +15,11 @@ pub mod app;
 pub mod chat;
 pub mod config;
 pub mod error;
+pub mod extract;
 pub mod keys;
 pub mod mcp;
 pub mod metrics;
+pub mod openapi;
 pub mod ops;
 pub mod rest;
 
@@ -25,4 +27,4 @@ pub use app::{AppState, ServeError, Server, router, shutdown_signal};
 pub use config::{ChatConfig, ConfigError, ConfigLayer, ServerConfig};
 pub use error::ApiError;
 pub use keys::{Caller, KeyRing};
-pub use rest::openapi_document;
+pub use openapi::openapi_document;

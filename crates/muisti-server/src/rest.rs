@@ -1,109 +1,21 @@
-//! The REST handlers under `/v1` and the OpenAPI document generated from them.
+//! The REST handlers under `/v1` (their OpenAPI description is in `openapi.rs`).
 
 use axum::{
     Json,
-    body::Bytes,
-    extract::{FromRequest, FromRequestParts, Path, Query, Request, State},
-    http::{HeaderMap, HeaderValue, StatusCode, header, request::Parts},
+    extract::State,
+    http::{HeaderMap, HeaderValue, StatusCode, header},
     response::{IntoResponse, Response},
 };
 use muisti::Engine;
 use muisti_client::api;
-use serde::de::DeserializeOwned;
-use utoipa::OpenApi;
 
 use crate::{
     AppState,
     error::{ApiError, ApiResult},
+    extract::{ApiJson, ApiPath, ApiQuery, ListQueryParams},
     keys::Caller,
     ops,
 };
-
-/// A JSON body: unparseable is 400, a field of the wrong type or an unknown field 422, over
-/// the body limit 413. The body is read as JSON whatever its `Content-Type` says (as
-/// `curl -d` sends form-encoded), like most JSON APIs.
-pub struct ApiJson<T>(pub T);
-
-impl<S: Send + Sync, T: DeserializeOwned> FromRequest<S> for ApiJson<T> {
-    type Rejection = ApiError;
-
-    async fn from_request(req: Request, state: &S) -> Result<Self, ApiError> {
-        let bytes = Bytes::from_request(req, state).await.map_err(|e| {
-            if e.status() == StatusCode::PAYLOAD_TOO_LARGE {
-                ApiError::too_large("the request body is larger than the server's limit")
-            } else {
-                ApiError::bad_request(format!("cannot read the body: {}", e.body_text()))
-            }
-        })?;
-        match serde_json::from_slice(&bytes) {
-            Ok(v) => Ok(ApiJson(v)),
-            Err(e) if e.is_data() => Err(ApiError::invalid(format!("invalid body: {e}"))),
-            Err(e) => Err(ApiError::bad_request(format!("malformed JSON: {e}"))),
-        }
-    }
-}
-
-/// Path parameters; a segment that cannot be decoded is 400.
-pub struct ApiPath<T>(pub T);
-
-impl<S: Send + Sync, T: DeserializeOwned + Send> FromRequestParts<S> for ApiPath<T> {
-    type Rejection = ApiError;
-
-    async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, ApiError> {
-        Path::<T>::from_request_parts(parts, state)
-            .await
-            .map(|Path(v)| ApiPath(v))
-            .map_err(|e| ApiError::bad_request(e.body_text()))
-    }
-}
-
-/// Query parameters; unknown or unparseable ones are 400.
-pub struct ApiQuery<T>(pub T);
-
-impl<S: Send + Sync, T: DeserializeOwned> FromRequestParts<S> for ApiQuery<T> {
-    type Rejection = ApiError;
-
-    async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, ApiError> {
-        Query::<T>::from_request_parts(parts, state)
-            .await
-            .map(|Query(v)| ApiQuery(v))
-            .map_err(|e| ApiError::bad_request(e.body_text()))
-    }
-}
-
-/// The query of `GET /v1/memories`: [`api::ListParams`] with `tag` repeatable (every tag
-/// given must be on a memory); anything else unknown or unparseable is 400.
-pub struct ListQueryParams(pub api::ListParams);
-
-impl<S: Send + Sync> FromRequestParts<S> for ListQueryParams {
-    type Rejection = ApiError;
-
-    async fn from_request_parts(parts: &mut Parts, _: &S) -> Result<Self, ApiError> {
-        let query = parts.uri.query().unwrap_or("");
-        let pairs: Vec<(String, String)> = serde_urlencoded::from_str(query)
-            .map_err(|e| ApiError::bad_request(format!("query: {e}")))?;
-        let (tags, rest): (Vec<_>, Vec<_>) = pairs.into_iter().partition(|(k, _)| k == "tag");
-        let rest = serde_urlencoded::to_string(&rest)
-            .map_err(|e| ApiError::bad_request(format!("query: {e}")))?;
-        let mut params: api::ListParams = serde_urlencoded::from_str(&rest).map_err(|e| {
-            ApiError::bad_request(format!("Failed to deserialize query string: {e}"))
-        })?;
-        params.tag = tags.into_iter().map(|(_, v)| v).collect();
-        Ok(ListQueryParams(params))
-    }
-}
-
-impl<S: Send + Sync> FromRequestParts<S> for Caller {
-    type Rejection = ApiError;
-
-    async fn from_request_parts(parts: &mut Parts, _: &S) -> Result<Self, ApiError> {
-        parts
-            .extensions
-            .get::<Caller>()
-            .cloned()
-            .ok_or_else(|| ApiError::unauthorized("no credential"))
-    }
-}
 
 /// Runs a store operation on the blocking pool.
 async fn task<T, F>(f: F) -> ApiResult<T>
@@ -507,65 +419,4 @@ pub async fn metrics(State(s): State<AppState>) -> Response {
         s.metrics.render(),
     )
         .into_response()
-}
-
-/// This document.
-pub async fn openapi_json() -> Response {
-    (
-        [(header::CONTENT_TYPE, "application/json")],
-        openapi_document(),
-    )
-        .into_response()
-}
-
-struct BearerAuth;
-
-impl utoipa::Modify for BearerAuth {
-    fn modify(&self, doc: &mut utoipa::openapi::OpenApi) {
-        use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityScheme};
-        let components = doc.components.get_or_insert_with(Default::default);
-        components.add_security_scheme(
-            "bearer",
-            SecurityScheme::Http(
-                HttpBuilder::new()
-                    .scheme(HttpAuthScheme::Bearer)
-                    .description(Some(
-                        "An API key from `muisti keys create`; not needed on loopback when no key exists",
-                    ))
-                    .build(),
-            ),
-        );
-    }
-}
-
-/// The OpenAPI description of the REST API.
-#[derive(OpenApi)]
-#[openapi(
-    info(title = "muisti", description = "Long-term memory for AI agents: the REST API of `muisti serve`. Every request acts as the tenant of its API key.", license(name = "Apache-2.0")),
-    paths(create_memory, create_memories, get_memory, update_memory, delete_memory, list_memories,
-        similar, recall, kv_get, kv_set, kv_forget, kv_all, kv_flush, stats, reindex, job, create_key,
-        list_keys, revoke_key, healthz, readyz, metrics, crate::chat::chat,
-        crate::chat::chat_stream),
-    modifiers(&BearerAuth),
-    security(("bearer" = [])),
-    tags((name = "memories", description = "Store, read, change and delete memories"),
-        (name = "recall", description = "Find the memories that matter for a message"),
-        (name = "kv", description = "Namespaced key-value state with TTL"),
-        (name = "chat", description = "Talk to a model with the memories that matter recalled into every prompt"),
-        (name = "admin", description = "Keys, reindexing, statistics"),
-        (name = "health", description = "Liveness, readiness, metrics")),
-)]
-pub struct ApiDoc;
-
-/// The OpenAPI 3.1 document, pretty-printed, as committed in `docs/openapi.json` (built
-/// once per process).
-pub fn openapi_document() -> &'static str {
-    static DOC: std::sync::OnceLock<String> = std::sync::OnceLock::new();
-    DOC.get_or_init(|| {
-        let mut doc = ApiDoc::openapi();
-        doc.info.version = env!("CARGO_PKG_VERSION").to_owned();
-        let mut text = doc.to_pretty_json().unwrap_or_else(|_| "{}".to_owned());
-        text.push('\n');
-        text
-    })
 }

@@ -45,77 +45,14 @@ pub fn service_unavailable(service: &str, why: &str) {
     println!("skipped: {service} unavailable ({why})");
 }
 
-/// Generates one `#[test]` per conformance case for the harness expression `$make`, which
-/// has the type `Option<impl Harness>` (`None` skips the test: a service is absent).
-#[macro_export]
-macro_rules! conformance {
-    ($make:expr) => {
-        $crate::conformance!(@cases $make;
-            kv_round_trip_of_json_values,
-            get_missing_is_none,
-            put_replaces_and_keeps_identity,
-            put_without_key_creates,
-            get_by_id_is_confined_to_tenant,
-            delete_by_key_and_by_id,
-            flush_clears_only_its_partition,
-            similar_namespaces_never_share_storage,
-            tenants_never_share_storage,
-            list_filters,
-            list_pages_in_id_order,
-            count_follows_filters_and_expiry,
-            namespaces_lists_non_empty,
-            ttl_expires_everywhere,
-            ttl_absent_never_expires,
-            purge_removes_expired,
-            too_large_is_rejected_and_writes_nothing,
-            limit_is_configurable,
-            invalid_fields_write_nothing,
-            put_many_writes_all,
-            put_many_validates_before_writing,
-            touch_counts_access,
-            search_ranks_by_token_overlap,
-            search_is_confined_to_partition_and_filter,
-            all_fields_round_trip,
-            unicode_keys_and_content,
-            concurrent_writers_lose_nothing,
-            concurrent_upserts_keep_one_record,
-            health_check_ok,
-            random_operations_match_a_model,
-            vectors_follow_their_records,
-            vector_search_finds_nearest,
-            text_search_ranks_by_bm25,
-            get_many_keeps_order,
-            text_search_reads_context,
-            tenants_and_set_vectors,
-            update_changes_fields_and_bumps_version,
-            update_refusals_change_nothing,
-            update_moves_state_and_expiry,
-            update_vectors_follow_the_text,
-            racing_conditional_updates_lose_nothing,
-            filters_agree_with_the_reference,
-            text_scores_ignore_other_partitions,
-            rank_fields_follow_the_records
-        );
-    };
-    (@cases $make:expr; $($case:ident),* $(,)?) => {
-        $(
-            #[test]
-            fn $case() {
-                if let Some(h) = $make {
-                    $crate::cases::$case(&h);
-                }
-            }
-        )*
-    };
-}
+// `conformance!` and the persistent case list, derived from `src/cases/` by `build.rs`.
+include!(concat!(env!("OUT_DIR"), "/conformance.rs"));
 
 /// Generates the cases for stores that outlive the process and may be shared by several
 /// processes: reopen, and several processes writing at once. `$make` as in [`conformance!`].
 #[macro_export]
 macro_rules! conformance_persistent {
     ($make:expr) => {
-        $crate::conformance!(@cases $make; data_survives_reopen);
-
         /// The full name of `conformance_child_writer` in this test binary.
         fn conformance_child_name() -> String {
             let module = module_path!();
@@ -125,32 +62,7 @@ macro_rules! conformance_persistent {
             }
         }
 
-        #[test]
-        fn multi_process_writers_lose_nothing() {
-            if let Some(h) = $make {
-                $crate::cases::multi_process_writers_lose_nothing(&h, &conformance_child_name());
-            }
-        }
-
-        #[test]
-        fn multi_process_conditional_updates_lose_nothing() {
-            if let Some(h) = $make {
-                $crate::cases::multi_process_conditional_updates_lose_nothing(
-                    &h,
-                    &conformance_child_name(),
-                );
-            }
-        }
-
-        #[test]
-        fn killed_writer_loses_no_acknowledged_write() {
-            if let Some(h) = $make {
-                $crate::cases::killed_writer_loses_no_acknowledged_write(
-                    &h,
-                    &conformance_child_name(),
-                );
-            }
-        }
+        $crate::__conformance_persistent_cases!($make, conformance_child_name());
 
         /// The child side of `multi_process_writers_lose_nothing`: run by that test in
         /// another process, never on its own.

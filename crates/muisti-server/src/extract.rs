@@ -1,0 +1,98 @@
+//! Request extractors that map every rejection to the API's error shape: JSON bodies, path
+//! and query parameters, the list query (repeatable `tag`), and the caller.
+
+use axum::{
+    body::Bytes,
+    extract::{FromRequest, FromRequestParts, Path, Query, Request},
+    http::{StatusCode, request::Parts},
+};
+use muisti_client::api;
+use serde::de::DeserializeOwned;
+
+use crate::{error::ApiError, keys::Caller};
+
+/// A JSON body: unparseable is 400, a field of the wrong type or an unknown field 422, over
+/// the body limit 413. The body is read as JSON whatever its `Content-Type` says (as
+/// `curl -d` sends form-encoded), like most JSON APIs.
+pub struct ApiJson<T>(pub T);
+
+impl<S: Send + Sync, T: DeserializeOwned> FromRequest<S> for ApiJson<T> {
+    type Rejection = ApiError;
+
+    async fn from_request(req: Request, state: &S) -> Result<Self, ApiError> {
+        let bytes = Bytes::from_request(req, state).await.map_err(|e| {
+            if e.status() == StatusCode::PAYLOAD_TOO_LARGE {
+                ApiError::too_large("the request body is larger than the server's limit")
+            } else {
+                ApiError::bad_request(format!("cannot read the body: {}", e.body_text()))
+            }
+        })?;
+        match serde_json::from_slice(&bytes) {
+            Ok(v) => Ok(ApiJson(v)),
+            Err(e) if e.is_data() => Err(ApiError::invalid(format!("invalid body: {e}"))),
+            Err(e) => Err(ApiError::bad_request(format!("malformed JSON: {e}"))),
+        }
+    }
+}
+
+/// Path parameters; a segment that cannot be decoded is 400.
+pub struct ApiPath<T>(pub T);
+
+impl<S: Send + Sync, T: DeserializeOwned + Send> FromRequestParts<S> for ApiPath<T> {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, ApiError> {
+        Path::<T>::from_request_parts(parts, state)
+            .await
+            .map(|Path(v)| ApiPath(v))
+            .map_err(|e| ApiError::bad_request(e.body_text()))
+    }
+}
+
+/// Query parameters; unknown or unparseable ones are 400.
+pub struct ApiQuery<T>(pub T);
+
+impl<S: Send + Sync, T: DeserializeOwned> FromRequestParts<S> for ApiQuery<T> {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, ApiError> {
+        Query::<T>::from_request_parts(parts, state)
+            .await
+            .map(|Query(v)| ApiQuery(v))
+            .map_err(|e| ApiError::bad_request(e.body_text()))
+    }
+}
+
+/// The query of `GET /v1/memories`: [`api::ListParams`] with `tag` repeatable (every tag
+/// given must be on a memory); anything else unknown or unparseable is 400.
+pub struct ListQueryParams(pub api::ListParams);
+
+impl<S: Send + Sync> FromRequestParts<S> for ListQueryParams {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, _: &S) -> Result<Self, ApiError> {
+        let query = parts.uri.query().unwrap_or("");
+        let pairs: Vec<(String, String)> = serde_urlencoded::from_str(query)
+            .map_err(|e| ApiError::bad_request(format!("query: {e}")))?;
+        let (tags, rest): (Vec<_>, Vec<_>) = pairs.into_iter().partition(|(k, _)| k == "tag");
+        let rest = serde_urlencoded::to_string(&rest)
+            .map_err(|e| ApiError::bad_request(format!("query: {e}")))?;
+        let mut params: api::ListParams = serde_urlencoded::from_str(&rest).map_err(|e| {
+            ApiError::bad_request(format!("Failed to deserialize query string: {e}"))
+        })?;
+        params.tag = tags.into_iter().map(|(_, v)| v).collect();
+        Ok(ListQueryParams(params))
+    }
+}
+
+impl<S: Send + Sync> FromRequestParts<S> for Caller {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, _: &S) -> Result<Self, ApiError> {
+        parts
+            .extensions
+            .get::<Caller>()
+            .cloned()
+            .ok_or_else(|| ApiError::unauthorized("no credential"))
+    }
+}

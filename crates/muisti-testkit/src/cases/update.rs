@@ -1,0 +1,252 @@
+//! Atomic, versioned updates, raced by threads.
+
+use super::*;
+
+fn by_id(m: &Memory) -> Locator {
+    Locator::Id {
+        tenant: m.partition.tenant.clone(),
+        id: m.id,
+    }
+}
+
+/// An update changes only the patched fields, keeps identity, creation time and access
+/// statistics, moves the version up by one, and is found by full-text search under its new
+/// text only; a replacing `put` moves the version too.
+pub fn update_changes_fields_and_bumps_version(h: &dyn Harness) {
+    let s = h.open();
+    let p = part("default");
+    let first = set(&*s, &p, "city", "I live in Lisbon");
+    assert_eq!(first.version, 1);
+    s.touch(&p.tenant, &[first.id], Timestamp::now()).unwrap();
+    let patch = Patch {
+        content: Some(json!("I live in Porto")),
+        tags: Some(vec!["home".into()]),
+        user_id: Some(Some("u2".into())),
+        importance: Some(0.9),
+        ..Patch::default()
+    };
+    let m = s.update(&UpdateRequest::new(by_id(&first), patch)).unwrap();
+    assert_eq!(
+        (m.id, m.key.clone(), m.created_at),
+        (first.id, first.key.clone(), first.created_at)
+    );
+    assert_eq!(m.version, 2);
+    assert_eq!(m.content, json!("I live in Porto"));
+    assert_eq!(m.tags, ["home"]);
+    assert_eq!(m.owner.user_id.as_deref(), Some("u2"));
+    assert_eq!(m.importance, 0.9);
+    assert_eq!(m.content_hash, muisti_core::content_hash("I live in Porto"));
+    let stored = s.get(&at(&p, "city")).unwrap().unwrap();
+    assert_eq!(stored, m.clone());
+    assert_eq!(stored.access_count, 1);
+    assert!(text_hits(&*s, &p, "porto", Filter::default()).len() == 1);
+    assert!(text_hits(&*s, &p, "lisbon", Filter::default()).is_empty());
+    let moved = Filter {
+        user_id: Some("u2".into()),
+        ..Filter::default()
+    };
+    assert_eq!(s.count(&p, &moved).unwrap(), 1);
+    // By key, with the version just read.
+    let m = s
+        .update(
+            &UpdateRequest::new(
+                at(&p, "city"),
+                Patch {
+                    context: Some(Some("asked where I live".into())),
+                    ..Patch::default()
+                },
+            )
+            .expecting(Some(2)),
+        )
+        .unwrap();
+    assert_eq!(m.version, 3);
+    assert_eq!(m.content, json!("I live in Porto"));
+    let replaced = set(&*s, &p, "city", "I live in Faro");
+    assert_eq!((replaced.id, replaced.version), (first.id, 4));
+}
+
+/// A stale expected version is a conflict; a missing, expired or other tenant's record is
+/// not found; an invalid patch is invalid input. None of them changes anything.
+pub fn update_refusals_change_nothing(h: &dyn Harness) {
+    let s = h.open();
+    let p = part("default");
+    let m = set(&*s, &p, "k", "original");
+    let patch = Patch {
+        content: Some(json!("changed")),
+        ..Patch::default()
+    };
+    let v2 = s
+        .update(&UpdateRequest::new(by_id(&m), patch.clone()).expecting(Some(1)))
+        .unwrap();
+    assert_eq!(v2.version, 2);
+    let stale = s.update(
+        &UpdateRequest::new(
+            by_id(&m),
+            Patch {
+                content: Some(json!("lost")),
+                ..Patch::default()
+            },
+        )
+        .expecting(Some(1)),
+    );
+    assert_eq!(stale.unwrap_err().kind(), ErrorKind::Conflict);
+    let bad = s.update(&UpdateRequest::new(
+        by_id(&m),
+        Patch {
+            importance: Some(2.0),
+            ..Patch::default()
+        },
+    ));
+    assert_eq!(bad.unwrap_err().kind(), ErrorKind::InvalidInput);
+    let self_superseding = s.update(&UpdateRequest::new(
+        by_id(&m),
+        Patch {
+            state: Some(muisti_core::MemoryState::Superseded),
+            ..Patch::default()
+        },
+    ));
+    assert_eq!(
+        self_superseding.unwrap_err().kind(),
+        ErrorKind::InvalidInput
+    );
+    let stored = s.get(&by_id(&m)).unwrap().unwrap();
+    assert_eq!((stored.content, stored.version), (json!("changed"), 2));
+    let other = Locator::Id {
+        tenant: Tenant::new("other").unwrap(),
+        id: m.id,
+    };
+    let missing = s.update(&UpdateRequest::new(other, patch.clone()));
+    assert_eq!(missing.unwrap_err().kind(), ErrorKind::NotFound);
+    let missing = s.update(&UpdateRequest::new(at(&p, "nothing here"), patch.clone()));
+    assert_eq!(missing.unwrap_err().kind(), ErrorKind::NotFound);
+    let expired = s
+        .put(
+            Put::new(p.clone(), Some(key("gone")), "short-lived")
+                .with_ttl(Some(Ttl::new(SHORT_TTL).unwrap())),
+        )
+        .unwrap()
+        .memory;
+    thread::sleep(PAST_SHORT_TTL);
+    let gone = s.update(&UpdateRequest::new(by_id(&expired), patch));
+    assert_eq!(gone.unwrap_err().kind(), ErrorKind::NotFound);
+    assert!(s.get(&at(&p, "gone")).unwrap().is_none());
+}
+
+/// State changes: superseded names its successor; back to active clears it; archived
+/// records stay readable by id. A TTL given by an update counts from the update.
+pub fn update_moves_state_and_expiry(h: &dyn Harness) {
+    let s = h.open();
+    let p = part("default");
+    let old = set(&*s, &p, "old", "I live in Lisbon");
+    let new = set(&*s, &p, "new", "I live in Porto");
+    let m = s
+        .update(&UpdateRequest::new(
+            by_id(&old),
+            Patch {
+                state: Some(muisti_core::MemoryState::Superseded),
+                superseded_by: Some(new.id),
+                ..Patch::default()
+            },
+        ))
+        .unwrap();
+    assert_eq!(m.state, muisti_core::MemoryState::Superseded);
+    assert_eq!(m.superseded_by, Some(new.id));
+    assert_eq!(
+        s.get(&by_id(&old)).unwrap().unwrap().superseded_by,
+        Some(new.id)
+    );
+    let m = s
+        .update(&UpdateRequest::new(
+            by_id(&old),
+            Patch {
+                state: Some(muisti_core::MemoryState::Archived),
+                ..Patch::default()
+            },
+        ))
+        .unwrap();
+    assert_eq!(
+        (m.state, m.superseded_by),
+        (muisti_core::MemoryState::Archived, None)
+    );
+    let m = s
+        .update(&UpdateRequest::new(
+            by_id(&new),
+            Patch {
+                ttl: Some(Some(Ttl::new(SHORT_TTL).unwrap())),
+                ..Patch::default()
+            },
+        ))
+        .unwrap();
+    assert!(m.expires_at.is_some());
+    thread::sleep(PAST_SHORT_TTL);
+    assert!(s.get(&by_id(&new)).unwrap().is_none());
+    assert!(s.get(&by_id(&old)).unwrap().is_some());
+}
+
+/// An update that leaves the text alone keeps the vector; one that changes the text drops
+/// it unless it brings a new one.
+pub fn update_vectors_follow_the_text(h: &dyn Harness) {
+    let s = h.open();
+    let p = part("default");
+    let m = put_vec(&*s, &p, "a", "alpha text", &[1.0, 0.0]);
+    let vector_of = |s: &dyn Store| {
+        s.vectors(&p, &Filter::default())
+            .unwrap()
+            .into_iter()
+            .find(|v| v.id == m.id)
+            .map(|v| v.vector)
+    };
+    s.update(&UpdateRequest::new(
+        by_id(&m),
+        Patch {
+            importance: Some(0.7),
+            ..Patch::default()
+        },
+    ))
+    .unwrap();
+    assert_eq!(vector_of(&*s), Some(vec![1.0, 0.0]));
+    let u = s
+        .update(&UpdateRequest::new(
+            by_id(&m),
+            Patch {
+                content: Some(json!("beta text")),
+                embedding: Some(("test-model".into(), vec![0.0, 1.0])),
+                ..Patch::default()
+            },
+        ))
+        .unwrap();
+    assert_eq!(u.embedding_model.as_deref(), Some("test-model"));
+    assert_eq!(vector_of(&*s), Some(vec![0.0, 1.0]));
+    let u = s
+        .update(&UpdateRequest::new(
+            by_id(&m),
+            Patch {
+                content: Some(json!("gamma text")),
+                ..Patch::default()
+            },
+        ))
+        .unwrap();
+    assert_eq!(u.embedding_model, None);
+    assert_eq!(vector_of(&*s), None);
+}
+
+/// Two threads race conditional updates on one record: exactly one wins per version, so
+/// every increment is counted and the version counts every write.
+pub fn racing_conditional_updates_lose_nothing(h: &dyn Harness) {
+    let s = h.open();
+    let p = part("race");
+    set(&*s, &p, "counter", 0);
+    let workers: Vec<_> = (0..2)
+        .map(|_| {
+            let s = Arc::clone(&s);
+            let p = p.clone();
+            thread::spawn(move || (0..INCREMENTS).map(|_| increment(&*s, &p)).sum::<usize>())
+        })
+        .collect();
+    for w in workers {
+        w.join().unwrap();
+    }
+    let m = s.get(&at(&p, "counter")).unwrap().unwrap();
+    assert_eq!(m.content, json!(2 * INCREMENTS));
+    assert_eq!(m.version, 1 + 2 * INCREMENTS as u64);
+}

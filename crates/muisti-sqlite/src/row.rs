@@ -8,7 +8,7 @@ use muisti_core::{
 use rusqlite::{Row, params};
 use serde_json::Value;
 
-use crate::{INSERT, sql_err};
+use crate::{sql::INSERT, sql_err};
 
 fn ts(v: Option<i64>) -> Option<Timestamp> {
     v.map(Timestamp::from_millis)

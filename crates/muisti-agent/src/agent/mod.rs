@@ -1,0 +1,376 @@
+//! The agent: recall, guards, the model and its tools, conversations and durable runs.
+
+mod builder;
+mod runs;
+mod stream;
+
+pub use builder::AgentBuilder;
+pub use stream::TokenStream;
+
+use std::{
+    sync::{Arc, mpsc},
+    thread::{self, JoinHandle},
+    time::Duration,
+};
+
+use muisti::{
+    Engine, Event, Filter, MemoryId, Namespace, Observer, PrivacyStore, RecallRequest, Store,
+    Timestamp, Ttl,
+};
+use serde::Serialize;
+use tracing::{info_span, warn};
+
+use crate::{
+    AgentError, ChatRequest, Conversation, FinishReason, GuardTarget, Message, Provider, Result,
+    Role, Run, RunStatus, Tool, ToolCall, Usage,
+    conversation::{CONVERSATIONS_NAMESPACE, RUNS_NAMESPACE},
+    guard::{self, Guard},
+    inject::{Block, MAX_BLOCK_BYTES},
+};
+
+/// Longest message the agent accepts, in bytes (a conversation holding it must still fit
+/// one stored record).
+pub const MAX_MESSAGE_BYTES: usize = 256 * 1024;
+
+/// Most bytes of earlier messages sent with a message (so that a durable run, which holds
+/// them, still fits one stored record).
+pub const HISTORY_BYTES: usize = 384 * 1024;
+
+/// What the model answered to one message.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Reply {
+    /// The answer.
+    pub text: String,
+    /// Keys of the memories injected into the prompt, in order.
+    pub recalled: Vec<String>,
+    /// Tool calls the model made on the way, all of which were run.
+    pub tool_calls: Vec<ToolCall>,
+    /// Tokens used by all the model calls.
+    pub usage: Usage,
+    /// Why the model stopped.
+    pub finish: FinishReason,
+    /// The durable run's id, when durable runs are on.
+    pub run_id: Option<String>,
+}
+
+/// One turn of a conversation: the reply and the conversation with both messages added.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Turn {
+    /// The reply.
+    pub reply: Reply,
+    /// The updated conversation: pass it to the next call.
+    pub conversation: Conversation,
+}
+
+struct Inner {
+    memory: Option<Engine>,
+    provider: Arc<dyn Provider>,
+    long_term_memory: usize,
+    guards: Vec<Guard>,
+    tools: Vec<Tool>,
+    system: Option<String>,
+    durable_runs: bool,
+    run_retention: Ttl,
+    max_steps: usize,
+    history: usize,
+    min_similarity: f32,
+    max_tokens: Option<u32>,
+    temperature: Option<f32>,
+    filter: Filter,
+}
+
+/// An agent: a model with memory. Every message is sent with the memories that matter for
+/// it, recalled from the `default` namespace. Cheap to clone; blocking, like the store.
+#[derive(Clone)]
+pub struct Agent {
+    inner: Arc<Inner>,
+}
+
+type OnText<'a> = Option<&'a mut dyn FnMut(&str)>;
+
+fn ns(name: &str) -> Result<Namespace> {
+    Ok(Namespace::new(name)?)
+}
+
+impl Agent {
+    /// The memory, wrapped in the privacy store when messages are not stored.
+    pub fn memory(&self) -> Option<&Engine> {
+        self.inner.memory.as_ref()
+    }
+
+    /// The provider.
+    pub fn provider(&self) -> &Arc<dyn Provider> {
+        &self.inner.provider
+    }
+
+    /// Sends one message (no conversation) and returns the reply.
+    pub fn send(&self, message: &str) -> Result<Reply> {
+        self.exchange(&[], message, None, None)
+    }
+
+    /// Sends one message with the answer streamed: `on_text` gets each piece as it arrives.
+    pub fn stream_with(&self, message: &str, mut on_text: impl FnMut(&str)) -> Result<Reply> {
+        self.exchange(&[], message, None, Some(&mut on_text))
+    }
+
+    /// Sends one message and returns its answer as a stream of text pieces, produced on a
+    /// background thread. [`TokenStream::finish`] gives the whole reply or the error.
+    pub fn stream(&self, message: &str) -> TokenStream {
+        let agent = self.clone();
+        let message = message.to_owned();
+        TokenStream::spawn(move |tx| {
+            agent.stream_with(&message, |t| {
+                let _ = tx.send(t.to_owned());
+            })
+        })
+    }
+
+    /// Starts a conversation with a new ULID id. It is stored with its first exchange
+    /// (until then [`Agent::conversation_by_id`] does not find it).
+    pub fn conversation(&self) -> Result<Conversation> {
+        Ok(new_conversation(MemoryId::generate().to_string()))
+    }
+
+    /// Resumes a stored conversation. An id that is not a ULID is invalid input; an id with
+    /// no conversation is [`AgentError::NotFound`].
+    pub fn conversation_by_id(&self, id: &str) -> Result<Conversation> {
+        let id = MemoryId::parse(id.trim())?.to_string();
+        let not_found = || AgentError::NotFound {
+            what: "conversation",
+            id: id.clone(),
+        };
+        let memory = self.inner.memory.as_ref().ok_or_else(not_found)?;
+        let value = memory
+            .kv_get(&ns(CONVERSATIONS_NAMESPACE)?, &id)?
+            .ok_or_else(not_found)?;
+        serde_json::from_value(value).map_err(|e| corrupted(CONVERSATIONS_NAMESPACE, &id, e))
+    }
+
+    /// The seed's behaviour: the stored conversation, or a new one (with a new id) when
+    /// there is none under `id`. Compare the ids to tell which.
+    pub fn conversation_or_new(&self, id: &str) -> Result<Conversation> {
+        match self.conversation_by_id(id) {
+            Ok(c) => Ok(c),
+            Err(AgentError::NotFound { .. }) => self.conversation(),
+            Err(e) if e.kind() == crate::AgentErrorKind::InvalidInput => self.conversation(),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// Sends a message in a conversation; returns the reply and the conversation with the
+    /// message and the reply added (and stored).
+    pub fn send_in_conversation(&self, conversation: &Conversation, message: &str) -> Result<Turn> {
+        self.turn(conversation, message, None)
+    }
+
+    /// [`Agent::send_in_conversation`] with the answer streamed to `on_text`.
+    pub fn stream_in_conversation(
+        &self,
+        conversation: &Conversation,
+        message: &str,
+        mut on_text: impl FnMut(&str),
+    ) -> Result<Turn> {
+        self.turn(conversation, message, Some(&mut on_text))
+    }
+
+    fn turn(&self, conversation: &Conversation, message: &str, on_text: OnText) -> Result<Turn> {
+        let reply = self.exchange(
+            &conversation.messages,
+            message,
+            Some(&conversation.id),
+            on_text,
+        )?;
+        let conversation = self.append_exchange(conversation, message, &reply.text)?;
+        Ok(Turn {
+            reply,
+            conversation,
+        })
+    }
+
+    /// Adds an exchange to a conversation and stores it. When another writer appended to
+    /// the stored conversation since `conv` was read, the exchange goes after theirs, so
+    /// neither is lost (saves at the very same moment can still race: the store has no
+    /// compare-and-set).
+    fn append_exchange(
+        &self,
+        conv: &Conversation,
+        message: &str,
+        reply: &str,
+    ) -> Result<Conversation> {
+        let mut latest = match self.conversation_by_id(&conv.id) {
+            Ok(stored) if stored.turns > conv.turns => stored,
+            _ => conv.clone(),
+        };
+        push_exchange(&mut latest, message, reply);
+        self.save_conversation(&latest)?;
+        Ok(latest)
+    }
+
+    /// Guards, recall, and the run through the model.
+    fn exchange(
+        &self,
+        history: &[Message],
+        message: &str,
+        conversation_id: Option<&str>,
+        on_text: OnText,
+    ) -> Result<Reply> {
+        if message.trim().is_empty() {
+            return Err(AgentError::invalid("message", "must not be empty"));
+        }
+        if message.len() > MAX_MESSAGE_BYTES {
+            return Err(AgentError::invalid(
+                "message",
+                format!("{} bytes; the limit is {MAX_MESSAGE_BYTES}", message.len()),
+            ));
+        }
+        let _span = info_span!(
+            "agent.send",
+            provider = self.inner.provider.name(),
+            model = self.inner.provider.model()
+        )
+        .entered();
+        guard::check(&self.inner.guards, GuardTarget::Message, message)?;
+        let block = self.recall(message);
+        if !block.is_empty() {
+            guard::check(&self.inner.guards, GuardTarget::Memory, &block.text)?;
+            if let Some(m) = &self.inner.memory {
+                m.notify(Event::Recalled {
+                    partition: m.partition(&Namespace::default_ns()),
+                    keys: block
+                        .keys
+                        .iter()
+                        .filter_map(|k| muisti::Key::new(k.as_str()).ok())
+                        .collect(),
+                    count: block.keys.len(),
+                    bytes: block.text.len(),
+                });
+            }
+        }
+        // The latest `history` messages within HISTORY_BYTES, starting at a user message
+        // (Anthropic requires the first message to be the user's).
+        let mut start = history.len().saturating_sub(self.inner.history);
+        let mut bytes: usize = history[start..].iter().map(|m| m.content.len()).sum();
+        while bytes > HISTORY_BYTES && start < history.len() {
+            bytes -= history[start].content.len();
+            start += 1;
+        }
+        while history.get(start).is_some_and(|m| m.role != Role::User) {
+            start += 1;
+        }
+        let mut messages = history[start..].to_vec();
+        messages.push(Message::user(block.prompt(message)));
+        let now = Timestamp::now();
+        let mut run = Run {
+            id: MemoryId::generate().to_string(),
+            status: RunStatus::Running,
+            conversation_id: conversation_id.map(str::to_owned),
+            message: message.to_owned(),
+            recalled: block.keys,
+            messages,
+            steps: 0,
+            tool_calls: Vec::new(),
+            reply: None,
+            error: None,
+            usage: Usage::default(),
+            created_at: now,
+            updated_at: now,
+        };
+        self.save_run(&mut run)?;
+        self.drive(&mut run, on_text)
+    }
+
+    /// The memories to inject: the best `long_term_memory` entries of `default` that share
+    /// a word with the message or are close to it in meaning. A failing recall is logged
+    /// and gives an empty block.
+    fn recall(&self, message: &str) -> Block {
+        let n = self.inner.long_term_memory;
+        let Some(memory) = self.inner.memory.as_ref().filter(|_| n > 0) else {
+            return Block::default();
+        };
+        let mut req = RecallRequest::new(Namespace::default_ns(), message, n);
+        req.filter = self.inner.filter.clone();
+        match memory.recall(&req) {
+            Ok(hits) => {
+                let relevant: Vec<(String, String)> = hits
+                    .into_iter()
+                    .filter(|h| {
+                        h.signals.lexical_rank.is_some()
+                            || h.signals
+                                .similarity
+                                .is_some_and(|s| s >= self.inner.min_similarity)
+                    })
+                    .map(|h| (h.memory.key.to_string(), h.memory.text().into_owned()))
+                    .collect();
+                Block::build(
+                    relevant.iter().map(|(k, v)| (k.as_str(), v.as_str())),
+                    MAX_BLOCK_BYTES,
+                )
+            }
+            Err(e) => {
+                warn!(kind = %e.kind(), error = %e, "recall failed; the message is sent without memory");
+                Block::default()
+            }
+        }
+    }
+
+    fn call_tool(&self, call: &ToolCall) -> String {
+        let _span = info_span!("agent.tool", tool = %call.name).entered();
+        match self.inner.tools.iter().find(|t| t.spec().name == call.name) {
+            Some(tool) => match tool.call(&call.arguments) {
+                Ok(out) => out,
+                Err(e) => {
+                    warn!(tool = %call.name, "tool failed");
+                    format!("error: {e}")
+                }
+            },
+            None => {
+                warn!(tool = %call.name, "the model called an unknown tool");
+                format!("error: there is no tool named {:?}", call.name)
+            }
+        }
+    }
+
+    fn save_conversation(&self, conv: &Conversation) -> Result<()> {
+        let Some(memory) = &self.inner.memory else {
+            return Ok(());
+        };
+        let limit = memory.store().limits().max_value_bytes / 10 * 9;
+        let mut value = serde_json::to_value(conv)
+            .map_err(|e| corrupted(CONVERSATIONS_NAMESPACE, &conv.id, e))?;
+        // A conversation longer than a record may hold keeps its latest messages.
+        let mut trimmed = conv.clone();
+        while value.to_string().len() > limit && trimmed.messages.len() > 2 {
+            let drop = (trimmed.messages.len() / 4).max(2);
+            trimmed.messages.drain(..drop);
+            value = serde_json::to_value(&trimmed)
+                .map_err(|e| corrupted(CONVERSATIONS_NAMESPACE, &conv.id, e))?;
+        }
+        memory.kv_set(&ns(CONVERSATIONS_NAMESPACE)?, &conv.id, value, None)?;
+        Ok(())
+    }
+}
+
+fn new_conversation(id: String) -> Conversation {
+    let now = Timestamp::now();
+    Conversation {
+        id,
+        messages: Vec::new(),
+        turns: 0,
+        created_at: now,
+        updated_at: now,
+    }
+}
+
+fn push_exchange(conv: &mut Conversation, message: &str, reply: &str) {
+    conv.messages.push(Message::user(message));
+    conv.messages.push(Message::assistant(reply));
+    conv.turns += 1;
+    conv.updated_at = Timestamp::now();
+}
+
+fn corrupted(namespace: &str, id: &str, e: serde_json::Error) -> AgentError {
+    AgentError::Memory(muisti::Error::Corrupted {
+        location: format!("{namespace}/{id}"),
+        reason: e.to_string(),
+    })
+}

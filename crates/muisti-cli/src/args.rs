@@ -1,0 +1,398 @@
+//! The command line: every command, flag and argument (clap), and the checks that belong
+//! to the arguments themselves.
+
+use anyhow::Result;
+use clap::{Args, Parser, Subcommand};
+use muisti::Namespace;
+use serde_json::Value;
+
+use crate::{bench, chat, parse_meta, serve};
+
+/// muisti: long-term memory for AI agents.
+#[derive(Parser)]
+#[command(name = "muisti", version, about, propagate_version = true)]
+pub(crate) struct Cli {
+    /// Store URL: sqlite:///path/muisti.db, file:///dir, redis://host:6379/0, mem://.
+    /// Default: SQLite under the platform data directory.
+    #[arg(long, global = true, env = "MUISTI_STORE", value_name = "URL")]
+    pub(crate) store: Option<String>,
+
+    /// Tenant to act as.
+    #[arg(long, global = true, env = "MUISTI_TENANT", default_value = "default")]
+    pub(crate) tenant: String,
+
+    /// Print records and results as JSON.
+    #[arg(long, global = true)]
+    pub(crate) json: bool,
+
+    /// Embedder for semantic recall: builtin, none, minilm (from MUISTI_MODEL_DIR),
+    /// openai:MODEL, model2vec:DIR or transformer:DIR.
+    /// Default: builtin.
+    #[arg(
+        long = "embedder",
+        global = true,
+        env = "MUISTI_EMBEDDER",
+        value_name = "SPEC"
+    )]
+    pub(crate) embedder_spec: Option<String>,
+
+    /// Base URL of an OpenAI-compatible embedding service (with --embedder openai:MODEL).
+    #[arg(long, global = true, env = "MUISTI_EMBED_URL", value_name = "URL")]
+    pub(crate) embed_url: Option<String>,
+
+    /// Talk to an `muisti serve` server at this URL instead of opening a store.
+    #[arg(long, global = true, env = "MUISTI_SERVER", value_name = "URL")]
+    pub(crate) server: Option<String>,
+
+    /// API key for --server (sent as `Authorization: Bearer`).
+    #[arg(
+        long,
+        global = true,
+        env = "MUISTI_API_KEY",
+        value_name = "KEY",
+        hide_env_values = true
+    )]
+    pub(crate) api_key: Option<String>,
+
+    #[command(subcommand)]
+    pub(crate) command: Command,
+}
+
+impl Cli {
+    /// The tenant name.
+    pub(crate) fn tenant(&self) -> &str {
+        &self.tenant
+    }
+
+    /// The embedder spec, `builtin` unless given.
+    pub(crate) fn embedder(&self) -> &str {
+        self.embedder_spec.as_deref().unwrap_or("builtin")
+    }
+}
+
+#[derive(Subcommand)]
+pub(crate) enum Command {
+    /// Key-value entries: get, set, forget, has, all, flush.
+    Kv {
+        #[command(subcommand)]
+        command: KvCommand,
+    },
+    /// Store a memory.
+    Remember(RememberArgs),
+    /// Show a memory by id, or by key within the namespace.
+    Get {
+        /// A memory id (ULID) or a key.
+        target: String,
+        #[command(flatten)]
+        ns: NsArg,
+    },
+    /// List memories of a namespace.
+    List(ListArgs),
+    /// Change fields of a memory by id, atomically (as `PATCH /v1/memories/{id}`); with
+    /// --expected-version, only if nobody changed it since that version.
+    Update(UpdateArgs),
+    /// Delete a memory by id, or by key within the namespace.
+    Forget {
+        /// A memory id (ULID) or a key.
+        target: String,
+        #[command(flatten)]
+        ns: NsArg,
+    },
+    /// Find the memories that best match a query (alias: recall).
+    #[command(alias = "recall")]
+    Search(SearchArgs),
+    /// Memories closest in meaning to the one with this id.
+    Similar {
+        /// A memory id (ULID).
+        id: String,
+        /// How many results.
+        #[arg(long, short = 'k', default_value_t = 5)]
+        limit: usize,
+    },
+    /// Namespaces, counts and the store's health.
+    Stats {
+        /// Only this namespace.
+        #[arg(short = 'n', long = "namespace")]
+        namespace: Option<String>,
+    },
+    /// Delete expired entries now, in every namespace and tenant of the store.
+    Purge,
+    /// Re-embed memories whose vectors another model made (all of them with --force), in
+    /// every tenant, with a progress bar.
+    Reindex {
+        /// Re-embed every memory.
+        #[arg(long)]
+        force: bool,
+    },
+    /// Serve the REST API (/v1), MCP (/mcp), /metrics and /openapi.json over HTTP.
+    Serve(serve::ServeArgs),
+    /// Serve the MCP tools over standard input and output (for assistants that spawn it).
+    Mcp,
+    /// API keys: create (printed once), list, revoke.
+    Keys {
+        #[command(subcommand)]
+        command: serve::KeysCommand,
+    },
+    /// Talk to a model (OpenAI-compatible or Anthropic) with memory recalled into every
+    /// prompt: an interactive session, or one message with --message.
+    Chat(chat::ChatArgs),
+    /// Print the OpenAPI 3.1 document of the REST API.
+    Openapi,
+    /// Measure the store.
+    Bench {
+        #[command(subcommand)]
+        command: bench::BenchCommand,
+    },
+}
+
+#[derive(Args, Clone)]
+pub(crate) struct NsArg {
+    /// Namespace (recall reads `default`).
+    #[arg(short = 'n', long = "namespace", default_value = "default")]
+    pub(crate) namespace: String,
+}
+
+impl NsArg {
+    pub(crate) fn get(&self) -> Result<Namespace> {
+        Ok(Namespace::new(&self.namespace)?)
+    }
+}
+
+#[derive(Subcommand)]
+pub(crate) enum KvCommand {
+    /// Set KEY to VALUE (a string; with --value-json, any JSON value).
+    Set {
+        /// The key.
+        key: String,
+        /// The value; `-` reads it from standard input.
+        value: String,
+        /// Parse VALUE as JSON.
+        #[arg(long)]
+        value_json: bool,
+        /// Expire after this many seconds (omit: never).
+        #[arg(long, value_name = "SECONDS")]
+        ttl: Option<u64>,
+        #[command(flatten)]
+        ns: NsArg,
+    },
+    /// Print the value at KEY; exit 1 if there is none.
+    Get {
+        /// The key.
+        key: String,
+        #[command(flatten)]
+        ns: NsArg,
+    },
+    /// Delete KEY; exit 1 if there was none.
+    Forget {
+        /// The key.
+        key: String,
+        #[command(flatten)]
+        ns: NsArg,
+    },
+    /// Print true or false; exit 1 for false.
+    Has {
+        /// The key.
+        key: String,
+        #[command(flatten)]
+        ns: NsArg,
+    },
+    /// Print every entry of the namespace.
+    All {
+        #[command(flatten)]
+        ns: NsArg,
+    },
+    /// Delete every entry of the namespace.
+    Flush {
+        #[command(flatten)]
+        ns: NsArg,
+    },
+}
+
+#[derive(Args)]
+pub(crate) struct OwnerArgs {
+    /// User the memory belongs to.
+    #[arg(long = "user")]
+    pub(crate) user_id: Option<String>,
+    /// Agent.
+    #[arg(long = "agent")]
+    pub(crate) agent_id: Option<String>,
+    /// Session.
+    #[arg(long = "session")]
+    pub(crate) session_id: Option<String>,
+}
+
+#[derive(Args)]
+pub(crate) struct RememberArgs {
+    /// The text to remember.
+    pub(crate) content: String,
+    /// A key (unique in the namespace; writing it again replaces). Default: the new id.
+    #[arg(long)]
+    pub(crate) key: Option<String>,
+    /// Text that situates the memory (for a conversation turn, the turn it answers); recall
+    /// indexes it at half the weight of the content.
+    #[arg(long)]
+    pub(crate) context: Option<String>,
+    /// core, daily, conversation or a custom name.
+    #[arg(long, default_value = "core")]
+    pub(crate) category: String,
+    /// scratch, short_term, long_term, episodic or declarative.
+    #[arg(long, default_value = "long_term")]
+    pub(crate) scope: String,
+    /// user_stated, agent_learned, import or a custom name.
+    #[arg(long, default_value = "user_stated")]
+    pub(crate) source: String,
+    /// 0.0 to 1.0.
+    #[arg(long)]
+    pub(crate) importance: Option<f32>,
+    /// 0 to 100, for learned patterns.
+    #[arg(long)]
+    pub(crate) confidence: Option<u8>,
+    /// A tag (repeatable).
+    #[arg(long = "tag")]
+    pub(crate) tags: Vec<String>,
+    /// Metadata as KEY=VALUE (VALUE parsed as JSON when it is JSON; repeatable).
+    #[arg(long = "meta", value_name = "KEY=VALUE")]
+    pub(crate) metadata: Vec<String>,
+    /// Expire after this many seconds (omit: never).
+    #[arg(long, value_name = "SECONDS")]
+    pub(crate) ttl: Option<u64>,
+    #[command(flatten)]
+    pub(crate) owner: OwnerArgs,
+    #[command(flatten)]
+    pub(crate) ns: NsArg,
+}
+
+#[derive(Args)]
+pub(crate) struct UpdateArgs {
+    /// A memory id (ULID).
+    pub(crate) id: String,
+    /// New text.
+    #[arg(long)]
+    pub(crate) content: Option<String>,
+    /// New situating text.
+    #[arg(long)]
+    pub(crate) context: Option<String>,
+    /// core, daily, conversation or a custom name.
+    #[arg(long)]
+    pub(crate) category: Option<String>,
+    /// scratch, short_term, long_term, episodic or declarative.
+    #[arg(long)]
+    pub(crate) scope: Option<String>,
+    /// user_stated, agent_learned, import or a custom name.
+    #[arg(long)]
+    pub(crate) source: Option<String>,
+    /// active, archived or superseded.
+    #[arg(long)]
+    pub(crate) state: Option<String>,
+    /// The id of the memory that replaces this one (with --state superseded).
+    #[arg(long, value_name = "ID")]
+    pub(crate) superseded_by: Option<String>,
+    /// 0.0 to 1.0.
+    #[arg(long)]
+    pub(crate) importance: Option<f32>,
+    /// 0 to 100.
+    #[arg(long)]
+    pub(crate) confidence: Option<u8>,
+    /// Replace the tags with these (repeatable).
+    #[arg(long = "tag")]
+    pub(crate) tags: Vec<String>,
+    /// Replace the metadata with these KEY=VALUE pairs (repeatable).
+    #[arg(long = "meta", value_name = "KEY=VALUE")]
+    pub(crate) metadata: Vec<String>,
+    /// Expire this many seconds from now.
+    #[arg(long, value_name = "SECONDS")]
+    pub(crate) ttl: Option<u64>,
+    /// Move it to this user.
+    #[arg(long)]
+    pub(crate) user_id: Option<String>,
+    /// Move it to this agent.
+    #[arg(long)]
+    pub(crate) agent_id: Option<String>,
+    /// Move it to this session.
+    #[arg(long)]
+    pub(crate) session_id: Option<String>,
+    /// Refuse (exit 2, "conflict") unless the memory is still at this version.
+    #[arg(long, value_name = "VERSION")]
+    pub(crate) expected_version: Option<u64>,
+}
+
+impl UpdateArgs {
+    /// The patch, as the REST API takes it (so both modes validate it the same way).
+    pub(crate) fn patch(&self) -> Result<muisti_client::MemoryPatch> {
+        Ok(muisti_client::MemoryPatch {
+            content: self.content.clone().map(Value::String),
+            context: self.context.clone(),
+            category: self.category.clone(),
+            scope: self.scope.clone(),
+            tags: (!self.tags.is_empty()).then(|| self.tags.clone()),
+            metadata: if self.metadata.is_empty() {
+                None
+            } else {
+                Some(parse_meta(self.metadata.clone())?)
+            },
+            importance: self.importance,
+            confidence: self.confidence,
+            ttl_seconds: self.ttl,
+            valid_from: None,
+            valid_until: None,
+            user_id: self.user_id.clone(),
+            agent_id: self.agent_id.clone(),
+            session_id: self.session_id.clone(),
+            source: self.source.clone(),
+            state: self.state.clone(),
+            superseded_by: self.superseded_by.clone(),
+            expected_version: self.expected_version,
+        })
+    }
+}
+
+#[derive(Args)]
+pub(crate) struct FilterArgs {
+    #[command(flatten)]
+    pub(crate) owner: OwnerArgs,
+    /// Only this category.
+    #[arg(long)]
+    pub(crate) category: Option<String>,
+    /// Only this scope.
+    #[arg(long)]
+    pub(crate) scope: Option<String>,
+    /// Only memories with this tag (repeatable: all of them).
+    #[arg(long = "tag")]
+    pub(crate) tags: Vec<String>,
+}
+
+#[derive(Args)]
+pub(crate) struct ListArgs {
+    #[command(flatten)]
+    pub(crate) filter: FilterArgs,
+    /// Page size.
+    #[arg(long, default_value_t = 50)]
+    pub(crate) limit: usize,
+    /// Start after this id (the `next_cursor` of the previous page).
+    #[arg(long)]
+    pub(crate) after: Option<String>,
+    #[command(flatten)]
+    pub(crate) ns: NsArg,
+}
+
+#[derive(Args)]
+pub(crate) struct SearchArgs {
+    /// The query.
+    pub(crate) query: String,
+    /// How many results.
+    #[arg(long, short = 'k', default_value_t = 5)]
+    pub(crate) limit: usize,
+    /// hybrid (full-text and vectors), lexical, vector, or overlap (the seed's word rule).
+    #[arg(long, default_value = "hybrid")]
+    pub(crate) mode: String,
+    /// Leave out hits scoring below this (0 to 1).
+    #[arg(long)]
+    pub(crate) min_score: Option<f32>,
+    /// Show the signals behind each score.
+    #[arg(long)]
+    pub(crate) explain: bool,
+    #[command(flatten)]
+    pub(crate) filter: FilterArgs,
+    #[command(flatten)]
+    pub(crate) ns: NsArg,
+}

@@ -1,0 +1,124 @@
+//! The write transactions: a put, an atomic update and the purge of expired records, each
+//! run inside a transaction the store opened.
+
+use muisti_core::{
+    Error, Limits, Locator, Memory, Put, Result, Timestamp, UpdateRequest, VectorChange,
+    WriteStatus, Written, text::vector_from_bytes,
+};
+use rusqlite::{OptionalExtension, params};
+
+use crate::{
+    row::{decode, write_row},
+    sql::{GET_BY_ID_FOR_WRITE, GET_FOR_WRITE, ROWID_AFTER_COLUMNS},
+    sql_err,
+};
+
+/// Applies one validated write inside a transaction.
+pub(crate) fn put_in(
+    tx: &rusqlite::Transaction<'_>,
+    mut put: Put,
+    now: Timestamp,
+) -> Result<Written> {
+    let vector = put.embedding.take();
+    let existing = match &put.key {
+        None => None,
+        Some(key) => {
+            let mut stmt = tx.prepare_cached(GET_FOR_WRITE).map_err(sql_err)?;
+            stmt.query_row(
+                params![
+                    put.partition.tenant.as_str(),
+                    put.partition.namespace.as_str(),
+                    key.as_str()
+                ],
+                |row| Ok((row.get::<_, i64>(ROWID_AFTER_COLUMNS)?, decode(row)?)),
+            )
+            .optional()
+            .map_err(sql_err)?
+        }
+    };
+    let (rowid, live) = match existing {
+        Some((rowid, m)) => {
+            let m = m?;
+            if m.is_expired(now) {
+                (Some(rowid), None)
+            } else {
+                (Some(rowid), Some(m))
+            }
+        }
+        None => (None, None),
+    };
+    let memory = put.apply(live.as_ref(), now);
+    let status = if live.is_some() {
+        WriteStatus::Updated
+    } else {
+        WriteStatus::Created
+    };
+    write_row(tx, &memory, vector.as_deref(), rowid)?;
+    Ok(Written { memory, status })
+}
+
+/// Applies one update inside a transaction: the row is read, [`UpdateRequest::apply`] makes
+/// the new record, and the row (with its full-text entry and vector) is rewritten.
+pub(crate) fn update_in(
+    tx: &rusqlite::Transaction<'_>,
+    req: &UpdateRequest,
+    now: Timestamp,
+    limits: &Limits,
+) -> Result<Memory> {
+    let found = match &req.at {
+        Locator::Key { partition, key } => {
+            let mut stmt = tx.prepare_cached(GET_FOR_WRITE).map_err(sql_err)?;
+            stmt.query_row(
+                params![
+                    partition.tenant.as_str(),
+                    partition.namespace.as_str(),
+                    key.as_str()
+                ],
+                |row| Ok((row.get::<_, i64>(ROWID_AFTER_COLUMNS)?, decode(row)?)),
+            )
+        }
+        Locator::Id { tenant, id } => {
+            let mut stmt = tx.prepare_cached(GET_BY_ID_FOR_WRITE).map_err(sql_err)?;
+            stmt.query_row(params![id.to_string(), tenant.as_str()], |row| {
+                Ok((row.get::<_, i64>(ROWID_AFTER_COLUMNS)?, decode(row)?))
+            })
+        }
+    }
+    .optional()
+    .map_err(sql_err)?;
+    let (rowid, live) = match found {
+        Some((rowid, m)) => {
+            let m = m?;
+            let live = (!m.is_expired(now) && req.at.addresses(&m)).then_some(m);
+            (Some(rowid), live)
+        }
+        None => (None, None),
+    };
+    let (memory, change) = req.apply(live.as_ref(), now, limits)?;
+    let vector = match change {
+        VectorChange::Set(v) => Some(v),
+        VectorChange::Drop => None,
+        VectorChange::Keep => {
+            let blob: Option<Vec<u8>> = tx
+                .prepare_cached("SELECT vector FROM memories WHERE rowid = ?")
+                .and_then(|mut s| s.query_row([rowid], |r| r.get(0)))
+                .map_err(sql_err)?;
+            match blob {
+                Some(b) => Some(vector_from_bytes(&b).ok_or_else(|| Error::Corrupted {
+                    location: format!("sqlite row id {}", memory.id),
+                    reason: "bad vector".into(),
+                })?),
+                None => None,
+            }
+        }
+    };
+    write_row(tx, &memory, vector.as_deref(), rowid)?;
+    Ok(memory)
+}
+
+pub(crate) fn purge_in(tx: &rusqlite::Transaction<'_>, now: i64) -> Result<u64> {
+    let mut stmt = tx
+        .prepare_cached("DELETE FROM memories WHERE expires_at IS NOT NULL AND expires_at <= ?")
+        .map_err(sql_err)?;
+    Ok(stmt.execute([now]).map_err(sql_err)? as u64)
+}

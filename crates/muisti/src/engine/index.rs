@@ -1,0 +1,207 @@
+//! Vectors: which embedder indexed the store, embedding writes, reindexing, and the
+//! duplicate check of keyless writes.
+
+use super::*;
+
+impl Engine {
+    pub(super) fn model_locator() -> Result<Locator> {
+        Ok(Locator::Key {
+            partition: Partition::new(Tenant::new(SYSTEM_TENANT)?, Namespace::new("meta")?),
+            key: Key::new("embedder")?,
+        })
+    }
+
+    /// The id of the embedder the store's vectors were made with, if recorded.
+    pub fn store_model(&self) -> Result<Option<String>> {
+        Ok(self.store.get(&Self::model_locator()?)?.and_then(|m| {
+            m.content
+                .get("id")
+                .and_then(|v| v.as_str())
+                .map(str::to_owned)
+        }))
+    }
+
+    pub(super) fn record_model(&self, embedder: &dyn Embedder) -> Result<()> {
+        let Locator::Key { partition, key } = Self::model_locator()? else {
+            return Ok(());
+        };
+        let value = serde_json::json!({"id": embedder.id(), "dimensions": embedder.dimensions()});
+        self.store.put(Put::new(partition, Some(key), value))?;
+        Ok(())
+    }
+
+    pub(super) fn check_model(&self, on_mismatch: OnModelMismatch) -> Result<()> {
+        let Some(embedder) = &self.embedder else {
+            return Ok(());
+        };
+        match self.store_model()? {
+            None => self.record_model(&**embedder),
+            Some(id) if id == embedder.id() => Ok(()),
+            Some(id) => match on_mismatch {
+                OnModelMismatch::Error => Err(Error::Conflict(format!(
+                    "the store {} was indexed with the embedder {id:?}, but this engine embeds \
+                     with {:?}; run `muisti reindex` to re-embed every memory with it, or \
+                     choose the embedder {id:?}",
+                    self.store.info().location,
+                    embedder.id()
+                ))),
+                OnModelMismatch::Reindex => self.reindex(false, &mut |_, _| {}).map(|_| ()),
+                OnModelMismatch::Ignore => Ok(()),
+            },
+        }
+    }
+
+    /// Re-embeds the memories of every tenant whose vector was made by another model (or
+    /// all of them with `force`), then records the engine's embedder as the store's.
+    /// `progress(done, total)` is called as batches complete.
+    pub fn reindex(
+        &self,
+        force: bool,
+        progress: &mut dyn FnMut(u64, u64),
+    ) -> Result<ReindexReport> {
+        let Some(embedder) = &self.embedder else {
+            return Err(Error::invalid("embedder", "reindex needs an embedder"));
+        };
+        let _span = info_span!("memory.reindex", model = embedder.id()).entered();
+        let mut partitions = Vec::new();
+        let mut total = 0;
+        for tenant in self.store.tenants()? {
+            if tenant.as_str() == SYSTEM_TENANT {
+                continue;
+            }
+            for ns in self.store.namespaces(&tenant)? {
+                let p = Partition::new(tenant.clone(), ns);
+                total += self.store.count(&p, &Filter::default())?;
+                partitions.push(p);
+            }
+        }
+        let mut report = ReindexReport::default();
+        progress(0, total);
+        for p in partitions {
+            let all = list_all(&*self.store, &p, &Filter::default())?;
+            for chunk in all.chunks(256) {
+                report.scanned += chunk.len() as u64;
+                let todo: Vec<&Memory> = chunk
+                    .iter()
+                    .filter(|m| force || m.embedding_model.as_deref() != Some(embedder.id()))
+                    .collect();
+                if !todo.is_empty() {
+                    let mut puts: Vec<Put> = todo
+                        .iter()
+                        .map(|m| {
+                            let mut put = Put::new(
+                                m.partition.clone(),
+                                m.writer_key().cloned(),
+                                m.content.clone(),
+                            );
+                            put.context = m.context.clone();
+                            put
+                        })
+                        .collect();
+                    self.embed_puts(&mut puts)?;
+                    let vectors: Vec<StoredVector> = todo
+                        .iter()
+                        .zip(puts)
+                        .filter_map(|(m, put)| {
+                            Some(StoredVector {
+                                id: m.id,
+                                model: embedder.id().to_owned(),
+                                vector: put.embedding?,
+                            })
+                        })
+                        .collect();
+                    report.reembedded += self.store.set_vectors(&p.tenant, &vectors)?;
+                }
+                progress(report.scanned, total);
+            }
+        }
+        self.record_model(&**embedder)?;
+        Ok(report)
+    }
+
+    /// The live memory a keyless write duplicates: same partition, owner and context, same
+    /// normalised content (see [`RecallConfig::dedupe`]). Batches
+    /// ([`Engine::remember_many`]) are imports and are not deduplicated.
+    pub(super) fn duplicate_of(&self, put: &Put) -> Result<Option<Memory>> {
+        if !self.recall.dedupe || put.key.is_some() {
+            return Ok(None);
+        }
+        put.validate(&self.store.limits())?;
+        let filter = Filter {
+            user_id: put.owner.user_id.clone(),
+            agent_id: put.owner.agent_id.clone(),
+            session_id: put.owner.session_id.clone(),
+            content_hash: Some(muisti_core::content_hash(&muisti_core::value_text(
+                &put.content,
+            ))),
+            ..Filter::default()
+        };
+        let query = ListQuery {
+            partition: put.partition.clone(),
+            filter,
+            after: None,
+            limit: 16,
+        };
+        Ok(self
+            .store
+            .list(&query)?
+            .items
+            .into_iter()
+            .find(|m| m.owner == put.owner && m.context == put.context))
+    }
+
+    /// Adds vectors to writes that have none, with the engine's embedder (one batch).
+    pub(super) fn embed_puts(&self, puts: &mut [Put]) -> Result<()> {
+        let Some(embedder) = &self.embedder else {
+            return Ok(());
+        };
+        let todo: Vec<usize> = (0..puts.len())
+            .filter(|&i| puts[i].embedding.is_none())
+            .collect();
+        if todo.is_empty() {
+            return Ok(());
+        }
+        // The content (and the key, when the writer gave one: an id is noise to a model),
+        // plus each context at a lower weight: one batch. This is the one definition of
+        // what a memory's vector describes.
+        let mut texts: Vec<String> = todo
+            .iter()
+            .map(|&i| puts[i].index_text().into_owned())
+            .collect();
+        let with_context: Vec<usize> = todo
+            .iter()
+            .copied()
+            .filter(|&i| {
+                puts[i]
+                    .context
+                    .as_deref()
+                    .is_some_and(|c| !c.trim().is_empty())
+            })
+            .collect();
+        texts.extend(with_context.iter().filter_map(|&i| puts[i].context.clone()));
+        let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
+        let mut vectors = embedder.embed(&refs).map_err(embed_err)?;
+        // `with_context` is in the order of `todo`, so its vectors are met in turn.
+        let mut context_vectors = with_context
+            .iter()
+            .copied()
+            .zip(vectors.split_off(todo.len()))
+            .peekable();
+        for (i, mut v) in todo.iter().copied().zip(vectors) {
+            if let Some((_, cv)) = context_vectors.next_if(|(c, _)| *c == i) {
+                for (x, c) in v.iter_mut().zip(&cv) {
+                    *x += muisti_core::text::CONTEXT_WEIGHT * c;
+                }
+                muisti_core::text::normalize(&mut v);
+            }
+            puts[i].embedding = Some(v);
+            puts[i].embedding_model = Some(embedder.id().to_owned());
+        }
+        Ok(())
+    }
+
+    /// The embedder, if recall uses vectors.
+    pub fn embedder(&self) -> Option<&Arc<dyn Embedder>> {
+        self.embedder.as_ref()
+    }
+}

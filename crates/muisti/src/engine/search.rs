@@ -1,0 +1,146 @@
+//! Recall: candidates from both retrievers, fused, rescored from the rank fields, and only
+//! the hits read whole; similar memories.
+
+use super::*;
+
+impl Engine {
+    /// The best `limit` memories of `namespace` for `query` (hybrid recall), best first.
+    pub fn search(
+        &self,
+        namespace: &Namespace,
+        query: &str,
+        limit: usize,
+        filter: Filter,
+    ) -> Result<Vec<RecallHit>> {
+        let mut req = RecallRequest::new(namespace.clone(), query, limit);
+        req.filter = filter;
+        self.recall(&req)
+    }
+
+    /// Recalls the memories that matter for a query: full-text and vector candidates fused,
+    /// rescored by recency, access and importance. Counts an access on each hit (unless the
+    /// recall config turns it off); those counts are written in the background, off the recall
+    /// path (see [`Engine::flush_access`]).
+    pub fn recall(&self, req: &RecallRequest) -> Result<Vec<RecallHit>> {
+        let partition = self.partition(&req.namespace);
+        let _span =
+            info_span!("memory.search", namespace = %req.namespace, limit = req.limit).entered();
+        let config = &*self.recall;
+        let n = config.candidates.max(req.limit);
+        let now = self.clock.now();
+        let (mode, mut hits) = match req.mode {
+            RecallMode::Overlap => {
+                let all = list_all(&*self.store, &partition, &req.filter)?;
+                (
+                    SearchMode::Scan,
+                    recall::overlap(all, &req.query, req.limit),
+                )
+            }
+            mode => {
+                let lexical = if mode == RecallMode::Vector {
+                    Vec::new()
+                } else {
+                    self.store
+                        .text_search(&recall::text_query(partition.clone(), req, n))?
+                };
+                let vector = match (&self.embedder, mode) {
+                    (Some(e), RecallMode::Hybrid | RecallMode::Vector) => {
+                        let q = e.embed_one(&req.query).map_err(embed_err)?;
+                        self.store.vector_search(&recall::vector_query(
+                            partition.clone(),
+                            req,
+                            q,
+                            n,
+                        ))?
+                    }
+                    _ => Vec::new(),
+                };
+                let fused = recall::fuse(config.fusion, &lexical, &vector);
+                let ids = recall::contenders(config, &fused, req.limit);
+                let fields = self.store.rank_fields(&partition, &ids)?;
+                let mut ranked = recall::rescore(config, fields, fused, now);
+                if let Some(min) = req.min_score {
+                    ranked.retain(|h| h.score >= min);
+                }
+                ranked.truncate(req.limit);
+                let mode = if self.native_text {
+                    SearchMode::Search
+                } else {
+                    SearchMode::Scan
+                };
+                (mode, self.with_records(ranked)?)
+            }
+        };
+        if let Some(min) = req.min_score {
+            hits.retain(|h| h.score >= min);
+        }
+        hits.truncate(req.limit);
+        self.emit(Event::Search {
+            partition,
+            mode,
+            limit: req.limit,
+            hits: hits.len(),
+        });
+        if config.track_access && !hits.is_empty() {
+            let ids: Vec<MemoryId> = hits.iter().map(|h| h.memory.id).collect();
+            self.access.record(&self.tenant, ids, now);
+        }
+        Ok(hits)
+    }
+
+    /// Waits until the accesses counted by earlier recalls are written to the store. (They
+    /// are written in the background, and at the latest when the last clone of the engine is
+    /// dropped.)
+    pub fn flush_access(&self) {
+        self.access.flush();
+    }
+
+    /// The memories most similar in meaning to the one with `id` (itself excluded).
+    pub fn find_similar(
+        &self,
+        id: MemoryId,
+        limit: usize,
+        filter: Filter,
+    ) -> Result<Vec<RecallHit>> {
+        let Some(m) = self.get_by_id(id)? else {
+            return Err(Error::NotFound(format!("memory {id}")));
+        };
+        if self.embedder.is_none() {
+            return Err(Error::invalid("embedder", "find_similar needs an embedder"));
+        }
+        let mut put = Put::new(
+            m.partition.clone(),
+            m.writer_key().cloned(),
+            m.content.clone(),
+        );
+        put.context = m.context.clone();
+        self.embed_puts(std::slice::from_mut(&mut put))?;
+        let q = put.embedding.unwrap_or_default();
+        let vq = muisti_core::VectorQuery {
+            partition: m.partition.clone(),
+            vector: q,
+            filter,
+            limit: limit + 1,
+        };
+        let found: Vec<_> = self
+            .store
+            .vector_search(&vq)?
+            .into_iter()
+            .filter(|s| s.id != id)
+            .collect();
+        let fused = recall::fuse(Fusion::Rrf { k: 60.0 }, &[], &found);
+        let ids: Vec<MemoryId> = found.iter().map(|s| s.id).collect();
+        let fields = self.store.rank_fields(&m.partition, &ids)?;
+        let mut ranked = recall::rescore(&self.recall, fields, fused, self.clock.now());
+        ranked.truncate(limit);
+        self.with_records(ranked)
+    }
+
+    /// Reads the records of ranked candidates (only those: the rescoring itself reads
+    /// [`Store::rank_fields`]).
+    pub(super) fn with_records(&self, ranked: Vec<recall::Ranked>) -> Result<Vec<RecallHit>> {
+        let ids: Vec<MemoryId> = ranked.iter().map(|r| r.id).collect();
+        let read = self.store.get_many(&self.tenant, &ids)?;
+        Ok(recall::with_records(ranked, read))
+    }
+}

@@ -324,21 +324,23 @@ pub fn recall(engine: &Engine, q: api::RecallQuery) -> Result<api::RecallResult>
     req.filter = filter(q.user_id, q.session_id, q.filters)?;
     req.min_score = q.min_score;
     req.mode = mode;
-    let hits = engine.recall(&req)?;
-    Ok(api::RecallResult {
+    Ok(hits_out(engine.recall(&req)?, q.explain))
+}
+
+/// Recall hits on the wire; the signals only when asked to explain.
+fn hits_out(hits: Vec<muisti::RecallHit>, explain: bool) -> api::RecallResult {
+    api::RecallResult {
         hits: hits
             .into_iter()
             .map(|h| api::RecallHit {
                 memory: memory_out(&h.memory),
                 score: h.score,
-                signals: if q.explain {
-                    serde_json::to_value(&h.signals).ok()
-                } else {
-                    None
-                },
+                signals: explain
+                    .then(|| serde_json::to_value(&h.signals).ok())
+                    .flatten(),
             })
             .collect(),
-    })
+    }
 }
 
 /// The memories closest in meaning to the one with `id` (itself excluded), best first.
@@ -348,17 +350,10 @@ pub fn similar(engine: &Engine, id: &str, limit: Option<usize>) -> Result<api::R
     if limit == 0 || limit > MAX_RECALL {
         return Err(Error::invalid("limit", "must be 1 to 1000"));
     }
-    let hits = engine.find_similar(id, limit, muisti::Filter::default())?;
-    Ok(api::RecallResult {
-        hits: hits
-            .into_iter()
-            .map(|h| api::RecallHit {
-                memory: memory_out(&h.memory),
-                score: h.score,
-                signals: None,
-            })
-            .collect(),
-    })
+    Ok(hits_out(
+        engine.find_similar(id, limit, muisti::Filter::default())?,
+        false,
+    ))
 }
 
 /// The value at a key.

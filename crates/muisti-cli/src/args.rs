@@ -108,6 +108,9 @@ pub(crate) enum Command {
         /// How many results.
         #[arg(long, short = 'k', default_value_t = 5)]
         limit: usize,
+        /// Where to look (default: the memory's own namespace).
+        #[arg(short = 'n', long = "namespace")]
+        namespace: Option<String>,
     },
     /// Namespaces, counts and the store's health.
     Stats {

@@ -8,7 +8,7 @@ use anyhow::Result;
 use muisti::{Engine, Key, Locator, MemoryId, Namespace};
 use muisti_client::{
     Client, KvEntries, KvEntry, KvValue, ListParams, Memory, MemoryPage, MemoryPatch, NewMemory,
-    RecallQuery, RecallResult, Stats,
+    RecallQuery, RecallResult, SimilarParams, Stats,
 };
 use muisti_server::ops;
 
@@ -27,7 +27,7 @@ pub(crate) trait Memories {
     /// Hybrid recall.
     fn recall(&self, q: RecallQuery) -> Result<RecallResult>;
     /// The memories closest in meaning to one.
-    fn similar(&self, id: &str, limit: usize) -> Result<RecallResult>;
+    fn similar(&self, id: &str, p: SimilarParams) -> Result<RecallResult>;
     /// What the tenant holds.
     fn stats(&self) -> Result<Stats>;
     /// The entry at a key, if any.
@@ -99,8 +99,8 @@ impl Memories for Local {
         Ok(ops::recall(&self.0, q)?)
     }
 
-    fn similar(&self, id: &str, limit: usize) -> Result<RecallResult> {
-        Ok(ops::similar(&self.0, id, Some(limit))?)
+    fn similar(&self, id: &str, p: SimilarParams) -> Result<RecallResult> {
+        Ok(ops::similar(&self.0, id, p)?)
     }
 
     fn stats(&self) -> Result<Stats> {
@@ -180,9 +180,9 @@ impl Memories for Remote {
         Ok(self.0.recall(&q)?)
     }
 
-    fn similar(&self, id: &str, limit: usize) -> Result<RecallResult> {
+    fn similar(&self, id: &str, p: SimilarParams) -> Result<RecallResult> {
         Self::id(id)?;
-        Ok(self.0.similar(id, limit)?)
+        Ok(self.0.similar(id, &p)?)
     }
 
     fn stats(&self) -> Result<Stats> {

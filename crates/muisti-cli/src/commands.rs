@@ -5,7 +5,9 @@
 use std::{io::Write, process::ExitCode};
 
 use anyhow::{Result, bail};
-use muisti_client::{Filters, KvValue, ListParams, Memory, NewMemory, RecallHit, RecallQuery};
+use muisti_client::{
+    Filters, KvValue, ListParams, Memory, NewMemory, RecallHit, RecallQuery, SimilarParams,
+};
 use serde_json::Value;
 
 use crate::{
@@ -154,8 +156,16 @@ pub(crate) fn run(m: &dyn Memories, command: Command, json: bool) -> Result<Exit
             print_hits(&result.hits, json)?;
             Ok(ExitCode::SUCCESS)
         }
-        Command::Similar { id, limit } => {
-            print_hits(&m.similar(&id, limit)?.hits, json)?;
+        Command::Similar {
+            id,
+            limit,
+            namespace,
+        } => {
+            let params = SimilarParams {
+                limit: Some(limit),
+                namespace,
+            };
+            print_hits(&m.similar(&id, params)?.hits, json)?;
             Ok(ExitCode::SUCCESS)
         }
         Command::Stats { namespace } => {

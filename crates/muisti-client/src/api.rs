@@ -345,6 +345,9 @@ pub struct SimilarParams {
     /// How many memories at most (default 5, at most 1000).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub limit: Option<usize>,
+    /// Where to look (default: the memory's own namespace).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub namespace: Option<String>,
 }
 
 impl RecallQuery {

@@ -320,10 +320,19 @@ impl Client {
     }
 
     /// The memories closest in meaning to the one with `id` (itself excluded), best first.
-    pub fn similar(&self, id: &str, limit: usize) -> Result<RecallResult, ClientError> {
+    pub fn similar(&self, id: &str, params: &SimilarParams) -> Result<RecallResult, ClientError> {
+        let limit = params.limit.map(|l| l.to_string());
+        let query: Vec<String> = [
+            ("limit", limit.as_deref()),
+            ("namespace", params.namespace.as_deref()),
+        ]
+        .iter()
+        .filter_map(|(k, v)| v.map(|v| format!("{k}={}", encode(v))))
+        .collect();
         self.get_json(&format!(
-            "/v1/memories/{}/similar?limit={limit}",
-            encode(id)
+            "/v1/memories/{}/similar?{}",
+            encode(id),
+            query.join("&")
         ))
     }
 

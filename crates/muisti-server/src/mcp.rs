@@ -95,6 +95,9 @@ pub struct SimilarArgs {
     /// How many memories at most (default 5, at most 1000).
     #[serde(default)]
     pub limit: Option<usize>,
+    /// Where to look (default: the memory's own namespace).
+    #[serde(default)]
+    pub namespace: Option<String>,
 }
 
 /// Arguments of `stats`.
@@ -340,7 +343,13 @@ impl MuistiMcp {
         ctx: RequestContext<RoleServer>,
     ) -> Result<CallToolResult, McpError> {
         let result = self
-            .run(&ctx, move |e| ops::similar(&e, &a.id, a.limit))
+            .run(&ctx, move |e| {
+                let p = api::SimilarParams {
+                    limit: a.limit,
+                    namespace: a.namespace,
+                };
+                ops::similar(&e, &a.id, p)
+            })
             .await?;
         structured(&result)
     }

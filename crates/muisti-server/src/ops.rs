@@ -344,14 +344,15 @@ fn hits_out(hits: Vec<muisti::RecallHit>, explain: bool) -> api::RecallResult {
 }
 
 /// The memories closest in meaning to the one with `id` (itself excluded), best first.
-pub fn similar(engine: &Engine, id: &str, limit: Option<usize>) -> Result<api::RecallResult> {
+pub fn similar(engine: &Engine, id: &str, p: api::SimilarParams) -> Result<api::RecallResult> {
     let id = memory_id(id)?;
-    let limit = limit.unwrap_or(5);
+    let limit = p.limit.unwrap_or(5);
+    let namespace = p.namespace.as_deref().map(Namespace::new).transpose()?;
     if limit == 0 || limit > MAX_RECALL {
         return Err(Error::invalid("limit", "must be 1 to 1000"));
     }
     Ok(hits_out(
-        engine.find_similar(id, limit, muisti::Filter::default())?,
+        engine.find_similar(id, namespace.as_ref(), limit, muisti::Filter::default())?,
         false,
     ))
 }

@@ -200,7 +200,7 @@ pub async fn similar(
     ApiPath(id): ApiPath<String>,
     ApiQuery(p): ApiQuery<api::SimilarParams>,
 ) -> ApiResult<Json<api::RecallResult>> {
-    run(&s, &caller, move |e| ops::similar(&e, &id, p.limit))
+    run(&s, &caller, move |e| ops::similar(&e, &id, p))
         .await
         .map(Json)
 }

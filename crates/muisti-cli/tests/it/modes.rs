@@ -133,6 +133,7 @@ fn every_command_prints_the_same_locally_and_through_a_server() {
         same(&["search", "x", "--mode", "sideways"]),
         same(&["similar", &rex]),
         same(&["similar", missing]),
+        same(&["similar", &rex, "-n", "both"]),
         same(&["stats"]),
         same(&["stats", "-n", "prefs"]),
         same(&["kv", "get", "lang", "-n", "prefs"]),

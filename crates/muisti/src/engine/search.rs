@@ -95,10 +95,12 @@ impl Engine {
         self.access.flush();
     }
 
-    /// The memories most similar in meaning to the one with `id` (itself excluded).
+    /// The memories most similar in meaning to the one with `id` (itself excluded), in
+    /// `namespace` (default: the memory's own).
     pub fn find_similar(
         &self,
         id: MemoryId,
+        namespace: Option<&Namespace>,
         limit: usize,
         filter: Filter,
     ) -> Result<Vec<RecallHit>> {
@@ -116,8 +118,9 @@ impl Engine {
         put.context = m.context.clone();
         self.embed_puts(std::slice::from_mut(&mut put))?;
         let q = put.embedding.unwrap_or_default();
+        let partition = namespace.map_or_else(|| m.partition.clone(), |ns| self.partition(ns));
         let vq = muisti_core::VectorQuery {
-            partition: m.partition.clone(),
+            partition: partition.clone(),
             vector: q,
             filter,
             limit: limit + 1,
@@ -130,7 +133,7 @@ impl Engine {
             .collect();
         let fused = recall::fuse(Fusion::Rrf { k: 60.0 }, &[], &found);
         let ids: Vec<MemoryId> = found.iter().map(|s| s.id).collect();
-        let fields = self.store.rank_fields(&m.partition, &ids)?;
+        let fields = self.store.rank_fields(&partition, &ids)?;
         let mut ranked = recall::rescore(&self.recall, fields, fused, self.clock.now());
         ranked.truncate(limit);
         self.with_records(ranked)

@@ -416,7 +416,7 @@ fn recall_modes_filters_and_similar_on_every_backend() {
         assert!(hits[0].signals.lexical_rank.is_some() && hits[0].signals.similarity.is_some());
         // Similar in meaning to a memory, itself left out.
         let similar = e
-            .find_similar(lisbon.id, 2, Filter::default())
+            .find_similar(lisbon.id, None, 2, Filter::default())
             .expect("finds");
         assert_eq!(
             similar.first().map(|h| h.memory.id),

@@ -40,6 +40,8 @@ pub(crate) trait Memories {
     fn kv_all(&self, ns: &str) -> Result<KvEntries>;
     /// Deletes every entry of a namespace; how many.
     fn kv_flush(&self, ns: &str) -> Result<u64>;
+    /// Deletes expired records of the whole store now; how many.
+    fn purge(&self) -> Result<u64>;
 }
 
 /// `NotFound` as `None`, any other error kept.
@@ -126,6 +128,10 @@ impl Memories for Local {
     fn kv_flush(&self, ns: &str) -> Result<u64> {
         Ok(ops::kv_flush(&self.0, ns)?.deleted)
     }
+
+    fn purge(&self) -> Result<u64> {
+        Ok(ops::purge(&self.0)?.purged)
+    }
 }
 
 /// A `muisti serve` server.
@@ -207,5 +213,9 @@ impl Memories for Remote {
 
     fn kv_flush(&self, ns: &str) -> Result<u64> {
         Ok(self.0.kv_flush(ns)?)
+    }
+
+    fn purge(&self) -> Result<u64> {
+        Ok(self.0.purge()?.purged)
     }
 }

@@ -187,8 +187,16 @@ pub(crate) fn run(m: &dyn Memories, command: Command, json: bool) -> Result<Exit
             }
             Ok(ExitCode::SUCCESS)
         }
-        Command::Purge
-        | Command::Reindex { .. }
+        Command::Purge => {
+            let n = m.purge()?;
+            if json {
+                print_json(&serde_json::json!({ "purged": n }))?;
+            } else {
+                outln!("purged {n}")?;
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Reindex { .. }
         | Command::Serve(_)
         | Command::Mcp
         | Command::Keys { .. }

@@ -284,9 +284,9 @@ fn run(cli: Cli) -> Result<ExitCode> {
             let client = muisti_client::Client::new(url)?.with_key(cli.api_key.clone());
             match cli.command {
                 Command::Reindex { force } => return remote::reindex(&client, force, json),
-                Command::Purge | Command::Mcp => {
+                Command::Mcp => {
                     return Err(usage(
-                        "purge and mcp work on a local store (the server has its own); drop --server",
+                        "mcp serves a local store (the server has its own at /mcp); drop --server",
                     ));
                 }
                 _ => Box::new(backend::Remote(client)),
@@ -299,15 +299,6 @@ fn run(cli: Cli) -> Result<ExitCode> {
                 _ => {}
             }
             let engine = open(&cli, OnModelMismatch::Error)?.with_tenant(tenant);
-            if let Command::Purge = cli.command {
-                let n = engine.purge_expired()?;
-                if json {
-                    print_json(&serde_json::json!({ "purged": n }))?;
-                } else {
-                    outln!("purged {n}")?;
-                }
-                return Ok(ExitCode::SUCCESS);
-            }
             Box::new(backend::Local(engine))
         }
     };

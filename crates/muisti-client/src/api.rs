@@ -419,6 +419,14 @@ pub struct KvEntries {
     pub entries: BTreeMap<String, Value>,
 }
 
+/// How many expired records a purge deleted.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(ToSchema))]
+pub struct Purged {
+    /// Records deleted.
+    pub purged: u64,
+}
+
 /// How many entries a delete removed.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(ToSchema))]

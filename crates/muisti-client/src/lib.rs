@@ -454,6 +454,11 @@ impl Client {
         self.get_json("/v1/stats")
     }
 
+    /// Deletes expired records now, in the whole store (admin key).
+    pub fn purge(&self) -> Result<Purged, ClientError> {
+        self.send_json("POST", "/v1/purge", &serde_json::json!({}))
+    }
+
     /// Starts a reindex (admin key); poll [`Client::job`].
     pub fn reindex(&self, force: bool) -> Result<Job, ClientError> {
         self.send_json("POST", "/v1/reindex", &ReindexRequest { force })

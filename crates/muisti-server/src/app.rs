@@ -342,6 +342,7 @@ pub fn router(state: AppState, config: &ServerConfig, mcp_stop: CancellationToke
             get(rest::kv_get).put(rest::kv_set).delete(rest::kv_forget),
         )
         .route("/v1/stats", get(rest::stats))
+        .route("/v1/purge", post(rest::purge))
         .route("/v1/reindex", post(rest::reindex))
         .route("/v1/jobs/{id}", get(rest::job))
         .route(

@@ -357,6 +357,13 @@ pub fn similar(engine: &Engine, id: &str, p: api::SimilarParams) -> Result<api::
     ))
 }
 
+/// Deletes expired records now, in the whole store (every tenant: an admin operation).
+pub fn purge(engine: &Engine) -> Result<api::Purged> {
+    Ok(api::Purged {
+        purged: engine.purge_expired()?,
+    })
+}
+
 /// The value at a key.
 pub fn kv_get(engine: &Engine, ns: &str, key: &str) -> Result<api::KvEntry> {
     let ns = Namespace::new(ns)?;

@@ -300,6 +300,15 @@ pub async fn stats(State(s): State<AppState>, caller: Caller) -> ApiResult<Json<
     run(&s, &caller, move |e| ops::stats(&e)).await.map(Json)
 }
 
+/// Deletes expired records now, in the whole store (admin key). Reads already hide them;
+/// this frees their space.
+#[utoipa::path(post, path = "/v1/purge", tag = "admin",
+    responses((status = 200, body = api::Purged), (status = 403, body = api::ErrorBody)))]
+pub async fn purge(State(s): State<AppState>, caller: Caller) -> ApiResult<Json<api::Purged>> {
+    require_admin(&caller)?;
+    run(&s, &caller, move |e| ops::purge(&e)).await.map(Json)
+}
+
 /// Starts re-embedding memories in the background (admin key); one at a time.
 #[utoipa::path(post, path = "/v1/reindex", tag = "admin",
     request_body = api::ReindexRequest,

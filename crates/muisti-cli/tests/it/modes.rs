@@ -136,6 +136,7 @@ fn every_command_prints_the_same_locally_and_through_a_server() {
         same(&["similar", &rex, "-n", "both"]),
         same(&["stats"]),
         same(&["stats", "-n", "prefs"]),
+        same(&["purge"]),
         same(&["kv", "get", "lang", "-n", "prefs"]),
         same(&["kv", "get", "nope", "-n", "prefs"]),
         same(&["kv", "has", "lang", "-n", "prefs"]),

@@ -715,3 +715,31 @@ fn mcp_over_http_checks_the_origin_and_the_key() {
         r.body
     );
 }
+
+/// `POST /v1/purge` deletes expired records of the store (an admin operation), judged by the
+/// store's clock (a manual one here: no sleeping).
+#[test]
+fn purge_deletes_expired_records() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let clock = std::sync::Arc::new(muisti::ManualClock::new(muisti::Timestamp::now()));
+    let store = muisti::SqliteStore::open(dir.path().join("muisti.db"))
+        .expect("store")
+        .with_clock(clock.clone());
+    let server = TestServer::start_on(
+        std::sync::Arc::new(store),
+        ConfigLayer::default(),
+        |_| {},
+        Some(dir),
+    );
+    let c = server.client(None);
+    c.create(&NewMemory {
+        ttl_seconds: Some(60),
+        ..NewMemory::text("short lived")
+    })
+    .expect("create");
+    c.create(&NewMemory::text("kept")).expect("create");
+    assert_eq!(c.purge().expect("purge").purged, 0, "nothing expired yet");
+    clock.advance(std::time::Duration::from_secs(61));
+    assert_eq!(c.purge().expect("purge").purged, 1);
+    assert_eq!(c.stats().expect("stats").total, 1);
+}

@@ -84,12 +84,23 @@ impl<'de> Deserialize<'de> for Timestamp {
 pub struct Ttl(Duration);
 
 impl Ttl {
-    /// A TTL of `d`; zero is rejected (omit the TTL to never expire).
+    /// The longest TTL: 100 years (3,155,760,000 s), so that every expiry is a date RFC 3339
+    /// can write. Omit the TTL for an entry that never expires.
+    pub const MAX: Duration = Duration::from_secs(3_155_760_000);
+
+    /// A TTL of `d`; zero and more than [`Ttl::MAX`] are rejected (omit the TTL to never
+    /// expire).
     pub fn new(d: Duration) -> Result<Self> {
         if d.as_millis() == 0 {
             return Err(Error::invalid(
                 "ttl",
                 "must be at least 1 ms; omit it for an entry that never expires",
+            ));
+        }
+        if d > Self::MAX {
+            return Err(Error::invalid(
+                "ttl",
+                "must be at most 100 years (3155760000 s); omit it for an entry that never expires",
             ));
         }
         Ok(Self(d))
@@ -120,8 +131,15 @@ mod tests {
     }
 
     #[test]
-    fn zero_ttl_is_rejected() {
+    fn zero_and_out_of_range_ttls_are_rejected() {
         assert!(Ttl::from_secs(0).is_err());
         assert!(Ttl::new(Duration::from_millis(1)).is_ok());
+        assert!(Ttl::from_secs(3_155_760_000).is_ok());
+        for secs in [3_155_760_001, 1_000_000_000_000, u64::MAX] {
+            assert!(Ttl::from_secs(secs).is_err(), "{secs}");
+        }
+        // The longest TTL from now is still a date RFC 3339 writes.
+        let t = Timestamp::now().plus(Ttl::MAX);
+        assert!(!t.to_string().starts_with('@'), "{t}");
     }
 }

@@ -181,6 +181,8 @@ pub struct AppState {
     pub jobs: Arc<Jobs>,
     /// The chat model, when `/v1/chat` is on.
     pub chat: Option<Arc<ChatService>>,
+    /// The `Host`s and `Origin`s open mode answers.
+    pub browser: Arc<crate::browser::BrowserPolicy>,
 }
 
 static REQUEST_ID: HeaderName = HeaderName::from_static("x-request-id");
@@ -375,6 +377,10 @@ pub fn router(state: AppState, config: &ServerConfig, mcp_stop: CancellationToke
             deadline,
         ))
         .merge(chat)
+        .layer(middleware::from_fn_with_state(
+            state.clone(),
+            crate::browser::guard,
+        ))
         .layer(middleware::from_fn_with_state(state.clone(), observe))
         .with_state(state)
 }
@@ -429,6 +435,10 @@ impl Server {
                 .transpose()
                 .map_err(|e| ServeError::Chat(e.to_string()))?
                 .map(Arc::new),
+            browser: Arc::new(crate::browser::BrowserPolicy {
+                hosts: config.allowed_hosts.clone(),
+                origins: config.allowed_origins.clone(),
+            }),
         };
         let mcp_stop = CancellationToken::new();
         let app = router(state.clone(), &config, mcp_stop.clone());

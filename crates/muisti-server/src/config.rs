@@ -58,10 +58,11 @@ pub struct ConfigLayer {
     pub rate_limit_burst: Option<u32>,
     /// Ask for a key even on loopback with no keys made.
     pub require_auth: Option<bool>,
-    /// Browser origins allowed to call `/mcp` (default: `http://localhost:*`,
-    /// `http://127.0.0.1:*`); any other `Origin` is refused with 403.
+    /// Browser origins allowed to call `/mcp`, and every route in open mode (default:
+    /// `http://localhost:*`, `http://127.0.0.1:*`); any other `Origin` is refused with 403.
     pub allowed_origins: Option<Vec<String>>,
-    /// Host names `/mcp` answers to (default: loopback names and the listen address).
+    /// Host names `/mcp`, and every route in open mode, answer to (default: loopback names
+    /// and the listen address).
     pub allowed_hosts: Option<Vec<String>>,
     /// Longest wait for in-flight requests at shutdown, in seconds (default 30).
     pub shutdown_grace_secs: Option<u64>,

@@ -4,22 +4,49 @@
 use axum::{
     body::Bytes,
     extract::{FromRequest, FromRequestParts, Path, Query, Request},
-    http::{StatusCode, request::Parts},
+    http::{StatusCode, header, request::Parts},
 };
 use muisti_client::api;
 use serde::de::DeserializeOwned;
 
 use crate::{error::ApiError, keys::Caller};
 
-/// A JSON body: unparseable is 400, a field of the wrong type or an unknown field 422, over
-/// the body limit 413. The body is read as JSON whatever its `Content-Type` says (as
-/// `curl -d` sends form-encoded), like most JSON APIs.
+/// A JSON body: a `Content-Type` other than `application/json` (or `…+json`) is 415 (so a
+/// web page cannot send one without a CORS preflight, which this server never grants),
+/// unparseable is 400, anything but a JSON object, a field of the wrong type or an unknown
+/// field 422, over the body limit 413.
 pub struct ApiJson<T>(pub T);
+
+/// Whether a `Content-Type` is JSON.
+fn is_json(content_type: &str) -> bool {
+    let essence = content_type
+        .split(';')
+        .next()
+        .unwrap_or("")
+        .trim()
+        .to_ascii_lowercase();
+    essence == "application/json"
+        || essence
+            .strip_prefix("application/")
+            .is_some_and(|sub| sub.ends_with("+json"))
+}
 
 impl<S: Send + Sync, T: DeserializeOwned> FromRequest<S> for ApiJson<T> {
     type Rejection = ApiError;
 
     async fn from_request(req: Request, state: &S) -> Result<Self, ApiError> {
+        let json = req
+            .headers()
+            .get(header::CONTENT_TYPE)
+            .and_then(|v| v.to_str().ok())
+            .is_some_and(is_json);
+        if !json {
+            return Err(ApiError::new(
+                StatusCode::UNSUPPORTED_MEDIA_TYPE,
+                "unsupported_media_type",
+                "send the body as JSON with Content-Type: application/json",
+            ));
+        }
         let bytes = Bytes::from_request(req, state).await.map_err(|e| {
             if e.status() == StatusCode::PAYLOAD_TOO_LARGE {
                 ApiError::too_large("the request body is larger than the server's limit")
@@ -27,7 +54,10 @@ impl<S: Send + Sync, T: DeserializeOwned> FromRequest<S> for ApiJson<T> {
                 ApiError::bad_request(format!("cannot read the body: {}", e.body_text()))
             }
         })?;
+        // A sequence would fill a struct's fields by position: only objects are bodies.
+        let object = bytes.iter().find(|b| !b.is_ascii_whitespace()) == Some(&b'{');
         match serde_json::from_slice(&bytes) {
+            Ok(_) if !object => Err(ApiError::invalid("the body must be a JSON object")),
             Ok(v) => Ok(ApiJson(v)),
             Err(e) if e.is_data() => Err(ApiError::invalid(format!("invalid body: {e}"))),
             Err(e) => Err(ApiError::bad_request(format!("malformed JSON: {e}"))),

@@ -12,6 +12,7 @@
 //! write, search and delete by that tenant.
 
 pub mod app;
+pub mod browser;
 pub mod chat;
 pub mod config;
 pub mod error;

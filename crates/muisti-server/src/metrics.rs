@@ -44,9 +44,17 @@ impl Metrics {
         self.in_flight.fetch_add(1, Ordering::Relaxed);
     }
 
-    /// A request finished: `route` is the matched route template, never the raw path.
+    /// A request finished: `route` is the matched route template (or one label for every
+    /// unmatched path), never the raw path; an unknown method counts as `OTHER`. Every label
+    /// set is bounded: routes by the router, methods by [`method_label`], statuses by HTTP.
     pub fn finished(&self, method: &str, route: &str, status: u16, took: Duration) {
         self.in_flight.fetch_sub(1, Ordering::Relaxed);
+        let method = method_label(method);
+        let status = if (100..=599).contains(&status) {
+            status
+        } else {
+            0
+        };
         let Ok(mut routes) = self.routes.lock() else {
             return;
         };
@@ -126,6 +134,18 @@ impl Metrics {
     }
 }
 
+/// The method as a metrics label: a standard method, or `OTHER` for anything made up.
+pub fn method_label(method: &str) -> &'static str {
+    const KNOWN: [&str; 9] = [
+        "GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS", "TRACE", "CONNECT",
+    ];
+    KNOWN
+        .iter()
+        .find(|k| **k == method)
+        .copied()
+        .unwrap_or("OTHER")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -144,5 +164,32 @@ mod tests {
         assert!(text.contains("le=\"0.0025\"} 1"));
         assert!(text.contains("le=\"0.025\"} 2"));
         assert!(text.contains("muisti_http_requests_in_flight 0"));
+    }
+
+    #[test]
+    fn made_up_methods_share_one_label() {
+        let m = Metrics::default();
+        let before = {
+            m.started();
+            m.finished("GET", "unmatched", 404, Duration::from_millis(1));
+            m.render().len()
+        };
+        for i in 0..2_000 {
+            m.started();
+            m.finished(
+                &format!("M{i:06}X"),
+                "unmatched",
+                400,
+                Duration::from_millis(1),
+            );
+        }
+        let text = m.render();
+        assert!(text.contains("method=\"OTHER\""), "{text}");
+        assert!(!text.contains("M000001X"));
+        assert!(
+            text.len() < before * 3,
+            "{} bytes after 2,000 methods",
+            text.len()
+        );
     }
 }

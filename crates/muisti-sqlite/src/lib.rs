@@ -357,6 +357,7 @@ fn connect(path: &Path, durability: Durability) -> Result<Connection> {
     };
     conn.execute_batch(&format!(
         "PRAGMA journal_mode=WAL; PRAGMA synchronous={sync}; PRAGMA foreign_keys=ON; \
+         PRAGMA secure_delete=ON; \
          PRAGMA cache_size=-32768; PRAGMA mmap_size=268435456; PRAGMA temp_store=MEMORY; \
          PRAGMA wal_autocheckpoint=8192; PRAGMA journal_size_limit=67108864;"
     ))

@@ -195,4 +195,27 @@ fn every_command_prints_the_same_locally_and_through_a_server() {
             }
         }
     }
+    // The API's validation in both modes: exit 2 and one line, nothing written.
+    let before = ok(muisti(h, &["stats", "--json"]));
+    for args in [
+        &["remember", "   "][..],
+        &["remember", ""],
+        &["list", "--limit", "0"],
+        &["search", "x", "-k", "0"],
+        &["search", "x", "--min-score", "7"],
+        &["remember", "x", "--ttl", "99999999999"],
+    ] {
+        for prefix in [&[][..], &server[..]] {
+            let mut all = prefix.to_vec();
+            all.extend_from_slice(args);
+            let o = muisti(h, &all);
+            assert_eq!(o.status.code(), Some(2), "{all:?}: {}", stderr(&o));
+            assert_eq!(stderr(&o).lines().count(), 1, "{all:?}: {}", stderr(&o));
+        }
+    }
+    assert_eq!(
+        ok(muisti(h, &["stats", "--json"])),
+        before,
+        "nothing was written"
+    );
 }

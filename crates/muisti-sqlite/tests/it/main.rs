@@ -332,3 +332,56 @@ fn large_partitions_search_through_an_hnsw_graph() {
     .expect("deletes");
     assert!(!search(&ann, &queries[3], Filter::default()).contains(&top));
 }
+
+/// A deleted memory leaves no byte of itself in the store's files: not its text, not its
+/// full-text terms (secure_delete zeroes freed space; the terms table loses the row with
+/// the record; the WAL is checkpointed away when the store closes).
+#[test]
+fn a_deleted_canary_leaves_nothing_in_the_files() {
+    use muisti_core::{Locator, Namespace, Partition, Put, Tenant};
+    let dir = tempfile::tempdir().expect("temp dir");
+    let path = dir.path().join("muisti.db");
+    let p = Partition::of(Namespace::default_ns());
+    {
+        let s = SqliteStore::open(&path).expect("opens");
+        // Enough other records that the canary shares pages with live data.
+        let others: Vec<Put> = (0..200)
+            .map(|i| Put::new(p.clone(), None, format!("an ordinary memory number {i}")))
+            .collect();
+        s.put_many(others).expect("writes");
+        let canary = s
+            .put(Put::new(
+                p.clone(),
+                None,
+                "CANARYzq7 secret diagnosis xylophone",
+            ))
+            .expect("writes")
+            .memory;
+        s.text_search(&muisti_core::TextQuery {
+            partition: p.clone(),
+            query: "xylophone".into(),
+            filter: Default::default(),
+            limit: 5,
+        })
+        .expect("searches");
+        assert!(
+            s.delete(&Locator::Id {
+                tenant: Tenant::default(),
+                id: canary.id,
+            })
+            .expect("deletes")
+        );
+    }
+    for entry in std::fs::read_dir(dir.path()).expect("dir") {
+        let path = entry.expect("entry").path();
+        let bytes = std::fs::read(&path).expect("readable");
+        let text = String::from_utf8_lossy(&bytes).to_lowercase();
+        for needle in ["canaryzq7", "xylophon", "diagnos"] {
+            assert!(
+                !text.contains(needle),
+                "{needle} still in {}",
+                path.display()
+            );
+        }
+    }
+}

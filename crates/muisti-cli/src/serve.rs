@@ -184,7 +184,15 @@ impl Keys {
 
     fn revoke(&self, id: &str) -> Result<bool> {
         Ok(match self {
-            Keys::Local(ring) => ring.revoke(id)?,
+            Keys::Local(ring) => {
+                if ring.is_last_admin(id)? {
+                    eprintln!(
+                        "warning: {id} was the last admin key: no one can manage keys over the \
+                         API until `muisti keys create --admin` makes another"
+                    );
+                }
+                ring.revoke(id)?
+            }
             Keys::Remote(client) => client.revoke_key(id)?,
         })
     }

@@ -554,7 +554,7 @@ pub struct ErrorBody {
 #[cfg_attr(feature = "openapi", derive(ToSchema))]
 pub struct ErrorDetail {
     /// `bad_request`, `unauthorized`, `forbidden`, `not_found`, `method_not_allowed`,
-    /// `conflict`, `too_large`, `invalid_input`, `rate_limited`,
+    /// `conflict`, `too_large`, `unsupported_media_type`, `invalid_input`, `rate_limited`,
     /// `unavailable`, `timeout` or `internal`.
     pub code: String,
     /// What went wrong; never stored values.

@@ -6,7 +6,7 @@ use std::{
     future::{Future, IntoFuture},
     net::SocketAddr,
     sync::{Arc, Mutex},
-    time::Instant,
+    time::{Duration, Instant},
 };
 
 use axum::{
@@ -171,8 +171,9 @@ pub struct AppState {
     pub engine: Engine,
     /// The API keys.
     pub keys: KeyRing,
-    /// No keys needed (loopback, no keys at start, not required).
-    pub open: bool,
+    /// No keys needed (loopback, no keys yet, not required): ends for good once a key
+    /// exists.
+    pub open: Arc<OpenMode>,
     /// Per-key rate limits.
     pub limiter: Option<Arc<RateLimiter>>,
     /// Request metrics.
@@ -183,6 +184,52 @@ pub struct AppState {
     pub chat: Option<Arc<ChatService>>,
     /// The `Host`s and `Origin`s open mode answers.
     pub browser: Arc<crate::browser::BrowserPolicy>,
+}
+
+/// Whether the server still runs without keys. It starts open only on loopback with no key
+/// and no `require_auth`; it closes (for good) when this server makes a key, and, for keys
+/// made elsewhere on the same store (`muisti keys create`), when a check of the store finds
+/// one (at most one second after it was made).
+#[derive(Debug)]
+pub struct OpenMode {
+    open: std::sync::atomic::AtomicBool,
+    /// When the store was last checked for keys.
+    checked: Mutex<Instant>,
+}
+
+impl OpenMode {
+    /// How often an open server looks for keys made by another process.
+    pub const RECHECK: Duration = Duration::from_secs(1);
+
+    fn new(open: bool) -> Self {
+        Self {
+            open: std::sync::atomic::AtomicBool::new(open),
+            checked: Mutex::new(Instant::now()),
+        }
+    }
+
+    /// Whether requests need no key now.
+    pub fn is_open(&self) -> bool {
+        self.open.load(std::sync::atomic::Ordering::Acquire)
+    }
+
+    /// A key exists: authentication is on from the next request.
+    pub fn close(&self) {
+        self.open.store(false, std::sync::atomic::Ordering::Release);
+    }
+
+    /// Whether it is time to look for keys made by another process.
+    fn due(&self) -> bool {
+        let Ok(mut last) = self.checked.lock() else {
+            return true;
+        };
+        if last.elapsed() >= Self::RECHECK {
+            *last = Instant::now();
+            true
+        } else {
+            false
+        }
+    }
 }
 
 static REQUEST_ID: HeaderName = HeaderName::from_static("x-request-id");
@@ -260,7 +307,15 @@ fn unauthorized(message: &str) -> Response {
 /// Identifies the caller from its key (or the open mode) and applies its rate limit. The
 /// tenant comes from the credential only; handlers read it from the request's extensions.
 async fn authenticate(State(s): State<AppState>, mut req: Request, next: Next) -> Response {
-    let caller = if s.open {
+    if s.open.is_open() && s.open.due() {
+        let keys = s.keys.clone();
+        if let Ok(Ok(n)) = ops::blocking(move || keys.count()).await
+            && n > 0
+        {
+            s.open.close();
+        }
+    }
+    let caller = if s.open.is_open() {
         Caller {
             tenant: Tenant::default(),
             key_id: None,
@@ -424,7 +479,7 @@ impl Server {
         let state = AppState {
             engine,
             keys,
-            open,
+            open: Arc::new(OpenMode::new(open)),
             limiter: config.rate_limit.map(|l| Arc::new(RateLimiter::new(l))),
             metrics: Arc::default(),
             jobs: Arc::default(),
@@ -458,7 +513,7 @@ impl Server {
 
     /// Whether requests need no key.
     pub fn is_open(&self) -> bool {
-        self.state.open
+        self.state.open.is_open()
     }
 
     /// Serves until `shutdown` completes, then stops accepting, lets in-flight requests

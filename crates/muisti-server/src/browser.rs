@@ -99,7 +99,7 @@ fn host_name(host: &str) -> &str {
 /// The middleware: in open mode, refuses foreign `Host`s and disallowed `Origin`s (403 with
 /// the error shape).
 pub async fn guard(State(s): State<AppState>, req: Request, next: Next) -> Response {
-    if s.open
+    if s.open.is_open()
         && let Some(refusal) = s.browser.check(req.headers())
     {
         return refusal.into_response();

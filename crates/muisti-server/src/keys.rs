@@ -158,6 +158,27 @@ impl KeyRing {
         })
     }
 
+    /// [`KeyRing::revoke`], refused (`Conflict`) for the last admin key, which would lock
+    /// every caller out of key management: the API's way. (`muisti keys revoke` on the store
+    /// can, with a warning.)
+    pub fn revoke_unless_last_admin(&self, id: &str) -> Result<bool> {
+        if self.is_last_admin(id)? {
+            return Err(Error::Conflict(
+                "the last admin key cannot be revoked through the API (make another admin key \
+                 first, or run `muisti keys revoke` on the store)"
+                    .into(),
+            ));
+        }
+        self.revoke(id)
+    }
+
+    /// Whether `id` is the only admin key.
+    pub fn is_last_admin(&self, id: &str) -> Result<bool> {
+        let records = self.records()?;
+        Ok(records.iter().filter(|(_, r)| r.admin).count() == 1
+            && records.iter().any(|(k, r)| k == id && r.admin))
+    }
+
     /// The caller a bearer token identifies, or `None` for an unknown or malformed key.
     pub fn verify(&self, token: &str) -> Result<Option<Caller>> {
         let Some(rest) = token.strip_prefix(PREFIX) else {

@@ -353,6 +353,8 @@ pub async fn create_key(
     require_admin(&caller)?;
     let keys = s.keys.clone();
     let made = task(move || keys.create(&k.tenant, k.admin, k.label)).await?;
+    // Open mode ends with the first key: the next request needs one.
+    s.open.close();
     Ok((StatusCode::CREATED, Json(made)).into_response())
 }
 
@@ -370,7 +372,8 @@ pub async fn list_keys(State(s): State<AppState>, caller: Caller) -> ApiResult<J
 #[utoipa::path(delete, path = "/v1/admin/keys/{id}", tag = "admin",
     params(("id" = String, Path)),
     responses((status = 204, description = "Revoked"), (status = 403, body = api::ErrorBody),
-        (status = 404, body = api::ErrorBody)))]
+        (status = 404, body = api::ErrorBody),
+        (status = 409, description = "The last admin key (revoke it with `muisti keys revoke` on the store)", body = api::ErrorBody)))]
 pub async fn revoke_key(
     State(s): State<AppState>,
     caller: Caller,
@@ -378,7 +381,7 @@ pub async fn revoke_key(
 ) -> ApiResult<StatusCode> {
     require_admin(&caller)?;
     let keys = s.keys.clone();
-    let found = task(move || keys.revoke(&id)).await?;
+    let found = task(move || keys.revoke_unless_last_admin(&id)).await?;
     if found {
         Ok(StatusCode::NO_CONTENT)
     } else {

@@ -839,3 +839,70 @@ fn ttls_out_of_range_are_refused() {
     );
     assert_eq!((r.status, r.code()), (422, "invalid_input"));
 }
+
+/// Open mode ends with the first key: a key made through the API (or by another process on
+/// the same store) switches authentication on for the next requests, and the last admin key
+/// cannot be revoked through the API.
+#[test]
+fn the_first_key_ends_open_mode_and_the_last_admin_key_stays() {
+    let s = TestServer::open();
+    let open = s.client(None);
+    assert_eq!(open.stats().expect("open").tenant, "default");
+    let admin = open
+        .create_key(&muisti_client::NewKey {
+            tenant: "acme".into(),
+            admin: true,
+            label: None,
+        })
+        .expect("the first key, made in open mode");
+    let err = open.stats().expect_err("no longer open");
+    assert_eq!(err.status(), Some(401));
+    let err = open
+        .create_key(&muisti_client::NewKey {
+            tenant: "acme".into(),
+            admin: true,
+            label: None,
+        })
+        .expect_err("no more keys without one");
+    assert_eq!(err.status(), Some(401));
+    let admin_c = s.client(Some(&admin.key));
+    let err = admin_c
+        .revoke_key(&admin.info.id)
+        .expect_err("the last admin key");
+    assert_eq!(err.status(), Some(409), "{err}");
+    assert_eq!(admin_c.stats().expect("still valid").tenant, "acme");
+    let second = admin_c
+        .create_key(&muisti_client::NewKey {
+            tenant: "acme".into(),
+            admin: true,
+            label: None,
+        })
+        .expect("another admin");
+    assert!(
+        admin_c
+            .revoke_key(&admin.info.id)
+            .expect("no longer the last")
+    );
+    assert_eq!(
+        s.client(Some(&second.key)).stats().expect("stats").tenant,
+        "acme"
+    );
+}
+
+/// A key made by another process on the same store (`muisti keys create`) ends open mode
+/// within [`OpenMode::RECHECK`](muisti_server::app::OpenMode::RECHECK).
+#[test]
+fn a_key_made_elsewhere_ends_open_mode_too() {
+    let s = TestServer::open();
+    let open = s.client(None);
+    assert!(open.stats().is_ok());
+    muisti_server::KeyRing::new(s.engine.store().clone())
+        .create("acme", false, None)
+        .expect("a key made beside the server");
+    std::thread::sleep(
+        muisti_server::app::OpenMode::RECHECK + std::time::Duration::from_millis(100),
+    );
+    let _ = open.stats();
+    let err = open.stats().expect_err("closed");
+    assert_eq!(err.status(), Some(401));
+}

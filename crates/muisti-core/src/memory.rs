@@ -507,6 +507,45 @@ pub(crate) fn check_size(
 }
 
 impl Put {
+    /// What a write that duplicates `existing` (same owner and content) adds to it, as a
+    /// patch, or `None` when it adds nothing: tags it lacks (appended), metadata fields
+    /// (the write's values win), a higher importance or confidence. A duplicate write never
+    /// loses what it brought; everything else of `existing` stays.
+    pub fn merge_patch(&self, existing: &Memory) -> Option<crate::Patch> {
+        let mut patch = crate::Patch::default();
+        let new_tags: Vec<&String> = self
+            .tags
+            .iter()
+            .filter(|t| !existing.tags.contains(t))
+            .collect();
+        if !new_tags.is_empty() {
+            let mut tags = existing.tags.clone();
+            tags.extend(new_tags.into_iter().cloned());
+            tags.dedup();
+            patch.tags = Some(tags);
+        }
+        if self
+            .metadata
+            .iter()
+            .any(|(k, v)| existing.metadata.get(k) != Some(v))
+        {
+            let mut metadata = existing.metadata.clone();
+            metadata.extend(self.metadata.clone());
+            patch.metadata = Some(metadata);
+        }
+        if let Some(i) = self.importance
+            && i > existing.importance
+        {
+            patch.importance = Some(i);
+        }
+        if let Some(c) = self.confidence
+            && existing.confidence.is_none_or(|e| c > e)
+        {
+            patch.confidence = Some(Some(c));
+        }
+        (patch != crate::Patch::default()).then_some(patch)
+    }
+
     /// A write of `content` at `key` (or at a fresh id) in `partition`, with defaults.
     pub fn new(partition: Partition, key: Option<Key>, content: impl Into<Value>) -> Self {
         Self {

@@ -65,6 +65,23 @@ pub enum WriteStatus {
     /// The same content already existed for the same owner; nothing new was stored and the
     /// existing record (returned) counted an access.
     Deduplicated,
+    /// The same content already existed for the same owner, and the write brought tags,
+    /// metadata, importance or confidence it lacked: those were merged into it (see
+    /// [`Put::merge_patch`](crate::Put::merge_patch)) and the merged record is returned.
+    Merged,
+}
+
+impl WriteStatus {
+    /// `created`, `updated`, `discarded`, `deduplicated` or `merged`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Created => "created",
+            Self::Updated => "updated",
+            Self::Discarded => "discarded",
+            Self::Deduplicated => "deduplicated",
+            Self::Merged => "merged",
+        }
+    }
 }
 
 /// The outcome of a write: the record as stored (or as it would have been) and what happened.

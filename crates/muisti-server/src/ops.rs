@@ -128,12 +128,9 @@ pub fn new_put(m: api::NewMemory) -> Result<Put> {
 }
 
 /// Stores one memory; returns the record and whether it was created.
-pub fn create(engine: &Engine, m: api::NewMemory) -> Result<(api::Memory, bool)> {
+pub fn create(engine: &Engine, m: api::NewMemory) -> Result<(api::Memory, muisti::WriteStatus)> {
     let w = engine.remember(new_put(m)?)?;
-    Ok((
-        memory_out(&w.memory),
-        w.status == muisti::WriteStatus::Created,
-    ))
+    Ok((memory_out(&w.memory), w.status))
 }
 
 /// Stores many memories in one transaction.

@@ -55,7 +55,7 @@ fn require_admin(caller: &Caller) -> ApiResult<()> {
     request_body = api::NewMemory,
     responses(
         (status = 201, description = "Created", body = api::Memory),
-        (status = 200, description = "Replaced the record at the key, or the same content was already stored (deduplicated)", body = api::Memory),
+        (status = 200, description = "Replaced the record at the key (`muisti-write: updated`), or the same content was already stored (`deduplicated`; `merged` when the write's new tags, metadata, importance or confidence were merged into it)", body = api::Memory),
         (status = 400, body = api::ErrorBody), (status = 401, body = api::ErrorBody),
         (status = 413, body = api::ErrorBody), (status = 422, body = api::ErrorBody),
         (status = 429, body = api::ErrorBody), (status = 503, body = api::ErrorBody)))]
@@ -64,14 +64,24 @@ pub async fn create_memory(
     caller: Caller,
     ApiJson(body): ApiJson<api::NewMemory>,
 ) -> ApiResult<Response> {
-    let (m, created) = run(&s, &caller, move |e| ops::create(&e, body)).await?;
-    let status = if created {
+    let (m, written) = run(&s, &caller, move |e| ops::create(&e, body)).await?;
+    let status = if written == muisti::WriteStatus::Created {
         StatusCode::CREATED
     } else {
         StatusCode::OK
     };
-    Ok(with_etag(status, m))
+    let mut r = with_etag(status, m);
+    r.headers_mut().insert(
+        WRITE_STATUS.clone(),
+        HeaderValue::from_static(written.as_str()),
+    );
+    Ok(r)
 }
+
+/// What a create did: `created`, `updated` (a key's record replaced), `deduplicated` (the
+/// same content was there) or `merged` (it was there, and the write's new tags, metadata,
+/// importance or confidence were merged into it).
+static WRITE_STATUS: header::HeaderName = header::HeaderName::from_static("muisti-write");
 
 /// A memory as the response body, its version as a strong `ETag` (`"3"`).
 fn with_etag(status: StatusCode, m: api::Memory) -> Response {

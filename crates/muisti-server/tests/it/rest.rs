@@ -906,3 +906,37 @@ fn a_key_made_elsewhere_ends_open_mode_too() {
     let err = open.stats().expect_err("closed");
     assert_eq!(err.status(), Some(401));
 }
+
+/// A duplicate keyless write answers 200 with the existing record, its new tags merged, and
+/// says what happened in `muisti-write`.
+#[test]
+fn a_duplicate_create_merges_and_says_so() {
+    let s = TestServer::open();
+    let url = s.url("/v1/memories");
+    let r = raw(
+        "POST",
+        &url,
+        &[JSON],
+        Some(r#"{"content": "Alice likes jazz", "tags": ["music"]}"#),
+    );
+    assert_eq!((r.status, r.header("muisti-write")), (201, Some("created")));
+    let r = raw(
+        "POST",
+        &url,
+        &[JSON],
+        Some(r#"{"content": "Alice likes jazz"}"#),
+    );
+    assert_eq!(
+        (r.status, r.header("muisti-write")),
+        (200, Some("deduplicated"))
+    );
+    let r = raw(
+        "POST",
+        &url,
+        &[JSON],
+        Some(r#"{"content": "Alice likes jazz", "tags": ["preferences"], "importance": 0.9}"#),
+    );
+    assert_eq!((r.status, r.header("muisti-write")), (200, Some("merged")));
+    assert_eq!(r.body["tags"], json!(["music", "preferences"]));
+    assert_eq!(r.body["importance"], json!(0.9));
+}

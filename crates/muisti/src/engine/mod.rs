@@ -262,18 +262,7 @@ impl Engine {
     pub fn remember(&self, mut put: Put) -> Result<Written> {
         put.partition.tenant = self.tenant.clone();
         if let Some(existing) = self.duplicate_of(&put)? {
-            self.store
-                .touch(&self.tenant, &[existing.id], self.clock.now())?;
-            self.emit(Event::Write {
-                partition: existing.partition.clone(),
-                key: existing.key.clone(),
-                bytes: 0,
-                status: WriteStatus::Deduplicated,
-            });
-            return Ok(Written {
-                memory: existing,
-                status: WriteStatus::Deduplicated,
-            });
+            return self.merge_duplicate(&put, existing);
         }
         self.embed_puts(std::slice::from_mut(&mut put))?;
         let span = info_span!("memory.write", namespace = %put.partition.namespace);
@@ -287,6 +276,49 @@ impl Engine {
         });
         debug!(id = %w.memory.id, status = ?w.status, "written");
         Ok(w)
+    }
+
+    /// A keyless write whose content this owner already has: the existing record counts an
+    /// access, and what the write brought that it lacks ([`Put::merge_patch`]) is merged into
+    /// it atomically (retried if another writer changed it meanwhile).
+    fn merge_duplicate(&self, put: &Put, mut existing: Memory) -> Result<Written> {
+        self.store
+            .touch(&self.tenant, &[existing.id], self.clock.now())?;
+        let mut status = WriteStatus::Deduplicated;
+        let mut attempts = 0;
+        while let Some(patch) = put.merge_patch(&existing) {
+            let at = Locator::Id {
+                tenant: self.tenant.clone(),
+                id: existing.id,
+            };
+            match self
+                .update(UpdateRequest::new(at.clone(), patch).expecting(Some(existing.version)))
+            {
+                Ok(m) => {
+                    existing = m;
+                    status = WriteStatus::Merged;
+                    break;
+                }
+                Err(e) if e.kind() == ErrorKind::Conflict && attempts < 8 => {
+                    attempts += 1;
+                    match self.store.get(&at)? {
+                        Some(m) => existing = m,
+                        None => break,
+                    }
+                }
+                Err(e) => return Err(e),
+            }
+        }
+        self.emit(Event::Write {
+            partition: existing.partition.clone(),
+            key: existing.key.clone(),
+            bytes: 0,
+            status,
+        });
+        Ok(Written {
+            memory: existing,
+            status,
+        })
     }
 
     /// Changes fields of one memory atomically, the only way a stored memory is updated

@@ -201,6 +201,51 @@ fn an_engine_sees_only_its_tenant() {
     });
 }
 
+/// A duplicate write loses nothing it brought: its new tags, metadata fields and higher
+/// importance are merged into the existing record (status `Merged`, one more version).
+#[test]
+fn a_duplicate_write_merges_what_it_adds() {
+    use muisti::Put;
+    on_each_backend(|url, e| {
+        let n = ns("default");
+        let mut first = Put::new(e.partition(&n), None, "Alice likes jazz");
+        first.tags = vec!["music".into()];
+        first.metadata = json!({"source": "chat"})
+            .as_object()
+            .cloned()
+            .expect("object");
+        let first = e.remember(first).expect("writes");
+        let same = e
+            .remember(Put::new(e.partition(&n), None, "alice likes JAZZ"))
+            .expect("writes");
+        assert_eq!(same.status, WriteStatus::Deduplicated, "{url}: nothing new");
+        let mut more = Put::new(e.partition(&n), None, "Alice likes jazz");
+        more.tags = vec!["music".into(), "preferences".into()];
+        more.metadata = json!({"confidence_note": "said twice"})
+            .as_object()
+            .cloned()
+            .expect("object");
+        more.importance = Some(0.9);
+        let merged = e.remember(more).expect("writes");
+        assert_eq!(merged.status, WriteStatus::Merged, "{url}");
+        assert_eq!(merged.memory.id, first.memory.id);
+        assert_eq!(merged.memory.tags, ["music", "preferences"], "{url}");
+        assert_eq!(merged.memory.metadata["source"], "chat");
+        assert_eq!(merged.memory.metadata["confidence_note"], "said twice");
+        assert!((merged.memory.importance - 0.9).abs() < 1e-6);
+        assert_eq!(merged.memory.version, first.memory.version + 1);
+        let stored = e
+            .get_by_id(first.memory.id)
+            .expect("reads")
+            .expect("present");
+        assert_eq!(
+            stored.tags, merged.memory.tags,
+            "{url}: stored, not only answered"
+        );
+        assert_eq!(e.count(&n, &Filter::default()).expect("counts"), 1);
+    });
+}
+
 #[test]
 fn identical_content_for_the_same_owner_is_stored_once() {
     use muisti::{Owner, Put};

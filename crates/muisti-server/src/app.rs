@@ -432,6 +432,7 @@ pub fn router(state: AppState, config: &ServerConfig, mcp_stop: CancellationToke
             deadline,
         ))
         .merge(chat)
+        .layer(middleware::from_fn(crate::error::json_errors))
         .layer(middleware::from_fn_with_state(
             state.clone(),
             crate::browser::guard,

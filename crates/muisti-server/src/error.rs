@@ -126,5 +126,63 @@ impl IntoResponse for ApiError {
     }
 }
 
+/// The code of an error status, for an error this server did not make itself (the MCP
+/// transport's, the router's).
+pub fn code_of(status: StatusCode) -> &'static str {
+    match status.as_u16() {
+        400 => "bad_request",
+        401 => "unauthorized",
+        403 => "forbidden",
+        404 => "not_found",
+        405 => "method_not_allowed",
+        406 => "not_acceptable",
+        409 => "conflict",
+        413 => "too_large",
+        415 => "unsupported_media_type",
+        422 => "invalid_input",
+        429 => "rate_limited",
+        503 => "unavailable",
+        504 => "timeout",
+        s if s >= 500 => "internal",
+        _ => "bad_request",
+    }
+}
+
+/// Gives every error response the JSON error shape: one that is not JSON (an empty 405, the
+/// MCP transport's plain-text refusals) is rewritten, its text kept as the message when it is
+/// short and printable.
+pub async fn json_errors(req: axum::extract::Request, next: axum::middleware::Next) -> Response {
+    let resp = next.run(req).await;
+    let status = resp.status();
+    let is_json = resp
+        .headers()
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|c| c.starts_with("application/json"));
+    if !(status.is_client_error() || status.is_server_error()) || is_json {
+        return resp;
+    }
+    let (parts, body) = resp.into_parts();
+    let text = axum::body::to_bytes(body, 4096)
+        .await
+        .ok()
+        .and_then(|b| String::from_utf8(b.to_vec()).ok())
+        .map(|t| t.trim().to_owned())
+        .filter(|t| !t.is_empty() && t.len() <= 300 && !t.chars().any(char::is_control));
+    let message = text.unwrap_or_else(|| {
+        status
+            .canonical_reason()
+            .unwrap_or("request refused")
+            .to_lowercase()
+    });
+    let mut out = ApiError::new(status, code_of(status), message).into_response();
+    for name in [header::ALLOW, header::RETRY_AFTER, header::WWW_AUTHENTICATE] {
+        if let Some(v) = parts.headers.get(&name) {
+            out.headers_mut().insert(name, v.clone());
+        }
+    }
+    out
+}
+
 /// The result of a handler.
 pub type ApiResult<T> = Result<T, ApiError>;

@@ -35,33 +35,61 @@ impl<S: Send + Sync, T: DeserializeOwned> FromRequest<S> for ApiJson<T> {
     type Rejection = ApiError;
 
     async fn from_request(req: Request, state: &S) -> Result<Self, ApiError> {
-        let json = req
-            .headers()
-            .get(header::CONTENT_TYPE)
-            .and_then(|v| v.to_str().ok())
-            .is_some_and(is_json);
-        if !json {
-            return Err(ApiError::new(
-                StatusCode::UNSUPPORTED_MEDIA_TYPE,
-                "unsupported_media_type",
-                "send the body as JSON with Content-Type: application/json",
-            ));
+        let (json, bytes) = body(req, state).await?;
+        parse(json, &bytes).map(ApiJson)
+    }
+}
+
+/// A JSON body that may be left out: an empty body is `None` (the operation's defaults),
+/// anything else is read as [`ApiJson`] reads it.
+pub struct OptionalJson<T>(pub Option<T>);
+
+impl<S: Send + Sync, T: DeserializeOwned> FromRequest<S> for OptionalJson<T> {
+    type Rejection = ApiError;
+
+    async fn from_request(req: Request, state: &S) -> Result<Self, ApiError> {
+        let (json, bytes) = body(req, state).await?;
+        if bytes.iter().all(u8::is_ascii_whitespace) {
+            return Ok(OptionalJson(None));
         }
-        let bytes = Bytes::from_request(req, state).await.map_err(|e| {
-            if e.status() == StatusCode::PAYLOAD_TOO_LARGE {
-                ApiError::too_large("the request body is larger than the server's limit")
-            } else {
-                ApiError::bad_request(format!("cannot read the body: {}", e.body_text()))
-            }
-        })?;
-        // A sequence would fill a struct's fields by position: only objects are bodies.
-        let object = bytes.iter().find(|b| !b.is_ascii_whitespace()) == Some(&b'{');
-        match serde_json::from_slice(&bytes) {
-            Ok(_) if !object => Err(ApiError::invalid("the body must be a JSON object")),
-            Ok(v) => Ok(ApiJson(v)),
-            Err(e) if e.is_data() => Err(ApiError::invalid(format!("invalid body: {e}"))),
-            Err(e) => Err(ApiError::bad_request(format!("malformed JSON: {e}"))),
+        parse(json, &bytes).map(|v| OptionalJson(Some(v)))
+    }
+}
+
+/// Whether the request says its body is JSON, and the body (413 over the limit).
+async fn body<S: Send + Sync>(req: Request, state: &S) -> Result<(bool, Bytes), ApiError> {
+    let json = req
+        .headers()
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(is_json);
+    let bytes = Bytes::from_request(req, state).await.map_err(|e| {
+        if e.status() == StatusCode::PAYLOAD_TOO_LARGE {
+            ApiError::too_large("the request body is larger than the server's limit")
+        } else {
+            ApiError::bad_request(format!("cannot read the body: {}", e.body_text()))
         }
+    })?;
+    Ok((json, bytes))
+}
+
+/// The one reading of a JSON body: 415 without a JSON `Content-Type`, 400 unparseable, 422
+/// not an object or a field that breaks the type.
+fn parse<T: DeserializeOwned>(json: bool, bytes: &[u8]) -> Result<T, ApiError> {
+    if !json {
+        return Err(ApiError::new(
+            StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            "unsupported_media_type",
+            "send the body as JSON with Content-Type: application/json",
+        ));
+    }
+    // A sequence would fill a struct's fields by position: only objects are bodies.
+    let object = bytes.iter().find(|b| !b.is_ascii_whitespace()) == Some(&b'{');
+    match serde_json::from_slice(bytes) {
+        Ok(_) if !object => Err(ApiError::invalid("the body must be a JSON object")),
+        Ok(v) => Ok(v),
+        Err(e) if e.is_data() => Err(ApiError::invalid(format!("invalid body: {e}"))),
+        Err(e) => Err(ApiError::bad_request(format!("malformed JSON: {e}"))),
     }
 }
 

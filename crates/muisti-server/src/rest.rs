@@ -12,7 +12,7 @@ use muisti_client::api;
 use crate::{
     AppState,
     error::{ApiError, ApiResult},
-    extract::{ApiJson, ApiPath, ApiQuery, ListQueryParams},
+    extract::{ApiJson, ApiPath, ApiQuery, ListQueryParams, OptionalJson},
     keys::Caller,
     ops,
 };
@@ -327,9 +327,10 @@ pub async fn purge(State(s): State<AppState>, caller: Caller) -> ApiResult<Json<
 pub async fn reindex(
     State(s): State<AppState>,
     caller: Caller,
-    ApiJson(r): ApiJson<api::ReindexRequest>,
+    OptionalJson(r): OptionalJson<api::ReindexRequest>,
 ) -> ApiResult<Response> {
     require_admin(&caller)?;
+    let r = r.unwrap_or_default();
     let job = s.jobs.start_reindex(s.engine.clone(), r.force)?;
     Ok((StatusCode::ACCEPTED, Json(job)).into_response())
 }

@@ -940,3 +940,28 @@ fn a_duplicate_create_merges_and_says_so() {
     assert_eq!(r.body["tags"], json!(["music", "preferences"]));
     assert_eq!(r.body["importance"], json!(0.9));
 }
+
+/// Every error the server sends has the JSON error shape, including those it does not make
+/// itself (the MCP transport's refusals, a wrong method on the chat routes); an empty body
+/// asks `POST /v1/reindex` for its defaults.
+#[test]
+fn every_error_has_the_json_shape_and_reindex_takes_an_empty_body() {
+    let s = TestServer::open();
+    for (method, path, headers) in [
+        ("GET", "/v1/chat", vec![]),
+        ("PUT", "/v1/chat/stream", vec![JSON]),
+        ("POST", "/mcp", vec![("Accept", "text/plain"), JSON]),
+        ("DELETE", "/mcp", vec![]),
+    ] {
+        let r = raw(method, &s.url(path), &headers, Some("{}"));
+        assert!(r.status >= 400, "{method} {path}: {}", r.status);
+        assert!(
+            r.body["error"]["code"].is_string() && r.body["error"]["message"].is_string(),
+            "{method} {path} {}: {}",
+            r.status,
+            r.body
+        );
+    }
+    let r = raw("POST", &s.url("/v1/reindex"), &[], None);
+    assert_eq!(r.status, 202, "{}", r.body);
+}

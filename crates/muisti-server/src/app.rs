@@ -3,7 +3,7 @@
 
 use std::{
     collections::HashMap,
-    future::{Future, IntoFuture},
+    future::Future,
     net::SocketAddr,
     sync::{Arc, Mutex},
     time::{Duration, Instant},
@@ -441,6 +441,23 @@ pub fn router(state: AppState, config: &ServerConfig, mcp_stop: CancellationToke
         .with_state(state)
 }
 
+/// Answers a connection over the cap with 503 (the JSON error shape) and closes it.
+async fn refuse_connection(mut stream: tokio::net::TcpStream) {
+    use tokio::io::AsyncWriteExt;
+    let body = r#"{"error":{"code":"unavailable","message":"too many connections; retry later"}}"#;
+    let response = format!(
+        "HTTP/1.1 503 Service Unavailable\r\ncontent-type: application/json\r\n\
+         retry-after: 1\r\nconnection: close\r\ncontent-length: {}\r\n\r\n{body}",
+        body.len()
+    );
+    let _ = tokio::time::timeout(
+        Duration::from_secs(1),
+        stream.write_all(response.as_bytes()),
+    )
+    .await;
+    let _ = stream.shutdown().await;
+}
+
 /// A bound server, ready to run.
 pub struct Server {
     listener: tokio::net::TcpListener,
@@ -523,26 +540,51 @@ impl Server {
         self,
         shutdown: impl Future<Output = ()> + Send + 'static,
     ) -> Result<(), ServeError> {
-        let (tx, rx) = tokio::sync::oneshot::channel::<()>();
-        let mcp_stop = self.mcp_stop.clone();
-        let serve = axum::serve(self.listener, self.app)
-            .with_graceful_shutdown(async move {
-                shutdown.await;
-                tracing::info!("shutting down: finishing requests in flight");
-                mcp_stop.cancel();
-                let _ = tx.send(());
-            })
-            .into_future();
-        let grace = self.config.shutdown_grace;
-        let result = tokio::select! {
-            r = serve => r.map_err(ServeError::from),
-            () = async move {
-                if rx.await.is_ok() {
-                    tokio::time::sleep(grace).await;
-                } else {
-                    std::future::pending::<()>().await;
+        // Our own accept loop (not `axum::serve`): it sets a header-read timeout (which also
+        // closes idle keep-alive connections) and caps concurrent connections, answering one
+        // more with 503 instead of letting slow clients starve everyone.
+        let graceful = hyper_util::server::graceful::GracefulShutdown::new();
+        let slots = Arc::new(tokio::sync::Semaphore::new(self.config.max_connections));
+        let header_timeout = self.config.header_timeout;
+        tokio::pin!(shutdown);
+        loop {
+            tokio::select! {
+                accepted = self.listener.accept() => {
+                    let stream = match accepted {
+                        Ok((stream, _)) => stream,
+                        Err(e) => {
+                            // Out of descriptors and the like: back off, keep serving.
+                            tracing::warn!(error = %e, "accept failed");
+                            tokio::time::sleep(Duration::from_millis(50)).await;
+                            continue;
+                        }
+                    };
+                    let Ok(slot) = Arc::clone(&slots).try_acquire_owned() else {
+                        tokio::spawn(refuse_connection(stream));
+                        continue;
+                    };
+                    let _ = stream.set_nodelay(true);
+                    let service = hyper_util::service::TowerToHyperService::new(self.app.clone());
+                    let conn = hyper::server::conn::http1::Builder::new()
+                        .timer(hyper_util::rt::TokioTimer::new())
+                        .header_read_timeout(header_timeout)
+                        .keep_alive(true)
+                        .serve_connection(hyper_util::rt::TokioIo::new(stream), service);
+                    let conn = graceful.watch(conn);
+                    tokio::spawn(async move {
+                        let _ = conn.await;
+                        drop(slot);
+                    });
                 }
-            } => {
+                () = &mut shutdown => break,
+            }
+        }
+        tracing::info!("shutting down: finishing requests in flight");
+        self.mcp_stop.cancel();
+        drop(self.listener);
+        let result = tokio::select! {
+            () = graceful.shutdown() => Ok(()),
+            () = tokio::time::sleep(self.config.shutdown_grace) => {
                 tracing::warn!("shutdown grace period over; closing remaining connections");
                 Ok(())
             }

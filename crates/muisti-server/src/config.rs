@@ -52,6 +52,11 @@ pub struct ConfigLayer {
     pub body_limit_bytes: Option<usize>,
     /// Longest a request may take, in seconds (default 30).
     pub request_timeout_secs: Option<u64>,
+    /// Longest wait for a request's headers, and for the next request on an idle
+    /// connection, in seconds (default 10); then the connection is closed.
+    pub header_timeout_secs: Option<u64>,
+    /// Most connections served at once (default 512); one more is answered 503 and closed.
+    pub max_connections: Option<usize>,
     /// Requests per second allowed per API key; 0 turns the limit off (the default).
     pub rate_limit_per_sec: Option<f64>,
     /// Requests a key may burst above its rate (default: one second's worth, at least 1).
@@ -114,6 +119,8 @@ impl ConfigLayer {
             embed_url: self.embed_url.or(lower.embed_url),
             body_limit_bytes: self.body_limit_bytes.or(lower.body_limit_bytes),
             request_timeout_secs: self.request_timeout_secs.or(lower.request_timeout_secs),
+            header_timeout_secs: self.header_timeout_secs.or(lower.header_timeout_secs),
+            max_connections: self.max_connections.or(lower.max_connections),
             rate_limit_per_sec: self.rate_limit_per_sec.or(lower.rate_limit_per_sec),
             rate_limit_burst: self.rate_limit_burst.or(lower.rate_limit_burst),
             require_auth: self.require_auth.or(lower.require_auth),
@@ -154,6 +161,10 @@ pub struct ServerConfig {
     pub body_limit: usize,
     /// Longest a request may take.
     pub request_timeout: Duration,
+    /// Longest wait for a request's headers (and on an idle connection).
+    pub header_timeout: Duration,
+    /// Most connections at once.
+    pub max_connections: usize,
     /// Per-key rate, if limited.
     pub rate_limit: Option<RateLimit>,
     /// Ask for a key even on loopback with no keys.
@@ -211,6 +222,20 @@ impl ServerConfig {
                 reason: "must be at least 1".into(),
             });
         }
+        let header_timeout = layer.header_timeout_secs.unwrap_or(10);
+        if header_timeout == 0 {
+            return Err(ConfigError::Invalid {
+                name: "header_timeout_secs",
+                reason: "must be at least 1".into(),
+            });
+        }
+        let max_connections = layer.max_connections.unwrap_or(512);
+        if max_connections == 0 {
+            return Err(ConfigError::Invalid {
+                name: "max_connections",
+                reason: "must be at least 1".into(),
+            });
+        }
         let rate = layer.rate_limit_per_sec.unwrap_or(0.0);
         if !rate.is_finite() || rate < 0.0 {
             return Err(ConfigError::Invalid {
@@ -265,6 +290,8 @@ impl ServerConfig {
             embed_url: layer.embed_url,
             body_limit,
             request_timeout: Duration::from_secs(timeout),
+            header_timeout: Duration::from_secs(header_timeout),
+            max_connections,
             rate_limit,
             require_auth: layer.require_auth.unwrap_or(false),
             allowed_origins: layer

@@ -965,3 +965,46 @@ fn every_error_has_the_json_shape_and_reindex_takes_an_empty_body() {
     let r = raw("POST", &s.url("/v1/reindex"), &[], None);
     assert_eq!(r.status, 202, "{}", r.body);
 }
+
+/// A client that sends half a header, or nothing, is disconnected after the header timeout;
+/// connections over the cap are answered 503 (the JSON error shape) instead of waiting.
+#[test]
+fn slow_and_surplus_connections_are_cut_off() {
+    use std::io::{Read, Write};
+    let s = TestServer::start_with(
+        ConfigLayer {
+            header_timeout_secs: Some(1),
+            max_connections: Some(2),
+            ..ConfigLayer::default()
+        },
+        |_| {},
+    );
+    let addr = s.base.trim_start_matches("http://").to_owned();
+    let connect = || {
+        let c = std::net::TcpStream::connect(&addr).expect("connects");
+        c.set_read_timeout(Some(std::time::Duration::from_secs(5)))
+            .expect("timeout");
+        c
+    };
+    let mut half = connect();
+    half.write_all(b"GET /healthz HTTP/1.1\r\nHo")
+        .expect("writes");
+    let mut idle = connect();
+    std::thread::sleep(std::time::Duration::from_millis(200));
+    // Both slots taken: the next connection is refused at once, with the error shape.
+    let mut third = connect();
+    let mut answer = String::new();
+    third.read_to_string(&mut answer).expect("answered");
+    assert!(answer.starts_with("HTTP/1.1 503"), "{answer}");
+    assert!(answer.contains(r#""code":"unavailable""#), "{answer}");
+    // The slow ones are closed by the server after its 1 s header timeout: the read ends
+    // (EOF), where a kept connection would hit this client's own 5 s read timeout instead.
+    for c in [&mut half, &mut idle] {
+        let mut buf = Vec::new();
+        let read = c.read_to_end(&mut buf);
+        assert!(read.is_ok(), "the server closed it: {read:?}");
+    }
+    // Then the server answers again.
+    let r = raw("GET", &s.url("/healthz"), &[], None);
+    assert_eq!(r.status, 200);
+}

@@ -410,13 +410,33 @@ pub struct KvEntry {
     pub expires_at: Option<String>,
 }
 
-/// Every live entry of a namespace (`GET /v1/kv/{namespace}`).
+/// One page of the live entries of a namespace (`GET /v1/kv/{namespace}`), oldest first.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(ToSchema))]
 pub struct KvEntries {
     /// By key.
     #[cfg_attr(feature = "openapi", schema(value_type = Object))]
     pub entries: BTreeMap<String, Value>,
+    /// Pass as `cursor` for the next page; absent on the last page.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub next_cursor: Option<String>,
+}
+
+/// The query of `GET /v1/kv/{namespace}`.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(
+    feature = "openapi",
+    derive(utoipa::IntoParams),
+    into_params(parameter_in = Query)
+)]
+#[serde(deny_unknown_fields)]
+pub struct KvPageParams {
+    /// Page size (default 1,000, at most 1,000).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub limit: Option<usize>,
+    /// The `next_cursor` of the previous page.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cursor: Option<String>,
 }
 
 /// How many expired records a purge deleted.

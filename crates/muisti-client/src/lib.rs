@@ -439,7 +439,42 @@ impl Client {
 
     /// Every live entry of `namespace`.
     pub fn kv_all(&self, namespace: &str) -> Result<KvEntries, ClientError> {
-        self.get_json(&format!("/v1/kv/{}", encode(namespace)))
+        let mut all = KvEntries {
+            entries: Default::default(),
+            next_cursor: None,
+        };
+        let mut cursor: Option<String> = None;
+        loop {
+            let page = self.kv_page(
+                namespace,
+                &KvPageParams {
+                    limit: None,
+                    cursor: cursor.take(),
+                },
+            )?;
+            all.entries.extend(page.entries);
+            match page.next_cursor {
+                Some(next) => cursor = Some(next),
+                None => return Ok(all),
+            }
+        }
+    }
+
+    /// One page of the entries of `namespace` (`next_cursor` leads to the next).
+    pub fn kv_page(
+        &self,
+        namespace: &str,
+        params: &KvPageParams,
+    ) -> Result<KvEntries, ClientError> {
+        let limit = params.limit.map(|l| l.to_string());
+        let query: Vec<String> = [
+            ("limit", limit.as_deref()),
+            ("cursor", params.cursor.as_deref()),
+        ]
+        .iter()
+        .filter_map(|(k, v)| v.map(|v| format!("{k}={}", encode(v))))
+        .collect();
+        self.get_json(&format!("/v1/kv/{}?{}", encode(namespace), query.join("&")))
     }
 
     /// Deletes every entry of `namespace`; returns how many.

@@ -404,11 +404,34 @@ pub fn kv_forget(engine: &Engine, ns: &str, key: &str) -> Result<()> {
     }
 }
 
-/// Every entry of a namespace.
-pub fn kv_all(engine: &Engine, ns: &str) -> Result<api::KvEntries> {
+/// Largest page of key-value entries.
+pub const MAX_KV_PAGE: usize = 1000;
+
+/// One page of the entries of a namespace, oldest first.
+pub fn kv_page(engine: &Engine, ns: &str, p: api::KvPageParams) -> Result<api::KvEntries> {
     let ns = Namespace::new(ns)?;
+    let limit = p.limit.unwrap_or(MAX_KV_PAGE);
+    if limit == 0 || limit > MAX_KV_PAGE {
+        return Err(Error::invalid("limit", "must be 1 to 1000"));
+    }
+    let after = p
+        .cursor
+        .as_deref()
+        .map(|c| MemoryId::parse(c).map_err(|_| Error::invalid("cursor", "not a cursor")))
+        .transpose()?;
+    let page = engine.list(ListQuery {
+        partition: engine.partition(&ns),
+        filter: muisti::Filter::default(),
+        after,
+        limit,
+    })?;
     Ok(api::KvEntries {
-        entries: engine.kv_all(&ns)?,
+        entries: page
+            .items
+            .into_iter()
+            .map(|m| (m.key.to_string(), m.content))
+            .collect(),
+        next_cursor: page.next.map(|id| id.to_string()),
     })
 }
 

@@ -275,16 +275,18 @@ pub async fn kv_forget(
     Ok(StatusCode::NO_CONTENT)
 }
 
-/// Every live entry of a namespace.
+/// One page of the live entries of a namespace, oldest first (`next_cursor` leads on).
 #[utoipa::path(get, path = "/v1/kv/{namespace}", tag = "kv",
-    params(("namespace" = String, Path)),
-    responses((status = 200, body = api::KvEntries), (status = 422, body = api::ErrorBody)))]
+    params(("namespace" = String, Path), api::KvPageParams),
+    responses((status = 200, body = api::KvEntries), (status = 400, body = api::ErrorBody),
+        (status = 422, body = api::ErrorBody)))]
 pub async fn kv_all(
     State(s): State<AppState>,
     caller: Caller,
     ApiPath(ns): ApiPath<String>,
+    ApiQuery(p): ApiQuery<api::KvPageParams>,
 ) -> ApiResult<Json<api::KvEntries>> {
-    run(&s, &caller, move |e| ops::kv_all(&e, &ns))
+    run(&s, &caller, move |e| ops::kv_page(&e, &ns, p))
         .await
         .map(Json)
 }

@@ -1008,3 +1008,42 @@ fn slow_and_surplus_connections_are_cut_off() {
     let r = raw("GET", &s.url("/healthz"), &[], None);
     assert_eq!(r.status, 200);
 }
+
+/// `GET /v1/kv/{namespace}` pages like `/v1/memories`: `limit` (1 to 1,000) and the previous
+/// page's `next_cursor`; the client follows the pages.
+#[test]
+fn key_value_listing_pages() {
+    let s = TestServer::open();
+    let c = s.client(None);
+    for i in 0..5 {
+        c.kv_set("cfg", &format!("k{i}"), json!(i), None)
+            .expect("set");
+    }
+    let mut seen = std::collections::BTreeMap::new();
+    let mut cursor = None;
+    let mut pages = 0;
+    loop {
+        let page = c
+            .kv_page(
+                "cfg",
+                &muisti_client::KvPageParams {
+                    limit: Some(2),
+                    cursor: cursor.take(),
+                },
+            )
+            .expect("page");
+        assert!(page.entries.len() <= 2);
+        seen.extend(page.entries);
+        pages += 1;
+        match page.next_cursor {
+            Some(next) => cursor = Some(next),
+            None => break,
+        }
+    }
+    assert_eq!((seen.len(), pages), (5, 3));
+    assert_eq!(c.kv_all("cfg").expect("all").entries, seen);
+    for bad in ["limit=0", "limit=1001", "cursor=zzz"] {
+        let r = raw("GET", &s.url(&format!("/v1/kv/cfg?{bad}")), &[], None);
+        assert_eq!((r.status, r.code()), (422, "invalid_input"), "{bad}");
+    }
+}

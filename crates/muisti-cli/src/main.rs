@@ -206,16 +206,33 @@ pub(crate) fn open_with(
     embed_url: Option<&str>,
     on_mismatch: OnModelMismatch,
 ) -> Result<Engine> {
-    let url = match url {
-        Some(u) => u.to_owned(),
-        None => muisti::default_store_url()?,
-    };
-    let store = muisti::open_store(&url).context("cannot open store")?;
+    let store = open_store(url)?;
     let embedder = muisti::embedder_from_spec(embedder, embed_url)?;
     Ok(Engine::builder(store)
         .embedder(embedder)
         .on_model_mismatch(on_mismatch)
         .build()?)
+}
+
+/// The store at `url`, or the default store (whose directory, and only its, is made on
+/// demand: a typo in a given path is an error, not a new store).
+pub(crate) fn open_store(url: Option<&str>) -> Result<std::sync::Arc<dyn muisti::Store>> {
+    let url = match url {
+        Some(u) => u.to_owned(),
+        None => {
+            let url = muisti::default_store_url()?;
+            if let Some(path) = url
+                .strip_prefix("sqlite://")
+                .or_else(|| url.strip_prefix("file://"))
+                && let Some(dir) = std::path::Path::new(path).parent()
+            {
+                std::fs::create_dir_all(dir)
+                    .with_context(|| format!("cannot create {}", dir.display()))?;
+            }
+            url
+        }
+    };
+    muisti::open_store(&url).context("cannot open store")
 }
 
 /// `--meta KEY=VALUE` arguments as a metadata object (VALUE parsed as JSON when it is JSON).

@@ -156,11 +156,7 @@ impl Keys {
             let client = muisti_client::Client::new(url)?.with_key(cli.api_key.clone());
             return Ok(Keys::Remote(client));
         }
-        let url = match &cli.store {
-            Some(u) => u.clone(),
-            None => muisti::default_store_url()?,
-        };
-        let store = muisti::open_store(&url).context("cannot open store")?;
+        let store = crate::open_store(cli.store.as_deref())?;
         Ok(Keys::Local(KeyRing::new(store)))
     }
 

@@ -129,7 +129,7 @@ impl SqliteStore {
         Ok(store)
     }
 
-    /// Opens (creating if needed) the database at `path`.
+    /// Opens (creating the file if needed, in an existing directory) the database at `path`.
     pub fn open(path: impl Into<PathBuf>) -> Result<Self> {
         Self::open_with(path, Limits::default(), Durability::default())
     }
@@ -141,10 +141,15 @@ impl SqliteStore {
         durability: Durability,
     ) -> Result<Self> {
         let path = path.into();
-        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-            std::fs::create_dir_all(dir).map_err(|e| {
-                Error::backend("sqlite", format!("cannot create {}: {e}", dir.display()))
-            })?;
+        // The file is created, never missing directories: a typo in a path must not make
+        // a new, empty store somewhere.
+        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty())
+            && !dir.is_dir()
+        {
+            return Err(Error::Unavailable {
+                target: format!("sqlite://{}", path.display()),
+                reason: format!("the directory {} does not exist", dir.display()),
+            });
         }
         let writer = connect(&path, durability)?;
         migrate(&writer, &path)?;

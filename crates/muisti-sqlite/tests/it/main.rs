@@ -385,3 +385,15 @@ fn a_deleted_canary_leaves_nothing_in_the_files() {
         }
     }
 }
+
+/// A path in a directory that does not exist is an error (a typo must not create a new,
+/// empty store), and nothing is created.
+#[test]
+fn a_missing_directory_is_an_error_not_a_new_store() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let path = dir.path().join("no").join("such").join("muisti.db");
+    let err = SqliteStore::open(&path).err().expect("refused");
+    assert_eq!(err.kind(), muisti_core::ErrorKind::Unavailable, "{err}");
+    assert!(err.to_string().contains("does not exist"), "{err}");
+    assert!(!dir.path().join("no").exists(), "nothing created");
+}

@@ -110,6 +110,7 @@ pub fn register(registry: &mut StoreRegistry) {
 impl SqliteStore {
     /// Opens the store a `sqlite://` URL names (see [`register`] for its parameters).
     pub fn open_url(url: &StoreUrl) -> Result<Self> {
+        url.allow_params(&["synchronous", "ann_threshold"])?;
         let durability = match url.param("synchronous") {
             None | Some("normal") => Durability::Normal,
             Some("full") => Durability::Full,

@@ -100,6 +100,31 @@ impl StoreUrl {
             .map(|(_, v)| v.as_str())
     }
 
+    /// Refuses a query parameter the backend does not know (`max_value_bytes`, read by
+    /// [`StoreUrl::limits`], is known to every backend): a misspelt one must not be ignored.
+    pub fn allow_params(&self, known: &[&str]) -> Result<()> {
+        match self
+            .params
+            .iter()
+            .find(|(k, _)| k != "max_value_bytes" && !known.contains(&k.as_str()))
+        {
+            Some((k, _)) => Err(Error::invalid(
+                "store url",
+                format!(
+                    "unknown parameter {k:?} for {}:// (known: {})",
+                    self.scheme(),
+                    known
+                        .iter()
+                        .copied()
+                        .chain(["max_value_bytes"])
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ),
+            )),
+            None => Ok(()),
+        }
+    }
+
     /// The write limits given by the query (`max_value_bytes`), else the defaults.
     pub fn limits(&self) -> Result<Limits> {
         let mut limits = Limits::default();
@@ -144,9 +169,11 @@ impl StoreRegistry {
     pub fn new() -> Self {
         let mut r = Self::empty();
         r.register("mem", |url: &StoreUrl| {
+            url.allow_params(&[])?;
             Ok(Arc::new(MemStore::with_limits(url.limits()?)) as Arc<dyn Store>)
         });
         r.register("file", |url: &StoreUrl| {
+            url.allow_params(&[])?;
             let store = FileStore::open(url.path()?)?.with_limits(url.limits()?);
             Ok(Arc::new(store) as Arc<dyn Store>)
         });
@@ -218,6 +245,17 @@ mod tests {
                 .limits()
                 .is_err()
         );
+    }
+
+    #[test]
+    fn unknown_parameters_are_refused() {
+        let r = StoreRegistry::new();
+        assert!(r.open("mem://?max_value_bytes=100").is_ok());
+        for url in ["mem://?max_value_byte=100", "mem://?synchronous=full"] {
+            let err = r.open(url).err().expect("refused");
+            assert_eq!(err.kind(), muisti_core::ErrorKind::InvalidInput, "{url}");
+            assert!(err.to_string().contains("unknown parameter"), "{err}");
+        }
     }
 
     #[test]

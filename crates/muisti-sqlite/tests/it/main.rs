@@ -397,3 +397,18 @@ fn a_missing_directory_is_an_error_not_a_new_store() {
     assert!(err.to_string().contains("does not exist"), "{err}");
     assert!(!dir.path().join("no").exists(), "nothing created");
 }
+
+/// A misspelt URL parameter is refused, not ignored.
+#[test]
+fn unknown_url_parameters_are_refused() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let base = format!("sqlite://{}/muisti.db", dir.path().display());
+    let mut registry = muisti_store::StoreRegistry::new();
+    muisti_sqlite::register(&mut registry);
+    assert!(registry.open(&format!("{base}?synchronous=full")).is_ok());
+    let err = registry
+        .open(&format!("{base}?synchronus=full"))
+        .err()
+        .expect("refused");
+    assert!(err.to_string().contains("unknown parameter"), "{err}");
+}

@@ -90,3 +90,44 @@ fn similar_namespaces_have_distinct_files() {
     files.sort();
     assert_eq!(files, ["user%2E1.json", "user%3A1.json", "user_1.json"]);
 }
+
+/// A deleted memory leaves no byte of itself in the store's files (the namespace file is
+/// rewritten whole and renamed over the old one).
+#[test]
+fn a_deleted_canary_leaves_nothing_in_the_files() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let s = FileStore::open(dir.path()).expect("opens");
+    put(&s, "user:1", "keep", "an ordinary memory").expect("writes");
+    put(
+        &s,
+        "user:1",
+        "secret",
+        "CANARYzq7 secret diagnosis xylophone",
+    )
+    .expect("writes");
+    assert!(
+        s.delete(&Locator::Key {
+            partition: p("user:1"),
+            key: Key::new("secret").expect("valid"),
+        })
+        .expect("deletes")
+    );
+    drop(s);
+    let mut files = 0;
+    let mut stack = vec![dir.path().to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for entry in fs::read_dir(&d).expect("dir") {
+            let path = entry.expect("entry").path();
+            if path.is_dir() {
+                stack.push(path);
+                continue;
+            }
+            files += 1;
+            let text = String::from_utf8_lossy(&fs::read(&path).expect("read")).to_lowercase();
+            for needle in ["canaryzq7", "xylophon", "diagnos"] {
+                assert!(!text.contains(needle), "{needle} in {}", path.display());
+            }
+        }
+    }
+    assert!(files > 0, "the store has files");
+}

@@ -64,9 +64,12 @@ pub(crate) enum KeysCommand {
         /// The tenant the key acts as.
         #[arg(long)]
         tenant: String,
-        /// May manage keys and start reindexes.
+        /// May manage its tenant's keys and start reindexes.
         #[arg(long)]
         admin: bool,
+        /// May manage every tenant's keys and purge the store (implies --admin).
+        #[arg(long)]
+        operator: bool,
         /// A note to recognise the key by.
         #[arg(long)]
         label: Option<String>,
@@ -160,12 +163,19 @@ impl Keys {
         Ok(Keys::Local(KeyRing::new(store)))
     }
 
-    fn create(&self, tenant: &str, admin: bool, label: Option<String>) -> Result<CreatedKey> {
+    fn create(
+        &self,
+        tenant: &str,
+        admin: bool,
+        operator: bool,
+        label: Option<String>,
+    ) -> Result<CreatedKey> {
         Ok(match self {
-            Keys::Local(ring) => ring.create(tenant, admin, label)?,
+            Keys::Local(ring) => ring.create_with(tenant, admin, operator, label)?,
             Keys::Remote(client) => client.create_key(&muisti_client::NewKey {
                 tenant: tenant.to_owned(),
                 admin,
+                operator,
                 label,
             })?,
         })
@@ -200,9 +210,10 @@ pub(crate) fn keys(cli: &Cli, command: &KeysCommand) -> Result<ExitCode> {
         KeysCommand::Create {
             tenant,
             admin,
+            operator,
             label,
         } => {
-            let made = keys.create(tenant, *admin, label.clone())?;
+            let made = keys.create(tenant, *admin, *operator, label.clone())?;
             if cli.json {
                 print_json(&made)?;
             } else {

@@ -517,9 +517,13 @@ pub struct Job {
 pub struct NewKey {
     /// The tenant the key acts as.
     pub tenant: String,
-    /// Whether the key may manage keys and reindex.
+    /// Whether the key may manage its tenant's keys and reindex.
     #[serde(default)]
     pub admin: bool,
+    /// Whether the key manages every tenant's keys and may purge the store (an operator
+    /// key; only an operator may make one).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub operator: bool,
     /// A note to recognise the key by.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub label: Option<String>,
@@ -533,8 +537,11 @@ pub struct KeyInfo {
     pub id: String,
     /// The tenant it acts as.
     pub tenant: String,
-    /// Whether it may manage keys.
+    /// Whether it may manage its tenant's keys.
     pub admin: bool,
+    /// Whether it manages every tenant's keys.
+    #[serde(default)]
+    pub operator: bool,
     /// Its note.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub label: Option<String>,

@@ -320,6 +320,7 @@ async fn authenticate(State(s): State<AppState>, mut req: Request, next: Next) -
             tenant: Tenant::default(),
             key_id: None,
             admin: true,
+            operator: true,
         }
     } else {
         let Some(token) = bearer(&req).map(str::to_owned) else {

@@ -21,6 +21,9 @@ const PREFIX: &str = "muisti_";
 struct KeyRecord {
     tenant: String,
     admin: bool,
+    /// Manages the keys of every tenant (an operator's key), not only its own tenant's.
+    #[serde(default)]
+    operator: bool,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     label: Option<String>,
     hash: String,
@@ -34,8 +37,11 @@ pub struct Caller {
     pub tenant: Tenant,
     /// The key's id; `None` in unauthenticated mode.
     pub key_id: Option<String>,
-    /// Whether the caller may manage keys and start reindexes.
+    /// Whether the caller may manage its tenant's keys and start reindexes.
     pub admin: bool,
+    /// Whether the caller may manage the keys of every tenant and purge the store (an
+    /// operator: an operator key, or open mode).
+    pub operator: bool,
 }
 
 /// The API keys of a store.
@@ -89,6 +95,7 @@ impl KeyRing {
             id: id.to_owned(),
             tenant: r.tenant.clone(),
             admin: r.admin,
+            operator: r.operator,
             label: r.label.clone(),
             created_at: r.created_at.to_string(),
         }
@@ -96,6 +103,19 @@ impl KeyRing {
 
     /// Makes a key for `tenant`; the returned secret is the only copy.
     pub fn create(&self, tenant: &str, admin: bool, label: Option<String>) -> Result<CreatedKey> {
+        self.create_with(tenant, admin, false, label)
+    }
+
+    /// [`KeyRing::create`], with `operator` for a key that manages every tenant's keys (an
+    /// operator key is an admin key).
+    pub fn create_with(
+        &self,
+        tenant: &str,
+        admin: bool,
+        operator: bool,
+        label: Option<String>,
+    ) -> Result<CreatedKey> {
+        let admin = admin || operator;
         let tenant = Tenant::new(tenant)?;
         if tenant.as_str() == SYSTEM_TENANT {
             return Err(Error::invalid("tenant", "is reserved for muisti itself"));
@@ -113,6 +133,7 @@ impl KeyRing {
         let record = KeyRecord {
             tenant: tenant.to_string(),
             admin,
+            operator,
             label,
             hash: hash(&key),
             created_at: Timestamp::now(),
@@ -172,6 +193,15 @@ impl KeyRing {
         self.revoke(id)
     }
 
+    /// The listed form of the key `id`, if it exists.
+    pub fn info_of(&self, id: &str) -> Result<Option<KeyInfo>> {
+        Ok(self
+            .records()?
+            .iter()
+            .find(|(k, _)| k == id)
+            .map(|(k, r)| Self::info(k, r)))
+    }
+
     /// Whether `id` is the only admin key.
     pub fn is_last_admin(&self, id: &str) -> Result<bool> {
         let records = self.records()?;
@@ -208,6 +238,7 @@ impl KeyRing {
             tenant: Tenant::new(&r.tenant)?,
             key_id: Some(id.to_owned()),
             admin: r.admin,
+            operator: r.operator,
         }))
     }
 }

@@ -50,6 +50,16 @@ fn require_admin(caller: &Caller) -> ApiResult<()> {
     }
 }
 
+fn require_operator(caller: &Caller) -> ApiResult<()> {
+    if caller.operator {
+        Ok(())
+    } else {
+        Err(ApiError::forbidden(
+            "this needs an operator key (a tenant's admin key acts on its own tenant only)",
+        ))
+    }
+}
+
 /// Stores a memory.
 #[utoipa::path(post, path = "/v1/memories", tag = "memories",
     request_body = api::NewMemory,
@@ -317,7 +327,7 @@ pub async fn stats(State(s): State<AppState>, caller: Caller) -> ApiResult<Json<
 #[utoipa::path(post, path = "/v1/purge", tag = "admin",
     responses((status = 200, body = api::Purged), (status = 403, body = api::ErrorBody)))]
 pub async fn purge(State(s): State<AppState>, caller: Caller) -> ApiResult<Json<api::Purged>> {
-    require_admin(&caller)?;
+    require_operator(&caller)?;
     run(&s, &caller, move |e| ops::purge(&e)).await.map(Json)
 }
 
@@ -364,8 +374,11 @@ pub async fn create_key(
     ApiJson(k): ApiJson<api::NewKey>,
 ) -> ApiResult<Response> {
     require_admin(&caller)?;
+    if k.operator || k.tenant != caller.tenant.as_str() {
+        require_operator(&caller)?;
+    }
     let keys = s.keys.clone();
-    let made = task(move || keys.create(&k.tenant, k.admin, k.label)).await?;
+    let made = task(move || keys.create_with(&k.tenant, k.admin, k.operator, k.label)).await?;
     // Open mode ends with the first key: the next request needs one.
     s.open.close();
     Ok((StatusCode::CREATED, Json(made)).into_response())
@@ -377,7 +390,10 @@ pub async fn create_key(
 pub async fn list_keys(State(s): State<AppState>, caller: Caller) -> ApiResult<Json<api::KeyList>> {
     require_admin(&caller)?;
     let keys = s.keys.clone();
-    let list = task(move || keys.list()).await?;
+    let mut list = task(move || keys.list()).await?;
+    if !caller.operator {
+        list.retain(|k| k.tenant == caller.tenant.as_str());
+    }
     Ok(Json(api::KeyList { keys: list }))
 }
 
@@ -394,7 +410,16 @@ pub async fn revoke_key(
 ) -> ApiResult<StatusCode> {
     require_admin(&caller)?;
     let keys = s.keys.clone();
-    let found = task(move || keys.revoke_unless_last_admin(&id)).await?;
+    let found = task(move || {
+        // A tenant's admin sees only its tenant's keys: another's reads as absent.
+        match keys.info_of(&id)? {
+            Some(k) if caller.operator || k.tenant == caller.tenant.as_str() => {
+                keys.revoke_unless_last_admin(&id)
+            }
+            _ => Ok(false),
+        }
+    })
+    .await?;
     if found {
         Ok(StatusCode::NO_CONTENT)
     } else {

@@ -211,7 +211,10 @@ fn keys_and_the_cli_against_a_server() {
     .expect("json");
     let key = made["key"].as_str().expect("key").to_owned();
     let id = made["id"].as_str().expect("id").to_owned();
-    let admin = ok(muisti(h, &["keys", "create", "--tenant", "ops", "--admin"]));
+    let admin = ok(muisti(
+        h,
+        &["keys", "create", "--tenant", "ops", "--operator"],
+    ));
     let admin = admin.trim().to_owned();
     let listed = ok(muisti(h, &["keys", "list"]));
     assert!(listed.contains(&id) && listed.contains("acme") && listed.contains("laptop"));

@@ -417,8 +417,8 @@ fn api_keys_are_required_once_one_exists() {
     let s = TestServer::start_with(ConfigLayer::default(), |ring| {
         keys.push(ring.create("acme", false, None).expect("key"));
         keys.push(
-            ring.create("acme", true, Some("ops".into()))
-                .expect("admin key"),
+            ring.create_with("acme", true, true, Some("ops".into()))
+                .expect("operator key"),
         );
     });
     let (user, admin) = (&keys[0].key, &keys[1].key);
@@ -451,6 +451,7 @@ fn api_keys_are_required_once_one_exists() {
         .create_key(&muisti_client::NewKey {
             tenant: "globex".into(),
             admin: false,
+            operator: false,
             label: None,
         })
         .expect("create key");
@@ -852,6 +853,7 @@ fn the_first_key_ends_open_mode_and_the_last_admin_key_stays() {
         .create_key(&muisti_client::NewKey {
             tenant: "acme".into(),
             admin: true,
+            operator: false,
             label: None,
         })
         .expect("the first key, made in open mode");
@@ -861,6 +863,7 @@ fn the_first_key_ends_open_mode_and_the_last_admin_key_stays() {
         .create_key(&muisti_client::NewKey {
             tenant: "acme".into(),
             admin: true,
+            operator: false,
             label: None,
         })
         .expect_err("no more keys without one");
@@ -875,6 +878,7 @@ fn the_first_key_ends_open_mode_and_the_last_admin_key_stays() {
         .create_key(&muisti_client::NewKey {
             tenant: "acme".into(),
             admin: true,
+            operator: false,
             label: None,
         })
         .expect("another admin");
@@ -1046,4 +1050,58 @@ fn key_value_listing_pages() {
         let r = raw("GET", &s.url(&format!("/v1/kv/cfg?{bad}")), &[], None);
         assert_eq!((r.status, r.code()), (422, "invalid_input"), "{bad}");
     }
+}
+
+/// A tenant's admin key manages its own tenant's keys only; an operator key manages every
+/// tenant's, and only an operator makes operator keys or purges the store.
+#[test]
+fn a_tenant_admin_cannot_touch_another_tenants_keys() {
+    let mut made = Vec::new();
+    let s = TestServer::start_with(ConfigLayer::default(), |ring| {
+        made.push(ring.create("acme", true, None).expect("acme admin"));
+        made.push(ring.create("globex", true, None).expect("globex admin"));
+        made.push(ring.create("globex", false, None).expect("globex user"));
+        made.push(ring.create_with("ops", true, true, None).expect("operator"));
+    });
+    let (acme, globex_user, operator) = (&made[0], &made[2], &made[3]);
+    let acme_c = s.client(Some(&acme.key));
+    let listed = acme_c.keys().expect("list").keys;
+    assert!(listed.iter().all(|k| k.tenant == "acme"), "{listed:?}");
+    let key = |tenant: &str, operator: bool| muisti_client::NewKey {
+        tenant: tenant.into(),
+        admin: false,
+        operator,
+        label: None,
+    };
+    assert_eq!(
+        acme_c
+            .create_key(&key("globex", false))
+            .expect_err("other tenant")
+            .status(),
+        Some(403)
+    );
+    assert_eq!(
+        acme_c
+            .create_key(&key("acme", true))
+            .expect_err("operator key")
+            .status(),
+        Some(403)
+    );
+    assert!(
+        acme_c.create_key(&key("acme", false)).is_ok(),
+        "its own tenant"
+    );
+    assert!(
+        !acme_c.revoke_key(&globex_user.info.id).expect("answers"),
+        "another tenant's key reads as absent"
+    );
+    assert_eq!(
+        acme_c.purge().expect_err("not an operator").status(),
+        Some(403)
+    );
+    let op = s.client(Some(&operator.key));
+    assert!(op.keys().expect("list").keys.len() >= 5);
+    assert!(op.create_key(&key("globex", false)).is_ok());
+    assert!(op.revoke_key(&globex_user.info.id).expect("revokes"));
+    assert!(op.purge().is_ok());
 }

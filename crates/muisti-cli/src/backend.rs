@@ -122,26 +122,16 @@ impl Memories for Local {
     }
 
     fn kv_all(&self, ns: &str) -> Result<KvEntries> {
-        let mut all = KvEntries {
-            entries: Default::default(),
-            next_cursor: None,
-        };
-        let mut cursor = None;
-        loop {
-            let page = ops::kv_page(
+        Ok(KvEntries::collect(|cursor| {
+            ops::kv_page(
                 &self.0,
                 ns,
                 muisti_client::KvPageParams {
                     limit: None,
-                    cursor: cursor.take(),
+                    cursor,
                 },
-            )?;
-            all.entries.extend(page.entries);
-            match page.next_cursor {
-                Some(next) => cursor = Some(next),
-                None => return Ok(all),
-            }
-        }
+            )
+        })?)
     }
 
     fn kv_flush(&self, ns: &str) -> Result<u64> {

@@ -151,8 +151,9 @@ impl Session for Local<'_> {
             self.agent
                 .stream_in_conversation(&self.conv, message, print_piece)?
         };
-        self.conv = turn.conversation.clone();
-        let reply = muisti_server::chat::reply(turn, !self.args.no_store_messages);
+        self.conv = turn.conversation;
+        let id = (!self.args.no_store_messages).then(|| self.conv.id.clone());
+        let reply = muisti_server::chat::reply_in(turn.reply, id);
         Ok(serde_json::to_value(&reply)?)
     }
 

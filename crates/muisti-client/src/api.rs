@@ -422,6 +422,22 @@ pub struct KvEntries {
     pub next_cursor: Option<String>,
 }
 
+impl KvEntries {
+    /// Every entry of a namespace: `page(cursor)` fetches one page (the first with `None`),
+    /// and each page's `next_cursor` is followed to the last.
+    pub fn collect<E>(
+        mut page: impl FnMut(Option<String>) -> Result<KvEntries, E>,
+    ) -> Result<KvEntries, E> {
+        let mut all = page(None)?;
+        while let Some(cursor) = all.next_cursor.take() {
+            let next = page(Some(cursor))?;
+            all.entries.extend(next.entries);
+            all.next_cursor = next.next_cursor;
+        }
+        Ok(all)
+    }
+}
+
 /// The query of `GET /v1/kv/{namespace}`.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(

@@ -439,25 +439,15 @@ impl Client {
 
     /// Every live entry of `namespace`.
     pub fn kv_all(&self, namespace: &str) -> Result<KvEntries, ClientError> {
-        let mut all = KvEntries {
-            entries: Default::default(),
-            next_cursor: None,
-        };
-        let mut cursor: Option<String> = None;
-        loop {
-            let page = self.kv_page(
+        KvEntries::collect(|cursor| {
+            self.kv_page(
                 namespace,
                 &KvPageParams {
                     limit: None,
-                    cursor: cursor.take(),
+                    cursor,
                 },
-            )?;
-            all.entries.extend(page.entries);
-            match page.next_cursor {
-                Some(next) => cursor = Some(next),
-                None => return Ok(all),
-            }
-        }
+            )
+        })
     }
 
     /// One page of the entries of `namespace` (`next_cursor` leads to the next).

@@ -193,8 +193,10 @@ pub struct AppState {
 #[derive(Debug)]
 pub struct OpenMode {
     open: std::sync::atomic::AtomicBool,
-    /// When the store was last checked for keys.
-    checked: Mutex<Instant>,
+    /// When the mode was set up.
+    since: Instant,
+    /// Milliseconds after `since` of the last check of the store for keys.
+    checked_ms: std::sync::atomic::AtomicU64,
 }
 
 impl OpenMode {
@@ -204,7 +206,8 @@ impl OpenMode {
     fn new(open: bool) -> Self {
         Self {
             open: std::sync::atomic::AtomicBool::new(open),
-            checked: Mutex::new(Instant::now()),
+            since: Instant::now(),
+            checked_ms: std::sync::atomic::AtomicU64::new(0),
         }
     }
 
@@ -219,16 +222,17 @@ impl OpenMode {
     }
 
     /// Whether it is time to look for keys made by another process.
+    /// Whether it is time to look for keys made by another process (one caller a second
+    /// gets `true`; no lock on the request path).
     fn due(&self) -> bool {
-        let Ok(mut last) = self.checked.lock() else {
-            return true;
-        };
-        if last.elapsed() >= Self::RECHECK {
-            *last = Instant::now();
-            true
-        } else {
-            false
-        }
+        use std::sync::atomic::Ordering;
+        let now = u64::try_from(self.since.elapsed().as_millis()).unwrap_or(u64::MAX);
+        let last = self.checked_ms.load(Ordering::Relaxed);
+        now.saturating_sub(last) >= Self::RECHECK.as_millis() as u64
+            && self
+                .checked_ms
+                .compare_exchange(last, now, Ordering::Relaxed, Ordering::Relaxed)
+                .is_ok()
     }
 }
 
@@ -445,7 +449,12 @@ pub fn router(state: AppState, config: &ServerConfig, mcp_stop: CancellationToke
 /// Answers a connection over the cap with 503 (the JSON error shape) and closes it.
 async fn refuse_connection(mut stream: tokio::net::TcpStream) {
     use tokio::io::AsyncWriteExt;
-    let body = r#"{"error":{"code":"unavailable","message":"too many connections; retry later"}}"#;
+    let error = ApiError::new(
+        StatusCode::SERVICE_UNAVAILABLE,
+        "unavailable",
+        "too many connections; retry later",
+    );
+    let body = serde_json::to_string(&error.body()).unwrap_or_default();
     let response = format!(
         "HTTP/1.1 503 Service Unavailable\r\ncontent-type: application/json\r\n\
          retry-after: 1\r\nconnection: close\r\ncontent-length: {}\r\n\r\n{body}",

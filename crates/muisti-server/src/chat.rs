@@ -148,13 +148,19 @@ fn open(
 /// A turn as the wire's chat reply: the one shape of a reply on every face (`/v1/chat`,
 /// `muisti chat --json` in both modes). `stored`: whether the conversation was kept.
 pub fn reply(turn: Turn, stored: bool) -> api::ChatReply {
+    reply_in(turn.reply, stored.then_some(turn.conversation.id))
+}
+
+/// [`reply`] from the agent's reply and the conversation id to show (`None` when not
+/// stored), for a caller that keeps the conversation.
+pub fn reply_in(r: muisti_agent::Reply, conversation_id: Option<String>) -> api::ChatReply {
     api::ChatReply {
-        conversation_id: stored.then_some(turn.conversation.id),
-        reply: turn.reply.text,
-        recalled: turn.reply.recalled,
+        conversation_id,
+        reply: r.text,
+        recalled: r.recalled,
         usage: api::TokenUsage {
-            input_tokens: turn.reply.usage.input_tokens,
-            output_tokens: turn.reply.usage.output_tokens,
+            input_tokens: r.usage.input_tokens,
+            output_tokens: r.usage.output_tokens,
         },
     }
 }

@@ -271,17 +271,26 @@ pub fn filter(
     })
 }
 
+/// A `limit` as given or `default`, refused outside 1 to `max` (every limit of the API).
+fn limit(given: Option<usize>, default: usize, max: usize) -> Result<usize> {
+    let limit = given.unwrap_or(default);
+    if limit == 0 || limit > max {
+        return Err(Error::invalid("limit", format!("must be 1 to {max}")));
+    }
+    Ok(limit)
+}
+
+/// A page cursor: the previous page's `next_cursor`.
+fn cursor(given: Option<&str>) -> Result<Option<MemoryId>> {
+    given
+        .map(|c| MemoryId::parse(c).map_err(|_| Error::invalid("cursor", "not a cursor")))
+        .transpose()
+}
+
 /// One page of memories.
 pub fn list(engine: &Engine, p: api::ListParams) -> Result<api::MemoryPage> {
-    let limit = p.limit.unwrap_or(DEFAULT_PAGE);
-    if limit == 0 || limit > MAX_PAGE {
-        return Err(Error::invalid("limit", "must be 1 to 1000"));
-    }
-    let after = p
-        .cursor
-        .as_deref()
-        .map(|c| MemoryId::parse(c).map_err(|_| Error::invalid("cursor", "not a cursor")))
-        .transpose()?;
+    let limit = limit(p.limit, DEFAULT_PAGE, MAX_PAGE)?;
+    let after = cursor(p.cursor.as_deref())?;
     let more = api::Filters {
         agent_id: p.agent_id,
         category: p.category,
@@ -304,10 +313,7 @@ pub fn list(engine: &Engine, p: api::ListParams) -> Result<api::MemoryPage> {
 
 /// A recall.
 pub fn recall(engine: &Engine, q: api::RecallQuery) -> Result<api::RecallResult> {
-    let limit = q.limit.unwrap_or(10);
-    if limit == 0 || limit > MAX_RECALL {
-        return Err(Error::invalid("limit", "must be 1 to 1000"));
-    }
+    let limit = limit(q.limit, 10, MAX_RECALL)?;
     if let Some(s) = q.min_score
         && !(0.0..=1.0).contains(&s)
     {
@@ -343,11 +349,8 @@ fn hits_out(hits: Vec<muisti::RecallHit>, explain: bool) -> api::RecallResult {
 /// The memories closest in meaning to the one with `id` (itself excluded), best first.
 pub fn similar(engine: &Engine, id: &str, p: api::SimilarParams) -> Result<api::RecallResult> {
     let id = memory_id(id)?;
-    let limit = p.limit.unwrap_or(5);
+    let limit = limit(p.limit, 5, MAX_RECALL)?;
     let namespace = p.namespace.as_deref().map(Namespace::new).transpose()?;
-    if limit == 0 || limit > MAX_RECALL {
-        return Err(Error::invalid("limit", "must be 1 to 1000"));
-    }
     Ok(hits_out(
         engine.find_similar(id, namespace.as_ref(), limit, muisti::Filter::default())?,
         false,
@@ -404,21 +407,11 @@ pub fn kv_forget(engine: &Engine, ns: &str, key: &str) -> Result<()> {
     }
 }
 
-/// Largest page of key-value entries.
-pub const MAX_KV_PAGE: usize = 1000;
-
 /// One page of the entries of a namespace, oldest first.
 pub fn kv_page(engine: &Engine, ns: &str, p: api::KvPageParams) -> Result<api::KvEntries> {
     let ns = Namespace::new(ns)?;
-    let limit = p.limit.unwrap_or(MAX_KV_PAGE);
-    if limit == 0 || limit > MAX_KV_PAGE {
-        return Err(Error::invalid("limit", "must be 1 to 1000"));
-    }
-    let after = p
-        .cursor
-        .as_deref()
-        .map(|c| MemoryId::parse(c).map_err(|_| Error::invalid("cursor", "not a cursor")))
-        .transpose()?;
+    let limit = limit(p.limit, MAX_PAGE, MAX_PAGE)?;
+    let after = cursor(p.cursor.as_deref())?;
     let page = engine.list(ListQuery {
         partition: engine.partition(&ns),
         filter: muisti::Filter::default(),

@@ -361,13 +361,28 @@ fn connect(path: &Path, durability: Durability) -> Result<Connection> {
         Durability::Normal => "NORMAL",
         Durability::Full => "FULL",
     };
-    conn.execute_batch(&format!(
+    let pragmas = format!(
         "PRAGMA journal_mode=WAL; PRAGMA synchronous={sync}; PRAGMA foreign_keys=ON; \
          PRAGMA secure_delete=ON; \
          PRAGMA cache_size=-32768; PRAGMA mmap_size=268435456; PRAGMA temp_store=MEMORY; \
          PRAGMA wal_autocheckpoint=8192; PRAGMA journal_size_limit=67108864;"
-    ))
-    .map_err(|e| match sql_err(e) {
+    );
+    // `journal_mode` can answer SQLITE_BUSY without waiting on the busy handler while
+    // another process opens or checkpoints the same file: wait here instead, as long as
+    // the busy timeout would.
+    let started = std::time::Instant::now();
+    let set = loop {
+        match conn.execute_batch(&pragmas) {
+            Err(rusqlite::Error::SqliteFailure(e, _))
+                if e.code == rusqlite::ErrorCode::DatabaseBusy
+                    && started.elapsed() < Duration::from_secs(30) =>
+            {
+                std::thread::sleep(Duration::from_millis(10));
+            }
+            other => break other,
+        }
+    };
+    set.map_err(|e| match sql_err(e) {
         Error::Corrupted { reason, .. } => Error::Corrupted {
             location: path.display().to_string(),
             reason,

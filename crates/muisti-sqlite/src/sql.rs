@@ -122,6 +122,18 @@ pub(crate) fn partition_args(p: &Partition, now: i64) -> Vec<SqlValue> {
 
 /// Whether a filter has conditions [`filter_sql`] leaves to [`Filter::matches`].
 pub(crate) fn needs_rust_filter(filter: &Filter) -> bool {
-    let Filter { tags, metadata, .. } = filter;
+    // Whole, so that a new field must be placed on one side or the other of filter_sql.
+    let Filter {
+        user_id: _,
+        agent_id: _,
+        session_id: _,
+        category: _,
+        scope: _,
+        tags,
+        metadata,
+        created_after: _,
+        created_before: _,
+        content_hash: _,
+    } = filter;
     !tags.is_empty() || !metadata.is_empty()
 }

@@ -8,6 +8,7 @@ use std::{
 
 use serde_json::Value;
 
+mod benches;
 mod chat;
 mod modes;
 mod serve;

@@ -28,13 +28,14 @@ impl Engine {
         let config = &*self.recall;
         let n = config.candidates.max(req.limit);
         let now = self.clock.now();
-        let (mode, mut hits) = match req.mode {
+        let (mode, hits) = match req.mode {
             RecallMode::Overlap => {
                 let all = list_all(&*self.store, &partition, &req.filter)?;
-                (
-                    SearchMode::Scan,
-                    recall::overlap(all, &req.query, req.limit),
-                )
+                let mut hits = recall::overlap(all, &req.query, req.limit);
+                if let Some(min) = req.min_score {
+                    hits.retain(|h| h.score >= min);
+                }
+                (SearchMode::Scan, hits)
             }
             mode => {
                 let lexical = if mode == RecallMode::Vector {
@@ -71,10 +72,6 @@ impl Engine {
                 (mode, self.with_records(ranked)?)
             }
         };
-        if let Some(min) = req.min_score {
-            hits.retain(|h| h.score >= min);
-        }
-        hits.truncate(req.limit);
         self.emit(Event::Search {
             partition,
             mode,

@@ -1,0 +1,130 @@
+//! The bench commands' own behaviour (not their figures): `bench http --server` loads the
+//! given server, `bench scale` below the ANN threshold does not wait for a graph, and a
+//! bench stopped with Ctrl-C leaves no temporary store behind.
+
+use std::{
+    process::{Command, Stdio},
+    time::{Duration, Instant},
+};
+
+use serde_json::Value;
+
+use super::{muisti, ok, serve::serve};
+
+/// Runs `muisti` with `args`, killing it (and failing) if it has not finished in `limit`.
+fn within(home: &std::path::Path, args: &[&str], limit: Duration) -> std::process::Output {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_muisti"))
+        .args(args)
+        .env("XDG_DATA_HOME", home.join("data"))
+        .env("HOME", home)
+        .env("TMPDIR", home.join("tmp"))
+        .env_remove("MUISTI_STORE")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("starts");
+    let start = Instant::now();
+    while child.try_wait().expect("waits").is_none() {
+        if start.elapsed() > limit {
+            let _ = child.kill();
+            panic!("{args:?} still running after {limit:?}");
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    child.wait_with_output().expect("output")
+}
+
+#[test]
+fn bench_http_with_server_loads_that_server() {
+    let home = tempfile::tempdir().expect("temp dir");
+    let s = serve(home.path(), &[]);
+    let out = ok(muisti(
+        home.path(),
+        &[
+            "--server",
+            &s.base,
+            "bench",
+            "http",
+            "--memories",
+            "100",
+            "--seconds",
+            "0.3",
+            "--connections",
+            "1",
+            "--json",
+        ],
+    ));
+    let report: Value = serde_json::from_str(&out).expect("json");
+    assert_eq!(report["server"], s.base.as_str());
+    assert!(report["recall"]["requests"].as_u64() > Some(0), "{report}");
+    assert_eq!(report["recall"]["errors"], 0);
+    // The seeded memories are in that server's store.
+    let stats: Value = serde_json::from_str(&ok(muisti(
+        home.path(),
+        &["--server", &s.base, "stats", "-n", "bench", "--json"],
+    )))
+    .expect("json");
+    assert!(stats["total"].as_u64() >= Some(100), "{stats}");
+}
+
+#[test]
+fn bench_scale_below_the_ann_threshold_does_not_wait_for_a_graph() {
+    let home = tempfile::tempdir().expect("temp dir");
+    std::fs::create_dir_all(home.path().join("tmp")).expect("tmp");
+    let out = within(
+        home.path(),
+        &[
+            "bench",
+            "scale",
+            "--memories",
+            "1000",
+            "--queries",
+            "5",
+            "--unfiltered",
+        ],
+        Duration::from_secs(120),
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+#[test]
+fn a_bench_stopped_with_ctrl_c_leaves_no_temporary_store() {
+    let home = tempfile::tempdir().expect("temp dir");
+    let tmp = home.path().join("tmp");
+    std::fs::create_dir_all(&tmp).expect("tmp");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_muisti"))
+        .args(["bench", "scale", "--memories", "2000000"])
+        .env("XDG_DATA_HOME", home.path().join("data"))
+        .env("HOME", home.path())
+        .env("TMPDIR", &tmp)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("starts");
+    // Wait until the temporary store exists, then interrupt.
+    let start = Instant::now();
+    while std::fs::read_dir(&tmp).expect("tmp").next().is_none() {
+        assert!(
+            start.elapsed() < Duration::from_secs(60),
+            "no temporary store"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    std::thread::sleep(Duration::from_millis(300));
+    let status = Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .expect("kill");
+    assert!(status.success());
+    let code = child.wait().expect("waits");
+    assert_eq!(code.code(), Some(130), "stopped by the interrupt");
+    let left: Vec<_> = std::fs::read_dir(&tmp)
+        .expect("tmp")
+        .map(|e| e.expect("entry").path())
+        .collect();
+    assert!(left.is_empty(), "left behind: {left:?}");
+}

@@ -92,9 +92,16 @@ pub(crate) enum Command {
     /// --expected-version, only if nobody changed it since that version.
     Update(UpdateArgs),
     /// Delete a memory by id, or by key within the namespace.
+    ///
+    /// With --user, --agent or --session instead of a target, deletes every memory of that
+    /// owner in the namespace.
     Forget {
         /// A memory id (ULID) or a key.
-        target: String,
+        #[arg(required_unless_present_any = ["user_id", "agent_id", "session_id"],
+              conflicts_with_all = ["user_id", "agent_id", "session_id"])]
+        target: Option<String>,
+        #[command(flatten)]
+        owner: OwnerArgs,
         #[command(flatten)]
         ns: NsArg,
     },

@@ -7,8 +7,8 @@
 use anyhow::Result;
 use muisti::{Engine, Key, Locator, MemoryId, Namespace};
 use muisti_client::{
-    Client, KvEntries, KvEntry, KvValue, ListParams, Memory, MemoryPage, MemoryPatch, NewMemory,
-    RecallQuery, RecallResult, SimilarParams, Stats,
+    Client, ForgetParams, KvEntries, KvEntry, KvValue, ListParams, Memory, MemoryPage, MemoryPatch,
+    NewMemory, RecallQuery, RecallResult, SimilarParams, Stats,
 };
 use muisti_server::ops;
 
@@ -20,6 +20,8 @@ pub(crate) trait Memories {
     fn get(&self, target: &str, ns: &str) -> Result<Option<Memory>>;
     /// Deletes the memory with this id, else the one at this key in `ns`; `false` if none.
     fn forget(&self, target: &str, ns: &str) -> Result<bool>;
+    /// Deletes every memory of one owner; returns how many.
+    fn forget_owner(&self, p: ForgetParams) -> Result<u64>;
     /// One page of memories.
     fn list(&self, p: ListParams) -> Result<MemoryPage>;
     /// Changes fields of a memory by id, atomically.
@@ -87,6 +89,10 @@ impl Memories for Local {
     fn forget(&self, target: &str, ns: &str) -> Result<bool> {
         let at = self.locate(target, ns)?;
         Ok(self.0.forget(&at)?)
+    }
+
+    fn forget_owner(&self, p: ForgetParams) -> Result<u64> {
+        Ok(ops::forget_owner(&self.0, p)?.deleted)
     }
 
     fn list(&self, p: ListParams) -> Result<MemoryPage> {
@@ -180,6 +186,10 @@ impl Memories for Remote {
         }
         Key::new(target)?;
         Ok(self.0.kv_forget(ns, target)?)
+    }
+
+    fn forget_owner(&self, p: ForgetParams) -> Result<u64> {
+        Ok(self.0.delete_owner(&p)?)
     }
 
     fn list(&self, p: ListParams) -> Result<MemoryPage> {

@@ -6,7 +6,8 @@ use std::{io::Write, process::ExitCode};
 
 use anyhow::{Result, bail};
 use muisti_client::{
-    Filters, KvValue, ListParams, Memory, NewMemory, RecallHit, RecallQuery, SimilarParams,
+    Filters, ForgetParams, KvValue, ListParams, Memory, NewMemory, RecallHit, RecallQuery,
+    SimilarParams,
 };
 use serde_json::Value;
 
@@ -123,7 +124,29 @@ pub(crate) fn run(m: &dyn Memories, command: Command, json: bool) -> Result<Exit
             }
             Ok(ExitCode::SUCCESS)
         }
-        Command::Forget { target, ns } => {
+        Command::Forget {
+            target: None,
+            owner,
+            ns,
+        } => {
+            let deleted = m.forget_owner(ForgetParams {
+                namespace: Some(ns.namespace),
+                user_id: owner.user_id,
+                agent_id: owner.agent_id,
+                session_id: owner.session_id,
+            })?;
+            if json {
+                print_json(&serde_json::json!({ "deleted": deleted }))?;
+            } else {
+                outln!("forgot {deleted} memories")?;
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Forget {
+            target: Some(target),
+            ns,
+            ..
+        } => {
             if !m.forget(&target, &ns.namespace)? {
                 return Ok(not_found(&target));
             }

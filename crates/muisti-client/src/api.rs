@@ -272,6 +272,26 @@ pub struct ListParams {
     pub limit: Option<usize>,
 }
 
+/// Query parameters of `DELETE /v1/memories`: deletes every memory of the namespace that
+/// belongs to the given owner (at least one of user, agent and session).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(
+    feature = "openapi",
+    derive(utoipa::IntoParams),
+    into_params(parameter_in = Query)
+)]
+#[serde(deny_unknown_fields)]
+pub struct ForgetParams {
+    /// Namespace (default `default`).
+    pub namespace: Option<String>,
+    /// This user's memories.
+    pub user_id: Option<String>,
+    /// This agent's.
+    pub agent_id: Option<String>,
+    /// This session's.
+    pub session_id: Option<String>,
+}
+
 /// Filters beyond the owner fields.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(ToSchema))]

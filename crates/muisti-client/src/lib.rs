@@ -138,16 +138,33 @@ impl ListParams {
             ("cursor", self.cursor.as_deref()),
             ("limit", limit.as_deref()),
         ];
-        let q: Vec<String> = pairs
-            .iter()
-            .filter_map(|(k, v)| v.map(|v| format!("{k}={}", encode(v))))
-            .chain(self.tag.iter().map(|t| format!("tag={}", encode(t))))
-            .collect();
-        if q.is_empty() {
-            String::new()
-        } else {
-            format!("?{}", q.join("&"))
-        }
+        query_string(&pairs, &self.tag)
+    }
+}
+
+impl ForgetParams {
+    fn query(&self) -> String {
+        let pairs = [
+            ("namespace", self.namespace.as_deref()),
+            ("user_id", self.user_id.as_deref()),
+            ("agent_id", self.agent_id.as_deref()),
+            ("session_id", self.session_id.as_deref()),
+        ];
+        query_string(&pairs, &[])
+    }
+}
+
+/// `?k=v&…` of the given pairs and repeated `tag`s (empty when there are none).
+fn query_string(pairs: &[(&str, Option<&str>)], tags: &[String]) -> String {
+    let q: Vec<String> = pairs
+        .iter()
+        .filter_map(|(k, v)| v.map(|v| format!("{k}={}", encode(v))))
+        .chain(tags.iter().map(|t| format!("tag={}", encode(t))))
+        .collect();
+    if q.is_empty() {
+        String::new()
+    } else {
+        format!("?{}", q.join("&"))
     }
 }
 
@@ -307,6 +324,13 @@ impl Client {
         let path = format!("/v1/memories/{}", encode(id));
         Self::not_found_as_none(self.call::<(), serde_json::Value>("DELETE", &path, None))
             .map(|r| r.is_some())
+    }
+
+    /// Deletes every memory of one user, agent or session in a namespace; returns how many.
+    pub fn delete_owner(&self, params: &ForgetParams) -> Result<u64, ClientError> {
+        let path = format!("/v1/memories{}", params.query());
+        let d = self.call::<(), Deleted>("DELETE", &path, None)?;
+        Ok(self.expect(&path, d)?.deleted)
     }
 
     /// One page of memories.

@@ -384,7 +384,9 @@ pub fn router(state: AppState, config: &ServerConfig, mcp_stop: CancellationToke
     let protected = Router::new()
         .route(
             "/v1/memories",
-            post(rest::create_memory).get(rest::list_memories),
+            post(rest::create_memory)
+                .get(rest::list_memories)
+                .delete(rest::delete_memories),
         )
         .route("/v1/memories/batch", post(rest::create_memories))
         .route(

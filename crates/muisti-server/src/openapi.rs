@@ -31,7 +31,8 @@ impl utoipa::Modify for BearerAuth {
 #[openapi(
     info(title = "muisti", description = "Long-term memory for AI agents: the REST API of `muisti serve`. Every request acts as the tenant of its API key.", license(name = "Apache-2.0")),
     paths(crate::rest::create_memory, crate::rest::create_memories, crate::rest::get_memory,
-        crate::rest::update_memory, crate::rest::delete_memory, crate::rest::list_memories,
+        crate::rest::update_memory, crate::rest::delete_memory, crate::rest::delete_memories,
+        crate::rest::list_memories,
         crate::rest::similar, crate::rest::recall, crate::rest::kv_get, crate::rest::kv_set,
         crate::rest::kv_forget, crate::rest::kv_all, crate::rest::kv_flush, crate::rest::stats,
         crate::rest::purge, crate::rest::reindex, crate::rest::job, crate::rest::create_key, crate::rest::list_keys,

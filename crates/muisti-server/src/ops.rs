@@ -357,6 +357,19 @@ pub fn similar(engine: &Engine, id: &str, p: api::SimilarParams) -> Result<api::
     ))
 }
 
+/// Deletes every memory of one owner (user, agent and/or session) in a namespace.
+pub fn forget_owner(engine: &Engine, p: api::ForgetParams) -> Result<api::Deleted> {
+    let more = api::Filters {
+        agent_id: p.agent_id,
+        ..api::Filters::default()
+    };
+    let filter = filter(p.user_id, p.session_id, Some(more))?;
+    let ns = namespace(p.namespace.as_deref())?;
+    Ok(api::Deleted {
+        deleted: engine.forget_where(&ns, &filter)?,
+    })
+}
+
 /// Deletes expired records now, in the whole store (every tenant: an admin operation).
 pub fn purge(engine: &Engine) -> Result<api::Purged> {
     Ok(api::Purged {

@@ -194,6 +194,22 @@ pub async fn delete_memory(
     Ok(StatusCode::NO_CONTENT)
 }
 
+/// Deletes every memory of one user, agent or session in a namespace (each with every derived
+/// copy: full-text terms, vector, in-memory copies). At least one owner must be given.
+#[utoipa::path(delete, path = "/v1/memories", tag = "memories",
+    params(api::ForgetParams),
+    responses((status = 200, body = api::Deleted), (status = 400, body = api::ErrorBody),
+        (status = 422, body = api::ErrorBody)))]
+pub async fn delete_memories(
+    State(s): State<AppState>,
+    caller: Caller,
+    ApiQuery(p): ApiQuery<api::ForgetParams>,
+) -> ApiResult<Json<api::Deleted>> {
+    run(&s, &caller, move |e| ops::forget_owner(&e, p))
+        .await
+        .map(Json)
+}
+
 /// One page of memories, oldest first.
 #[utoipa::path(get, path = "/v1/memories", tag = "memories",
     params(api::ListParams),

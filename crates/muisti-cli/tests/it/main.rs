@@ -10,6 +10,7 @@ use serde_json::Value;
 
 mod benches;
 mod chat;
+mod deletion;
 mod modes;
 mod serve;
 

@@ -245,3 +245,58 @@ fn mcp_tools_act_as_the_tenant_of_the_key() {
     assert!(forgot["error"].is_object());
     assert!(t.a.get(&a_mem.id).expect("get").is_some());
 }
+
+#[test]
+fn deleting_a_user_deletes_that_user_in_that_tenant_only() {
+    let t = two();
+    for client in [&t.a, &t.b] {
+        for (user, text) in [
+            ("bob", "bob's diagnosis"),
+            ("bob", "bob's address"),
+            ("alice", "alice's plan"),
+        ] {
+            let mut m = NewMemory::text(text);
+            m.user_id = Some(user.into());
+            client.create(&m).expect("create");
+        }
+    }
+    let bob = muisti_client::ForgetParams {
+        user_id: Some("bob".into()),
+        ..Default::default()
+    };
+    assert_eq!(t.a.delete_owner(&bob).expect("delete"), 2);
+    assert_eq!(t.a.delete_owner(&bob).expect("again"), 0);
+    let left = |c: &Client, user: &str| {
+        c.list(&ListParams {
+            user_id: Some(user.into()),
+            ..ListParams::default()
+        })
+        .expect("list")
+        .items
+        .len()
+    };
+    assert_eq!(left(&t.a, "bob"), 0);
+    assert_eq!(left(&t.a, "alice"), 1);
+    assert_eq!(left(&t.b, "bob"), 2, "the other tenant's bob is untouched");
+    let hits =
+        t.a.recall(&RecallQuery::new("bob's diagnosis", 10))
+            .expect("recall");
+    assert!(
+        hits.hits
+            .iter()
+            .all(|h| h.memory.user_id.as_deref() != Some("bob"))
+    );
+
+    // No owner, or an unknown parameter: refused, nothing deleted.
+    let err = t.a.delete_owner(&Default::default()).expect_err("no owner");
+    assert_eq!(err.status(), Some(422));
+    let auth = format!("Bearer {}", t.b_key);
+    let r = raw(
+        "DELETE",
+        &t.server.url("/v1/memories?user=alice"),
+        &[("authorization", &auth)],
+        None,
+    );
+    assert_eq!(r.status, 400, "{}", r.body);
+    assert_eq!(left(&t.b, "alice"), 1);
+}

@@ -464,6 +464,50 @@ impl Engine {
         Ok(deleted)
     }
 
+    /// Deletes every memory of a namespace that matches `filter` (for example all of one
+    /// user's), each through [`Store::delete`] so every derived copy goes with it; returns how
+    /// many. A filter that names no owner (user, agent or session) is refused: emptying a
+    /// namespace is [`Store::flush`]'s job, not a filter's accident.
+    pub fn forget_where(&self, namespace: &Namespace, filter: &Filter) -> Result<u64> {
+        if filter.user_id.is_none() && filter.agent_id.is_none() && filter.session_id.is_none() {
+            return Err(Error::invalid(
+                "filter",
+                "name the user_id, agent_id or session_id whose memories to delete",
+            ));
+        }
+        let _span = info_span!("memory.forget_where", namespace = %namespace).entered();
+        let partition = self.partition(namespace);
+        let mut deleted = 0;
+        let mut after = None;
+        loop {
+            let page = self.store.list(&ListQuery {
+                partition: partition.clone(),
+                filter: filter.clone(),
+                after,
+                limit: 0,
+            })?;
+            for m in &page.items {
+                let at = Locator::Id {
+                    tenant: self.tenant.clone(),
+                    id: m.id,
+                };
+                deleted += u64::from(self.store.delete(&at)?);
+            }
+            match page.next {
+                Some(next) => after = Some(next),
+                None => break,
+            }
+        }
+        if deleted > 0 {
+            self.emit(Event::Forget {
+                partition,
+                key: None,
+                count: deleted,
+            });
+        }
+        Ok(deleted)
+    }
+
     /// How many memories of a namespace match `filter`.
     pub fn count(&self, namespace: &Namespace, filter: &Filter) -> Result<u64> {
         self.store.count(&self.partition(namespace), filter)

@@ -448,28 +448,6 @@ pub fn router(state: AppState, config: &ServerConfig, mcp_stop: CancellationToke
         .with_state(state)
 }
 
-/// Answers a connection over the cap with 503 (the JSON error shape) and closes it.
-async fn refuse_connection(mut stream: tokio::net::TcpStream) {
-    use tokio::io::AsyncWriteExt;
-    let error = ApiError::new(
-        StatusCode::SERVICE_UNAVAILABLE,
-        "unavailable",
-        "too many connections; retry later",
-    );
-    let body = serde_json::to_string(&error.body()).unwrap_or_default();
-    let response = format!(
-        "HTTP/1.1 503 Service Unavailable\r\ncontent-type: application/json\r\n\
-         retry-after: 1\r\nconnection: close\r\ncontent-length: {}\r\n\r\n{body}",
-        body.len()
-    );
-    let _ = tokio::time::timeout(
-        Duration::from_secs(1),
-        stream.write_all(response.as_bytes()),
-    )
-    .await;
-    let _ = stream.shutdown().await;
-}
-
 /// A bound server, ready to run.
 pub struct Server {
     listener: tokio::net::TcpListener,
@@ -572,7 +550,7 @@ impl Server {
                         }
                     };
                     let Ok(slot) = Arc::clone(&slots).try_acquire_owned() else {
-                        tokio::spawn(refuse_connection(stream));
+                        tokio::spawn(crate::conn::refuse(stream));
                         continue;
                     };
                     let _ = stream.set_nodelay(true);
@@ -581,7 +559,10 @@ impl Server {
                         .timer(hyper_util::rt::TokioTimer::new())
                         .header_read_timeout(header_timeout)
                         .keep_alive(true)
-                        .serve_connection(hyper_util::rt::TokioIo::new(stream), service);
+                        .serve_connection(
+                            hyper_util::rt::TokioIo::new(crate::conn::JsonParserErrors::new(stream)),
+                            service,
+                        );
                     let conn = graceful.watch(conn);
                     tokio::spawn(async move {
                         let _ = conn.await;

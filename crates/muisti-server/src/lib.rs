@@ -15,6 +15,7 @@ pub mod app;
 pub mod browser;
 pub mod chat;
 pub mod config;
+mod conn;
 pub mod error;
 pub mod extract;
 pub mod keys;

@@ -1105,3 +1105,66 @@ fn a_tenant_admin_cannot_touch_another_tenants_keys() {
     assert!(op.revoke_key(&globex_user.info.id).expect("revokes"));
     assert!(op.purge().is_ok());
 }
+
+/// Requests the HTTP parser refuses before the router sees them (a malformed request line, a
+/// URI or headers over the limits, garbage after a good request on the same connection) are
+/// answered with their status and the JSON error shape.
+#[test]
+fn parser_errors_carry_the_json_error_shape() {
+    use std::io::{Read, Write};
+    let s = TestServer::open();
+    let addr = s.base.trim_start_matches("http://").to_owned();
+    let send = |request: Vec<u8>| {
+        let mut c = std::net::TcpStream::connect(&addr).expect("connects");
+        c.set_read_timeout(Some(std::time::Duration::from_secs(10)))
+            .expect("timeout");
+        // The server may answer and close before it has read everything.
+        let _ = c.write_all(&request);
+        let mut answer = Vec::new();
+        let _ = c.read_to_end(&mut answer);
+        String::from_utf8_lossy(&answer).into_owned()
+    };
+    let host = "Host: 127.0.0.1\r\n";
+    let many_headers: String = (0..200).map(|i| format!("x-h{i}: 1\r\n")).collect();
+    let cases: [(Vec<u8>, &str, &str); 5] = [
+        (b"GARBAGE\r\n\r\n".to_vec(), "400", "bad_request"),
+        (
+            format!("GET /{} HTTP/1.1\r\n{host}\r\n", "a".repeat(70_000)).into_bytes(),
+            "414",
+            "uri_too_long",
+        ),
+        (
+            format!(
+                "GET /healthz HTTP/1.1\r\n{host}x-a: {}\r\n\r\n",
+                "b".repeat(500_000)
+            )
+            .into_bytes(),
+            "431",
+            "headers_too_large",
+        ),
+        (
+            format!("GET /healthz HTTP/1.1\r\n{host}{many_headers}\r\n").into_bytes(),
+            "431",
+            "headers_too_large",
+        ),
+        (
+            format!("GET /healthz HTTP/1.1\r\n{host}\r\nNOT HTTP\r\n\r\n").into_bytes(),
+            "400",
+            "bad_request",
+        ),
+    ];
+    for (request, status, code) in cases {
+        let answer = send(request);
+        // The last case: the good request's answer, then the refusal.
+        let refusal = &answer[answer.rfind("HTTP/1.1 ").expect("a response")..];
+        assert!(
+            refusal.starts_with(&format!("HTTP/1.1 {status} ")),
+            "{answer}"
+        );
+        let (head, body) = refusal.split_once("\r\n\r\n").expect("head and body");
+        assert!(head.contains("content-type: application/json"), "{head}");
+        let v: serde_json::Value = serde_json::from_str(body).expect("a JSON body");
+        assert_eq!(v["error"]["code"], code, "{body}");
+        assert!(v["error"]["message"].is_string());
+    }
+}

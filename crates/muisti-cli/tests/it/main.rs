@@ -362,3 +362,56 @@ fn context_makes_an_answer_findable_by_its_question() {
     );
     assert_eq!(hits[0]["memory"]["content"], "5 years already!");
 }
+
+/// Read-only commands pointed at a directory that is not a store (a typo such as
+/// `file:///etc`) leave it exactly as it was: no metadata, no lock files.
+#[test]
+fn read_only_commands_write_nothing() {
+    let home = tempfile::tempdir().expect("temp dir");
+    let dir = home.path().join("etc");
+    std::fs::create_dir(&dir).expect("dir");
+    std::fs::write(dir.join("hosts"), "127.0.0.1 localhost\n").expect("writes");
+    let listing = |d: &Path| {
+        let mut names: Vec<String> = walk(d);
+        names.sort();
+        names
+    };
+    let before = listing(&dir);
+    let url = format!("file://{}", dir.display());
+    for args in [
+        &["stats"][..],
+        &["list"],
+        &["search", "hello"],
+        &["get", "some-key"],
+        &["kv", "get", "k"],
+        &["kv", "all"],
+        &["kv", "has", "k"],
+    ] {
+        let out = muisti(
+            home.path(),
+            &[&["--store", url.as_str()][..], args].concat(),
+        );
+        assert!(
+            matches!(out.status.code(), Some(0 | 1 | 3)),
+            "{args:?}: {}",
+            stderr(&out)
+        );
+        assert_eq!(listing(&dir), before, "{args:?} wrote to the directory");
+    }
+}
+
+/// Every path under `dir`, relative.
+fn walk(dir: &Path) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for entry in std::fs::read_dir(&d).expect("dir") {
+            let path = entry.expect("entry").path();
+            out.push(path.strip_prefix(dir).expect("under").display().to_string());
+            if path.is_dir() {
+                stack.push(path);
+            }
+        }
+    }
+    out
+}

@@ -1,6 +1,8 @@
 //! Vectors: which embedder indexed the store, embedding writes, reindexing, and the
 //! duplicate check of keyless writes.
 
+use std::sync::atomic::Ordering;
+
 use super::*;
 
 impl Engine {
@@ -30,25 +32,55 @@ impl Engine {
         Ok(())
     }
 
+    /// Checks the store's recorded embedder against the engine's at opening. A store with
+    /// none recorded yet gets this engine's at its first write ([`Engine::note_model`]), so
+    /// opening never writes.
     pub(super) fn check_model(&self, on_mismatch: OnModelMismatch) -> Result<()> {
         let Some(embedder) = &self.embedder else {
             return Ok(());
         };
-        match self.store_model()? {
-            None => self.record_model(&**embedder),
-            Some(id) if id == embedder.id() => Ok(()),
+        let checked = match self.store_model()? {
+            None => false,
+            Some(id) if id == embedder.id() => true,
             Some(id) => match on_mismatch {
-                OnModelMismatch::Error => Err(Error::Conflict(format!(
-                    "the store {} was indexed with the embedder {id:?}, but this engine embeds \
-                     with {:?}; run `muisti reindex` to re-embed every memory with it, or \
-                     choose the embedder {id:?}",
-                    self.store.info().location,
-                    embedder.id()
-                ))),
-                OnModelMismatch::Reindex => self.reindex(false, &mut |_, _| {}).map(|_| ()),
-                OnModelMismatch::Ignore => Ok(()),
+                OnModelMismatch::Error => return Err(self.model_mismatch(&id, &**embedder)),
+                OnModelMismatch::Reindex => {
+                    self.reindex(false, &mut |_, _| {})?;
+                    true
+                }
+                OnModelMismatch::Ignore => true,
             },
+        };
+        self.model_checked.store(checked, Ordering::Relaxed);
+        Ok(())
+    }
+
+    /// Before a write that stores vectors: records the engine's embedder in a store that has
+    /// none yet, or refuses if another engine recorded a different one since this one opened.
+    pub(super) fn note_model(&self) -> Result<()> {
+        let Some(embedder) = &self.embedder else {
+            return Ok(());
+        };
+        if self.model_checked.load(Ordering::Relaxed) {
+            return Ok(());
         }
+        match self.store_model()? {
+            None => self.record_model(&**embedder)?,
+            Some(id) if id == embedder.id() => {}
+            Some(id) => return Err(self.model_mismatch(&id, &**embedder)),
+        }
+        self.model_checked.store(true, Ordering::Relaxed);
+        Ok(())
+    }
+
+    fn model_mismatch(&self, recorded: &str, embedder: &dyn Embedder) -> Error {
+        Error::Conflict(format!(
+            "the store {} was indexed with the embedder {recorded:?}, but this engine embeds \
+             with {:?}; run `muisti reindex` to re-embed every memory with it, or choose the \
+             embedder {recorded:?}",
+            self.store.info().location,
+            embedder.id()
+        ))
     }
 
     /// Re-embeds the memories of every tenant whose vector was made by another model (or

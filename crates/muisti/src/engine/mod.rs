@@ -5,7 +5,10 @@ mod index;
 mod kv;
 mod search;
 
-use std::{collections::BTreeMap, sync::Arc};
+use std::{
+    collections::BTreeMap,
+    sync::{Arc, atomic::AtomicBool},
+};
 
 use muisti_core::{
     Clock, Error, ErrorKind, Event, Filter, Key, ListQuery, Locator, Memory, MemoryId, Namespace,
@@ -102,7 +105,8 @@ impl EngineBuilder {
     }
 
     /// The engine. With an embedder, checks that the store was indexed by the same model
-    /// (and records the model in a store that has none yet).
+    /// (a store with none recorded gets this one's at its first write: opening writes
+    /// nothing).
     pub fn build(self) -> Result<Engine> {
         let embedder = match self.embedder {
             EmbedderChoice::Builtin => {
@@ -120,6 +124,7 @@ impl EngineBuilder {
             embedder,
             recall: Arc::new(self.recall),
             clock: self.clock,
+            model_checked: Arc::new(AtomicBool::new(false)),
         };
         engine.check_model(on_mismatch)?;
         Ok(engine)
@@ -152,6 +157,9 @@ pub struct Engine {
     /// Whether the store answers full-text search from an index (read once, not per recall).
     native_text: bool,
     clock: Arc<dyn Clock>,
+    /// Whether the store's recorded embedder is known to be this engine's (else the next
+    /// write records or checks it).
+    model_checked: Arc<AtomicBool>,
 }
 
 /// How much a namespace holds.
@@ -264,6 +272,7 @@ impl Engine {
         if let Some(existing) = self.duplicate_of(&put)? {
             return self.merge_duplicate(&put, existing);
         }
+        self.note_model()?;
         self.embed_puts(std::slice::from_mut(&mut put))?;
         let span = info_span!("memory.write", namespace = %put.partition.namespace);
         let _g = span.enter();
@@ -358,6 +367,7 @@ impl Engine {
                     Some(c) => c.clone(),
                     None => current.context.clone(),
                 };
+                self.note_model()?;
                 self.embed_puts(std::slice::from_mut(&mut put))?;
                 req.patch.embedding = put.embedding.map(|v| (embedder.id().to_owned(), v));
                 req.expected_version = Some(given.unwrap_or(current.version));
@@ -388,6 +398,7 @@ impl Engine {
                 p
             })
             .collect();
+        self.note_model()?;
         self.embed_puts(&mut puts)?;
         let _span = info_span!("memory.write_many", count = puts.len()).entered();
         let written = self.store.put_many(puts)?;

@@ -362,6 +362,36 @@ fn a_store_indexed_by_another_embedder_is_refused_or_reindexed() {
     });
 }
 
+/// Opening writes nothing: the embedder is recorded by the first write, and an engine opened
+/// with another one before that write is refused at its own first write.
+#[test]
+fn the_embedder_is_recorded_by_the_first_write_not_by_opening() {
+    use muisti::{Embedder, StaticEmbedder};
+    let model_dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../muisti-embed/model");
+    let other: Arc<dyn Embedder> =
+        Arc::new(StaticEmbedder::from_dir("other-model", &model_dir).expect("loads"));
+    on_each_backend(|url, e| {
+        let b = Engine::builder(e.store().clone())
+            .embedder(Some(other.clone()))
+            .build()
+            .expect("an empty store opens with any embedder");
+        assert_eq!(e.store_model().expect("reads"), None, "{url}");
+        assert_eq!(e.stats().expect("stats").total, 0, "opening wrote nothing");
+        let n = ns("default");
+        e.remember(muisti::Put::new(e.partition(&n), None, "I moved to Lisbon"))
+            .expect("writes");
+        assert_eq!(
+            e.store_model().expect("reads").as_deref(),
+            e.embedder().map(|m| m.id())
+        );
+        let err = b
+            .remember(muisti::Put::new(b.partition(&n), None, "I like sardines"))
+            .expect_err("another embedder's write is refused");
+        assert_eq!(err.kind(), muisti::ErrorKind::Conflict, "{url}");
+        assert_eq!(e.stats().expect("stats").total, 1);
+    });
+}
+
 #[test]
 fn recall_modes_filters_and_similar_on_every_backend() {
     use muisti::{Category, Put, RecallMode, RecallRequest};

@@ -439,13 +439,14 @@ impl SqliteStore {
 }
 
 impl SqliteStore {
-    fn delete_row(&self, at: &Locator, now: i64) -> Result<bool> {
+    /// Deletes the addressed live row; the partition it was in, if there was one.
+    fn delete_row(&self, at: &Locator, now: i64) -> Result<Option<Partition>> {
         self.write(|tx| {
-            let rowid: Option<i64> = match at {
+            let namespace: Option<String> = match at {
                 Locator::Key { partition, key } => tx
                     .prepare_cached(&format!(
                         "DELETE FROM memories WHERE tenant = ? AND namespace = ? AND key = ? \
-                         AND {LIVE} RETURNING rowid"
+                         AND {LIVE} RETURNING namespace"
                     ))
                     .and_then(|mut s| {
                         s.query_row(
@@ -461,7 +462,8 @@ impl SqliteStore {
                     }),
                 Locator::Id { tenant, id } => tx
                     .prepare_cached(&format!(
-                        "DELETE FROM memories WHERE id = ? AND tenant = ? AND {LIVE} RETURNING rowid"
+                        "DELETE FROM memories WHERE id = ? AND tenant = ? AND {LIVE} \
+                         RETURNING namespace"
                     ))
                     .and_then(|mut s| {
                         s.query_row(params![id.to_string(), tenant.as_str(), now], |r| r.get(0))
@@ -469,7 +471,9 @@ impl SqliteStore {
                     }),
             }
             .map_err(sql_err)?;
-            Ok(rowid.is_some())
+            namespace
+                .map(|ns| Ok(Partition::new(at.tenant().clone(), Namespace::new(ns)?)))
+                .transpose()
         })
     }
 
@@ -659,13 +663,13 @@ impl Store for SqliteStore {
 
     fn delete(&self, at: &Locator) -> Result<bool> {
         let now = self.now_ms();
-        let out = self.delete_row(at, now);
-        // After the commit, so that no reader caches what was just deleted.
-        match at {
-            Locator::Key { partition, .. } => self.cache.invalidate(partition),
-            Locator::Id { .. } => self.cache.invalidate_all(),
+        // After the commit, so that no reader caches what was just deleted; only the
+        // partition that held it (a miss, such as another tenant's id, drops nothing).
+        let deleted = self.delete_row(at, now)?;
+        if let Some(partition) = &deleted {
+            self.cache.invalidate(partition);
         }
-        out
+        Ok(deleted.is_some())
     }
 
     fn flush(&self, partition: &Partition) -> Result<u64> {

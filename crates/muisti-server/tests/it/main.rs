@@ -4,6 +4,7 @@
 #![allow(missing_docs)]
 
 mod chat;
+mod cross_tenant;
 mod rest;
 mod tenancy;
 

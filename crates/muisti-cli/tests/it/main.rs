@@ -10,6 +10,7 @@ use serde_json::Value;
 
 mod benches;
 mod chat;
+mod crash;
 mod deletion;
 mod modes;
 mod serve;

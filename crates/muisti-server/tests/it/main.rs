@@ -5,6 +5,7 @@
 
 mod chat;
 mod cross_tenant;
+mod hostile;
 mod rest;
 mod tenancy;
 

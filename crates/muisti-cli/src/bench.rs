@@ -57,6 +57,24 @@ pub(crate) enum BenchCommand {
         #[arg(long, default_value_t = 16, value_parser = clap::value_parser!(u16).range(1..))]
         connections: u16,
     },
+    /// `muisti serve` under a sustained mixed load at a fixed rate (60 % recall, 25 % create,
+    /// 15 % key-value), open loop; exits 1 if any request failed (default store: a fresh
+    /// SQLite file seeded like `bench scale`).
+    Load {
+        /// Memories to seed (1,000 per user). With --server, written to its `bench`
+        /// namespace first.
+        #[arg(long, default_value_t = 10_000)]
+        memories: usize,
+        /// How long to send, in seconds (more than 0).
+        #[arg(long, default_value_t = 60.0, value_parser = positive_seconds)]
+        seconds: f64,
+        /// Requests per second, all kinds together (more than 0).
+        #[arg(long, default_value_t = 200.0, value_parser = positive_rate)]
+        rate: f64,
+        /// Concurrent client connections.
+        #[arg(long, default_value_t = 16, value_parser = clap::value_parser!(u16).range(1..))]
+        connections: u16,
+    },
     /// What memory adds to a chat message: recall, prompt block and conversation save, with
     /// an instant model on loopback (default store: a fresh SQLite file).
     Agent {
@@ -97,6 +115,43 @@ fn positive_seconds(s: &str) -> std::result::Result<f64, String> {
         Ok(_) => Err(format!("{s} is not between 0 and 86400 seconds")),
         Err(_) => Err(format!("{s:?} is not a number of seconds")),
     }
+}
+
+fn positive_rate(s: &str) -> std::result::Result<f64, String> {
+    match s.parse::<f64>() {
+        Ok(v) if v.is_finite() && v > 0.0 && v <= 1_000_000.0 => Ok(v),
+        Ok(_) => Err(format!(
+            "{s} is not between 0 and 1,000,000 requests per second"
+        )),
+        Err(_) => Err(format!("{s:?} is not a number of requests per second")),
+    }
+}
+
+/// The server an HTTP bench loads: the one `--server` names, or one started in this process
+/// over `--store` (default: a fresh SQLite file in `dir`).
+fn http_target(
+    cli: &crate::Cli,
+    store: Option<&str>,
+    dir: &tempfile::TempDir,
+) -> Result<crate::http_bench::Target> {
+    if let Some(server) = &cli.server {
+        if store.is_some() {
+            anyhow::bail!("--store and --server: give one (the server has its store)");
+        }
+        return Ok(crate::http_bench::Target::Remote {
+            url: server.clone(),
+            api_key: cli.api_key.clone(),
+        });
+    }
+    let url = match store {
+        Some(u) => u.to_owned(),
+        None => format!("sqlite://{}/http.db", dir.path().display()),
+    };
+    let embedder = muisti::embedder_from_spec(cli.embedder(), cli.embed_url.as_deref())?;
+    let engine = muisti::Engine::builder(muisti::open_store(&url)?)
+        .embedder(embedder)
+        .build()?;
+    Ok(crate::http_bench::Target::Local(engine))
 }
 
 /// A temporary directory for a bench's store, removed when the bench ends or is stopped with
@@ -184,31 +239,28 @@ pub(crate) fn run(cmd: &BenchCommand, cli: &crate::Cli, json: bool) -> Result<()
             seconds,
             connections,
         } => {
-            let connections = usize::from(*connections);
-            if let Some(server) = &cli.server {
-                if store.is_some() {
-                    anyhow::bail!("--store and --server: give one (the server has its store)");
-                }
-                let target = crate::http_bench::Target::Remote {
-                    url: server.clone(),
-                    api_key: cli.api_key.clone(),
-                };
-                let report = crate::http_bench::run(target, *memories, *seconds, connections)?;
-                outln!("{}", serde_json::to_string_pretty(&report)?)?;
-                return Ok(());
-            }
             let dir = bench_dir()?;
-            let url = match store {
-                Some(u) => u.to_owned(),
-                None => format!("sqlite://{}/http.db", dir.path().display()),
-            };
-            let embedder = muisti::embedder_from_spec(cli.embedder(), cli.embed_url.as_deref())?;
-            let engine = muisti::Engine::builder(muisti::open_store(&url)?)
-                .embedder(embedder)
-                .build()?;
-            let target = crate::http_bench::Target::Local(engine);
+            let target = http_target(cli, store, &dir)?;
+            let connections = usize::from(*connections);
             let report = crate::http_bench::run(target, *memories, *seconds, connections)?;
             outln!("{}", serde_json::to_string_pretty(&report)?)?;
+            return Ok(());
+        }
+        BenchCommand::Load {
+            memories,
+            seconds,
+            rate,
+            connections,
+        } => {
+            let dir = bench_dir()?;
+            let target = http_target(cli, store, &dir)?;
+            let connections = usize::from(*connections);
+            let report =
+                crate::http_bench::sustained(target, *memories, *seconds, *rate, connections)?;
+            outln!("{}", serde_json::to_string_pretty(&report)?)?;
+            if report.errors() > 0 {
+                anyhow::bail!("{} requests failed", report.errors());
+            }
             return Ok(());
         }
         BenchCommand::Agent { memories, messages } => {

@@ -109,20 +109,30 @@ where
     })
 }
 
-pub(crate) fn run(
+/// A server to load: `base` URL, API key, how to name it in a report, and the number of
+/// users its seeded memories belong to.
+struct Running<'a> {
+    base: &'a str,
+    api_key: Option<&'a str>,
+    name: &'a str,
+    users: usize,
+}
+
+/// Seeds `memories` into the target's `bench` namespace (starting a server in this process
+/// for [`Target::Local`]) and runs `f` against it.
+fn with_server<R>(
     target: Target,
     memories: usize,
-    seconds: f64,
-    connections: usize,
-) -> Result<Report> {
-    let mut rng = Rng(0x5eed_1234_abcd_ef01);
+    rng: &mut Rng,
+    f: impl FnOnce(Running<'_>, &mut Rng) -> Result<R>,
+) -> Result<R> {
     let users = users_for(memories);
     match target {
         Target::Local(engine) => {
             let ns = Namespace::new("bench")?;
             let partition = Partition::new(engine.tenant().clone(), ns);
             eprintln!("seeding {memories} memories");
-            seed(&engine, &partition, memories, &mut rng)?;
+            seed(&engine, &partition, memories, rng)?;
             let runtime = tokio::runtime::Builder::new_multi_thread()
                 .enable_all()
                 .build()
@@ -137,16 +147,13 @@ pub(crate) fn run(
             let handle = runtime.spawn(server.run(async move {
                 let _ = stopped.await;
             }));
-            let report = load(
-                &base,
-                None,
-                "in-process",
+            let running = Running {
+                base: &base,
+                api_key: None,
+                name: "in-process",
                 users,
-                memories,
-                seconds,
-                connections,
-                &mut rng,
-            );
+            };
+            let report = f(running, rng);
             let _ = stop.send(());
             runtime.block_on(handle)??;
             report
@@ -162,25 +169,44 @@ pub(crate) fn run(
                         .map(|k| NewMemory {
                             namespace: Some("bench".into()),
                             user_id: Some(format!("user-{}", k % users)),
-                            ..NewMemory::text(fact(&mut rng, k))
+                            ..NewMemory::text(fact(rng, k))
                         })
                         .collect(),
                 };
                 client.create_many(&batch)?;
                 i += n;
             }
-            load(
-                &url,
-                api_key.as_deref(),
-                &url,
+            let running = Running {
+                base: &url,
+                api_key: api_key.as_deref(),
+                name: &url,
                 users,
-                memories,
-                seconds,
-                connections,
-                &mut rng,
-            )
+            };
+            f(running, rng)
         }
     }
+}
+
+/// `bench http`: recall, then create, each for `seconds` from `connections` clients.
+pub(crate) fn run(
+    target: Target,
+    memories: usize,
+    seconds: f64,
+    connections: usize,
+) -> Result<Report> {
+    let mut rng = Rng(0x5eed_1234_abcd_ef01);
+    with_server(target, memories, &mut rng, |r, rng| {
+        load(
+            r.base,
+            r.api_key,
+            r.name,
+            r.users,
+            memories,
+            seconds,
+            connections,
+            rng,
+        )
+    })
 }
 
 /// The timed phases against a running server at `base`.
@@ -235,5 +261,189 @@ fn load(
         recall,
         create,
         peak_rss_mib: crate::locomo::peak_rss_mib(),
+    })
+}
+
+/// One kind of request of a sustained load.
+#[derive(Serialize)]
+pub(crate) struct OpStats {
+    requests: usize,
+    errors: usize,
+    p50_ms: f64,
+    p99_ms: f64,
+    max_ms: f64,
+}
+
+/// What `bench load` reports.
+#[derive(Serialize)]
+pub(crate) struct LoadReport {
+    memories: usize,
+    seconds: f64,
+    /// Requests per second asked for, and sent.
+    target_rate: f64,
+    achieved_rate: f64,
+    connections: usize,
+    server: String,
+    requests: usize,
+    errors: usize,
+    /// Latency from each request's scheduled time (waiting behind a slow one counts).
+    p50_ms: f64,
+    p99_ms: f64,
+    max_ms: f64,
+    recall: OpStats,
+    create: OpStats,
+    kv_set: OpStats,
+    kv_get: OpStats,
+    /// The first few errors, as the client saw them.
+    first_errors: Vec<String>,
+}
+
+impl LoadReport {
+    /// Requests that failed.
+    pub(crate) fn errors(&self) -> usize {
+        self.errors
+    }
+}
+
+const OPS: [&str; 4] = ["recall", "create", "kv_set", "kv_get"];
+
+/// Which operation request `k` is: 60 % recall, 25 % create, 10 % kv set, 5 % kv get.
+fn op_of(k: usize) -> usize {
+    match k % 20 {
+        0..12 => 0,
+        12..17 => 1,
+        17..19 => 2,
+        _ => 3,
+    }
+}
+
+fn percentiles(mut lat: Vec<f64>) -> (f64, f64, f64) {
+    lat.sort_by(f64::total_cmp);
+    let pct = |p: f64| {
+        lat.get(((lat.len().max(1) - 1) as f64 * p).round() as usize)
+            .copied()
+            .unwrap_or(f64::NAN)
+    };
+    (pct(0.5), pct(0.99), lat.last().copied().unwrap_or(f64::NAN))
+}
+
+/// `bench load`: a mixed workload (recall, create, key-value) sent at a fixed rate for
+/// `seconds`, open loop: request `k` is due at `k / rate` seconds and its latency counts from
+/// then, so a slow server cannot slow the load down and hide its own queueing.
+pub(crate) fn sustained(
+    target: Target,
+    memories: usize,
+    seconds: f64,
+    rate: f64,
+    connections: usize,
+) -> Result<LoadReport> {
+    let mut rng = Rng(0x10ad_5eed_0000_0001);
+    with_server(target, memories, &mut rng, |r, rng| {
+        let questions: Arc<Vec<String>> = Arc::new((0..1024).map(|_| question(rng)).collect());
+        let facts: Arc<Vec<String>> = Arc::new((0..1024).map(|i| fact(rng, i)).collect());
+        let total = (seconds * rate).ceil() as usize;
+        let users = r.users;
+        eprintln!("load: {rate} requests/s for {seconds} s from {connections} connections");
+        let start = Instant::now();
+        let threads: Vec<_> = (0..connections)
+            .map(|t| {
+                let client = Client::new(r.base)?.with_key(r.api_key.map(str::to_owned));
+                let (qs, fs) = (Arc::clone(&questions), Arc::clone(&facts));
+                Ok(std::thread::spawn(move || {
+                    let mut lat: [Vec<f64>; 4] = Default::default();
+                    let mut errors = [0usize; 4];
+                    let mut first = Vec::new();
+                    for k in (t..total).step_by(connections) {
+                        let due = start + Duration::from_secs_f64(k as f64 / rate);
+                        if let Some(wait) = due.checked_duration_since(Instant::now()) {
+                            std::thread::sleep(wait);
+                        }
+                        let user = format!("user-{}", k % users);
+                        let op = op_of(k);
+                        let result = match op {
+                            0 => client
+                                .recall(&RecallQuery {
+                                    namespace: Some("bench".into()),
+                                    user_id: Some(user),
+                                    ..RecallQuery::new(qs[k % qs.len()].clone(), 10)
+                                })
+                                .map(|_| ()),
+                            1 => client
+                                .create(&NewMemory {
+                                    namespace: Some("bench".into()),
+                                    user_id: Some(user),
+                                    ..NewMemory::text(format!("{} (load {k})", fs[k % fs.len()]))
+                                })
+                                .map(|_| ()),
+                            2 => client
+                                .kv_set(
+                                    "bench-kv",
+                                    &format!("key-{}", k % 500),
+                                    serde_json::json!({"k": k, "user": user}),
+                                    None,
+                                )
+                                .map(|_| ()),
+                            _ => client
+                                .kv_get("bench-kv", &format!("key-{}", k % 500))
+                                .map(|_| ()),
+                        };
+                        match result {
+                            Ok(()) => lat[op].push(due.elapsed().as_secs_f64() * 1000.0),
+                            Err(e) => {
+                                errors[op] += 1;
+                                if first.len() < 5 {
+                                    first.push(format!("{}: {e}", OPS[op]));
+                                }
+                            }
+                        }
+                    }
+                    (lat, errors, first)
+                }))
+            })
+            .collect::<Result<_>>()?;
+        let mut lat: [Vec<f64>; 4] = Default::default();
+        let mut errors = [0usize; 4];
+        let mut first_errors = Vec::new();
+        for t in threads {
+            let (l, e, f) = t
+                .join()
+                .map_err(|_| anyhow::anyhow!("a client thread panicked"))?;
+            for op in 0..4 {
+                lat[op].extend_from_slice(&l[op]);
+                errors[op] += e[op];
+            }
+            first_errors.extend(f);
+        }
+        let elapsed = start.elapsed().as_secs_f64();
+        first_errors.truncate(5);
+        let stats = |op: usize| {
+            let (p50_ms, p99_ms, max_ms) = percentiles(lat[op].clone());
+            OpStats {
+                requests: lat[op].len() + errors[op],
+                errors: errors[op],
+                p50_ms,
+                p99_ms,
+                max_ms,
+            }
+        };
+        let (p50_ms, p99_ms, max_ms) = percentiles(lat.concat());
+        Ok(LoadReport {
+            memories,
+            seconds,
+            target_rate: rate,
+            achieved_rate: total as f64 / elapsed,
+            connections,
+            server: r.name.to_owned(),
+            requests: total,
+            errors: errors.iter().sum(),
+            p50_ms,
+            p99_ms,
+            max_ms,
+            recall: stats(0),
+            create: stats(1),
+            kv_set: stats(2),
+            kv_get: stats(3),
+            first_errors,
+        })
     })
 }

@@ -11,7 +11,7 @@
 use std::{
     collections::HashMap,
     sync::{
-        Arc, Mutex, MutexGuard, OnceLock,
+        Arc, Mutex, MutexGuard, OnceLock, RwLock, RwLockReadGuard,
         atomic::{AtomicBool, AtomicU64, Ordering},
     },
 };
@@ -53,11 +53,60 @@ pub(crate) struct PartitionCache {
     /// From how many vectors (in the partition and in a query's scope) nearest-neighbour
     /// search uses an HNSW graph instead of an exact scan; 0 never.
     ann_threshold: usize,
-    /// The graph, once built (in the background, from this copy).
-    ann: OnceLock<Hnsw<'static, f32, DistDot>>,
+    /// Rows replaced by a later write of this process (kept as never-live, scrubbed).
+    dead: usize,
+}
+
+/// A partition's copy as the cache holds it: the rows behind a lock (this process's writes
+/// are applied to them in place) and the HNSW graph over the rows the copy had when the graph
+/// was built (rows added since are scanned exactly).
+pub(crate) struct Part {
+    data: RwLock<PartitionCache>,
+    /// The graph, once built (in the background), and how many rows it covers.
+    ann: OnceLock<(Hnsw<'static, f32, DistDot>, usize)>,
     ann_started: AtomicBool,
     /// Searches the graph answered.
     ann_searches: AtomicU64,
+}
+
+/// A record as a write of this process left it, to apply to a loaded copy after the commit.
+pub(crate) struct Fresh {
+    pub(crate) partition: Partition,
+    pub(crate) row: CachedRow,
+    pub(crate) vector: Option<Vec<f32>>,
+    pub(crate) terms: String,
+    pub(crate) context_terms: Option<String>,
+}
+
+impl Fresh {
+    /// The copy's view of `m`, stored with `vector` and these full-text terms.
+    pub(crate) fn of(
+        m: &muisti_core::Memory,
+        vector: Option<&[f32]>,
+        terms: String,
+        context_terms: Option<String>,
+    ) -> Self {
+        Self {
+            partition: m.partition.clone(),
+            row: CachedRow {
+                id: m.id,
+                owner: m.owner.clone(),
+                category: m.category.clone(),
+                scope: m.scope,
+                tags: m.tags.clone(),
+                metadata: m.metadata.clone(),
+                content_hash: m.content_hash.clone(),
+                created_at: m.created_at,
+                updated_at: m.updated_at,
+                importance: m.importance,
+                expires_at: m.expires_at.map(Timestamp::as_millis),
+                access_count: m.access_count.into(),
+            },
+            vector: vector.map(<[f32]>::to_vec),
+            terms,
+            context_terms,
+        }
+    }
 }
 
 /// The default [`PartitionCache`] ANN threshold.
@@ -113,25 +162,15 @@ impl PartitionCache {
         }
     }
 
-    /// Whether the HNSW graph is built.
-    pub(crate) fn ann_ready(&self) -> bool {
-        self.ann.get().is_some()
-    }
-
-    /// How many searches the graph answered.
-    pub(crate) fn ann_searches(&self) -> u64 {
-        self.ann_searches.load(Ordering::Relaxed)
-    }
-
     /// The vector of row `i`, if it has one.
     fn vector(&self, i: usize) -> Option<(usize, &[i8])> {
         let slot = self.vector_of[i]? as usize;
         Some((slot, &self.data[slot * self.dim..(slot + 1) * self.dim]))
     }
 
-    /// Builds the HNSW graph over every vector (ids are row indexes).
-    fn build_ann(&self) -> Hnsw<'static, f32, DistDot> {
-        let vectors: Vec<(Vec<f32>, usize)> = (0..self.rows.len())
+    /// The normalised vectors of every row (with the row index), for the graph.
+    fn ann_input(&self) -> Vec<(Vec<f32>, usize)> {
+        (0..self.rows.len())
             .filter_map(|i| {
                 let (slot, v) = self.vector(i)?;
                 let mut f: Vec<f32> = v
@@ -141,13 +180,31 @@ impl PartitionCache {
                 text::normalize(&mut f);
                 Some((f, i))
             })
-            .collect();
-        let hnsw = Hnsw::<f32, DistDot>::new(16, vectors.len().max(1), 16, 100, DistDot {});
-        let refs: Vec<(&Vec<f32>, usize)> = vectors.iter().map(|(v, i)| (v, *i)).collect();
-        hnsw.parallel_insert(&refs);
-        let mut hnsw = hnsw;
-        hnsw.set_searching_mode(true);
-        hnsw
+            .collect()
+    }
+
+    /// Replaces the row of `fresh`'s id, if any, by `fresh` (added at the end). The old row
+    /// stays as a never-live row with its fields and vector cleared.
+    fn replace(&mut self, fresh: Fresh) {
+        if let Some(&i) = self.index.get(&fresh.row.id) {
+            let i = i as usize;
+            let old = &mut self.rows[i];
+            old.expires_at = Some(i64::MIN);
+            old.tags.clear();
+            old.metadata.clear();
+            old.content_hash.clear();
+            if let Some(slot) = self.vector_of[i] {
+                let slot = slot as usize;
+                self.data[slot * self.dim..(slot + 1) * self.dim].fill(0);
+            }
+            self.dead += 1;
+        }
+        self.push(
+            fresh.row,
+            fresh.vector.as_deref(),
+            &fresh.terms,
+            fresh.context_terms.as_deref(),
+        );
     }
 
     /// Adds a row with its vector (one of another length than the first is left out: it
@@ -249,60 +306,41 @@ impl PartitionCache {
         }
     }
 
-    /// Nearest rows that pass a filter and are live at `now`. Exact while the rows in scope are fewer than
-    /// the ANN threshold; above it, through the HNSW graph once built (the first such query
-    /// starts building it in the background and is answered exactly meanwhile).
-    pub(crate) fn nearest(
-        self: &Arc<Self>,
-        filter: &Filter,
-        query: &[f32],
-        limit: usize,
-        now: Timestamp,
+    /// The exactly scored rows among `rows` that pass `filter` (with its user already
+    /// applied by the caller's choice of rows) and are live at `now`.
+    fn scan(
+        &self,
+        rows: impl Iterator<Item = usize>,
+        rest: &Filter,
+        q: &QueryI8,
+        now: i64,
     ) -> Vec<Scored> {
-        if query.len() != self.dim {
-            return Vec::new();
-        }
-        let now = now.as_millis();
-        let in_scope = self.scope_len(filter);
-        if self.ann_threshold > 0
-            && self.scales.len() >= self.ann_threshold
-            && in_scope >= self.ann_threshold
-        {
-            match self.ann.get() {
-                Some(ann) => {
-                    if let Some(found) = self.nearest_ann(ann, filter, query, limit, now) {
-                        return found;
-                    }
-                }
-                None => {
-                    if !self.ann_started.swap(true, Ordering::AcqRel) {
-                        let me = Arc::clone(self);
-                        let _ = std::thread::Builder::new().name("muisti-ann".into()).spawn(
-                            move || {
-                                let graph = me.build_ann();
-                                let _ = me.ann.set(graph);
-                            },
-                        );
-                    }
-                }
+        rows.filter_map(|i| {
+            let slot = self.vector_of[i]? as usize;
+            if !self.live(i, rest, now) {
+                return None;
             }
-        }
+            let v = &self.data[slot * self.dim..(slot + 1) * self.dim];
+            Some(Scored {
+                id: self.rows[i].id,
+                score: q.dot(v, self.scales[slot]),
+            })
+        })
+        .collect()
+    }
+
+    /// Whether a query over `filter` is large enough for the graph.
+    fn wants_ann(&self, filter: &Filter) -> bool {
+        self.ann_threshold > 0
+            && self.scales.len() >= self.ann_threshold
+            && self.scope_len(filter) >= self.ann_threshold
+    }
+
+    /// Nearest by exact scan of the rows in the filter's scope.
+    fn nearest_exact(&self, filter: &Filter, query: &[f32], limit: usize, now: i64) -> Vec<Scored> {
         let q = QueryI8::new(query);
         let rest = rest_of(filter);
-        let mut scored: Vec<Scored> = self
-            .scope(filter)
-            .filter_map(|i| {
-                let slot = self.vector_of[i]? as usize;
-                if !self.live(i, &rest, now) {
-                    return None;
-                }
-                let v = &self.data[slot * self.dim..(slot + 1) * self.dim];
-                Some(Scored {
-                    id: self.rows[i].id,
-                    score: q.dot(v, self.scales[slot]),
-                })
-            })
-            .collect();
+        let mut scored = self.scan(self.scope(filter), &rest, &q, now);
         text::top_scored(&mut scored, limit);
         scored
     }
@@ -315,11 +353,13 @@ impl PartitionCache {
         }
     }
 
-    /// Nearest through the graph: candidates that pass the filter, rescored like the exact
-    /// scan; `None` when too few pass (the caller then scans).
+    /// Nearest through the graph (which covers rows below `covered`): candidates that pass
+    /// the filter, rescored like the exact scan, plus the rows added since, scanned; `None`
+    /// when too few pass (the caller then scans).
     fn nearest_ann(
         &self,
         ann: &Hnsw<'static, f32, DistDot>,
+        covered: usize,
         filter: &Filter,
         query: &[f32],
         limit: usize,
@@ -342,8 +382,9 @@ impl PartitionCache {
         if scored.len() < limit {
             return None;
         }
+        let rest = rest_of(filter);
+        scored.extend(self.scan(self.scope(filter).filter(|&i| i >= covered), &rest, &q, now));
         text::top_scored(&mut scored, limit);
-        self.ann_searches.fetch_add(1, Ordering::Relaxed);
         Some(scored)
     }
 
@@ -417,6 +458,114 @@ impl PartitionCache {
     }
 }
 
+impl Part {
+    pub(crate) fn new(cache: PartitionCache) -> Self {
+        Self {
+            data: RwLock::new(cache),
+            ann: OnceLock::new(),
+            ann_started: AtomicBool::new(false),
+            ann_searches: AtomicU64::new(0),
+        }
+    }
+
+    fn read(&self) -> RwLockReadGuard<'_, PartitionCache> {
+        self.data.read().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Whether the HNSW graph is built.
+    pub(crate) fn ann_ready(&self) -> bool {
+        self.ann.get().is_some()
+    }
+
+    /// How many searches the graph answered.
+    pub(crate) fn ann_searches(&self) -> u64 {
+        self.ann_searches.load(Ordering::Relaxed)
+    }
+
+    /// See [`PartitionCache::rank_fields`].
+    pub(crate) fn rank_fields(&self, ids: &[MemoryId], now: Timestamp) -> Vec<RankFields> {
+        self.read().rank_fields(ids, now)
+    }
+
+    /// See [`PartitionCache::bm25`].
+    pub(crate) fn bm25(
+        &self,
+        filter: &Filter,
+        terms: &[String],
+        limit: usize,
+        now: Timestamp,
+    ) -> Vec<Scored> {
+        self.read().bm25(filter, terms, limit, now)
+    }
+
+    /// Nearest rows that pass a filter and are live at `now`. Exact while the rows in scope
+    /// are fewer than the ANN threshold; above it, through the HNSW graph once built (the
+    /// first such query starts building it in the background and is answered exactly
+    /// meanwhile; rows added after the build are scanned exactly).
+    pub(crate) fn nearest(
+        self: &Arc<Self>,
+        filter: &Filter,
+        query: &[f32],
+        limit: usize,
+        now: Timestamp,
+    ) -> Vec<Scored> {
+        let data = self.read();
+        if query.len() != data.dim {
+            return Vec::new();
+        }
+        let now = now.as_millis();
+        if data.wants_ann(filter) {
+            match self.ann.get() {
+                Some((graph, covered)) => {
+                    if let Some(found) =
+                        data.nearest_ann(graph, *covered, filter, query, limit, now)
+                    {
+                        self.ann_searches.fetch_add(1, Ordering::Relaxed);
+                        return found;
+                    }
+                }
+                None => {
+                    if !self.ann_started.swap(true, Ordering::AcqRel) {
+                        let me = Arc::clone(self);
+                        let _ = std::thread::Builder::new().name("muisti-ann".into()).spawn(
+                            move || {
+                                // The vectors are copied under the lock; the graph is built
+                                // without it, so writes are not held up.
+                                let (input, covered) = {
+                                    let data = me.read();
+                                    (data.ann_input(), data.rows.len())
+                                };
+                                let _ = me.ann.set((build_ann(&input), covered));
+                            },
+                        );
+                    }
+                }
+            }
+        }
+        data.nearest_exact(filter, query, limit, now)
+    }
+
+    /// Applies this process's committed writes; `false` if the copy has so many replaced
+    /// rows that it should be loaded afresh instead.
+    fn apply(&self, fresh: Vec<Fresh>) -> bool {
+        let mut data = self.data.write().unwrap_or_else(|p| p.into_inner());
+        for f in fresh {
+            data.replace(f);
+        }
+        data.dead <= 1_000.max(data.rows.len() / 4)
+    }
+}
+
+/// An HNSW graph over these vectors (ids are row indexes).
+fn build_ann(vectors: &[(Vec<f32>, usize)]) -> Hnsw<'static, f32, DistDot> {
+    let hnsw = Hnsw::<f32, DistDot>::new(16, vectors.len().max(1), 16, 100, DistDot {});
+    let refs: Vec<(&Vec<f32>, usize)> = vectors.iter().map(|(v, i)| (v, *i)).collect();
+    hnsw.parallel_insert(&refs);
+    let mut hnsw = hnsw;
+    hnsw.set_searching_mode(true);
+    hnsw
+}
+
 /// Appends `v` quantised to `i8` (symmetric, by its largest magnitude) to `out`; returns the
 /// scale that undoes it.
 fn quantize_into(v: &[f32], out: &mut Vec<i8>) -> f32 {
@@ -484,7 +633,7 @@ struct State {
     /// `PRAGMA data_version` of the writer connection when the cache was last validated.
     data_version: Option<i64>,
     generation: u64,
-    parts: HashMap<Partition, Arc<PartitionCache>>,
+    parts: HashMap<Partition, Arc<Part>>,
 }
 
 /// The cache.
@@ -524,12 +673,31 @@ impl PartitionCaches {
             .filter(|(p, _)| &p.tenant == tenant)
             .map(|(_, c)| c)
         {
-            part.count_access(ids);
+            part.read().count_access(ids);
+        }
+    }
+
+    /// Applies committed writes of this process to the loaded copies of their partitions
+    /// (a copy being loaded meanwhile is not kept: it may have missed them). Call while the
+    /// writer connection is still held, so copies see writes in commit order.
+    pub(crate) fn apply(&self, fresh: Vec<Fresh>) {
+        let mut s = self.lock();
+        s.generation += 1;
+        let mut by_part: HashMap<Partition, Vec<Fresh>> = HashMap::new();
+        for f in fresh {
+            by_part.entry(f.partition.clone()).or_default().push(f);
+        }
+        for (p, fresh) in by_part {
+            if let Some(part) = s.parts.get(&p)
+                && !part.apply(fresh)
+            {
+                s.parts.remove(&p);
+            }
         }
     }
 
     /// The partition's copy, if loaded.
-    pub(crate) fn peek(&self, p: &Partition) -> Option<Arc<PartitionCache>> {
+    pub(crate) fn peek(&self, p: &Partition) -> Option<Arc<Part>> {
         self.lock().parts.get(p).cloned()
     }
 
@@ -540,7 +708,7 @@ impl PartitionCaches {
         p: &Partition,
         data_version: Option<i64>,
         load: impl FnOnce() -> muisti_core::Result<PartitionCache>,
-    ) -> muisti_core::Result<Arc<PartitionCache>> {
+    ) -> muisti_core::Result<Arc<Part>> {
         let generation = {
             let mut s = self.lock();
             if let Some(v) = data_version
@@ -555,7 +723,7 @@ impl PartitionCaches {
             }
             s.generation
         };
-        let part = Arc::new(load()?);
+        let part = Arc::new(Part::new(load()?));
         let mut s = self.lock();
         if s.generation == generation {
             s.parts.insert(p.clone(), Arc::clone(&part));

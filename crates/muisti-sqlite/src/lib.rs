@@ -24,7 +24,7 @@ use std::{
     time::Duration,
 };
 
-use cache::{CachedRow, PartitionCache, PartitionCaches};
+use cache::{CachedRow, Fresh, PartitionCache, PartitionCaches};
 use muisti_core::{
     Capabilities, Category, Clock, Error, Filter, Health, Limits, ListQuery, Locator, Memory,
     MemoryId, MemoryScope, Namespace, Owner, Page, Partition, Put, RankFields, Result, Scored,
@@ -247,12 +247,36 @@ impl SqliteStore {
         Ok(out)
     }
 
-    /// Keeps the vector cache in step with a write: its partitions, or everything when
-    /// expired records were purged.
-    fn after_write<T>(&self, partitions: &[Partition], out: &Result<(u64, T)>) {
+    /// Runs a write that also purged expired records (`f` returns how many, its result and
+    /// the records it left) in one transaction, and keeps the in-memory copies in step: the
+    /// records are applied to the loaded copies of their partitions before the writer
+    /// connection is released (so in commit order); a purge, or a failure, drops every copy.
+    fn write_fresh<R>(
+        &self,
+        f: impl FnOnce(&rusqlite::Transaction<'_>) -> Result<(u64, R, Vec<Fresh>)>,
+    ) -> Result<R> {
+        let mut conn = self.writer();
+        let out = conn
+            .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
+            .map_err(sql_err)
+            .and_then(|tx| {
+                let out = f(&tx)?;
+                tx.commit().map_err(sql_err)?;
+                Ok(out)
+            });
         match out {
-            Ok((0, _)) => partitions.iter().for_each(|p| self.cache.invalidate(p)),
-            _ => self.cache.invalidate_all(),
+            Ok((0, r, fresh)) => {
+                self.cache.apply(fresh);
+                Ok(r)
+            }
+            Ok((_, r, _)) => {
+                self.cache.invalidate_all();
+                Ok(r)
+            }
+            Err(e) => {
+                self.cache.invalidate_all();
+                Err(e)
+            }
         }
     }
 
@@ -336,7 +360,7 @@ impl SqliteStore {
     }
 
     /// The partition's in-memory copy, loaded if missing or stale.
-    fn cached(&self, p: &Partition) -> Result<std::sync::Arc<PartitionCache>> {
+    fn cached(&self, p: &Partition) -> Result<std::sync::Arc<cache::Part>> {
         let version = self.data_version()?;
         self.cache.get(p, version, || self.load_partition(p))
     }
@@ -542,39 +566,35 @@ impl Store for SqliteStore {
     fn put(&self, put: Put) -> Result<Written> {
         put.validate(&self.limits)?;
         let now = self.now();
-        let partition = put.partition.clone();
-        let out = self.write(|tx| {
+        self.write_fresh(|tx| {
             let purged = purge_in(tx, now.as_millis())?;
-            Ok((purged, put_in(tx, put, now)?))
-        });
-        self.after_write(std::slice::from_ref(&partition), &out);
-        out.map(|(_, w)| w)
+            let (written, fresh) = put_in(tx, put, now)?;
+            Ok((purged, written, vec![fresh]))
+        })
     }
 
     fn put_many(&self, puts: Vec<Put>) -> Result<Vec<Written>> {
         Put::validate_all(&puts, &self.limits)?;
         let now = self.now();
-        let mut partitions: Vec<Partition> = puts.iter().map(|p| p.partition.clone()).collect();
-        partitions.sort();
-        partitions.dedup();
-        let out = self.write(|tx| {
+        self.write_fresh(|tx| {
             let purged = purge_in(tx, now.as_millis())?;
-            let written: Result<Vec<Written>> =
-                puts.into_iter().map(|p| put_in(tx, p, now)).collect();
-            Ok((purged, written?))
-        });
-        self.after_write(&partitions, &out);
-        out.map(|(_, w)| w)
+            let (written, fresh): (Vec<Written>, Vec<Fresh>) = puts
+                .into_iter()
+                .map(|p| put_in(tx, p, now))
+                .collect::<Result<Vec<_>>>()?
+                .into_iter()
+                .unzip();
+            Ok((purged, written, fresh))
+        })
     }
 
     fn update(&self, req: &UpdateRequest) -> Result<Memory> {
         req.validate()?;
         let now = self.now();
-        let out = self.write(|tx| update_in(tx, req, now, &self.limits));
-        if let Ok(m) = &out {
-            self.cache.invalidate(&m.partition);
-        }
-        out
+        self.write_fresh(|tx| {
+            let (memory, fresh) = update_in(tx, req, now, &self.limits)?;
+            Ok((0, memory, vec![fresh]))
+        })
     }
 
     fn get(&self, at: &Locator) -> Result<Option<Memory>> {

@@ -8,7 +8,7 @@ use muisti_core::{
 use rusqlite::{Row, params};
 use serde_json::Value;
 
-use crate::{sql::INSERT, sql_err};
+use crate::{cache::Fresh, sql::INSERT, sql_err};
 
 fn ts(v: Option<i64>) -> Option<Timestamp> {
     v.map(Timestamp::from_millis)
@@ -173,7 +173,7 @@ pub(crate) fn write_row(
     m: &Memory,
     vector: Option<&[f32]>,
     rowid: Option<i64>,
-) -> Result<()> {
+) -> Result<Fresh> {
     let (text, is_json) = match &m.content {
         Value::String(s) => (s.clone(), false),
         other => (other.to_string(), true),
@@ -237,17 +237,13 @@ pub(crate) fn write_row(
             rowid
         }
     };
+    let terms = token_string(&m.index_text());
+    let context_terms = m.context.as_deref().map(token_string);
     tx.prepare_cached(
         "INSERT INTO memory_terms (rowid, tokens, context) VALUES (?1, ?2, ?3) \
          ON CONFLICT (rowid) DO UPDATE SET tokens = ?2, context = ?3",
     )
-    .and_then(|mut s| {
-        s.execute(params![
-            rowid,
-            token_string(&m.index_text()),
-            m.context.as_deref().map(token_string),
-        ])
-    })
+    .and_then(|mut s| s.execute(params![rowid, terms, context_terms]))
     .map_err(sql_err)?;
-    Ok(())
+    Ok(Fresh::of(m, vector, terms, context_terms))
 }

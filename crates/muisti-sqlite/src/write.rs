@@ -8,17 +8,19 @@ use muisti_core::{
 use rusqlite::{OptionalExtension, params};
 
 use crate::{
+    cache::Fresh,
     row::{decode, write_row},
     sql::{GET_BY_ID_FOR_WRITE, GET_FOR_WRITE, ROWID_AFTER_COLUMNS},
     sql_err,
 };
 
-/// Applies one validated write inside a transaction.
+/// Applies one validated write inside a transaction; the record as the in-memory copy
+/// should now hold it.
 pub(crate) fn put_in(
     tx: &rusqlite::Transaction<'_>,
     mut put: Put,
     now: Timestamp,
-) -> Result<Written> {
+) -> Result<(Written, Fresh)> {
     let vector = put.embedding.take();
     let existing = match &put.key {
         None => None,
@@ -53,8 +55,8 @@ pub(crate) fn put_in(
     } else {
         WriteStatus::Created
     };
-    write_row(tx, &memory, vector.as_deref(), rowid)?;
-    Ok(Written { memory, status })
+    let fresh = write_row(tx, &memory, vector.as_deref(), rowid)?;
+    Ok((Written { memory, status }, fresh))
 }
 
 /// Applies one update inside a transaction: the row is read, [`UpdateRequest::apply`] makes
@@ -64,7 +66,7 @@ pub(crate) fn update_in(
     req: &UpdateRequest,
     now: Timestamp,
     limits: &Limits,
-) -> Result<Memory> {
+) -> Result<(Memory, Fresh)> {
     let found = match &req.at {
         Locator::Key { partition, key } => {
             let mut stmt = tx.prepare_cached(GET_FOR_WRITE).map_err(sql_err)?;
@@ -112,8 +114,8 @@ pub(crate) fn update_in(
             }
         }
     };
-    write_row(tx, &memory, vector.as_deref(), rowid)?;
-    Ok(memory)
+    let fresh = write_row(tx, &memory, vector.as_deref(), rowid)?;
+    Ok((memory, fresh))
 }
 
 pub(crate) fn purge_in(tx: &rusqlite::Transaction<'_>, now: i64) -> Result<u64> {

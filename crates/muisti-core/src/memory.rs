@@ -135,6 +135,15 @@ pub enum MemoryScope {
 }
 
 impl MemoryScope {
+    /// Every scope.
+    pub const ALL: [MemoryScope; 5] = [
+        MemoryScope::Scratch,
+        MemoryScope::ShortTerm,
+        MemoryScope::LongTerm,
+        MemoryScope::Episodic,
+        MemoryScope::Declarative,
+    ];
+
     /// The snake_case name.
     pub fn as_str(self) -> &'static str {
         match self {
@@ -190,6 +199,15 @@ pub enum MemoryState {
     Archived,
     /// Replaced by a newer memory (`superseded_by`).
     Superseded,
+}
+
+impl MemoryState {
+    /// Every state.
+    pub const ALL: [MemoryState; 3] = [
+        MemoryState::Active,
+        MemoryState::Archived,
+        MemoryState::Superseded,
+    ];
 }
 
 /// Who a memory belongs to, within its partition. All optional; filters match on them.

@@ -56,7 +56,9 @@ pub fn openapi_document() -> &'static str {
     DOC.get_or_init(|| {
         let mut doc = ApiDoc::openapi();
         doc.info.version = env!("CARGO_PKG_VERSION").to_owned();
-        let mut text = doc.to_pretty_json().unwrap_or_else(|_| "{}".to_owned());
+        let mut doc = serde_json::to_value(&doc).unwrap_or_default();
+        exact::tighten(&mut doc);
+        let mut text = serde_json::to_string_pretty(&doc).unwrap_or_else(|_| "{}".to_owned());
         text.push('\n');
         text
     })
@@ -69,4 +71,216 @@ pub async fn openapi_json() -> Response {
         openapi_document(),
     )
         .into_response()
+}
+
+/// What the annotations cannot say, added to the generated document from the validators'
+/// own constants: the ranges, patterns, enums and formats of fields and parameters (by
+/// name: a name means the same everywhere in the API), the error responses every operation
+/// can give, open mode's optional key, and the routes the annotations do not describe.
+mod exact {
+    use muisti::{MAX_NAME_CHARS, MemoryScope, MemoryState, RecallMode, Ttl};
+    use serde_json::{Map, Value, json};
+
+    use crate::ops::{MAX_BATCH, MAX_PAGE, MAX_RECALL};
+
+    /// Namespace and tenant names: `a-z A-Z 0-9 _ - . :`, never `..`.
+    const NAME_PATTERN: &str = r"^\.?(?:[A-Za-z0-9_:-]+\.?)*$";
+    /// A ULID (Crockford base 32, the first character at most 7).
+    const ULID_PATTERN: &str = "^[0-7][0-9A-HJKMNP-TV-Za-hjkmnp-tv-z]{25}$";
+    /// Routes that need no key.
+    const PUBLIC: [&str; 4] = ["/healthz", "/readyz", "/metrics", "/openapi.json"];
+
+    fn names<T: serde::Serialize>(all: &[T]) -> Value {
+        Value::Array(
+            all.iter()
+                .filter_map(|v| serde_json::to_value(v).ok())
+                .collect(),
+        )
+    }
+
+    /// The constraints of a field or parameter called `name` (merged into its schema).
+    fn rule(name: &str) -> Option<Value> {
+        let name_rule = json!({"pattern": NAME_PATTERN, "minLength": 1,
+            "maxLength": MAX_NAME_CHARS});
+        Some(match name {
+            "namespace" | "tenant" => name_rule,
+            "key" => json!({"minLength": 1}),
+            "limit" => json!({"minimum": 1, "maximum": MAX_PAGE.max(MAX_RECALL)}),
+            "importance" | "min_score" => json!({"minimum": 0.0, "maximum": 1.0}),
+            "confidence" => json!({"minimum": 0, "maximum": 100}),
+            "ttl_seconds" => json!({"minimum": 1, "maximum": Ttl::MAX.as_secs()}),
+            "scope" => {
+                json!({"enum": MemoryScope::ALL.iter().map(|s| s.as_str()).collect::<Vec<_>>()})
+            }
+            "state" => json!({"enum": names(&MemoryState::ALL)}),
+            "mode" => json!({"enum": names(&RecallMode::ALL)}),
+            "memories" => json!({"maxItems": MAX_BATCH}),
+            n if n.ends_with("_at")
+                || matches!(
+                    n,
+                    "valid_from" | "valid_until" | "created_after" | "created_before"
+                ) =>
+            {
+                json!({"format": "date-time"})
+            }
+            _ => return None,
+        })
+    }
+
+    /// Merges `rule` into `schema`; for a nullable schema (`type: [T, "null"]`) or a
+    /// `oneOf` with null, into its non-null part; an enum on a nullable field keeps null.
+    fn apply(schema: &mut Value, rule: &Value) {
+        let Some(obj) = schema.as_object_mut() else {
+            return;
+        };
+        if let Some(Value::Array(alts)) = obj.get_mut("oneOf") {
+            for alt in alts.iter_mut().filter(|a| a["type"] != "null") {
+                apply(alt, rule);
+            }
+            return;
+        }
+        let nullable = obj
+            .get("type")
+            .and_then(Value::as_array)
+            .is_some_and(|t| t.iter().any(|t| t == "null"));
+        for (k, v) in rule.as_object().into_iter().flatten() {
+            let mut v = v.clone();
+            if k == "enum" && nullable {
+                if let Some(a) = v.as_array_mut() {
+                    a.push(Value::Null);
+                }
+            }
+            // Number rules do not apply to arrays and the like.
+            let applies = match k.as_str() {
+                "minimum" | "maximum" => has_type(obj, &["integer", "number"]),
+                "pattern" | "minLength" | "maxLength" | "format" => has_type(obj, &["string"]),
+                "minItems" | "maxItems" => has_type(obj, &["array"]),
+                _ => true,
+            };
+            if applies {
+                obj.insert(k.clone(), v);
+            }
+        }
+    }
+
+    fn has_type(obj: &Map<String, Value>, wanted: &[&str]) -> bool {
+        match obj.get("type") {
+            Some(Value::String(t)) => wanted.contains(&t.as_str()),
+            Some(Value::Array(ts)) => ts
+                .iter()
+                .any(|t| t.as_str().is_some_and(|t| wanted.contains(&t))),
+            _ => false,
+        }
+    }
+
+    fn error(description: &str) -> Value {
+        json!({"description": description,
+            "content": {"application/json": {"schema": {"$ref": "#/components/schemas/ErrorBody"}}}})
+    }
+
+    pub(super) fn tighten(doc: &mut Value) {
+        // A key, or none on loopback while no key exists (open mode).
+        doc["security"] = json!([{"bearer": []}, {}]);
+        if let Some(schemas) = doc
+            .pointer_mut("/components/schemas")
+            .and_then(Value::as_object_mut)
+        {
+            for schema in schemas.values_mut() {
+                if let Some(props) = schema.get_mut("properties").and_then(Value::as_object_mut) {
+                    for (name, prop) in props.iter_mut() {
+                        if let Some(r) = rule(name) {
+                            apply(prop, &r);
+                        }
+                    }
+                }
+            }
+        }
+        let Some(paths) = doc.get_mut("paths").and_then(Value::as_object_mut) else {
+            return;
+        };
+        for (path, item) in paths.iter_mut() {
+            let public = PUBLIC.contains(&path.as_str());
+            let Some(item) = item.as_object_mut() else {
+                continue;
+            };
+            for op in item.values_mut().filter_map(Value::as_object_mut) {
+                if public {
+                    op.insert("security".into(), json!([]));
+                }
+                for p in op
+                    .get_mut("parameters")
+                    .and_then(Value::as_array_mut)
+                    .into_iter()
+                    .flatten()
+                {
+                    let name = p["name"].as_str().unwrap_or_default().to_owned();
+                    let r = if name == "id" && path.starts_with("/v1/memories/") {
+                        Some(json!({"pattern": ULID_PATTERN}))
+                    } else {
+                        rule(&name)
+                    };
+                    if let Some(r) = r {
+                        apply(&mut p["schema"], &r);
+                    }
+                }
+                let has_body = op.contains_key("requestBody");
+                let Some(responses) = op.get_mut("responses").and_then(Value::as_object_mut) else {
+                    continue;
+                };
+                let mut add = |status: &str, description: &str| {
+                    responses
+                        .entry(status.to_owned())
+                        .or_insert_with(|| error(description));
+                };
+                add("400", "Malformed request: JSON, parameters or HTTP");
+                add(
+                    "403",
+                    "Refused: a foreign Host or Origin in open mode, or the key's rights",
+                );
+                add("414", "Request target too long");
+                add("431", "Request headers too large");
+                add(
+                    "503",
+                    "Unavailable: the store, a timeout, or too many connections",
+                );
+                if !public {
+                    add("401", "No valid API key");
+                    add("422", "Invalid input: a field or parameter breaks a rule");
+                    add("429", "Rate limited (see Retry-After)");
+                }
+                if has_body {
+                    add("413", "Body over the limit");
+                    add("415", "Body without Content-Type: application/json");
+                }
+            }
+        }
+        // HEAD on a key: whether it exists, no body.
+        if let Some(kv) = paths.get_mut("/v1/kv/{namespace}/{key}") {
+            let params = kv.pointer("/get/parameters").cloned().unwrap_or(json!([]));
+            kv["head"] = json!({
+                "tags": ["kv"],
+                "summary": "Whether a key holds a value",
+                "operationId": "kv_has",
+                "parameters": params,
+                "responses": {
+                    "200": {"description": "The key holds a value"},
+                    "404": {"description": "No value at the key"},
+                    "400": {"description": "Malformed request"},
+                    "401": {"description": "No valid API key"},
+                    "422": {"description": "Invalid namespace or key"}
+                }
+            });
+        }
+        // The stream is server-sent events, not a JSON object.
+        if let Some(ok) = paths
+            .get_mut("/v1/chat/stream")
+            .and_then(|p| p.pointer_mut("/post/responses/200"))
+        {
+            let description = ok["description"].clone();
+            *ok = json!({
+                "description": description,
+                "content": {"text/event-stream": {"schema": {"type": "string"}}}
+            });
+        }
+    }
 }

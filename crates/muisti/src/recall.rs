@@ -25,6 +25,16 @@ pub enum RecallMode {
     Overlap,
 }
 
+impl RecallMode {
+    /// Every mode.
+    pub const ALL: [RecallMode; 4] = [
+        RecallMode::Hybrid,
+        RecallMode::Lexical,
+        RecallMode::Vector,
+        RecallMode::Overlap,
+    ];
+}
+
 impl std::str::FromStr for RecallMode {
     type Err = muisti_core::Error;
 

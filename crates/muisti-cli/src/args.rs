@@ -93,11 +93,11 @@ pub(crate) enum Command {
     Update(UpdateArgs),
     /// Delete a memory by id, or by key within the namespace.
     ///
-    /// With --user, --agent or --session instead of a target, deletes every memory of that
-    /// owner in the namespace.
+    /// With --user instead of a target, deletes every memory of that user in the namespace
+    /// (only one agent's or session's with --agent or --session).
     Forget {
         /// A memory id (ULID) or a key.
-        #[arg(required_unless_present_any = ["user_id", "agent_id", "session_id"],
+        #[arg(required_unless_present = "user_id",
               conflicts_with_all = ["user_id", "agent_id", "session_id"])]
         target: Option<String>,
         #[command(flatten)]

@@ -129,9 +129,12 @@ pub(crate) fn run(m: &dyn Memories, command: Command, json: bool) -> Result<Exit
             owner,
             ns,
         } => {
+            let Some(user_id) = owner.user_id else {
+                bail!("give a memory id or key, or --user");
+            };
             let deleted = m.forget_owner(ForgetParams {
                 namespace: Some(ns.namespace),
-                user_id: owner.user_id,
+                user_id,
                 agent_id: owner.agent_id,
                 session_id: owner.session_id,
             })?;

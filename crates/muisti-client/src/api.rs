@@ -272,8 +272,8 @@ pub struct ListParams {
     pub limit: Option<usize>,
 }
 
-/// Query parameters of `DELETE /v1/memories`: deletes every memory of the namespace that
-/// belongs to the given owner (at least one of user, agent and session).
+/// Query parameters of `DELETE /v1/memories`: deletes every memory of one user in the
+/// namespace (only that agent's or session's, if given too).
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(
     feature = "openapi",
@@ -284,11 +284,11 @@ pub struct ListParams {
 pub struct ForgetParams {
     /// Namespace (default `default`).
     pub namespace: Option<String>,
-    /// This user's memories.
-    pub user_id: Option<String>,
-    /// This agent's.
+    /// The user whose memories to delete.
+    pub user_id: String,
+    /// Only this agent's.
     pub agent_id: Option<String>,
-    /// This session's.
+    /// Only this session's.
     pub session_id: Option<String>,
 }
 

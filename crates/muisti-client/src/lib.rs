@@ -146,7 +146,7 @@ impl ForgetParams {
     fn query(&self) -> String {
         let pairs = [
             ("namespace", self.namespace.as_deref()),
-            ("user_id", self.user_id.as_deref()),
+            ("user_id", Some(self.user_id.as_str())),
             ("agent_id", self.agent_id.as_deref()),
             ("session_id", self.session_id.as_deref()),
         ];
@@ -326,7 +326,8 @@ impl Client {
             .map(|r| r.is_some())
     }
 
-    /// Deletes every memory of one user, agent or session in a namespace; returns how many.
+    /// Deletes every memory of one user in a namespace (only one agent's or session's, if
+    /// given too); returns how many.
     pub fn delete_owner(&self, params: &ForgetParams) -> Result<u64, ClientError> {
         let path = format!("/v1/memories{}", params.query());
         let d = self.call::<(), Deleted>("DELETE", &path, None)?;

@@ -38,11 +38,11 @@ pub use error::{Error, ErrorKind, Result};
 pub use event::{Event, Observer};
 pub use id::MemoryId;
 pub use memory::{
-    Category, Limits, Memory, MemoryScope, MemoryState, Owner, Put, Source, content_hash,
-    value_text,
+    Category, Limits, Memory, MemoryScope, MemoryState, Owner, Put, Source, check_tags,
+    content_hash, value_text,
 };
 pub use name::{
-    Key, MAX_KEY_BYTES, MAX_NAME_CHARS, Namespace, Partition, Tenant, check_name, redact_url,
+    Key, MAX_KEY_CHARS, MAX_NAME_CHARS, Namespace, Partition, Tenant, check_name, redact_url,
 };
 pub use query::{
     Filter, Filterable, Hit, ListQuery, Locator, MAX_PAGE, Page, RankFields, Scored, SearchMode,

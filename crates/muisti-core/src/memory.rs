@@ -429,22 +429,49 @@ pub struct Put {
     pub embedding: Option<Vec<f32>>,
 }
 
-const MAX_OWNER_BYTES: usize = 256;
+const MAX_OWNER_CHARS: usize = 256;
 /// Longest vector a store accepts.
 pub const MAX_DIMENSIONS: usize = 8192;
 const MAX_TAGS: usize = 64;
-const MAX_TAG_BYTES: usize = 64;
+const MAX_TAG_CHARS: usize = 64;
 
 fn check_owner_field(field: &'static str, v: &Option<String>) -> Result<()> {
     if let Some(v) = v
-        && (v.is_empty() || v.len() > MAX_OWNER_BYTES || v.chars().any(char::is_control))
+        && (v.is_empty() || v.chars().count() > MAX_OWNER_CHARS || v.chars().any(char::is_control))
     {
         return Err(Error::invalid(
             field,
-            "must be 1-256 bytes without control characters",
+            "must be 1-256 characters without control characters",
         ));
     }
     Ok(())
+}
+
+/// The tag rules: at most 64 tags, each 1-64 characters without control characters (tags of a
+/// write, and tags a filter asks for: none could match a tag that breaks them).
+pub fn check_tags(tags: &[String]) -> Result<()> {
+    if tags.len() > MAX_TAGS {
+        return Err(Error::invalid("tags", "at most 64 tags"));
+    }
+    for t in tags {
+        if t.is_empty() || t.chars().count() > MAX_TAG_CHARS || t.chars().any(char::is_control) {
+            return Err(Error::invalid(
+                "tags",
+                "each tag must be 1-64 characters without control characters",
+            ));
+        }
+    }
+    Ok(())
+}
+
+impl Owner {
+    /// The owner rules: each field given is 1-256 characters without control characters (for
+    /// the owner of a write, and for a filter's owner: none could match one that breaks them).
+    pub fn validate(&self) -> Result<()> {
+        check_owner_field("user_id", &self.user_id)?;
+        check_owner_field("agent_id", &self.agent_id)?;
+        check_owner_field("session_id", &self.session_id)
+    }
 }
 
 /// The field rules every write and every update meets: the one definition.
@@ -456,14 +483,7 @@ pub(crate) fn check_fields(
     valid_from: Option<Timestamp>,
     valid_until: Option<Timestamp>,
 ) -> Result<()> {
-    let Owner {
-        user_id,
-        agent_id,
-        session_id,
-    } = owner;
-    check_owner_field("user_id", user_id)?;
-    check_owner_field("agent_id", agent_id)?;
-    check_owner_field("session_id", session_id)?;
+    owner.validate()?;
     if let Some(i) = importance
         && !(0.0..=1.0).contains(&i)
     {
@@ -474,17 +494,7 @@ pub(crate) fn check_fields(
     {
         return Err(Error::invalid("confidence", "must be between 0 and 100"));
     }
-    if tags.len() > MAX_TAGS {
-        return Err(Error::invalid("tags", "at most 64 tags"));
-    }
-    for t in tags {
-        if t.is_empty() || t.len() > MAX_TAG_BYTES || t.chars().any(char::is_control) {
-            return Err(Error::invalid(
-                "tags",
-                "each tag must be 1-64 bytes without control characters",
-            ));
-        }
-    }
+    check_tags(tags)?;
     if let (Some(a), Some(b)) = (valid_from, valid_until)
         && b < a
     {

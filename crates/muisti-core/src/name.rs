@@ -11,8 +11,8 @@ use crate::{Error, Result};
 
 /// Longest namespace or tenant name, in characters.
 pub const MAX_NAME_CHARS: usize = 100;
-/// Longest key, in bytes.
-pub const MAX_KEY_BYTES: usize = 512;
+/// Longest key, in characters.
+pub const MAX_KEY_CHARS: usize = 512;
 
 fn truncated(s: &str) -> String {
     s.chars().take(120).collect()
@@ -147,8 +147,8 @@ fn check_key(_what: &'static str, key: &str) -> Result<()> {
     if key.is_empty() {
         return Err(Error::invalid("key", "must not be empty"));
     }
-    if key.len() > MAX_KEY_BYTES {
-        return Err(Error::invalid("key", "must be at most 512 bytes"));
+    if key.chars().count() > MAX_KEY_CHARS {
+        return Err(Error::invalid("key", "must be at most 512 characters"));
     }
     if key.chars().any(char::is_control) {
         return Err(Error::invalid(
@@ -160,7 +160,7 @@ fn check_key(_what: &'static str, key: &str) -> Result<()> {
 }
 
 name_type!(
-    /// A key, unique within its namespace: non-empty, at most 512 bytes, no control
+    /// A key, unique within its namespace: non-empty, at most 512 characters, no control
     /// characters. Any other Unicode text is allowed.
     Key,
     "key",

@@ -8,6 +8,7 @@ use axum::{
 };
 use muisti_client::api;
 use serde::de::DeserializeOwned;
+use serde_json::Value;
 
 use crate::{error::ApiError, keys::Caller};
 
@@ -83,13 +84,63 @@ fn parse<T: DeserializeOwned>(json: bool, bytes: &[u8]) -> Result<T, ApiError> {
             "send the body as JSON with Content-Type: application/json",
         ));
     }
-    // A sequence would fill a struct's fields by position: only objects are bodies.
-    let object = bytes.iter().find(|b| !b.is_ascii_whitespace()) == Some(&b'{');
-    match serde_json::from_slice(bytes) {
-        Ok(_) if !object => Err(ApiError::invalid("the body must be a JSON object")),
-        Ok(v) => Ok(v),
-        Err(e) if e.is_data() => Err(ApiError::invalid(format!("invalid body: {e}"))),
-        Err(e) => Err(ApiError::bad_request(format!("malformed JSON: {e}"))),
+    let mut value: Value = match serde_json::from_slice(bytes) {
+        Ok(v) => v,
+        Err(e) if e.is_data() => return Err(ApiError::invalid(format!("invalid body: {e}"))),
+        Err(e) => return Err(ApiError::bad_request(format!("malformed JSON: {e}"))),
+    };
+    // A sequence would fill a struct's fields by position: only objects are bodies, and the
+    // structs inside them are objects too.
+    if !value.is_object() {
+        return Err(ApiError::invalid("the body must be a JSON object"));
+    }
+    if let Some(f) = value.get("filters")
+        && !(f.is_object() || f.is_null())
+    {
+        return Err(ApiError::invalid("filters must be a JSON object"));
+    }
+    if let Some(Value::Array(items)) = value.get("memories")
+        && items.iter().any(|m| !m.is_object())
+    {
+        return Err(ApiError::invalid("each of memories must be a JSON object"));
+    }
+    whole_numbers(&mut value);
+    serde_json::from_value(value).map_err(|e| ApiError::invalid(format!("invalid body: {e}")))
+}
+
+/// The API's integer fields, wherever they are in a body (never inside stored values).
+const INTEGER_FIELDS: [&str; 5] = [
+    "limit",
+    "confidence",
+    "ttl_seconds",
+    "expected_version",
+    "long_term_memory",
+];
+/// Fields holding the caller's own JSON, left exactly as sent.
+const OPAQUE_FIELDS: [&str; 3] = ["content", "metadata", "value"];
+
+/// Reads a whole number written with a fraction (`16.0`) in an integer field as that
+/// integer, as JSON Schema's `integer` does.
+fn whole_numbers(v: &mut Value) {
+    match v {
+        Value::Object(map) => {
+            for (k, v) in map.iter_mut() {
+                if OPAQUE_FIELDS.contains(&k.as_str()) {
+                    continue;
+                }
+                if INTEGER_FIELDS.contains(&k.as_str())
+                    && let Some(f) = v.as_f64().filter(|_| v.is_f64())
+                    && f.fract() == 0.0
+                    && f.abs() < 9.0e15
+                {
+                    *v = Value::from(f as i64);
+                } else {
+                    whole_numbers(v);
+                }
+            }
+        }
+        Value::Array(items) => items.iter_mut().for_each(whole_numbers),
+        _ => {}
     }
 }
 

@@ -121,11 +121,11 @@ impl KeyRing {
             return Err(Error::invalid("tenant", "is reserved for muisti itself"));
         }
         if let Some(l) = &label
-            && (l.len() > 200 || l.chars().any(char::is_control))
+            && (l.chars().count() > 200 || l.chars().any(char::is_control))
         {
             return Err(Error::invalid(
                 "label",
-                "must be at most 200 bytes without control characters",
+                "must be at most 200 characters without control characters",
             ));
         }
         let id = random_hex(8)?;

@@ -78,7 +78,7 @@ pub async fn openapi_json() -> Response {
 /// name: a name means the same everywhere in the API), the error responses every operation
 /// can give, open mode's optional key, and the routes the annotations do not describe.
 mod exact {
-    use muisti::{MAX_NAME_CHARS, MemoryScope, MemoryState, RecallMode, Ttl};
+    use muisti::{MAX_KEY_CHARS, MAX_NAME_CHARS, MemoryScope, MemoryState, RecallMode, Ttl};
     use serde_json::{Map, Value, json};
 
     use crate::ops::{MAX_BATCH, MAX_PAGE, MAX_RECALL};
@@ -98,13 +98,38 @@ mod exact {
         )
     }
 
+    /// Text without control characters (Unicode `Cc`), as keys, owners, tags and labels
+    /// must be.
+    const NO_CONTROL_PATTERN: &str = "^[^\\u0000-\\u001F\\u007F-\\u009F]+$";
+    /// Category and source names other than the known ones.
+    const OPEN_NAME_PATTERN: &str = "^[A-Za-z0-9_.:-]{1,64}$";
+    /// `If-Match`: a version ETag (`"3"`, `W/"3"`, `3`) or `*`.
+    const IF_MATCH_PATTERN: &str = "^\\s*(\\*|(W/)?\"[0-9]{1,19}\"|(W/)?[0-9]{1,19})\\s*$";
+    /// Fields whose name means something else in these schemas: a job's state, and the
+    /// content of a stored record (a key-value entry's may be any value, blank text too).
+    const NOT_BY_NAME: [(&str, &str); 2] = [("Job", "state"), ("Memory", "content")];
+
     /// The constraints of a field or parameter called `name` (merged into its schema).
     fn rule(name: &str) -> Option<Value> {
         let name_rule = json!({"pattern": NAME_PATTERN, "minLength": 1,
             "maxLength": MAX_NAME_CHARS});
         Some(match name {
             "namespace" | "tenant" => name_rule,
-            "key" => json!({"minLength": 1}),
+            "key" => json!({"pattern": NO_CONTROL_PATTERN, "minLength": 1,
+                "maxLength": MAX_KEY_CHARS}),
+            "user_id" | "agent_id" | "session_id" => {
+                json!({"pattern": NO_CONTROL_PATTERN, "minLength": 1, "maxLength": 256})
+            }
+            "label" => json!({"pattern": NO_CONTROL_PATTERN, "maxLength": 200}),
+            "tags" | "tag" => json!({"maxItems": 64, "items": {"pattern": NO_CONTROL_PATTERN,
+                "minLength": 1, "maxLength": 64}}),
+            "category" | "source" => json!({"pattern": OPEN_NAME_PATTERN}),
+            "cursor" | "superseded_by" => json!({"pattern": ULID_PATTERN}),
+            "If-Match" => json!({"type": "string", "pattern": IF_MATCH_PATTERN}),
+            // Content is never null nor blank text; a key-value entry's value never null.
+            "content" => json!({"not": {"anyOf": [{"type": "null"},
+                {"type": "string", "pattern": "^\\s*$"}]}}),
+            "value" => json!({"not": {"type": "null"}}),
             "limit" => json!({"minimum": 1, "maximum": MAX_PAGE.max(MAX_RECALL)}),
             "importance" | "min_score" => json!({"minimum": 0.0, "maximum": 1.0}),
             "confidence" => json!({"minimum": 0, "maximum": 100}),
@@ -145,19 +170,24 @@ mod exact {
             .is_some_and(|t| t.iter().any(|t| t == "null"));
         for (k, v) in rule.as_object().into_iter().flatten() {
             let mut v = v.clone();
-            if k == "enum" && nullable {
-                if let Some(a) = v.as_array_mut() {
-                    a.push(Value::Null);
-                }
+            if k == "enum"
+                && nullable
+                && let Some(a) = v.as_array_mut()
+            {
+                a.push(Value::Null);
             }
             // Number rules do not apply to arrays and the like.
             let applies = match k.as_str() {
                 "minimum" | "maximum" => has_type(obj, &["integer", "number"]),
                 "pattern" | "minLength" | "maxLength" | "format" => has_type(obj, &["string"]),
-                "minItems" | "maxItems" => has_type(obj, &["array"]),
+                "minItems" | "maxItems" | "items" => has_type(obj, &["array"]),
                 _ => true,
             };
-            if applies {
+            if k == "items" {
+                if let Some(items) = obj.get_mut("items") {
+                    apply(items, &v);
+                }
+            } else if applies {
                 obj.insert(k.clone(), v);
             }
         }
@@ -185,9 +215,12 @@ mod exact {
             .pointer_mut("/components/schemas")
             .and_then(Value::as_object_mut)
         {
-            for schema in schemas.values_mut() {
+            for (schema_name, schema) in schemas.iter_mut() {
                 if let Some(props) = schema.get_mut("properties").and_then(Value::as_object_mut) {
                     for (name, prop) in props.iter_mut() {
+                        if NOT_BY_NAME.contains(&(schema_name.as_str(), name.as_str())) {
+                            continue;
+                        }
                         if let Some(r) = rule(name) {
                             apply(prop, &r);
                         }
@@ -253,6 +286,13 @@ mod exact {
                     add("415", "Body without Content-Type: application/json");
                 }
             }
+        }
+        // An empty body means the defaults.
+        if let Some(body) = paths
+            .get_mut("/v1/reindex")
+            .and_then(|p| p.pointer_mut("/post/requestBody"))
+        {
+            body["required"] = json!(false);
         }
         // HEAD on a key: whether it exists, no body.
         if let Some(kv) = paths.get_mut("/v1/kv/{namespace}/{key}") {

@@ -257,6 +257,14 @@ pub fn filter(
     more: Option<api::Filters>,
 ) -> Result<Filter> {
     let more = more.unwrap_or_default();
+    // A filter value no memory could have is an error, not an empty answer.
+    muisti::Owner {
+        user_id: user_id.clone(),
+        agent_id: more.agent_id.clone(),
+        session_id: session_id.clone(),
+    }
+    .validate()?;
+    muisti::check_tags(&more.tags)?;
     Ok(Filter {
         user_id,
         agent_id: more.agent_id,
@@ -357,13 +365,13 @@ pub fn similar(engine: &Engine, id: &str, p: api::SimilarParams) -> Result<api::
     ))
 }
 
-/// Deletes every memory of one owner (user, agent and/or session) in a namespace.
+/// Deletes every memory of one user in a namespace (only one agent's or session's, if given).
 pub fn forget_owner(engine: &Engine, p: api::ForgetParams) -> Result<api::Deleted> {
     let more = api::Filters {
         agent_id: p.agent_id,
         ..api::Filters::default()
     };
-    let filter = filter(p.user_id, p.session_id, Some(more))?;
+    let filter = filter(Some(p.user_id), p.session_id, Some(more))?;
     let ns = namespace(p.namespace.as_deref())?;
     Ok(api::Deleted {
         deleted: engine.forget_where(&ns, &filter)?,

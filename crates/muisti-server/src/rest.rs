@@ -194,8 +194,8 @@ pub async fn delete_memory(
     Ok(StatusCode::NO_CONTENT)
 }
 
-/// Deletes every memory of one user, agent or session in a namespace (each with every derived
-/// copy: full-text terms, vector, in-memory copies). At least one owner must be given.
+/// Deletes every memory of one user in a namespace (only one agent's or session's, if given
+/// too), each with every derived copy: full-text terms, vector, in-memory copies.
 #[utoipa::path(delete, path = "/v1/memories", tag = "memories",
     params(api::ForgetParams),
     responses((status = 200, body = api::Deleted), (status = 400, body = api::ErrorBody),

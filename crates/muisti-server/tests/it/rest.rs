@@ -632,6 +632,50 @@ fn openapi_document_is_3_1_and_matches_docs() {
     );
 }
 
+/// The document states what the server enforces (Schemathesis in .ci/run checks it against
+/// the server; these are the parts a reader relies on most).
+#[test]
+fn openapi_document_states_the_servers_rules() {
+    let s = TestServer::open();
+    let doc = raw("GET", &s.url("/openapi.json"), &[], None).body;
+    let param = |path: &str, method: &str, name: &str| {
+        doc["paths"][path][method]["parameters"]
+            .as_array()
+            .and_then(|ps| ps.iter().find(|p| p["name"] == name))
+            .map(|p| p["schema"].clone())
+            .unwrap_or_default()
+    };
+    let limit = param("/v1/memories", "get", "limit");
+    assert_eq!(
+        (limit["minimum"].clone(), limit["maximum"].clone()),
+        (json!(1), json!(1000))
+    );
+    assert!(param("/v1/memories/{id}", "get", "id")["pattern"].is_string());
+    assert!(param("/v1/kv/{namespace}", "get", "namespace")["pattern"].is_string());
+    let new = &doc["components"]["schemas"]["NewMemory"]["properties"];
+    assert_eq!(new["ttl_seconds"]["minimum"], 1);
+    assert_eq!(new["importance"]["maximum"], 1.0);
+    assert!(
+        new["scope"]["enum"]
+            .as_array()
+            .is_some_and(|e| e.contains(&json!("declarative")))
+    );
+    let memory = &doc["components"]["schemas"]["Memory"]["properties"];
+    assert_eq!(memory["created_at"]["format"], "date-time");
+    // Errors on every operation; open mode's optional key; key-less health; HEAD; SSE.
+    let create = &doc["paths"]["/v1/memories"]["post"]["responses"];
+    for status in ["400", "401", "413", "415", "422", "429", "503"] {
+        assert!(create[status].is_object(), "{status}");
+    }
+    assert_eq!(doc["security"], json!([{"bearer": []}, {}]));
+    assert_eq!(doc["paths"]["/healthz"]["get"]["security"], json!([]));
+    assert!(doc["paths"]["/v1/kv/{namespace}/{key}"]["head"].is_object());
+    assert!(
+        doc["paths"]["/v1/chat/stream"]["post"]["responses"]["200"]["content"]["text/event-stream"]
+            .is_object()
+    );
+}
+
 #[test]
 fn mcp_over_http_checks_the_origin_and_the_key() {
     let mut keys = Vec::new();

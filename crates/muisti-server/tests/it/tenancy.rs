@@ -261,7 +261,7 @@ fn deleting_a_user_deletes_that_user_in_that_tenant_only() {
         }
     }
     let bob = muisti_client::ForgetParams {
-        user_id: Some("bob".into()),
+        user_id: "bob".into(),
         ..Default::default()
     };
     assert_eq!(t.a.delete_owner(&bob).expect("delete"), 2);
@@ -287,9 +287,18 @@ fn deleting_a_user_deletes_that_user_in_that_tenant_only() {
             .all(|h| h.memory.user_id.as_deref() != Some("bob"))
     );
 
-    // No owner, or an unknown parameter: refused, nothing deleted.
-    let err = t.a.delete_owner(&Default::default()).expect_err("no owner");
+    // No user, an empty one, or an unknown parameter: refused, nothing deleted.
+    let err =
+        t.a.delete_owner(&Default::default())
+            .expect_err("an empty user");
     assert_eq!(err.status(), Some(422));
+    let r = raw(
+        "DELETE",
+        &t.server.url("/v1/memories?agent_id=x"),
+        &[("authorization", &format!("Bearer {}", t.b_key))],
+        None,
+    );
+    assert_eq!(r.status, 400, "no user_id: {}", r.body);
     let auth = format!("Bearer {}", t.b_key);
     let r = raw(
         "DELETE",

@@ -5,8 +5,35 @@
 
 use std::collections::BTreeMap;
 
-use serde::{Deserialize, Serialize};
+use serde::{Deserialize, Deserializer, Serialize, de::DeserializeOwned, de::Error as _};
 use serde_json::{Map, Value};
+
+/// A struct read only from a JSON object: serde would also fill one from an array, by
+/// position, which no client means.
+fn object<'de, D: Deserializer<'de>, T: DeserializeOwned>(v: Value) -> Result<T, D::Error> {
+    if !v.is_object() {
+        return Err(D::Error::custom("expected a JSON object"));
+    }
+    T::deserialize(v).map_err(D::Error::custom)
+}
+
+/// [`object`], or nothing for `null`.
+fn optional_object<'de, D: Deserializer<'de>, T: DeserializeOwned>(
+    d: D,
+) -> Result<Option<T>, D::Error> {
+    match Value::deserialize(d)? {
+        Value::Null => Ok(None),
+        v => object::<D, T>(v).map(Some),
+    }
+}
+
+/// A list of [`object`]s.
+fn objects<'de, D: Deserializer<'de>, T: DeserializeOwned>(d: D) -> Result<Vec<T>, D::Error> {
+    Vec::<Value>::deserialize(d)?
+        .into_iter()
+        .map(object::<D, T>)
+        .collect()
+}
 
 #[cfg(feature = "openapi")]
 use utoipa::ToSchema;
@@ -157,6 +184,7 @@ impl NewMemory {
 #[serde(deny_unknown_fields)]
 pub struct NewMemories {
     /// The memories, written all or none.
+    #[serde(deserialize_with = "objects")]
     pub memories: Vec<NewMemory>,
 }
 
@@ -341,7 +369,11 @@ pub struct RecallQuery {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub session_id: Option<String>,
     /// More filters.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "optional_object"
+    )]
     pub filters: Option<Filters>,
     /// Drop hits scoring below this (0 to 1).
     #[serde(default, skip_serializing_if = "Option::is_none")]

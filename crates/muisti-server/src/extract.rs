@@ -84,28 +84,25 @@ fn parse<T: DeserializeOwned>(json: bool, bytes: &[u8]) -> Result<T, ApiError> {
             "send the body as JSON with Content-Type: application/json",
         ));
     }
-    let mut value: Value = match serde_json::from_slice(bytes) {
-        Ok(v) => v,
-        Err(e) if e.is_data() => return Err(ApiError::invalid(format!("invalid body: {e}"))),
-        Err(e) => return Err(ApiError::bad_request(format!("malformed JSON: {e}"))),
-    };
-    // A sequence would fill a struct's fields by position: only objects are bodies, and the
-    // structs inside them are objects too.
-    if !value.is_object() {
-        return Err(ApiError::invalid("the body must be a JSON object"));
+    // A sequence would fill a struct's fields by position: only objects are bodies (the
+    // wire types read their nested structs only from objects too).
+    let object = bytes.iter().find(|b| !b.is_ascii_whitespace()) == Some(&b'{');
+    match serde_json::from_slice(bytes) {
+        Ok(_) if !object => Err(ApiError::invalid("the body must be a JSON object")),
+        Ok(v) => Ok(v),
+        Err(e) if e.is_data() => {
+            // `16.0` in an integer field is the integer 16, as in JSON Schema.
+            if object
+                && let Ok(mut value) = serde_json::from_slice::<Value>(bytes)
+                && whole_numbers(&mut value)
+                && let Ok(v) = serde_json::from_value(value)
+            {
+                return Ok(v);
+            }
+            Err(ApiError::invalid(format!("invalid body: {e}")))
+        }
+        Err(e) => Err(ApiError::bad_request(format!("malformed JSON: {e}"))),
     }
-    if let Some(f) = value.get("filters")
-        && !(f.is_object() || f.is_null())
-    {
-        return Err(ApiError::invalid("filters must be a JSON object"));
-    }
-    if let Some(Value::Array(items)) = value.get("memories")
-        && items.iter().any(|m| !m.is_object())
-    {
-        return Err(ApiError::invalid("each of memories must be a JSON object"));
-    }
-    whole_numbers(&mut value);
-    serde_json::from_value(value).map_err(|e| ApiError::invalid(format!("invalid body: {e}")))
 }
 
 /// The API's integer fields, wherever they are in a body (never inside stored values).
@@ -120,8 +117,9 @@ const INTEGER_FIELDS: [&str; 5] = [
 const OPAQUE_FIELDS: [&str; 3] = ["content", "metadata", "value"];
 
 /// Reads a whole number written with a fraction (`16.0`) in an integer field as that
-/// integer, as JSON Schema's `integer` does.
-fn whole_numbers(v: &mut Value) {
+/// integer, as JSON Schema's `integer` does; `true` if it changed any.
+fn whole_numbers(v: &mut Value) -> bool {
+    let mut changed = false;
     match v {
         Value::Object(map) => {
             for (k, v) in map.iter_mut() {
@@ -134,14 +132,20 @@ fn whole_numbers(v: &mut Value) {
                     && f.abs() < 9.0e15
                 {
                     *v = Value::from(f as i64);
+                    changed = true;
                 } else {
-                    whole_numbers(v);
+                    changed |= whole_numbers(v);
                 }
             }
         }
-        Value::Array(items) => items.iter_mut().for_each(whole_numbers),
+        Value::Array(items) => {
+            for item in items {
+                changed |= whole_numbers(item);
+            }
+        }
         _ => {}
     }
+    changed
 }
 
 /// Path parameters; a segment that cannot be decoded is 400.

@@ -834,6 +834,28 @@ fn open_mode_refuses_other_sites_and_non_json_bodies() {
     }
     let r = raw("POST", &s.url("/v1/reindex"), &[JSON], Some("[]"));
     assert_eq!((r.status, r.code()), (422, "invalid_input"));
+    // Nested structs too; and a whole number written with a fraction is that integer.
+    for (path, body) in [
+        ("/v1/recall", r#"{"query": "x", "filters": [null, null]}"#),
+        ("/v1/memories/batch", r#"{"memories": [["positional"]]}"#),
+    ] {
+        let r = raw("POST", &s.url(path), &[JSON], Some(body));
+        assert_eq!((r.status, r.code()), (422, "invalid_input"), "{body}");
+    }
+    let r = raw(
+        "POST",
+        &s.url("/v1/recall"),
+        &[JSON],
+        Some(r#"{"query": "x", "limit": 16.0}"#),
+    );
+    assert_eq!(r.status, 200, "{}", r.body);
+    let r = raw(
+        "POST",
+        &s.url("/v1/recall"),
+        &[JSON],
+        Some(r#"{"query": "x", "limit": 16.5}"#),
+    );
+    assert_eq!((r.status, r.code()), (422, "invalid_input"));
     // The server's own names and allowed origins still work.
     let r = raw(
         "POST",

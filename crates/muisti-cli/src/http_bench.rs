@@ -94,18 +94,13 @@ where
     }
     let elapsed = started.elapsed().as_secs_f64();
     all.sort_by(f64::total_cmp);
-    let pct = |p: f64| {
-        all.get(((all.len().max(1) - 1) as f64 * p).round() as usize)
-            .copied()
-            .unwrap_or(f64::NAN)
-    };
     Ok(Phase {
         requests: all.len(),
         errors,
         requests_per_s: all.len() as f64 / elapsed,
-        p50_ms: pct(0.5),
-        p95_ms: pct(0.95),
-        p99_ms: pct(0.99),
+        p50_ms: percentile(&all, 0.5),
+        p95_ms: percentile(&all, 0.95),
+        p99_ms: percentile(&all, 0.99),
     })
 }
 
@@ -317,14 +312,23 @@ fn op_of(k: usize) -> usize {
     }
 }
 
+/// The `p` quantile (0 to 1) of sorted latencies, NaN for none: the one definition of every
+/// bench's percentiles.
+fn percentile(sorted: &[f64], p: f64) -> f64 {
+    sorted
+        .get(((sorted.len().max(1) - 1) as f64 * p).round() as usize)
+        .copied()
+        .unwrap_or(f64::NAN)
+}
+
+/// p50, p99 and the maximum of unsorted latencies.
 fn percentiles(mut lat: Vec<f64>) -> (f64, f64, f64) {
     lat.sort_by(f64::total_cmp);
-    let pct = |p: f64| {
-        lat.get(((lat.len().max(1) - 1) as f64 * p).round() as usize)
-            .copied()
-            .unwrap_or(f64::NAN)
-    };
-    (pct(0.5), pct(0.99), lat.last().copied().unwrap_or(f64::NAN))
+    (
+        percentile(&lat, 0.5),
+        percentile(&lat, 0.99),
+        percentile(&lat, 1.0),
+    )
 }
 
 /// `bench load`: a mixed workload (recall, create, key-value) sent at a fixed rate for

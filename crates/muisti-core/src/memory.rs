@@ -435,7 +435,7 @@ pub const MAX_DIMENSIONS: usize = 8192;
 const MAX_TAGS: usize = 64;
 const MAX_TAG_CHARS: usize = 64;
 
-fn check_owner_field(field: &'static str, v: &Option<String>) -> Result<()> {
+pub(crate) fn check_owner_field(field: &'static str, v: &Option<String>) -> Result<()> {
     if let Some(v) = v
         && (v.is_empty() || v.chars().count() > MAX_OWNER_CHARS || v.chars().any(char::is_control))
     {

@@ -90,6 +90,15 @@ pub struct Filter {
 }
 
 impl Filter {
+    /// The rules of the values a filter asks for: owner fields and tags as a write's (a
+    /// value no memory could have is an error, not an empty answer).
+    pub fn validate(&self) -> crate::Result<()> {
+        crate::memory::check_owner_field("user_id", &self.user_id)?;
+        crate::memory::check_owner_field("agent_id", &self.agent_id)?;
+        crate::memory::check_owner_field("session_id", &self.session_id)?;
+        crate::check_tags(&self.tags)
+    }
+
     /// Whether `m` meets every condition. This is the one definition of a filter: every
     /// in-memory matcher calls it (a backend's copy of the fields implements [`Filterable`]),
     /// SQL builders destructure [`Filter`] whole so a new field fails to compile until they

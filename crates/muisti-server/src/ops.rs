@@ -257,15 +257,7 @@ pub fn filter(
     more: Option<api::Filters>,
 ) -> Result<Filter> {
     let more = more.unwrap_or_default();
-    // A filter value no memory could have is an error, not an empty answer.
-    muisti::Owner {
-        user_id: user_id.clone(),
-        agent_id: more.agent_id.clone(),
-        session_id: session_id.clone(),
-    }
-    .validate()?;
-    muisti::check_tags(&more.tags)?;
-    Ok(Filter {
+    let filter = Filter {
         user_id,
         agent_id: more.agent_id,
         session_id,
@@ -276,7 +268,9 @@ pub fn filter(
         created_after: timestamp("created_after", more.created_after.as_deref())?,
         created_before: timestamp("created_before", more.created_before.as_deref())?,
         ..Filter::default()
-    })
+    };
+    filter.validate()?;
+    Ok(filter)
 }
 
 /// A `limit` as given or `default`, refused outside 1 to `max` (every limit of the API).

@@ -315,18 +315,18 @@ impl PartitionCache {
         q: &QueryI8,
         now: i64,
     ) -> Vec<Scored> {
-        rows.filter_map(|i| {
-            let slot = self.vector_of[i]? as usize;
-            if !self.live(i, rest, now) {
-                return None;
-            }
-            let v = &self.data[slot * self.dim..(slot + 1) * self.dim];
-            Some(Scored {
-                id: self.rows[i].id,
-                score: q.dot(v, self.scales[slot]),
-            })
+        rows.filter(|&i| self.live(i, rest, now))
+            .filter_map(|i| self.score(i, q))
+            .collect()
+    }
+
+    /// Row `i` scored against the query, if it has a vector.
+    fn score(&self, i: usize, q: &QueryI8) -> Option<Scored> {
+        let (slot, v) = self.vector(i)?;
+        Some(Scored {
+            id: self.rows[i].id,
+            score: q.dot(v, self.scales[slot]),
         })
-        .collect()
     }
 
     /// Whether a query over `filter` is large enough for the graph.
@@ -371,13 +371,7 @@ impl PartitionCache {
         let q = QueryI8::new(query);
         let mut scored: Vec<Scored> = found
             .iter()
-            .filter_map(|n| {
-                let (slot, v) = self.vector(n.d_id)?;
-                Some(Scored {
-                    id: self.rows[n.d_id].id,
-                    score: q.dot(v, self.scales[slot]),
-                })
-            })
+            .filter_map(|n| self.score(n.d_id, &q))
             .collect();
         if scored.len() < limit {
             return None;

@@ -45,6 +45,44 @@ pub fn service_unavailable(service: &str, why: &str) {
     println!("skipped: {service} unavailable ({why})");
 }
 
+/// Every path under `dir`, files and directories, recursively.
+pub fn paths_under(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
+    let mut out = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for entry in std::fs::read_dir(&d).expect("a readable directory") {
+            let path = entry.expect("a directory entry").path();
+            if path.is_dir() {
+                stack.push(path.clone());
+            }
+            out.push(path);
+        }
+    }
+    out
+}
+
+/// The deletion canary's check: each file under `dir` that holds one of `needles`
+/// (lower case; compared with the file's bytes read as lower-case text) as "needle in
+/// path", and how many files were read.
+pub fn needles_in_files(dir: &std::path::Path, needles: &[&str]) -> (Vec<String>, usize) {
+    let files: Vec<_> = paths_under(dir)
+        .into_iter()
+        .filter(|p| p.is_file())
+        .collect();
+    let mut hits = Vec::new();
+    for path in &files {
+        let bytes = std::fs::read(path).expect("a readable file");
+        let text = String::from_utf8_lossy(&bytes).to_lowercase();
+        hits.extend(
+            needles
+                .iter()
+                .filter(|n| text.contains(*n))
+                .map(|n| format!("{n} in {}", path.display())),
+        );
+    }
+    (hits, files.len())
+}
+
 // `conformance!` and the persistent case list, derived from `src/cases/` by `build.rs`.
 include!(concat!(env!("OUT_DIR"), "/conformance.rs"));
 

@@ -17,29 +17,8 @@ use crate::{muisti, ok};
 /// Words only the deleted memories hold (lower case; the full-text index keeps stems).
 const NEEDLES: [&str; 3] = ["canaryzq7", "xylophon", "diagnos"];
 
-/// Every file under `dir` that holds one of [`NEEDLES`], with the needle; and how many files
-/// were read.
 fn needles_in(dir: &Path) -> (Vec<String>, usize) {
-    let mut hits = Vec::new();
-    let mut files = 0;
-    let mut stack = vec![dir.to_path_buf()];
-    while let Some(d) = stack.pop() {
-        for entry in fs::read_dir(&d).expect("dir") {
-            let path = entry.expect("entry").path();
-            if path.is_dir() {
-                stack.push(path);
-                continue;
-            }
-            files += 1;
-            let text = String::from_utf8_lossy(&fs::read(&path).expect("read")).to_lowercase();
-            for needle in NEEDLES {
-                if text.contains(needle) {
-                    hits.push(format!("{needle} in {}", path.display()));
-                }
-            }
-        }
-    }
-    (hits, files)
+    muisti_testkit::needles_in_files(dir, &NEEDLES)
 }
 
 /// Writes alice's ordinary memories and bob's secret ones, deletes one secret by id and the

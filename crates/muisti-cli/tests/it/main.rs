@@ -373,7 +373,7 @@ fn read_only_commands_write_nothing() {
     std::fs::create_dir(&dir).expect("dir");
     std::fs::write(dir.join("hosts"), "127.0.0.1 localhost\n").expect("writes");
     let listing = |d: &Path| {
-        let mut names: Vec<String> = walk(d);
+        let mut names = muisti_testkit::paths_under(d);
         names.sort();
         names
     };
@@ -399,20 +399,4 @@ fn read_only_commands_write_nothing() {
         );
         assert_eq!(listing(&dir), before, "{args:?} wrote to the directory");
     }
-}
-
-/// Every path under `dir`, relative.
-fn walk(dir: &Path) -> Vec<String> {
-    let mut out = Vec::new();
-    let mut stack = vec![dir.to_path_buf()];
-    while let Some(d) = stack.pop() {
-        for entry in std::fs::read_dir(&d).expect("dir") {
-            let path = entry.expect("entry").path();
-            out.push(path.strip_prefix(dir).expect("under").display().to_string());
-            if path.is_dir() {
-                stack.push(path);
-            }
-        }
-    }
-    out
 }

@@ -372,18 +372,10 @@ fn a_deleted_canary_leaves_nothing_in_the_files() {
             .expect("deletes")
         );
     }
-    for entry in std::fs::read_dir(dir.path()).expect("dir") {
-        let path = entry.expect("entry").path();
-        let bytes = std::fs::read(&path).expect("readable");
-        let text = String::from_utf8_lossy(&bytes).to_lowercase();
-        for needle in ["canaryzq7", "xylophon", "diagnos"] {
-            assert!(
-                !text.contains(needle),
-                "{needle} still in {}",
-                path.display()
-            );
-        }
-    }
+    let (hits, files) =
+        muisti_testkit::needles_in_files(dir.path(), &["canaryzq7", "xylophon", "diagnos"]);
+    assert!(files > 0, "the store has files");
+    assert!(hits.is_empty(), "still there: {hits:?}");
 }
 
 /// A path in a directory that does not exist is an error (a typo must not create a new,

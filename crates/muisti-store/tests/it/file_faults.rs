@@ -113,21 +113,8 @@ fn a_deleted_canary_leaves_nothing_in_the_files() {
         .expect("deletes")
     );
     drop(s);
-    let mut files = 0;
-    let mut stack = vec![dir.path().to_path_buf()];
-    while let Some(d) = stack.pop() {
-        for entry in fs::read_dir(&d).expect("dir") {
-            let path = entry.expect("entry").path();
-            if path.is_dir() {
-                stack.push(path);
-                continue;
-            }
-            files += 1;
-            let text = String::from_utf8_lossy(&fs::read(&path).expect("read")).to_lowercase();
-            for needle in ["canaryzq7", "xylophon", "diagnos"] {
-                assert!(!text.contains(needle), "{needle} in {}", path.display());
-            }
-        }
-    }
+    let (hits, files) =
+        muisti_testkit::needles_in_files(dir.path(), &["canaryzq7", "xylophon", "diagnos"]);
+    assert!(hits.is_empty(), "still there: {hits:?}");
     assert!(files > 0, "the store has files");
 }

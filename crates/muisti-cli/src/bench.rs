@@ -42,6 +42,13 @@ pub(crate) enum BenchCommand {
         /// the HNSW graph, which the bench waits for before timing.
         #[arg(long)]
         unfiltered: bool,
+        /// The SQLite file to use and keep (default: a temporary one). The corpus is written
+        /// only if the file does not already hold it, so a second run measures a restart.
+        #[arg(long)]
+        db: Option<std::path::PathBuf>,
+        /// The SQLite store's cache budget in MiB (default 2048).
+        #[arg(long, value_parser = clap::value_parser!(u32).range(1..=16_777_216))]
+        cache_mb: Option<u32>,
     },
     /// `muisti serve` under load on loopback: recall, then create, from concurrent clients
     /// (default store: a fresh SQLite file seeded like `bench scale`).
@@ -201,36 +208,65 @@ pub(crate) fn run(cmd: &BenchCommand, cli: &crate::Cli, json: bool) -> Result<()
             memories,
             queries,
             unfiltered,
+            db,
+            cache_mb,
         } => {
+            if store.is_some() && (db.is_some() || cache_mb.is_some()) {
+                anyhow::bail!(
+                    "--db and --cache-mb apply to the default SQLite store; with --store, pass \
+                     the file in the URL and ?cache_mb=N"
+                );
+            }
             let dir = bench_dir()?;
-            // The default store is kept as SQLite to wait for its graph.
-            let sqlite = match store {
-                Some(_) => None,
-                None => Some(std::sync::Arc::new(muisti::SqliteStore::open(
-                    dir.path().join("scale.db"),
-                )?)),
-            };
-            let opened: std::sync::Arc<dyn muisti::Store> = match (&sqlite, store) {
-                (Some(s), _) => s.clone(),
-                (None, Some(u)) => muisti::open_store(u)?,
-                (None, None) => anyhow::bail!("no store"),
-            };
+            let path = db.clone().unwrap_or_else(|| dir.path().join("scale.db"));
             let embedder = muisti::embedder_from_spec(cli.embedder(), cli.embed_url.as_deref())?;
-            let engine = muisti::Engine::builder(opened).embedder(embedder).build()?;
+            // The default store is kept as SQLite to wait for its graph and read its cache.
+            let open =
+                || -> Result<(Option<std::sync::Arc<muisti::SqliteStore>>, muisti::Engine)> {
+                    let (sqlite, opened): (_, std::sync::Arc<dyn muisti::Store>) = match store {
+                        Some(u) => (None, muisti::open_store(u)?),
+                        None => {
+                            let mut s = muisti::SqliteStore::open(&path)?;
+                            if let Some(mb) = cache_mb {
+                                s = s.with_cache_budget((*mb as usize) << 20);
+                            }
+                            let s = std::sync::Arc::new(s);
+                            (Some(s.clone()), s)
+                        }
+                    };
+                    let engine = muisti::Engine::builder(opened)
+                        .embedder(embedder.clone())
+                        .build()?;
+                    Ok((sqlite, engine))
+                };
+            let ingest_per_s = crate::scale::prepare(&open()?.1, *memories)?;
+            // Opened again: the recalls start from what a restarted process has.
+            let (sqlite, engine) = open()?;
             let wait = |p: &muisti::Partition| {
-                // Only a partition at or above the threshold ever gets a graph.
-                if let Some(s) = sqlite
-                    .as_ref()
-                    .filter(|s| s.ann_threshold() > 0 && *memories >= s.ann_threshold())
-                {
+                // Only a graph the first recall started building (none below the threshold,
+                // nor where it does not fit the cache budget).
+                if let Some(s) = sqlite.as_ref() {
                     let start = std::time::Instant::now();
-                    while !s.ann_ready(p) && start.elapsed() < std::time::Duration::from_secs(3600)
+                    while s.ann_building(p)
+                        && start.elapsed() < std::time::Duration::from_secs(3600)
                     {
                         std::thread::sleep(std::time::Duration::from_millis(100));
                     }
                 }
             };
-            let report = crate::scale::run(&engine, *memories, *queries, *unfiltered, &wait)?;
+            let cache = || sqlite.as_ref().map(|s| (s.cache_budget(), s.cache_bytes()));
+            let probe = crate::scale::Probe {
+                wait_for_index: &wait,
+                cache: &cache,
+            };
+            let report = crate::scale::run(
+                &engine,
+                *memories,
+                ingest_per_s,
+                *queries,
+                *unfiltered,
+                &probe,
+            )?;
             outln!("{}", serde_json::to_string_pretty(&report)?)?;
             return Ok(());
         }

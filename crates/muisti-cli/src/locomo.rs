@@ -123,11 +123,17 @@ fn load(path: &Path) -> Result<Conversation> {
 
 /// The process's peak resident set size (Linux; 0 elsewhere).
 pub(crate) fn peak_rss_mib() -> f64 {
+    status_mib("VmHWM:")
+}
+
+/// A size in kB from `/proc/self/status` (such as `VmRSS:`), in MiB (0 where `/proc` is
+/// missing).
+pub(crate) fn status_mib(field: &str) -> f64 {
     std::fs::read_to_string("/proc/self/status")
         .ok()
         .and_then(|s| {
             s.lines()
-                .find(|l| l.starts_with("VmHWM:"))
+                .find(|l| l.starts_with(field))
                 .and_then(|l| l.split_whitespace().nth(1))
                 .and_then(|kb| kb.parse::<f64>().ok())
         })

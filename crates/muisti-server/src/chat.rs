@@ -106,10 +106,12 @@ impl From<AgentError> for ApiError {
     }
 }
 
+/// The chat service; without a model the chat routes answer 404 `chat_not_configured`: a
+/// client error that retrying will not fix (a 503 invites retries).
 fn service(s: &AppState) -> ApiResult<Arc<ChatService>> {
     s.chat.clone().ok_or_else(|| {
         ApiError::new(
-            StatusCode::SERVICE_UNAVAILABLE,
+            StatusCode::NOT_FOUND,
             "chat_not_configured",
             "chat is off: start muisti serve with --llm-model (and --llm-provider, --llm-base-url)",
         )
@@ -189,10 +191,10 @@ fn sse(name: &'static str, data: &impl serde::Serialize) -> SseEvent {
 #[utoipa::path(post, path = "/v1/chat", tag = "chat",
     request_body = api::ChatMessage,
     responses((status = 200, body = api::ChatReply),
-        (status = 400, body = api::ErrorBody), (status = 404, description = "No conversation with that id", body = api::ErrorBody),
+        (status = 400, body = api::ErrorBody), (status = 404, description = "No conversation with that id (`not_found`), or chat is off: the server has no model (`chat_not_configured`)", body = api::ErrorBody),
         (status = 422, description = "Invalid input, blocked by a guard (`blocked`), or the prompt does not fit the model (`context_length`)", body = api::ErrorBody),
         (status = 502, description = "The model failed (`provider_unavailable`, `provider_auth`, `step_limit`)", body = api::ErrorBody),
-        (status = 503, description = "Chat is off (`chat_not_configured`) or the model is rate limiting (`provider_rate_limited`)", body = api::ErrorBody)))]
+        (status = 503, description = "The model is rate limiting (`provider_rate_limited`)", body = api::ErrorBody)))]
 pub async fn chat(
     State(s): State<AppState>,
     caller: Caller,
@@ -217,7 +219,7 @@ pub async fn chat(
 #[utoipa::path(post, path = "/v1/chat/stream", tag = "chat",
     request_body = api::ChatMessage,
     responses((status = 200, description = "`text/event-stream`: `token` events (ChatToken), then `done` (ChatReply) or `error` (ErrorBody)", content_type = "text/event-stream", body = api::ChatToken),
-        (status = 400, body = api::ErrorBody), (status = 404, body = api::ErrorBody),
+        (status = 400, body = api::ErrorBody), (status = 404, description = "No conversation with that id (`not_found`), or chat is off: the server has no model (`chat_not_configured`)", body = api::ErrorBody),
         (status = 422, body = api::ErrorBody), (status = 503, body = api::ErrorBody)))]
 pub async fn chat_stream(
     State(s): State<AppState>,

@@ -3,16 +3,25 @@
 //! BM25 (with the partition's own statistics, whatever the filter) and the rescoring fields
 //! are answered from it; the database stays the durable copy.
 //!
-//! Consistency: this process's writes invalidate the partitions they touch (after commit),
-//! and its access counts are added to the copy as they are committed; commits by other
-//! connections or processes show in `PRAGMA data_version` and invalidate everything. A load
-//! that raced an invalidation or an access count is not kept (generation check).
+//! A copy holds a whole partition, or one user's rows of it: a query filtered by a user
+//! whose partition is not loaded loads only that user's rows (an indexed read of
+//! milliseconds, where a partition of a million rows takes seconds), so the first recall
+//! after a restart does not wait for the whole partition. A copy of every row is loaded for
+//! a query that names no user, and then replaces the partition's one-user copies. Copies
+//! live within a memory budget (least recently used dropped first).
+//!
+//! Consistency: this process's writes and access counts are applied to the copies that hold
+//! their records as they are committed (while the writer connection is held, so in commit
+//! order); a load takes its snapshot while holding the writer connection and records what is
+//! committed after it, applied before the copy is used. Deletes drop the partition's copies;
+//! commits by other connections or processes show in `PRAGMA data_version` and drop
+//! everything.
 
 use std::{
     collections::HashMap,
     sync::{
-        Arc, Mutex, MutexGuard, OnceLock, RwLock, RwLockReadGuard,
-        atomic::{AtomicBool, AtomicU64, Ordering},
+        Arc, Condvar, Mutex, MutexGuard, OnceLock, RwLock, RwLockReadGuard,
+        atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering},
     },
 };
 
@@ -55,6 +64,8 @@ pub(crate) struct PartitionCache {
     ann_threshold: usize,
     /// Rows replaced by a later write of this process (kept as never-live, scrubbed).
     dead: usize,
+    /// The heap bytes of the rows' strings, tags and metadata, and of the terms' names.
+    heap: usize,
 }
 
 /// A partition's copy as the cache holds it: the rows behind a lock (this process's writes
@@ -67,18 +78,42 @@ pub(crate) struct Part {
     ann_started: AtomicBool,
     /// Searches the graph answered.
     ann_searches: AtomicU64,
+    /// The copy's bytes (estimated) without the graph, and the graph's once built.
+    bytes: AtomicUsize,
+    graph_bytes: AtomicUsize,
+    /// The cache's budget: a graph is built only if the copy with it fits.
+    budget: usize,
+    /// Whether the cache keeps this copy (only kept copies build a graph).
+    kept: AtomicBool,
+    /// When it was last looked up (the cache's clock).
+    last_used: AtomicU64,
+    /// The cache's flag that a copy grew.
+    grown: Arc<AtomicBool>,
 }
 
 /// A record as a write of this process left it, to apply to a loaded copy after the commit.
+#[derive(Clone)]
 pub(crate) struct Fresh {
     pub(crate) partition: Partition,
     pub(crate) row: CachedRow,
     pub(crate) vector: Option<Vec<f32>>,
     pub(crate) terms: String,
     pub(crate) context_terms: Option<String>,
+    /// The user of the live record it replaced, if it replaced one (one-user copies of that
+    /// user hold the old row).
+    pub(crate) replaced_user: Option<Option<String>>,
 }
 
 impl Fresh {
+    /// Whether a copy of these rows holds the record, or held the one it replaced.
+    fn concerns(&self, rows: &Rows) -> bool {
+        rows.holds(self.row.owner.user_id.as_deref())
+            || self
+                .replaced_user
+                .as_ref()
+                .is_some_and(|u| rows.holds(u.as_deref()))
+    }
+
     /// The copy's view of `m`, stored with `vector` and these full-text terms.
     pub(crate) fn of(
         m: &muisti_core::Memory,
@@ -105,6 +140,7 @@ impl Fresh {
             vector: vector.map(<[f32]>::to_vec),
             terms,
             context_terms,
+            replaced_user: None,
         }
     }
 }
@@ -127,6 +163,54 @@ pub(crate) struct CachedRow {
     pub(crate) expires_at: Option<i64>,
     /// The stored count plus the accesses this process committed since the load.
     pub(crate) access_count: AtomicU64,
+}
+
+impl Clone for CachedRow {
+    fn clone(&self) -> Self {
+        Self {
+            id: self.id,
+            owner: self.owner.clone(),
+            category: self.category.clone(),
+            scope: self.scope,
+            tags: self.tags.clone(),
+            metadata: self.metadata.clone(),
+            content_hash: self.content_hash.clone(),
+            created_at: self.created_at,
+            updated_at: self.updated_at,
+            importance: self.importance,
+            expires_at: self.expires_at,
+            access_count: self.access_count.load(Ordering::Relaxed).into(),
+        }
+    }
+}
+
+impl CachedRow {
+    /// The bytes its strings, tags and metadata hold on the heap (estimated).
+    fn heap_bytes(&self) -> usize {
+        let o = &self.owner;
+        [&o.user_id, &o.agent_id, &o.session_id]
+            .into_iter()
+            .flatten()
+            .map(String::len)
+            .sum::<usize>()
+            + self.tags.iter().map(|t| t.len() + 24).sum::<usize>()
+            + self.content_hash.len()
+            + self
+                .metadata
+                .iter()
+                .map(|(k, v)| k.len() + json_bytes(v) + 48)
+                .sum::<usize>()
+    }
+}
+
+/// The heap bytes of a JSON value (estimated).
+fn json_bytes(v: &Value) -> usize {
+    match v {
+        Value::String(s) => s.len(),
+        Value::Array(a) => a.iter().map(|x| json_bytes(x) + 32).sum(),
+        Value::Object(o) => o.iter().map(|(k, x)| k.len() + json_bytes(x) + 48).sum(),
+        _ => 0,
+    }
 }
 
 impl Filterable for CachedRow {
@@ -189,10 +273,12 @@ impl PartitionCache {
         if let Some(&i) = self.index.get(&fresh.row.id) {
             let i = i as usize;
             let old = &mut self.rows[i];
+            self.heap = self.heap.saturating_sub(old.heap_bytes());
             old.expires_at = Some(i64::MIN);
             old.tags.clear();
             old.metadata.clear();
             old.content_hash.clear();
+            self.heap += old.heap_bytes();
             if let Some(slot) = self.vector_of[i] {
                 let slot = slot as usize;
                 self.data[slot * self.dim..(slot + 1) * self.dim].fill(0);
@@ -219,8 +305,15 @@ impl PartitionCache {
     ) {
         let i = self.rows.len() as u32;
         self.index.insert(row.id, i);
+        self.heap += row.heap_bytes();
         if let Some(u) = &row.owner.user_id {
-            self.by_user.entry(u.clone()).or_default().push(i);
+            self.by_user
+                .entry(u.clone())
+                .or_insert_with(|| {
+                    self.heap += u.len() + 48;
+                    Vec::new()
+                })
+                .push(i);
         }
         self.rows.push(row);
         let mut slot = None;
@@ -251,7 +344,11 @@ impl PartitionCache {
             .into_iter()
             .map(|(t, f)| {
                 let next = self.term_ids.len() as u32;
-                (*self.term_ids.entry(t.to_owned()).or_insert(next), f)
+                let id = *self.term_ids.entry(t.to_owned()).or_insert_with(|| {
+                    self.heap += t.len();
+                    next
+                });
+                (id, f)
             })
             .collect();
         own.sort_unstable_by_key(|(t, _)| *t);
@@ -259,25 +356,47 @@ impl PartitionCache {
         self.term_start.push(self.terms.len() as u32);
     }
 
+    /// The bytes the copy holds (estimated from its lengths and capacities).
+    pub(crate) fn bytes(&self) -> usize {
+        use std::mem::size_of;
+        self.rows.capacity() * size_of::<CachedRow>()
+            + self.index.capacity() * (size_of::<(MemoryId, u32)>() + 1)
+            + self.data.capacity()
+            + self.scales.capacity() * size_of::<f32>()
+            + self.vector_of.capacity() * size_of::<Option<u32>>()
+            + self.lengths.capacity() * size_of::<u32>()
+            + self.term_ids.capacity() * (size_of::<(String, u32)>() + 1)
+            + self.terms.capacity() * size_of::<(u32, f32)>()
+            + self.term_start.capacity() * size_of::<u32>()
+            + self.by_user.capacity() * (size_of::<(String, Vec<u32>)>() + 1)
+            + self.rows.len() * size_of::<u32>()
+            + self.heap
+    }
+
+    /// The bytes an HNSW graph over this copy would hold (estimated: a copy of each vector
+    /// in `f32` and about 40 links of its layers).
+    fn graph_bytes(&self) -> usize {
+        self.scales.len() * (self.dim * size_of::<f32>() + 40 * 24 + 64)
+    }
+
     fn live(&self, i: usize, filter: &Filter, now: i64) -> bool {
         let r = &self.rows[i];
         r.expires_at.is_none_or(|t| t > now) && filter.matches(r)
     }
 
-    /// The rescoring fields of the live rows with these ids, in the order given.
-    pub(crate) fn rank_fields(&self, ids: &[MemoryId], now: Timestamp) -> Vec<RankFields> {
-        let now = now.as_millis();
-        ids.iter()
-            .filter_map(|id| {
-                let r = &self.rows[*self.index.get(id)? as usize];
-                r.expires_at.is_none_or(|t| t > now).then(|| RankFields {
+    /// `None` if the copy does not hold `id`, else its rescoring fields if it is live.
+    fn rank_field(&self, id: &MemoryId, now: Timestamp) -> Option<Option<RankFields>> {
+        let r = &self.rows[*self.index.get(id)? as usize];
+        Some(
+            r.expires_at
+                .is_none_or(|t| t > now.as_millis())
+                .then(|| RankFields {
                     id: r.id,
                     updated_at: r.updated_at,
                     access_count: r.access_count.load(Ordering::Relaxed),
                     importance: r.importance,
-                })
-            })
-            .collect()
+                }),
+        )
     }
 
     /// Adds one access to each of these ids that is in this partition.
@@ -453,13 +572,29 @@ impl PartitionCache {
 }
 
 impl Part {
-    pub(crate) fn new(cache: PartitionCache) -> Self {
+    fn new(cache: PartitionCache, budget: usize, grown: &Arc<AtomicBool>) -> Self {
         Self {
+            bytes: AtomicUsize::new(cache.bytes()),
             data: RwLock::new(cache),
             ann: OnceLock::new(),
             ann_started: AtomicBool::new(false),
             ann_searches: AtomicU64::new(0),
+            graph_bytes: AtomicUsize::new(0),
+            budget,
+            kept: AtomicBool::new(false),
+            last_used: AtomicU64::new(0),
+            grown: Arc::clone(grown),
         }
+    }
+
+    /// Marks it used at `tick`.
+    fn used(&self, tick: u64) {
+        self.last_used.fetch_max(tick, Ordering::Relaxed);
+    }
+
+    /// Its bytes (estimated), graph included.
+    pub(crate) fn bytes(&self) -> usize {
+        self.bytes.load(Ordering::Relaxed) + self.graph_bytes.load(Ordering::Relaxed)
     }
 
     fn read(&self) -> RwLockReadGuard<'_, PartitionCache> {
@@ -471,14 +606,14 @@ impl Part {
         self.ann.get().is_some()
     }
 
+    /// Whether the HNSW graph is being built.
+    pub(crate) fn ann_building(&self) -> bool {
+        self.ann_started.load(Ordering::Relaxed) && !self.ann_ready()
+    }
+
     /// How many searches the graph answered.
     pub(crate) fn ann_searches(&self) -> u64 {
         self.ann_searches.load(Ordering::Relaxed)
-    }
-
-    /// See [`PartitionCache::rank_fields`].
-    pub(crate) fn rank_fields(&self, ids: &[MemoryId], now: Timestamp) -> Vec<RankFields> {
-        self.read().rank_fields(ids, now)
     }
 
     /// See [`PartitionCache::bm25`].
@@ -518,22 +653,30 @@ impl Part {
                         return found;
                     }
                 }
-                None => {
-                    if !self.ann_started.swap(true, Ordering::AcqRel) {
-                        let me = Arc::clone(self);
-                        let _ = std::thread::Builder::new().name("muisti-ann".into()).spawn(
-                            move || {
+                // Only a copy the cache keeps gets a graph, and only if both fit the budget.
+                None if self.kept.load(Ordering::Relaxed)
+                    && self.bytes() + data.graph_bytes() <= self.budget
+                    && !self.ann_started.swap(true, Ordering::AcqRel) =>
+                {
+                    let me = Arc::clone(self);
+                    let _ =
+                        std::thread::Builder::new()
+                            .name("muisti-ann".into())
+                            .spawn(move || {
                                 // The vectors are copied under the lock; the graph is built
                                 // without it, so writes are not held up.
                                 let (input, covered) = {
                                     let data = me.read();
                                     (data.ann_input(), data.rows.len())
                                 };
-                                let _ = me.ann.set((build_ann(&input), covered));
-                            },
-                        );
-                    }
+                                let graph_bytes = me.read().graph_bytes();
+                                if me.ann.set((build_ann(&input), covered)).is_ok() {
+                                    me.graph_bytes.store(graph_bytes, Ordering::Relaxed);
+                                    me.grown.store(true, Ordering::Relaxed);
+                                }
+                            });
                 }
+                None => {}
             }
         }
         data.nearest_exact(filter, query, limit, now)
@@ -546,6 +689,7 @@ impl Part {
         for f in fresh {
             data.replace(f);
         }
+        self.bytes.store(data.bytes(), Ordering::Relaxed);
         data.dead <= 1_000.max(data.rows.len() / 4)
     }
 }
@@ -622,107 +766,407 @@ fn rest_of(filter: &Filter) -> std::borrow::Cow<'_, Filter> {
     }
 }
 
+/// Which rows of a partition a copy holds: all of them, or one user's (enough for every query
+/// that filters by that user, and read in milliseconds where a large partition takes
+/// seconds).
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub(crate) enum Rows {
+    All,
+    User(String),
+}
+
+impl Rows {
+    /// The copy a query with this user filter reads (when no copy of every row is loaded).
+    pub(crate) fn for_user(user: Option<&str>) -> Self {
+        user.map_or(Rows::All, |u| Rows::User(u.to_owned()))
+    }
+
+    /// Whether a record of this user belongs in such a copy.
+    fn holds(&self, user: Option<&str>) -> bool {
+        match self {
+            Rows::All => true,
+            Rows::User(u) => user == Some(u.as_str()),
+        }
+    }
+}
+
+type Key = (Partition, Rows);
+
+/// What a copy being loaded missed: this process's writes and accesses committed after the
+/// load's snapshot, applied to the copy before anyone reads it.
+enum Missed {
+    Write(Box<Fresh>),
+    Access(Vec<MemoryId>),
+}
+
+/// A copy being loaded.
+struct Loading {
+    ticket: u64,
+    /// Whether the load's snapshot is being taken or taken: only then are changes recorded
+    /// (the ones before are in the snapshot).
+    armed: bool,
+    missed: Vec<Missed>,
+    done: Arc<Done>,
+}
+
+/// A load's outcome, for the callers that wait for it instead of loading the same rows.
+#[derive(Default)]
+pub(crate) struct Done {
+    /// `None` while loading; then the copy, or `None` if the load failed or was cancelled.
+    slot: Mutex<Option<Option<Arc<Part>>>>,
+    ready: Condvar,
+}
+
+impl Done {
+    fn set(&self, part: Option<Arc<Part>>) {
+        *self.slot.lock().unwrap_or_else(|p| p.into_inner()) = Some(part);
+        self.ready.notify_all();
+    }
+
+    /// The loaded copy, or `None` if the load failed or was cancelled (then load again).
+    pub(crate) fn wait(&self) -> Option<Arc<Part>> {
+        let mut slot = self.slot.lock().unwrap_or_else(|p| p.into_inner());
+        loop {
+            if let Some(out) = slot.as_ref() {
+                return out.clone();
+            }
+            slot = self.ready.wait(slot).unwrap_or_else(|p| p.into_inner());
+        }
+    }
+}
+
 #[derive(Default)]
 struct State {
     /// `PRAGMA data_version` of the writer connection when the cache was last validated.
     data_version: Option<i64>,
-    generation: u64,
-    parts: HashMap<Partition, Arc<Part>>,
+    parts: HashMap<Key, Arc<Part>>,
+    loading: HashMap<Key, Loading>,
+    next_ticket: u64,
 }
 
-/// The cache.
-#[derive(Default)]
+impl State {
+    /// Drops every copy and cancels every load that `drop` selects.
+    fn drop_where(&mut self, drop: impl Fn(&Key) -> bool) {
+        self.parts.retain(|k, _| !drop(k));
+        self.loading.retain(|k, l| {
+            let keep = !drop(k);
+            if !keep {
+                l.done.set(None);
+            }
+            keep
+        });
+    }
+}
+
+/// The default cache budget: 2 GiB.
+pub(crate) const CACHE_BUDGET: usize = 2 << 30;
+
+/// The in-memory copies, within a memory budget: the least recently used copies are dropped
+/// to make room, a copy larger than the whole budget answers the query that loaded it and is
+/// not kept, and a graph is built only where it fits.
 pub(crate) struct PartitionCaches {
     state: Mutex<State>,
+    budget: usize,
+    /// Set when a copy grew (its graph was built): the budget is enforced on the next look-up.
+    grown: Arc<AtomicBool>,
+    clock: AtomicU64,
+}
+
+/// What [`PartitionCaches::lookup`] found.
+pub(crate) enum Lookup<'a> {
+    /// A loaded copy that answers the query.
+    Ready(Arc<Part>),
+    /// Another caller is loading it.
+    Wait(Arc<Done>),
+    /// The caller loads it: [`LoadTicket::arm`] while holding the writer connection, then
+    /// take the snapshot, load, [`LoadTicket::finish`].
+    Load(LoadTicket<'a>),
+}
+
+/// A load in progress; dropped unfinished (an error), it is abandoned.
+pub(crate) struct LoadTicket<'a> {
+    caches: &'a PartitionCaches,
+    key: Key,
+    ticket: u64,
+    done: Arc<Done>,
+    finished: bool,
+}
+
+impl LoadTicket<'_> {
+    /// The rows to load.
+    pub(crate) fn key(&self) -> &Key {
+        &self.key
+    }
+
+    /// Starts recording the changes the load misses. Call while no write of this process can
+    /// commit (holding the writer connection), right before the load's snapshot is taken.
+    pub(crate) fn arm(&self) {
+        let mut s = self.caches.lock();
+        if let Some(l) = s
+            .loading
+            .get_mut(&self.key)
+            .filter(|l| l.ticket == self.ticket)
+        {
+            l.armed = true;
+        }
+    }
+
+    /// The loaded copy with what it missed applied, kept if it was not cancelled meanwhile
+    /// and fits the budget.
+    pub(crate) fn finish(mut self, mut cache: PartitionCache) -> Arc<Part> {
+        self.finished = true;
+        let caches = self.caches;
+        let mut s = caches.lock();
+        let current = s
+            .loading
+            .get(&self.key)
+            .is_some_and(|l| l.ticket == self.ticket);
+        if !current {
+            // Cancelled: the copy answers the caller's query (its snapshot is older than
+            // whatever cancelled it) and is not kept.
+            return Arc::new(Part::new(cache, caches.budget, &caches.grown));
+        }
+        let Some(loading) = s.loading.remove(&self.key) else {
+            unreachable!("checked above")
+        };
+        for m in loading.missed {
+            match m {
+                // Every write to the partition was recorded: the copy takes those of its
+                // rows (a one-user copy also the records that moved to another user).
+                Missed::Write(f) => {
+                    if f.concerns(&self.key.1) {
+                        cache.replace(*f);
+                    }
+                }
+                Missed::Access(ids) => cache.count_access(&ids),
+            }
+        }
+        let part = Arc::new(Part::new(cache, caches.budget, &caches.grown));
+        part.used(caches.tick());
+        caches.keep(&mut s, self.key.clone(), &part);
+        loading.done.set(Some(Arc::clone(&part)));
+        part
+    }
+}
+
+impl Drop for LoadTicket<'_> {
+    fn drop(&mut self) {
+        if self.finished {
+            return;
+        }
+        let mut s = self.caches.lock();
+        if s.loading
+            .get(&self.key)
+            .is_some_and(|l| l.ticket == self.ticket)
+        {
+            s.loading.remove(&self.key);
+        }
+        self.done.set(None);
+    }
 }
 
 impl PartitionCaches {
+    /// Copies within `budget` bytes (estimated).
+    pub(crate) fn new(budget: usize) -> Self {
+        Self {
+            state: Mutex::default(),
+            budget,
+            grown: Arc::default(),
+            clock: AtomicU64::new(0),
+        }
+    }
+
     fn lock(&self) -> MutexGuard<'_, State> {
         self.state.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    /// Forgets one partition (after this process wrote to it).
+    fn tick(&self) -> u64 {
+        self.clock.fetch_add(1, Ordering::Relaxed)
+    }
+
+    /// Keeps `part` under `key` if it fits the budget, dropping the least recently used
+    /// copies to make room; a copy of every row replaces the partition's one-user copies.
+    fn keep(&self, s: &mut State, key: Key, part: &Arc<Part>) {
+        if key.1 == Rows::All {
+            s.parts.retain(|(p, _), _| p != &key.0);
+        }
+        if part.bytes() > self.budget {
+            return;
+        }
+        part.kept.store(true, Ordering::Relaxed);
+        s.parts.insert(key, Arc::clone(part));
+        self.enforce(s);
+    }
+
+    /// Drops the least recently used copies until the rest fit the budget.
+    fn enforce(&self, s: &mut State) {
+        let mut total: usize = s.parts.values().map(|p| p.bytes()).sum();
+        while total > self.budget {
+            let Some(oldest) = s
+                .parts
+                .iter()
+                .min_by_key(|(_, p)| p.last_used.load(Ordering::Relaxed))
+                .map(|(k, _)| k.clone())
+            else {
+                break;
+            };
+            if let Some(p) = s.parts.remove(&oldest) {
+                p.kept.store(false, Ordering::Relaxed);
+                total = total.saturating_sub(p.bytes());
+            }
+        }
+    }
+
+    /// The budget, in bytes.
+    pub(crate) fn budget(&self) -> usize {
+        self.budget
+    }
+
+    /// The bytes the kept copies hold (estimated), graphs included.
+    pub(crate) fn bytes(&self) -> usize {
+        self.lock().parts.values().map(|p| p.bytes()).sum()
+    }
+
+    /// Forgets one partition's copies (after this process deleted from it).
     pub(crate) fn invalidate(&self, p: &Partition) {
-        let mut s = self.lock();
-        s.generation += 1;
-        s.parts.remove(p);
+        self.lock().drop_where(|(q, _)| q == p);
     }
 
     /// Forgets everything.
     pub(crate) fn invalidate_all(&self) {
-        let mut s = self.lock();
-        s.generation += 1;
-        s.parts.clear();
+        self.lock().drop_where(|_| true);
     }
 
-    /// Adds one access to each id in the tenant's loaded copies (after the accesses were
-    /// committed); a copy being loaded meanwhile is not kept, as it may have read the
-    /// counts before the commit.
+    /// Adds one access to each id in the tenant's copies. Call while the writer connection
+    /// is still held (after the commit), so loads record exactly the accesses they missed.
     pub(crate) fn count_access(&self, tenant: &Tenant, ids: &[MemoryId]) {
         let mut s = self.lock();
-        s.generation += 1;
-        for part in s
-            .parts
-            .iter()
-            .filter(|(p, _)| &p.tenant == tenant)
-            .map(|(_, c)| c)
-        {
+        for (_, part) in s.parts.iter().filter(|((p, _), _)| &p.tenant == tenant) {
             part.read().count_access(ids);
         }
+        for (_, l) in s
+            .loading
+            .iter_mut()
+            .filter(|((p, _), l)| &p.tenant == tenant && l.armed)
+        {
+            l.missed.push(Missed::Access(ids.to_vec()));
+        }
     }
 
-    /// Applies committed writes of this process to the loaded copies of their partitions
-    /// (a copy being loaded meanwhile is not kept: it may have missed them). Call while the
-    /// writer connection is still held, so copies see writes in commit order.
+    /// Applies committed writes of this process to the copies that hold their records, and
+    /// records them for the loads that missed them. Call while the writer connection is still
+    /// held, so copies see writes in commit order.
     pub(crate) fn apply(&self, fresh: Vec<Fresh>) {
         let mut s = self.lock();
-        s.generation += 1;
-        let mut by_part: HashMap<Partition, Vec<Fresh>> = HashMap::new();
+        let mut by_key: HashMap<Key, Vec<Fresh>> = HashMap::new();
         for f in fresh {
-            by_part.entry(f.partition.clone()).or_default().push(f);
+            // The copy of every row, its user's, and the one of the user of the record it
+            // replaced (its user changed).
+            let users = [
+                f.row.owner.user_id.clone(),
+                f.replaced_user.clone().flatten(),
+            ];
+            let keys = std::iter::once(Rows::All)
+                .chain(users.into_iter().flatten().map(Rows::User))
+                .map(|rows| (f.partition.clone(), rows));
+            for key in keys {
+                if s.parts.contains_key(&key) && f.concerns(&key.1) {
+                    by_key.entry(key).or_default().push(f.clone());
+                }
+            }
+            for (_, l) in s
+                .loading
+                .iter_mut()
+                .filter(|((p, _), l)| p == &f.partition && l.armed)
+            {
+                l.missed.push(Missed::Write(Box::new(f.clone())));
+            }
         }
-        for (p, fresh) in by_part {
-            if let Some(part) = s.parts.get(&p)
+        for (key, fresh) in by_key {
+            if let Some(part) = s.parts.get(&key)
                 && !part.apply(fresh)
             {
-                s.parts.remove(&p);
+                s.parts.remove(&key);
             }
         }
     }
 
-    /// The partition's copy, if loaded.
-    pub(crate) fn peek(&self, p: &Partition) -> Option<Arc<Part>> {
-        self.lock().parts.get(p).cloned()
+    /// The partition's copies.
+    pub(crate) fn peek(&self, p: &Partition) -> Vec<Arc<Part>> {
+        self.lock()
+            .parts
+            .iter()
+            .filter(|((q, _), _)| q == p)
+            .map(|(_, part)| Arc::clone(part))
+            .collect()
     }
 
-    /// The partition's vectors, loaded with `load` unless cached and still valid for
-    /// `data_version` (`None`: not checked this time).
-    pub(crate) fn get(
+    /// The rescoring fields of these ids from the partition's copies: per id, `None` if no
+    /// copy holds it, else its fields if live.
+    pub(crate) fn rank_fields(
         &self,
         p: &Partition,
+        ids: &[MemoryId],
+        now: Timestamp,
+    ) -> Vec<Option<Option<RankFields>>> {
+        // The copy of every row, or the one-user copies most recently used first (the
+        // search that found these ids used one of them).
+        let mut parts = self.peek(p);
+        parts.sort_by_key(|c| std::cmp::Reverse(c.last_used.load(Ordering::Relaxed)));
+        ids.iter()
+            .map(|id| parts.iter().find_map(|c| c.read().rank_field(id, now)))
+            .collect()
+    }
+
+    /// The copy that answers a query over `p` filtered by `user` (the partition's copy of
+    /// every row when loaded, else the user's), checking first that no other process wrote
+    /// since `data_version` (`None`: not checked this time).
+    pub(crate) fn lookup(
+        &self,
+        p: &Partition,
+        user: Option<&str>,
         data_version: Option<i64>,
-        load: impl FnOnce() -> muisti_core::Result<PartitionCache>,
-    ) -> muisti_core::Result<Arc<Part>> {
-        let generation = {
-            let mut s = self.lock();
-            if let Some(v) = data_version
-                && s.data_version != Some(v)
-            {
-                s.data_version = Some(v);
-                s.generation += 1;
-                s.parts.clear();
-            }
-            if let Some(part) = s.parts.get(p) {
-                return Ok(Arc::clone(part));
-            }
-            s.generation
-        };
-        let part = Arc::new(Part::new(load()?));
+    ) -> Lookup<'_> {
         let mut s = self.lock();
-        if s.generation == generation {
-            s.parts.insert(p.clone(), Arc::clone(&part));
+        if let Some(v) = data_version
+            && s.data_version != Some(v)
+        {
+            s.data_version = Some(v);
+            s.drop_where(|_| true);
         }
-        Ok(part)
+        if self.grown.swap(false, Ordering::Relaxed) {
+            self.enforce(&mut s);
+        }
+        let all = (p.clone(), Rows::All);
+        let key = (p.clone(), Rows::for_user(user));
+        for k in [&all, &key] {
+            if let Some(part) = s.parts.get(k) {
+                part.used(self.tick());
+                return Lookup::Ready(Arc::clone(part));
+            }
+        }
+        if let Some(l) = s.loading.get(&key) {
+            return Lookup::Wait(Arc::clone(&l.done));
+        }
+        s.next_ticket += 1;
+        let ticket = s.next_ticket;
+        let done = Arc::new(Done::default());
+        s.loading.insert(
+            key.clone(),
+            Loading {
+                ticket,
+                armed: false,
+                missed: Vec::new(),
+                done: Arc::clone(&done),
+            },
+        );
+        Lookup::Load(LoadTicket {
+            caches: self,
+            key,
+            ticket,
+            done,
+            finished: false,
+        })
     }
 }
 

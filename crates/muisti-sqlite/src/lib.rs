@@ -24,7 +24,7 @@ use std::{
     time::Duration,
 };
 
-use cache::{CachedRow, Fresh, PartitionCache, PartitionCaches};
+use cache::{CachedRow, Fresh, Lookup, PartitionCache, PartitionCaches, Rows};
 use muisti_core::{
     Capabilities, Category, Clock, Error, Filter, Health, Limits, ListQuery, Locator, Memory,
     MemoryId, MemoryScope, Namespace, Owner, Page, Partition, Put, RankFields, Result, Scored,
@@ -100,7 +100,9 @@ pub(crate) fn sql_err(e: rusqlite::Error) -> Error {
 
 /// Registers the `sqlite` scheme: `sqlite:///path/muisti.db`, with the parameters
 /// `synchronous` (`normal`, the default, or `full`), `ann_threshold` (vectors from which
-/// search uses an HNSW graph; 0 never) and the limits every store URL takes.
+/// search uses an HNSW graph; 0 never), `cache_mb` (the memory budget of the in-memory
+/// copies, default 2048; see [`SqliteStore::with_cache_budget`]) and the limits every store
+/// URL takes.
 pub fn register(registry: &mut StoreRegistry) {
     registry.register("sqlite", |url: &StoreUrl| {
         Ok(Arc::new(SqliteStore::open_url(url)?) as Arc<dyn Store>)
@@ -110,7 +112,7 @@ pub fn register(registry: &mut StoreRegistry) {
 impl SqliteStore {
     /// Opens the store a `sqlite://` URL names (see [`register`] for its parameters).
     pub fn open_url(url: &StoreUrl) -> Result<Self> {
-        url.allow_params(&["synchronous", "ann_threshold"])?;
+        url.allow_params(&["synchronous", "ann_threshold", "cache_mb"])?;
         let durability = match url.param("synchronous") {
             None | Some("normal") => Durability::Normal,
             Some("full") => Durability::Full,
@@ -126,6 +128,19 @@ impl SqliteStore {
             store = store.with_ann_threshold(n.parse().map_err(|_| {
                 Error::invalid("ann_threshold", format!("{n:?} is not a whole number"))
             })?);
+        }
+        if let Some(n) = url.param("cache_mb") {
+            let mb: usize = n
+                .parse()
+                .ok()
+                .filter(|mb| (1..=1 << 24).contains(mb))
+                .ok_or_else(|| {
+                    Error::invalid(
+                        "cache_mb",
+                        format!("{n:?} is not a whole number of MiB from 1 to 16777216"),
+                    )
+                })?;
+            store = store.with_cache_budget(mb << 20);
         }
         Ok(store)
     }
@@ -160,7 +175,7 @@ impl SqliteStore {
             durability,
             writer: Mutex::new(writer),
             readers: Mutex::new(Vec::new()),
-            cache: PartitionCaches::default(),
+            cache: PartitionCaches::new(cache::CACHE_BUDGET),
             ann_threshold: cache::ANN_THRESHOLD,
             clock: Arc::new(SystemClock),
         })
@@ -195,7 +210,26 @@ impl SqliteStore {
         self
     }
 
-    /// Whether the HNSW graph of a partition is built (for monitoring and tests).
+    /// The memory budget of the in-memory copies of partitions (and of one user's rows of
+    /// them), in bytes as estimated from their sizes (default 2 GiB). Within it, the least
+    /// recently used copies are dropped to make room; a copy larger than the whole budget
+    /// answers the query that loaded it and is not kept (the next such query loads it again);
+    /// an HNSW graph is built only if the copy with it fits.
+    pub fn with_cache_budget(mut self, bytes: usize) -> Self {
+        self.cache = PartitionCaches::new(bytes);
+        self
+    }
+
+    /// The memory budget of the in-memory copies, in bytes.
+    pub fn cache_budget(&self) -> usize {
+        self.cache.budget()
+    }
+
+    /// The bytes the in-memory copies hold now (estimated), graphs included.
+    pub fn cache_bytes(&self) -> usize {
+        self.cache.bytes()
+    }
+
     /// From how many vectors a partition's search uses an HNSW graph (0: never).
     pub fn ann_threshold(&self) -> usize {
         self.ann_threshold
@@ -204,12 +238,22 @@ impl SqliteStore {
     /// Whether the partition's HNSW graph is built (it never is below
     /// [`SqliteStore::ann_threshold`] vectors).
     pub fn ann_ready(&self, partition: &Partition) -> bool {
-        self.cache.peek(partition).is_some_and(|c| c.ann_ready())
+        self.cache.peek(partition).iter().any(|c| c.ann_ready())
     }
 
-    /// How many searches of a partition's current in-memory copy its HNSW graph answered.
+    /// Whether an HNSW graph of the partition is being built (in the background).
+    pub fn ann_building(&self, partition: &Partition) -> bool {
+        self.cache.peek(partition).iter().any(|c| c.ann_building())
+    }
+
+    /// How many searches of a partition's current in-memory copies their HNSW graphs
+    /// answered.
     pub fn ann_searches(&self, partition: &Partition) -> u64 {
-        self.cache.peek(partition).map_or(0, |c| c.ann_searches())
+        self.cache
+            .peek(partition)
+            .iter()
+            .map(|c| c.ann_searches())
+            .sum()
     }
 
     /// The database file.
@@ -294,75 +338,124 @@ impl SqliteStore {
             .map_err(sql_err)
     }
 
-    /// Loads a partition's copy, one user's rows next to each other: a user-filtered query
-    /// then reads its rows in sequence instead of one cache miss per row.
-    fn load_partition(&self, p: &Partition) -> Result<PartitionCache> {
-        self.read(|conn| {
-            let mut stmt = conn
-                .prepare_cached(
-                    // Only (user, rowid) pairs are sorted; the rows are then read in that
-                    // order (sorting the whole rows would hold them all in the sorter).
-                    "WITH o AS MATERIALIZED (SELECT rowid AS r FROM memories \
-                        WHERE tenant = ? AND namespace = ? ORDER BY user_id, id) \
-                     SELECT m.id, m.user_id, m.agent_id, m.session_id, m.category, m.scope, \
-                     m.created_at, m.expires_at, m.vector, f.tokens, f.context, m.tags, \
-                     m.metadata, m.content_hash, m.updated_at, m.importance, \
-                     m.access_count + IFNULL(a.access_count, 0) \
-                     FROM o CROSS JOIN memories m ON m.rowid = o.r \
-                     CROSS JOIN memory_terms f ON f.rowid = m.rowid \
-                     LEFT JOIN memory_access a ON a.rowid = m.rowid",
+    /// Loads the rows a ticket names: a partition's, one user's rows next to each other (a
+    /// user-filtered query then reads its rows in sequence instead of one cache miss per
+    /// row), or one user's. The snapshot is taken while holding the writer connection, after
+    /// the ticket starts recording what this process commits later.
+    fn load(&self, ticket: cache::LoadTicket<'_>) -> Result<Arc<cache::Part>> {
+        let (p, rows) = ticket.key().clone();
+        let loaded = self.read(|conn| {
+            let tx = conn.unchecked_transaction().map_err(sql_err)?;
+            {
+                let _writer = self.writer();
+                ticket.arm();
+                // The first read takes the snapshot.
+                tx.query_row(
+                    "SELECT count(*) FROM memory_access WHERE rowid = 0",
+                    [],
+                    |r| r.get::<_, i64>(0),
                 )
                 .map_err(sql_err)?;
-            let mut rows = stmt
-                .query(params![p.tenant.as_str(), p.namespace.as_str()])
-                .map_err(sql_err)?;
-            let mut out = PartitionCache::new(self.ann_threshold);
-            while let Some(r) = rows.next().map_err(sql_err)? {
-                let id: String = r.get(0).map_err(sql_err)?;
-                let blob: Option<Vec<u8>> = r.get(8).map_err(sql_err)?;
-                let terms: String = r.get(9).map_err(sql_err)?;
-                let context_terms: Option<String> = r.get(10).map_err(sql_err)?;
-                let corrupted = |what: &str| Error::Corrupted {
-                    location: format!("sqlite row id {id}"),
-                    reason: what.to_owned(),
-                };
-                let category: String = r.get(4).map_err(sql_err)?;
-                let scope: String = r.get(5).map_err(sql_err)?;
-                let tags: String = r.get(11).map_err(sql_err)?;
-                let metadata: String = r.get(12).map_err(sql_err)?;
-                let access_count: i64 = r.get(16).map_err(sql_err)?;
-                let row = CachedRow {
-                    id: MemoryId::parse(&id).map_err(|_| corrupted("bad id"))?,
-                    owner: Owner {
-                        user_id: r.get(1).map_err(sql_err)?,
-                        agent_id: r.get(2).map_err(sql_err)?,
-                        session_id: r.get(3).map_err(sql_err)?,
-                    },
-                    category: Category::parse(&category).map_err(|_| corrupted("bad category"))?,
-                    scope: MemoryScope::parse(&scope).map_err(|_| corrupted("bad scope"))?,
-                    tags: serde_json::from_str(&tags).map_err(|_| corrupted("bad tags"))?,
-                    metadata: serde_json::from_str(&metadata)
-                        .map_err(|_| corrupted("bad metadata"))?,
-                    content_hash: r.get(13).map_err(sql_err)?,
-                    created_at: Timestamp::from_millis(r.get(6).map_err(sql_err)?),
-                    updated_at: Timestamp::from_millis(r.get(14).map_err(sql_err)?),
-                    importance: r.get::<_, f64>(15).map_err(sql_err)? as f32,
-                    expires_at: r.get(7).map_err(sql_err)?,
-                    access_count: u64::try_from(access_count).unwrap_or(0).into(),
-                };
-                let vector = blob
-                    .map(|b| vector_from_bytes(&b).ok_or_else(|| corrupted("bad vector")))
-                    .transpose()?;
-                out.push(row, vector.as_deref(), &terms, context_terms.as_deref());
             }
-            Ok(out)
-        })
+            let loaded = self.load_rows(&tx, &p, &rows)?;
+            tx.finish().map_err(sql_err)?;
+            Ok(loaded)
+        })?;
+        Ok(ticket.finish(loaded))
     }
 
-    /// The partition's in-memory copy, loaded if missing or stale.
-    fn cached(&self, p: &Partition) -> Result<std::sync::Arc<cache::Part>> {
-        let version = self.data_version()?;
-        self.cache.get(p, version, || self.load_partition(p))
+    fn load_rows(&self, conn: &Connection, p: &Partition, rows: &Rows) -> Result<PartitionCache> {
+        const SELECT: &str = "SELECT m.id, m.user_id, m.agent_id, m.session_id, m.category, \
+             m.scope, m.created_at, m.expires_at, m.vector, f.tokens, f.context, m.tags, \
+             m.metadata, m.content_hash, m.updated_at, m.importance, \
+             m.access_count + IFNULL(a.access_count, 0) \
+             FROM o CROSS JOIN memories m ON m.rowid = o.r \
+             CROSS JOIN memory_terms f ON f.rowid = m.rowid \
+             LEFT JOIN memory_access a ON a.rowid = m.rowid";
+        // Only (user, rowid) pairs are sorted; the rows are then read in that order
+        // (sorting the whole rows would hold them all in the sorter).
+        let (sql, user) = match rows {
+            Rows::All => (
+                format!(
+                    "WITH o AS MATERIALIZED (SELECT rowid AS r FROM memories \
+                     WHERE tenant = ?1 AND namespace = ?2 ORDER BY user_id, id) {SELECT}"
+                ),
+                None,
+            ),
+            Rows::User(u) => (
+                format!(
+                    // By the user index: the planner otherwise prefers the partition's
+                    // (tenant, namespace, id) index, which skips the sort but reads every
+                    // row of the partition.
+                    "WITH o AS MATERIALIZED (SELECT rowid AS r FROM memories \
+                     INDEXED BY memories_user \
+                     WHERE tenant = ?1 AND user_id = ?3 AND namespace = ?2 ORDER BY id) {SELECT}"
+                ),
+                Some(u.as_str()),
+            ),
+        };
+        let mut stmt = conn.prepare_cached(&sql).map_err(sql_err)?;
+        let mut rows = match user {
+            None => stmt.query(params![p.tenant.as_str(), p.namespace.as_str()]),
+            Some(u) => stmt.query(params![p.tenant.as_str(), p.namespace.as_str(), u]),
+        }
+        .map_err(sql_err)?;
+        let mut out = PartitionCache::new(self.ann_threshold);
+        while let Some(r) = rows.next().map_err(sql_err)? {
+            let id: String = r.get(0).map_err(sql_err)?;
+            let blob: Option<Vec<u8>> = r.get(8).map_err(sql_err)?;
+            let terms: String = r.get(9).map_err(sql_err)?;
+            let context_terms: Option<String> = r.get(10).map_err(sql_err)?;
+            let corrupted = |what: &str| Error::Corrupted {
+                location: format!("sqlite row id {id}"),
+                reason: what.to_owned(),
+            };
+            let category: String = r.get(4).map_err(sql_err)?;
+            let scope: String = r.get(5).map_err(sql_err)?;
+            let tags: String = r.get(11).map_err(sql_err)?;
+            let metadata: String = r.get(12).map_err(sql_err)?;
+            let access_count: i64 = r.get(16).map_err(sql_err)?;
+            let row = CachedRow {
+                id: MemoryId::parse(&id).map_err(|_| corrupted("bad id"))?,
+                owner: Owner {
+                    user_id: r.get(1).map_err(sql_err)?,
+                    agent_id: r.get(2).map_err(sql_err)?,
+                    session_id: r.get(3).map_err(sql_err)?,
+                },
+                category: Category::parse(&category).map_err(|_| corrupted("bad category"))?,
+                scope: MemoryScope::parse(&scope).map_err(|_| corrupted("bad scope"))?,
+                tags: serde_json::from_str(&tags).map_err(|_| corrupted("bad tags"))?,
+                metadata: serde_json::from_str(&metadata).map_err(|_| corrupted("bad metadata"))?,
+                content_hash: r.get(13).map_err(sql_err)?,
+                created_at: Timestamp::from_millis(r.get(6).map_err(sql_err)?),
+                updated_at: Timestamp::from_millis(r.get(14).map_err(sql_err)?),
+                importance: r.get::<_, f64>(15).map_err(sql_err)? as f32,
+                expires_at: r.get(7).map_err(sql_err)?,
+                access_count: u64::try_from(access_count).unwrap_or(0).into(),
+            };
+            let vector = blob
+                .map(|b| vector_from_bytes(&b).ok_or_else(|| corrupted("bad vector")))
+                .transpose()?;
+            out.push(row, vector.as_deref(), &terms, context_terms.as_deref());
+        }
+        Ok(out)
+    }
+
+    /// The copy that answers a query over `p` filtered by `user`, loaded if missing or
+    /// stale.
+    fn cached(&self, p: &Partition, user: Option<&str>) -> Result<Arc<cache::Part>> {
+        let mut version = self.data_version()?;
+        loop {
+            match self.cache.lookup(p, user, version.take()) {
+                Lookup::Ready(part) => return Ok(part),
+                Lookup::Wait(done) => {
+                    if let Some(part) = done.wait() {
+                        return Ok(part);
+                    }
+                }
+                Lookup::Load(ticket) => return self.load(ticket),
+            }
+        }
     }
 
     fn location(&self) -> String {
@@ -706,8 +799,13 @@ impl Store for SqliteStore {
         if ids.is_empty() {
             return Ok(());
         }
-        // A small row per record in `memory_access`, not a rewrite of the record.
-        self.write(|tx| {
+        // A small row per record in `memory_access`, not a rewrite of the record. The copies
+        // count the accesses while the writer connection is still held (see `load`).
+        let mut conn = self.writer();
+        let tx = conn
+            .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
+            .map_err(sql_err)?;
+        {
             let mut stmt = tx
                 .prepare_cached(
                     "INSERT INTO memory_access (rowid, access_count, last_accessed_at) \
@@ -721,8 +819,8 @@ impl Store for SqliteStore {
                 stmt.execute(params![at.as_millis(), id.to_string(), tenant.as_str()])
                     .map_err(sql_err)?;
             }
-            Ok(())
-        })?;
+        }
+        tx.commit().map_err(sql_err)?;
         self.cache.count_access(tenant, ids);
         Ok(())
     }
@@ -788,7 +886,7 @@ impl Store for SqliteStore {
     }
 
     fn vector_search(&self, query: &VectorQuery) -> Result<Vec<Scored>> {
-        let part = self.cached(&query.partition)?;
+        let part = self.cached(&query.partition, query.filter.user_id.as_deref())?;
         Ok(part.nearest(&query.filter, &query.vector, query.limit, self.now()))
     }
 
@@ -858,12 +956,55 @@ impl Store for SqliteStore {
         if terms.is_empty() {
             return Ok(Vec::new());
         }
-        let part = self.cached(&query.partition)?;
+        let part = self.cached(&query.partition, query.filter.user_id.as_deref())?;
         Ok(part.bm25(&query.filter, &terms, query.limit, self.now()))
     }
 
     fn rank_fields(&self, partition: &Partition, ids: &[MemoryId]) -> Result<Vec<RankFields>> {
-        Ok(self.cached(partition)?.rank_fields(ids, self.now()))
+        // From the copies the searches just used; the database for ids no copy holds (a
+        // copy dropped meanwhile, or ids from elsewhere).
+        let now = self.now();
+        let cached = self.cache.rank_fields(partition, ids, now);
+        if cached.iter().all(Option::is_some) {
+            return Ok(cached.into_iter().flatten().flatten().collect());
+        }
+        self.read(|conn| {
+            let mut stmt = conn
+                .prepare_cached(&format!(
+                    "SELECT m.updated_at, m.access_count + IFNULL(a.access_count, 0), \
+                     m.importance FROM memories m LEFT JOIN memory_access a \
+                     ON a.rowid = m.rowid WHERE {LIVE} AND m.id = ?2 \
+                     AND m.tenant = ?3 AND m.namespace = ?4"
+                ))
+                .map_err(sql_err)?;
+            let mut out = Vec::with_capacity(ids.len());
+            for (id, found) in ids.iter().zip(cached) {
+                let fields = match found {
+                    Some(fields) => fields,
+                    None => stmt
+                        .query_row(
+                            params![
+                                now.as_millis(),
+                                id.to_string(),
+                                partition.tenant.as_str(),
+                                partition.namespace.as_str()
+                            ],
+                            |r| {
+                                Ok(RankFields {
+                                    id: *id,
+                                    updated_at: Timestamp::from_millis(r.get(0)?),
+                                    access_count: u64::try_from(r.get::<_, i64>(1)?).unwrap_or(0),
+                                    importance: r.get::<_, f64>(2)? as f32,
+                                })
+                            },
+                        )
+                        .optional()
+                        .map_err(sql_err)?,
+                };
+                out.extend(fields);
+            }
+            Ok(out)
+        })
     }
 
     fn health_check(&self) -> Health {

@@ -55,7 +55,8 @@ pub(crate) fn put_in(
     } else {
         WriteStatus::Created
     };
-    let fresh = write_row(tx, &memory, vector.as_deref(), rowid)?;
+    let mut fresh = write_row(tx, &memory, vector.as_deref(), rowid)?;
+    fresh.replaced_user = live.map(|m| m.owner.user_id);
     Ok((Written { memory, status }, fresh))
 }
 
@@ -114,7 +115,8 @@ pub(crate) fn update_in(
             }
         }
     };
-    let fresh = write_row(tx, &memory, vector.as_deref(), rowid)?;
+    let mut fresh = write_row(tx, &memory, vector.as_deref(), rowid)?;
+    fresh.replaced_user = live.map(|m| m.owner.user_id);
     Ok((memory, fresh))
 }
 

@@ -177,3 +177,61 @@ fn a_sustained_mixed_load_runs_without_errors() {
         report["p99_ms"]
     );
 }
+
+/// `bench scale --db F` writes the corpus once and keeps the file: a second run recalls
+/// after a restart without writing (no ingest figure), and reports the cache it held within
+/// the budget given.
+#[test]
+fn bench_scale_with_a_kept_file_measures_a_restart() {
+    let home = tempfile::tempdir().expect("temp dir");
+    std::fs::create_dir_all(home.path().join("tmp")).expect("tmp");
+    let db = home.path().join("scale.db");
+    let run = || {
+        let out = within(
+            home.path(),
+            &[
+                "bench",
+                "scale",
+                "--memories",
+                "3000",
+                "--queries",
+                "6",
+                "--db",
+                db.to_str().expect("utf-8"),
+                "--cache-mb",
+                "1",
+            ],
+            Duration::from_secs(120),
+        );
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        serde_json::from_slice::<Value>(&out.stdout).expect("json")
+    };
+    let first = run();
+    assert!(first["ingest_per_s"].as_f64() > Some(0.0), "{first}");
+    let second = run();
+    assert!(second["ingest_per_s"].is_null(), "{second}");
+    assert_eq!(second["cache_budget_mib"], 1.0);
+    let held = second["cache_mib"].as_f64().expect("cache_mib");
+    assert!(held > 0.0 && held <= 1.0, "{second}");
+    // With another store, the SQLite options are refused rather than ignored.
+    let out = within(
+        home.path(),
+        &[
+            "--store",
+            "mem://",
+            "bench",
+            "scale",
+            "--memories",
+            "10",
+            "--cache-mb",
+            "5",
+        ],
+        Duration::from_secs(60),
+    );
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--cache-mb"));
+}

@@ -140,7 +140,9 @@ fn chat_errors_have_statuses_and_json_bodies() {
     // Chat off.
     let s = TestServer::open();
     let r = post(&s, "/v1/chat", &json!({"message": "hi"}));
-    assert_eq!((r.status, r.code()), (503, "chat_not_configured"));
+    assert_eq!((r.status, r.code()), (404, "chat_not_configured"));
+    let r = post(&s, "/v1/chat/stream", &json!({"message": "hi"}));
+    assert_eq!((r.status, r.code()), (404, "chat_not_configured"));
     // Bad input and unknown conversations never reach the model.
     let model = Scripted::start(vec![
         Reply::json(401, r#"{"error":{"message":"bad key"}}"#),

@@ -320,11 +320,8 @@ fn judge(h: &Hostile, status: u16, head: &str, body: &[u8]) -> Result<(), String
         .as_ref()
         .and_then(|v| v["error"]["code"].as_str().map(str::to_owned));
     if status >= 500 {
-        let documented = status == 503
-            && matches!(
-                code.as_deref(),
-                Some("unavailable" | "timeout" | "chat_not_configured")
-            );
+        let documented =
+            status == 503 && matches!(code.as_deref(), Some("unavailable" | "timeout"));
         if !documented {
             return Err(format!("{status} {code:?}"));
         }

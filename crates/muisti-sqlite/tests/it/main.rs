@@ -412,15 +412,57 @@ fn unknown_url_parameters_are_refused() {
 /// found too.
 #[test]
 fn the_copy_follows_writes_as_a_fresh_load_sees_them() {
+    copies_follow_writes(
+        |path| SqliteStore::open(path).expect("opens"),
+        Queries::Mixed,
+    );
+}
+
+/// The same with only user-filtered queries: the store holds one-user copies (never the
+/// whole partition), and they follow writes too, records moving between users included.
+#[test]
+fn one_user_copies_follow_writes_as_a_fresh_load_sees_them() {
+    copies_follow_writes(
+        |path| SqliteStore::open(path).expect("opens"),
+        Queries::UsersOnly,
+    );
+}
+
+/// The same within a budget smaller than the partition's copy: the whole copy is never kept
+/// (each query that needs it loads it), one-user copies are dropped least recently used
+/// first, the answers stay exact, and the copies held never exceed the budget.
+#[test]
+fn copies_within_a_budget_answer_exactly_and_stay_within_it() {
+    copies_follow_writes(
+        |path| {
+            SqliteStore::open(path)
+                .expect("opens")
+                .with_cache_budget(BUDGET)
+        },
+        Queries::Budget,
+    );
+}
+
+const BUDGET: usize = 24 * 1024;
+
+#[derive(Clone, Copy, PartialEq)]
+enum Queries {
+    /// Filtered and unfiltered; then the HNSW graph.
+    Mixed,
+    /// Filtered by user only.
+    UsersOnly,
+    /// Filtered and unfiltered, in a store with a [`BUDGET`].
+    Budget,
+}
+
+fn copies_follow_writes(open: impl Fn(&std::path::Path) -> SqliteStore, queries: Queries) {
     use muisti_core::{
         Filter, Key, Locator, Namespace, Partition, Patch, Put, Tenant, TextQuery, UpdateRequest,
         VectorQuery,
     };
     let dir = tempfile::tempdir().expect("temp dir");
     let path = dir.path().join("m.db");
-    let warm = SqliteStore::open(&path)
-        .expect("opens")
-        .with_ann_threshold(40);
+    let warm = open(&path).with_ann_threshold(40);
     let p = Partition::new(
         Tenant::new("t").expect("tenant"),
         Namespace::new("n").expect("ns"),
@@ -461,7 +503,7 @@ fn the_copy_follows_writes_as_a_fresh_load_sees_them() {
             .expect("opens")
             .with_ann_threshold(0);
         for q in 0..6u32 {
-            let user = (q % 2 == 0).then(|| format!("u{}", q % 3));
+            let user = (q % 2 == 0 || queries == Queries::UsersOnly).then(|| format!("u{}", q % 3));
             let filter = Filter {
                 user_id: user,
                 ..Filter::default()
@@ -501,6 +543,13 @@ fn the_copy_follows_writes_as_a_fresh_load_sees_them() {
                     "{step}: rank fields"
                 );
             }
+        }
+        if queries == Queries::Budget {
+            assert!(
+                warm.cache_bytes() <= BUDGET,
+                "{step}: {} bytes held",
+                warm.cache_bytes()
+            );
         }
     };
     let mut ids = Vec::new();
@@ -546,6 +595,26 @@ fn the_copy_follows_writes_as_a_fresh_load_sees_them() {
         }
         compare(&warm, &format!("after write {step}"));
     }
+    if queries == Queries::Budget {
+        // The budget did bite: the whole copy alone is larger.
+        let unbounded = SqliteStore::open(&path).expect("opens");
+        unbounded
+            .text_search(&TextQuery {
+                partition: p.clone(),
+                query: "apple".into(),
+                filter: Filter::default(),
+                limit: 10,
+            })
+            .expect("searches");
+        assert!(
+            unbounded.cache_bytes() > BUDGET,
+            "{}",
+            unbounded.cache_bytes()
+        );
+    }
+    if queries != Queries::Mixed {
+        return;
+    }
     // The graph: built over the copy, then a record written after it is found first.
     let probe: Vec<f32> = (0..16).map(|k| if k == 0 { 1.0 } else { 0.0 }).collect();
     let nearest = |s: &SqliteStore| {
@@ -576,4 +645,172 @@ fn the_copy_follows_writes_as_a_fresh_load_sees_them() {
     );
     assert!(warm.ann_ready(&p), "the copy and its graph were kept");
     assert!(warm.ann_searches(&p) > before, "the graph answered");
+}
+
+/// After a restart, a query filtered by a user loads that user's rows only: the first recall
+/// does not wait for the whole partition (a million rows take seconds).
+#[test]
+fn a_user_filtered_query_loads_only_that_users_rows() {
+    use muisti_core::{Filter, Namespace, Partition, Put, TextQuery};
+    let dir = tempfile::tempdir().expect("temp dir");
+    let path = dir.path().join("m.db");
+    let p = Partition::of(Namespace::default_ns());
+    let puts: Vec<Put> = (0..1000)
+        .map(|i| {
+            let mut put = Put::new(p.clone(), None, format!("note {i} about the river"));
+            put.owner.user_id = Some(format!("u{}", i % 20));
+            put
+        })
+        .collect();
+    SqliteStore::open(&path)
+        .expect("opens")
+        .put_many(puts)
+        .expect("writes");
+    let restarted = SqliteStore::open(&path).expect("opens");
+    let search = |user: Option<&str>| {
+        restarted
+            .text_search(&TextQuery {
+                partition: p.clone(),
+                query: "river".into(),
+                filter: Filter {
+                    user_id: user.map(str::to_owned),
+                    ..Filter::default()
+                },
+                limit: 100,
+            })
+            .expect("searches")
+    };
+    assert_eq!(search(Some("u3")).len(), 50);
+    let one_user = restarted.cache_bytes();
+    assert_eq!(search(None).len(), 100);
+    let all = restarted.cache_bytes();
+    assert!(
+        one_user > 0 && one_user * 10 < all,
+        "one user's copy {one_user} bytes, the partition's {all}"
+    );
+    // With the partition's copy loaded, a user's query reads it (nothing else is loaded).
+    assert_eq!(search(Some("u4")).len(), 50);
+    assert_eq!(restarted.cache_bytes(), all);
+}
+
+/// Copies loaded while this process writes miss nothing: each load records what commits
+/// after its snapshot (writes, owner changes, access counts) and applies it before use, so
+/// every user's copy, loaded in the middle of the writes, answers as a fresh load does.
+#[test]
+fn copies_loaded_during_writes_miss_nothing() {
+    use muisti_core::{
+        Filter, Locator, Namespace, Partition, Patch, Put, TextQuery, Timestamp, UpdateRequest,
+    };
+    use std::sync::atomic::{AtomicBool, Ordering};
+    const USERS: u32 = 120;
+    let dir = tempfile::tempdir().expect("temp dir");
+    let path = dir.path().join("m.db");
+    let p = Partition::of(Namespace::default_ns());
+    let store = SqliteStore::open(&path).expect("opens");
+    let put = |i: u32| {
+        let mut put = Put::new(
+            p.clone(),
+            None,
+            format!("river stone {} lamp {}", i % 13, i % 7),
+        );
+        put.owner.user_id = Some(format!("u{}", i % USERS));
+        put
+    };
+    let mut ids: Vec<_> = store
+        .put_many((0..1200).map(put).collect())
+        .expect("writes")
+        .into_iter()
+        .map(|w| w.memory.id)
+        .collect();
+    let query = |s: &SqliteStore, u: u32| {
+        let found = s
+            .text_search(&TextQuery {
+                partition: p.clone(),
+                query: "river lamp 3".into(),
+                filter: Filter {
+                    user_id: Some(format!("u{u}")),
+                    ..Filter::default()
+                },
+                limit: 30,
+            })
+            .expect("searches");
+        let ids: Vec<_> = found.iter().map(|x| x.id).collect();
+        let fields = s.rank_fields(&p, &ids).expect("fields");
+        (found, fields)
+    };
+    let done = AtomicBool::new(false);
+    std::thread::scope(|scope| {
+        let writer = scope.spawn(|| {
+            let mut i = 5000u32;
+            while !done.load(Ordering::Relaxed) {
+                i += 1;
+                match i % 3 {
+                    0 => ids.push(store.put(put(i)).expect("writes").memory.id),
+                    1 => {
+                        let id = ids[(i as usize * 7) % ids.len()];
+                        let patch = Patch {
+                            content: Some(format!("river lamp {}", i % 5).into()),
+                            user_id: Some(Some(format!("u{}", i % USERS))),
+                            ..Patch::default()
+                        };
+                        let at = Locator::Id {
+                            tenant: p.tenant.clone(),
+                            id,
+                        };
+                        store
+                            .update(&UpdateRequest::new(at, patch))
+                            .expect("updates");
+                    }
+                    _ => {
+                        let some: Vec<_> = ids.iter().step_by(37).copied().collect();
+                        store
+                            .touch(&p.tenant, &some, Timestamp::from_millis(1))
+                            .expect("touches");
+                    }
+                }
+            }
+        });
+        for u in 0..USERS {
+            query(&store, u);
+        }
+        done.store(true, Ordering::Relaxed);
+        writer.join().expect("writer");
+    });
+    let cold = SqliteStore::open(&path).expect("opens");
+    for u in 0..USERS {
+        let (a, fa) = query(&store, u);
+        let (b, fb) = query(&cold, u);
+        assert_eq!(
+            a.iter().map(|x| x.id).collect::<Vec<_>>(),
+            b.iter().map(|x| x.id).collect::<Vec<_>>(),
+            "user {u}"
+        );
+        assert_eq!(fa, fb, "user {u}: rank fields");
+    }
+}
+
+/// `cache_mb` sets the cache budget; a value that is not a whole number of MiB in range is
+/// refused with the parameter's name.
+#[test]
+fn the_cache_budget_comes_from_the_url() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let path = dir.path().join("muisti.db");
+    let url = |q: &str| {
+        muisti_store::StoreUrl::parse(&format!("sqlite://{}?{q}", path.display())).expect("url")
+    };
+    let store = SqliteStore::open_url(&url("cache_mb=64")).expect("opens");
+    assert_eq!(store.cache_budget(), 64 << 20);
+    assert_eq!(
+        SqliteStore::open_url(&url("synchronous=full"))
+            .expect("opens")
+            .cache_budget(),
+        2 << 30,
+        "the default"
+    );
+    for bad in ["0", "-1", "1.5", "lots", "16777217"] {
+        let err = SqliteStore::open_url(&url(&format!("cache_mb={bad}")))
+            .err()
+            .expect("refused");
+        assert!(err.to_string().contains("cache_mb"), "{bad}: {err}");
+    }
 }

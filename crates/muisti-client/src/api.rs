@@ -644,13 +644,39 @@ pub struct ErrorBody {
     pub error: ErrorDetail,
 }
 
+/// Every error `code` the server sends (the OpenAPI document's enum for it).
+pub const ERROR_CODES: &[&str] = &[
+    "bad_request",
+    "unauthorized",
+    "forbidden",
+    "not_found",
+    "method_not_allowed",
+    "not_acceptable",
+    "conflict",
+    "too_large",
+    "uri_too_long",
+    "unsupported_media_type",
+    "invalid_input",
+    "rate_limited",
+    "headers_too_large",
+    "internal",
+    "unavailable",
+    "timeout",
+    "blocked",
+    "context_length",
+    "chat_not_configured",
+    "provider_auth",
+    "provider_unavailable",
+    "provider_rate_limited",
+    "step_limit",
+];
+
 /// A stable machine-readable code and a message for people.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(ToSchema))]
 pub struct ErrorDetail {
-    /// `bad_request`, `unauthorized`, `forbidden`, `not_found`, `method_not_allowed`,
-    /// `conflict`, `too_large`, `unsupported_media_type`, `invalid_input`, `rate_limited`,
-    /// `unavailable`, `timeout` or `internal`.
+    /// One of [`ERROR_CODES`]: `bad_request`, `unauthorized`, `forbidden`, `not_found`,
+    /// `invalid_input`, `conflict`, `rate_limited`, `unavailable`, …
     pub code: String,
     /// What went wrong; never stored values.
     pub message: String,

@@ -24,6 +24,11 @@ pub struct ApiError {
 impl ApiError {
     /// An error with a status, code and message.
     pub fn new(status: StatusCode, code: &'static str, message: impl Into<String>) -> Self {
+        // The document's enum lists every code; a new one must be added there.
+        debug_assert!(
+            muisti_client::api::ERROR_CODES.contains(&code),
+            "error code {code} is not in ERROR_CODES"
+        );
         Self {
             status,
             code,

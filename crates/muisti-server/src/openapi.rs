@@ -81,7 +81,10 @@ mod exact {
     use muisti::{MAX_KEY_CHARS, MAX_NAME_CHARS, MemoryScope, MemoryState, RecallMode, Ttl};
     use serde_json::{Map, Value, json};
 
-    use crate::ops::{MAX_BATCH, MAX_PAGE, MAX_RECALL};
+    use crate::{
+        chat::MAX_LONG_TERM_MEMORY,
+        ops::{MAX_BATCH, MAX_PAGE, MAX_RECALL},
+    };
 
     /// Namespace and tenant names: `a-z A-Z 0-9 _ - . :`, never `..`.
     const NAME_PATTERN: &str = r"^\.?(?:[A-Za-z0-9_:-]+\.?)*$";
@@ -107,7 +110,11 @@ mod exact {
     const IF_MATCH_PATTERN: &str = "^\\s*(\\*|(W/)?\"[0-9]{1,19}\"|(W/)?[0-9]{1,19})\\s*$";
     /// Fields whose name means something else in these schemas: a job's state, and the
     /// content of a stored record (a key-value entry's may be any value, blank text too).
-    const NOT_BY_NAME: [(&str, &str); 2] = [("Job", "state"), ("Memory", "content")];
+    const NOT_BY_NAME: [(&str, &str); 3] = [
+        ("Job", "state"),
+        ("Memory", "content"),
+        ("ErrorDetail", "message"),
+    ];
 
     /// The constraints of a field or parameter called `name` (merged into its schema).
     fn rule(name: &str) -> Option<Value> {
@@ -130,6 +137,9 @@ mod exact {
             "content" => json!({"not": {"anyOf": [{"type": "null"},
                 {"type": "string", "pattern": "^\\s*$"}]}}),
             "value" => json!({"not": {"type": "null"}}),
+            // A chat message is never blank.
+            "message" => json!({"not": {"type": "string", "pattern": "^\\s*$"}}),
+            "long_term_memory" => json!({"minimum": 0, "maximum": MAX_LONG_TERM_MEMORY}),
             "limit" => json!({"minimum": 1, "maximum": MAX_PAGE.max(MAX_RECALL)}),
             "importance" | "min_score" => json!({"minimum": 0.0, "maximum": 1.0}),
             "confidence" => json!({"minimum": 0, "maximum": 100}),
@@ -206,6 +216,46 @@ mod exact {
     fn error(description: &str) -> Value {
         json!({"description": description,
             "content": {"application/json": {"schema": {"$ref": "#/components/schemas/ErrorBody"}}}})
+    }
+
+    /// An example of each request body and of the error shape (each checked to parse as
+    /// its wire type).
+    pub(super) fn examples() -> Vec<(&'static str, Value)> {
+        let memory = json!({
+            "content": "Prefers a window seat on long flights",
+            "user_id": "alice",
+            "tags": ["travel"],
+            "importance": 0.7
+        });
+        vec![
+            ("NewMemory", memory.clone()),
+            (
+                "NewMemories",
+                json!({"memories": [memory, {"content": "Allergic to peanuts", "user_id": "alice"}]}),
+            ),
+            (
+                "MemoryPatch",
+                json!({"tags": ["travel", "seating"], "importance": 0.9}),
+            ),
+            (
+                "RecallQuery",
+                json!({"query": "where does Alice like to sit?", "user_id": "alice", "limit": 5}),
+            ),
+            (
+                "KvValue",
+                json!({"value": {"tier": "gold"}, "ttl_seconds": 3600}),
+            ),
+            ("NewKey", json!({"tenant": "acme", "label": "support bot"})),
+            ("ReindexRequest", json!({"force": false})),
+            (
+                "ChatMessage",
+                json!({"message": "Book my usual seat to Lisbon", "long_term_memory": 5}),
+            ),
+            (
+                "ErrorBody",
+                json!({"error": {"code": "invalid_input", "message": "content must not be empty"}}),
+            ),
+        ]
     }
 
     pub(super) fn tighten(doc: &mut Value) {
@@ -287,6 +337,18 @@ mod exact {
                 }
             }
         }
+        // Every error code the server sends.
+        if let Some(code) = doc.pointer_mut("/components/schemas/ErrorDetail/properties/code") {
+            code["enum"] = json!(muisti_client::api::ERROR_CODES);
+        }
+        for (name, example) in examples() {
+            if let Some(schema) = doc.pointer_mut(&format!("/components/schemas/{name}")) {
+                schema["example"] = example;
+            }
+        }
+        let Some(paths) = doc.get_mut("paths").and_then(Value::as_object_mut) else {
+            return;
+        };
         // An empty body means the defaults.
         if let Some(body) = paths
             .get_mut("/v1/reindex")
@@ -322,5 +384,48 @@ mod exact {
                 "content": {"text/event-stream": {"schema": {"type": "string"}}}
             });
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use muisti_client::api;
+    use serde_json::Value;
+
+    fn parses<T: serde::de::DeserializeOwned>(v: &Value) -> Result<(), String> {
+        serde_json::from_value::<T>(v.clone())
+            .map(|_| ())
+            .map_err(|e| e.to_string())
+    }
+
+    /// Every example in the document is a body the server reads, and the document carries
+    /// them and the error codes.
+    #[test]
+    fn examples_parse_as_their_wire_types() {
+        let examples = super::exact::examples();
+        for (name, example) in &examples {
+            let parsed = match *name {
+                "NewMemory" => parses::<api::NewMemory>(example),
+                "NewMemories" => parses::<api::NewMemories>(example),
+                "MemoryPatch" => parses::<api::MemoryPatch>(example),
+                "RecallQuery" => parses::<api::RecallQuery>(example),
+                "KvValue" => parses::<api::KvValue>(example),
+                "NewKey" => parses::<api::NewKey>(example),
+                "ReindexRequest" => parses::<api::ReindexRequest>(example),
+                "ChatMessage" => parses::<api::ChatMessage>(example),
+                "ErrorBody" => parses::<api::ErrorBody>(example),
+                other => Err(format!("no wire type for {other}")),
+            };
+            assert_eq!(parsed, Ok(()), "{name}");
+        }
+        let doc: Value = serde_json::from_str(super::openapi_document()).expect("json");
+        let schemas = &doc["components"]["schemas"];
+        for (name, example) in &examples {
+            assert_eq!(&schemas[name]["example"], example, "{name}");
+        }
+        assert_eq!(
+            schemas["ErrorDetail"]["properties"]["code"]["enum"],
+            serde_json::json!(api::ERROR_CODES)
+        );
     }
 }

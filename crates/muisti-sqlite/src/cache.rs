@@ -587,6 +587,11 @@ impl Part {
         }
     }
 
+    /// Its bytes per row (estimated, graph excluded).
+    pub(crate) fn bytes_per_row(&self) -> usize {
+        self.bytes.load(Ordering::Relaxed) / self.read().rows.len().max(1)
+    }
+
     /// Marks it used at `tick`.
     fn used(&self, tick: u64) {
         self.last_used.fetch_max(tick, Ordering::Relaxed);
@@ -842,12 +847,16 @@ struct State {
     parts: HashMap<Key, Arc<Part>>,
     loading: HashMap<Key, Loading>,
     next_ticket: u64,
+    /// Partitions whose copy of every row was asked for in the background (once until
+    /// their copies are dropped).
+    warming: std::collections::HashSet<Partition>,
 }
 
 impl State {
     /// Drops every copy and cancels every load that `drop` selects.
     fn drop_where(&mut self, drop: impl Fn(&Key) -> bool) {
         self.parts.retain(|k, _| !drop(k));
+        self.warming.retain(|p| !drop(&(p.clone(), Rows::All)));
         self.loading.retain(|k, l| {
             let keep = !drop(k);
             if !keep {
@@ -1020,6 +1029,17 @@ impl PartitionCaches {
     /// The budget, in bytes.
     pub(crate) fn budget(&self) -> usize {
         self.budget
+    }
+
+    /// Whether the background load of `p`'s copy of every row is to start now (`false` if
+    /// it was already asked for).
+    pub(crate) fn start_warming(&self, p: &Partition) -> bool {
+        self.lock().warming.insert(p.clone())
+    }
+
+    /// Whether the copy of every row of `p` is kept.
+    pub(crate) fn holds_all(&self, p: &Partition) -> bool {
+        self.lock().parts.contains_key(&(p.clone(), Rows::All))
     }
 
     /// The bytes the kept copies hold (estimated), graphs included.

@@ -63,10 +63,11 @@ pub struct SqliteStore {
     path: PathBuf,
     limits: Limits,
     durability: Durability,
-    writer: Mutex<Connection>,
+    writer: Arc<Mutex<Connection>>,
     readers: Mutex<Vec<Connection>>,
-    cache: PartitionCaches,
+    cache: Arc<PartitionCaches>,
     ann_threshold: usize,
+    background_loads: bool,
     clock: Arc<dyn Clock>,
 }
 
@@ -173,10 +174,11 @@ impl SqliteStore {
             path,
             limits,
             durability,
-            writer: Mutex::new(writer),
+            writer: Arc::new(Mutex::new(writer)),
             readers: Mutex::new(Vec::new()),
-            cache: PartitionCaches::new(cache::CACHE_BUDGET),
+            cache: Arc::new(PartitionCaches::new(cache::CACHE_BUDGET)),
             ann_threshold: cache::ANN_THRESHOLD,
+            background_loads: true,
             clock: Arc::new(SystemClock),
         })
     }
@@ -216,8 +218,22 @@ impl SqliteStore {
     /// answers the query that loaded it and is not kept (the next such query loads it again);
     /// an HNSW graph is built only if the copy with it fits.
     pub fn with_cache_budget(mut self, bytes: usize) -> Self {
-        self.cache = PartitionCaches::new(bytes);
+        self.cache = Arc::new(PartitionCaches::new(bytes));
         self
+    }
+
+    /// Whether a one-user copy's first load also starts loading the copy of every row of
+    /// its partition in the background (default on; off, a partition is loaded whole only
+    /// for a query that names no user).
+    pub fn with_background_loads(mut self, on: bool) -> Self {
+        self.background_loads = on;
+        self
+    }
+
+    /// Whether the copy of every row of the partition is in memory (for monitoring and
+    /// tests).
+    pub fn partition_loaded(&self, partition: &Partition) -> bool {
+        self.cache.holds_all(partition)
     }
 
     /// The memory budget of the in-memory copies, in bytes.
@@ -338,107 +354,46 @@ impl SqliteStore {
             .map_err(sql_err)
     }
 
-    /// Loads the rows a ticket names: a partition's, one user's rows next to each other (a
-    /// user-filtered query then reads its rows in sequence instead of one cache miss per
-    /// row), or one user's. The snapshot is taken while holding the writer connection, after
-    /// the ticket starts recording what this process commits later.
+    /// Loads the rows a ticket names on a pooled connection (see [`load_on`]).
     fn load(&self, ticket: cache::LoadTicket<'_>) -> Result<Arc<cache::Part>> {
-        let (p, rows) = ticket.key().clone();
-        let loaded = self.read(|conn| {
-            let tx = conn.unchecked_transaction().map_err(sql_err)?;
-            {
-                let _writer = self.writer();
-                ticket.arm();
-                // The first read takes the snapshot.
-                tx.query_row(
-                    "SELECT count(*) FROM memory_access WHERE rowid = 0",
-                    [],
-                    |r| r.get::<_, i64>(0),
-                )
-                .map_err(sql_err)?;
-            }
-            let loaded = self.load_rows(&tx, &p, &rows)?;
-            tx.finish().map_err(sql_err)?;
-            Ok(loaded)
-        })?;
-        Ok(ticket.finish(loaded))
+        self.read(|conn| load_on(conn, &self.writer, ticket, self.ann_threshold))
     }
 
-    fn load_rows(&self, conn: &Connection, p: &Partition, rows: &Rows) -> Result<PartitionCache> {
-        const SELECT: &str = "SELECT m.id, m.user_id, m.agent_id, m.session_id, m.category, \
-             m.scope, m.created_at, m.expires_at, m.vector, f.tokens, f.context, m.tags, \
-             m.metadata, m.content_hash, m.updated_at, m.importance, \
-             m.access_count + IFNULL(a.access_count, 0) \
-             FROM o CROSS JOIN memories m ON m.rowid = o.r \
-             CROSS JOIN memory_terms f ON f.rowid = m.rowid \
-             LEFT JOIN memory_access a ON a.rowid = m.rowid";
-        // Only (user, rowid) pairs are sorted; the rows are then read in that order
-        // (sorting the whole rows would hold them all in the sorter).
-        let (sql, user) = match rows {
-            Rows::All => (
-                format!(
-                    "WITH o AS MATERIALIZED (SELECT rowid AS r FROM memories \
-                     WHERE tenant = ?1 AND namespace = ?2 ORDER BY user_id, id) {SELECT}"
-                ),
-                None,
-            ),
-            Rows::User(u) => (
-                format!(
-                    // By the user index: the planner otherwise prefers the partition's
-                    // (tenant, namespace, id) index, which skips the sort but reads every
-                    // row of the partition.
-                    "WITH o AS MATERIALIZED (SELECT rowid AS r FROM memories \
-                     INDEXED BY memories_user \
-                     WHERE tenant = ?1 AND user_id = ?3 AND namespace = ?2 ORDER BY id) {SELECT}"
-                ),
-                Some(u.as_str()),
-            ),
-        };
-        let mut stmt = conn.prepare_cached(&sql).map_err(sql_err)?;
-        let mut rows = match user {
-            None => stmt.query(params![p.tenant.as_str(), p.namespace.as_str()]),
-            Some(u) => stmt.query(params![p.tenant.as_str(), p.namespace.as_str(), u]),
+    /// After a one-user copy was loaded: loads the copy of every row of its partition in the
+    /// background (if none is loaded or loading, and its size, estimated from this copy's
+    /// bytes per row, fits the budget), which then answers every query of the partition.
+    fn warm(&self, p: &Partition, user_copy: &cache::Part) {
+        if !self.background_loads || !self.cache.start_warming(p) {
+            return;
         }
-        .map_err(sql_err)?;
-        let mut out = PartitionCache::new(self.ann_threshold);
-        while let Some(r) = rows.next().map_err(sql_err)? {
-            let id: String = r.get(0).map_err(sql_err)?;
-            let blob: Option<Vec<u8>> = r.get(8).map_err(sql_err)?;
-            let terms: String = r.get(9).map_err(sql_err)?;
-            let context_terms: Option<String> = r.get(10).map_err(sql_err)?;
-            let corrupted = |what: &str| Error::Corrupted {
-                location: format!("sqlite row id {id}"),
-                reason: what.to_owned(),
-            };
-            let category: String = r.get(4).map_err(sql_err)?;
-            let scope: String = r.get(5).map_err(sql_err)?;
-            let tags: String = r.get(11).map_err(sql_err)?;
-            let metadata: String = r.get(12).map_err(sql_err)?;
-            let access_count: i64 = r.get(16).map_err(sql_err)?;
-            let row = CachedRow {
-                id: MemoryId::parse(&id).map_err(|_| corrupted("bad id"))?,
-                owner: Owner {
-                    user_id: r.get(1).map_err(sql_err)?,
-                    agent_id: r.get(2).map_err(sql_err)?,
-                    session_id: r.get(3).map_err(sql_err)?,
-                },
-                category: Category::parse(&category).map_err(|_| corrupted("bad category"))?,
-                scope: MemoryScope::parse(&scope).map_err(|_| corrupted("bad scope"))?,
-                tags: serde_json::from_str(&tags).map_err(|_| corrupted("bad tags"))?,
-                metadata: serde_json::from_str(&metadata).map_err(|_| corrupted("bad metadata"))?,
-                content_hash: r.get(13).map_err(sql_err)?,
-                created_at: Timestamp::from_millis(r.get(6).map_err(sql_err)?),
-                updated_at: Timestamp::from_millis(r.get(14).map_err(sql_err)?),
-                importance: r.get::<_, f64>(15).map_err(sql_err)? as f32,
-                expires_at: r.get(7).map_err(sql_err)?,
-                access_count: u64::try_from(access_count).unwrap_or(0).into(),
-            };
-            let vector = blob
-                .map(|b| vector_from_bytes(&b).ok_or_else(|| corrupted("bad vector")))
-                .transpose()?;
-            out.push(row, vector.as_deref(), &terms, context_terms.as_deref());
-        }
-        Ok(out)
+        let per_row = user_copy.bytes_per_row();
+        let (writer, cache, path) = (
+            Arc::clone(&self.writer),
+            Arc::clone(&self.cache),
+            self.path.clone(),
+        );
+        let (durability, ann_threshold, p) = (self.durability, self.ann_threshold, p.clone());
+        let _ = std::thread::Builder::new()
+            .name("muisti-load".into())
+            .spawn(move || {
+                let Ok(conn) = connect(&path, durability) else {
+                    return;
+                };
+                let rows: Option<usize> = conn
+                    .query_row(
+                        "SELECT count(*) FROM memories WHERE tenant = ? AND namespace = ?",
+                        params![p.tenant.as_str(), p.namespace.as_str()],
+                        |r| r.get::<_, i64>(0),
+                    )
+                    .ok()
+                    .and_then(|n| usize::try_from(n).ok());
+                if rows.is_none_or(|n| n.saturating_mul(per_row) > cache.budget()) {
+                    return;
+                }
+                if let Lookup::Load(ticket) = cache.lookup(&p, None, None) {
+                    let _ = load_on(&conn, &writer, ticket, ann_threshold);
+                }
+            });
     }
 
     /// The copy that answers a query over `p` filtered by `user`, loaded if missing or
@@ -453,7 +408,13 @@ impl SqliteStore {
                         return Ok(part);
                     }
                 }
-                Lookup::Load(ticket) => return self.load(ticket),
+                Lookup::Load(ticket) => {
+                    let part = self.load(ticket)?;
+                    if user.is_some() {
+                        self.warm(p, &part);
+                    }
+                    return Ok(part);
+                }
             }
         }
     }
@@ -461,6 +422,116 @@ impl SqliteStore {
     fn location(&self) -> String {
         format!("sqlite://{}", self.path.display())
     }
+}
+
+/// Loads the rows a ticket names on `conn`: a partition's, one user's rows next to each
+/// other (a user-filtered query then reads its rows in sequence instead of one cache miss
+/// per row), or one user's. The snapshot is taken while holding the writer connection, after
+/// the ticket starts recording what this process commits later.
+fn load_on(
+    conn: &Connection,
+    writer: &Mutex<Connection>,
+    ticket: cache::LoadTicket<'_>,
+    ann_threshold: usize,
+) -> Result<Arc<cache::Part>> {
+    let (p, rows) = ticket.key().clone();
+    let tx = conn.unchecked_transaction().map_err(sql_err)?;
+    {
+        let _writer = writer.lock().unwrap_or_else(|p| p.into_inner());
+        ticket.arm();
+        // The first read takes the snapshot.
+        tx.query_row(
+            "SELECT count(*) FROM memory_access WHERE rowid = 0",
+            [],
+            |r| r.get::<_, i64>(0),
+        )
+        .map_err(sql_err)?;
+    }
+    let loaded = load_rows(&tx, &p, &rows, ann_threshold)?;
+    tx.finish().map_err(sql_err)?;
+    Ok(ticket.finish(loaded))
+}
+
+fn load_rows(
+    conn: &Connection,
+    p: &Partition,
+    rows: &Rows,
+    ann_threshold: usize,
+) -> Result<PartitionCache> {
+    const SELECT: &str = "SELECT m.id, m.user_id, m.agent_id, m.session_id, m.category, \
+         m.scope, m.created_at, m.expires_at, m.vector, f.tokens, f.context, m.tags, \
+         m.metadata, m.content_hash, m.updated_at, m.importance, \
+         m.access_count + IFNULL(a.access_count, 0) \
+         FROM o CROSS JOIN memories m ON m.rowid = o.r \
+         CROSS JOIN memory_terms f ON f.rowid = m.rowid \
+         LEFT JOIN memory_access a ON a.rowid = m.rowid";
+    // Only (user, rowid) pairs are sorted; the rows are then read in that order
+    // (sorting the whole rows would hold them all in the sorter).
+    let (sql, user) = match rows {
+        Rows::All => (
+            format!(
+                "WITH o AS MATERIALIZED (SELECT rowid AS r FROM memories \
+                 WHERE tenant = ?1 AND namespace = ?2 ORDER BY user_id, id) {SELECT}"
+            ),
+            None,
+        ),
+        Rows::User(u) => (
+            format!(
+                // By the user index: the planner otherwise prefers the partition's
+                // (tenant, namespace, id) index, which skips the sort but reads every
+                // row of the partition.
+                "WITH o AS MATERIALIZED (SELECT rowid AS r FROM memories \
+                 INDEXED BY memories_user \
+                 WHERE tenant = ?1 AND user_id = ?3 AND namespace = ?2 ORDER BY id) {SELECT}"
+            ),
+            Some(u.as_str()),
+        ),
+    };
+    let mut stmt = conn.prepare_cached(&sql).map_err(sql_err)?;
+    let mut rows = match user {
+        None => stmt.query(params![p.tenant.as_str(), p.namespace.as_str()]),
+        Some(u) => stmt.query(params![p.tenant.as_str(), p.namespace.as_str(), u]),
+    }
+    .map_err(sql_err)?;
+    let mut out = PartitionCache::new(ann_threshold);
+    while let Some(r) = rows.next().map_err(sql_err)? {
+        let id: String = r.get(0).map_err(sql_err)?;
+        let blob: Option<Vec<u8>> = r.get(8).map_err(sql_err)?;
+        let terms: String = r.get(9).map_err(sql_err)?;
+        let context_terms: Option<String> = r.get(10).map_err(sql_err)?;
+        let corrupted = |what: &str| Error::Corrupted {
+            location: format!("sqlite row id {id}"),
+            reason: what.to_owned(),
+        };
+        let category: String = r.get(4).map_err(sql_err)?;
+        let scope: String = r.get(5).map_err(sql_err)?;
+        let tags: String = r.get(11).map_err(sql_err)?;
+        let metadata: String = r.get(12).map_err(sql_err)?;
+        let access_count: i64 = r.get(16).map_err(sql_err)?;
+        let row = CachedRow {
+            id: MemoryId::parse(&id).map_err(|_| corrupted("bad id"))?,
+            owner: Owner {
+                user_id: r.get(1).map_err(sql_err)?,
+                agent_id: r.get(2).map_err(sql_err)?,
+                session_id: r.get(3).map_err(sql_err)?,
+            },
+            category: Category::parse(&category).map_err(|_| corrupted("bad category"))?,
+            scope: MemoryScope::parse(&scope).map_err(|_| corrupted("bad scope"))?,
+            tags: serde_json::from_str(&tags).map_err(|_| corrupted("bad tags"))?,
+            metadata: serde_json::from_str(&metadata).map_err(|_| corrupted("bad metadata"))?,
+            content_hash: r.get(13).map_err(sql_err)?,
+            created_at: Timestamp::from_millis(r.get(6).map_err(sql_err)?),
+            updated_at: Timestamp::from_millis(r.get(14).map_err(sql_err)?),
+            importance: r.get::<_, f64>(15).map_err(sql_err)? as f32,
+            expires_at: r.get(7).map_err(sql_err)?,
+            access_count: u64::try_from(access_count).unwrap_or(0).into(),
+        };
+        let vector = blob
+            .map(|b| vector_from_bytes(&b).ok_or_else(|| corrupted("bad vector")))
+            .transpose()?;
+        out.push(row, vector.as_deref(), &terms, context_terms.as_deref());
+    }
+    Ok(out)
 }
 
 fn connect(path: &Path, durability: Durability) -> Result<Connection> {

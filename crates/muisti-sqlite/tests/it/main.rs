@@ -423,7 +423,11 @@ fn the_copy_follows_writes_as_a_fresh_load_sees_them() {
 #[test]
 fn one_user_copies_follow_writes_as_a_fresh_load_sees_them() {
     copies_follow_writes(
-        |path| SqliteStore::open(path).expect("opens"),
+        |path| {
+            SqliteStore::open(path)
+                .expect("opens")
+                .with_background_loads(false)
+        },
         Queries::UsersOnly,
     );
 }
@@ -438,6 +442,7 @@ fn copies_within_a_budget_answer_exactly_and_stay_within_it() {
             SqliteStore::open(path)
                 .expect("opens")
                 .with_cache_budget(BUDGET)
+                .with_background_loads(false)
         },
         Queries::Budget,
     );
@@ -666,7 +671,9 @@ fn a_user_filtered_query_loads_only_that_users_rows() {
         .expect("opens")
         .put_many(puts)
         .expect("writes");
-    let restarted = SqliteStore::open(&path).expect("opens");
+    let restarted = SqliteStore::open(&path)
+        .expect("opens")
+        .with_background_loads(false);
     let search = |user: Option<&str>| {
         restarted
             .text_search(&TextQuery {
@@ -691,6 +698,30 @@ fn a_user_filtered_query_loads_only_that_users_rows() {
     // With the partition's copy loaded, a user's query reads it (nothing else is loaded).
     assert_eq!(search(Some("u4")).len(), 50);
     assert_eq!(restarted.cache_bytes(), all);
+
+    // By default the first one-user load also loads the whole partition in the background,
+    // which then answers (the same) and replaces the one-user copies.
+    let warmed = SqliteStore::open(&path).expect("opens");
+    let query = TextQuery {
+        partition: p.clone(),
+        query: "river".into(),
+        filter: Filter {
+            user_id: Some("u3".into()),
+            ..Filter::default()
+        },
+        limit: 100,
+    };
+    let first = warmed.text_search(&query).expect("searches");
+    let started = std::time::Instant::now();
+    while !warmed.partition_loaded(&p) {
+        assert!(
+            started.elapsed() < std::time::Duration::from_secs(60),
+            "never loaded"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    assert_eq!(warmed.text_search(&query).expect("searches"), first);
+    assert_eq!(warmed.cache_bytes(), all, "only the whole copy is kept");
 }
 
 /// Copies loaded while this process writes miss nothing: each load records what commits
@@ -698,6 +729,16 @@ fn a_user_filtered_query_loads_only_that_users_rows() {
 /// every user's copy, loaded in the middle of the writes, answers as a fresh load does.
 #[test]
 fn copies_loaded_during_writes_miss_nothing() {
+    loaded_during_writes(false);
+}
+
+/// The same with the whole partition loaded in the background meanwhile.
+#[test]
+fn a_background_load_during_writes_misses_nothing() {
+    loaded_during_writes(true);
+}
+
+fn loaded_during_writes(background: bool) {
     use muisti_core::{
         Filter, Locator, Namespace, Partition, Patch, Put, TextQuery, Timestamp, UpdateRequest,
     };
@@ -706,7 +747,9 @@ fn copies_loaded_during_writes_miss_nothing() {
     let dir = tempfile::tempdir().expect("temp dir");
     let path = dir.path().join("m.db");
     let p = Partition::of(Namespace::default_ns());
-    let store = SqliteStore::open(&path).expect("opens");
+    let store = SqliteStore::open(&path)
+        .expect("opens")
+        .with_background_loads(background);
     let put = |i: u32| {
         let mut put = Put::new(
             p.clone(),
@@ -772,6 +815,13 @@ fn copies_loaded_during_writes_miss_nothing() {
         });
         for u in 0..USERS {
             query(&store, u);
+        }
+        if background {
+            let started = std::time::Instant::now();
+            while !store.partition_loaded(&p) {
+                assert!(started.elapsed() < std::time::Duration::from_secs(60));
+                std::thread::sleep(std::time::Duration::from_millis(5));
+            }
         }
         done.store(true, Ordering::Relaxed);
         writer.join().expect("writer");

@@ -812,6 +812,8 @@ struct Loading {
     armed: bool,
     missed: Vec<Missed>,
     done: Arc<Done>,
+    /// The bytes held for it in the budget while it loads (background loads).
+    reserved: usize,
 }
 
 /// A load's outcome, for the callers that wait for it instead of loading the same rows.
@@ -905,6 +907,21 @@ impl LoadTicket<'_> {
     /// The rows to load.
     pub(crate) fn key(&self) -> &Key {
         &self.key
+    }
+
+    /// Holds `bytes` of the budget for the copy while it loads: the copies kept meanwhile
+    /// make room for it (least recently used first), so loading it does not take the cache
+    /// past the budget.
+    pub(crate) fn reserve(&self, bytes: usize) {
+        let mut s = self.caches.lock();
+        if let Some(l) = s
+            .loading
+            .get_mut(&self.key)
+            .filter(|l| l.ticket == self.ticket)
+        {
+            l.reserved = bytes;
+        }
+        self.caches.enforce(&mut s);
     }
 
     /// Starts recording the changes the load misses. Call while no write of this process can
@@ -1009,7 +1026,8 @@ impl PartitionCaches {
 
     /// Drops the least recently used copies until the rest fit the budget.
     fn enforce(&self, s: &mut State) {
-        let mut total: usize = s.parts.values().map(|p| p.bytes()).sum();
+        let mut total: usize = s.parts.values().map(|p| p.bytes()).sum::<usize>()
+            + s.loading.values().map(|l| l.reserved).sum::<usize>();
         while total > self.budget {
             let Some(oldest) = s
                 .parts
@@ -1178,6 +1196,7 @@ impl PartitionCaches {
                 armed: false,
                 missed: Vec::new(),
                 done: Arc::clone(&done),
+                reserved: 0,
             },
         );
         Lookup::Load(LoadTicket {

@@ -387,10 +387,14 @@ impl SqliteStore {
                     )
                     .ok()
                     .and_then(|n| usize::try_from(n).ok());
-                if rows.is_none_or(|n| n.saturating_mul(per_row) > cache.budget()) {
+                let Some(bytes) = rows
+                    .map(|n| n.saturating_mul(per_row))
+                    .filter(|b| *b <= cache.budget())
+                else {
                     return;
-                }
+                };
                 if let Lookup::Load(ticket) = cache.lookup(&p, None, None) {
+                    ticket.reserve(bytes);
                     let _ = load_on(&conn, &writer, ticket, ann_threshold);
                 }
             });

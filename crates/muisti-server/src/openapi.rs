@@ -104,6 +104,8 @@ mod exact {
     /// Text without control characters (Unicode `Cc`), as keys, owners, tags and labels
     /// must be.
     const NO_CONTROL_PATTERN: &str = "^[^\\u0000-\\u001F\\u007F-\\u009F]+$";
+    /// The same, or empty.
+    const NO_CONTROL_OR_EMPTY_PATTERN: &str = "^[^\\u0000-\\u001F\\u007F-\\u009F]*$";
     /// Category and source names other than the known ones.
     const OPEN_NAME_PATTERN: &str = "^[A-Za-z0-9_.:-]{1,64}$";
     /// `If-Match`: a version ETag (`"3"`, `W/"3"`, `3`) or `*`.
@@ -127,7 +129,8 @@ mod exact {
             "user_id" | "agent_id" | "session_id" => {
                 json!({"pattern": NO_CONTROL_PATTERN, "minLength": 1, "maxLength": 256})
             }
-            "label" => json!({"pattern": NO_CONTROL_PATTERN, "maxLength": 200}),
+            // A key's note may be empty.
+            "label" => json!({"pattern": NO_CONTROL_OR_EMPTY_PATTERN, "maxLength": 200}),
             "tags" | "tag" => json!({"maxItems": 64, "items": {"pattern": NO_CONTROL_PATTERN,
                 "minLength": 1, "maxLength": 64}}),
             "category" | "source" => json!({"pattern": OPEN_NAME_PATTERN}),

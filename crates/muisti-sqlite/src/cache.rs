@@ -670,11 +670,10 @@ impl Part {
                             .spawn(move || {
                                 // The vectors are copied under the lock; the graph is built
                                 // without it, so writes are not held up.
-                                let (input, covered) = {
+                                let (input, covered, graph_bytes) = {
                                     let data = me.read();
-                                    (data.ann_input(), data.rows.len())
+                                    (data.ann_input(), data.rows.len(), data.graph_bytes())
                                 };
-                                let graph_bytes = me.read().graph_bytes();
                                 if me.ann.set((build_ann(&input), covered)).is_ok() {
                                     me.graph_bytes.store(graph_bytes, Ordering::Relaxed);
                                     me.grown.store(true, Ordering::Relaxed);
@@ -782,7 +781,7 @@ pub(crate) enum Rows {
 
 impl Rows {
     /// The copy a query with this user filter reads (when no copy of every row is loaded).
-    pub(crate) fn for_user(user: Option<&str>) -> Self {
+    fn for_user(user: Option<&str>) -> Self {
         user.map_or(Rows::All, |u| Rows::User(u.to_owned()))
     }
 
@@ -855,6 +854,11 @@ struct State {
 }
 
 impl State {
+    /// Whether no copy is kept or loading (then writes and accesses concern none).
+    fn is_empty(&self) -> bool {
+        self.parts.is_empty() && self.loading.is_empty()
+    }
+
     /// Drops every copy and cancels every load that `drop` selects.
     fn drop_where(&mut self, drop: impl Fn(&Key) -> bool) {
         self.parts.retain(|k, _| !drop(k));
@@ -909,16 +913,19 @@ impl LoadTicket<'_> {
         &self.key
     }
 
+    /// This load's entry, unless it was cancelled (dropped, or replaced by a later load).
+    fn entry<'s>(&self, s: &'s mut State) -> Option<&'s mut Loading> {
+        s.loading
+            .get_mut(&self.key)
+            .filter(|l| l.ticket == self.ticket)
+    }
+
     /// Holds `bytes` of the budget for the copy while it loads: the copies kept meanwhile
     /// make room for it (least recently used first), so loading it does not take the cache
     /// past the budget.
     pub(crate) fn reserve(&self, bytes: usize) {
         let mut s = self.caches.lock();
-        if let Some(l) = s
-            .loading
-            .get_mut(&self.key)
-            .filter(|l| l.ticket == self.ticket)
-        {
+        if let Some(l) = self.entry(&mut s) {
             l.reserved = bytes;
         }
         self.caches.enforce(&mut s);
@@ -927,12 +934,7 @@ impl LoadTicket<'_> {
     /// Starts recording the changes the load misses. Call while no write of this process can
     /// commit (holding the writer connection), right before the load's snapshot is taken.
     pub(crate) fn arm(&self) {
-        let mut s = self.caches.lock();
-        if let Some(l) = s
-            .loading
-            .get_mut(&self.key)
-            .filter(|l| l.ticket == self.ticket)
-        {
+        if let Some(l) = self.entry(&mut self.caches.lock()) {
             l.armed = true;
         }
     }
@@ -943,11 +945,7 @@ impl LoadTicket<'_> {
         self.finished = true;
         let caches = self.caches;
         let mut s = caches.lock();
-        let current = s
-            .loading
-            .get(&self.key)
-            .is_some_and(|l| l.ticket == self.ticket);
-        if !current {
+        if self.entry(&mut s).is_none() {
             // Cancelled: the copy answers the caller's query (its snapshot is older than
             // whatever cancelled it) and is not kept.
             return Arc::new(Part::new(cache, caches.budget, &caches.grown));
@@ -981,10 +979,7 @@ impl Drop for LoadTicket<'_> {
             return;
         }
         let mut s = self.caches.lock();
-        if s.loading
-            .get(&self.key)
-            .is_some_and(|l| l.ticket == self.ticket)
-        {
+        if self.entry(&mut s).is_some() {
             s.loading.remove(&self.key);
         }
         self.done.set(None);
@@ -1079,6 +1074,9 @@ impl PartitionCaches {
     /// is still held (after the commit), so loads record exactly the accesses they missed.
     pub(crate) fn count_access(&self, tenant: &Tenant, ids: &[MemoryId]) {
         let mut s = self.lock();
+        if s.is_empty() {
+            return;
+        }
         for (_, part) in s.parts.iter().filter(|((p, _), _)| &p.tenant == tenant) {
             part.read().count_access(ids);
         }
@@ -1096,6 +1094,9 @@ impl PartitionCaches {
     /// held, so copies see writes in commit order.
     pub(crate) fn apply(&self, fresh: Vec<Fresh>) {
         let mut s = self.lock();
+        if s.is_empty() {
+            return;
+        }
         let mut by_key: HashMap<Key, Vec<Fresh>> = HashMap::new();
         for f in fresh {
             // The copy of every row, its user's, and the one of the user of the record it
@@ -1149,8 +1150,15 @@ impl PartitionCaches {
     ) -> Vec<Option<Option<RankFields>>> {
         // The copy of every row, or the one-user copies most recently used first (the
         // search that found these ids used one of them).
-        let mut parts = self.peek(p);
-        parts.sort_by_key(|c| std::cmp::Reverse(c.last_used.load(Ordering::Relaxed)));
+        let all = self.lock().parts.get(&(p.clone(), Rows::All)).cloned();
+        let parts = match all {
+            Some(all) => vec![all],
+            None => {
+                let mut parts = self.peek(p);
+                parts.sort_by_key(|c| std::cmp::Reverse(c.last_used.load(Ordering::Relaxed)));
+                parts
+            }
+        };
         ids.iter()
             .map(|id| parts.iter().find_map(|c| c.read().rank_field(id, now)))
             .collect()

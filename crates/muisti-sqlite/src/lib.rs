@@ -19,6 +19,7 @@
 //! ```
 
 use std::{
+    collections::HashMap,
     path::{Path, PathBuf},
     sync::{Arc, Mutex, MutexGuard},
     time::Duration,
@@ -298,12 +299,25 @@ impl SqliteStore {
 
     /// Runs `f` in one `BEGIN IMMEDIATE` transaction, committed if `f` succeeds.
     fn write<R>(&self, f: impl FnOnce(&rusqlite::Transaction<'_>) -> Result<R>) -> Result<R> {
+        self.write_then(f, |_| ())
+    }
+
+    /// [`SqliteStore::write`], then `then` with the result after the commit while the writer
+    /// connection is still held: what it applies to the in-memory copies follows commit
+    /// order, and a load (which takes its snapshot holding the writer) sees it either in its
+    /// snapshot or as missed, never both.
+    fn write_then<R>(
+        &self,
+        f: impl FnOnce(&rusqlite::Transaction<'_>) -> Result<R>,
+        then: impl FnOnce(&mut R),
+    ) -> Result<R> {
         let mut conn = self.writer();
         let tx = conn
             .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
             .map_err(sql_err)?;
-        let out = f(&tx)?;
+        let mut out = f(&tx)?;
         tx.commit().map_err(sql_err)?;
+        then(&mut out);
         Ok(out)
     }
 
@@ -315,24 +329,15 @@ impl SqliteStore {
         &self,
         f: impl FnOnce(&rusqlite::Transaction<'_>) -> Result<(u64, R, Vec<Fresh>)>,
     ) -> Result<R> {
-        let mut conn = self.writer();
-        let out = conn
-            .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
-            .map_err(sql_err)
-            .and_then(|tx| {
-                let out = f(&tx)?;
-                tx.commit().map_err(sql_err)?;
-                Ok(out)
-            });
-        match out {
-            Ok((0, r, fresh)) => {
-                self.cache.apply(fresh);
-                Ok(r)
-            }
-            Ok((_, r, _)) => {
+        let out = self.write_then(f, |(purged, _, fresh)| {
+            if *purged == 0 {
+                self.cache.apply(std::mem::take(fresh));
+            } else {
                 self.cache.invalidate_all();
-                Ok(r)
             }
+        });
+        match out {
+            Ok((_, r, _)) => Ok(r),
             Err(e) => {
                 self.cache.invalidate_all();
                 Err(e)
@@ -874,13 +879,8 @@ impl Store for SqliteStore {
         if ids.is_empty() {
             return Ok(());
         }
-        // A small row per record in `memory_access`, not a rewrite of the record. The copies
-        // count the accesses while the writer connection is still held (see `load`).
-        let mut conn = self.writer();
-        let tx = conn
-            .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
-            .map_err(sql_err)?;
-        {
+        // A small row per record in `memory_access`, not a rewrite of the record.
+        let write = |tx: &rusqlite::Transaction<'_>| {
             let mut stmt = tx
                 .prepare_cached(
                     "INSERT INTO memory_access (rowid, access_count, last_accessed_at) \
@@ -894,10 +894,9 @@ impl Store for SqliteStore {
                 stmt.execute(params![at.as_millis(), id.to_string(), tenant.as_str()])
                     .map_err(sql_err)?;
             }
-        }
-        tx.commit().map_err(sql_err)?;
-        self.cache.count_access(tenant, ids);
-        Ok(())
+            Ok(())
+        };
+        self.write_then(write, |_| self.cache.count_access(tenant, ids))
     }
 
     fn purge_expired(&self) -> Result<u64> {
@@ -1043,43 +1042,24 @@ impl Store for SqliteStore {
         if cached.iter().all(Option::is_some) {
             return Ok(cached.into_iter().flatten().flatten().collect());
         }
-        self.read(|conn| {
-            let mut stmt = conn
-                .prepare_cached(&format!(
-                    "SELECT m.updated_at, m.access_count + IFNULL(a.access_count, 0), \
-                     m.importance FROM memories m LEFT JOIN memory_access a \
-                     ON a.rowid = m.rowid WHERE {LIVE} AND m.id = ?2 \
-                     AND m.tenant = ?3 AND m.namespace = ?4"
-                ))
-                .map_err(sql_err)?;
-            let mut out = Vec::with_capacity(ids.len());
-            for (id, found) in ids.iter().zip(cached) {
-                let fields = match found {
-                    Some(fields) => fields,
-                    None => stmt
-                        .query_row(
-                            params![
-                                now.as_millis(),
-                                id.to_string(),
-                                partition.tenant.as_str(),
-                                partition.namespace.as_str()
-                            ],
-                            |r| {
-                                Ok(RankFields {
-                                    id: *id,
-                                    updated_at: Timestamp::from_millis(r.get(0)?),
-                                    access_count: u64::try_from(r.get::<_, i64>(1)?).unwrap_or(0),
-                                    importance: r.get::<_, f64>(2)? as f32,
-                                })
-                            },
-                        )
-                        .optional()
-                        .map_err(sql_err)?,
-                };
-                out.extend(fields);
-            }
-            Ok(out)
-        })
+        // Those as the store's records say (the store contract's own reading).
+        let missing: Vec<MemoryId> = ids
+            .iter()
+            .zip(&cached)
+            .filter(|(_, c)| c.is_none())
+            .map(|(id, _)| *id)
+            .collect();
+        let read: HashMap<MemoryId, RankFields> = self
+            .get_many(&partition.tenant, &missing)?
+            .iter()
+            .filter(|m| m.partition == *partition)
+            .map(|m| (m.id, RankFields::of(m)))
+            .collect();
+        Ok(ids
+            .iter()
+            .zip(cached)
+            .filter_map(|(id, c)| c.unwrap_or_else(|| read.get(id).cloned()))
+            .collect())
     }
 
     fn health_check(&self) -> Health {

@@ -8,6 +8,18 @@ use muisti_testkit::Harness;
 
 struct SqliteHarness(tempfile::TempDir);
 
+/// Waits (at most a minute) until `ready` holds, for what happens in the background.
+fn wait_until(what: &str, ready: impl Fn() -> bool) {
+    let started = std::time::Instant::now();
+    while !ready() {
+        assert!(
+            started.elapsed() < std::time::Duration::from_secs(60),
+            "{what}: not within a minute"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+}
+
 impl SqliteHarness {
     fn path(&self) -> std::path::PathBuf {
         self.0.path().join("muisti.db")
@@ -291,14 +303,7 @@ fn large_partitions_search_through_an_hnsw_graph() {
         .collect();
     // The first query starts building the graph; wait for it (bounded).
     search(&ann, &queries[0], Filter::default());
-    let started = std::time::Instant::now();
-    while !ann.ann_ready(&p) {
-        assert!(
-            started.elapsed() < std::time::Duration::from_secs(60),
-            "graph never built"
-        );
-        std::thread::sleep(std::time::Duration::from_millis(20));
-    }
+    wait_until("the graph is built", || ann.ann_ready(&p));
     let (mut found, mut total) = (0, 0);
     for q in &queries {
         let truth = search(&exact, q, Filter::default());
@@ -632,11 +637,7 @@ fn copies_follow_writes(open: impl Fn(&std::path::Path) -> SqliteStore, queries:
         .expect("searches")
     };
     nearest(&warm);
-    let started = std::time::Instant::now();
-    while !warm.ann_ready(&p) {
-        assert!(started.elapsed() < std::time::Duration::from_secs(60));
-        std::thread::sleep(std::time::Duration::from_millis(10));
-    }
+    wait_until("the graph is built", || warm.ann_ready(&p));
     let added = warm
         .put(put(1, None, probe.clone()))
         .expect("writes")
@@ -712,14 +713,7 @@ fn a_user_filtered_query_loads_only_that_users_rows() {
         limit: 100,
     };
     let first = warmed.text_search(&query).expect("searches");
-    let started = std::time::Instant::now();
-    while !warmed.partition_loaded(&p) {
-        assert!(
-            started.elapsed() < std::time::Duration::from_secs(60),
-            "never loaded"
-        );
-        std::thread::sleep(std::time::Duration::from_millis(10));
-    }
+    wait_until("the partition is loaded", || warmed.partition_loaded(&p));
     assert_eq!(warmed.text_search(&query).expect("searches"), first);
     assert_eq!(warmed.cache_bytes(), all, "only the whole copy is kept");
 }
@@ -817,11 +811,7 @@ fn loaded_during_writes(background: bool) {
             query(&store, u);
         }
         if background {
-            let started = std::time::Instant::now();
-            while !store.partition_loaded(&p) {
-                assert!(started.elapsed() < std::time::Duration::from_secs(60));
-                std::thread::sleep(std::time::Duration::from_millis(5));
-            }
+            wait_until("the partition is loaded", || store.partition_loaded(&p));
         }
         done.store(true, Ordering::Relaxed);
         writer.join().expect("writer");
@@ -863,4 +853,49 @@ fn the_cache_budget_comes_from_the_url() {
             .expect("refused");
         assert!(err.to_string().contains("cache_mb"), "{bad}: {err}");
     }
+}
+
+/// With a budget too small for any copy, nothing is kept and the rescoring fields come from
+/// the records: the same as a store that keeps its copy says, access counts included.
+#[test]
+fn rank_fields_without_a_kept_copy_come_from_the_records() {
+    use muisti_core::{Filter, Namespace, Partition, Put, TextQuery, Timestamp};
+    let dir = tempfile::tempdir().expect("temp dir");
+    let path = dir.path().join("m.db");
+    let p = Partition::of(Namespace::default_ns());
+    let kept = SqliteStore::open(&path).expect("opens");
+    let ids: Vec<_> = kept
+        .put_many(
+            (0..30)
+                .map(|i| {
+                    let mut put = Put::new(p.clone(), None, format!("river note {i}"));
+                    put.importance = Some((i % 10) as f32 / 10.0);
+                    put
+                })
+                .collect(),
+        )
+        .expect("writes")
+        .into_iter()
+        .map(|w| w.memory.id)
+        .collect();
+    kept.touch(&p.tenant, &ids[..5], Timestamp::from_millis(1))
+        .expect("touches");
+    let none_kept = SqliteStore::open(&path)
+        .expect("opens")
+        .with_cache_budget(1)
+        .with_background_loads(false);
+    let query = TextQuery {
+        partition: p.clone(),
+        query: "river".into(),
+        filter: Filter::default(),
+        limit: 30,
+    };
+    for s in [&kept, &none_kept] {
+        assert_eq!(s.text_search(&query).expect("searches").len(), 30);
+    }
+    assert_eq!(none_kept.cache_bytes(), 0, "nothing kept");
+    let fields = none_kept.rank_fields(&p, &ids).expect("fields");
+    assert_eq!(fields.len(), ids.len());
+    assert_eq!(fields, kept.rank_fields(&p, &ids).expect("fields"));
+    assert_eq!(fields[0].access_count, 1);
 }

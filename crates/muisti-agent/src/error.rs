@@ -173,9 +173,9 @@ impl AgentError {
             AgentError::InvalidInput { .. } => AgentErrorKind::InvalidInput,
             AgentError::StepLimit { .. } => AgentErrorKind::StepLimit,
             AgentError::Memory(e) => match e.kind() {
-                muisti::ErrorKind::InvalidInput | muisti::ErrorKind::TooLarge => {
-                    AgentErrorKind::InvalidInput
-                }
+                muisti::ErrorKind::InvalidInput
+                | muisti::ErrorKind::TooLarge
+                | muisti::ErrorKind::ConflictingFields => AgentErrorKind::InvalidInput,
                 muisti::ErrorKind::NotFound => AgentErrorKind::NotFound,
                 _ => AgentErrorKind::Memory,
             },

@@ -163,7 +163,8 @@ pub struct NewMemory {
     /// When the fact became true (RFC 3339).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub valid_from: Option<String>,
-    /// When it stopped being true (RFC 3339).
+    /// When it stopped being true (RFC 3339); not before `valid_from` (else 409
+    /// `conflicting_fields`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub valid_until: Option<String>,
 }
@@ -232,7 +233,8 @@ pub struct MemoryPatch {
     /// New start of validity (RFC 3339).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub valid_from: Option<String>,
-    /// New end of validity (RFC 3339).
+    /// New end of validity (RFC 3339); not before the memory's `valid_from` (else 409
+    /// `conflicting_fields`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub valid_until: Option<String>,
     /// Move the memory to this user.
@@ -247,10 +249,13 @@ pub struct MemoryPatch {
     /// New provenance: `user_stated`, `agent_learned`, `import` or a custom name.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub source: Option<String>,
-    /// New state: `active`, `archived` or `superseded` (with `superseded_by`).
+    /// New state: `active`, `archived` or `superseded` (with `superseded_by`, here or
+    /// already on the memory; else 409 `conflicting_fields`). Any other state clears
+    /// `superseded_by`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub state: Option<String>,
-    /// The id of the memory that replaces this one (with state `superseded`).
+    /// The id of the memory that replaces this one; the memory becomes `superseded` (with
+    /// another `state` in the same patch: 409 `conflicting_fields`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub superseded_by: Option<String>,
     /// Apply only if the memory is still at this version (else 409 `conflict`). The
@@ -653,6 +658,7 @@ pub const ERROR_CODES: &[&str] = &[
     "method_not_allowed",
     "not_acceptable",
     "conflict",
+    "conflicting_fields",
     "too_large",
     "uri_too_long",
     "unsupported_media_type",

@@ -15,6 +15,10 @@ pub enum ErrorKind {
     NotFound,
     /// The write conflicts with the current state (for example a concurrent update).
     Conflict,
+    /// Fields of a request contradict each other or the record they change (a validity
+    /// window that ends before it starts); nothing was written, and retrying the same
+    /// request fails the same way.
+    ConflictingFields,
     /// Stored data could not be decoded; the message names where it lives.
     Corrupted,
     /// The backend cannot be reached now; retrying later may succeed.
@@ -30,6 +34,7 @@ impl fmt::Display for ErrorKind {
             ErrorKind::TooLarge => "too_large",
             ErrorKind::NotFound => "not_found",
             ErrorKind::Conflict => "conflict",
+            ErrorKind::ConflictingFields => "conflicting_fields",
             ErrorKind::Corrupted => "corrupted",
             ErrorKind::Unavailable => "unavailable",
             ErrorKind::Backend => "backend",
@@ -76,6 +81,15 @@ pub enum Error {
     /// The write conflicts with the current state.
     #[error("conflict: {0}")]
     Conflict(String),
+    /// A field contradicts another field of the request or the record it changes. Each
+    /// field is valid alone, so a schema cannot say it; see ADR 0009.
+    #[error("conflicting {field}: {reason}")]
+    ConflictingFields {
+        /// The field named in the message, for example `valid_until`.
+        field: &'static str,
+        /// What it contradicts.
+        reason: String,
+    },
     /// Stored data could not be decoded.
     #[error("corrupted data in {location}: {reason}")]
     Corrupted {
@@ -110,6 +124,7 @@ impl Error {
             Error::TooLarge { .. } => ErrorKind::TooLarge,
             Error::NotFound(_) => ErrorKind::NotFound,
             Error::Conflict(_) => ErrorKind::Conflict,
+            Error::ConflictingFields { .. } => ErrorKind::ConflictingFields,
             Error::Corrupted { .. } => ErrorKind::Corrupted,
             Error::Unavailable { .. } => ErrorKind::Unavailable,
             Error::Backend { .. } => ErrorKind::Backend,
@@ -119,6 +134,14 @@ impl Error {
     /// Shorthand for [`Error::InvalidInput`].
     pub fn invalid(field: &'static str, reason: impl Into<String>) -> Self {
         Error::InvalidInput {
+            field,
+            reason: reason.into(),
+        }
+    }
+
+    /// Shorthand for [`Error::ConflictingFields`].
+    pub fn conflicting(field: &'static str, reason: impl Into<String>) -> Self {
+        Error::ConflictingFields {
             field,
             reason: reason.into(),
         }

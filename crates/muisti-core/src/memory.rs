@@ -498,10 +498,7 @@ pub(crate) fn check_fields(
     if let (Some(a), Some(b)) = (valid_from, valid_until)
         && b < a
     {
-        return Err(Error::invalid(
-            "valid_until",
-            "must not be before valid_from",
-        ));
+        return Err(Error::conflicting("valid_until", "it is before valid_from"));
     }
     Ok(())
 }

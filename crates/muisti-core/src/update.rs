@@ -39,7 +39,8 @@ pub struct Patch {
     /// New state. `Superseded` needs `superseded_by` (here or already on the record); any
     /// other state clears `superseded_by`.
     pub state: Option<MemoryState>,
-    /// The memory that replaces this one.
+    /// The memory that replaces this one; the record becomes `Superseded` (a patch that
+    /// also sets another state is refused with [`Error::ConflictingFields`]).
     pub superseded_by: Option<MemoryId>,
     /// New start of validity (`Some(None)` removes it).
     pub valid_from: Option<Option<Timestamp>>,
@@ -116,7 +117,7 @@ impl UpdateRequest {
             crate::memory::check_vector(v)?;
         }
         if p.superseded_by.is_some() && p.state.is_some_and(|s| s != MemoryState::Superseded) {
-            return Err(Error::invalid(
+            return Err(Error::conflicting(
                 "superseded_by",
                 "only a superseded memory names what superseded it",
             ));
@@ -214,17 +215,18 @@ impl UpdateRequest {
         }
         if let Some(by) = superseded_by {
             m.superseded_by = Some(*by);
+            m.state = MemoryState::Superseded;
         }
         if m.state != MemoryState::Superseded {
             m.superseded_by = None;
         } else if m.superseded_by.is_none() {
-            return Err(Error::invalid(
+            return Err(Error::conflicting(
                 "superseded_by",
                 "a superseded memory must name the memory that replaced it",
             ));
         }
         if m.superseded_by == Some(m.id) {
-            return Err(Error::invalid(
+            return Err(Error::conflicting(
                 "superseded_by",
                 "a memory cannot supersede itself",
             ));

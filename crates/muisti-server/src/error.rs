@@ -67,6 +67,12 @@ impl ApiError {
         Self::new(StatusCode::UNPROCESSABLE_ENTITY, "invalid_input", message)
     }
 
+    /// 409: fields of the request contradict each other or the record they change
+    /// (ADR 0009).
+    pub fn conflicting_fields(message: impl Into<String>) -> Self {
+        Self::new(StatusCode::CONFLICT, "conflicting_fields", message)
+    }
+
     /// 500 without details for the client (the details go to the log).
     pub fn internal() -> Self {
         Self::new(
@@ -85,6 +91,7 @@ impl From<muisti::Error> for ApiError {
             ErrorKind::TooLarge => ApiError::too_large(message),
             ErrorKind::NotFound => ApiError::not_found(message),
             ErrorKind::Conflict => ApiError::new(StatusCode::CONFLICT, "conflict", message),
+            ErrorKind::ConflictingFields => ApiError::conflicting_fields(message),
             ErrorKind::Unavailable => {
                 tracing::warn!(error = %message, "store unavailable");
                 let mut e = ApiError::new(

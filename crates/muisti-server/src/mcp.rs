@@ -214,9 +214,9 @@ pub struct MuistiMcp {
 fn mcp_error(e: muisti::Error) -> McpError {
     let message = e.to_string();
     match e.kind() {
-        muisti::ErrorKind::InvalidInput | muisti::ErrorKind::TooLarge => {
-            McpError::invalid_params(message, None)
-        }
+        muisti::ErrorKind::InvalidInput
+        | muisti::ErrorKind::TooLarge
+        | muisti::ErrorKind::ConflictingFields => McpError::invalid_params(message, None),
         muisti::ErrorKind::NotFound => McpError::resource_not_found(message, None),
         muisti::ErrorKind::Conflict => McpError::invalid_request(message, None),
         _ => {

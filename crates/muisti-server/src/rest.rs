@@ -60,6 +60,10 @@ fn require_operator(caller: &Caller) -> ApiResult<()> {
     }
 }
 
+/// The 409 of a write whose fields contradict each other (ADR 0009).
+const CONFLICTING_FIELDS: &str =
+    "Fields contradict each other (`conflicting_fields`): valid_until before valid_from";
+
 /// Stores a memory.
 #[utoipa::path(post, path = "/v1/memories", tag = "memories",
     request_body = api::NewMemory,
@@ -67,6 +71,7 @@ fn require_operator(caller: &Caller) -> ApiResult<()> {
         (status = 201, description = "Created", body = api::Memory),
         (status = 200, description = "Replaced the record at the key (`muisti-write: updated`), or the same content was already stored (`deduplicated`; `merged` when the write's new tags, metadata, importance or confidence were merged into it)", body = api::Memory),
         (status = 400, body = api::ErrorBody), (status = 401, body = api::ErrorBody),
+        (status = 409, description = CONFLICTING_FIELDS, body = api::ErrorBody),
         (status = 413, body = api::ErrorBody), (status = 422, body = api::ErrorBody),
         (status = 429, body = api::ErrorBody), (status = 503, body = api::ErrorBody)))]
 pub async fn create_memory(
@@ -125,8 +130,9 @@ fn if_match(headers: &HeaderMap) -> Result<Option<u64>, ApiError> {
 #[utoipa::path(post, path = "/v1/memories/batch", tag = "memories",
     request_body = api::NewMemories,
     responses((status = 200, body = api::Memories),
-        (status = 400, body = api::ErrorBody), (status = 413, body = api::ErrorBody),
-        (status = 422, body = api::ErrorBody)))]
+        (status = 400, body = api::ErrorBody),
+        (status = 409, description = CONFLICTING_FIELDS, body = api::ErrorBody),
+        (status = 413, body = api::ErrorBody), (status = 422, body = api::ErrorBody)))]
 pub async fn create_memories(
     State(s): State<AppState>,
     caller: Caller,
@@ -153,13 +159,15 @@ pub async fn get_memory(
 
 /// Changes some fields of a memory, atomically. With `expected_version` in the body or an
 /// `If-Match` header (the `ETag` of a read), only if the memory is still at that version:
-/// otherwise 409 `conflict` and nothing changes.
+/// otherwise 409 `conflict` and nothing changes. Fields that contradict each other or the
+/// stored memory (a validity window ending before it starts, `superseded_by` with another
+/// state, a state `superseded` with no successor) are 409 `conflicting_fields`.
 #[utoipa::path(patch, path = "/v1/memories/{id}", tag = "memories",
     params(("id" = String, Path, description = "Memory id (ULID)"),
         ("If-Match" = Option<String>, Header, description = "The memory's ETag (its version, as \"3\"): update only that version")),
     request_body = api::MemoryPatch,
     responses((status = 200, body = api::Memory), (status = 404, body = api::ErrorBody),
-        (status = 409, description = "The memory is at another version", body = api::ErrorBody),
+        (status = 409, description = "The memory is at another version (`conflict`), or fields contradict each other or the stored memory (`conflicting_fields`)", body = api::ErrorBody),
         (status = 400, body = api::ErrorBody), (status = 422, body = api::ErrorBody)))]
 pub async fn update_memory(
     State(s): State<AppState>,
@@ -170,7 +178,7 @@ pub async fn update_memory(
 ) -> ApiResult<Response> {
     match (if_match(&headers)?, patch.expected_version) {
         (Some(h), Some(b)) if h != b => {
-            return Err(ApiError::invalid(
+            return Err(ApiError::conflicting_fields(
                 "If-Match and expected_version name different versions",
             ));
         }

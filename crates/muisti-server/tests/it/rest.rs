@@ -153,9 +153,9 @@ fn conditional_updates_by_version_etag_and_if_match() {
         &[JSON, ("if-match", "\"4\"")],
         Some(r#"{"content":"x","expected_version":3}"#),
     );
-    assert_eq!((both.status, both.code()), (422, "invalid_input"));
+    assert_eq!((both.status, both.code()), (409, "conflicting_fields"));
     let state = raw("PATCH", &url, &[JSON], Some(r#"{"state":"superseded"}"#));
-    assert_eq!((state.status, state.code()), (422, "invalid_input"));
+    assert_eq!((state.status, state.code()), (409, "conflicting_fields"));
     // Nothing refused changed anything.
     let got = raw("GET", &url, &[], None);
     assert_eq!(
@@ -173,6 +173,77 @@ fn create_answers_201_then_200_for_a_replaced_key() {
     let r2 = raw("POST", &s.url("/v1/memories"), &[JSON], Some(body));
     assert_eq!(r2.status, 200);
     assert_eq!(r.body["id"], r2.body["id"]);
+}
+
+/// Fields valid alone that contradict each other or the stored memory are 409
+/// `conflicting_fields` (a status the document lists for these operations), and nothing is
+/// written; `superseded_by` alone makes the memory superseded.
+#[test]
+fn contradicting_fields_are_409_and_write_nothing() {
+    let s = TestServer::open();
+    let memories = s.url("/v1/memories");
+    let inverted = r#"{"content":"a window","valid_from":"2025-01-02T00:00:00Z","valid_until":"2025-01-01T00:00:00Z"}"#;
+    let r = raw("POST", &memories, &[JSON], Some(inverted));
+    assert_eq!((r.status, r.code()), (409, "conflicting_fields"));
+    let r = raw(
+        "POST",
+        &s.url("/v1/memories/batch"),
+        &[JSON],
+        Some(&format!(
+            r#"{{"memories":[{{"content":"fine"}},{inverted}]}}"#
+        )),
+    );
+    assert_eq!((r.status, r.code()), (409, "conflicting_fields"));
+    let stats = raw("GET", &s.url("/v1/stats"), &[], None);
+    assert_eq!(stats.body["total"].as_u64(), Some(0), "nothing written");
+
+    let old = raw(
+        "POST",
+        &memories,
+        &[JSON],
+        Some(r#"{"content":"I live in Lisbon","valid_from":"2020-01-01T00:00:00Z"}"#),
+    );
+    let new = raw(
+        "POST",
+        &memories,
+        &[JSON],
+        Some(r#"{"content":"I live in Porto"}"#),
+    );
+    let (old_id, new_id) = (
+        old.body["id"].as_str().expect("id").to_owned(),
+        new.body["id"].as_str().expect("id").to_owned(),
+    );
+    let url = s.url(&format!("/v1/memories/{old_id}"));
+    let cases = [
+        // Against the stored valid_from.
+        r#"{"valid_until":"2019-01-01T00:00:00Z"}"#.to_owned(),
+        format!(r#"{{"superseded_by":"{new_id}","state":"active"}}"#),
+        format!(r#"{{"superseded_by":"{old_id}"}}"#),
+    ];
+    for body in &cases {
+        let r = raw("PATCH", &url, &[JSON], Some(body));
+        assert_eq!((r.status, r.code()), (409, "conflicting_fields"), "{body}");
+    }
+    let got = raw("GET", &url, &[], None);
+    assert_eq!(
+        (got.body["version"].as_u64(), got.body["state"].as_str()),
+        (Some(1), Some("active")),
+        "nothing refused changed anything"
+    );
+    let r = raw(
+        "PATCH",
+        &url,
+        &[JSON],
+        Some(&format!(r#"{{"superseded_by":"{new_id}"}}"#)),
+    );
+    assert_eq!(
+        (
+            r.status,
+            r.body["state"].as_str(),
+            r.body["superseded_by"].as_str()
+        ),
+        (200, Some("superseded"), Some(new_id.as_str()))
+    );
 }
 
 #[test]

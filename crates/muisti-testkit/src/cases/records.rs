@@ -304,6 +304,14 @@ pub fn all_fields_round_trip(h: &dyn Harness) {
     put.embedding_model = Some("builtin-minilm-256".into());
     put.context = Some("Where do you live these days?".into());
     put.ttl = Some(Ttl::from_secs(3600).unwrap());
+    // A window that ends before it starts contradicts itself: refused, nothing stored.
+    let mut inverted = put.clone();
+    inverted.valid_until = Some(Timestamp::from_millis(1_600_000_000_000));
+    assert_eq!(
+        s.put(inverted).unwrap_err().kind(),
+        ErrorKind::ConflictingFields
+    );
+    assert!(s.get(&at(&p, "full")).unwrap().is_none());
     let written = s.put(put).unwrap().memory;
     let got = s.get(&at(&p, "full")).unwrap().unwrap();
     assert_eq!(got, written);

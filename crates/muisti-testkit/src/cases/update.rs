@@ -107,7 +107,7 @@ pub fn update_refusals_change_nothing(h: &dyn Harness) {
     ));
     assert_eq!(
         self_superseding.unwrap_err().kind(),
-        ErrorKind::InvalidInput
+        ErrorKind::ConflictingFields
     );
     let stored = s.get(&by_id(&m)).unwrap().unwrap();
     assert_eq!((stored.content, stored.version), (json!("changed"), 2));
@@ -167,6 +167,47 @@ pub fn update_moves_state_and_expiry(h: &dyn Harness) {
     assert_eq!(
         (m.state, m.superseded_by),
         (muisti_core::MemoryState::Archived, None)
+    );
+    // Fields that contradict each other or the record: refused, nothing changes.
+    for patch in [
+        Patch {
+            state: Some(muisti_core::MemoryState::Superseded),
+            ..Patch::default()
+        },
+        Patch {
+            state: Some(muisti_core::MemoryState::Active),
+            superseded_by: Some(new.id),
+            ..Patch::default()
+        },
+        Patch {
+            superseded_by: Some(old.id),
+            ..Patch::default()
+        },
+        Patch {
+            valid_from: Some(Some(muisti_core::Timestamp::from_millis(2_000))),
+            valid_until: Some(Some(muisti_core::Timestamp::from_millis(1_000))),
+            ..Patch::default()
+        },
+    ] {
+        let err = s
+            .update(&UpdateRequest::new(by_id(&old), patch.clone()))
+            .unwrap_err();
+        assert_eq!(err.kind(), ErrorKind::ConflictingFields, "{patch:?}");
+    }
+    assert_eq!(s.get(&by_id(&old)).unwrap().unwrap().version, m.version);
+    // A successor alone makes the record superseded.
+    let m = s
+        .update(&UpdateRequest::new(
+            by_id(&old),
+            Patch {
+                superseded_by: Some(new.id),
+                ..Patch::default()
+            },
+        ))
+        .unwrap();
+    assert_eq!(
+        (m.state, m.superseded_by),
+        (muisti_core::MemoryState::Superseded, Some(new.id))
     );
     let m = s
         .update(&UpdateRequest::new(

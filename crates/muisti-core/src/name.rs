@@ -223,12 +223,17 @@ impl fmt::Display for Partition {
     }
 }
 
-/// `url` with any password replaced by `***`, for messages and logs.
+/// `url` with any password replaced by `***`, for messages and logs: the one in the
+/// authority and a `password` query parameter (as libpq takes it).
 ///
 /// ```
 /// assert_eq!(muisti_core::redact_url("redis://:secret@host:6379/2"), "redis://:***@host:6379/2");
 /// assert_eq!(muisti_core::redact_url("redis://user:pw@host"), "redis://user:***@host");
 /// assert_eq!(muisti_core::redact_url("sqlite:///x.db"), "sqlite:///x.db");
+/// assert_eq!(
+///     muisti_core::redact_url("postgres:///db?user=u&password=pw&host=/run"),
+///     "postgres:///db?user=u&password=***&host=/run"
+/// );
 /// ```
 pub fn redact_url(url: &str) -> String {
     let Some((scheme, after)) = url.split_once("://") else {
@@ -236,6 +241,22 @@ pub fn redact_url(url: &str) -> String {
     };
     let end = after.find(['/', '?', '#']).unwrap_or(after.len());
     let (authority, tail) = after.split_at(end);
+    let tail = match tail.split_once('?') {
+        Some((path, query)) if query.split('&').any(|kv| kv.starts_with("password=")) => {
+            let query: Vec<&str> = query
+                .split('&')
+                .map(|kv| {
+                    if kv.starts_with("password=") {
+                        "password=***"
+                    } else {
+                        kv
+                    }
+                })
+                .collect();
+            format!("{path}?{}", query.join("&"))
+        }
+        _ => tail.to_owned(),
+    };
     match authority.rsplit_once('@') {
         Some((userinfo, host)) => {
             let user = userinfo.split_once(':').map_or(userinfo, |(u, _)| u);
@@ -245,7 +266,7 @@ pub fn redact_url(url: &str) -> String {
                 format!("{scheme}://***@{host}{tail}")
             }
         }
-        None => url.to_owned(),
+        None => format!("{scheme}://{authority}{tail}"),
     }
 }
 

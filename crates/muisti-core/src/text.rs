@@ -244,14 +244,12 @@ impl InvertedIndex {
         let mut index = Self::default();
         for (id, text, context) in docs {
             let d = index.docs.len() as u32;
-            let mut tf: HashMap<String, f32> = HashMap::new();
-            let mut len = 0;
-            for (field, weight) in [(text, 1.0), (context.unwrap_or(""), context_weight)] {
-                for tok in tokenize(field) {
-                    len += 1;
-                    *tf.entry(tok).or_default() += weight;
-                }
-            }
+            let (tf, len) = weighted_terms(
+                tokenize(text),
+                tokenize(context.unwrap_or("")),
+                context_weight,
+                |_| true,
+            );
             index.docs.push((id, len));
             for (term, f) in tf {
                 index.postings.entry(term).or_default().push((d, f));
@@ -312,7 +310,89 @@ impl InvertedIndex {
     }
 }
 
+/// A document's weighted term frequencies (a content term counts 1, a context term
+/// `context_weight`) for the terms `keep` accepts, and its length in terms (both fields, every
+/// term): the one definition of what BM25 counts in a document.
+fn weighted_terms<S: AsRef<str> + Into<String>>(
+    content: impl Iterator<Item = S>,
+    context: impl Iterator<Item = S>,
+    context_weight: f32,
+    keep: impl Fn(&str) -> bool,
+) -> (HashMap<String, f32>, u32) {
+    let mut tf: HashMap<String, f32> = HashMap::new();
+    let mut len = 0;
+    for (tok, weight) in content
+        .map(|t| (t, 1.0))
+        .chain(context.map(|t| (t, context_weight)))
+    {
+        len += 1;
+        if keep(tok.as_ref()) {
+            *tf.entry(tok.into()).or_default() += weight;
+        }
+    }
+    (tf, len)
+}
+
+/// Statistics of the documents a full-text search ranks among (after its filter): how many,
+/// and their total length in terms.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct CorpusStats {
+    /// Documents.
+    pub docs: u64,
+    /// Their lengths in terms, summed.
+    pub total_len: u64,
+}
+
 impl Bm25 {
+    /// Ranks candidates given as their stored [`tokenize`]d content and context, for a
+    /// database that keeps the terms and the corpus statistics itself: the same scores as
+    /// [`InvertedIndex::search`] over the whole corpus, provided `candidates` holds every
+    /// document of the corpus that has one of the query's terms (a term's document frequency
+    /// is counted among them).
+    pub fn rank_candidates<'a>(
+        &self,
+        candidates: impl IntoIterator<Item = (MemoryId, &'a [String], &'a [String])>,
+        query: &str,
+        stats: CorpusStats,
+        limit: usize,
+    ) -> Vec<Scored> {
+        let terms = query_terms(query);
+        if terms.is_empty() || limit == 0 || stats.docs == 0 {
+            return Vec::new();
+        }
+        let docs: Vec<(MemoryId, Vec<f32>, u32)> = candidates
+            .into_iter()
+            .map(|(id, content, context)| {
+                let (tf, len) = weighted_terms(
+                    content.iter().map(String::as_str),
+                    context.iter().map(String::as_str),
+                    self.context_weight,
+                    |t| terms.iter().any(|q| q == t),
+                );
+                let tf: Vec<f32> = terms
+                    .iter()
+                    .map(|t| tf.get(t).copied().unwrap_or(0.0))
+                    .collect();
+                (id, tf, len)
+            })
+            .filter(|(_, tf, _)| tf.iter().any(|f| *f > 0.0))
+            .collect();
+        let n = stats.docs as usize;
+        let idf: Vec<f32> = (0..terms.len())
+            .map(|k| idf(n, docs.iter().filter(|(_, tf, _)| tf[k] > 0.0).count()))
+            .collect();
+        let avgdl = stats.total_len as f32 / stats.docs as f32;
+        let mut scored: Vec<Scored> = docs
+            .iter()
+            .map(|(id, tf, len)| Scored {
+                id: *id,
+                score: self.score(&idf, tf, *len as usize, avgdl),
+            })
+            .collect();
+        top_scored(&mut scored, limit);
+        scored
+    }
+
     /// The score of one document: `idf` and weighted term frequencies `tf` per query term,
     /// its length and the collection's average length.
     pub fn score(&self, idf: &[f32], tf: &[f32], len: usize, avgdl: f32) -> f32 {
@@ -433,6 +513,62 @@ mod tests {
             ["carolin", "go", "group"]
         );
         assert_eq!(query_terms("who is it"), ["is", "it", "who"]);
+    }
+
+    /// Candidates scored with statistics kept elsewhere rank exactly as the in-memory index
+    /// does over the whole corpus.
+    #[test]
+    fn candidates_with_corpus_statistics_score_as_the_index() {
+        let texts = [
+            ("the cat sat on the mat", Some("where is the cat")),
+            ("the dog barked at the cat", None),
+            ("lisbon is where the user moved", Some("moving plans")),
+            ("the the the the", None),
+            ("cats and dogs and more cats", None),
+        ];
+        let docs: Vec<(MemoryId, &str, Option<&str>)> = texts
+            .iter()
+            .map(|(t, c)| (MemoryId::generate(), *t, *c))
+            .collect();
+        let tokens: Vec<(MemoryId, Vec<String>, Vec<String>)> = docs
+            .iter()
+            .map(|(id, t, c)| {
+                (
+                    *id,
+                    tokenize(t).collect(),
+                    tokenize(c.unwrap_or("")).collect(),
+                )
+            })
+            .collect();
+        let stats = CorpusStats {
+            docs: tokens.len() as u64,
+            total_len: tokens
+                .iter()
+                .map(|(_, a, b)| (a.len() + b.len()) as u64)
+                .sum(),
+        };
+        let bm25 = Bm25::default();
+        for q in [
+            "cat",
+            "where is the cat",
+            "dogs moved lisbon",
+            "the",
+            "nothing here",
+        ] {
+            let index = bm25.rank(docs.iter().copied(), q, 10);
+            let terms = query_terms(q);
+            // Only the documents with a query term, as a database's term index gives them.
+            let candidates = tokens
+                .iter()
+                .filter(|(_, a, b)| a.iter().chain(b).any(|t| terms.contains(t)))
+                .map(|(id, a, b)| (*id, a.as_slice(), b.as_slice()));
+            let kept = bm25.rank_candidates(candidates, q, stats, 10);
+            assert_eq!(kept.len(), index.len(), "{q}");
+            for (a, b) in kept.iter().zip(&index) {
+                assert_eq!(a.id, b.id, "{q}");
+                assert!((a.score - b.score).abs() < 1e-5, "{q}: {a:?} {b:?}");
+            }
+        }
     }
 
     #[test]

@@ -73,16 +73,12 @@ impl RedisStore {
         let target = redact_url(url);
         let (base, query) = url.split_once('?').unwrap_or((url, ""));
         let mut prefix = DEFAULT_PREFIX.to_owned();
-        let mut limits = Limits::default();
+        let limits = StoreUrl::parse(url)?.limits()?;
         let mut passed = Vec::new();
         for kv in query.split('&').filter(|s| !s.is_empty()) {
             match kv.split_once('=') {
                 Some(("prefix", v)) => prefix = v.to_owned(),
-                Some(("max_value_bytes", v)) => {
-                    limits.max_value_bytes = v.parse().map_err(|_| {
-                        Error::invalid("max_value_bytes", format!("{v:?} is not a whole number"))
-                    })?
-                }
+                Some(("max_value_bytes", _)) => {}
                 _ => passed.push(kv),
             }
         }

@@ -126,22 +126,10 @@ impl SqliteStore {
             }
         };
         let mut store = Self::open_with(url.path()?, url.limits()?, durability)?;
-        if let Some(n) = url.param("ann_threshold") {
-            store = store.with_ann_threshold(n.parse().map_err(|_| {
-                Error::invalid("ann_threshold", format!("{n:?} is not a whole number"))
-            })?);
+        if let Some(n) = url.whole("ann_threshold", 0..=usize::MAX)? {
+            store = store.with_ann_threshold(n);
         }
-        if let Some(n) = url.param("cache_mb") {
-            let mb: usize = n
-                .parse()
-                .ok()
-                .filter(|mb| (1..=1 << 24).contains(mb))
-                .ok_or_else(|| {
-                    Error::invalid(
-                        "cache_mb",
-                        format!("{n:?} is not a whole number of MiB from 1 to 16777216"),
-                    )
-                })?;
+        if let Some(mb) = url.whole("cache_mb", 1..=1 << 24)? {
             store = store.with_cache_budget(mb << 20);
         }
         Ok(store)

@@ -128,12 +128,34 @@ impl StoreUrl {
     /// The write limits given by the query (`max_value_bytes`), else the defaults.
     pub fn limits(&self) -> Result<Limits> {
         let mut limits = Limits::default();
-        if let Some(v) = self.param("max_value_bytes") {
-            limits.max_value_bytes = v.parse().map_err(|_| {
-                Error::invalid("max_value_bytes", format!("{v:?} is not a whole number"))
-            })?;
+        if let Some(v) = self.whole("max_value_bytes", 0..=usize::MAX)? {
+            limits.max_value_bytes = v;
         }
         Ok(limits)
+    }
+
+    /// A whole-number parameter within `range`, if given: the one rule every backend's
+    /// numeric parameters follow (the error names the parameter and the range).
+    pub fn whole(
+        &self,
+        name: &'static str,
+        range: std::ops::RangeInclusive<usize>,
+    ) -> Result<Option<usize>> {
+        let Some(v) = self.param(name) else {
+            return Ok(None);
+        };
+        v.parse()
+            .ok()
+            .filter(|n| range.contains(n))
+            .map(Some)
+            .ok_or_else(|| {
+                let range = if *range.end() == usize::MAX {
+                    format!("from {}", range.start())
+                } else {
+                    format!("from {} to {}", range.start(), range.end())
+                };
+                Error::invalid(name, format!("{v:?} is not a whole number {range}"))
+            })
     }
 }
 

@@ -6,7 +6,8 @@
 //! URLs with [`open_store`]; the default is SQLite under the platform data directory.
 //!
 //! Cargo features: `sqlite` (default) for the embedded SQLite store, `redis` for the Redis
-//! store, `transformer` for sentence-transformer embedders run locally. Without any, the
+//! store, `postgres` for the PostgreSQL + pgvector store, `transformer` for
+//! sentence-transformer embedders run locally. Without any, the
 //! in-process (`mem://`) and file (`file://`) stores remain.
 //!
 //! ```
@@ -35,6 +36,8 @@ pub use muisti_embed::{
     Attempt, Backoff, EmbedError, Embedder, HttpConfig, HttpEmbedder, StaticEmbedder, retry,
     retry_after,
 };
+#[cfg(feature = "postgres")]
+pub use muisti_postgres::PostgresStore;
 #[cfg(feature = "redis")]
 pub use muisti_redis::RedisStore;
 #[cfg(feature = "sqlite")]

@@ -85,7 +85,8 @@ fn without_transformer(spec: &str) -> Error {
 pub const DEFAULT_STORE_ENV: &str = "MUISTI_STORE";
 
 /// A registry with every scheme built in: `mem` and `file` always, `sqlite` with the
-/// `sqlite` feature (a default), `redis` and `rediss` with the `redis` feature. Each backend
+/// `sqlite` feature (a default), `redis` and `rediss` with the `redis` feature, `postgres`
+/// and `postgresql` with the `postgres` feature. Each backend
 /// crate parses its own URL; register more with [`StoreRegistry::register`].
 pub fn registry() -> StoreRegistry {
     #[allow(unused_mut)] // without backend features, nothing is added
@@ -94,6 +95,8 @@ pub fn registry() -> StoreRegistry {
     muisti_sqlite::register(&mut r);
     #[cfg(feature = "redis")]
     muisti_redis::register(&mut r);
+    #[cfg(feature = "postgres")]
+    muisti_postgres::register(&mut r);
     r
 }
 

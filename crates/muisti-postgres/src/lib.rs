@@ -1,0 +1,803 @@
+//! The PostgreSQL store of muisti: `postgres://` and `postgresql://` URLs.
+//!
+//! The URL is what libpq takes (user, password, host, port, database, `sslmode`, a Unix
+//! socket directory as `host=/dir`), plus muisti's own parameters, which are taken out
+//! before the rest reaches the driver:
+//!
+//! * `schema`: the PostgreSQL schema of muisti's tables (default `muisti`; created if
+//!   missing); the `vector` extension is looked up in `public`.
+//! * `pool_size`: connections per store (default 8).
+//! * `max_value_bytes`: the write limit, as on every backend.
+//!
+//! Records, their full-text terms and their vectors are written in one transaction. The
+//! terms are the engine's own tokens ([`muisti_core::text::tokenize`]) in `text[]` columns
+//! with GIN indexes: a search reads the records that hold a query term, and the engine
+//! scores them by its one BM25 definition ([`Bm25::rank_candidates`]) with the corpus
+//! statistics the same query's filter selects. Vectors are pgvector `vector`s, compared by
+//! inner product in the database. Nothing is kept in memory between calls, so any number
+//! of processes and servers share one database and none reads stale data.
+//!
+//! TLS (`sslmode=require` and stricter) is not built in yet: such URLs are refused with a
+//! clear error rather than connecting in the clear.
+
+mod pool;
+mod sql;
+
+use std::{collections::HashMap, str::FromStr, sync::Arc};
+
+use muisti_core::{
+    Capabilities, Clock, Error, Filter, Health, Limits, ListQuery, Locator, Memory, MemoryId,
+    Namespace, Page, Partition, Put, Result, Scored, Store, StoreInfo, StoredVector, SystemClock,
+    Tenant, TextQuery, Timestamp, UpdateRequest, VectorChange, VectorQuery, WriteStatus, Written,
+    text::{Bm25, CorpusStats, query_terms, top_scored},
+};
+use muisti_store::{StoreRegistry, StoreUrl};
+use postgres::{Transaction, error::SqlState};
+
+use crate::{
+    pool::Pool,
+    sql::{COLUMNS, INSERT, Sql, UPDATE, decode, get, live, row_args},
+};
+
+/// The default PostgreSQL schema of muisti's tables.
+pub const DEFAULT_SCHEMA: &str = "muisti";
+/// The default number of pooled connections.
+pub const DEFAULT_POOL_SIZE: usize = 8;
+/// The schema version this build writes.
+const SCHEMA_VERSION: i32 = 1;
+/// Migrations: the SQL that takes the schema from version `i` to `i + 1`.
+const MIGRATIONS: [&str; 1] = [include_str!("schema_v1.sql")];
+/// How often a write is retried after a conflict with a concurrent transaction (two
+/// creates at one key, a serialization failure, a deadlock).
+const WRITE_ATTEMPTS: usize = 8;
+
+/// Registers `postgres` and `postgresql`.
+pub fn register(registry: &mut StoreRegistry) {
+    for scheme in ["postgres", "postgresql"] {
+        registry.register(scheme, |url: &StoreUrl| {
+            Ok(Arc::new(PostgresStore::open(url.as_str())?) as Arc<dyn Store>)
+        });
+    }
+}
+
+/// A store in a PostgreSQL database with the pgvector extension.
+pub struct PostgresStore {
+    pool: Pool,
+    schema: String,
+    location: String,
+    limits: Limits,
+    clock: Arc<dyn Clock>,
+}
+
+impl std::fmt::Debug for PostgresStore {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PostgresStore")
+            .field("location", &self.location)
+            .field("schema", &self.schema)
+            .finish_non_exhaustive()
+    }
+}
+
+/// A failure inside a write transaction: the database's (retried when it is a conflict
+/// with another transaction) or the engine's (returned as it is).
+enum TxError {
+    Db(postgres::Error),
+    Muisti(Error),
+}
+
+impl From<postgres::Error> for TxError {
+    fn from(e: postgres::Error) -> Self {
+        TxError::Db(e)
+    }
+}
+
+impl From<Error> for TxError {
+    fn from(e: Error) -> Self {
+        TxError::Muisti(e)
+    }
+}
+
+type TxResult<T> = std::result::Result<T, TxError>;
+
+/// Whether another attempt of the same transaction may succeed.
+fn retryable(e: &postgres::Error) -> bool {
+    e.code().is_some_and(|c| {
+        [
+            SqlState::UNIQUE_VIOLATION,
+            SqlState::T_R_SERIALIZATION_FAILURE,
+            SqlState::T_R_DEADLOCK_DETECTED,
+        ]
+        .contains(c)
+    })
+}
+
+/// A schema name muisti accepts: a plain lower-case SQL identifier (so it never needs
+/// quoting).
+fn check_schema(name: &str) -> Result<()> {
+    let ok = !name.is_empty()
+        && name.len() <= 63
+        && name.starts_with(|c: char| c.is_ascii_lowercase() || c == '_')
+        && name
+            .chars()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_');
+    if ok {
+        Ok(())
+    } else {
+        Err(Error::invalid(
+            "schema",
+            format!(
+                "{name:?} must be 1-63 lower-case letters, digits or _, not starting with a digit"
+            ),
+        ))
+    }
+}
+
+impl PostgresStore {
+    /// Connects to the database a `postgres://` or `postgresql://` URL names (see the crate
+    /// docs), creates or migrates muisti's schema, and checks the server answers.
+    pub fn open(url: &str) -> Result<Self> {
+        let parsed = StoreUrl::parse(url)?;
+        let limits = parsed.limits()?;
+        let schema = parsed.param("schema").unwrap_or(DEFAULT_SCHEMA).to_owned();
+        check_schema(&schema)?;
+        let pool_size = parsed
+            .whole("pool_size", 1..=1024)?
+            .unwrap_or(DEFAULT_POOL_SIZE);
+        if let Some(mode) = parsed.param("sslmode")
+            && !matches!(mode, "disable" | "allow" | "prefer")
+        {
+            return Err(Error::invalid(
+                "sslmode",
+                format!(
+                    "{mode:?}: TLS to PostgreSQL is not built into muisti yet; use \
+                     disable/prefer on a trusted network or a local socket"
+                ),
+            ));
+        }
+        // The driver refuses parameters it does not know: give it the URL without ours.
+        let (base, query) = url.split_once('?').unwrap_or((url, ""));
+        let passed: Vec<&str> = query
+            .split('&')
+            .filter(|kv| {
+                !kv.is_empty()
+                    && !["schema", "pool_size", "max_value_bytes"]
+                        .contains(&kv.split_once('=').map_or(*kv, |(k, _)| k))
+            })
+            .collect();
+        let driver_url = if passed.is_empty() {
+            base.to_owned()
+        } else {
+            format!("{base}?{}", passed.join("&"))
+        };
+        let location = parsed.to_string();
+        let config = postgres::Config::from_str(&driver_url)
+            .map_err(|e| Error::invalid("store url", format!("{location}: {e}")))?;
+        let setup = format!("SET search_path TO {schema}, public");
+        let store = Self {
+            pool: Pool::new(config, setup, location.clone(), pool_size),
+            schema,
+            location,
+            limits,
+            clock: Arc::new(SystemClock),
+        };
+        store.migrate()?;
+        Ok(store)
+    }
+
+    /// Enforces `limits` on writes.
+    pub fn with_limits(mut self, limits: Limits) -> Self {
+        self.limits = limits;
+        self
+    }
+
+    /// Reads the time from `clock` (expiry, timestamps of writes).
+    pub fn with_clock(mut self, clock: Arc<dyn Clock>) -> Self {
+        self.clock = clock;
+        self
+    }
+
+    /// The PostgreSQL schema of the store's tables.
+    pub fn schema(&self) -> &str {
+        &self.schema
+    }
+
+    /// Drops the store's schema and everything in it (for tests and `muisti` tooling that
+    /// created a schema of its own).
+    pub fn drop_schema(&self) -> Result<()> {
+        let mut conn = self.pool.get()?;
+        conn.batch_execute(&format!("DROP SCHEMA IF EXISTS {} CASCADE", self.schema))
+            .map_err(|e| self.pool.err(&e))
+    }
+
+    fn now(&self) -> Timestamp {
+        self.clock.now()
+    }
+
+    /// Creates the schema or takes it to [`SCHEMA_VERSION`], under an advisory lock so that
+    /// servers starting together migrate once.
+    fn migrate(&self) -> Result<()> {
+        let mut conn = self.pool.get()?;
+        let s = &self.schema;
+        let mut tx = conn.transaction().map_err(|e| self.pool.err(&e))?;
+        let run = |tx: &mut Transaction<'_>| -> std::result::Result<(), postgres::Error> {
+            tx.execute(
+                "SELECT pg_advisory_xact_lock(hashtext('muisti schema ' || $1))",
+                &[s],
+            )?;
+            tx.batch_execute(&format!(
+                "CREATE EXTENSION IF NOT EXISTS vector SCHEMA public; \
+                 CREATE SCHEMA IF NOT EXISTS {s}; \
+                 CREATE TABLE IF NOT EXISTS {s}.muisti_schema (version integer NOT NULL); \
+                 SET LOCAL search_path TO {s}, public"
+            ))?;
+            Ok(())
+        };
+        run(&mut tx).map_err(|e| self.pool.err(&e))?;
+        let version: Option<i32> = tx
+            .query_opt("SELECT max(version) FROM muisti_schema", &[])
+            .map_err(|e| self.pool.err(&e))?
+            .and_then(|r| r.get(0));
+        let version = version.unwrap_or(0);
+        if version > SCHEMA_VERSION {
+            return Err(Error::Corrupted {
+                location: format!("{} schema {s}", self.location),
+                reason: format!(
+                    "schema version {version} was written by a newer muisti (this one knows \
+                     {SCHEMA_VERSION})"
+                ),
+            });
+        }
+        for sql in MIGRATIONS.iter().skip(version.max(0) as usize) {
+            tx.batch_execute(sql).map_err(|e| self.pool.err(&e))?;
+        }
+        if version < SCHEMA_VERSION {
+            tx.execute("DELETE FROM muisti_schema", &[])
+                .and_then(|_| {
+                    tx.execute(
+                        "INSERT INTO muisti_schema (version) VALUES ($1)",
+                        &[&SCHEMA_VERSION],
+                    )
+                })
+                .map_err(|e| self.pool.err(&e))?;
+        }
+        tx.commit().map_err(|e| self.pool.err(&e))
+    }
+
+    /// Runs `f` in a transaction, again (up to [`WRITE_ATTEMPTS`]) when it failed on a
+    /// conflict with a concurrent transaction.
+    fn write<R>(&self, mut f: impl FnMut(&mut Transaction<'_>) -> TxResult<R>) -> Result<R> {
+        let mut conn = self.pool.get()?;
+        let mut attempt = 0;
+        loop {
+            attempt += 1;
+            let mut tx = conn.transaction().map_err(|e| self.pool.err(&e))?;
+            let result = f(&mut tx).and_then(|r| {
+                tx.commit()?;
+                Ok(r)
+            });
+            match result {
+                Ok(r) => return Ok(r),
+                Err(TxError::Db(e)) if retryable(&e) && attempt < WRITE_ATTEMPTS => {
+                    tracing::debug!(error = %e, attempt, "postgres write retried");
+                }
+                Err(TxError::Db(e)) => return Err(self.pool.err(&e)),
+                Err(TxError::Muisti(e)) => return Err(e),
+            }
+        }
+    }
+
+    /// Runs one read statement.
+    fn query(&self, sql: &Sql) -> Result<Vec<postgres::Row>> {
+        let mut conn = self.pool.get()?;
+        conn.query(&sql.text, &sql.params())
+            .map_err(|e| self.pool.err(&e))
+    }
+
+    fn decode_all(rows: &[postgres::Row]) -> Result<Vec<Memory>> {
+        rows.iter().map(decode).collect()
+    }
+}
+
+/// The live or expired row at a locator, locked for the rest of the transaction.
+fn locked(tx: &mut Transaction<'_>, at: &Locator) -> TxResult<Option<Memory>> {
+    let row = match at {
+        Locator::Key { partition, key } => tx.query_opt(
+            &format!(
+                "SELECT {COLUMNS} FROM memories WHERE tenant = $1 AND namespace = $2 \
+                 AND key = $3 FOR UPDATE"
+            ),
+            &[
+                &partition.tenant.as_str(),
+                &partition.namespace.as_str(),
+                &key.as_str(),
+            ],
+        )?,
+        Locator::Id { tenant, id } => tx.query_opt(
+            &format!("SELECT {COLUMNS} FROM memories WHERE id = $1 AND tenant = $2 FOR UPDATE"),
+            &[&id.to_string(), &tenant.as_str()],
+        )?,
+    };
+    Ok(row.as_ref().map(decode).transpose()?)
+}
+
+/// Writes a whole row: an insert, or an update of the row whose id was `old`.
+fn write_row(
+    tx: &mut Transaction<'_>,
+    m: &Memory,
+    vector: Option<&[f32]>,
+    old: Option<MemoryId>,
+) -> TxResult<()> {
+    let mut args = row_args(m, vector)?;
+    match old {
+        None => {
+            let params: Vec<_> = args.iter().map(|a| a.as_ref() as _).collect();
+            tx.execute(INSERT, &params)?;
+        }
+        Some(old) => {
+            args.push(Box::new(old.to_string()));
+            let params: Vec<_> = args.iter().map(|a| a.as_ref() as _).collect();
+            tx.execute(UPDATE, &params)?;
+        }
+    }
+    Ok(())
+}
+
+/// Deletes expired records (every write does, as on SQLite: the partial index makes it
+/// free when nothing has expired).
+fn purge_in(tx: &mut Transaction<'_>, now: i64) -> TxResult<u64> {
+    Ok(tx.execute(
+        "DELETE FROM memories WHERE expires_at IS NOT NULL AND expires_at <= $1",
+        &[&now],
+    )?)
+}
+
+/// One put inside a transaction.
+fn put_in(tx: &mut Transaction<'_>, put: &Put, now: Timestamp) -> TxResult<Written> {
+    let mut put = put.clone();
+    let vector = put.embedding.take();
+    let existing = match &put.key {
+        None => None,
+        Some(key) => locked(
+            tx,
+            &Locator::Key {
+                partition: put.partition.clone(),
+                key: key.clone(),
+            },
+        )?,
+    };
+    let old_id = existing.as_ref().map(|m| m.id);
+    let live = existing.filter(|m| !m.is_expired(now));
+    let status = if live.is_some() {
+        WriteStatus::Updated
+    } else {
+        WriteStatus::Created
+    };
+    let memory = put.apply(live.as_ref(), now);
+    write_row(tx, &memory, vector.as_deref(), old_id)?;
+    Ok(Written { memory, status })
+}
+
+impl Store for PostgresStore {
+    fn info(&self) -> StoreInfo {
+        StoreInfo {
+            backend: "postgres",
+            location: self.location.clone(),
+            capabilities: Capabilities {
+                native_text: true,
+                native_vector: true,
+                persistent: true,
+                multi_process: true,
+            },
+        }
+    }
+
+    fn limits(&self) -> Limits {
+        self.limits
+    }
+
+    fn put(&self, put: Put) -> Result<Written> {
+        put.validate(&self.limits)?;
+        let now = self.now();
+        self.write(|tx| {
+            purge_in(tx, now.as_millis())?;
+            put_in(tx, &put, now)
+        })
+    }
+
+    fn put_many(&self, puts: Vec<Put>) -> Result<Vec<Written>> {
+        Put::validate_all(&puts, &self.limits)?;
+        let now = self.now();
+        self.write(|tx| {
+            purge_in(tx, now.as_millis())?;
+            puts.iter().map(|p| put_in(tx, p, now)).collect()
+        })
+    }
+
+    fn update(&self, req: &UpdateRequest) -> Result<Memory> {
+        req.validate()?;
+        let now = self.now();
+        self.write(|tx| {
+            let found = locked(tx, &req.at)?;
+            let old_id = found.as_ref().map(|m| m.id);
+            let live = found.filter(|m| !m.is_expired(now) && req.at.addresses(m));
+            let (memory, change) = req.apply(live.as_ref(), now, &self.limits)?;
+            match change {
+                VectorChange::Keep => {
+                    // Every column but the vector's.
+                    write_row_keeping_vector(tx, &memory, old_id)?;
+                }
+                VectorChange::Drop => write_row(tx, &memory, None, old_id)?,
+                VectorChange::Set(v) => write_row(tx, &memory, Some(&v), old_id)?,
+            }
+            Ok(memory)
+        })
+    }
+
+    fn get(&self, at: &Locator) -> Result<Option<Memory>> {
+        let now = self.now().as_millis();
+        let mut sql = Sql::new(format!("SELECT {COLUMNS} FROM memories WHERE tenant = "));
+        let t = sql.arg(at.tenant().as_str().to_owned());
+        sql.push(&t);
+        match at {
+            Locator::Key { partition, key } => {
+                sql.and("namespace = {}", partition.namespace.as_str().to_owned());
+                sql.and("key = {}", key.as_str().to_owned());
+            }
+            Locator::Id { id, .. } => sql.and("id = {}", id.to_string()),
+        }
+        let n = sql.arg(now);
+        sql.push(&format!(" AND (expires_at IS NULL OR expires_at > {n})"));
+        let rows = self.query(&sql)?;
+        rows.first().map(decode).transpose()
+    }
+
+    fn list(&self, query: &ListQuery) -> Result<Page> {
+        let size = query.page_size();
+        let mut sql = Sql::partition(
+            COLUMNS,
+            &query.partition,
+            &query.filter,
+            self.now().as_millis(),
+        );
+        if let Some(after) = query.after {
+            sql.and("id > {}", after.to_string());
+        }
+        let limit = sql.arg((size + 1) as i64);
+        sql.push(&format!(" ORDER BY id LIMIT {limit}"));
+        let items = Self::decode_all(&self.query(&sql)?)?;
+        Ok(Page::from_sorted(items, size))
+    }
+
+    fn count(&self, partition: &Partition, filter: &Filter) -> Result<u64> {
+        let sql = Sql::partition("count(*)", partition, filter, self.now().as_millis());
+        let rows = self.query(&sql)?;
+        let n: i64 = rows.first().map(|r| get(r, 0)).transpose()?.unwrap_or(0);
+        Ok(n as u64)
+    }
+
+    fn delete(&self, at: &Locator) -> Result<bool> {
+        let now = self.now().as_millis();
+        self.write(|tx| {
+            let n = match at {
+                Locator::Key { partition, key } => tx.execute(
+                    &format!(
+                        "DELETE FROM memories WHERE tenant = $1 AND namespace = $2 AND key = $3 \
+                         AND {}",
+                        live(4)
+                    ),
+                    &[
+                        &partition.tenant.as_str(),
+                        &partition.namespace.as_str(),
+                        &key.as_str(),
+                        &now,
+                    ],
+                )?,
+                Locator::Id { tenant, id } => tx.execute(
+                    &format!(
+                        "DELETE FROM memories WHERE id = $1 AND tenant = $2 AND {}",
+                        live(3)
+                    ),
+                    &[&id.to_string(), &tenant.as_str(), &now],
+                )?,
+            };
+            Ok(n > 0)
+        })
+    }
+
+    fn flush(&self, partition: &Partition) -> Result<u64> {
+        let now = self.now().as_millis();
+        self.write(|tx| {
+            let row = tx.query_one(
+                "WITH gone AS (DELETE FROM memories WHERE tenant = $1 AND namespace = $2 \
+                 RETURNING expires_at) \
+                 SELECT count(*) FROM gone WHERE expires_at IS NULL OR expires_at > $3",
+                &[
+                    &partition.tenant.as_str(),
+                    &partition.namespace.as_str(),
+                    &now,
+                ],
+            )?;
+            let n: i64 = row.get(0);
+            Ok(n as u64)
+        })
+    }
+
+    fn namespaces(&self, tenant: &Tenant) -> Result<Vec<Namespace>> {
+        let mut conn = self.pool.get()?;
+        let rows = conn
+            .query(
+                &format!(
+                    "SELECT DISTINCT namespace FROM memories WHERE tenant = $1 AND {} \
+                     ORDER BY namespace",
+                    live(2)
+                ),
+                &[&tenant.as_str(), &self.now().as_millis()],
+            )
+            .map_err(|e| self.pool.err(&e))?;
+        rows.iter()
+            .map(|r| {
+                Namespace::new(get::<String>(r, 0)?).map_err(|e| Error::Corrupted {
+                    location: self.location.clone(),
+                    reason: e.to_string(),
+                })
+            })
+            .collect()
+    }
+
+    fn tenants(&self) -> Result<Vec<Tenant>> {
+        let mut conn = self.pool.get()?;
+        let rows = conn
+            .query(
+                &format!(
+                    "SELECT DISTINCT tenant FROM memories WHERE {} ORDER BY tenant",
+                    live(1)
+                ),
+                &[&self.now().as_millis()],
+            )
+            .map_err(|e| self.pool.err(&e))?;
+        rows.iter()
+            .map(|r| {
+                Tenant::new(get::<String>(r, 0)?).map_err(|e| Error::Corrupted {
+                    location: self.location.clone(),
+                    reason: e.to_string(),
+                })
+            })
+            .collect()
+    }
+
+    fn set_vectors(&self, tenant: &Tenant, vectors: &[StoredVector]) -> Result<u64> {
+        if vectors.is_empty() {
+            return Ok(0);
+        }
+        let now = self.now().as_millis();
+        self.write(|tx| {
+            let stmt = tx.prepare(&format!(
+                "UPDATE memories SET embedding = $1, dims = $2, embedding_model = $3 \
+                 WHERE id = $4 AND tenant = $5 AND {}",
+                live(6)
+            ))?;
+            let mut n = 0;
+            for v in vectors {
+                n += tx.execute(
+                    &stmt,
+                    &[
+                        &pgvector::Vector::from(v.vector.clone()),
+                        &(v.vector.len() as i32),
+                        &v.model,
+                        &v.id.to_string(),
+                        &tenant.as_str(),
+                        &now,
+                    ],
+                )?;
+            }
+            Ok(n)
+        })
+    }
+
+    fn touch(&self, tenant: &Tenant, ids: &[MemoryId], at: Timestamp) -> Result<()> {
+        if ids.is_empty() {
+            return Ok(());
+        }
+        let ids: Vec<String> = ids.iter().map(MemoryId::to_string).collect();
+        // An id given twice counts twice.
+        self.write(|tx| {
+            tx.execute(
+                "UPDATE memories m SET access_count = m.access_count + c.n, \
+                 last_accessed_at = $1 \
+                 FROM (SELECT id, count(*) AS n FROM unnest($2::text[]) AS id GROUP BY id) c \
+                 WHERE m.id = c.id AND m.tenant = $3 \
+                 AND (m.expires_at IS NULL OR m.expires_at > $1)",
+                &[&at.as_millis(), &ids, &tenant.as_str()],
+            )?;
+            Ok(())
+        })
+    }
+
+    fn purge_expired(&self) -> Result<u64> {
+        let now = self.now().as_millis();
+        self.write(|tx| purge_in(tx, now))
+    }
+
+    fn health_check(&self) -> Health {
+        let answer = self
+            .pool
+            .get()
+            .and_then(|mut c| c.query_one("SELECT 1", &[]).map_err(|e| self.pool.err(&e)));
+        match answer {
+            Ok(_) => Health {
+                ok: true,
+                detail: format!("postgres {}", self.location),
+            },
+            Err(e) => Health {
+                ok: false,
+                detail: e.to_string(),
+            },
+        }
+    }
+
+    fn vectors(&self, partition: &Partition, filter: &Filter) -> Result<Vec<StoredVector>> {
+        let mut sql = Sql::partition(
+            "id, embedding_model, embedding",
+            partition,
+            filter,
+            self.now().as_millis(),
+        );
+        sql.push(" AND embedding IS NOT NULL");
+        self.query(&sql)?
+            .iter()
+            .map(|r| {
+                let id: String = get(r, 0)?;
+                let corrupted = |what: &str| Error::Corrupted {
+                    location: format!("postgres row id {id}"),
+                    reason: what.to_owned(),
+                };
+                let model: Option<String> = get(r, 1)?;
+                let vector: pgvector::Vector = get(r, 2)?;
+                Ok(StoredVector {
+                    id: MemoryId::parse(&id).map_err(|_| corrupted("bad id"))?,
+                    model: model.ok_or_else(|| corrupted("a vector without a model"))?,
+                    vector: vector.to_vec(),
+                })
+            })
+            .collect()
+    }
+
+    fn vector_search(&self, query: &VectorQuery) -> Result<Vec<Scored>> {
+        if query.limit == 0 || query.vector.is_empty() {
+            return Ok(Vec::new());
+        }
+        let mut sql = Sql::partition(
+            "id, embedding",
+            &query.partition,
+            &query.filter,
+            self.now().as_millis(),
+        );
+        sql.and("dims = {}", query.vector.len() as i32);
+        let v = sql.arg(pgvector::Vector::from(query.vector.clone()));
+        let limit = sql.arg(query.limit as i64);
+        sql.push(&format!(" ORDER BY embedding <#> {v} LIMIT {limit}"));
+        // The database orders; the engine scores (one dot product for every backend).
+        let mut out = self
+            .query(&sql)?
+            .iter()
+            .map(|r| {
+                let id: String = get(r, 0)?;
+                let vector: pgvector::Vector = get(r, 1)?;
+                Ok(Scored {
+                    id: MemoryId::parse(&id).map_err(|e| Error::Corrupted {
+                        location: format!("postgres row id {id}"),
+                        reason: e.to_string(),
+                    })?,
+                    score: muisti_core::text::dot(&query.vector, vector.as_slice()),
+                })
+            })
+            .collect::<Result<Vec<_>>>()?;
+        top_scored(&mut out, query.limit);
+        Ok(out)
+    }
+
+    fn text_search(&self, query: &TextQuery) -> Result<Vec<Scored>> {
+        let terms = query_terms(&query.query);
+        if terms.is_empty() || query.limit == 0 {
+            return Ok(Vec::new());
+        }
+        let now = self.now().as_millis();
+        let stats_sql = Sql::partition(
+            "count(*), coalesce(sum(doc_len), 0)::bigint",
+            &query.partition,
+            &query.filter,
+            now,
+        );
+        let mut sql = Sql::partition(
+            "id, terms, context_terms",
+            &query.partition,
+            &query.filter,
+            now,
+        );
+        let t = sql.arg(terms);
+        sql.push(&format!(" AND (terms && {t} OR context_terms && {t})"));
+        let mut conn = self.pool.get()?;
+        // One snapshot for the statistics and the candidates.
+        let mut tx = conn
+            .build_transaction()
+            .isolation_level(postgres::IsolationLevel::RepeatableRead)
+            .read_only(true)
+            .start()
+            .map_err(|e| self.pool.err(&e))?;
+        let stats = tx
+            .query_one(&stats_sql.text, &stats_sql.params())
+            .map_err(|e| self.pool.err(&e))?;
+        let stats = CorpusStats {
+            docs: get::<i64>(&stats, 0)? as u64,
+            total_len: get::<i64>(&stats, 1)? as u64,
+        };
+        let rows = tx
+            .query(&sql.text, &sql.params())
+            .map_err(|e| self.pool.err(&e))?;
+        tx.commit().map_err(|e| self.pool.err(&e))?;
+        let candidates = rows
+            .iter()
+            .map(|r| {
+                let id: String = get(r, 0)?;
+                let id = MemoryId::parse(&id).map_err(|e| Error::Corrupted {
+                    location: format!("postgres row id {id}"),
+                    reason: e.to_string(),
+                })?;
+                Ok((id, get::<Vec<String>>(r, 1)?, get::<Vec<String>>(r, 2)?))
+            })
+            .collect::<Result<Vec<_>>>()?;
+        Ok(Bm25::default().rank_candidates(
+            candidates
+                .iter()
+                .map(|(id, a, b)| (*id, a.as_slice(), b.as_slice())),
+            &query.query,
+            stats,
+            query.limit,
+        ))
+    }
+
+    fn get_many(&self, tenant: &Tenant, ids: &[MemoryId]) -> Result<Vec<Memory>> {
+        if ids.is_empty() {
+            return Ok(Vec::new());
+        }
+        let wanted: Vec<String> = ids.iter().map(MemoryId::to_string).collect();
+        let mut conn = self.pool.get()?;
+        let rows = conn
+            .query(
+                &format!(
+                    "SELECT {COLUMNS} FROM memories WHERE id = ANY($1) AND tenant = $2 AND {}",
+                    live(3)
+                ),
+                &[&wanted, &tenant.as_str(), &self.now().as_millis()],
+            )
+            .map_err(|e| self.pool.err(&e))?;
+        let mut found: HashMap<MemoryId, Memory> = Self::decode_all(&rows)?
+            .into_iter()
+            .map(|m| (m.id, m))
+            .collect();
+        Ok(ids.iter().filter_map(|id| found.remove(id)).collect())
+    }
+}
+
+/// Writes every column of a row but its vector.
+fn write_row_keeping_vector(
+    tx: &mut Transaction<'_>,
+    m: &Memory,
+    old: Option<MemoryId>,
+) -> TxResult<()> {
+    let Some(old) = old else {
+        return Err(Error::NotFound(m.id.to_string()).into());
+    };
+    let vector: Option<pgvector::Vector> = tx
+        .query_one(
+            "SELECT embedding FROM memories WHERE id = $1",
+            &[&old.to_string()],
+        )?
+        .get(0);
+    write_row(
+        tx,
+        m,
+        vector.as_ref().map(pgvector::Vector::as_slice),
+        Some(old),
+    )
+}

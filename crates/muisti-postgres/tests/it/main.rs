@@ -1,0 +1,132 @@
+//! Conformance of the PostgreSQL store against a real server with pgvector
+//! (`MUISTI_POSTGRES_URL`, for example `postgresql://postgres:@/postgres?host=/run/pg`;
+//! `.ci/run` starts one). Each test uses a schema of its own and drops it afterwards. Skips
+//! with a printed line when no server is given or it does not answer, unless
+//! `MUISTI_REQUIRE_SERVICES=1`.
+
+use std::sync::Arc;
+
+use muisti_core::{ErrorKind, Limits, MemoryId, Store};
+use muisti_postgres::PostgresStore;
+use muisti_testkit::Harness;
+
+/// A test's own schema on the server.
+struct PgHarness {
+    url: String,
+}
+
+impl PgHarness {
+    fn fresh(base: &str) -> Self {
+        let schema = format!("test_{}", MemoryId::generate().to_string().to_lowercase());
+        let sep = if base.contains('?') { '&' } else { '?' };
+        Self {
+            url: format!("{base}{sep}schema={schema}&pool_size=4"),
+        }
+    }
+}
+
+impl Drop for PgHarness {
+    fn drop(&mut self) {
+        if let Ok(s) = PostgresStore::open(&self.url) {
+            let _ = s.drop_schema();
+        }
+    }
+}
+
+impl Harness for PgHarness {
+    fn open(&self) -> Arc<dyn Store> {
+        Arc::new(PostgresStore::open(&self.url).expect("connects"))
+    }
+    fn open_with_limits(&self, limits: Limits) -> Arc<dyn Store> {
+        Arc::new(
+            PostgresStore::open(&self.url)
+                .expect("connects")
+                .with_limits(limits),
+        )
+    }
+    fn location(&self) -> Option<String> {
+        Some(self.url.clone())
+    }
+    fn open_at(&self, location: &str) -> Arc<dyn Store> {
+        Arc::new(PostgresStore::open(location).expect("connects"))
+    }
+}
+
+fn base_url() -> Option<String> {
+    std::env::var("MUISTI_POSTGRES_URL")
+        .ok()
+        .filter(|u| !u.is_empty())
+}
+
+fn harness() -> Option<PgHarness> {
+    let Some(url) = base_url() else {
+        muisti_testkit::service_unavailable("postgres", "MUISTI_POSTGRES_URL is not set");
+        return None;
+    };
+    let h = PgHarness::fresh(&url);
+    if let Err(e) = PostgresStore::open(&h.url) {
+        muisti_testkit::service_unavailable("postgres", &e.to_string());
+        return None;
+    }
+    Some(h)
+}
+
+muisti_testkit::conformance!(harness());
+muisti_testkit::conformance_persistent!(harness());
+
+#[test]
+fn unreachable_server_is_a_clear_error_without_the_password() {
+    let err = PostgresStore::open("postgres://me:hunter2@127.0.0.1:1/db?connect_timeout=2")
+        .expect_err("nothing listens on port 1");
+    assert_eq!(err.kind(), ErrorKind::Unavailable);
+    let msg = err.to_string();
+    assert!(msg.contains("127.0.0.1:1"), "{msg}");
+    assert!(!msg.contains("hunter2"), "{msg}");
+}
+
+#[test]
+fn muisti_parameters_are_checked_before_connecting() {
+    for (url, field) in [
+        ("postgres://u@127.0.0.1:1/db?schema=Bad-Name", "schema"),
+        ("postgres://u@127.0.0.1:1/db?pool_size=0", "pool_size"),
+        (
+            "postgres://u@127.0.0.1:1/db?max_value_bytes=lots",
+            "max_value_bytes",
+        ),
+        ("postgres://u@127.0.0.1:1/db?sslmode=require", "sslmode"),
+    ] {
+        let err = PostgresStore::open(url).expect_err("refused");
+        assert_eq!(err.kind(), ErrorKind::InvalidInput, "{url}: {err}");
+        assert!(err.to_string().contains(field), "{url}: {err}");
+    }
+}
+
+/// Two stores on one database see each other's writes at once: nothing is kept in memory.
+#[test]
+fn two_handles_share_one_database_without_staleness() {
+    let Some(h) = harness() else { return };
+    let a = h.open();
+    let b = h.open();
+    let p = muisti_core::Partition::of(muisti_core::Namespace::default_ns());
+    let query = |s: &Arc<dyn Store>| {
+        s.text_search(&muisti_core::TextQuery {
+            partition: p.clone(),
+            query: "lisbon".into(),
+            filter: muisti_core::Filter::default(),
+            limit: 5,
+        })
+        .expect("search")
+    };
+    assert!(query(&b).is_empty());
+    let m = a
+        .put(muisti_core::Put::new(p.clone(), None, "I moved to Lisbon"))
+        .expect("put")
+        .memory;
+    assert_eq!(query(&b).first().map(|s| s.id), Some(m.id));
+    b.delete(&muisti_core::Locator::Id {
+        tenant: p.tenant.clone(),
+        id: m.id,
+    })
+    .expect("delete");
+    assert!(query(&a).is_empty());
+}

@@ -214,25 +214,48 @@ impl PostgresStore {
     }
 
     /// Creates the schema or takes it to [`SCHEMA_VERSION`], under an advisory lock so that
-    /// servers starting together migrate once.
+    /// servers starting together migrate once (one lock for every schema of the database:
+    /// the `vector` extension they share is created once too).
     fn migrate(&self) -> Result<()> {
         let mut conn = self.pool.get()?;
         let s = &self.schema;
         let mut tx = conn.transaction().map_err(|e| self.pool.err(&e))?;
         let run = |tx: &mut Transaction<'_>| -> std::result::Result<(), postgres::Error> {
             tx.execute(
-                "SELECT pg_advisory_xact_lock(hashtext('muisti schema ' || $1))",
-                &[s],
+                "SELECT pg_advisory_xact_lock(hashtext('muisti migrations'))",
+                &[],
             )?;
+            let has_vector = tx
+                .query_opt("SELECT 1 FROM pg_extension WHERE extname = 'vector'", &[])?
+                .is_some();
+            if !has_vector {
+                tx.batch_execute("CREATE EXTENSION vector SCHEMA public")?;
+            }
             tx.batch_execute(&format!(
-                "CREATE EXTENSION IF NOT EXISTS vector SCHEMA public; \
-                 CREATE SCHEMA IF NOT EXISTS {s}; \
+                "CREATE SCHEMA IF NOT EXISTS {s}; \
                  CREATE TABLE IF NOT EXISTS {s}.muisti_schema (version integer NOT NULL); \
                  SET LOCAL search_path TO {s}, public"
             ))?;
             Ok(())
         };
-        run(&mut tx).map_err(|e| self.pool.err(&e))?;
+        run(&mut tx).map_err(|e| {
+            if [SqlState::UNDEFINED_FILE, SqlState::FEATURE_NOT_SUPPORTED]
+                .iter()
+                .any(|c| e.code() == Some(c))
+            {
+                Error::backend(
+                    "postgres",
+                    format!(
+                        "{}: the vector extension (pgvector) is not installed on this server; \
+                         install pgvector 0.8 or later ({})",
+                        self.location,
+                        self.pool.err(&e)
+                    ),
+                )
+            } else {
+                self.pool.err(&e)
+            }
+        })?;
         let version: Option<i32> = tx
             .query_opt("SELECT max(version) FROM muisti_schema", &[])
             .map_err(|e| self.pool.err(&e))?

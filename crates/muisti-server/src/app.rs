@@ -187,9 +187,10 @@ pub struct AppState {
 }
 
 /// Whether the server still runs without keys. It starts open only on loopback with no key
-/// and no `require_auth`; it closes (for good) when this server makes a key, and, for keys
-/// made elsewhere on the same store (`muisti keys create`), when a check of the store finds
-/// one (at most one second after it was made).
+/// and no `require_auth`; it closes (for good) when this server makes a key, when a request
+/// presents a valid key (made by another server on the same store), and, for keys made
+/// elsewhere (`muisti keys create`), when a check of the store finds one (at most one second
+/// after it was made).
 #[derive(Debug)]
 pub struct OpenMode {
     open: std::sync::atomic::AtomicBool,
@@ -319,7 +320,25 @@ async fn authenticate(State(s): State<AppState>, mut req: Request, next: Next) -
             s.open.close();
         }
     }
-    let caller = if s.open.is_open() {
+    // A valid key presented to an open server (made by another server on the same store)
+    // is that key's caller, and proves a key exists: open mode ends now, not at the next
+    // check. An unknown key in open mode changes nothing.
+    let presented = match (s.open.is_open(), bearer(&req).map(str::to_owned)) {
+        (true, Some(token)) => {
+            let keys = s.keys.clone();
+            match ops::blocking(move || keys.verify(&token)).await {
+                Ok(Ok(Some(c))) => {
+                    s.open.close();
+                    Some(c)
+                }
+                _ => None,
+            }
+        }
+        _ => None,
+    };
+    let caller = if let Some(c) = presented {
+        c
+    } else if s.open.is_open() {
         Caller {
             tenant: Tenant::default(),
             key_id: None,

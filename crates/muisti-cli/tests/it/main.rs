@@ -14,6 +14,7 @@ mod crash;
 mod deletion;
 mod modes;
 mod serve;
+mod servers;
 
 /// Runs `muisti ARGS` with its data directory under `home` and no MUISTI_STORE.
 fn muisti(home: &Path, args: &[&str]) -> Output {

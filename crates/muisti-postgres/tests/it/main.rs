@@ -101,6 +101,23 @@ fn muisti_parameters_are_checked_before_connecting() {
     }
 }
 
+/// A server without pgvector (this machine kind's PostgreSQL 15 on 5432, if it runs) is
+/// refused with the reason, not a bare SQL error.
+#[test]
+fn a_server_without_pgvector_is_a_clear_error() {
+    let url = "postgres://postgres@127.0.0.1:5432/postgres?connect_timeout=2&schema=muisti_probe";
+    match PostgresStore::open(url) {
+        Err(e) if e.kind() == ErrorKind::Unavailable => {
+            println!("skipped: no PostgreSQL on 127.0.0.1:5432 ({e})");
+        }
+        Err(e) => assert!(e.to_string().contains("pgvector"), "{e}"),
+        Ok(s) => {
+            // That server has pgvector after all: nothing to check; leave nothing behind.
+            s.drop_schema().expect("drop");
+        }
+    }
+}
+
 /// Two stores on one database see each other's writes at once: nothing is kept in memory.
 #[test]
 fn two_handles_share_one_database_without_staleness() {

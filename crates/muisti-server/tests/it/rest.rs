@@ -1048,6 +1048,24 @@ fn a_key_made_elsewhere_ends_open_mode_too() {
     assert_eq!(err.status(), Some(401));
 }
 
+/// A valid key presented to an open server (a key made by another server on the same
+/// store) is that key's caller at once, and ends open mode without waiting for the check.
+#[test]
+fn a_valid_key_presented_in_open_mode_is_its_caller_and_ends_open_mode() {
+    let s = TestServer::open();
+    let open = s.client(None);
+    assert_eq!(open.stats().expect("open").tenant, "default");
+    let made = muisti_server::KeyRing::new(s.engine.store().clone())
+        .create("acme", false, None)
+        .expect("a key made beside the server");
+    let stats = s.client(Some(&made.key)).stats().expect("the key's caller");
+    assert_eq!(stats.tenant, "acme");
+    assert_eq!(
+        open.stats().expect_err("open mode ended").status(),
+        Some(401)
+    );
+}
+
 /// A duplicate keyless write answers 200 with the existing record, its new tags merged, and
 /// says what happened in `muisti-write`.
 #[test]

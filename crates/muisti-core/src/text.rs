@@ -248,7 +248,6 @@ impl InvertedIndex {
                 tokenize(text),
                 tokenize(context.unwrap_or("")),
                 context_weight,
-                |_| true,
             );
             index.docs.push((id, len));
             for (term, f) in tf {
@@ -310,26 +309,34 @@ impl InvertedIndex {
     }
 }
 
-/// A document's weighted term frequencies (a content term counts 1, a context term
-/// `context_weight`) for the terms `keep` accepts, and its length in terms (both fields, every
-/// term): the one definition of what BM25 counts in a document.
-fn weighted_terms<S: AsRef<str> + Into<String>>(
-    content: impl Iterator<Item = S>,
-    context: impl Iterator<Item = S>,
+/// A term's frequency in a document, from its counts in the content and in the context:
+/// the one definition of how the fields weigh (a content occurrence counts 1, a context
+/// occurrence `context_weight`).
+fn weighted(content: f32, context: f32, context_weight: f32) -> f32 {
+    content + context_weight * context
+}
+
+/// A document's weighted term frequencies ([`weighted`]) and its length in terms (both
+/// fields, every term).
+fn weighted_terms(
+    content: impl Iterator<Item = String>,
+    context: impl Iterator<Item = String>,
     context_weight: f32,
-    keep: impl Fn(&str) -> bool,
 ) -> (HashMap<String, f32>, u32) {
-    let mut tf: HashMap<String, f32> = HashMap::new();
+    let mut counts: HashMap<String, (f32, f32)> = HashMap::new();
     let mut len = 0;
-    for (tok, weight) in content
-        .map(|t| (t, 1.0))
-        .chain(context.map(|t| (t, context_weight)))
-    {
+    for tok in content {
         len += 1;
-        if keep(tok.as_ref()) {
-            *tf.entry(tok.into()).or_default() += weight;
-        }
+        counts.entry(tok).or_default().0 += 1.0;
     }
+    for tok in context {
+        len += 1;
+        counts.entry(tok).or_default().1 += 1.0;
+    }
+    let tf = counts
+        .into_iter()
+        .map(|(t, (a, b))| (t, weighted(a, b, context_weight)))
+        .collect();
     (tf, len)
 }
 
@@ -343,15 +350,29 @@ pub struct CorpusStats {
     pub total_len: u64,
 }
 
+/// How often each query term occurs in one candidate document, as a database that stores
+/// the [`tokenize`]d fields can count them: per query term (in [`query_terms`] order) its
+/// count in the content and in the context, and the document's length in terms.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TermCounts {
+    /// The document.
+    pub id: MemoryId,
+    /// Occurrences of each query term in the content.
+    pub content: Vec<u32>,
+    /// Occurrences of each query term in the context.
+    pub context: Vec<u32>,
+    /// Terms in the content and the context together.
+    pub len: u32,
+}
+
 impl Bm25 {
-    /// Ranks candidates given as their stored [`tokenize`]d content and context, for a
-    /// database that keeps the terms and the corpus statistics itself: the same scores as
-    /// [`InvertedIndex::search`] over the whole corpus, provided `candidates` holds every
-    /// document of the corpus that has one of the query's terms (a term's document frequency
-    /// is counted among them).
-    pub fn rank_candidates<'a>(
+    /// Ranks candidates given by their [`TermCounts`], for a database that keeps the terms
+    /// and the corpus statistics itself: the same scores as [`InvertedIndex::search`] over
+    /// the whole corpus, provided `candidates` holds every document of the corpus that has
+    /// one of the query's terms (a term's document frequency is counted among them).
+    pub fn rank_counts(
         &self,
-        candidates: impl IntoIterator<Item = (MemoryId, &'a [String], &'a [String])>,
+        candidates: impl IntoIterator<Item = TermCounts>,
         query: &str,
         stats: CorpusStats,
         limit: usize,
@@ -362,18 +383,14 @@ impl Bm25 {
         }
         let docs: Vec<(MemoryId, Vec<f32>, u32)> = candidates
             .into_iter()
-            .map(|(id, content, context)| {
-                let (tf, len) = weighted_terms(
-                    content.iter().map(String::as_str),
-                    context.iter().map(String::as_str),
-                    self.context_weight,
-                    |t| terms.iter().any(|q| q == t),
-                );
-                let tf: Vec<f32> = terms
-                    .iter()
-                    .map(|t| tf.get(t).copied().unwrap_or(0.0))
+            .map(|c| {
+                let tf: Vec<f32> = (0..terms.len())
+                    .map(|k| {
+                        let count = |v: &[u32]| v.get(k).copied().unwrap_or(0) as f32;
+                        weighted(count(&c.content), count(&c.context), self.context_weight)
+                    })
                     .collect();
-                (id, tf, len)
+                (c.id, tf, c.len)
             })
             .filter(|(_, tf, _)| tf.iter().any(|f| *f > 0.0))
             .collect();
@@ -557,12 +574,23 @@ mod tests {
         ] {
             let index = bm25.rank(docs.iter().copied(), q, 10);
             let terms = query_terms(q);
-            // Only the documents with a query term, as a database's term index gives them.
+            // Only the documents with a query term, counted as a database counts them.
+            let count = |field: &[String]| -> Vec<u32> {
+                terms
+                    .iter()
+                    .map(|t| field.iter().filter(|x| *x == t).count() as u32)
+                    .collect()
+            };
             let candidates = tokens
                 .iter()
                 .filter(|(_, a, b)| a.iter().chain(b).any(|t| terms.contains(t)))
-                .map(|(id, a, b)| (*id, a.as_slice(), b.as_slice()));
-            let kept = bm25.rank_candidates(candidates, q, stats, 10);
+                .map(|(id, a, b)| TermCounts {
+                    id: *id,
+                    content: count(a),
+                    context: count(b),
+                    len: (a.len() + b.len()) as u32,
+                });
+            let kept = bm25.rank_counts(candidates, q, stats, 10);
             assert_eq!(kept.len(), index.len(), "{q}");
             for (a, b) in kept.iter().zip(&index) {
                 assert_eq!(a.id, b.id, "{q}");

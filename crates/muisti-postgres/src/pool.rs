@@ -1,20 +1,137 @@
 //! A small blocking connection pool: at most `size` connections, reused, replaced when
-//! closed, each with the store's `search_path`.
+//! closed, each with the store's `search_path` and its own cache of prepared statements
+//! (a statement given as text would cost a second round trip and a parse on every call).
 
 use std::{
+    collections::HashMap,
     ops::{Deref, DerefMut},
     sync::{Condvar, Mutex, MutexGuard},
     time::Duration,
 };
 
 use muisti_core::{Error, Result};
-use postgres::{Client, Config, NoTls};
+use postgres::{Client, Config, GenericClient, NoTls, Row, Statement, types::ToSql};
+
+/// The most statements one connection keeps prepared (the store's statements differ only
+/// by which filter fields are set, so a few dozen are in use).
+const MAX_STATEMENTS: usize = 512;
+
+/// Prepared statements of one connection, by their text.
+#[derive(Default)]
+pub(crate) struct Statements(HashMap<String, Statement>);
+
+impl Statements {
+    /// The prepared form of `sql` on `client`'s connection, prepared on first use.
+    fn get(
+        &mut self,
+        client: &mut impl GenericClient,
+        sql: &str,
+    ) -> std::result::Result<Statement, postgres::Error> {
+        if let Some(s) = self.0.get(sql) {
+            return Ok(s.clone());
+        }
+        let s = client.prepare(sql)?;
+        if self.0.len() >= MAX_STATEMENTS {
+            self.0.clear();
+        }
+        self.0.insert(sql.to_owned(), s.clone());
+        Ok(s)
+    }
+}
+
+type Params<'a> = &'a [&'a (dyn ToSql + Sync)];
+
+/// A connection and its prepared statements.
+pub(crate) struct Session {
+    client: Client,
+    statements: Statements,
+}
+
+/// A transaction on a [`Session`], whose statements it prepares once.
+pub(crate) struct Tx<'a> {
+    tx: postgres::Transaction<'a>,
+    statements: &'a mut Statements,
+}
+
+/// The statements both a session and a transaction run, through the cache (each kind is
+/// defined for both; not every kind is used on both).
+macro_rules! cached_statements {
+    ($client:ident) => {
+        #[allow(dead_code)]
+        pub(crate) fn query(
+            &mut self,
+            sql: &str,
+            params: Params<'_>,
+        ) -> std::result::Result<Vec<Row>, postgres::Error> {
+            let s = self.statements.get(&mut self.$client, sql)?;
+            self.$client.query(&s, params)
+        }
+
+        #[allow(dead_code)]
+        pub(crate) fn query_opt(
+            &mut self,
+            sql: &str,
+            params: Params<'_>,
+        ) -> std::result::Result<Option<Row>, postgres::Error> {
+            let s = self.statements.get(&mut self.$client, sql)?;
+            self.$client.query_opt(&s, params)
+        }
+
+        pub(crate) fn query_one(
+            &mut self,
+            sql: &str,
+            params: Params<'_>,
+        ) -> std::result::Result<Row, postgres::Error> {
+            let s = self.statements.get(&mut self.$client, sql)?;
+            self.$client.query_one(&s, params)
+        }
+
+        #[allow(dead_code)]
+        pub(crate) fn execute(
+            &mut self,
+            sql: &str,
+            params: Params<'_>,
+        ) -> std::result::Result<u64, postgres::Error> {
+            let s = self.statements.get(&mut self.$client, sql)?;
+            self.$client.execute(&s, params)
+        }
+
+        /// Statements without parameters, not prepared (DDL, migrations).
+        pub(crate) fn batch_execute(
+            &mut self,
+            sql: &str,
+        ) -> std::result::Result<(), postgres::Error> {
+            self.$client.batch_execute(sql)
+        }
+    };
+}
+
+impl Session {
+    cached_statements!(client);
+
+    /// Starts a transaction.
+    pub(crate) fn transaction(&mut self) -> std::result::Result<Tx<'_>, postgres::Error> {
+        Ok(Tx {
+            tx: self.client.transaction()?,
+            statements: &mut self.statements,
+        })
+    }
+}
+
+impl Tx<'_> {
+    cached_statements!(tx);
+
+    /// Commits.
+    pub(crate) fn commit(self) -> std::result::Result<(), postgres::Error> {
+        self.tx.commit()
+    }
+}
 
 /// How long a caller waits for a free connection before the store is reported unavailable.
 const WAIT: Duration = Duration::from_secs(30);
 
 struct State {
-    idle: Vec<Client>,
+    idle: Vec<Session>,
     open: usize,
 }
 
@@ -64,12 +181,15 @@ impl Pool {
         }
     }
 
-    fn connect(&self) -> Result<Client> {
+    fn connect(&self) -> Result<Session> {
         let mut client = self.config.connect(NoTls).map_err(|e| self.err(&e))?;
         client
             .batch_execute(&self.setup)
             .map_err(|e| self.err(&e))?;
-        Ok(client)
+        Ok(Session {
+            client,
+            statements: Statements::default(),
+        })
     }
 
     /// A connection: an idle one, a new one while fewer than `size` are open, else the
@@ -78,7 +198,7 @@ impl Pool {
         let mut state = self.lock();
         loop {
             while let Some(client) = state.idle.pop() {
-                if !client.is_closed() {
+                if !client.client.is_closed() {
                     return Ok(Conn {
                         pool: self,
                         client: Some(client),
@@ -123,18 +243,18 @@ impl Pool {
 /// A pooled connection, given back when dropped (closed ones are let go).
 pub(crate) struct Conn<'a> {
     pool: &'a Pool,
-    client: Option<Client>,
+    client: Option<Session>,
 }
 
 impl Deref for Conn<'_> {
-    type Target = Client;
-    fn deref(&self) -> &Client {
+    type Target = Session;
+    fn deref(&self) -> &Session {
         self.client.as_ref().expect("present until dropped")
     }
 }
 
 impl DerefMut for Conn<'_> {
-    fn deref_mut(&mut self) -> &mut Client {
+    fn deref_mut(&mut self) -> &mut Session {
         self.client.as_mut().expect("present until dropped")
     }
 }
@@ -143,7 +263,7 @@ impl Drop for Conn<'_> {
     fn drop(&mut self) {
         if let Some(client) = self.client.take() {
             let mut state = self.pool.lock();
-            if client.is_closed() {
+            if client.client.is_closed() {
                 state.open -= 1;
             } else {
                 state.idle.push(client);

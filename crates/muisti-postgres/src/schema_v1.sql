@@ -2,7 +2,7 @@
 -- entries alike), their full-text terms and their vectors, written in one transaction.
 -- Times are milliseconds since the Unix epoch (as every muisti store keeps them).
 CREATE TABLE memories (
-    id               text PRIMARY KEY,
+    id               text NOT NULL,
     tenant           text NOT NULL,
     namespace        text NOT NULL,
     key              text NOT NULL,
@@ -38,6 +38,9 @@ CREATE TABLE memories (
     doc_len          integer NOT NULL,
     embedding        vector,
     dims             integer,
+    -- Ids are unique (ULIDs); the tenant leads the key so that every lookup by id is
+    -- confined by the index itself, and the table can be distributed by tenant (Citus).
+    PRIMARY KEY (tenant, id),
     UNIQUE (tenant, namespace, key)
 );
 CREATE INDEX memories_partition ON memories (tenant, namespace, id) INCLUDE (doc_len, expires_at);

@@ -50,6 +50,16 @@ impl Sql {
         self.text.push_str(s);
     }
 
+    /// The conditions of a statement made by [`Sql::partition`] (what follows `WHERE`), up
+    /// to `end` if it occurs.
+    pub(crate) fn condition_before(&self, end: &str) -> &str {
+        let cond = self
+            .text
+            .split_once(" FROM memories WHERE ")
+            .map_or("", |(_, c)| c);
+        cond.split_once(end).map_or(cond, |(c, _)| c)
+    }
+
     pub(crate) fn params(&self) -> Vec<&(dyn ToSql + Sync)> {
         self.args
             .iter()
@@ -282,7 +292,7 @@ pub(crate) const INSERT: &str = "INSERT INTO memories (id, tenant, namespace, ke
      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, \
      $19, $20, $21, $22, $23, $24, $25, $26, $27, $28, $29, $30, $31, $32, $33, $34)";
 
-/// The UPDATE of a whole row ([`row_args`]) whose id was `$35`.
+/// The UPDATE of a whole row ([`row_args`]) whose id was `$35` (in the tenant `$2`).
 pub(crate) const UPDATE: &str = "UPDATE memories SET id = $1, tenant = $2, namespace = $3, \
      key = $4, content = $5, content_is_json = $6, category = $7, scope = $8, user_id = $9, \
      agent_id = $10, session_id = $11, tags = $12, metadata = $13, importance = $14, \
@@ -290,4 +300,4 @@ pub(crate) const UPDATE: &str = "UPDATE memories SET id = $1, tenant = $2, names
      valid_from = $20, valid_until = $21, created_at = $22, updated_at = $23, \
      last_accessed_at = $24, access_count = $25, expires_at = $26, embedding_model = $27, \
      context = $28, version = $29, terms = $30, context_terms = $31, doc_len = $32, \
-     embedding = $33, dims = $34 WHERE id = $35";
+     embedding = $33, dims = $34 WHERE tenant = $2 AND id = $35";

@@ -147,3 +147,65 @@ fn two_handles_share_one_database_without_staleness() {
     .expect("delete");
     assert!(query(&a).is_empty());
 }
+
+/// Past `ann_threshold` vectors of one dimension an HNSW index is built in the background;
+/// searches through it find what an exact scan finds (on data this small), filtered ones
+/// included.
+#[test]
+fn an_hnsw_index_is_built_past_the_threshold_and_answers_as_the_scan() {
+    let Some(h) = harness() else { return };
+    let store = PostgresStore::open(&format!("{}&ann_threshold=60", h.url)).expect("opens");
+    let p = muisti_core::Partition::of(muisti_core::Namespace::default_ns());
+    let dims = 8;
+    let vector = |i: usize| -> Vec<f32> {
+        let mut v: Vec<f32> = (0..dims)
+            .map(|k| {
+                (((i * 7 + k * 13) % 17) as f32 - 8.0) / 8.0 + if k == i % dims { 1.0 } else { 0.0 }
+            })
+            .collect();
+        muisti_core::text::normalize(&mut v);
+        v
+    };
+    let puts: Vec<muisti_core::Put> = (0..80)
+        .map(|i| {
+            let mut put = muisti_core::Put::new(p.clone(), None, format!("memory {i}"));
+            put.owner.user_id = Some(format!("u{}", i % 2));
+            put.embedding = Some(vector(i));
+            put.embedding_model = Some("test".into());
+            put
+        })
+        .collect();
+    store.put_many(puts).expect("written");
+    let search = |v: Vec<f32>, filter: muisti_core::Filter| muisti_core::VectorQuery {
+        partition: p.clone(),
+        vector: v,
+        filter,
+        limit: 5,
+    };
+    // The first search starts the build.
+    store
+        .vector_search(&search(vector(3), muisti_core::Filter::default()))
+        .expect("search");
+    let start = std::time::Instant::now();
+    while !store.ann_ready(dims).expect("catalog") {
+        assert!(
+            start.elapsed() < std::time::Duration::from_secs(60),
+            "no index after 60 s"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    for (i, user) in [(5, None), (11, Some("u1")), (40, Some("u0"))] {
+        let filter = muisti_core::Filter {
+            user_id: user.map(str::to_owned),
+            ..muisti_core::Filter::default()
+        };
+        let q = search(vector(i), filter);
+        let ids =
+            |hits: Vec<muisti_core::Scored>| hits.into_iter().map(|s| s.id).collect::<Vec<_>>();
+        assert_eq!(
+            ids(store.vector_search(&q).expect("indexed")),
+            ids(muisti_core::exact_vector_search(&store, &q).expect("exact")),
+            "query {i} {user:?}"
+        );
+    }
+}

@@ -63,6 +63,10 @@ pub(crate) enum BenchCommand {
         /// Concurrent client connections.
         #[arg(long, default_value_t = 16, value_parser = clap::value_parser!(u16).range(1..))]
         connections: u16,
+        /// More servers on the same store as `--server` (comma-separated URLs): the client
+        /// connections are spread over all of them, one server each in turn.
+        #[arg(long, value_delimiter = ',')]
+        also: Vec<String>,
     },
     /// `muisti serve` under a sustained mixed load at a fixed rate (60 % recall, 25 % create,
     /// 15 % key-value), open loop; exits 1 if any request failed (default store: a fresh
@@ -274,11 +278,15 @@ pub(crate) fn run(cmd: &BenchCommand, cli: &crate::Cli, json: bool) -> Result<()
             memories,
             seconds,
             connections,
+            also,
         } => {
+            if !also.is_empty() && cli.server.is_none() {
+                anyhow::bail!("--also needs --server (the servers it adds share its store)");
+            }
             let dir = bench_dir()?;
             let target = http_target(cli, store, &dir)?;
             let connections = usize::from(*connections);
-            let report = crate::http_bench::run(target, *memories, *seconds, connections)?;
+            let report = crate::http_bench::run(target, also, *memories, *seconds, connections)?;
             outln!("{}", serde_json::to_string_pretty(&report)?)?;
             return Ok(());
         }

@@ -48,10 +48,10 @@ pub(crate) enum Target {
     },
 }
 
-/// Runs `connections` client threads against `base` for `seconds`; `op(client, thread, i)`
-/// makes one request.
+/// Runs `connections` client threads for `seconds`, thread `t` against `bases[t % n]`;
+/// `op(client, thread, i)` makes one request.
 fn phase<F>(
-    base: &str,
+    bases: &[String],
     api_key: Option<&str>,
     connections: usize,
     seconds: f64,
@@ -65,7 +65,7 @@ where
     let started = Instant::now();
     let threads: Vec<_> = (0..connections)
         .map(|t| {
-            let client = Client::new(base)?.with_key(api_key.map(str::to_owned));
+            let client = Client::new(&bases[t % bases.len()])?.with_key(api_key.map(str::to_owned));
             let op = Arc::clone(&op);
             Ok(std::thread::spawn(move || {
                 let mut lat = Vec::new();
@@ -182,19 +182,25 @@ fn with_server<R>(
     }
 }
 
-/// `bench http`: recall, then create, each for `seconds` from `connections` clients.
+/// `bench http`: recall, then create, each for `seconds` from `connections` clients, spread
+/// over the target and the servers `also` (on the same store).
 pub(crate) fn run(
     target: Target,
+    also: &[String],
     memories: usize,
     seconds: f64,
     connections: usize,
 ) -> Result<Report> {
     let mut rng = Rng(0x5eed_1234_abcd_ef01);
     with_server(target, memories, &mut rng, |r, rng| {
+        let bases: Vec<String> = std::iter::once(r.base.to_owned())
+            .chain(also.iter().cloned())
+            .collect();
+        let name = bases.join(",");
         load(
-            r.base,
+            &bases,
             r.api_key,
-            r.name,
+            if also.is_empty() { r.name } else { &name },
             r.users,
             memories,
             seconds,
@@ -207,7 +213,7 @@ pub(crate) fn run(
 /// The timed phases against a running server at `base`.
 #[allow(clippy::too_many_arguments)]
 fn load(
-    base: &str,
+    bases: &[String],
     api_key: Option<&str>,
     server: &str,
     users: usize,
@@ -220,19 +226,21 @@ fn load(
     // user's rows, and the whole partition in the background), so the timed phase measures
     // the steady state. (A recall across users would also start building an HNSW graph,
     // which would then compete with the timed phase for the CPU.)
-    let warm = Client::new(base)?.with_key(api_key.map(str::to_owned));
-    for u in 0..users {
-        warm.recall(&RecallQuery {
-            namespace: Some("bench".into()),
-            user_id: Some(format!("user-{u}")),
-            ..RecallQuery::new("warm up", 10)
-        })?;
+    for base in bases {
+        let warm = Client::new(base)?.with_key(api_key.map(str::to_owned));
+        for u in 0..users {
+            warm.recall(&RecallQuery {
+                namespace: Some("bench".into()),
+                user_id: Some(format!("user-{u}")),
+                ..RecallQuery::new("warm up", 10)
+            })?;
+        }
     }
     let questions: Arc<Vec<String>> = Arc::new((0..1024).map(|_| question(rng)).collect());
     let facts: Arc<Vec<String>> = Arc::new((0..1024).map(|i| fact(rng, i)).collect());
     eprintln!("recall: {connections} connections for {seconds} s");
     let qs = Arc::clone(&questions);
-    let recall = phase(base, api_key, connections, seconds, move |c, t, i| {
+    let recall = phase(bases, api_key, connections, seconds, move |c, t, i| {
         let n = t * 7919 + i;
         c.recall(&RecallQuery {
             namespace: Some("bench".into()),
@@ -243,7 +251,7 @@ fn load(
     })?;
     eprintln!("create: {connections} connections for {seconds} s");
     let fs = Arc::clone(&facts);
-    let create = phase(base, api_key, connections, seconds, move |c, t, i| {
+    let create = phase(bases, api_key, connections, seconds, move |c, t, i| {
         let n = t * 7919 + i;
         c.create(&NewMemory {
             namespace: Some("bench".into()),

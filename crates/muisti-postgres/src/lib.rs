@@ -770,15 +770,23 @@ impl Store for PostgresStore {
             self.now().as_millis(),
         );
         let dims = query.vector.len();
-        self.ann.ensure(dims);
-        // The expression the dimension's index is built on; the dimension is a number, so
-        // it is written into the text (a partial index needs the constant).
+        // The dimension is a number, written into the text: a partial index needs the
+        // constant.
         sql.push(&format!(" AND dims = {dims}"));
         let v = sql.arg(pgvector::Vector::from(query.vector.clone()));
         let limit = sql.arg(query.limit as i64);
-        sql.push(&format!(
-            " ORDER BY embedding::vector({dims}) <#> {v}::vector({dims}) LIMIT {limit}"
-        ));
+        if query.filter.user_id.is_some() {
+            // One user's rows: an exact scan of them through the user index. (Given the
+            // choice, the planner walked the HNSW index filtering by user: 10.8 ms instead
+            // of 3.4 ms per recall at 100,000 memories of 100 users.)
+            sql.push(&format!(" ORDER BY embedding <#> {v} LIMIT {limit}"));
+        } else {
+            self.ann.ensure(dims);
+            // The expression the dimension's index is built on.
+            sql.push(&format!(
+                " ORDER BY embedding::vector({dims}) <#> {v}::vector({dims}) LIMIT {limit}"
+            ));
+        }
         // The database orders; the engine scores (one dot product for every backend).
         let mut out = self
             .query(&sql)?

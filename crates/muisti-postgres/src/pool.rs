@@ -240,6 +240,18 @@ impl Pool {
     }
 }
 
+impl Drop for Pool {
+    /// Closes the idle connections on a thread of its own: closing one blocks on the
+    /// driver's runtime, which panics on a thread that drives another runtime (a server
+    /// dropping its engine at shutdown did, and aborted).
+    fn drop(&mut self) {
+        let idle = std::mem::take(&mut self.lock().idle);
+        if !idle.is_empty() {
+            let _ = std::thread::spawn(move || drop(idle)).join();
+        }
+    }
+}
+
 /// A pooled connection, given back when dropped (closed ones are let go).
 pub(crate) struct Conn<'a> {
     pool: &'a Pool,

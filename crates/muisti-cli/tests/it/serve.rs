@@ -66,7 +66,7 @@ pub(crate) fn serve(home: &Path, extra: &[&str]) -> Served {
     }
 }
 
-fn terminate(child: &mut Child) -> std::process::ExitStatus {
+pub(crate) fn terminate(child: &mut Child) -> std::process::ExitStatus {
     let status = Command::new("kill")
         .args(["-TERM", &child.id().to_string()])
         .status()

@@ -5,7 +5,7 @@ use std::thread;
 
 use muisti_client::{Client, NewKey, NewMemory, RecallQuery};
 
-use super::serve::serve;
+use super::serve::{serve, terminate};
 
 /// A schema of its own on the test PostgreSQL (`MUISTI_POSTGRES_URL`), dropped afterwards.
 struct PgSchema {
@@ -66,7 +66,7 @@ fn two_servers_on_one_postgres_database_see_each_other_at_once() {
         tempfile::tempdir().expect("temp dir"),
         tempfile::tempdir().expect("temp dir"),
     );
-    let a = serve(home_a.path(), &["--store", &pg.url]);
+    let mut a = serve(home_a.path(), &["--store", &pg.url]);
     let b = serve(home_b.path(), &["--store", &pg.url]);
     let ca = Client::new(&a.base).expect("client");
     let cb = Client::new(&b.base).expect("client");
@@ -138,4 +138,8 @@ fn two_servers_on_one_postgres_database_see_each_other_at_once() {
             .status(),
         Some(401)
     );
+    // A server on PostgreSQL stops cleanly (closing its connections once panicked inside
+    // the runtime and aborted).
+    let status = terminate(&mut a.child);
+    assert!(status.success(), "{status:?}");
 }

@@ -83,7 +83,12 @@ impl Jobs {
         }
     }
 
-    /// Starts a reindex of every tenant on a thread of its own; 409 while one runs.
+    /// The store-wide lease a reindex holds, renewed as it progresses (a server that dies
+    /// while reindexing frees it after this long).
+    pub const REINDEX_LEASE: Duration = Duration::from_secs(60);
+
+    /// Starts a reindex of every tenant on a thread of its own; 409 while one runs, on this
+    /// server or on any other server on the same store (a lease in the store).
     pub fn start_reindex(
         self: &Arc<Self>,
         engine: Engine,
@@ -99,24 +104,40 @@ impl Jobs {
         };
         {
             let mut jobs = self.jobs.lock().map_err(|_| ApiError::internal())?;
-            if jobs.values().any(|j| j.state == "running") {
-                return Err(ApiError::new(
+            let busy = || {
+                ApiError::new(
                     StatusCode::CONFLICT,
                     "conflict",
-                    "a reindex is already running",
-                ));
+                    "a reindex is already running (on this or another server on the store)",
+                )
+            };
+            if jobs.values().any(|j| j.state == "running") {
+                return Err(busy());
+            }
+            if !engine.acquire_lease("reindex", &job.id, Self::REINDEX_LEASE)? {
+                return Err(busy());
             }
             jobs.insert(job.id.clone(), job.clone());
         }
         let me = Arc::clone(self);
         let id = job.id.clone();
         std::thread::spawn(move || {
+            let mut renewed = Instant::now();
             let result = engine.reindex(force, &mut |done, total| {
                 me.set(&id, |j| {
                     j.done = done;
                     j.total = total;
                 });
+                if renewed.elapsed() > Self::REINDEX_LEASE / 3 {
+                    renewed = Instant::now();
+                    if let Err(e) = engine.acquire_lease("reindex", &id, Self::REINDEX_LEASE) {
+                        tracing::warn!(error = %e, "renewing the reindex lease failed");
+                    }
+                }
             });
+            if let Err(e) = engine.release_lease("reindex", &id) {
+                tracing::warn!(error = %e, "releasing the reindex lease failed");
+            }
             me.set(&id, |j| match result {
                 Ok(_) => j.state = "done".into(),
                 Err(e) => {
@@ -658,6 +679,38 @@ mod tests {
             .start_reindex(engine, false)
             .map_err(|e| muisti::Error::backend("test", e.message))?;
         assert_eq!(started.state, "running");
+        Ok(())
+    }
+
+    /// A reindex held by another server on the same store (its lease) is a conflict here
+    /// too; once released, this server starts one, and releases the lease when it ends.
+    #[test]
+    fn a_reindex_on_another_server_is_a_conflict() -> muisti::Result<()> {
+        let store = muisti::open_store("mem://")?;
+        let elsewhere = Engine::builder(Arc::clone(&store)).build()?;
+        assert!(elsewhere.acquire_lease("reindex", "their-job", Jobs::REINDEX_LEASE)?);
+        let here = Engine::builder(Arc::clone(&store)).build()?;
+        let jobs = Arc::new(Jobs::default());
+        let err = jobs
+            .start_reindex(here.clone(), false)
+            .expect_err("held elsewhere");
+        assert_eq!((err.status, err.code), (StatusCode::CONFLICT, "conflict"));
+        elsewhere.release_lease("reindex", "their-job")?;
+        let started = jobs
+            .start_reindex(here, false)
+            .map_err(|e| muisti::Error::backend("test", e.message))?;
+        let start = Instant::now();
+        while jobs.get(&started.id).is_some_and(|j| j.state == "running") {
+            assert!(
+                start.elapsed() < Duration::from_secs(30),
+                "the reindex ended"
+            );
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        assert!(
+            elsewhere.acquire_lease("reindex", "their-next", Jobs::REINDEX_LEASE)?,
+            "released when the job ended"
+        );
         Ok(())
     }
 

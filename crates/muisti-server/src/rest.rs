@@ -355,7 +355,8 @@ pub async fn purge(State(s): State<AppState>, caller: Caller) -> ApiResult<Json<
     run(&s, &caller, move |e| ops::purge(&e)).await.map(Json)
 }
 
-/// Starts re-embedding memories in the background (admin key); one at a time.
+/// Starts re-embedding memories in the background (admin key); one at a time across every
+/// server on the store (409 while one runs anywhere).
 #[utoipa::path(post, path = "/v1/reindex", tag = "admin",
     request_body = api::ReindexRequest,
     responses((status = 202, body = api::Job), (status = 403, body = api::ErrorBody),
@@ -367,7 +368,11 @@ pub async fn reindex(
 ) -> ApiResult<Response> {
     require_admin(&caller)?;
     let r = r.unwrap_or_default();
-    let job = s.jobs.start_reindex(s.engine.clone(), r.force)?;
+    // Taking the store-wide lease reads and writes the store: off the async threads.
+    let (jobs, engine) = (s.jobs.clone(), s.engine.clone());
+    let job = ops::blocking(move || jobs.start_reindex(engine, r.force))
+        .await
+        .map_err(|_| ApiError::internal())??;
     Ok((StatusCode::ACCEPTED, Json(job)).into_response())
 }
 

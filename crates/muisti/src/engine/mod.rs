@@ -3,6 +3,7 @@
 
 mod index;
 mod kv;
+mod lease;
 mod search;
 
 use std::{

@@ -38,8 +38,9 @@ use std::{
 
 use muisti_core::{
     Capabilities, Clock, Error, Filter, Health, Limits, ListQuery, Locator, Memory, MemoryId,
-    Namespace, Page, Partition, Put, Result, Scored, Store, StoreInfo, StoredVector, SystemClock,
-    Tenant, TextQuery, Timestamp, UpdateRequest, VectorChange, VectorQuery, WriteStatus, Written,
+    Namespace, Page, Partition, Put, RankFields, Result, Scored, Store, StoreInfo, StoredVector,
+    SystemClock, Tenant, TextQuery, Timestamp, UpdateRequest, VectorChange, VectorQuery,
+    WriteStatus, Written,
     text::{Bm25, CorpusStats, TermCounts, query_terms, top_scored},
 };
 use muisti_store::{StoreRegistry, StoreUrl};
@@ -47,7 +48,7 @@ use postgres::error::SqlState;
 
 use crate::{
     pool::{Pool, Tx},
-    sql::{COLUMNS, INSERT, Sql, UPDATE, decode, get, live, row_args},
+    sql::{COLUMNS, INSERT, Sql, UPDATE, decode, get, get_id, live, parse_id, row_args},
 };
 
 /// The default PostgreSQL schema of muisti's tables.
@@ -751,7 +752,7 @@ impl Store for PostgresStore {
                 let model: Option<String> = get(r, 1)?;
                 let vector: pgvector::Vector = get(r, 2)?;
                 Ok(StoredVector {
-                    id: MemoryId::parse(&id).map_err(|_| corrupted("bad id"))?,
+                    id: parse_id(&id)?,
                     model: model.ok_or_else(|| corrupted("a vector without a model"))?,
                     vector: vector.to_vec(),
                 })
@@ -792,13 +793,9 @@ impl Store for PostgresStore {
             .query(&sql)?
             .iter()
             .map(|r| {
-                let id: String = get(r, 0)?;
                 let vector: pgvector::Vector = get(r, 1)?;
                 Ok(Scored {
-                    id: MemoryId::parse(&id).map_err(|e| Error::Corrupted {
-                        location: format!("postgres row id {id}"),
-                        reason: e.to_string(),
-                    })?,
+                    id: get_id(r, 0)?,
                     score: muisti_core::text::dot(&query.vector, vector.as_slice()),
                 })
             })
@@ -859,10 +856,7 @@ impl Store for PostgresStore {
             let Some(id) = get::<Option<String>>(r, 2)? else {
                 continue;
             };
-            let id = MemoryId::parse(&id).map_err(|e| Error::Corrupted {
-                location: format!("postgres row id {id}"),
-                reason: e.to_string(),
-            })?;
+            let id = parse_id(&id)?;
             let counts = |i: usize| -> Result<Vec<u32>> {
                 Ok(get::<Vec<i32>>(r, i)?
                     .into_iter()
@@ -877,6 +871,46 @@ impl Store for PostgresStore {
             });
         }
         Ok(Bm25::default().rank_counts(candidates, &query.query, stats, query.limit))
+    }
+
+    fn rank_fields(&self, partition: &Partition, ids: &[MemoryId]) -> Result<Vec<RankFields>> {
+        // Only the four rescoring fields of every candidate, not whole records.
+        if ids.is_empty() {
+            return Ok(Vec::new());
+        }
+        let wanted: Vec<String> = ids.iter().map(MemoryId::to_string).collect();
+        let mut conn = self.pool.get()?;
+        let rows = conn
+            .query(
+                &format!(
+                    "SELECT id, updated_at, access_count, importance FROM memories \
+                     WHERE tenant = $1 AND id = ANY($2) AND namespace = $3 AND {}",
+                    live(4)
+                ),
+                &[
+                    &partition.tenant.as_str(),
+                    &wanted,
+                    &partition.namespace.as_str(),
+                    &self.now().as_millis(),
+                ],
+            )
+            .map_err(|e| self.pool.err(&e))?;
+        let mut found: HashMap<MemoryId, RankFields> = HashMap::with_capacity(rows.len());
+        for r in &rows {
+            let id = get_id(r, 0)?;
+            let access_count: i64 = get(r, 2)?;
+            let importance: f64 = get(r, 3)?;
+            found.insert(
+                id,
+                RankFields {
+                    id,
+                    updated_at: Timestamp::from_millis(get(r, 1)?),
+                    access_count: u64::try_from(access_count).unwrap_or(0),
+                    importance: importance as f32,
+                },
+            );
+        }
+        Ok(ids.iter().filter_map(|id| found.remove(id)).collect())
     }
 
     fn get_many(&self, tenant: &Tenant, ids: &[MemoryId]) -> Result<Vec<Memory>> {

@@ -216,6 +216,19 @@ pub(crate) fn decode(row: &postgres::Row) -> Result<Memory> {
     })
 }
 
+/// A record id read from text: the one reading of an id column.
+pub(crate) fn parse_id(id: &str) -> Result<MemoryId> {
+    MemoryId::parse(id).map_err(|e| Error::Corrupted {
+        location: format!("postgres row id {id}"),
+        reason: e.to_string(),
+    })
+}
+
+/// The id in column `i`.
+pub(crate) fn get_id(row: &postgres::Row, i: usize) -> Result<MemoryId> {
+    parse_id(&get::<String>(row, i)?)
+}
+
 /// One column of a row, its type error as corruption.
 pub(crate) fn get<'a, T: postgres::types::FromSql<'a>>(
     row: &'a postgres::Row,

@@ -370,14 +370,14 @@ impl Bm25 {
     /// and the corpus statistics itself: the same scores as [`InvertedIndex::search`] over
     /// the whole corpus, provided `candidates` holds every document of the corpus that has
     /// one of the query's terms (a term's document frequency is counted among them).
+    /// `terms` are the query's [`query_terms`], in the order the counts follow.
     pub fn rank_counts(
         &self,
         candidates: impl IntoIterator<Item = TermCounts>,
-        query: &str,
+        terms: &[String],
         stats: CorpusStats,
         limit: usize,
     ) -> Vec<Scored> {
-        let terms = query_terms(query);
         if terms.is_empty() || limit == 0 || stats.docs == 0 {
             return Vec::new();
         }
@@ -590,7 +590,7 @@ mod tests {
                     context: count(b),
                     len: (a.len() + b.len()) as u32,
                 });
-            let kept = bm25.rank_counts(candidates, q, stats, 10);
+            let kept = bm25.rank_counts(candidates, &terms, stats, 10);
             assert_eq!(kept.len(), index.len(), "{q}");
             for (a, b) in kept.iter().zip(&index) {
                 assert_eq!(a.id, b.id, "{q}");

@@ -17,7 +17,7 @@ use std::{
     time::{Duration, Instant},
 };
 
-use crate::pool::Pool;
+use crate::pool::{Cached, Pool};
 
 /// The largest dimension pgvector's HNSW index takes for `vector`.
 pub(crate) const MAX_INDEXED_DIMS: usize = 2000;
@@ -117,15 +117,8 @@ impl Indexes {
     /// `threshold` vectors of this dimension: nothing to build yet).
     fn look(&self, dims: usize) -> muisti_core::Result<State> {
         let mut conn = self.pool.get()?;
-        let valid: Option<bool> = conn
-            .query_opt(
-                "SELECT i.indisvalid FROM pg_class c JOIN pg_index i ON i.indexrelid = c.oid \
-                 JOIN pg_namespace n ON n.oid = c.relnamespace \
-                 WHERE n.nspname = $1 AND c.relname = $2",
-                &[&self.schema, &Self::name(dims)],
-            )
-            .map_err(|e| self.pool.err(&e))?
-            .map(|r| r.get(0));
+        let valid =
+            validity(&mut *conn, &self.schema, &Self::name(dims)).map_err(|e| self.pool.err(&e))?;
         match valid {
             Some(true) => Ok(State::Ready),
             // An invalid index (a build interrupted) is rebuilt by `build`.
@@ -166,16 +159,7 @@ impl Indexes {
         let result = conn
             .batch_execute("SET maintenance_work_mem = '256MB'")
             .and_then(|()| {
-                let invalid: bool = conn
-                    .query_opt(
-                        "SELECT NOT i.indisvalid FROM pg_class c \
-                         JOIN pg_index i ON i.indexrelid = c.oid \
-                         JOIN pg_namespace n ON n.oid = c.relnamespace \
-                         WHERE n.nspname = $1 AND c.relname = $2",
-                        &[&self.schema, &name],
-                    )?
-                    .is_some_and(|r| r.get(0));
-                if invalid {
+                if validity(&mut *conn, &self.schema, &name)? == Some(false) {
                     conn.batch_execute(&format!(
                         "DROP INDEX CONCURRENTLY IF EXISTS {}.{name}",
                         self.schema
@@ -184,7 +168,9 @@ impl Indexes {
                 conn.batch_execute(&format!(
                     "CREATE INDEX CONCURRENTLY IF NOT EXISTS {name} ON memories USING hnsw \
                      ((embedding::vector({dims})) vector_ip_ops) WHERE dims = {dims}"
-                ))
+                ))?;
+                // (CONCURRENTLY cannot share a message with another statement.)
+                conn.batch_execute("RESET maintenance_work_mem")
             });
         let unlocked = conn.query_one("SELECT pg_advisory_unlock(hashtext($1))", &[&key]);
         result.map_err(err)?;
@@ -196,4 +182,20 @@ impl Indexes {
         );
         Ok(true)
     }
+}
+
+/// Whether the index `name` in `schema` is valid (`None`: there is none).
+fn validity(
+    conn: &mut impl Cached,
+    schema: &str,
+    name: &str,
+) -> std::result::Result<Option<bool>, postgres::Error> {
+    Ok(conn
+        .query_opt(
+            "SELECT i.indisvalid FROM pg_class c JOIN pg_index i ON i.indexrelid = c.oid \
+             JOIN pg_namespace n ON n.oid = c.relnamespace \
+             WHERE n.nspname = $1 AND c.relname = $2",
+            &[&schema, &name],
+        )?
+        .map(|r| r.get(0)))
 }

@@ -38,17 +38,19 @@ use std::{
 
 use muisti_core::{
     Capabilities, Clock, Error, Filter, Health, Limits, ListQuery, Locator, Memory, MemoryId,
-    Namespace, Page, Partition, Put, RankFields, Result, Scored, Store, StoreInfo, StoredVector,
-    SystemClock, Tenant, TextQuery, Timestamp, UpdateRequest, VectorChange, VectorQuery,
-    WriteStatus, Written,
+    Namespace, Page, Partition, Put, Result, Scored, Store, StoreInfo, StoredVector, SystemClock,
+    Tenant, TextQuery, Timestamp, UpdateRequest, VectorChange, VectorQuery, WriteStatus, Written,
     text::{Bm25, CorpusStats, TermCounts, query_terms, top_scored},
 };
 use muisti_store::{StoreRegistry, StoreUrl};
 use postgres::error::SqlState;
 
 use crate::{
-    pool::{Pool, Tx},
-    sql::{COLUMNS, INSERT, Sql, UPDATE, decode, get, get_id, live, parse_id, row_args},
+    pool::{Cached, Pool, Tx},
+    sql::{
+        COLUMNS, Sql, VECTOR_COLUMNS, decode, get, get_id, insert_sql, live, parse_id, row_args,
+        update_sql,
+    },
 };
 
 /// The default PostgreSQL schema of muisti's tables.
@@ -349,8 +351,9 @@ impl PostgresStore {
     /// Counts `n` records written; each time the count doubles (from [`FIRST_ANALYZE`]) the
     /// table's planner statistics are refreshed in the background. Autovacuum does this a
     /// minute or more after a bulk load; meanwhile a fresh table has none, and the planner
-    /// guesses one row per condition and scans the wrong index (measured: 4 ms instead of
-    /// 0.3 ms per search on 2,760 records). Doubling bounds it to a few `ANALYZE`s per
+    /// guesses one row per condition and scans the wrong index (measured with
+    /// `auto_explain` on LoCoMo's 2,760 records: a lookup of about 50 records by id took
+    /// 3-4 ms, with statistics about 0.1 ms). Doubling bounds it to a few `ANALYZE`s per
     /// handle, each sampling at most 30,000 rows.
     fn wrote(&self, n: usize) {
         let total = self.written.fetch_add(n as u64, Ordering::Relaxed) + n as u64;
@@ -414,25 +417,32 @@ fn locked(tx: &mut Tx<'_>, at: &Locator) -> TxResult<Option<Memory>> {
     Ok(row.as_ref().map(decode).transpose()?)
 }
 
-/// Writes a whole row: an insert, or an update of the row whose id was `old`.
+/// Writes a row: an insert, or an update of the row whose id was `old`; the vector as
+/// `vector` says (`Keep`: its columns are left as they are).
 fn write_row(
     tx: &mut Tx<'_>,
     m: &Memory,
-    vector: Option<&[f32]>,
+    vector: &VectorChange,
     old: Option<MemoryId>,
 ) -> TxResult<()> {
-    let mut args = row_args(m, vector)?;
-    match old {
-        None => {
-            let params: Vec<_> = args.iter().map(|a| a.as_ref() as _).collect();
-            tx.execute(INSERT, &params)?;
-        }
+    let given = match vector {
+        VectorChange::Set(v) => Some(v.as_slice()),
+        VectorChange::Keep | VectorChange::Drop => None,
+    };
+    let mut args = row_args(m, given)?;
+    let sql = match old {
+        None => insert_sql(),
         Some(old) => {
+            let keep = *vector == VectorChange::Keep;
+            if keep {
+                args.truncate(args.len() - VECTOR_COLUMNS);
+            }
             args.push(Box::new(old.to_string()));
-            let params: Vec<_> = args.iter().map(|a| a.as_ref() as _).collect();
-            tx.execute(UPDATE, &params)?;
+            update_sql(!keep)
         }
-    }
+    };
+    let params: Vec<_> = args.iter().map(|a| a.as_ref() as _).collect();
+    tx.execute(sql, &params)?;
     Ok(())
 }
 
@@ -448,7 +458,11 @@ fn purge_in(tx: &mut Tx<'_>, now: i64) -> TxResult<u64> {
 /// One put inside a transaction.
 fn put_in(tx: &mut Tx<'_>, put: &Put, now: Timestamp) -> TxResult<Written> {
     let mut put = put.clone();
-    let vector = put.embedding.take();
+    // A put replaces the whole record, its vector included.
+    let vector = match put.embedding.take() {
+        Some(v) => VectorChange::Set(v),
+        None => VectorChange::Drop,
+    };
     let existing = match &put.key {
         None => None,
         Some(key) => locked(
@@ -467,7 +481,7 @@ fn put_in(tx: &mut Tx<'_>, put: &Put, now: Timestamp) -> TxResult<Written> {
         WriteStatus::Created
     };
     let memory = put.apply(live.as_ref(), now);
-    write_row(tx, &memory, vector.as_deref(), old_id)?;
+    write_row(tx, &memory, &vector, old_id)?;
     Ok(Written { memory, status })
 }
 
@@ -519,14 +533,7 @@ impl Store for PostgresStore {
             let old_id = found.as_ref().map(|m| m.id);
             let live = found.filter(|m| !m.is_expired(now) && req.at.addresses(m));
             let (memory, change) = req.apply(live.as_ref(), now, &self.limits)?;
-            match change {
-                VectorChange::Keep => {
-                    // Every column but the vector's.
-                    write_row_keeping_vector(tx, &memory, old_id)?;
-                }
-                VectorChange::Drop => write_row(tx, &memory, None, old_id)?,
-                VectorChange::Set(v) => write_row(tx, &memory, Some(&v), old_id)?,
-            }
+            write_row(tx, &memory, &change, old_id)?;
             Ok(memory)
         })
     }
@@ -536,6 +543,7 @@ impl Store for PostgresStore {
         let mut sql = Sql::new(format!("SELECT {COLUMNS} FROM memories WHERE tenant = "));
         let t = sql.arg(at.tenant().as_str().to_owned());
         sql.push(&t);
+        sql.and_live(now);
         match at {
             Locator::Key { partition, key } => {
                 sql.and("namespace = {}", partition.namespace.as_str().to_owned());
@@ -543,8 +551,6 @@ impl Store for PostgresStore {
             }
             Locator::Id { id, .. } => sql.and("id = {}", id.to_string()),
         }
-        let n = sql.arg(now);
-        sql.push(&format!(" AND (expires_at IS NULL OR expires_at > {n})"));
         let rows = self.query(&sql)?;
         rows.first().map(decode).transpose()
     }
@@ -778,8 +784,8 @@ impl Store for PostgresStore {
         let limit = sql.arg(query.limit as i64);
         if query.filter.user_id.is_some() {
             // One user's rows: an exact scan of them through the user index. (Given the
-            // choice, the planner walked the HNSW index filtering by user: 10.8 ms instead
-            // of 3.4 ms per recall at 100,000 memories of 100 users.)
+            // choice, the planner walked the HNSW index filtering by user: recall p50
+            // 10.8 ms, against 7.4 ms scanning, on one store of 100 users × 1,000.)
             sql.push(&format!(" ORDER BY embedding <#> {v} LIMIT {limit}"));
         } else {
             self.ann.ensure(dims);
@@ -812,38 +818,27 @@ impl Store for PostgresStore {
         let now = self.now().as_millis();
         // Each candidate's counts of the query's terms (in query_terms order), counted in
         // the database so that only numbers travel.
-        let mut sql = Sql::partition("id", &query.partition, &query.filter, now);
-        let t = sql.arg(terms);
+        let mut sql = Sql::live_in(&query.partition, &query.filter, now);
+        let cond = sql.text.clone();
+        let t = sql.arg(terms.clone());
         let counts = |field: &str| {
             format!(
                 "ARRAY(SELECT cardinality(array_positions({field}, q))::integer \
                  FROM unnest({t}::text[]) WITH ORDINALITY AS u(q, k) ORDER BY k)"
             )
         };
-        sql.text = sql.text.replacen(
-            "SELECT id FROM",
-            &format!(
-                "SELECT id, doc_len, {}, {} FROM",
-                counts("terms"),
-                counts("context_terms")
-            ),
-            1,
-        );
-        sql.push(&format!(" AND (terms && {t} OR context_terms && {t})"));
         // One statement, so one snapshot: the statistics of the filter's records and the
         // records holding a query term (none: one row of statistics with no record).
-        let text = format!(
+        sql.text = format!(
             "SELECT s.n, s.len, c.* FROM \
              (SELECT count(*) AS n, coalesce(sum(doc_len), 0)::bigint AS len \
-             FROM memories WHERE {}) s LEFT JOIN LATERAL ({}) c ON true",
-            sql.condition_before(" AND (terms &&"),
-            sql.text
+             FROM memories WHERE {cond}) s LEFT JOIN LATERAL \
+             (SELECT id, doc_len, {}, {} FROM memories WHERE {cond} \
+             AND (terms && {t} OR context_terms && {t})) c ON true",
+            counts("terms"),
+            counts("context_terms")
         );
-        let rows = self
-            .pool
-            .get()?
-            .query(&text, &sql.params())
-            .map_err(|e| self.pool.err(&e))?;
+        let rows = self.query(&sql)?;
         let stats = match rows.first() {
             Some(r) => CorpusStats {
                 docs: get::<i64>(r, 0)? as u64,
@@ -870,47 +865,7 @@ impl Store for PostgresStore {
                 context: counts(5)?,
             });
         }
-        Ok(Bm25::default().rank_counts(candidates, &query.query, stats, query.limit))
-    }
-
-    fn rank_fields(&self, partition: &Partition, ids: &[MemoryId]) -> Result<Vec<RankFields>> {
-        // Only the four rescoring fields of every candidate, not whole records.
-        if ids.is_empty() {
-            return Ok(Vec::new());
-        }
-        let wanted: Vec<String> = ids.iter().map(MemoryId::to_string).collect();
-        let mut conn = self.pool.get()?;
-        let rows = conn
-            .query(
-                &format!(
-                    "SELECT id, updated_at, access_count, importance FROM memories \
-                     WHERE tenant = $1 AND id = ANY($2) AND namespace = $3 AND {}",
-                    live(4)
-                ),
-                &[
-                    &partition.tenant.as_str(),
-                    &wanted,
-                    &partition.namespace.as_str(),
-                    &self.now().as_millis(),
-                ],
-            )
-            .map_err(|e| self.pool.err(&e))?;
-        let mut found: HashMap<MemoryId, RankFields> = HashMap::with_capacity(rows.len());
-        for r in &rows {
-            let id = get_id(r, 0)?;
-            let access_count: i64 = get(r, 2)?;
-            let importance: f64 = get(r, 3)?;
-            found.insert(
-                id,
-                RankFields {
-                    id,
-                    updated_at: Timestamp::from_millis(get(r, 1)?),
-                    access_count: u64::try_from(access_count).unwrap_or(0),
-                    importance: importance as f32,
-                },
-            );
-        }
-        Ok(ids.iter().filter_map(|id| found.remove(id)).collect())
+        Ok(Bm25::default().rank_counts(candidates, &terms, stats, query.limit))
     }
 
     fn get_many(&self, tenant: &Tenant, ids: &[MemoryId]) -> Result<Vec<Memory>> {
@@ -934,23 +889,4 @@ impl Store for PostgresStore {
             .collect();
         Ok(ids.iter().filter_map(|id| found.remove(id)).collect())
     }
-}
-
-/// Writes every column of a row but its vector.
-fn write_row_keeping_vector(tx: &mut Tx<'_>, m: &Memory, old: Option<MemoryId>) -> TxResult<()> {
-    let Some(old) = old else {
-        return Err(Error::NotFound(m.id.to_string()).into());
-    };
-    let vector: Option<pgvector::Vector> = tx
-        .query_one(
-            "SELECT embedding FROM memories WHERE tenant = $1 AND id = $2",
-            &[&m.partition.tenant.as_str(), &old.to_string()],
-        )?
-        .get(0);
-    write_row(
-        tx,
-        m,
-        vector.as_ref().map(pgvector::Vector::as_slice),
-        Some(old),
-    )
 }

@@ -53,62 +53,76 @@ pub(crate) struct Tx<'a> {
     statements: &'a mut Statements,
 }
 
-/// The statements both a session and a transaction run, through the cache (each kind is
-/// defined for both; not every kind is used on both).
-macro_rules! cached_statements {
-    ($client:ident) => {
-        #[allow(dead_code)]
-        pub(crate) fn query(
-            &mut self,
-            sql: &str,
-            params: Params<'_>,
-        ) -> std::result::Result<Vec<Row>, postgres::Error> {
-            let s = self.statements.get(&mut self.$client, sql)?;
-            self.$client.query(&s, params)
-        }
+/// The statements a session and a transaction run, prepared once per connection: the one
+/// definition of each, for both.
+pub(crate) trait Cached {
+    /// The driver's client underneath.
+    type Client: GenericClient;
 
-        #[allow(dead_code)]
-        pub(crate) fn query_opt(
-            &mut self,
-            sql: &str,
-            params: Params<'_>,
-        ) -> std::result::Result<Option<Row>, postgres::Error> {
-            let s = self.statements.get(&mut self.$client, sql)?;
-            self.$client.query_opt(&s, params)
-        }
+    /// The client and its connection's statements.
+    fn parts(&mut self) -> (&mut Self::Client, &mut Statements);
 
-        pub(crate) fn query_one(
-            &mut self,
-            sql: &str,
-            params: Params<'_>,
-        ) -> std::result::Result<Row, postgres::Error> {
-            let s = self.statements.get(&mut self.$client, sql)?;
-            self.$client.query_one(&s, params)
-        }
+    fn query(
+        &mut self,
+        sql: &str,
+        params: Params<'_>,
+    ) -> std::result::Result<Vec<Row>, postgres::Error> {
+        let (client, statements) = self.parts();
+        let s = statements.get(client, sql)?;
+        client.query(&s, params)
+    }
 
-        #[allow(dead_code)]
-        pub(crate) fn execute(
-            &mut self,
-            sql: &str,
-            params: Params<'_>,
-        ) -> std::result::Result<u64, postgres::Error> {
-            let s = self.statements.get(&mut self.$client, sql)?;
-            self.$client.execute(&s, params)
-        }
+    fn query_opt(
+        &mut self,
+        sql: &str,
+        params: Params<'_>,
+    ) -> std::result::Result<Option<Row>, postgres::Error> {
+        let (client, statements) = self.parts();
+        let s = statements.get(client, sql)?;
+        client.query_opt(&s, params)
+    }
 
-        /// Statements without parameters, not prepared (DDL, migrations).
-        pub(crate) fn batch_execute(
-            &mut self,
-            sql: &str,
-        ) -> std::result::Result<(), postgres::Error> {
-            self.$client.batch_execute(sql)
-        }
-    };
+    fn query_one(
+        &mut self,
+        sql: &str,
+        params: Params<'_>,
+    ) -> std::result::Result<Row, postgres::Error> {
+        let (client, statements) = self.parts();
+        let s = statements.get(client, sql)?;
+        client.query_one(&s, params)
+    }
+
+    fn execute(
+        &mut self,
+        sql: &str,
+        params: Params<'_>,
+    ) -> std::result::Result<u64, postgres::Error> {
+        let (client, statements) = self.parts();
+        let s = statements.get(client, sql)?;
+        client.execute(&s, params)
+    }
+
+    /// Statements without parameters, not prepared (DDL, migrations).
+    fn batch_execute(&mut self, sql: &str) -> std::result::Result<(), postgres::Error> {
+        self.parts().0.batch_execute(sql)
+    }
+}
+
+impl Cached for Session {
+    type Client = Client;
+    fn parts(&mut self) -> (&mut Client, &mut Statements) {
+        (&mut self.client, &mut self.statements)
+    }
+}
+
+impl<'a> Cached for Tx<'a> {
+    type Client = postgres::Transaction<'a>;
+    fn parts(&mut self) -> (&mut postgres::Transaction<'a>, &mut Statements) {
+        (&mut self.tx, self.statements)
+    }
 }
 
 impl Session {
-    cached_statements!(client);
-
     /// Starts a transaction.
     pub(crate) fn transaction(&mut self) -> std::result::Result<Tx<'_>, postgres::Error> {
         Ok(Tx {
@@ -119,8 +133,6 @@ impl Session {
 }
 
 impl Tx<'_> {
-    cached_statements!(tx);
-
     /// Commits.
     pub(crate) fn commit(self) -> std::result::Result<(), postgres::Error> {
         self.tx.commit()

@@ -4,6 +4,8 @@ use muisti_core::{
     Category, Error, Filter, Memory, MemoryId, MemoryScope, MemoryState, Namespace, Owner,
     Partition, Result, Source, Tenant, Timestamp, text::tokenize,
 };
+use std::sync::OnceLock;
+
 use postgres::types::ToSql;
 use serde_json::Value;
 
@@ -50,14 +52,11 @@ impl Sql {
         self.text.push_str(s);
     }
 
-    /// The conditions of a statement made by [`Sql::partition`] (what follows `WHERE`), up
-    /// to `end` if it occurs.
-    pub(crate) fn condition_before(&self, end: &str) -> &str {
-        let cond = self
-            .text
-            .split_once(" FROM memories WHERE ")
-            .map_or("", |(_, c)| c);
-        cond.split_once(end).map_or(cond, |(c, _)| c)
+    /// Appends ` AND` the condition of a live record ([`live`]) at `now`.
+    pub(crate) fn and_live(&mut self, now: i64) {
+        self.arg(now);
+        let n = self.args.len();
+        self.push(&format!(" AND {}", live(n)));
     }
 
     pub(crate) fn params(&self) -> Vec<&(dyn ToSql + Sync)> {
@@ -67,17 +66,22 @@ impl Sql {
             .collect()
     }
 
-    /// `SELECT <what> FROM memories WHERE` the live records of `partition` that pass
-    /// `filter`.
-    pub(crate) fn partition(what: &str, partition: &Partition, filter: &Filter, now: i64) -> Self {
-        let mut sql = Self::new(format!("SELECT {what} FROM memories WHERE tenant = $1"));
-        sql.args
-            .push(Box::new(partition.tenant.as_str().to_owned()));
+    /// The condition (what follows `WHERE`) of the live records of `partition` that pass
+    /// `filter`, tenant first.
+    pub(crate) fn live_in(partition: &Partition, filter: &Filter, now: i64) -> Self {
+        let mut sql = Self::new("");
+        let t = sql.arg(partition.tenant.as_str().to_owned());
+        sql.push(&format!("tenant = {t}"));
         sql.and("namespace = {}", partition.namespace.as_str().to_owned());
-        let n = sql.args.len() + 1;
-        sql.args.push(Box::new(now));
-        sql.push(&format!(" AND {}", live(n)));
+        sql.and_live(now);
         sql.filter(filter);
+        sql
+    }
+
+    /// `SELECT <what> FROM memories WHERE` the records [`Sql::live_in`] selects.
+    pub(crate) fn partition(what: &str, partition: &Partition, filter: &Filter, now: i64) -> Self {
+        let mut sql = Self::live_in(partition, filter, now);
+        sql.text = format!("SELECT {what} FROM memories WHERE {}", sql.text);
         sql
     }
 
@@ -296,21 +300,97 @@ pub(crate) fn row_args(
     Ok(args)
 }
 
-/// The INSERT of a whole row ([`row_args`]).
-pub(crate) const INSERT: &str = "INSERT INTO memories (id, tenant, namespace, key, content, \
-     content_is_json, category, scope, user_id, agent_id, session_id, tags, metadata, \
-     importance, source, confidence, content_hash, state, superseded_by, valid_from, \
-     valid_until, created_at, updated_at, last_accessed_at, access_count, expires_at, \
-     embedding_model, context, version, terms, context_terms, doc_len, embedding, dims) \
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, \
-     $19, $20, $21, $22, $23, $24, $25, $26, $27, $28, $29, $30, $31, $32, $33, $34)";
+/// The columns [`row_args`] gives values for, in its order: [`COLUMNS`], then the terms,
+/// context terms, length, vector and dimensions.
+const WRITE_COLUMNS: [&str; 34] = [
+    "id",
+    "tenant",
+    "namespace",
+    "key",
+    "content",
+    "content_is_json",
+    "category",
+    "scope",
+    "user_id",
+    "agent_id",
+    "session_id",
+    "tags",
+    "metadata",
+    "importance",
+    "source",
+    "confidence",
+    "content_hash",
+    "state",
+    "superseded_by",
+    "valid_from",
+    "valid_until",
+    "created_at",
+    "updated_at",
+    "last_accessed_at",
+    "access_count",
+    "expires_at",
+    "embedding_model",
+    "context",
+    "version",
+    "terms",
+    "context_terms",
+    "doc_len",
+    "embedding",
+    "dims",
+];
 
-/// The UPDATE of a whole row ([`row_args`]) whose id was `$35` (in the tenant `$2`).
-pub(crate) const UPDATE: &str = "UPDATE memories SET id = $1, tenant = $2, namespace = $3, \
-     key = $4, content = $5, content_is_json = $6, category = $7, scope = $8, user_id = $9, \
-     agent_id = $10, session_id = $11, tags = $12, metadata = $13, importance = $14, \
-     source = $15, confidence = $16, content_hash = $17, state = $18, superseded_by = $19, \
-     valid_from = $20, valid_until = $21, created_at = $22, updated_at = $23, \
-     last_accessed_at = $24, access_count = $25, expires_at = $26, embedding_model = $27, \
-     context = $28, version = $29, terms = $30, context_terms = $31, doc_len = $32, \
-     embedding = $33, dims = $34 WHERE tenant = $2 AND id = $35";
+/// The last two of [`WRITE_COLUMNS`] are the vector's.
+pub(crate) const VECTOR_COLUMNS: usize = 2;
+
+/// The INSERT of a whole row ([`row_args`]).
+pub(crate) fn insert_sql() -> &'static str {
+    static SQL: OnceLock<String> = OnceLock::new();
+    SQL.get_or_init(|| {
+        let values: Vec<String> = (1..=WRITE_COLUMNS.len()).map(|i| format!("${i}")).collect();
+        format!(
+            "INSERT INTO memories ({}) VALUES ({})",
+            WRITE_COLUMNS.join(", "),
+            values.join(", ")
+        )
+    })
+}
+
+/// The UPDATE of a row whose id was the argument after the columns' (in the tenant `$2`):
+/// every column of [`row_args`], or all but the vector's ([`VECTOR_COLUMNS`]) when it is
+/// kept.
+pub(crate) fn update_sql(with_vector: bool) -> &'static str {
+    static WITH: OnceLock<String> = OnceLock::new();
+    static WITHOUT: OnceLock<String> = OnceLock::new();
+    let build = |n: usize| {
+        let set: Vec<String> = WRITE_COLUMNS[..n]
+            .iter()
+            .enumerate()
+            .map(|(i, c)| format!("{c} = ${}", i + 1))
+            .collect();
+        format!(
+            "UPDATE memories SET {} WHERE tenant = $2 AND id = ${}",
+            set.join(", "),
+            n + 1
+        )
+    };
+    if with_vector {
+        WITH.get_or_init(|| build(WRITE_COLUMNS.len()))
+    } else {
+        WITHOUT.get_or_init(|| build(WRITE_COLUMNS.len() - VECTOR_COLUMNS))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// What is read and what is written name the record's columns alike.
+    #[test]
+    fn read_and_write_columns_agree() {
+        assert_eq!(COLUMNS, WRITE_COLUMNS[..29].join(", "));
+        assert_eq!(
+            WRITE_COLUMNS[WRITE_COLUMNS.len() - VECTOR_COLUMNS..],
+            ["embedding", "dims"]
+        );
+    }
+}

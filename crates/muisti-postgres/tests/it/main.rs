@@ -101,19 +101,25 @@ fn muisti_parameters_are_checked_before_connecting() {
     }
 }
 
-/// A server without pgvector (this machine kind's PostgreSQL 15 on 5432, if it runs) is
-/// refused with the reason, not a bare SQL error.
+/// A server without pgvector (`MUISTI_PLAIN_POSTGRES_URL`, default this machine kind's
+/// PostgreSQL 15 on 5432) is refused with the reason, not a bare SQL error. Skips (fails
+/// with `MUISTI_REQUIRE_SERVICES=1`) when that server does not answer or has pgvector.
 #[test]
 fn a_server_without_pgvector_is_a_clear_error() {
-    let url = "postgres://postgres@127.0.0.1:5432/postgres?connect_timeout=2&schema=muisti_probe";
-    match PostgresStore::open(url) {
+    let url = std::env::var("MUISTI_PLAIN_POSTGRES_URL").unwrap_or_else(|_| {
+        "postgres://postgres@127.0.0.1:5432/postgres?connect_timeout=2&schema=muisti_probe".into()
+    });
+    match PostgresStore::open(&url) {
         Err(e) if e.kind() == ErrorKind::Unavailable => {
-            println!("skipped: no PostgreSQL on 127.0.0.1:5432 ({e})");
+            muisti_testkit::service_unavailable("postgres without pgvector", &e.to_string());
         }
         Err(e) => assert!(e.to_string().contains("pgvector"), "{e}"),
         Ok(s) => {
-            // That server has pgvector after all: nothing to check; leave nothing behind.
             s.drop_schema().expect("drop");
+            muisti_testkit::service_unavailable(
+                "postgres without pgvector",
+                "the server at MUISTI_PLAIN_POSTGRES_URL has pgvector",
+            );
         }
     }
 }

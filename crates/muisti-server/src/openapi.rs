@@ -104,6 +104,10 @@ mod exact {
     /// Text without control characters (Unicode `Cc`), as keys, owners, tags and labels
     /// must be.
     const NO_CONTROL_PATTERN: &str = "^[^\\u0000-\\u001F\\u007F-\\u009F]+$";
+    /// A key as a path segment: no control character, written or as a `%` escape of one
+    /// (`%00`-`%1F`, `%7F`); `%` only before two hex digits, as the path is decoded.
+    const PATH_KEY_PATTERN: &str =
+        "^(?:[^\\u0000-\\u001F\\u007F-\\u009F%]|%(?:[2-689A-Fa-f][0-9A-Fa-f]|7[0-9A-Ea-e]))+$";
     /// The same, or empty.
     const NO_CONTROL_OR_EMPTY_PATTERN: &str = "^[^\\u0000-\\u001F\\u007F-\\u009F]*$";
     /// Category and source names other than the known ones.
@@ -302,6 +306,11 @@ mod exact {
                     let name = p["name"].as_str().unwrap_or_default().to_owned();
                     let r = if name == "id" && path.starts_with("/v1/memories/") {
                         Some(json!({"pattern": ULID_PATTERN}))
+                    } else if name == "key" && p["in"] == "path" {
+                        // A path segment is percent-decoded: a `%` escape of a control
+                        // character is one too.
+                        Some(json!({"pattern": PATH_KEY_PATTERN, "minLength": 1,
+                            "maxLength": MAX_KEY_CHARS}))
                     } else {
                         rule(&name)
                     };

@@ -246,6 +246,30 @@ fn contradicting_fields_are_409_and_write_nothing() {
     );
 }
 
+/// A large whole number written with a fraction is that integer exactly (the JSON parser
+/// once read 2251799813685247.0 as 2251799813685247.2 and refused it as a version).
+#[test]
+fn large_whole_numbers_with_a_fraction_parse_exactly() {
+    let s = TestServer::open();
+    let made = raw(
+        "POST",
+        &s.url("/v1/memories"),
+        &[JSON],
+        Some(r#"{"content":"v1"}"#),
+    );
+    let url = s.url(&format!(
+        "/v1/memories/{}",
+        made.body["id"].as_str().expect("id")
+    ));
+    let r = raw(
+        "PATCH",
+        &url,
+        &[JSON],
+        Some(r#"{"content":"v2","expected_version":2251799813685247.0}"#),
+    );
+    assert_eq!((r.status, r.code()), (409, "conflict"), "{:?}", r.body);
+}
+
 #[test]
 fn batch_writes_all_or_nothing() {
     let s = TestServer::open();

@@ -4,6 +4,7 @@
 //! * [`FileStore`]: one JSON file per namespace under a directory.
 //! * [`RouterStore`]: sends each namespace to a store (exact match, else a default).
 //! * [`PrivacyStore`]: drops every write; reads, delete and flush pass through.
+//! * [`Columns`]: a record as the columns of a SQL row (the SQL backends' one codec).
 //! * [`StoreRegistry`]: opens stores from URLs (`mem://`, `file:///dir`, and any scheme an
 //!   application registers).
 //!
@@ -19,6 +20,7 @@
 //! # Ok::<(), muisti_core::Error>(())
 //! ```
 
+mod columns;
 mod file;
 mod mem;
 mod privacy;
@@ -26,6 +28,7 @@ mod router;
 mod table;
 mod url;
 
+pub use columns::{COLUMN_NAMES, Columns, state_str};
 pub use file::{FileStore, decode_name, encode_name};
 pub use mem::MemStore;
 pub use privacy::PrivacyStore;

@@ -38,6 +38,8 @@ pub use muisti_embed::{
 };
 #[cfg(feature = "postgres")]
 pub use muisti_postgres::PostgresStore;
+#[cfg(feature = "mysql")]
+pub use muisti_mysql::MysqlStore;
 #[cfg(feature = "redis")]
 pub use muisti_redis::RedisStore;
 #[cfg(feature = "sqlite")]

@@ -97,6 +97,8 @@ pub fn registry() -> StoreRegistry {
     muisti_redis::register(&mut r);
     #[cfg(feature = "postgres")]
     muisti_postgres::register(&mut r);
+    #[cfg(feature = "mysql")]
+    muisti_mysql::register(&mut r);
     r
 }
 

@@ -12,7 +12,8 @@ use crate::{bench, chat, parse_meta, serve};
 #[derive(Parser)]
 #[command(name = "muisti", version, about, propagate_version = true)]
 pub(crate) struct Cli {
-    /// Store URL: sqlite:///path/muisti.db, file:///dir, redis://host:6379/0, mem://.
+    /// Store URL: sqlite:///path/muisti.db, file:///dir, redis://host:6379/0,
+    /// postgres://user@host/db, mysql://user@host/db, mem://.
     /// Default: SQLite under the platform data directory.
     #[arg(long, global = true, env = "MUISTI_STORE", value_name = "URL")]
     pub(crate) store: Option<String>,

@@ -29,11 +29,7 @@
 
 mod sql;
 
-use std::{
-    collections::HashMap,
-    sync::Arc,
-    time::Duration,
-};
+use std::{collections::HashMap, sync::Arc, time::Duration};
 
 use muisti_core::{
     Capabilities, Clock, Error, Filter, Health, Limits, ListQuery, Locator, Memory, MemoryId,
@@ -48,8 +44,7 @@ use mysql::{
 };
 
 use crate::sql::{
-    Residual, Sql, bytes, columns, decode, parse_id, take, term_key, values,
-    vector_values,
+    Residual, Sql, bytes, columns, decode, parse_id, take, term_key, values, vector_values,
 };
 
 /// The default prefix of muisti's tables.
@@ -541,7 +536,12 @@ impl MysqlStore {
     }
 
     /// The names in the first column of `rows`, each checked by `parse`.
-    fn names<T>(&self, rows: Vec<Row>, what: &str, parse: impl Fn(String) -> Result<T>) -> Result<Vec<T>> {
+    fn names<T>(
+        &self,
+        rows: Vec<Row>,
+        what: &str,
+        parse: impl Fn(String) -> Result<T>,
+    ) -> Result<Vec<T>> {
         rows.into_iter()
             .map(|mut r| {
                 let name: String = take(&mut r, 0)?;
@@ -561,7 +561,10 @@ fn unavailable_or(location: &str, e: &mysql::Error) -> Error {
     match e {
         mysql::Error::MySqlError(me) => {
             let message = me.message.split('\'').next().unwrap_or_default().trim();
-            Error::backend("mysql", format!("{message} (error {}, {})", me.code, me.state))
+            Error::backend(
+                "mysql",
+                format!("{message} (error {}, {})", me.code, me.state),
+            )
         }
         mysql::Error::UrlError(u) => Error::invalid("store url", format!("{location}: {u}")),
         mysql::Error::FromValueError(_) | mysql::Error::FromRowError(_) => Error::Corrupted {
@@ -852,9 +855,9 @@ impl Store for MysqlStore {
     }
 
     fn health_check(&self) -> Health {
-        let answer = self.conn().and_then(|mut c| {
-            c.query_drop("SELECT 1").map_err(|e| self.err(&e))
-        });
+        let answer = self
+            .conn()
+            .and_then(|mut c| c.query_drop("SELECT 1").map_err(|e| self.err(&e)));
         match answer {
             Ok(()) => Health {
                 ok: true,
@@ -875,7 +878,8 @@ impl Store for MysqlStore {
         if query.limit == 0 || query.vector.is_empty() {
             return Ok(Vec::new());
         }
-        let vectors = self.read_vectors(&query.partition, &query.filter, Some(query.vector.len()))?;
+        let vectors =
+            self.read_vectors(&query.partition, &query.filter, Some(query.vector.len()))?;
         Ok(nearest(
             vectors.iter().map(|v| (v.id, v.vector.as_slice())),
             &query.vector,
@@ -895,7 +899,9 @@ impl Store for MysqlStore {
         } = &self.q;
         // The corpus statistics of the filter's records...
         let mut stats = if residual.any() {
-            Sql::new(format!("SELECT doc_len, tags, metadata FROM {memories} WHERE "))
+            Sql::new(format!(
+                "SELECT doc_len, tags, metadata FROM {memories} WHERE "
+            ))
         } else {
             Sql::new(format!(
                 "SELECT COUNT(*), CAST(COALESCE(SUM(doc_len), 0) AS SIGNED) FROM {memories} \

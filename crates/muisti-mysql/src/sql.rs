@@ -187,11 +187,13 @@ impl Filterable for JsonFields {
 
 impl Residual {
     pub(crate) fn of(filter: &Filter) -> Self {
-        Self((!filter.tags.is_empty() || !filter.metadata.is_empty()).then(|| Filter {
-            tags: filter.tags.clone(),
-            metadata: filter.metadata.clone(),
-            ..Filter::default()
-        }))
+        Self(
+            (!filter.tags.is_empty() || !filter.metadata.is_empty()).then(|| Filter {
+                tags: filter.tags.clone(),
+                metadata: filter.metadata.clone(),
+                ..Filter::default()
+            }),
+        )
     }
 
     /// Whether rows must be checked.
@@ -407,7 +409,12 @@ mod tests {
         let m = put.apply(None, Timestamp::from_millis(1));
         let (postings, len) = postings(&m);
         assert_eq!(len, 5);
-        let find = |t: &str| postings.iter().find(|p| p.0 == t.as_bytes()).map(|p| (p.1, p.2));
+        let find = |t: &str| {
+            postings
+                .iter()
+                .find(|p| p.0 == t.as_bytes())
+                .map(|p| (p.1, p.2))
+        };
         assert_eq!(find("lisbon"), Some((2, 0)));
         assert_eq!(find("port"), Some((1, 1)));
         assert_eq!(find("wine"), Some((0, 1)));

@@ -1,9 +1,9 @@
 //! SQL text and arguments: the column list, the record codec and filters as conditions.
 
 use muisti_core::{
-    Category, Error, Filter, Memory, MemoryId, MemoryScope, MemoryState, Namespace, Owner,
-    Partition, Result, Source, Tenant, Timestamp, text::tokenize,
+    Category, Error, Filter, Memory, MemoryId, MemoryScope, Partition, Result, text::tokenize,
 };
+use muisti_store::{COLUMN_NAMES, Columns};
 use std::sync::OnceLock;
 
 use postgres::types::ToSql;
@@ -135,89 +135,41 @@ impl Sql {
     }
 }
 
-fn ts(v: Option<i64>) -> Option<Timestamp> {
-    v.map(Timestamp::from_millis)
-}
-
-pub(crate) fn state_str(s: MemoryState) -> &'static str {
-    match s {
-        MemoryState::Active => "active",
-        MemoryState::Archived => "archived",
-        MemoryState::Superseded => "superseded",
-    }
-}
-
 /// Decodes a row selected with [`COLUMNS`] starting at column 0.
 pub(crate) fn decode(row: &postgres::Row) -> Result<Memory> {
-    let id: String = get(row, 0)?;
-    let bad = |what: &str, e: &dyn std::fmt::Display| Error::Corrupted {
-        location: format!("postgres row id {id}"),
-        reason: format!("{what}: {e}"),
-    };
-    let text: String = get(row, 4)?;
-    let is_json: bool = get(row, 5)?;
-    let content = if is_json {
-        serde_json::from_str(&text).map_err(|e| bad("content", &e))?
-    } else {
-        Value::String(text)
-    };
-    let state: String = get(row, 17)?;
-    let state = match state.as_str() {
-        "active" => MemoryState::Active,
-        "archived" => MemoryState::Archived,
-        "superseded" => MemoryState::Superseded,
-        other => return Err(bad("state", &other)),
-    };
-    let tags: Value = get(row, 11)?;
-    let metadata: Value = get(row, 12)?;
-    let superseded_by: Option<String> = get(row, 18)?;
-    let confidence: Option<i16> = get(row, 15)?;
-    let importance: f64 = get(row, 13)?;
-    let access_count: i64 = get(row, 24)?;
-    let version: i64 = get(row, 28)?;
-    Ok(Memory {
-        id: MemoryId::parse(&id).map_err(|e| bad("id", &e))?,
-        partition: Partition::new(
-            Tenant::new(get::<String>(row, 1)?).map_err(|e| bad("tenant", &e))?,
-            Namespace::new(get::<String>(row, 2)?).map_err(|e| bad("namespace", &e))?,
-        ),
-        key: muisti_core::Key::new(get::<String>(row, 3)?).map_err(|e| bad("key", &e))?,
-        content,
-        context: get(row, 27)?,
-        category: Category::parse(&get::<String>(row, 6)?).map_err(|e| bad("category", &e))?,
-        scope: MemoryScope::parse(&get::<String>(row, 7)?).map_err(|e| bad("scope", &e))?,
-        owner: Owner {
-            user_id: get(row, 8)?,
-            agent_id: get(row, 9)?,
-            session_id: get(row, 10)?,
-        },
-        tags: serde_json::from_value(tags).map_err(|e| bad("tags", &e))?,
-        metadata: match metadata {
-            Value::Object(m) => m,
-            other => return Err(bad("metadata", &other)),
-        },
-        importance: importance as f32,
-        source: Source::parse(&get::<String>(row, 14)?).map_err(|e| bad("source", &e))?,
-        confidence: confidence
-            .map(u8::try_from)
-            .transpose()
-            .map_err(|e| bad("confidence", &e))?,
+    let json = |i: usize| -> Result<String> { Ok(get::<Value>(row, i)?.to_string()) };
+    Columns {
+        id: get(row, 0)?,
+        tenant: get(row, 1)?,
+        namespace: get(row, 2)?,
+        key: get(row, 3)?,
+        content: get(row, 4)?,
+        content_is_json: get(row, 5)?,
+        category: get(row, 6)?,
+        scope: get(row, 7)?,
+        user_id: get(row, 8)?,
+        agent_id: get(row, 9)?,
+        session_id: get(row, 10)?,
+        tags: json(11)?,
+        metadata: json(12)?,
+        importance: get(row, 13)?,
+        source: get(row, 14)?,
+        confidence: get::<Option<i16>>(row, 15)?.map(i64::from),
         content_hash: get(row, 16)?,
-        state,
-        superseded_by: superseded_by
-            .map(|s| MemoryId::parse(&s))
-            .transpose()
-            .map_err(|e| bad("superseded_by", &e))?,
-        valid_from: ts(get(row, 19)?),
-        valid_until: ts(get(row, 20)?),
-        created_at: Timestamp::from_millis(get(row, 21)?),
-        updated_at: Timestamp::from_millis(get(row, 22)?),
-        last_accessed_at: ts(get(row, 23)?),
-        access_count: u64::try_from(access_count).unwrap_or(0),
-        expires_at: ts(get(row, 25)?),
+        state: get(row, 17)?,
+        superseded_by: get(row, 18)?,
+        valid_from: get(row, 19)?,
+        valid_until: get(row, 20)?,
+        created_at: get(row, 21)?,
+        updated_at: get(row, 22)?,
+        last_accessed_at: get(row, 23)?,
+        access_count: get(row, 24)?,
+        expires_at: get(row, 25)?,
         embedding_model: get(row, 26)?,
-        version: u64::try_from(version).unwrap_or(1),
-    })
+        context: get(row, 27)?,
+        version: get(row, 28)?,
+    }
+    .into_memory("postgres")
 }
 
 /// A record id read from text: the one reading of an id column.
@@ -250,10 +202,6 @@ pub(crate) fn row_args(
     m: &Memory,
     vector: Option<&[f32]>,
 ) -> Result<Vec<Box<dyn ToSql + Sync + Send>>> {
-    let (text, is_json) = match &m.content {
-        Value::String(s) => (s.clone(), false),
-        other => (other.to_string(), true),
-    };
     let terms: Vec<String> = tokenize(&m.index_text()).collect();
     let context_terms: Vec<String> = m
         .context
@@ -261,36 +209,40 @@ pub(crate) fn row_args(
         .map_or_else(Vec::new, |c| tokenize(c).collect());
     let doc_len = i32::try_from(terms.len() + context_terms.len())
         .map_err(|e| Error::backend("postgres", e))?;
+    let c = Columns::of(m);
+    let json = |s: &str| -> Result<Value> {
+        serde_json::from_str(s).map_err(|e| Error::backend("postgres", e))
+    };
     let args: Vec<Box<dyn ToSql + Sync + Send>> = vec![
-        Box::new(m.id.to_string()),
-        Box::new(m.partition.tenant.as_str().to_owned()),
-        Box::new(m.partition.namespace.as_str().to_owned()),
-        Box::new(m.key.as_str().to_owned()),
-        Box::new(text),
-        Box::new(is_json),
-        Box::new(m.category.as_str().to_owned()),
-        Box::new(m.scope.as_str().to_owned()),
-        Box::new(m.owner.user_id.clone()),
-        Box::new(m.owner.agent_id.clone()),
-        Box::new(m.owner.session_id.clone()),
-        Box::new(Value::from(m.tags.clone())),
-        Box::new(Value::Object(m.metadata.clone())),
-        Box::new(f64::from(m.importance)),
-        Box::new(m.source.as_str().to_owned()),
+        Box::new(c.id),
+        Box::new(c.tenant),
+        Box::new(c.namespace),
+        Box::new(c.key),
+        Box::new(c.content),
+        Box::new(c.content_is_json),
+        Box::new(c.category),
+        Box::new(c.scope),
+        Box::new(c.user_id),
+        Box::new(c.agent_id),
+        Box::new(c.session_id),
+        Box::new(json(&c.tags)?),
+        Box::new(json(&c.metadata)?),
+        Box::new(c.importance),
+        Box::new(c.source),
         Box::new(m.confidence.map(i16::from)),
-        Box::new(m.content_hash.clone()),
-        Box::new(state_str(m.state)),
-        Box::new(m.superseded_by.map(|i| i.to_string())),
-        Box::new(m.valid_from.map(Timestamp::as_millis)),
-        Box::new(m.valid_until.map(Timestamp::as_millis)),
-        Box::new(m.created_at.as_millis()),
-        Box::new(m.updated_at.as_millis()),
-        Box::new(m.last_accessed_at.map(Timestamp::as_millis)),
-        Box::new(i64::try_from(m.access_count).unwrap_or(i64::MAX)),
-        Box::new(m.expires_at.map(Timestamp::as_millis)),
-        Box::new(m.embedding_model.clone()),
-        Box::new(m.context.clone()),
-        Box::new(i64::try_from(m.version).unwrap_or(i64::MAX)),
+        Box::new(c.content_hash),
+        Box::new(c.state),
+        Box::new(c.superseded_by),
+        Box::new(c.valid_from),
+        Box::new(c.valid_until),
+        Box::new(c.created_at),
+        Box::new(c.updated_at),
+        Box::new(c.last_accessed_at),
+        Box::new(c.access_count),
+        Box::new(c.expires_at),
+        Box::new(c.embedding_model),
+        Box::new(c.context),
+        Box::new(c.version),
         Box::new(terms),
         Box::new(context_terms),
         Box::new(doc_len),
@@ -300,56 +252,26 @@ pub(crate) fn row_args(
     Ok(args)
 }
 
-/// The columns [`row_args`] gives values for, in its order: [`COLUMNS`], then the terms,
-/// context terms, length, vector and dimensions.
-const WRITE_COLUMNS: [&str; 34] = [
-    "id",
-    "tenant",
-    "namespace",
-    "key",
-    "content",
-    "content_is_json",
-    "category",
-    "scope",
-    "user_id",
-    "agent_id",
-    "session_id",
-    "tags",
-    "metadata",
-    "importance",
-    "source",
-    "confidence",
-    "content_hash",
-    "state",
-    "superseded_by",
-    "valid_from",
-    "valid_until",
-    "created_at",
-    "updated_at",
-    "last_accessed_at",
-    "access_count",
-    "expires_at",
-    "embedding_model",
-    "context",
-    "version",
-    "terms",
-    "context_terms",
-    "doc_len",
-    "embedding",
-    "dims",
-];
+/// The columns [`row_args`] gives values for, in its order: the record's
+/// ([`COLUMN_NAMES`]), then the terms, context terms, length, vector and dimensions.
+fn write_columns() -> impl Iterator<Item = &'static str> {
+    COLUMN_NAMES
+        .into_iter()
+        .chain(["terms", "context_terms", "doc_len", "embedding", "dims"])
+}
 
-/// The last two of [`WRITE_COLUMNS`] are the vector's.
+/// The last two of [`write_columns`] are the vector's.
 pub(crate) const VECTOR_COLUMNS: usize = 2;
 
 /// The INSERT of a whole row ([`row_args`]).
 pub(crate) fn insert_sql() -> &'static str {
     static SQL: OnceLock<String> = OnceLock::new();
     SQL.get_or_init(|| {
-        let values: Vec<String> = (1..=WRITE_COLUMNS.len()).map(|i| format!("${i}")).collect();
+        let names: Vec<&str> = write_columns().collect();
+        let values: Vec<String> = (1..=names.len()).map(|i| format!("${i}")).collect();
         format!(
             "INSERT INTO memories ({}) VALUES ({})",
-            WRITE_COLUMNS.join(", "),
+            names.join(", "),
             values.join(", ")
         )
     })
@@ -362,8 +284,8 @@ pub(crate) fn update_sql(with_vector: bool) -> &'static str {
     static WITH: OnceLock<String> = OnceLock::new();
     static WITHOUT: OnceLock<String> = OnceLock::new();
     let build = |n: usize| {
-        let set: Vec<String> = WRITE_COLUMNS[..n]
-            .iter()
+        let set: Vec<String> = write_columns()
+            .take(n)
             .enumerate()
             .map(|(i, c)| format!("{c} = ${}", i + 1))
             .collect();
@@ -374,9 +296,9 @@ pub(crate) fn update_sql(with_vector: bool) -> &'static str {
         )
     };
     if with_vector {
-        WITH.get_or_init(|| build(WRITE_COLUMNS.len()))
+        WITH.get_or_init(|| build(write_columns().count()))
     } else {
-        WITHOUT.get_or_init(|| build(WRITE_COLUMNS.len() - VECTOR_COLUMNS))
+        WITHOUT.get_or_init(|| build(write_columns().count() - VECTOR_COLUMNS))
     }
 }
 
@@ -387,10 +309,8 @@ mod tests {
     /// What is read and what is written name the record's columns alike.
     #[test]
     fn read_and_write_columns_agree() {
-        assert_eq!(COLUMNS, WRITE_COLUMNS[..29].join(", "));
-        assert_eq!(
-            WRITE_COLUMNS[WRITE_COLUMNS.len() - VECTOR_COLUMNS..],
-            ["embedding", "dims"]
-        );
+        assert_eq!(COLUMNS, COLUMN_NAMES.join(", "));
+        let all: Vec<&str> = write_columns().collect();
+        assert_eq!(all[all.len() - VECTOR_COLUMNS..], ["embedding", "dims"]);
     }
 }

@@ -1,18 +1,13 @@
 //! Records to rows and back: the column codec of the `memories` table.
 
 use muisti_core::{
-    Category, Error, Memory, MemoryId, MemoryScope, MemoryState, Namespace, Owner, Partition,
-    Result, Source, Tenant, Timestamp,
+    Memory, Result,
     text::{token_string, vector_to_bytes},
 };
+use muisti_store::Columns;
 use rusqlite::{Row, params};
-use serde_json::Value;
 
 use crate::{cache::Fresh, sql::INSERT, sql_err};
-
-fn ts(v: Option<i64>) -> Option<Timestamp> {
-    v.map(Timestamp::from_millis)
-}
 
 /// Decodes a row selected with [`COLUMNS`].
 pub(crate) fn decode(row: &Row<'_>) -> rusqlite::Result<Result<Memory>> {
@@ -21,27 +16,20 @@ pub(crate) fn decode(row: &Row<'_>) -> rusqlite::Result<Result<Memory>> {
 
 /// Decodes the [`COLUMNS`] of a row that start at column `base`.
 pub(crate) fn decode_from(row: &Row<'_>, base: usize) -> rusqlite::Result<Result<Memory>> {
-    let id: String = row.get(base)?;
-    let text: String = row.get(base + 4)?;
-    let is_json: bool = row.get(base + 5)?;
-    let tags: String = row.get(base + 11)?;
-    let metadata: String = row.get(base + 12)?;
-    let raw = RawRow {
-        id,
+    let columns = Columns {
+        id: row.get(base)?,
         tenant: row.get(base + 1)?,
         namespace: row.get(base + 2)?,
         key: row.get(base + 3)?,
-        text,
-        is_json,
+        content: row.get(base + 4)?,
+        content_is_json: row.get(base + 5)?,
         category: row.get(base + 6)?,
         scope: row.get(base + 7)?,
-        owner: Owner {
-            user_id: row.get(base + 8)?,
-            agent_id: row.get(base + 9)?,
-            session_id: row.get(base + 10)?,
-        },
-        tags,
-        metadata,
+        user_id: row.get(base + 8)?,
+        agent_id: row.get(base + 9)?,
+        session_id: row.get(base + 10)?,
+        tags: row.get(base + 11)?,
+        metadata: row.get(base + 12)?,
         importance: row.get(base + 13)?,
         source: row.get(base + 14)?,
         confidence: row.get(base + 15)?,
@@ -59,112 +47,7 @@ pub(crate) fn decode_from(row: &Row<'_>, base: usize) -> rusqlite::Result<Result
         context: row.get(base + 27)?,
         version: row.get(base + 28)?,
     };
-    Ok(raw.into_memory())
-}
-
-struct RawRow {
-    id: String,
-    tenant: String,
-    namespace: String,
-    key: String,
-    text: String,
-    is_json: bool,
-    category: String,
-    scope: String,
-    owner: Owner,
-    tags: String,
-    metadata: String,
-    importance: f64,
-    source: String,
-    confidence: Option<i64>,
-    content_hash: String,
-    state: String,
-    superseded_by: Option<String>,
-    valid_from: Option<i64>,
-    valid_until: Option<i64>,
-    created_at: i64,
-    updated_at: i64,
-    last_accessed_at: Option<i64>,
-    access_count: i64,
-    expires_at: Option<i64>,
-    embedding_model: Option<String>,
-    context: Option<String>,
-    version: i64,
-}
-
-impl RawRow {
-    fn into_memory(self) -> Result<Memory> {
-        let location = format!("sqlite row id {}", self.id);
-        let bad = |what: &str, e: &dyn std::fmt::Display| Error::Corrupted {
-            location: location.clone(),
-            reason: format!("{what}: {e}"),
-        };
-        let content = if self.is_json {
-            serde_json::from_str(&self.text).map_err(|e| bad("content", &e))?
-        } else {
-            Value::String(self.text)
-        };
-        let state = match self.state.as_str() {
-            "active" => MemoryState::Active,
-            "archived" => MemoryState::Archived,
-            "superseded" => MemoryState::Superseded,
-            other => return Err(bad("state", &other)),
-        };
-        Ok(Memory {
-            id: MemoryId::parse(&self.id).map_err(|e| bad("id", &e))?,
-            partition: Partition::new(
-                Tenant::new(self.tenant).map_err(|e| bad("tenant", &e))?,
-                Namespace::new(self.namespace).map_err(|e| bad("namespace", &e))?,
-            ),
-            key: muisti_core::Key::new(self.key).map_err(|e| bad("key", &e))?,
-            content,
-            context: self.context,
-            category: Category::parse(&self.category).map_err(|e| bad("category", &e))?,
-            scope: MemoryScope::parse(&self.scope).map_err(|e| bad("scope", &e))?,
-            owner: self.owner,
-            tags: if self.tags == "[]" {
-                Vec::new()
-            } else {
-                serde_json::from_str(&self.tags).map_err(|e| bad("tags", &e))?
-            },
-            metadata: if self.metadata == "{}" {
-                serde_json::Map::new()
-            } else {
-                serde_json::from_str(&self.metadata).map_err(|e| bad("metadata", &e))?
-            },
-            importance: self.importance as f32,
-            source: Source::parse(&self.source).map_err(|e| bad("source", &e))?,
-            confidence: self
-                .confidence
-                .map(u8::try_from)
-                .transpose()
-                .map_err(|e| bad("confidence", &e))?,
-            content_hash: self.content_hash,
-            state,
-            superseded_by: self
-                .superseded_by
-                .map(|s| MemoryId::parse(&s))
-                .transpose()
-                .map_err(|e| bad("superseded_by", &e))?,
-            valid_from: ts(self.valid_from),
-            valid_until: ts(self.valid_until),
-            created_at: Timestamp::from_millis(self.created_at),
-            updated_at: Timestamp::from_millis(self.updated_at),
-            last_accessed_at: ts(self.last_accessed_at),
-            access_count: u64::try_from(self.access_count).unwrap_or(0),
-            expires_at: ts(self.expires_at),
-            embedding_model: self.embedding_model,
-            version: u64::try_from(self.version).unwrap_or(1),
-        })
-    }
-}
-
-fn state_str(s: MemoryState) -> &'static str {
-    match s {
-        MemoryState::Active => "active",
-        MemoryState::Archived => "archived",
-        MemoryState::Superseded => "superseded",
-    }
+    Ok(columns.into_memory("sqlite"))
 }
 
 /// Inserts or updates (by rowid) one record, its vector and its full-text entry.
@@ -174,42 +57,37 @@ pub(crate) fn write_row(
     vector: Option<&[f32]>,
     rowid: Option<i64>,
 ) -> Result<Fresh> {
-    let (text, is_json) = match &m.content {
-        Value::String(s) => (s.clone(), false),
-        other => (other.to_string(), true),
-    };
-    let tags = serde_json::to_string(&m.tags).map_err(|e| Error::backend("sqlite", e))?;
-    let metadata = serde_json::to_string(&m.metadata).map_err(|e| Error::backend("sqlite", e))?;
+    let c = Columns::of(m);
     let values = params![
-        m.id.to_string(),
-        m.partition.tenant.as_str(),
-        m.partition.namespace.as_str(),
-        m.key.as_str(),
-        text,
-        is_json,
-        m.category.as_str(),
-        m.scope.as_str(),
-        m.owner.user_id,
-        m.owner.agent_id,
-        m.owner.session_id,
-        tags,
-        metadata,
-        f64::from(m.importance),
-        m.source.as_str(),
-        m.confidence,
-        m.content_hash,
-        state_str(m.state),
-        m.superseded_by.map(|i| i.to_string()),
-        m.valid_from.map(Timestamp::as_millis),
-        m.valid_until.map(Timestamp::as_millis),
-        m.created_at.as_millis(),
-        m.updated_at.as_millis(),
-        m.last_accessed_at.map(Timestamp::as_millis),
-        i64::try_from(m.access_count).unwrap_or(i64::MAX),
-        m.expires_at.map(Timestamp::as_millis),
-        m.embedding_model,
-        m.context,
-        i64::try_from(m.version).unwrap_or(i64::MAX),
+        c.id,
+        c.tenant,
+        c.namespace,
+        c.key,
+        c.content,
+        c.content_is_json,
+        c.category,
+        c.scope,
+        c.user_id,
+        c.agent_id,
+        c.session_id,
+        c.tags,
+        c.metadata,
+        c.importance,
+        c.source,
+        c.confidence,
+        c.content_hash,
+        c.state,
+        c.superseded_by,
+        c.valid_from,
+        c.valid_until,
+        c.created_at,
+        c.updated_at,
+        c.last_accessed_at,
+        c.access_count,
+        c.expires_at,
+        c.embedding_model,
+        c.context,
+        c.version,
         vector.map(vector_to_bytes),
     ];
     let rowid = match rowid {

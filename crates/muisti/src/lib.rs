@@ -36,10 +36,10 @@ pub use muisti_embed::{
     Attempt, Backoff, EmbedError, Embedder, HttpConfig, HttpEmbedder, StaticEmbedder, retry,
     retry_after,
 };
-#[cfg(feature = "postgres")]
-pub use muisti_postgres::PostgresStore;
 #[cfg(feature = "mysql")]
 pub use muisti_mysql::MysqlStore;
+#[cfg(feature = "postgres")]
+pub use muisti_postgres::PostgresStore;
 #[cfg(feature = "redis")]
 pub use muisti_redis::RedisStore;
 #[cfg(feature = "sqlite")]

@@ -83,9 +83,15 @@ fn unreachable_server_is_a_clear_error_without_the_password() {
 #[test]
 fn muisti_parameters_are_checked_before_connecting() {
     for (url, field) in [
-        ("mysql://u@127.0.0.1:1/db?table_prefix=Bad-Name", "table_prefix"),
+        (
+            "mysql://u@127.0.0.1:1/db?table_prefix=Bad-Name",
+            "table_prefix",
+        ),
         ("mysql://u@127.0.0.1:1/db?pool_size=0", "pool_size"),
-        ("mysql://u@127.0.0.1:1/db?max_value_bytes=lots", "max_value_bytes"),
+        (
+            "mysql://u@127.0.0.1:1/db?max_value_bytes=lots",
+            "max_value_bytes",
+        ),
         ("mysql://u@127.0.0.1:1/db?require_ssl=true", "require_ssl"),
         ("mysql://u@127.0.0.1:1/db?no_such_option=1", "store url"),
     ] {
@@ -134,7 +140,8 @@ fn names_compare_exactly_and_long_terms_are_found() {
     let p = muisti_core::Partition::of(muisti_core::Namespace::default_ns());
     let key = |k: &str| Some(muisti_core::Key::new(k).expect("key"));
     for k in ["city", "City", "city "] {
-        s.put(muisti_core::Put::new(p.clone(), key(k), k)).expect("put");
+        s.put(muisti_core::Put::new(p.clone(), key(k), k))
+            .expect("put");
     }
     assert_eq!(
         s.count(&p, &muisti_core::Filter::default()).expect("count"),
@@ -142,7 +149,11 @@ fn names_compare_exactly_and_long_terms_are_found() {
     );
     let long = "z".repeat(300);
     let m = s
-        .put(muisti_core::Put::new(p.clone(), None, format!("a {long} b")))
+        .put(muisti_core::Put::new(
+            p.clone(),
+            None,
+            format!("a {long} b"),
+        ))
         .expect("put")
         .memory;
     let hits = s

@@ -168,6 +168,23 @@ pub fn query_terms(query: &str) -> Vec<String> {
     if content.is_empty() { all } else { content }
 }
 
+/// A document's distinct terms with their counts in the indexed text and in the context,
+/// and its length in terms (both fields): what a store that counts terms itself keeps per
+/// record, for [`Bm25::rank_counts`].
+pub fn term_counts(text: &str, context: Option<&str>) -> (HashMap<String, (u32, u32)>, u32) {
+    let mut counts: HashMap<String, (u32, u32)> = HashMap::new();
+    let mut len = 0u32;
+    for t in tokenize(text) {
+        counts.entry(t).or_default().0 += 1;
+        len = len.saturating_add(1);
+    }
+    for t in context.map(tokenize).into_iter().flatten() {
+        counts.entry(t).or_default().1 += 1;
+        len = len.saturating_add(1);
+    }
+    (counts, len)
+}
+
 /// The tokens of `text` joined by single spaces: what a full-text engine indexes so that
 /// every backend sees the same words.
 pub fn token_string(text: &str) -> String {

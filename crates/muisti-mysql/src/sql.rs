@@ -1,11 +1,9 @@
 //! SQL text and arguments: the column list, the record codec, postings and filters as
 //! conditions.
 
-use std::collections::HashMap;
-
 use muisti_core::{
     Category, Error, Filter, Filterable, Memory, MemoryId, MemoryScope, Owner, Partition, Result,
-    Timestamp, text::tokenize,
+    Timestamp, text::term_counts,
 };
 use muisti_store::{COLUMN_NAMES, Columns};
 use mysql::{Row, Value, prelude::FromValue};
@@ -361,16 +359,7 @@ pub(crate) fn term_key(term: &str) -> Vec<u8> {
 /// A record's postings: each distinct term's key with its counts in the indexed text and in
 /// the context; and the document's length in terms (both fields).
 pub(crate) fn postings(m: &Memory) -> (Vec<(Vec<u8>, u32, u32)>, u32) {
-    let mut counts: HashMap<String, (u32, u32)> = HashMap::new();
-    let mut len = 0u32;
-    for t in tokenize(&m.index_text()) {
-        counts.entry(t).or_default().0 += 1;
-        len = len.saturating_add(1);
-    }
-    for t in m.context.as_deref().map(tokenize).into_iter().flatten() {
-        counts.entry(t).or_default().1 += 1;
-        len = len.saturating_add(1);
-    }
+    let (counts, len) = term_counts(&m.index_text(), m.context.as_deref());
     let mut out: Vec<(Vec<u8>, u32, u32)> = counts
         .into_iter()
         .map(|(t, (tf, ctx))| (term_key(&t), tf, ctx))

@@ -11,28 +11,41 @@
 //! | `P n/{tenant}/{namespace}` | sorted set | members `{id}/{key}`, all score 0: the listing index, in id order |
 //! | `P t/{tenant}` | set | the tenant's namespaces |
 //! | `P tenants` | set | the tenants |
+//! | `P g/{tenant}/{namespace}` | integer | the partition's generation: `INCR`ed by every transaction that changes its records |
 //!
 //! Writes are `WATCH`/`MULTI` transactions, so concurrent writers in any number of processes
 //! lose nothing. Expired records vanish natively; their index entries are dropped when a
 //! listing meets them and by `purge_expired`. Only `SCAN`-family commands iterate (never
 //! `KEYS`). No TTL means no expiry: there is no default TTL.
 //!
-//! URL: `redis://[:password@]host[:port][/db][?prefix=muisti:]`, or `rediss://` for TLS.
+//! Searches (full text, vectors) and recall's reads answer from an in-process copy of the
+//! partition, checked against its generation before each use (one `GET`): see `copy.rs`.
+//! `cache_records` bounds the records the copies of one handle hold (default 1,000,000;
+//! least recently used partitions dropped first; 0 keeps none, so every search reads the
+//! partition).
+//!
+//! URL: `redis://[:password@]host[:port][/db][?prefix=muisti:&cache_records=N]`, or
+//! `rediss://` for TLS.
+
+mod copy;
 
 use std::{
     collections::HashMap,
-    sync::{Arc, Mutex, Once},
+    sync::{Arc, Mutex, Once, RwLock},
     time::Duration,
 };
 
 use muisti_core::{
     Capabilities, Clock, Error, Filter, Health, Limits, ListQuery, Locator, Memory, MemoryId,
-    Namespace, Page, Partition, Put, Result, Store, StoreInfo, StoredVector, SystemClock, Tenant,
-    Timestamp, UpdateRequest, VectorChange, WriteStatus, Written, redact_url,
+    Namespace, Page, Partition, Put, RankFields, Result, Scored, Store, StoreInfo, StoredVector,
+    SystemClock, Tenant, TextQuery, Timestamp, UpdateRequest, VectorChange, VectorQuery,
+    WriteStatus, Written, redact_url,
     text::{vector_from_bytes, vector_to_bytes},
 };
 use muisti_store::{StoreRegistry, StoreUrl};
 use redis::{Commands, Connection, ConnectionLike, RedisError};
+
+use crate::copy::{Copies, Copy};
 
 /// The default key prefix.
 pub const DEFAULT_PREFIX: &str = "muisti:";
@@ -47,10 +60,16 @@ pub struct RedisStore {
     pool: Mutex<Vec<Connection>>,
     by_id: redis::Script,
     clock: Arc<dyn Clock>,
+    copies: Copies,
 }
 
 const IDLE_CONNECTIONS: usize = 8;
 const CHUNK: usize = 500;
+/// The default bound of the records a handle's copies hold.
+pub const DEFAULT_CACHE_RECORDS: usize = 1_000_000;
+/// Loads of a copy tried while writers keep changing the partition; then the last one
+/// answers the search without being kept.
+const LOAD_ATTEMPTS: usize = 3;
 
 static TLS_INIT: Once = Once::new();
 
@@ -67,18 +86,22 @@ pub fn register(registry: &mut StoreRegistry) {
 impl RedisStore {
     /// Connects to `url` (see the crate docs) and checks the server answers.
     ///
-    /// The query parameters `prefix` and `max_value_bytes` are muisti's; any others are
-    /// passed on to the Redis client.
+    /// The query parameters `prefix`, `cache_records` and `max_value_bytes` are muisti's;
+    /// any others are passed on to the Redis client.
     pub fn open(url: &str) -> Result<Self> {
         let target = redact_url(url);
         let (base, query) = url.split_once('?').unwrap_or((url, ""));
         let mut prefix = DEFAULT_PREFIX.to_owned();
-        let limits = StoreUrl::parse(url)?.limits()?;
+        let parsed = StoreUrl::parse(url)?;
+        let limits = parsed.limits()?;
+        let cache_records = parsed
+            .whole("cache_records", 0..=usize::MAX)?
+            .unwrap_or(DEFAULT_CACHE_RECORDS);
         let mut passed = Vec::new();
         for kv in query.split('&').filter(|s| !s.is_empty()) {
             match kv.split_once('=') {
                 Some(("prefix", v)) => prefix = v.to_owned(),
-                Some(("max_value_bytes", _)) => {}
+                Some(("max_value_bytes" | "cache_records", _)) => {}
                 _ => passed.push(kv),
             }
         }
@@ -108,6 +131,7 @@ impl RedisStore {
                  return {ptr, redis.call('GET', ARGV[1] .. ptr)}",
             ),
             clock: Arc::new(SystemClock),
+            copies: Copies::new(cache_records),
         };
         // Fail now, with a clear message, rather than on first use.
         store.with_conn(|c| {
@@ -221,6 +245,65 @@ impl RedisStore {
         format!("{}tenants", self.prefix)
     }
 
+    fn generation_key(&self, p: &Partition) -> String {
+        format!("{}g/{}/{}", self.prefix, p.tenant, p.namespace)
+    }
+
+    /// The copy of `p` at its current generation: the one held, or a new one read from
+    /// Redis (kept when no write committed while it was read).
+    fn copy_of(&self, c: &mut Connection, p: &Partition) -> Result<Arc<RwLock<Copy>>, Fail> {
+        let key = self.generation_key(p);
+        let mut last = None;
+        for _ in 0..LOAD_ATTEMPTS {
+            let before: i64 = c.get::<_, Option<i64>>(&key)?.unwrap_or(0);
+            if let Some(copy) = self.copies.at(p, before) {
+                return Ok(copy);
+            }
+            let records = self.scan_index(c, p, &Filter::default(), None, usize::MAX)?;
+            let vectors = self.vectors_of(c, &p.tenant, &records)?;
+            let copy = Copy::new(before, records.into_iter().zip(vectors));
+            let after: i64 = c.get::<_, Option<i64>>(&key)?.unwrap_or(0);
+            if before == after {
+                return Ok(self.copies.keep(p, copy));
+            }
+            last = Some(copy);
+        }
+        // Writers kept committing: answer from the last read (as fresh as a scan), unkept.
+        Ok(Arc::new(RwLock::new(
+            last.unwrap_or_else(|| Copy::new(-1, std::iter::empty())),
+        )))
+    }
+
+    /// The vectors of `records` (none for a record without a model or a vector).
+    fn vectors_of(
+        &self,
+        c: &mut Connection,
+        tenant: &Tenant,
+        records: &[Memory],
+    ) -> Result<Vec<Option<Vec<f32>>>, Fail> {
+        let mut out = Vec::with_capacity(records.len());
+        for chunk in records.chunks(CHUNK) {
+            let keys: Vec<String> = chunk
+                .iter()
+                .map(|m| self.vector_key(tenant, m.id))
+                .collect();
+            let blobs: Vec<Option<Vec<u8>>> = redis::cmd("MGET").arg(&keys).query(c)?;
+            for ((m, key), blob) in chunk.iter().zip(&keys).zip(blobs) {
+                let vector = match (blob, &m.embedding_model) {
+                    (Some(blob), Some(_)) => Some(vector_from_bytes(&blob).ok_or_else(|| {
+                        Fail::Muisti(Error::Corrupted {
+                            location: format!("redis key {key}"),
+                            reason: "not a vector".into(),
+                        })
+                    })?),
+                    _ => None,
+                };
+                out.push(vector);
+            }
+        }
+        Ok(out)
+    }
+
     fn decode(&self, location: &str, json: &str) -> Result<Memory, Fail> {
         serde_json::from_str(json).map_err(|e| {
             Fail::Muisti(Error::Corrupted {
@@ -306,6 +389,7 @@ impl RedisStore {
             let mut pipe = redis::pipe();
             pipe.atomic();
             let mut out = Vec::with_capacity(puts.len());
+            let mut vectors = Vec::with_capacity(puts.len());
             for (put, rkey) in puts.iter().zip(&keyed) {
                 let existing = rkey
                     .as_ref()
@@ -324,9 +408,25 @@ impl RedisStore {
                 self.queue_write(&mut pipe, &rkey, &memory, vector.as_deref())?;
                 current.insert(rkey, Some(memory.clone()));
                 out.push(Written { memory, status });
+                vectors.push(vector);
             }
-            let applied: Option<()> = pipe.query(c)?;
-            if applied.is_some() {
+            let mut partitions: Vec<&Partition> = out.iter().map(|w| &w.memory.partition).collect();
+            partitions.sort_unstable();
+            partitions.dedup();
+            for p in &partitions {
+                pipe.incr(self.generation_key(p), 1);
+            }
+            let applied: Option<Vec<i64>> = pipe.query(c)?;
+            if let Some(generations) = applied {
+                for (p, g) in partitions.iter().zip(generations) {
+                    self.copies.apply(p, g, |copy| {
+                        for (w, v) in out.iter().zip(&vectors) {
+                            if w.memory.partition == **p {
+                                copy.upsert(w.memory.clone(), v.as_deref());
+                            }
+                        }
+                    });
+                }
                 return Ok(out);
             }
         }
@@ -494,17 +594,19 @@ impl RedisStore {
                 .del(self.vector_key(&m.partition.tenant, m.id))
                 .ignore()
                 .zrem(self.index_key(&m.partition), format!("{}/{}", m.id, m.key))
-                .ignore();
-            let applied: Option<()> = pipe.query(c)?;
-            if applied.is_some() {
+                .ignore()
+                .incr(self.generation_key(&m.partition), 1);
+            let applied: Option<(i64,)> = pipe.query(c)?;
+            if let Some((g,)) = applied {
+                self.copies.apply(&m.partition, g, |copy| copy.remove(m.id));
                 return Ok(true);
             }
         }
     }
 
     /// Changes the live record with `id` in place (its expiry kept) under WATCH/MULTI,
-    /// retried on conflict; `also` adds commands to the same transaction. `false` if there is
-    /// no such record.
+    /// retried on conflict; `also` adds commands to the same transaction; `copied` applies
+    /// the change to the partition's copy. `false` if there is no such record.
     fn update_by_id(
         &self,
         c: &mut Connection,
@@ -512,6 +614,7 @@ impl RedisStore {
         id: MemoryId,
         change: impl Fn(&mut Memory),
         also: impl Fn(&mut redis::Pipeline, &Memory),
+        copied: impl Fn(&mut Copy, &Memory),
     ) -> Result<bool, Fail> {
         let locator = Locator::Id {
             tenant: tenant.clone(),
@@ -532,8 +635,10 @@ impl RedisStore {
                 .arg("KEEPTTL")
                 .ignore();
             also(&mut pipe, &m);
-            let applied: Option<()> = pipe.query(c)?;
-            if applied.is_some() {
+            pipe.incr(self.generation_key(&m.partition), 1);
+            let applied: Option<(i64,)> = pipe.query(c)?;
+            if let Some((g,)) = applied {
+                self.copies.apply(&m.partition, g, |copy| copied(copy, &m));
                 return Ok(true);
             }
         }
@@ -577,8 +682,12 @@ impl RedisStore {
             let mut pipe = redis::pipe();
             pipe.atomic();
             self.queue_write(&mut pipe, &rkey, &memory, vector.as_deref())?;
-            let applied: Option<()> = pipe.query(c)?;
-            if applied.is_some() {
+            pipe.incr(self.generation_key(&memory.partition), 1);
+            let applied: Option<(i64,)> = pipe.query(c)?;
+            if let Some((g,)) = applied {
+                self.copies.apply(&memory.partition, g, |copy| {
+                    copy.upsert(memory.clone(), vector.as_deref());
+                });
                 return Ok(memory);
             }
         }
@@ -703,6 +812,7 @@ impl Store for RedisStore {
                     pipe.del(self.vector_key(&partition.tenant, m.id)).ignore();
                     pipe.zrem(&index, format!("{}/{}", m.id, m.key)).ignore();
                 }
+                pipe.incr(self.generation_key(partition), 1).ignore();
                 pipe.exec(c)?;
                 n += chunk.len() as u64;
             }
@@ -723,6 +833,7 @@ impl Store for RedisStore {
             } else {
                 redis::cmd("UNWATCH").exec(c)?;
             }
+            self.copies.drop_copy(partition);
             Ok(n)
         })
     }
@@ -755,6 +866,7 @@ impl Store for RedisStore {
                         m.last_accessed_at = Some(at);
                     },
                     |_, _| {},
+                    Copy::touched,
                 )?;
             }
             Ok(())
@@ -764,29 +876,85 @@ impl Store for RedisStore {
     fn vectors(&self, partition: &Partition, filter: &Filter) -> Result<Vec<StoredVector>> {
         self.with_conn(|c| {
             let live = self.scan_index(c, partition, filter, None, usize::MAX)?;
-            let mut out = Vec::new();
-            for chunk in live.chunks(CHUNK) {
-                let keys: Vec<String> = chunk
-                    .iter()
-                    .map(|m| self.vector_key(&partition.tenant, m.id))
-                    .collect();
-                let blobs: Vec<Option<Vec<u8>>> = redis::cmd("MGET").arg(&keys).query(c)?;
-                for ((m, key), blob) in chunk.iter().zip(&keys).zip(blobs) {
-                    let (Some(blob), Some(model)) = (blob, &m.embedding_model) else {
-                        continue;
-                    };
-                    let vector = vector_from_bytes(&blob).ok_or_else(|| {
-                        Fail::Muisti(Error::Corrupted {
-                            location: format!("redis key {key}"),
-                            reason: "not a vector".into(),
-                        })
-                    })?;
-                    out.push(StoredVector {
+            let vectors = self.vectors_of(c, &partition.tenant, &live)?;
+            Ok(live
+                .into_iter()
+                .zip(vectors)
+                .filter_map(|(m, v)| {
+                    Some(StoredVector {
                         id: m.id,
-                        model: model.clone(),
-                        vector,
-                    });
+                        model: m.embedding_model?,
+                        vector: v?,
+                    })
+                })
+                .collect())
+        })
+    }
+
+    fn text_search(&self, query: &TextQuery) -> Result<Vec<Scored>> {
+        let now = self.now();
+        self.with_conn(|c| {
+            let copy = self.copy_of(c, &query.partition)?;
+            let copy = copy.read().unwrap_or_else(|e| e.into_inner());
+            Ok(copy.text_search(&query.query, &query.filter, query.limit, now))
+        })
+    }
+
+    fn vector_search(&self, query: &VectorQuery) -> Result<Vec<Scored>> {
+        let now = self.now();
+        self.with_conn(|c| {
+            let copy = self.copy_of(c, &query.partition)?;
+            let copy = copy.read().unwrap_or_else(|e| e.into_inner());
+            Ok(copy.vector_search(&query.vector, &query.filter, query.limit, now))
+        })
+    }
+
+    fn rank_fields(&self, partition: &Partition, ids: &[MemoryId]) -> Result<Vec<RankFields>> {
+        let now = self.now();
+        self.with_conn(|c| {
+            let copy = self.copy_of(c, partition)?;
+            let copy = copy.read().unwrap_or_else(|e| e.into_inner());
+            Ok(copy.rank_fields(ids, now))
+        })
+    }
+
+    fn get_many(&self, tenant: &Tenant, ids: &[MemoryId]) -> Result<Vec<Memory>> {
+        let now = self.now();
+        self.with_conn(|c| {
+            // Copies of the tenant's partitions answer if their generations are current
+            // (one MGET for all); other ids are read one by one.
+            let held = self.copies.held_for(tenant);
+            let mut fresh = Vec::new();
+            if !held.is_empty() {
+                let keys: Vec<String> = held
+                    .iter()
+                    .map(|(p, _, _)| self.generation_key(p))
+                    .collect();
+                let current: Vec<Option<i64>> = redis::cmd("MGET").arg(&keys).query(c)?;
+                for ((_, copy, g), now_g) in held.into_iter().zip(current) {
+                    if now_g.unwrap_or(0) == g {
+                        fresh.push(copy);
+                    }
                 }
+            }
+            let mut out = Vec::with_capacity(ids.len());
+            for id in ids {
+                let cached = fresh
+                    .iter()
+                    .find_map(|copy| copy.read().unwrap_or_else(|e| e.into_inner()).get(id, now));
+                let found = match cached {
+                    Some(m) => Some(m),
+                    None => self
+                        .find(
+                            c,
+                            &Locator::Id {
+                                tenant: tenant.clone(),
+                                id: *id,
+                            },
+                        )?
+                        .map(|(_, m)| m),
+                };
+                out.extend(found);
             }
             Ok(out)
         })
@@ -836,6 +1004,7 @@ impl Store for RedisStore {
                         }
                         pipe.add_command(vset).ignore();
                     },
+                    |copy, m| copy.upsert(m.clone(), Some(&v.vector)),
                 )?;
                 n += u64::from(changed);
             }

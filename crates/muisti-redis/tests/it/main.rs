@@ -174,3 +174,98 @@ fn rediss_speaks_tls_and_fails_clearly_against_a_plain_server() {
         "{err}"
     );
 }
+
+/// Two handles (two servers) on one Redis: each answers searches from its in-process copy,
+/// and every write, update, delete, access count and vector through one is seen by the
+/// other's very next read (the copies are checked against the partition's generation).
+#[test]
+fn copies_in_two_handles_never_answer_stale() {
+    use muisti_core::{Filter, Locator, Namespace, Partition, Put, TextQuery, VectorQuery};
+    let Some(h) = harness() else { return };
+    let a = h.open();
+    let b = h.open();
+    let p = Partition::of(Namespace::default_ns());
+    let text = |s: &Arc<dyn Store>, q: &str| {
+        s.text_search(&TextQuery {
+            partition: p.clone(),
+            query: q.into(),
+            filter: Filter::default(),
+            limit: 5,
+        })
+        .expect("search")
+        .into_iter()
+        .map(|h| h.id)
+        .collect::<Vec<_>>()
+    };
+    // B holds a copy before A writes.
+    assert!(text(&b, "lisbon").is_empty());
+    let m = a
+        .put(Put::new(p.clone(), None, "I moved to Lisbon"))
+        .expect("put")
+        .memory;
+    assert_eq!(text(&b, "lisbon"), vec![m.id]);
+    // An update through A: B finds the new words, not the old.
+    let req = muisti_core::UpdateRequest::new(
+        Locator::Id {
+            tenant: p.tenant.clone(),
+            id: m.id,
+        },
+        muisti_core::Patch {
+            content: Some("I moved to Porto".into()),
+            ..Default::default()
+        },
+    );
+    a.update(&req).expect("update");
+    assert!(text(&b, "lisbon").is_empty());
+    assert_eq!(text(&b, "porto"), vec![m.id]);
+    // Access counts through A are B's rescoring fields at once.
+    a.touch(&p.tenant, &[m.id], muisti_core::Timestamp::from_millis(5))
+        .expect("touch");
+    let fields = b.rank_fields(&p, &[m.id]).expect("fields");
+    assert_eq!(fields.first().map(|f| f.access_count), Some(1));
+    // A vector set through A is searched by B.
+    a.set_vectors(
+        &p.tenant,
+        &[muisti_core::StoredVector {
+            id: m.id,
+            model: "test".into(),
+            vector: vec![1.0, 0.0],
+        }],
+    )
+    .expect("vectors");
+    let near = b
+        .vector_search(&VectorQuery {
+            partition: p.clone(),
+            vector: vec![1.0, 0.0],
+            filter: Filter::default(),
+            limit: 5,
+        })
+        .expect("vector search");
+    assert_eq!(near.first().map(|s| s.id), Some(m.id));
+    // B's own write lands in its copy in place, and A sees it.
+    let n = b
+        .put(Put::new(p.clone(), None, "Porto has a bridge"))
+        .expect("put")
+        .memory;
+    assert_eq!(text(&b, "bridge"), vec![n.id]);
+    assert_eq!(text(&a, "bridge"), vec![n.id]);
+    assert_eq!(
+        b.get_many(&p.tenant, &[n.id, m.id])
+            .expect("get_many")
+            .iter()
+            .map(|m| m.id)
+            .collect::<Vec<_>>(),
+        vec![n.id, m.id]
+    );
+    // A delete through A is gone from B's search and reads.
+    a.delete(&Locator::Id {
+        tenant: p.tenant.clone(),
+        id: m.id,
+    })
+    .expect("delete");
+    assert!(text(&b, "porto").iter().all(|id| *id != m.id));
+    assert!(b.get_many(&p.tenant, &[m.id]).expect("get_many").is_empty());
+    // A flush through A empties B's answers.
+    a.flush(&p).expect("flush");
+    assert!(text(&b, "bridge").is_empty());
+}

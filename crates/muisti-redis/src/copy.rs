@@ -7,16 +7,24 @@
 //! from any process has committed since); different, the copy is dropped and reloaded. A
 //! load reads the generation before and after reading the records, and keeps the copy only
 //! if both agree. So a search never answers from a state older than the last write committed
-//! before it started: the staleness bound is zero, at the cost of one round trip.
+//! before it started, at the cost of one round trip.
 //!
 //! This process's own writes are applied to a copy in place when the generation their
 //! transaction produced is the copy's plus one (no other write came between); otherwise the
-//! copy is dropped. Expired records stay in a copy until it is reloaded and are skipped by
+//! copy is dropped.
+//!
+//! `staleness_ms` (default 1) lets a copy whose generation was confirmed less than that long
+//! ago answer without asking again, so the several reads of one recall (full text, vectors,
+//! rescoring fields, records) cost one round trip, not four. A write committed by another
+//! process is then seen by every read that starts at least that long after it; this
+//! process's own writes are seen at once. `staleness_ms=0` checks on every read. Expired
+//! records stay in a copy until it is reloaded and are skipped by
 //! every read (expiry is judged by the store's clock, as on every read path).
 
 use std::{
-    collections::HashMap,
+    collections::{HashMap, HashSet},
     sync::{Arc, Mutex, RwLock},
+    time::{Duration, Instant},
 };
 
 use muisti_core::{
@@ -51,6 +59,8 @@ pub(crate) struct Copy {
     rows: HashMap<MemoryId, Row>,
     /// Key → id of the record there.
     by_key: HashMap<String, MemoryId>,
+    /// User → the user's records: a user-filtered search reads only those.
+    by_user: HashMap<String, HashSet<MemoryId>>,
 }
 
 impl Copy {
@@ -63,6 +73,7 @@ impl Copy {
             generation,
             rows: HashMap::new(),
             by_key: HashMap::new(),
+            by_user: HashMap::new(),
         };
         for (m, v) in records {
             copy.insert(Row::new(m, v));
@@ -70,14 +81,18 @@ impl Copy {
         copy
     }
 
+    /// Adds a row, replacing the row of the same id and the row at the same key.
     fn insert(&mut self, row: Row) {
-        let key = row.memory.key.as_str().to_owned();
-        if let Some(old) = self.by_key.insert(key, row.memory.id)
-            && old != row.memory.id
-        {
-            self.rows.remove(&old);
+        let id = row.memory.id;
+        self.remove(id);
+        if let Some(&other) = self.by_key.get(row.memory.key.as_str()) {
+            self.remove(other);
         }
-        self.rows.insert(row.memory.id, row);
+        self.by_key.insert(row.memory.key.as_str().to_owned(), id);
+        if let Some(user) = &row.memory.owner.user_id {
+            self.by_user.entry(user.clone()).or_default().insert(id);
+        }
+        self.rows.insert(id, row);
     }
 
     /// Records a write of `memory` with its vector (or none).
@@ -87,8 +102,17 @@ impl Copy {
 
     /// Records a delete.
     pub(crate) fn remove(&mut self, id: MemoryId) {
-        if let Some(row) = self.rows.remove(&id) {
-            self.by_key.remove(row.memory.key.as_str());
+        let Some(row) = self.rows.remove(&id) else {
+            return;
+        };
+        self.by_key.remove(row.memory.key.as_str());
+        if let Some(user) = &row.memory.owner.user_id
+            && let Some(ids) = self.by_user.get_mut(user)
+        {
+            ids.remove(&id);
+            if ids.is_empty() {
+                self.by_user.remove(user);
+            }
         }
     }
 
@@ -102,9 +126,17 @@ impl Copy {
 
     /// The live rows that pass `filter`.
     fn live<'a>(&'a self, filter: &'a Filter, now: Timestamp) -> impl Iterator<Item = &'a Row> {
-        self.rows
-            .values()
-            .filter(move |r| !r.memory.is_expired(now) && filter.matches(&r.memory))
+        let scope: Box<dyn Iterator<Item = &'a Row>> = match &filter.user_id {
+            Some(user) => Box::new(
+                self.by_user
+                    .get(user)
+                    .into_iter()
+                    .flatten()
+                    .filter_map(|id| self.rows.get(id)),
+            ),
+            None => Box::new(self.rows.values()),
+        };
+        scope.filter(move |r| !r.memory.is_expired(now) && filter.matches(&r.memory))
     }
 
     /// BM25 over the live rows that pass `filter`, with their statistics: the same
@@ -188,9 +220,12 @@ pub(crate) struct Copies {
     max_records: usize,
 }
 
+/// A held copy: the copy, its last use (a tick) and when its generation was last confirmed.
+type Entry = (Arc<RwLock<Copy>>, u64, Instant);
+
 #[derive(Default)]
 struct Held {
-    copies: HashMap<Partition, (Arc<RwLock<Copy>>, u64)>,
+    copies: HashMap<Partition, Entry>,
     /// Ticks of use, for least-recently-used eviction.
     clock: u64,
 }
@@ -207,18 +242,37 @@ impl Copies {
         self.inner.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    /// The copy of `p` if it holds `generation`.
+    /// The copy of `p` if it holds `generation` (which was just read from Redis).
     pub(crate) fn at(&self, p: &Partition, generation: i64) -> Option<Arc<RwLock<Copy>>> {
         let mut held = self.held();
         held.clock += 1;
         let tick = held.clock;
-        let (copy, used) = held.copies.get_mut(p)?;
+        let (copy, used, confirmed) = held.copies.get_mut(p)?;
         let fresh = copy.read().unwrap_or_else(|e| e.into_inner()).generation == generation;
         if fresh {
             *used = tick;
+            *confirmed = Instant::now();
             Some(Arc::clone(copy))
         } else {
             held.copies.remove(p);
+            None
+        }
+    }
+
+    /// The copy of `p` if its generation was confirmed less than `window` ago. (This
+    /// process's writes since are in it: they are applied in place or drop it.)
+    pub(crate) fn recent(&self, p: &Partition, window: Duration) -> Option<Arc<RwLock<Copy>>> {
+        if window.is_zero() {
+            return None;
+        }
+        let mut held = self.held();
+        held.clock += 1;
+        let tick = held.clock;
+        let (copy, used, confirmed) = held.copies.get_mut(p)?;
+        if confirmed.elapsed() < window {
+            *used = tick;
+            Some(Arc::clone(copy))
+        } else {
             None
         }
     }
@@ -238,22 +292,23 @@ impl Copies {
         let mut total: usize = held
             .copies
             .values()
-            .map(|(c, _)| c.read().unwrap_or_else(|e| e.into_inner()).len())
+            .map(|(c, _, _)| c.read().unwrap_or_else(|e| e.into_inner()).len())
             .sum();
         while total + size > self.max_records {
             let Some(oldest) = held
                 .copies
                 .iter()
-                .min_by_key(|(_, (_, used))| *used)
+                .min_by_key(|(_, (_, used, _))| *used)
                 .map(|(k, _)| k.clone())
             else {
                 break;
             };
-            if let Some((c, _)) = held.copies.remove(&oldest) {
+            if let Some((c, _, _)) = held.copies.remove(&oldest) {
                 total -= c.read().unwrap_or_else(|e| e.into_inner()).len();
             }
         }
-        held.copies.insert(p.clone(), (Arc::clone(&copy), tick));
+        held.copies
+            .insert(p.clone(), (Arc::clone(&copy), tick, Instant::now()));
         copy
     }
 
@@ -262,7 +317,7 @@ impl Copies {
     /// the copy already holds it or a later one (loaded after the commit); else dropped.
     pub(crate) fn apply(&self, p: &Partition, generation: i64, edit: impl FnOnce(&mut Copy)) {
         let mut held = self.held();
-        let Some((copy, _)) = held.copies.get(p) else {
+        let Some((copy, _, _)) = held.copies.get(p) else {
             return;
         };
         let mut copy_w = copy.write().unwrap_or_else(|e| e.into_inner());
@@ -289,7 +344,7 @@ impl Copies {
             .copies
             .iter()
             .filter(|(p, _)| &p.tenant == tenant)
-            .map(|(p, (c, _))| {
+            .map(|(p, (c, _, _))| {
                 let g = c.read().unwrap_or_else(|e| e.into_inner()).generation;
                 (p.clone(), Arc::clone(c), g)
             })

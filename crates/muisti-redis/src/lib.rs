@@ -20,11 +20,13 @@
 //!
 //! Searches (full text, vectors) and recall's reads answer from an in-process copy of the
 //! partition, checked against its generation before each use (one `GET`): see `copy.rs`.
+//! `staleness_ms` (default 1) lets a copy confirmed that recently answer without asking (the
+//! reads of one recall cost one round trip); 0 asks on every read.
 //! `cache_records` bounds the records the copies of one handle hold (default 1,000,000;
 //! least recently used partitions dropped first; 0 keeps none, so every search reads the
 //! partition).
 //!
-//! URL: `redis://[:password@]host[:port][/db][?prefix=muisti:&cache_records=N]`, or
+//! URL: `redis://[:password@]host[:port][/db][?prefix=muisti:&cache_records=N&staleness_ms=N]`, or
 //! `rediss://` for TLS.
 
 mod copy;
@@ -61,12 +63,16 @@ pub struct RedisStore {
     by_id: redis::Script,
     clock: Arc<dyn Clock>,
     copies: Copies,
+    /// How long a confirmed copy answers without asking Redis again.
+    staleness: Duration,
 }
 
 const IDLE_CONNECTIONS: usize = 8;
 const CHUNK: usize = 500;
 /// The default bound of the records a handle's copies hold.
 pub const DEFAULT_CACHE_RECORDS: usize = 1_000_000;
+/// The default `staleness_ms`: how long a confirmed copy answers without asking again.
+pub const DEFAULT_STALENESS_MS: usize = 1;
 /// Loads of a copy tried while writers keep changing the partition; then the last one
 /// answers the search without being kept.
 const LOAD_ATTEMPTS: usize = 3;
@@ -97,11 +103,14 @@ impl RedisStore {
         let cache_records = parsed
             .whole("cache_records", 0..=usize::MAX)?
             .unwrap_or(DEFAULT_CACHE_RECORDS);
+        let staleness_ms = parsed
+            .whole("staleness_ms", 0..=60_000)?
+            .unwrap_or(DEFAULT_STALENESS_MS);
         let mut passed = Vec::new();
         for kv in query.split('&').filter(|s| !s.is_empty()) {
             match kv.split_once('=') {
                 Some(("prefix", v)) => prefix = v.to_owned(),
-                Some(("max_value_bytes" | "cache_records", _)) => {}
+                Some(("max_value_bytes" | "cache_records" | "staleness_ms", _)) => {}
                 _ => passed.push(kv),
             }
         }
@@ -132,6 +141,7 @@ impl RedisStore {
             ),
             clock: Arc::new(SystemClock),
             copies: Copies::new(cache_records),
+            staleness: Duration::from_millis(staleness_ms as u64),
         };
         // Fail now, with a clear message, rather than on first use.
         store.with_conn(|c| {
@@ -252,6 +262,9 @@ impl RedisStore {
     /// The copy of `p` at its current generation: the one held, or a new one read from
     /// Redis (kept when no write committed while it was read).
     fn copy_of(&self, c: &mut Connection, p: &Partition) -> Result<Arc<RwLock<Copy>>, Fail> {
+        if let Some(copy) = self.copies.recent(p, self.staleness) {
+            return Ok(copy);
+        }
         let key = self.generation_key(p);
         let mut last = None;
         for _ in 0..LOAD_ATTEMPTS {

@@ -175,15 +175,17 @@ fn rediss_speaks_tls_and_fails_clearly_against_a_plain_server() {
     );
 }
 
-/// Two handles (two servers) on one Redis: each answers searches from its in-process copy,
-/// and every write, update, delete, access count and vector through one is seen by the
-/// other's very next read (the copies are checked against the partition's generation).
+/// Two handles (two servers) on one Redis with `staleness_ms=0`: each answers searches
+/// from its in-process copy, and every write, update, delete, access count and vector
+/// through one is seen by the other's very next read (the copies are checked against the
+/// partition's generation on every read).
 #[test]
 fn copies_in_two_handles_never_answer_stale() {
     use muisti_core::{Filter, Locator, Namespace, Partition, Put, TextQuery, VectorQuery};
     let Some(h) = harness() else { return };
-    let a = h.open();
-    let b = h.open();
+    let exact = format!("{}&staleness_ms=0", h.url());
+    let a = h.open_at(&exact);
+    let b = h.open_at(&exact);
     let p = Partition::of(Namespace::default_ns());
     let text = |s: &Arc<dyn Store>, q: &str| {
         s.text_search(&TextQuery {
@@ -268,4 +270,52 @@ fn copies_in_two_handles_never_answer_stale() {
     // A flush through A empties B's answers.
     a.flush(&p).expect("flush");
     assert!(text(&b, "bridge").is_empty());
+}
+
+/// With a staleness window, a write through one handle is seen by every read through the
+/// other that starts the window after it (the measured bound), while the writer's own reads
+/// see it at once.
+#[test]
+fn the_staleness_window_bounds_what_another_handle_misses() {
+    use muisti_core::{Filter, Namespace, Partition, Put, TextQuery};
+    let Some(h) = harness() else { return };
+    let window = std::time::Duration::from_millis(200);
+    let url = format!("{}&staleness_ms={}", h.url(), window.as_millis());
+    let a = h.open_at(&url);
+    let b = h.open_at(&url);
+    let p = Partition::of(Namespace::default_ns());
+    let text = |s: &Arc<dyn Store>| {
+        s.text_search(&TextQuery {
+            partition: p.clone(),
+            query: "lisbon".into(),
+            filter: Filter::default(),
+            limit: 5,
+        })
+        .expect("search")
+        .len()
+    };
+    assert_eq!(text(&a), 0);
+    assert_eq!(text(&b), 0);
+    a.put(Put::new(p.clone(), None, "I moved to Lisbon"))
+        .expect("put");
+    let written = std::time::Instant::now();
+    assert_eq!(text(&a), 1, "the writer reads its own write");
+    // B may miss it inside the window (its copy was confirmed just before the write)...
+    let mut seen_after = None;
+    while written.elapsed() < window * 3 {
+        if text(&b) == 1 {
+            seen_after = Some(written.elapsed());
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+    // ...and sees it once the window has passed.
+    let seen_after = seen_after.expect("B saw the write");
+    assert!(
+        seen_after <= window + std::time::Duration::from_millis(50),
+        "seen after {seen_after:?}, window {window:?}"
+    );
+    println!(
+        "redis copy staleness: seen by the other handle after {seen_after:?} (window {window:?})"
+    );
 }

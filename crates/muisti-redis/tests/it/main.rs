@@ -300,21 +300,20 @@ fn the_staleness_window_bounds_what_another_handle_misses() {
         .expect("put");
     let written = std::time::Instant::now();
     assert_eq!(text(&a), 1, "the writer reads its own write");
-    // B may miss it inside the window (its copy was confirmed just before the write)...
+    // B may miss it inside the window (its copy was confirmed just before the write); the
+    // first read that sees it is measured...
     let mut seen_after = None;
-    while written.elapsed() < window * 3 {
+    while written.elapsed() < window {
         if text(&b) == 1 {
             seen_after = Some(written.elapsed());
             break;
         }
         std::thread::sleep(std::time::Duration::from_millis(5));
     }
-    // ...and sees it once the window has passed.
-    let seen_after = seen_after.expect("B saw the write");
-    assert!(
-        seen_after <= window + std::time::Duration::from_millis(50),
-        "seen after {seen_after:?}, window {window:?}"
-    );
+    // ...and every read that starts once the window has passed sees it.
+    std::thread::sleep(window.saturating_sub(written.elapsed()));
+    assert_eq!(text(&b), 1, "a read {window:?} after the write sees it");
+    let seen_after = seen_after.unwrap_or_else(|| written.elapsed());
     println!(
         "redis copy staleness: seen by the other handle after {seen_after:?} (window {window:?})"
     );

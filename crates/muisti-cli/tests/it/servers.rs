@@ -56,18 +56,78 @@ fn recall_ids(c: &Client, query: &str) -> Vec<String> {
     .collect()
 }
 
-/// Two servers on one PostgreSQL: a write through A is recalled through B at once,
-/// concurrent writers through both lose nothing, a delete through A is gone from B's recall
-/// at once, and a key created through A authenticates at B (and ends open mode there too).
+/// Tables of their own on the test MySQL/MariaDB (`MUISTI_MYSQL_URL`, default the machine's
+/// MariaDB), dropped afterwards.
+struct MysqlTables {
+    url: String,
+}
+
+impl MysqlTables {
+    fn fresh() -> Option<Self> {
+        let base = std::env::var("MUISTI_MYSQL_URL")
+            .ok()
+            .filter(|u| !u.is_empty())
+            .unwrap_or_else(|| "mysql://root@127.0.0.1:3306/test".into());
+        let prefix = format!(
+            "t{}_",
+            muisti::MemoryId::generate().to_string().to_lowercase()
+        );
+        let sep = if base.contains('?') { '&' } else { '?' };
+        let url = format!("{base}{sep}table_prefix={prefix}&pool_size=4");
+        if let Err(e) = muisti::MysqlStore::open(&url) {
+            muisti_testkit::service_unavailable("mysql", &e.to_string());
+            return None;
+        }
+        Some(Self { url })
+    }
+}
+
+impl Drop for MysqlTables {
+    fn drop(&mut self) {
+        if let Ok(s) = muisti::MysqlStore::open(&self.url) {
+            let _ = s.drop_tables();
+        }
+    }
+}
+
 #[test]
 fn two_servers_on_one_postgres_database_see_each_other_at_once() {
     let Some(pg) = PgSchema::fresh() else { return };
+    two_servers_see_each_other_at_once(&pg.url);
+}
+
+/// On Redis the servers answer recall from in-process copies; `staleness_ms=0` makes every
+/// read check its copy's generation, which is what "at once" asserts (the default window is
+/// tested in the Redis store's tests).
+#[test]
+fn two_servers_on_one_redis_see_each_other_at_once() {
+    let url = muisti_testkit::redis_keys::base_url();
+    if let Err(e) = muisti::RedisStore::open(&url) {
+        muisti_testkit::service_unavailable("redis", &e.to_string());
+        return;
+    }
+    let keys = muisti_testkit::redis_keys::KeyPrefix::fresh(url, "muisti-servers");
+    two_servers_see_each_other_at_once(&format!("{}&staleness_ms=0", keys.store_url()));
+}
+
+#[test]
+fn two_servers_on_one_mysql_database_see_each_other_at_once() {
+    let Some(my) = MysqlTables::fresh() else {
+        return;
+    };
+    two_servers_see_each_other_at_once(&my.url);
+}
+
+/// Two servers on one store: a write through A is recalled through B at once, concurrent
+/// writers through both lose nothing, a delete through A is gone from B's recall at once,
+/// and a key created through A authenticates at B (and ends open mode there too).
+fn two_servers_see_each_other_at_once(store: &str) {
     let (home_a, home_b) = (
         tempfile::tempdir().expect("temp dir"),
         tempfile::tempdir().expect("temp dir"),
     );
-    let mut a = serve(home_a.path(), &["--store", &pg.url]);
-    let b = serve(home_b.path(), &["--store", &pg.url]);
+    let mut a = serve(home_a.path(), &["--store", store]);
+    let b = serve(home_b.path(), &["--store", store]);
     let ca = Client::new(&a.base).expect("client");
     let cb = Client::new(&b.base).expect("client");
 
@@ -138,7 +198,7 @@ fn two_servers_on_one_postgres_database_see_each_other_at_once() {
             .status(),
         Some(401)
     );
-    // A server on PostgreSQL stops cleanly (closing its connections once panicked inside
+    // A server stops cleanly (on PostgreSQL, closing its connections once panicked inside
     // the runtime and aborted).
     let status = terminate(&mut a.child);
     assert!(status.success(), "{status:?}");

@@ -12,6 +12,7 @@
 //! | `P t/{tenant}` | set | the tenant's namespaces |
 //! | `P tenants` | set | the tenants |
 //! | `P g/{tenant}/{namespace}` | integer | the partition's generation: `INCR`ed by every transaction that changes its records |
+//! | `P c/{tenant}/{namespace}` | stream | the partition's change log: per such transaction its generation `g` and the `ids` it changed (`*`: all), the last 10,000 or so |
 //!
 //! Writes are `WATCH`/`MULTI` transactions, so concurrent writers in any number of processes
 //! lose nothing. Expired records vanish natively; their index entries are dropped when a
@@ -19,7 +20,8 @@
 //! `KEYS`). No TTL means no expiry: there is no default TTL.
 //!
 //! Searches (full text, vectors) and recall's reads answer from an in-process copy of the
-//! partition, checked against its generation before each use (one `GET`): see `copy.rs`.
+//! partition, checked against its generation (one `GET`) and caught up from its change log:
+//! see `copy.rs`.
 //! `staleness_ms` (default 1) lets a copy confirmed that recently answer without asking (the
 //! reads of one recall cost one round trip); 0 asks on every read.
 //! `cache_records` bounds the records the copies of one handle hold (default 1,000,000;
@@ -29,11 +31,9 @@
 //! URL: `redis://[:password@]host[:port][/db][?prefix=muisti:&cache_records=N&staleness_ms=N]`, or
 //! `rediss://` for TLS.
 
-mod copy;
-
 use std::{
     collections::HashMap,
-    sync::{Arc, Mutex, Once, RwLock},
+    sync::{Arc, Mutex, Once, RwLock, atomic::Ordering},
     time::Duration,
 };
 
@@ -47,7 +47,17 @@ use muisti_core::{
 use muisti_store::{StoreRegistry, StoreUrl};
 use redis::{Commands, Connection, ConnectionLike, RedisError};
 
-use crate::copy::{Copies, Copy};
+use muisti_store::copy::{Copies, Copy, Shared};
+
+/// A copy's version: the partition's generation and its change-log entry (`0-0` before the
+/// first).
+type Version = (i64, String);
+
+/// The version after this process's write of `generation`, logged as `entry`, when the write
+/// directly follows `have`.
+fn follows(generation: i64, entry: String) -> impl FnOnce(&Version) -> Option<Version> {
+    move |have| (have.0 + 1 == generation).then_some((generation, entry))
+}
 
 /// The default key prefix.
 pub const DEFAULT_PREFIX: &str = "muisti:";
@@ -62,7 +72,10 @@ pub struct RedisStore {
     pool: Mutex<Vec<Connection>>,
     by_id: redis::Script,
     clock: Arc<dyn Clock>,
-    copies: Copies,
+    copies: Copies<Version>,
+    /// Held while this handle commits a change and applies it to its copy, and while a copy
+    /// catches up: so this handle's changes reach its copies in commit order.
+    commit_order: Mutex<()>,
     /// How long a confirmed copy answers without asking Redis again.
     staleness: Duration,
 }
@@ -73,9 +86,19 @@ const CHUNK: usize = 500;
 pub const DEFAULT_CACHE_RECORDS: usize = 1_000_000;
 /// The default `staleness_ms`: how long a confirmed copy answers without asking again.
 pub const DEFAULT_STALENESS_MS: usize = 1;
-/// Loads of a copy tried while writers keep changing the partition; then the last one
-/// answers the search without being kept.
-const LOAD_ATTEMPTS: usize = 3;
+/// Change-log entries kept per partition (approximately: trimmed with `MAXLEN ~`).
+const CHANGES_KEPT: usize = 10_000;
+/// Change-log entries a copy catches up on at once; further behind, it is reloaded.
+const CATCH_UP_MAX: usize = 1_000;
+/// Run inside a write's `MULTI`: the partition's next generation, logged with the ids the
+/// transaction changed. Returns `{generation, entry id}`.
+const BUMP: &str = "local g = redis.call('INCR', KEYS[1]) \
+    local e = redis.call('XADD', KEYS[2], 'MAXLEN', '~', ARGV[1], '*', 'g', g, 'ids', ARGV[2]) \
+    return {g, e}";
+/// The record with an id: its `namespace/key` pointer and its JSON (as `by_id`).
+const BY_ID: &str = "local ptr = redis.call('GET', KEYS[1]) \
+    if not ptr then return false end \
+    return {ptr, redis.call('GET', ARGV[1] .. ptr)}";
 
 static TLS_INIT: Once = Once::new();
 
@@ -134,13 +157,10 @@ impl RedisStore {
             prefix,
             limits,
             pool: Mutex::new(Vec::new()),
-            by_id: redis::Script::new(
-                "local ptr = redis.call('GET', KEYS[1]) \
-                 if not ptr then return false end \
-                 return {ptr, redis.call('GET', ARGV[1] .. ptr)}",
-            ),
+            by_id: redis::Script::new(BY_ID),
             clock: Arc::new(SystemClock),
             copies: Copies::new(cache_records),
+            commit_order: Mutex::new(()),
             staleness: Duration::from_millis(staleness_ms as u64),
         };
         // Fail now, with a clear message, rather than on first use.
@@ -166,6 +186,15 @@ impl RedisStore {
 
     fn now(&self) -> Timestamp {
         self.clock.now()
+    }
+
+    /// How many times this handle loaded a partition's copy whole, and caught one up from
+    /// the change log (for tests and metrics).
+    pub fn copy_counts(&self) -> (u64, u64) {
+        (
+            self.copies.loads.load(Ordering::Relaxed),
+            self.copies.catch_ups.load(Ordering::Relaxed),
+        )
     }
 
     /// The key prefix.
@@ -259,32 +288,163 @@ impl RedisStore {
         format!("{}g/{}/{}", self.prefix, p.tenant, p.namespace)
     }
 
-    /// The copy of `p` at its current generation: the one held, or a new one read from
-    /// Redis (kept when no write committed while it was read).
-    fn copy_of(&self, c: &mut Connection, p: &Partition) -> Result<Arc<RwLock<Copy>>, Fail> {
+    fn commit_order(&self) -> std::sync::MutexGuard<'_, ()> {
+        self.commit_order.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    fn changes_key(&self, p: &Partition) -> String {
+        format!("{}c/{}/{}", self.prefix, p.tenant, p.namespace)
+    }
+
+    /// Adds to a write's transaction the bump of `p`'s generation, logging `ids` (comma
+    /// separated; `*` for all). Its reply is `(generation, entry id)`.
+    fn queue_bump(&self, pipe: &mut redis::Pipeline, p: &Partition, ids: &str) {
+        pipe.cmd("EVAL")
+            .arg(BUMP)
+            .arg(2)
+            .arg(self.generation_key(p))
+            .arg(self.changes_key(p))
+            .arg(CHANGES_KEPT)
+            .arg(ids);
+    }
+
+    /// The copy of `p` at its current generation: the one held (caught up from the change
+    /// log when behind), or a new one read from Redis.
+    fn copy_of(&self, c: &mut Connection, p: &Partition) -> Result<Shared<Version>, Fail> {
         if let Some(copy) = self.copies.recent(p, self.staleness) {
             return Ok(copy);
         }
-        let key = self.generation_key(p);
-        let mut last = None;
-        for _ in 0..LOAD_ATTEMPTS {
-            let before: i64 = c.get::<_, Option<i64>>(&key)?.unwrap_or(0);
-            if let Some(copy) = self.copies.at(p, before) {
+        let now: i64 = c
+            .get::<_, Option<i64>>(self.generation_key(p))?
+            .unwrap_or(0);
+        if let Some(copy) = self.copies.held(p) {
+            let have = copy.read().unwrap_or_else(|e| e.into_inner()).version().0;
+            if have == now || (have < now && self.catch_up(c, p, &copy)?) {
+                self.copies.confirmed(p);
                 return Ok(copy);
             }
-            let records = self.scan_index(c, p, &Filter::default(), None, usize::MAX)?;
-            let vectors = self.vectors_of(c, &p.tenant, &records)?;
-            let copy = Copy::new(before, records.into_iter().zip(vectors));
-            let after: i64 = c.get::<_, Option<i64>>(&key)?.unwrap_or(0);
-            if before == after {
-                return Ok(self.copies.keep(p, copy));
-            }
-            last = Some(copy);
         }
-        // Writers kept committing: answer from the last read (as fresh as a scan), unkept.
-        Ok(Arc::new(RwLock::new(
-            last.unwrap_or_else(|| Copy::new(-1, std::iter::empty())),
-        )))
+        // The generation and its log entry together, then the records: any write committed
+        // meanwhile is in the log after that entry, so the next read catches up on it.
+        let (generation, last): (Option<i64>, Vec<(String, Vec<String>)>) = redis::pipe()
+            .atomic()
+            .get(self.generation_key(p))
+            .cmd("XREVRANGE")
+            .arg(self.changes_key(p))
+            .arg("+")
+            .arg("-")
+            .arg("COUNT")
+            .arg(1)
+            .query(c)?;
+        let entry = last
+            .into_iter()
+            .next()
+            .map_or_else(|| "0-0".to_owned(), |(id, _)| id);
+        let records = self.scan_index(c, p, &Filter::default(), None, usize::MAX)?;
+        let vectors = self.vectors_of(c, &p.tenant, &records)?;
+        self.copies.loads.fetch_add(1, Ordering::Relaxed);
+        tracing::debug!(partition = %p, records = records.len(), "redis copy loaded");
+        let copy = Copy::new(
+            (generation.unwrap_or(0), entry),
+            records.into_iter().zip(vectors),
+        );
+        Ok(self.copies.keep(p, copy))
+    }
+
+    /// Brings `copy` of `p` up to date from the change log: the records its entries name are
+    /// read again (or removed, when gone). `false` when the log does not reach back to the
+    /// copy, holds a flush, or is too far ahead: the copy is then reloaded.
+    fn catch_up(
+        &self,
+        c: &mut Connection,
+        p: &Partition,
+        copy: &RwLock<Copy<Version>>,
+    ) -> Result<bool, Fail> {
+        // No change of this handle commits meanwhile: after this, its changes follow the
+        // copy's version and are applied in place.
+        let _order = self.commit_order();
+        let (have, after) = copy
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .version()
+            .clone();
+        let entries: Vec<(String, Vec<String>)> = redis::cmd("XRANGE")
+            .arg(self.changes_key(p))
+            .arg(format!("({after}"))
+            .arg("+")
+            .arg("COUNT")
+            .arg(CATCH_UP_MAX + 1)
+            .query(c)?;
+        if entries.is_empty() || entries.len() > CATCH_UP_MAX {
+            return Ok(false);
+        }
+        let field = |fields: &[String], name: &str| -> Option<String> {
+            fields
+                .chunks(2)
+                .find(|kv| kv.first().map(String::as_str) == Some(name))
+                .and_then(|kv| kv.get(1).cloned())
+        };
+        let mut ids: Vec<MemoryId> = Vec::new();
+        let mut last = (have, after);
+        for (expected, (entry, fields)) in (have + 1..).zip(&entries) {
+            let g: Option<i64> = field(fields, "g").and_then(|g| g.parse().ok());
+            // A gap (entries trimmed away) or a flush: reload.
+            if g != Some(expected) {
+                return Ok(false);
+            }
+            let Some(changed) = field(fields, "ids") else {
+                return Ok(false);
+            };
+            for id in changed.split(',').filter(|s| !s.is_empty()) {
+                match MemoryId::parse(id) {
+                    Ok(id) => ids.push(id),
+                    Err(_) => return Ok(false),
+                }
+            }
+            last = (expected, entry.clone());
+        }
+        ids.sort_unstable();
+        ids.dedup();
+        // The records as they are now (possibly newer than the last entry: a later entry
+        // then reads them again), with their vectors, in one round trip each.
+        let mut pipe = redis::pipe();
+        for id in &ids {
+            pipe.cmd("EVAL")
+                .arg(BY_ID)
+                .arg(1)
+                .arg(self.id_key(&p.tenant, *id))
+                .arg(format!("{}r/{}/", self.prefix, p.tenant));
+        }
+        let found: Vec<Option<(String, Option<String>)>> = pipe.query(c)?;
+        let now = self.now();
+        let mut live = Vec::new();
+        for (id, row) in ids.iter().zip(found) {
+            let m = match row {
+                Some((_, Some(json))) => Some(self.decode(&self.id_key(&p.tenant, *id), &json)?),
+                _ => None,
+            };
+            live.push(m.filter(|m| m.partition == *p && !m.is_expired(now)));
+        }
+        let present: Vec<Memory> = live.iter().flatten().cloned().collect();
+        let mut vectors = self.vectors_of(c, &p.tenant, &present)?.into_iter();
+        let mut copy = copy.write().unwrap_or_else(|e| e.into_inner());
+        if copy.version().0 != have {
+            // Another thread moved it meanwhile: current if it got at least as far.
+            return Ok(copy.version().0 >= last.0);
+        }
+        for (id, m) in ids.iter().zip(live) {
+            match m {
+                Some(m) => {
+                    let v = vectors.next().flatten();
+                    copy.upsert(m, v.as_deref());
+                }
+                None => copy.remove(*id),
+            }
+        }
+        tracing::debug!(partition = %p, entries = entries.len(), records = ids.len(), "redis copy caught up");
+        copy.caught_up(last);
+        self.copies.catch_ups.fetch_add(1, Ordering::Relaxed);
+        Ok(true)
     }
 
     /// The vectors of `records` (none for a record without a model or a vector).
@@ -427,12 +587,18 @@ impl RedisStore {
             partitions.sort_unstable();
             partitions.dedup();
             for p in &partitions {
-                pipe.incr(self.generation_key(p), 1);
+                let ids: Vec<String> = out
+                    .iter()
+                    .filter(|w| w.memory.partition == **p)
+                    .map(|w| w.memory.id.to_string())
+                    .collect();
+                self.queue_bump(&mut pipe, p, &ids.join(","));
             }
-            let applied: Option<Vec<i64>> = pipe.query(c)?;
+            let _order = self.commit_order();
+            let applied: Option<Vec<(i64, String)>> = pipe.query(c)?;
             if let Some(generations) = applied {
-                for (p, g) in partitions.iter().zip(generations) {
-                    self.copies.apply(p, g, |copy| {
+                for (p, (g, entry)) in partitions.iter().zip(generations) {
+                    self.copies.apply(p, follows(g, entry), |copy| {
                         for (w, v) in out.iter().zip(&vectors) {
                             if w.memory.partition == **p {
                                 copy.upsert(w.memory.clone(), v.as_deref());
@@ -607,11 +773,13 @@ impl RedisStore {
                 .del(self.vector_key(&m.partition.tenant, m.id))
                 .ignore()
                 .zrem(self.index_key(&m.partition), format!("{}/{}", m.id, m.key))
-                .ignore()
-                .incr(self.generation_key(&m.partition), 1);
-            let applied: Option<(i64,)> = pipe.query(c)?;
-            if let Some((g,)) = applied {
-                self.copies.apply(&m.partition, g, |copy| copy.remove(m.id));
+                .ignore();
+            self.queue_bump(&mut pipe, &m.partition, &m.id.to_string());
+            let _order = self.commit_order();
+            let applied: Option<((i64, String),)> = pipe.query(c)?;
+            if let Some(((g, entry),)) = applied {
+                self.copies
+                    .apply(&m.partition, follows(g, entry), |copy| copy.remove(m.id));
                 return Ok(true);
             }
         }
@@ -627,7 +795,7 @@ impl RedisStore {
         id: MemoryId,
         change: impl Fn(&mut Memory),
         also: impl Fn(&mut redis::Pipeline, &Memory),
-        copied: impl Fn(&mut Copy, &Memory),
+        copied: impl Fn(&mut Copy<Version>, &Memory),
     ) -> Result<bool, Fail> {
         let locator = Locator::Id {
             tenant: tenant.clone(),
@@ -648,11 +816,92 @@ impl RedisStore {
                 .arg("KEEPTTL")
                 .ignore();
             also(&mut pipe, &m);
-            pipe.incr(self.generation_key(&m.partition), 1);
-            let applied: Option<(i64,)> = pipe.query(c)?;
-            if let Some((g,)) = applied {
-                self.copies.apply(&m.partition, g, |copy| copied(copy, &m));
+            self.queue_bump(&mut pipe, &m.partition, &m.id.to_string());
+            let _order = self.commit_order();
+            let applied: Option<((i64, String),)> = pipe.query(c)?;
+            if let Some(((g, entry),)) = applied {
+                self.copies
+                    .apply(&m.partition, follows(g, entry), |copy| copied(copy, &m));
                 return Ok(true);
+            }
+        }
+    }
+
+    /// Counts accesses to records as one WATCH/MULTI transaction, retried until it applies:
+    /// one round trip to find the records, one to watch and read them, one to write them.
+    fn touch_batch(
+        &self,
+        c: &mut Connection,
+        tenant: &Tenant,
+        counts: &[(MemoryId, u64)],
+        at: Timestamp,
+    ) -> Result<(), Fail> {
+        loop {
+            let mut find = redis::pipe();
+            for (id, _) in counts {
+                find.cmd("EVAL")
+                    .arg(BY_ID)
+                    .arg(1)
+                    .arg(self.id_key(tenant, *id))
+                    .arg(format!("{}r/{}/", self.prefix, tenant));
+            }
+            let found: Vec<Option<(String, Option<String>)>> = find.query(c)?;
+            let located: Vec<(u64, MemoryId, String)> = counts
+                .iter()
+                .zip(found)
+                .filter_map(|((id, n), f)| {
+                    f.map(|(ptr, _)| (*n, *id, format!("{}r/{}/{ptr}", self.prefix, tenant)))
+                })
+                .collect();
+            if located.is_empty() {
+                return Ok(());
+            }
+            let keys: Vec<&String> = located.iter().map(|(_, _, k)| k).collect();
+            redis::cmd("WATCH").arg(&keys).exec(c)?;
+            let values: Vec<Option<String>> = redis::cmd("MGET").arg(&keys).query(c)?;
+            let now = self.now();
+            let mut pipe = redis::pipe();
+            pipe.atomic();
+            let mut changed: Vec<Memory> = Vec::new();
+            for ((n, id, rkey), json) in located.iter().zip(values) {
+                let Some(json) = json else { continue };
+                let mut m = self.decode(rkey, &json)?;
+                if m.id != *id || m.is_expired(now) {
+                    continue;
+                }
+                m.access_count += n;
+                m.last_accessed_at = Some(at);
+                let json = serde_json::to_string(&m)
+                    .map_err(|e| Fail::Muisti(Error::backend("redis", e)))?;
+                pipe.cmd("SET").arg(rkey).arg(json).arg("KEEPTTL").ignore();
+                changed.push(m);
+            }
+            if changed.is_empty() {
+                redis::cmd("UNWATCH").exec(c)?;
+                return Ok(());
+            }
+            let mut partitions: Vec<&Partition> = changed.iter().map(|m| &m.partition).collect();
+            partitions.sort_unstable();
+            partitions.dedup();
+            for p in &partitions {
+                let ids: Vec<String> = changed
+                    .iter()
+                    .filter(|m| m.partition == **p)
+                    .map(|m| m.id.to_string())
+                    .collect();
+                self.queue_bump(&mut pipe, p, &ids.join(","));
+            }
+            let _order = self.commit_order();
+            let applied: Option<Vec<(i64, String)>> = pipe.query(c)?;
+            if let Some(generations) = applied {
+                for (p, (g, entry)) in partitions.iter().zip(generations) {
+                    self.copies.apply(p, follows(g, entry), |copy| {
+                        for m in changed.iter().filter(|m| m.partition == **p) {
+                            copy.touched(m);
+                        }
+                    });
+                }
+                return Ok(());
             }
         }
     }
@@ -695,12 +944,14 @@ impl RedisStore {
             let mut pipe = redis::pipe();
             pipe.atomic();
             self.queue_write(&mut pipe, &rkey, &memory, vector.as_deref())?;
-            pipe.incr(self.generation_key(&memory.partition), 1);
-            let applied: Option<(i64,)> = pipe.query(c)?;
-            if let Some((g,)) = applied {
-                self.copies.apply(&memory.partition, g, |copy| {
-                    copy.upsert(memory.clone(), vector.as_deref());
-                });
+            self.queue_bump(&mut pipe, &memory.partition, &memory.id.to_string());
+            let _order = self.commit_order();
+            let applied: Option<((i64, String),)> = pipe.query(c)?;
+            if let Some(((g, entry),)) = applied {
+                self.copies
+                    .apply(&memory.partition, follows(g, entry), |copy| {
+                        copy.upsert(memory.clone(), vector.as_deref());
+                    });
                 return Ok(memory);
             }
         }
@@ -825,7 +1076,9 @@ impl Store for RedisStore {
                     pipe.del(self.vector_key(&partition.tenant, m.id)).ignore();
                     pipe.zrem(&index, format!("{}/{}", m.id, m.key)).ignore();
                 }
-                pipe.incr(self.generation_key(partition), 1).ignore();
+                self.queue_bump(&mut pipe, partition, "*");
+                pipe.ignore();
+                let _order = self.commit_order();
                 pipe.exec(c)?;
                 n += chunk.len() as u64;
             }
@@ -868,19 +1121,17 @@ impl Store for RedisStore {
     }
 
     fn touch(&self, tenant: &Tenant, ids: &[MemoryId], at: Timestamp) -> Result<()> {
+        // An id given twice counts twice.
+        let mut counts: Vec<(MemoryId, u64)> = Vec::new();
+        for id in ids {
+            match counts.iter_mut().find(|(i, _)| i == id) {
+                Some((_, n)) => *n += 1,
+                None => counts.push((*id, 1)),
+            }
+        }
         self.with_conn(|c| {
-            for id in ids {
-                self.update_by_id(
-                    c,
-                    tenant,
-                    *id,
-                    |m| {
-                        m.access_count += 1;
-                        m.last_accessed_at = Some(at);
-                    },
-                    |_, _| {},
-                    Copy::touched,
-                )?;
+            for chunk in counts.chunks(CHUNK) {
+                self.touch_batch(c, tenant, chunk, at)?;
             }
             Ok(())
         })
@@ -934,17 +1185,25 @@ impl Store for RedisStore {
     fn get_many(&self, tenant: &Tenant, ids: &[MemoryId]) -> Result<Vec<Memory>> {
         let now = self.now();
         self.with_conn(|c| {
-            // Copies of the tenant's partitions answer if their generations are current
-            // (one MGET for all); other ids are read one by one.
-            let held = self.copies.held_for(tenant);
+            // Copies of the tenant's partitions answer if confirmed within the staleness
+            // window, or their generations are current (one MGET for the rest); other ids
+            // are read one by one.
             let mut fresh = Vec::new();
-            if !held.is_empty() {
-                let keys: Vec<String> = held
+            let mut unsure = Vec::new();
+            for (p, copy, (g, _), recent) in self.copies.held_for(tenant, self.staleness) {
+                if recent {
+                    fresh.push(copy);
+                } else {
+                    unsure.push((p, copy, g));
+                }
+            }
+            if !unsure.is_empty() {
+                let keys: Vec<String> = unsure
                     .iter()
                     .map(|(p, _, _)| self.generation_key(p))
                     .collect();
                 let current: Vec<Option<i64>> = redis::cmd("MGET").arg(&keys).query(c)?;
-                for ((_, copy, g), now_g) in held.into_iter().zip(current) {
+                for ((_, copy, g), now_g) in unsure.into_iter().zip(current) {
                     if now_g.unwrap_or(0) == g {
                         fresh.push(copy);
                     }

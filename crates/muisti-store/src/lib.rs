@@ -5,6 +5,7 @@
 //! * [`RouterStore`]: sends each namespace to a store (exact match, else a default).
 //! * [`PrivacyStore`]: drops every write; reads, delete and flush pass through.
 //! * [`Columns`]: a record as the columns of a SQL row (the SQL backends' one codec).
+//! * [`copy`]: in-process copies of partitions for stores shared by many processes.
 //! * [`StoreRegistry`]: opens stores from URLs (`mem://`, `file:///dir`, and any scheme an
 //!   application registers).
 //!
@@ -21,6 +22,7 @@
 //! ```
 
 mod columns;
+pub mod copy;
 mod file;
 mod mem;
 mod privacy;

@@ -318,3 +318,55 @@ fn the_staleness_window_bounds_what_another_handle_misses() {
         "redis copy staleness: seen by the other handle after {seen_after:?} (window {window:?})"
     );
 }
+
+/// Another handle's writes are caught up from the change log (the records they name read
+/// again), not by reloading the partition; a flush reloads it.
+#[test]
+fn another_handles_writes_are_caught_up_not_reloaded() {
+    use muisti_core::{Filter, Namespace, Partition, Put, TextQuery};
+    let Some(h) = harness() else { return };
+    let exact = format!("{}&staleness_ms=0", h.url());
+    let a = RedisStore::open(&exact).expect("a");
+    let b = RedisStore::open(&exact).expect("b");
+    let p = Partition::of(Namespace::default_ns());
+    let search = |s: &RedisStore, q: &str| {
+        s.text_search(&TextQuery {
+            partition: p.clone(),
+            query: q.into(),
+            filter: Filter::default(),
+            limit: 50,
+        })
+        .expect("search")
+        .len()
+    };
+    for i in 0..20 {
+        a.put(Put::new(p.clone(), None, format!("note {i} about tea")))
+            .expect("put");
+    }
+    assert_eq!(search(&b, "tea"), 20);
+    assert_eq!(b.copy_counts(), (1, 0));
+    let gone = a
+        .list(&muisti_core::ListQuery {
+            partition: p.clone(),
+            filter: Filter::default(),
+            after: None,
+            limit: 1,
+        })
+        .expect("list")
+        .items[0]
+        .id;
+    a.delete(&muisti_core::Locator::Id {
+        tenant: p.tenant.clone(),
+        id: gone,
+    })
+    .expect("delete");
+    for i in 0..3 {
+        a.put(Put::new(p.clone(), None, format!("more tea {i}")))
+            .expect("put");
+    }
+    assert_eq!(search(&b, "tea"), 22);
+    assert_eq!(b.copy_counts(), (1, 1), "caught up, not reloaded");
+    a.flush(&p).expect("flush");
+    assert_eq!(search(&b, "tea"), 0);
+    assert_eq!(b.copy_counts().0, 2, "a flush reloads");
+}

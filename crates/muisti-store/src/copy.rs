@@ -1,29 +1,24 @@
-//! In-process copies of partitions, kept coherent with Redis by a generation counter.
+//! In-process copies of partitions for stores shared by many processes: the records of a
+//! partition with their term counts and vectors, answering full-text and vector search,
+//! rescoring fields and reads by id, at a known version of the partition.
 //!
-//! Every transaction that changes a partition's records also `INCR`s the partition's
-//! generation key, in the same `MULTI`, so a generation names one state of the partition.
-//! A copy remembers the generation it holds. Before a search answers from a copy, the store
-//! reads the generation (one `GET`): equal, the copy is exactly what Redis holds (no write
-//! from any process has committed since); different, the copy is dropped and reloaded. A
-//! load reads the generation before and after reading the records, and keeps the copy only
-//! if both agree. So a search never answers from a state older than the last write committed
-//! before it started, at the cost of one round trip.
+//! The backend defines the version `V` and keeps copies coherent: every transaction that
+//! changes a partition also advances its version and logs the ids it changed, in the same
+//! transaction; before a copy answers, the backend reads the version (one round trip) and,
+//! when the copy is behind, catches it up by reading again the records logged since (or
+//! reloads it when the log no longer reaches back). Its own writes are applied in place when
+//! they directly follow the copy's version ([`Copies::apply`]). A copy confirmed less than a
+//! window ago may answer without asking ([`Copies::recent`]): that window is the staleness
+//! bound across processes. Expired records stay in a copy until it is reloaded and are
+//! skipped by every read (expiry is judged by the store's clock, as on every read path).
 //!
-//! This process's own writes are applied to a copy in place when the generation their
-//! transaction produced is the copy's plus one (no other write came between); otherwise the
-//! copy is dropped.
-//!
-//! `staleness_ms` (default 1) lets a copy whose generation was confirmed less than that long
-//! ago answer without asking again, so the several reads of one recall (full text, vectors,
-//! rescoring fields, records) cost one round trip, not four. A write committed by another
-//! process is then seen by every read that starts at least that long after it; this
-//! process's own writes are seen at once. `staleness_ms=0` checks on every read. Expired
-//! records stay in a copy until it is reloaded and are skipped by
-//! every read (expiry is judged by the store's clock, as on every read path).
+//! Scoring is the engine's: BM25 by [`Bm25::rank_counts`] from each record's
+//! [`term_counts`], vectors by exact dot product; a user-filtered search reads only that
+//! user's records.
 
 use std::{
     collections::{HashMap, HashSet},
-    sync::{Arc, Mutex, RwLock},
+    sync::{Arc, Mutex, RwLock, atomic::AtomicU64},
     time::{Duration, Instant},
 };
 
@@ -53,9 +48,9 @@ impl Row {
     }
 }
 
-/// A partition's records as of generation `generation`.
-pub(crate) struct Copy {
-    generation: i64,
+/// A partition's records as of version `version` of the partition.
+pub struct Copy<V> {
+    version: V,
     rows: HashMap<MemoryId, Row>,
     /// Key → id of the record there.
     by_key: HashMap<String, MemoryId>,
@@ -63,14 +58,11 @@ pub(crate) struct Copy {
     by_user: HashMap<String, HashSet<MemoryId>>,
 }
 
-impl Copy {
-    /// A copy of `records` (with their vectors) at `generation`.
-    pub(crate) fn new(
-        generation: i64,
-        records: impl IntoIterator<Item = (Memory, Option<Vec<f32>>)>,
-    ) -> Self {
+impl<V> Copy<V> {
+    /// A copy of `records` (with their vectors) at `version`.
+    pub fn new(version: V, records: impl IntoIterator<Item = (Memory, Option<Vec<f32>>)>) -> Self {
         let mut copy = Self {
-            generation,
+            version,
             rows: HashMap::new(),
             by_key: HashMap::new(),
             by_user: HashMap::new(),
@@ -95,13 +87,23 @@ impl Copy {
         self.rows.insert(id, row);
     }
 
+    /// The version the copy holds.
+    pub fn version(&self) -> &V {
+        &self.version
+    }
+
+    /// Moves the copy to a later version, after its changes were applied.
+    pub fn caught_up(&mut self, version: V) {
+        self.version = version;
+    }
+
     /// Records a write of `memory` with its vector (or none).
-    pub(crate) fn upsert(&mut self, memory: Memory, vector: Option<&[f32]>) {
+    pub fn upsert(&mut self, memory: Memory, vector: Option<&[f32]>) {
         self.insert(Row::new(memory, vector.map(<[f32]>::to_vec)));
     }
 
     /// Records a delete.
-    pub(crate) fn remove(&mut self, id: MemoryId) {
+    pub fn remove(&mut self, id: MemoryId) {
         let Some(row) = self.rows.remove(&id) else {
             return;
         };
@@ -117,7 +119,7 @@ impl Copy {
     }
 
     /// Records new access statistics of a record (nothing else changed).
-    pub(crate) fn touched(&mut self, memory: &Memory) {
+    pub fn touched(&mut self, memory: &Memory) {
         if let Some(row) = self.rows.get_mut(&memory.id) {
             row.memory.access_count = memory.access_count;
             row.memory.last_accessed_at = memory.last_accessed_at;
@@ -141,7 +143,7 @@ impl Copy {
 
     /// BM25 over the live rows that pass `filter`, with their statistics: the same
     /// definition ([`Bm25::rank_counts`]) as the SQL backends use.
-    pub(crate) fn text_search(
+    pub fn text_search(
         &self,
         query: &str,
         filter: &Filter,
@@ -177,7 +179,7 @@ impl Copy {
     }
 
     /// The nearest vectors of the live rows that pass `filter`.
-    pub(crate) fn vector_search(
+    pub fn vector_search(
         &self,
         vector: &[f32],
         filter: &Filter,
@@ -193,7 +195,7 @@ impl Copy {
     }
 
     /// The rescoring fields of the live records with these ids, in the order given.
-    pub(crate) fn rank_fields(&self, ids: &[MemoryId], now: Timestamp) -> Vec<RankFields> {
+    pub fn rank_fields(&self, ids: &[MemoryId], now: Timestamp) -> Vec<RankFields> {
         ids.iter()
             .filter_map(|id| self.rows.get(id))
             .filter(|r| !r.memory.is_expired(now))
@@ -202,70 +204,88 @@ impl Copy {
     }
 
     /// The live record with this id.
-    pub(crate) fn get(&self, id: &MemoryId, now: Timestamp) -> Option<Memory> {
+    pub fn get(&self, id: &MemoryId, now: Timestamp) -> Option<Memory> {
         self.rows
             .get(id)
             .filter(|r| !r.memory.is_expired(now))
             .map(|r| r.memory.clone())
     }
 
-    fn len(&self) -> usize {
+    /// The records held.
+    pub fn len(&self) -> usize {
         self.rows.len()
+    }
+
+    /// Whether it holds no record.
+    pub fn is_empty(&self) -> bool {
+        self.rows.is_empty()
     }
 }
 
 /// The copies of one store handle, least recently used dropped first past `max_records`.
-pub(crate) struct Copies {
-    inner: Mutex<Held>,
+pub struct Copies<V> {
+    inner: Mutex<Held<V>>,
     max_records: usize,
+    /// Copies loaded whole (the backend counts them).
+    pub loads: AtomicU64,
+    /// Copies caught up from a change log (the backend counts them).
+    pub catch_ups: AtomicU64,
 }
 
-/// A held copy: the copy, its last use (a tick) and when its generation was last confirmed.
-type Entry = (Arc<RwLock<Copy>>, u64, Instant);
+/// A copy shared between readers and the writer that catches it up.
+pub type Shared<V> = Arc<RwLock<Copy<V>>>;
 
-#[derive(Default)]
-struct Held {
-    copies: HashMap<Partition, Entry>,
+/// A held copy: the copy, its last use (a tick) and when its version was last confirmed.
+type Entry<V> = (Shared<V>, u64, Instant);
+
+struct Held<V> {
+    copies: HashMap<Partition, Entry<V>>,
     /// Ticks of use, for least-recently-used eviction.
     clock: u64,
 }
 
-impl Copies {
-    pub(crate) fn new(max_records: usize) -> Self {
+impl<V: Clone> Copies<V> {
+    /// No copies; at most `max_records` records held (0: none kept).
+    pub fn new(max_records: usize) -> Self {
         Self {
-            inner: Mutex::new(Held::default()),
+            inner: Mutex::new(Held {
+                copies: HashMap::new(),
+                clock: 0,
+            }),
             max_records,
+            loads: AtomicU64::new(0),
+            catch_ups: AtomicU64::new(0),
         }
     }
 
-    fn held(&self) -> std::sync::MutexGuard<'_, Held> {
+    fn held_guard(&self) -> std::sync::MutexGuard<'_, Held<V>> {
         self.inner.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    /// The copy of `p` if it holds `generation` (which was just read from Redis).
-    pub(crate) fn at(&self, p: &Partition, generation: i64) -> Option<Arc<RwLock<Copy>>> {
-        let mut held = self.held();
+    /// The copy of `p`, if one is held (whatever its version).
+    pub fn held(&self, p: &Partition) -> Option<Shared<V>> {
+        let mut held = self.held_guard();
         held.clock += 1;
         let tick = held.clock;
-        let (copy, used, confirmed) = held.copies.get_mut(p)?;
-        let fresh = copy.read().unwrap_or_else(|e| e.into_inner()).generation == generation;
-        if fresh {
-            *used = tick;
+        let (copy, used, _) = held.copies.get_mut(p)?;
+        *used = tick;
+        Some(Arc::clone(copy))
+    }
+
+    /// Notes that `p`'s copy was just found to hold the current version.
+    pub fn confirmed(&self, p: &Partition) {
+        if let Some((_, _, confirmed)) = self.held_guard().copies.get_mut(p) {
             *confirmed = Instant::now();
-            Some(Arc::clone(copy))
-        } else {
-            held.copies.remove(p);
-            None
         }
     }
 
-    /// The copy of `p` if its generation was confirmed less than `window` ago. (This
+    /// The copy of `p` if its version was confirmed less than `window` ago. (This
     /// process's writes since are in it: they are applied in place or drop it.)
-    pub(crate) fn recent(&self, p: &Partition, window: Duration) -> Option<Arc<RwLock<Copy>>> {
+    pub fn recent(&self, p: &Partition, window: Duration) -> Option<Shared<V>> {
         if window.is_zero() {
             return None;
         }
-        let mut held = self.held();
+        let mut held = self.held_guard();
         held.clock += 1;
         let tick = held.clock;
         let (copy, used, confirmed) = held.copies.get_mut(p)?;
@@ -279,13 +299,13 @@ impl Copies {
 
     /// Keeps `copy` for `p` (unless it is larger than the whole budget), dropping the least
     /// recently used copies until the rest fit.
-    pub(crate) fn keep(&self, p: &Partition, copy: Copy) -> Arc<RwLock<Copy>> {
+    pub fn keep(&self, p: &Partition, copy: Copy<V>) -> Shared<V> {
         let size = copy.len();
         let copy = Arc::new(RwLock::new(copy));
         if size > self.max_records {
             return copy;
         }
-        let mut held = self.held();
+        let mut held = self.held_guard();
         held.clock += 1;
         let tick = held.clock;
         held.copies.remove(p);
@@ -312,41 +332,50 @@ impl Copies {
         copy
     }
 
-    /// Applies this process's write to `p`'s copy: `generation` is what its transaction's
-    /// `INCR` returned. Applied when the copy held the generation before it; left alone when
-    /// the copy already holds it or a later one (loaded after the commit); else dropped.
-    pub(crate) fn apply(&self, p: &Partition, generation: i64, edit: impl FnOnce(&mut Copy)) {
-        let mut held = self.held();
-        let Some((copy, _, _)) = held.copies.get(p) else {
+    /// Applies this process's write to `p`'s copy: `follows` gives the copy's version after
+    /// the write when the write directly follows the copy's version (nothing else changed
+    /// the partition between); otherwise the copy is left for the next read to catch up.
+    pub fn apply(
+        &self,
+        p: &Partition,
+        follows: impl FnOnce(&V) -> Option<V>,
+        edit: impl FnOnce(&mut Copy<V>),
+    ) {
+        let Some(copy) = self
+            .held_guard()
+            .copies
+            .get(p)
+            .map(|(c, _, _)| Arc::clone(c))
+        else {
             return;
         };
-        let mut copy_w = copy.write().unwrap_or_else(|e| e.into_inner());
-        if copy_w.generation + 1 == generation {
-            edit(&mut copy_w);
-            copy_w.generation = generation;
-        } else if copy_w.generation < generation {
-            drop(copy_w);
-            held.copies.remove(p);
+        let mut copy = copy.write().unwrap_or_else(|e| e.into_inner());
+        if let Some(next) = follows(&copy.version) {
+            edit(&mut copy);
+            copy.version = next;
         }
     }
 
     /// Drops `p`'s copy.
-    pub(crate) fn drop_copy(&self, p: &Partition) {
-        self.held().copies.remove(p);
+    pub fn drop_copy(&self, p: &Partition) {
+        self.held_guard().copies.remove(p);
     }
 
-    /// The copies held now, with their generations (to look records up by id).
-    pub(crate) fn held_for(
+    /// The copies of a tenant's partitions held now, with their versions and whether each
+    /// was confirmed less than `window` ago (to look records up by id).
+    pub fn held_for(
         &self,
         tenant: &muisti_core::Tenant,
-    ) -> Vec<(Partition, Arc<RwLock<Copy>>, i64)> {
-        self.held()
+        window: Duration,
+    ) -> Vec<(Partition, Shared<V>, V, bool)> {
+        self.held_guard()
             .copies
             .iter()
             .filter(|(p, _)| &p.tenant == tenant)
-            .map(|(p, (c, _, _))| {
-                let g = c.read().unwrap_or_else(|e| e.into_inner()).generation;
-                (p.clone(), Arc::clone(c), g)
+            .map(|(p, (c, _, confirmed))| {
+                let v = c.read().unwrap_or_else(|e| e.into_inner()).version.clone();
+                let recent = !window.is_zero() && confirmed.elapsed() < window;
+                (p.clone(), Arc::clone(c), v, recent)
             })
             .collect()
     }
@@ -366,14 +395,22 @@ mod tests {
         .apply(None, Timestamp::from_millis(1))
     }
 
+    fn version(copies: &Copies<i64>, p: &Partition) -> Option<i64> {
+        copies.held(p).map(|c| *c.read().expect("lock").version())
+    }
+
+    fn next(new: i64) -> impl FnOnce(&i64) -> Option<i64> {
+        move |have| (*have + 1 == new).then_some(new)
+    }
+
     #[test]
-    fn a_copy_applies_only_the_next_generation() {
+    fn a_copy_applies_only_the_next_version() {
         let p = Partition::of(Namespace::default_ns());
         let copies = Copies::new(100);
         copies.keep(&p, Copy::new(3, [(record(&p, "a", "lisbon"), None)]));
-        assert!(copies.at(&p, 3).is_some());
-        copies.apply(&p, 4, |c| c.upsert(record(&p, "b", "porto"), None));
-        let copy = copies.at(&p, 4).expect("held at 4");
+        copies.apply(&p, next(4), |c| c.upsert(record(&p, "b", "porto"), None));
+        assert_eq!(version(&copies, &p), Some(4));
+        let copy = copies.held(&p).expect("held");
         let hits = copy.read().expect("lock").text_search(
             "porto",
             &Filter::default(),
@@ -381,10 +418,10 @@ mod tests {
             Timestamp::from_millis(2),
         );
         assert_eq!(hits.len(), 1);
-        // A generation skipped (another process wrote): the copy is dropped.
-        copies.apply(&p, 6, |_| {});
-        assert!(copies.at(&p, 6).is_none());
-        assert!(copies.at(&p, 4).is_none());
+        // A version skipped (another process wrote): left for the next read to catch up.
+        copies.apply(&p, next(6), |c| c.remove(hits[0].id));
+        assert_eq!(version(&copies, &p), Some(4));
+        assert_eq!(copy.read().expect("lock").len(), 2);
     }
 
     #[test]
@@ -406,12 +443,13 @@ mod tests {
         let b = Partition::of(Namespace::new("b").expect("ns"));
         let c = Partition::of(Namespace::new("c").expect("ns"));
         let copies = Copies::new(2);
-        copies.keep(&a, Copy::new(1, [(record(&a, "k", "x"), None)]));
-        copies.keep(&b, Copy::new(1, [(record(&b, "k", "x"), None)]));
-        assert!(copies.at(&a, 1).is_some());
-        copies.keep(&c, Copy::new(1, [(record(&c, "k", "x"), None)]));
-        assert!(copies.at(&b, 1).is_none());
-        assert!(copies.at(&a, 1).is_some());
-        assert!(copies.at(&c, 1).is_some());
+        let one = |p: &Partition| Copy::new(1, [(record(p, "k", "x"), None)]);
+        copies.keep(&a, one(&a));
+        copies.keep(&b, one(&b));
+        assert!(copies.held(&a).is_some());
+        copies.keep(&c, one(&c));
+        assert!(copies.held(&b).is_none());
+        assert!(copies.held(&a).is_some());
+        assert!(copies.held(&c).is_some());
     }
 }

@@ -249,12 +249,9 @@ pub(crate) fn take<T: FromValue>(row: &mut Row, i: usize) -> Result<T> {
     }
 }
 
-/// A record id read from text: the one reading of an id column.
+/// A record id read from an id column.
 pub(crate) fn parse_id(id: &str) -> Result<MemoryId> {
-    MemoryId::parse(id).map_err(|e| Error::Corrupted {
-        location: format!("mysql row id {id}"),
-        reason: e.to_string(),
-    })
+    muisti_store::parse_id("mysql", id)
 }
 
 /// Decodes the record's [`columns`] of a row, starting at column 0.

@@ -172,12 +172,9 @@ pub(crate) fn decode(row: &postgres::Row) -> Result<Memory> {
     .into_memory("postgres")
 }
 
-/// A record id read from text: the one reading of an id column.
+/// A record id read from an id column.
 pub(crate) fn parse_id(id: &str) -> Result<MemoryId> {
-    MemoryId::parse(id).map_err(|e| Error::Corrupted {
-        location: format!("postgres row id {id}"),
-        reason: e.to_string(),
-    })
+    muisti_store::parse_id("postgres", id)
 }
 
 /// The id in column `i`.

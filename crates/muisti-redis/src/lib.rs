@@ -308,6 +308,46 @@ impl RedisStore {
             .arg(ids);
     }
 
+    /// Runs a write transaction (`pipe`, atomic, every command but the bumps ignored) that
+    /// changes `changed`: bumps each of their partitions with the ids it changes, commits,
+    /// and applies `edit` to each record in its partition's copy. `false` when the
+    /// transaction did not apply (a watched key changed). The one way every write commits.
+    fn commit<T>(
+        &self,
+        c: &mut Connection,
+        mut pipe: redis::Pipeline,
+        changed: &[T],
+        memory: impl Fn(&T) -> &Memory,
+        edit: impl Fn(&mut Copy<Version>, &T),
+    ) -> Result<bool, Fail> {
+        let mut partitions: Vec<&Partition> =
+            changed.iter().map(|t| &memory(t).partition).collect();
+        partitions.sort_unstable();
+        partitions.dedup();
+        for p in &partitions {
+            let ids: Vec<String> = changed
+                .iter()
+                .map(&memory)
+                .filter(|m| m.partition == **p)
+                .map(|m| m.id.to_string())
+                .collect();
+            self.queue_bump(&mut pipe, p, &ids.join(","));
+        }
+        let _order = self.commit_order();
+        let applied: Option<Vec<(i64, String)>> = pipe.query(c)?;
+        let Some(generations) = applied else {
+            return Ok(false);
+        };
+        for (p, (g, entry)) in partitions.iter().zip(generations) {
+            self.copies.apply(p, follows(g, entry), |copy| {
+                for t in changed.iter().filter(|t| memory(t).partition == **p) {
+                    edit(copy, t);
+                }
+            });
+        }
+        Ok(true)
+    }
+
     /// The copy of `p` at its current generation: the one held (caught up from the change
     /// log when behind), or a new one read from Redis.
     fn copy_of(&self, c: &mut Connection, p: &Partition) -> Result<Shared<Version>, Fail> {
@@ -583,29 +623,17 @@ impl RedisStore {
                 out.push(Written { memory, status });
                 vectors.push(vector);
             }
-            let mut partitions: Vec<&Partition> = out.iter().map(|w| &w.memory.partition).collect();
-            partitions.sort_unstable();
-            partitions.dedup();
-            for p in &partitions {
-                let ids: Vec<String> = out
-                    .iter()
-                    .filter(|w| w.memory.partition == **p)
-                    .map(|w| w.memory.id.to_string())
-                    .collect();
-                self.queue_bump(&mut pipe, p, &ids.join(","));
-            }
-            let _order = self.commit_order();
-            let applied: Option<Vec<(i64, String)>> = pipe.query(c)?;
-            if let Some(generations) = applied {
-                for (p, (g, entry)) in partitions.iter().zip(generations) {
-                    self.copies.apply(p, follows(g, entry), |copy| {
-                        for (w, v) in out.iter().zip(&vectors) {
-                            if w.memory.partition == **p {
-                                copy.upsert(w.memory.clone(), v.as_deref());
-                            }
-                        }
-                    });
-                }
+            let written: Vec<(&Written, Option<&[f32]>)> = out
+                .iter()
+                .zip(vectors.iter().map(Option::as_deref))
+                .collect();
+            if self.commit(
+                c,
+                pipe,
+                &written,
+                |(w, _)| &w.memory,
+                |copy, (w, v)| copy.upsert(w.memory.clone(), *v),
+            )? {
                 return Ok(out);
             }
         }
@@ -774,12 +802,7 @@ impl RedisStore {
                 .ignore()
                 .zrem(self.index_key(&m.partition), format!("{}/{}", m.id, m.key))
                 .ignore();
-            self.queue_bump(&mut pipe, &m.partition, &m.id.to_string());
-            let _order = self.commit_order();
-            let applied: Option<((i64, String),)> = pipe.query(c)?;
-            if let Some(((g, entry),)) = applied {
-                self.copies
-                    .apply(&m.partition, follows(g, entry), |copy| copy.remove(m.id));
+            if self.commit(c, pipe, &[m], |m| m, |copy, m| copy.remove(m.id))? {
                 return Ok(true);
             }
         }
@@ -816,12 +839,7 @@ impl RedisStore {
                 .arg("KEEPTTL")
                 .ignore();
             also(&mut pipe, &m);
-            self.queue_bump(&mut pipe, &m.partition, &m.id.to_string());
-            let _order = self.commit_order();
-            let applied: Option<((i64, String),)> = pipe.query(c)?;
-            if let Some(((g, entry),)) = applied {
-                self.copies
-                    .apply(&m.partition, follows(g, entry), |copy| copied(copy, &m));
+            if self.commit(c, pipe, &[m], |m| m, &copied)? {
                 return Ok(true);
             }
         }
@@ -880,27 +898,7 @@ impl RedisStore {
                 redis::cmd("UNWATCH").exec(c)?;
                 return Ok(());
             }
-            let mut partitions: Vec<&Partition> = changed.iter().map(|m| &m.partition).collect();
-            partitions.sort_unstable();
-            partitions.dedup();
-            for p in &partitions {
-                let ids: Vec<String> = changed
-                    .iter()
-                    .filter(|m| m.partition == **p)
-                    .map(|m| m.id.to_string())
-                    .collect();
-                self.queue_bump(&mut pipe, p, &ids.join(","));
-            }
-            let _order = self.commit_order();
-            let applied: Option<Vec<(i64, String)>> = pipe.query(c)?;
-            if let Some(generations) = applied {
-                for (p, (g, entry)) in partitions.iter().zip(generations) {
-                    self.copies.apply(p, follows(g, entry), |copy| {
-                        for m in changed.iter().filter(|m| m.partition == **p) {
-                            copy.touched(m);
-                        }
-                    });
-                }
+            if self.commit(c, pipe, &changed, |m| m, Copy::<Version>::touched)? {
                 return Ok(());
             }
         }
@@ -944,14 +942,15 @@ impl RedisStore {
             let mut pipe = redis::pipe();
             pipe.atomic();
             self.queue_write(&mut pipe, &rkey, &memory, vector.as_deref())?;
-            self.queue_bump(&mut pipe, &memory.partition, &memory.id.to_string());
-            let _order = self.commit_order();
-            let applied: Option<((i64, String),)> = pipe.query(c)?;
-            if let Some(((g, entry),)) = applied {
-                self.copies
-                    .apply(&memory.partition, follows(g, entry), |copy| {
-                        copy.upsert(memory.clone(), vector.as_deref());
-                    });
+            if self.commit(
+                c,
+                pipe,
+                &[&memory],
+                |m| m,
+                |copy, m| {
+                    copy.upsert((*m).clone(), vector.as_deref());
+                },
+            )? {
                 return Ok(memory);
             }
         }

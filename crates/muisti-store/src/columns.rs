@@ -89,6 +89,15 @@ fn ts(v: Option<i64>) -> Option<Timestamp> {
     v.map(Timestamp::from_millis)
 }
 
+/// A record id read from an id column: the one reading of an id column of the SQL
+/// backends (a value that is no id is [`Error::Corrupted`], naming the backend and the id).
+pub fn parse_id(backend: &str, id: &str) -> Result<MemoryId> {
+    MemoryId::parse(id).map_err(|e| Error::Corrupted {
+        location: format!("{backend} row id {id}"),
+        reason: e.to_string(),
+    })
+}
+
 impl Columns {
     /// The columns of `m`.
     pub fn of(m: &Memory) -> Self {

@@ -30,7 +30,7 @@ mod router;
 mod table;
 mod url;
 
-pub use columns::{COLUMN_NAMES, Columns, state_str};
+pub use columns::{COLUMN_NAMES, Columns, parse_id, state_str};
 pub use file::{FileStore, decode_name, encode_name};
 pub use mem::MemStore;
 pub use privacy::PrivacyStore;

@@ -109,6 +109,17 @@ impl Indexes {
     }
 
     /// Whether a valid index of `dims` exists now (asks the catalog).
+    /// Whether the index of `dims` was ready when last looked at (no statement).
+    pub(crate) fn cached_ready(&self, dims: usize) -> bool {
+        matches!(
+            self.known
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .get(&dims),
+            Some((State::Ready, _))
+        )
+    }
+
     pub(crate) fn ready(&self, dims: usize) -> muisti_core::Result<bool> {
         Ok(self.look(dims)? == State::Ready)
     }

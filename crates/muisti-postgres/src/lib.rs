@@ -17,13 +17,25 @@
 //! scores them by its one BM25 definition ([`Bm25::rank_counts`]) with the corpus
 //! statistics the same query's filter selects. Vectors are pgvector `vector`s, compared by
 //! inner product in the database, through an HNSW index per dimension once there are enough
-//! of them. Nothing is kept in memory between calls, so any number
-//! of processes and servers share one database and none reads stale data.
+//! of them.
+//!
+//! Searches and recall's reads answer from in-process copies of partitions
+//! ([`muisti_store::copy`]) kept coherent by generations and a change log that every write
+//! transaction advances (see `copies.rs`): any number of processes and servers share one
+//! database; a write committed by one is seen by every read of another that starts
+//! `staleness_ms` (default 1) after it. More parameters:
+//!
+//! * `cache_records`: records the copies of one handle hold (default 1,000,000; 0 keeps none:
+//!   every search is then a statement on the database, as is a search of a partition
+//!   larger than this);
+//! * `staleness_ms`: how long a copy whose version was confirmed answers without asking
+//!   again (default 1; 0 asks on every read).
 //!
 //! TLS (`sslmode=require` and stricter) is not built in yet: such URLs are refused with a
 //! clear error rather than connecting in the clear.
 
 mod ann;
+mod copies;
 mod pool;
 mod sql;
 
@@ -38,12 +50,15 @@ use std::{
 
 use muisti_core::{
     Capabilities, Clock, Error, Filter, Health, Limits, ListQuery, Locator, Memory, MemoryId,
-    Namespace, Page, Partition, Put, Result, Scored, Store, StoreInfo, StoredVector, SystemClock,
-    Tenant, TextQuery, Timestamp, UpdateRequest, VectorChange, VectorQuery, WriteStatus, Written,
+    Namespace, Page, Partition, Put, RankFields, Result, Scored, Store, StoreInfo, StoredVector,
+    SystemClock, Tenant, TextQuery, Timestamp, UpdateRequest, VectorChange, VectorQuery,
+    WriteStatus, Written,
     text::{Bm25, CorpusStats, TermCounts, query_terms, top_scored},
 };
 use muisti_store::{StoreRegistry, StoreUrl};
 use postgres::error::SqlState;
+
+use muisti_store::copy::Shared;
 
 use crate::{
     pool::{Cached, Pool, Tx},
@@ -60,9 +75,13 @@ pub const DEFAULT_POOL_SIZE: usize = 8;
 /// The default number of vectors of one dimension from which they get an HNSW index.
 pub const DEFAULT_ANN_THRESHOLD: usize = 20_000;
 /// The schema version this build writes.
-const SCHEMA_VERSION: i32 = 1;
+const SCHEMA_VERSION: i32 = 2;
 /// Migrations: the SQL that takes the schema from version `i` to `i + 1`.
-const MIGRATIONS: [&str; 1] = [include_str!("schema_v1.sql")];
+const MIGRATIONS: [&str; 2] = [include_str!("schema_v1.sql"), include_str!("schema_v2.sql")];
+/// The default bound of the records a handle's copies hold.
+pub const DEFAULT_CACHE_RECORDS: usize = 1_000_000;
+/// The default `staleness_ms`.
+pub const DEFAULT_STALENESS_MS: usize = 1;
 /// The records a handle writes before it first refreshes the planner's statistics.
 const FIRST_ANALYZE: u64 = 1_000;
 /// How often a write is retried after a conflict with a concurrent transaction (two
@@ -90,6 +109,7 @@ pub struct PostgresStore {
     /// planner's statistics (see [`PostgresStore::wrote`]).
     written: AtomicU64,
     next_analyze: AtomicU64,
+    coherent: copies::Coherent,
 }
 
 impl std::fmt::Debug for PostgresStore {
@@ -169,6 +189,12 @@ impl PostgresStore {
         let ann_threshold = parsed
             .whole("ann_threshold", 0..=usize::MAX)?
             .unwrap_or(DEFAULT_ANN_THRESHOLD);
+        let cache_records = parsed
+            .whole("cache_records", 0..=usize::MAX)?
+            .unwrap_or(DEFAULT_CACHE_RECORDS);
+        let staleness_ms = parsed
+            .whole("staleness_ms", 0..=60_000)?
+            .unwrap_or(DEFAULT_STALENESS_MS);
         if let Some(mode) = parsed.param("sslmode")
             && !matches!(mode, "disable" | "allow" | "prefer")
         {
@@ -186,8 +212,15 @@ impl PostgresStore {
             .split('&')
             .filter(|kv| {
                 !kv.is_empty()
-                    && !["schema", "pool_size", "ann_threshold", "max_value_bytes"]
-                        .contains(&kv.split_once('=').map_or(*kv, |(k, _)| k))
+                    && ![
+                        "schema",
+                        "pool_size",
+                        "ann_threshold",
+                        "max_value_bytes",
+                        "cache_records",
+                        "staleness_ms",
+                    ]
+                    .contains(&kv.split_once('=').map_or(*kv, |(k, _)| k))
             })
             .collect();
         let driver_url = if passed.is_empty() {
@@ -213,6 +246,10 @@ impl PostgresStore {
             clock: Arc::new(SystemClock),
             written: AtomicU64::new(0),
             next_analyze: AtomicU64::new(FIRST_ANALYZE),
+            coherent: copies::Coherent::new(
+                cache_records,
+                std::time::Duration::from_millis(staleness_ms as u64),
+            ),
         };
         store.migrate()?;
         Ok(store)
@@ -338,7 +375,12 @@ impl PostgresStore {
                 Ok(r)
             });
             match result {
-                Ok(r) => return Ok(r),
+                Ok(r) => {
+                    // This handle's own writes are read at once: its copies check their
+                    // versions (and catch up) before their next use.
+                    self.coherent.copies.unconfirm_all();
+                    return Ok(r);
+                }
                 Err(TxError::Db(e)) if retryable(&e) && attempt < WRITE_ATTEMPTS => {
                     tracing::debug!(error = %e, attempt, "postgres write retried");
                 }
@@ -388,6 +430,102 @@ impl PostgresStore {
         let mut conn = self.pool.get()?;
         conn.query(&sql.text, &sql.params())
             .map_err(|e| self.pool.err(&e))
+    }
+
+    /// The partition and id of a row returned as `id, namespace` in `tenant`.
+    fn located(&self, tenant: &Tenant, row: &postgres::Row) -> Result<(Partition, MemoryId)> {
+        let namespace = Namespace::new(get::<String>(row, 1)?).map_err(|e| Error::Corrupted {
+            location: self.location.clone(),
+            reason: e.to_string(),
+        })?;
+        Ok((Partition::new(tenant.clone(), namespace), get_id(row, 0)?))
+    }
+
+    /// Bumps the partitions of `changed` records ([`copies::bump`]).
+    fn bump_located(
+        &self,
+        tx: &mut Tx<'_>,
+        slot: i16,
+        changed: &[(Partition, MemoryId)],
+    ) -> std::result::Result<(), postgres::Error> {
+        copies::bump(
+            tx,
+            slot,
+            &mut copies::by_partition(changed.iter().map(|(p, id)| (p, id))),
+        )
+    }
+
+    /// The copy of `p` at the partition's current version (caught up from the change log, or
+    /// loaded); `None` when copies are off or the partition is larger than they may hold:
+    /// the database answers then.
+    fn copy_of(&self, p: &Partition) -> Result<Option<Shared<copies::Version>>> {
+        let c = &self.coherent;
+        if !c.enabled() || c.too_large(p) {
+            return Ok(None);
+        }
+        if let Some(copy) = c.copies.recent(p, c.staleness) {
+            return Ok(Some(copy));
+        }
+        let now = self.now().as_millis();
+        let err = |e: postgres::Error| self.pool.err(&e);
+        let mut conn = self.pool.get()?;
+        let current = copies::version_of(&mut *conn, p).map_err(err)?;
+        if let Some(copy) = c.copies.held(p) {
+            let have = copy
+                .read()
+                .unwrap_or_else(|e| e.into_inner())
+                .version()
+                .clone();
+            if have == current {
+                c.copies.confirmed(p);
+                return Ok(Some(copy));
+            }
+            let behind = have.iter().zip(&current).all(|(h, n)| h <= n);
+            if behind
+                && let Some((ids, next)) =
+                    copies::changes_after(&mut *conn, p, &have).map_err(err)?
+            {
+                let found = copies::records(&mut *conn, p, Some(&ids), now)?.map_err(err)?;
+                if copies::apply_caught_up(&copy, &have, next, &ids, found)? {
+                    c.copies.catch_ups.fetch_add(1, Ordering::Relaxed);
+                    c.copies.confirmed(p);
+                    return Ok(Some(copy));
+                }
+            }
+        }
+        // Loaded whole, in one snapshot with its version, unless it could not be kept.
+        let count: i64 = conn
+            .query_one(
+                &format!(
+                    "SELECT count(*) FROM memories WHERE tenant = $1 AND namespace = $2 AND {}",
+                    live(3)
+                ),
+                &[&p.tenant.as_str(), &p.namespace.as_str(), &now],
+            )
+            .map_err(err)?
+            .get(0);
+        if count.max(0) as usize > c.copies.max_records() {
+            c.mark_too_large(p);
+            return Ok(None);
+        }
+        let mut tx = conn.transaction().map_err(err)?;
+        tx.batch_execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
+            .map_err(err)?;
+        let version = copies::version_of(&mut tx, p).map_err(err)?;
+        let records = copies::records(&mut tx, p, None, now)?.map_err(err)?;
+        tx.commit().map_err(err)?;
+        c.copies.loads.fetch_add(1, Ordering::Relaxed);
+        tracing::debug!(partition = %p, records = records.len(), "postgres copy loaded");
+        Ok(Some(c.copies.keep(p, copies::new_copy(version, records))))
+    }
+
+    /// How many times this handle loaded a partition's copy whole, and caught one up from
+    /// the change log (for tests and metrics).
+    pub fn copy_counts(&self) -> (u64, u64) {
+        (
+            self.coherent.copies.loads.load(Ordering::Relaxed),
+            self.coherent.copies.catch_ups.load(Ordering::Relaxed),
+        )
     }
 
     fn decode_all(rows: &[postgres::Row]) -> Result<Vec<Memory>> {
@@ -506,9 +644,12 @@ impl Store for PostgresStore {
     fn put(&self, put: Put) -> Result<Written> {
         put.validate(&self.limits)?;
         let now = self.now();
+        let slot = self.coherent.slot();
         let written = self.write(|tx| {
             purge_in(tx, now.as_millis())?;
-            put_in(tx, &put, now)
+            let w = put_in(tx, &put, now)?;
+            copies::bump(tx, slot, &mut copies::by_partition([copies::of(&w.memory)]))?;
+            Ok(w)
         })?;
         self.wrote(1);
         Ok(written)
@@ -517,9 +658,19 @@ impl Store for PostgresStore {
     fn put_many(&self, puts: Vec<Put>) -> Result<Vec<Written>> {
         Put::validate_all(&puts, &self.limits)?;
         let now = self.now();
+        let slot = self.coherent.slot();
         let written: Vec<Written> = self.write(|tx| {
             purge_in(tx, now.as_millis())?;
-            puts.iter().map(|p| put_in(tx, p, now)).collect()
+            let written = puts
+                .iter()
+                .map(|p| put_in(tx, p, now))
+                .collect::<TxResult<Vec<_>>>()?;
+            copies::bump(
+                tx,
+                slot,
+                &mut copies::by_partition(written.iter().map(|w| copies::of(&w.memory))),
+            )?;
+            Ok(written)
         })?;
         self.wrote(written.len());
         Ok(written)
@@ -528,12 +679,14 @@ impl Store for PostgresStore {
     fn update(&self, req: &UpdateRequest) -> Result<Memory> {
         req.validate()?;
         let now = self.now();
+        let slot = self.coherent.slot();
         self.write(|tx| {
             let found = locked(tx, &req.at)?;
             let old_id = found.as_ref().map(|m| m.id);
             let live = found.filter(|m| !m.is_expired(now) && req.at.addresses(m));
             let (memory, change) = req.apply(live.as_ref(), now, &self.limits)?;
             write_row(tx, &memory, &change, old_id)?;
+            copies::bump(tx, slot, &mut copies::by_partition([copies::of(&memory)]))?;
             Ok(memory)
         })
     }
@@ -581,12 +734,13 @@ impl Store for PostgresStore {
 
     fn delete(&self, at: &Locator) -> Result<bool> {
         let now = self.now().as_millis();
+        let slot = self.coherent.slot();
         self.write(|tx| {
-            let n = match at {
-                Locator::Key { partition, key } => tx.execute(
+            let rows = match at {
+                Locator::Key { partition, key } => tx.query(
                     &format!(
                         "DELETE FROM memories WHERE tenant = $1 AND namespace = $2 AND key = $3 \
-                         AND {}",
+                         AND {} RETURNING id, namespace",
                         live(4)
                     ),
                     &[
@@ -596,21 +750,28 @@ impl Store for PostgresStore {
                         &now,
                     ],
                 )?,
-                Locator::Id { tenant, id } => tx.execute(
+                Locator::Id { tenant, id } => tx.query(
                     &format!(
-                        "DELETE FROM memories WHERE id = $1 AND tenant = $2 AND {}",
+                        "DELETE FROM memories WHERE id = $1 AND tenant = $2 AND {} \
+                         RETURNING id, namespace",
                         live(3)
                     ),
                     &[&id.to_string(), &tenant.as_str(), &now],
                 )?,
             };
-            Ok(n > 0)
+            let Some(row) = rows.first() else {
+                return Ok(false);
+            };
+            let (p, id) = self.located(at.tenant(), row)?;
+            copies::bump(tx, slot, &mut [(&p, copies::Changed::Ids(vec![&id]))])?;
+            Ok(true)
         })
     }
 
     fn flush(&self, partition: &Partition) -> Result<u64> {
         let now = self.now().as_millis();
-        self.write(|tx| {
+        let slot = self.coherent.slot();
+        let n = self.write(|tx| {
             let row = tx.query_one(
                 "WITH gone AS (DELETE FROM memories WHERE tenant = $1 AND namespace = $2 \
                  RETURNING expires_at) \
@@ -622,8 +783,11 @@ impl Store for PostgresStore {
                 ],
             )?;
             let n: i64 = row.get(0);
+            copies::bump(tx, slot, &mut [(partition, copies::Changed::All)])?;
             Ok(n as u64)
-        })
+        })?;
+        self.coherent.copies.drop_copy(partition);
+        Ok(n)
     }
 
     fn namespaces(&self, tenant: &Tenant) -> Result<Vec<Namespace>> {
@@ -674,15 +838,16 @@ impl Store for PostgresStore {
             return Ok(0);
         }
         let now = self.now().as_millis();
+        let slot = self.coherent.slot();
         self.write(|tx| {
             let sql = format!(
                 "UPDATE memories SET embedding = $1, dims = $2, embedding_model = $3 \
-                 WHERE id = $4 AND tenant = $5 AND {}",
+                 WHERE id = $4 AND tenant = $5 AND {} RETURNING id, namespace",
                 live(6)
             );
-            let mut n = 0;
+            let mut changed = Vec::new();
             for v in vectors {
-                n += tx.execute(
+                let rows = tx.query(
                     &sql,
                     &[
                         &pgvector::Vector::from(v.vector.clone()),
@@ -693,8 +858,12 @@ impl Store for PostgresStore {
                         &now,
                     ],
                 )?;
+                for row in &rows {
+                    changed.push(self.located(tenant, row)?);
+                }
             }
-            Ok(n)
+            self.bump_located(tx, slot, &changed)?;
+            Ok(changed.len() as u64)
         })
     }
 
@@ -703,16 +872,22 @@ impl Store for PostgresStore {
             return Ok(());
         }
         let ids: Vec<String> = ids.iter().map(MemoryId::to_string).collect();
+        let slot = self.coherent.slot();
         // An id given twice counts twice.
         self.write(|tx| {
-            tx.execute(
+            let rows = tx.query(
                 "UPDATE memories m SET access_count = m.access_count + c.n, \
                  last_accessed_at = $1 \
                  FROM (SELECT id, count(*) AS n FROM unnest($2::text[]) AS id GROUP BY id) c \
                  WHERE m.id = c.id AND m.tenant = $3 \
-                 AND (m.expires_at IS NULL OR m.expires_at > $1)",
+                 AND (m.expires_at IS NULL OR m.expires_at > $1) RETURNING m.id, m.namespace",
                 &[&at.as_millis(), &ids, &tenant.as_str()],
             )?;
+            let changed = rows
+                .iter()
+                .map(|row| self.located(tenant, row))
+                .collect::<Result<Vec<_>>>()?;
+            self.bump_located(tx, slot, &changed)?;
             Ok(())
         })
     }
@@ -770,6 +945,90 @@ impl Store for PostgresStore {
         if query.limit == 0 || query.vector.is_empty() {
             return Ok(Vec::new());
         }
+        let dims = query.vector.len();
+        if query.filter.user_id.is_none() {
+            // Past the threshold an unfiltered search goes through the database's index.
+            self.ann.ensure(dims);
+            if self.ann.cached_ready(dims) {
+                return self.db_vector_search(query);
+            }
+        }
+        match self.copy_of(&query.partition)? {
+            Some(copy) => Ok(copy
+                .read()
+                .unwrap_or_else(|e| e.into_inner())
+                .vector_search(&query.vector, &query.filter, query.limit, self.now())),
+            None => self.db_vector_search(query),
+        }
+    }
+
+    fn text_search(&self, query: &TextQuery) -> Result<Vec<Scored>> {
+        match self.copy_of(&query.partition)? {
+            Some(copy) => Ok(copy.read().unwrap_or_else(|e| e.into_inner()).text_search(
+                &query.query,
+                &query.filter,
+                query.limit,
+                self.now(),
+            )),
+            None => self.db_text_search(query),
+        }
+    }
+
+    fn rank_fields(&self, partition: &Partition, ids: &[MemoryId]) -> Result<Vec<RankFields>> {
+        match self.copy_of(partition)? {
+            Some(copy) => Ok(copy
+                .read()
+                .unwrap_or_else(|e| e.into_inner())
+                .rank_fields(ids, self.now())),
+            None => Ok(self
+                .db_get_many(&partition.tenant, ids)?
+                .iter()
+                .filter(|m| m.partition == *partition)
+                .map(RankFields::of)
+                .collect()),
+        }
+    }
+
+    fn get_many(&self, tenant: &Tenant, ids: &[MemoryId]) -> Result<Vec<Memory>> {
+        // Copies confirmed within the staleness window answer; the rest is read.
+        let now = self.now();
+        let mut found: HashMap<MemoryId, Memory> = HashMap::new();
+        for (_, copy, _, recent) in self
+            .coherent
+            .copies
+            .held_for(tenant, self.coherent.staleness)
+        {
+            if recent {
+                let copy = copy.read().unwrap_or_else(|e| e.into_inner());
+                found.extend(
+                    ids.iter()
+                        .filter_map(|id| copy.get(id, now))
+                        .map(|m| (m.id, m)),
+                );
+            }
+        }
+        let missing: Vec<MemoryId> = ids
+            .iter()
+            .filter(|id| !found.contains_key(id))
+            .copied()
+            .collect();
+        if !missing.is_empty() {
+            found.extend(
+                self.db_get_many(tenant, &missing)?
+                    .into_iter()
+                    .map(|m| (m.id, m)),
+            );
+        }
+        Ok(ids.iter().filter_map(|id| found.remove(id)).collect())
+    }
+}
+
+impl PostgresStore {
+    /// Vector search in the database (pgvector), through the HNSW index when unfiltered.
+    fn db_vector_search(&self, query: &VectorQuery) -> Result<Vec<Scored>> {
+        if query.limit == 0 || query.vector.is_empty() {
+            return Ok(Vec::new());
+        }
         let mut sql = Sql::partition(
             "id, embedding",
             &query.partition,
@@ -810,7 +1069,8 @@ impl Store for PostgresStore {
         Ok(out)
     }
 
-    fn text_search(&self, query: &TextQuery) -> Result<Vec<Scored>> {
+    /// Full-text search in the database.
+    fn db_text_search(&self, query: &TextQuery) -> Result<Vec<Scored>> {
         let terms = query_terms(&query.query);
         if terms.is_empty() || query.limit == 0 {
             return Ok(Vec::new());
@@ -868,7 +1128,8 @@ impl Store for PostgresStore {
         Ok(Bm25::default().rank_counts(candidates, &terms, stats, query.limit))
     }
 
-    fn get_many(&self, tenant: &Tenant, ids: &[MemoryId]) -> Result<Vec<Memory>> {
+    /// Records by id from the database.
+    fn db_get_many(&self, tenant: &Tenant, ids: &[MemoryId]) -> Result<Vec<Memory>> {
         if ids.is_empty() {
             return Ok(Vec::new());
         }

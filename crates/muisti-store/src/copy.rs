@@ -235,8 +235,9 @@ pub struct Copies<V> {
 /// A copy shared between readers and the writer that catches it up.
 pub type Shared<V> = Arc<RwLock<Copy<V>>>;
 
-/// A held copy: the copy, its last use (a tick) and when its version was last confirmed.
-type Entry<V> = (Shared<V>, u64, Instant);
+/// A held copy: the copy, its last use (a tick) and when its version was last confirmed
+/// (`None`: to be checked before its next use).
+type Entry<V> = (Shared<V>, u64, Option<Instant>);
 
 struct Held<V> {
     copies: HashMap<Partition, Entry<V>>,
@@ -258,6 +259,11 @@ impl<V: Clone> Copies<V> {
         }
     }
 
+    /// The most records the copies hold together.
+    pub fn max_records(&self) -> usize {
+        self.max_records
+    }
+
     fn held_guard(&self) -> std::sync::MutexGuard<'_, Held<V>> {
         self.inner.lock().unwrap_or_else(|p| p.into_inner())
     }
@@ -275,7 +281,7 @@ impl<V: Clone> Copies<V> {
     /// Notes that `p`'s copy was just found to hold the current version.
     pub fn confirmed(&self, p: &Partition) {
         if let Some((_, _, confirmed)) = self.held_guard().copies.get_mut(p) {
-            *confirmed = Instant::now();
+            *confirmed = Some(Instant::now());
         }
     }
 
@@ -289,7 +295,7 @@ impl<V: Clone> Copies<V> {
         held.clock += 1;
         let tick = held.clock;
         let (copy, used, confirmed) = held.copies.get_mut(p)?;
-        if confirmed.elapsed() < window {
+        if confirmed.is_some_and(|at| at.elapsed() < window) {
             *used = tick;
             Some(Arc::clone(copy))
         } else {
@@ -328,7 +334,7 @@ impl<V: Clone> Copies<V> {
             }
         }
         held.copies
-            .insert(p.clone(), (Arc::clone(&copy), tick, Instant::now()));
+            .insert(p.clone(), (Arc::clone(&copy), tick, Some(Instant::now())));
         copy
     }
 
@@ -356,6 +362,14 @@ impl<V: Clone> Copies<V> {
         }
     }
 
+    /// Makes every copy check its version before its next use: for a backend whose own
+    /// writes are not applied in place, so that they are read at once.
+    pub fn unconfirm_all(&self) {
+        for (_, _, confirmed) in self.held_guard().copies.values_mut() {
+            *confirmed = None;
+        }
+    }
+
     /// Drops `p`'s copy.
     pub fn drop_copy(&self, p: &Partition) {
         self.held_guard().copies.remove(p);
@@ -374,7 +388,7 @@ impl<V: Clone> Copies<V> {
             .filter(|(p, _)| &p.tenant == tenant)
             .map(|(p, (c, _, confirmed))| {
                 let v = c.read().unwrap_or_else(|e| e.into_inner()).version.clone();
-                let recent = !window.is_zero() && confirmed.elapsed() < window;
+                let recent = !window.is_zero() && confirmed.is_some_and(|at| at.elapsed() < window);
                 (p.clone(), Arc::clone(c), v, recent)
             })
             .collect()

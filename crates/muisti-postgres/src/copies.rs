@@ -176,13 +176,18 @@ pub(crate) fn version_of(
     Ok(v)
 }
 
-/// The live records of a partition (with these ids, when given) and their vectors.
+/// A record and its vector.
+pub(crate) type Loaded = (Memory, Option<Vec<f32>>);
+
+/// The live records of a partition (with these ids, when given) and their vectors; a
+/// database error as `err` makes it.
 pub(crate) fn records(
     conn: &mut impl Cached,
     p: &Partition,
     ids: Option<&[String]>,
     now: i64,
-) -> Result<std::result::Result<Vec<(Memory, Option<Vec<f32>>)>, postgres::Error>> {
+    err: impl Fn(postgres::Error) -> Error,
+) -> Result<Vec<Loaded>> {
     let rows = match ids {
         None => conn.query(
             &format!(
@@ -201,18 +206,13 @@ pub(crate) fn records(
             &[&p.tenant.as_str(), &p.namespace.as_str(), &now, &ids],
         ),
     };
-    let rows = match rows {
-        Ok(rows) => rows,
-        Err(e) => return Ok(Err(e)),
-    };
-    let out = rows
+    rows.map_err(err)?
         .iter()
         .map(|r| {
             let v: Option<pgvector::Vector> = get(r, 29)?;
             Ok((decode(r)?, v.map(|v| v.to_vec())))
         })
-        .collect::<Result<Vec<_>>>()?;
-    Ok(Ok(out))
+        .collect()
 }
 
 /// What a catch-up found in the log after `have`: the ids to read again and the version
@@ -264,7 +264,7 @@ pub(crate) fn apply_caught_up(
     have: &Version,
     next: Version,
     ids: &[String],
-    found: Vec<(Memory, Option<Vec<f32>>)>,
+    found: Vec<Loaded>,
 ) -> Result<bool> {
     let mut copy = copy.write().unwrap_or_else(|e| e.into_inner());
     if copy.version() != have {
@@ -274,7 +274,7 @@ pub(crate) fn apply_caught_up(
             .zip(&next)
             .all(|(now, want)| now >= want));
     }
-    let mut found: HashMap<MemoryId, (Memory, Option<Vec<f32>>)> =
+    let mut found: HashMap<MemoryId, Loaded> =
         found.into_iter().map(|(m, v)| (m.id, (m, v))).collect();
     for id in ids {
         let id = MemoryId::parse(id).map_err(|e| Error::Corrupted {
@@ -291,9 +291,6 @@ pub(crate) fn apply_caught_up(
 }
 
 /// A copy of `records` at `version`.
-pub(crate) fn new_copy(
-    version: Version,
-    records: Vec<(Memory, Option<Vec<f32>>)>,
-) -> Copy<Version> {
+pub(crate) fn new_copy(version: Version, records: Vec<Loaded>) -> Copy<Version> {
     Copy::new(version, records)
 }

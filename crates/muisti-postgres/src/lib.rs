@@ -485,7 +485,7 @@ impl PostgresStore {
                 && let Some((ids, next)) =
                     copies::changes_after(&mut *conn, p, &have).map_err(err)?
             {
-                let found = copies::records(&mut *conn, p, Some(&ids), now)?.map_err(err)?;
+                let found = copies::records(&mut *conn, p, Some(&ids), now, err)?;
                 if copies::apply_caught_up(&copy, &have, next, &ids, found)? {
                     c.copies.catch_ups.fetch_add(1, Ordering::Relaxed);
                     c.copies.confirmed(p);
@@ -512,7 +512,7 @@ impl PostgresStore {
         tx.batch_execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
             .map_err(err)?;
         let version = copies::version_of(&mut tx, p).map_err(err)?;
-        let records = copies::records(&mut tx, p, None, now)?.map_err(err)?;
+        let records = copies::records(&mut tx, p, None, now, err)?;
         tx.commit().map_err(err)?;
         c.copies.loads.fetch_add(1, Ordering::Relaxed);
         tracing::debug!(partition = %p, records = records.len(), "postgres copy loaded");

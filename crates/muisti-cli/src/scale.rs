@@ -99,6 +99,7 @@ pub(crate) struct Report {
     /// The recalls after the first (user-filtered: each user's first recall loads that
     /// user's rows unless the whole partition is loaded).
     query_p50_ms: f64,
+    query_p95_ms: f64,
     query_p99_ms: f64,
     /// The same recalls again.
     repeat_p50_ms: f64,
@@ -246,6 +247,7 @@ pub(crate) fn run(
         index_wait_s,
         unfiltered,
         query_p50_ms: pct(&passes[0], 0.5),
+        query_p95_ms: pct(&passes[0], 0.95),
         query_p99_ms: pct(&passes[0], 0.99),
         repeat_p50_ms: pct(&passes[1], 0.5),
         repeat_p99_ms: pct(&passes[1], 0.99),

@@ -27,23 +27,21 @@ use muisti_core::{
     text::{Bm25, CorpusStats, TermCounts, nearest, query_terms, term_counts},
 };
 
-/// One record in a copy: the record, its terms with their counts in the indexed text and the
-/// context, its length in terms, its vector.
+/// One record in a copy: the record, its terms (by the copy's term number, sorted) with
+/// their counts in the indexed text and the context, its length in terms, its vector.
 struct Row {
     memory: Memory,
-    terms: HashMap<String, (u32, u32)>,
+    terms: Vec<(u32, u32, u32)>,
     len: u32,
     vector: Option<Vec<f32>>,
 }
 
 impl Row {
-    fn new(memory: Memory, vector: Option<Vec<f32>>) -> Self {
-        let (terms, len) = term_counts(&memory.index_text(), memory.context.as_deref());
-        Self {
-            memory,
-            terms,
-            len,
-            vector,
+    /// The counts of a term (by number) in the indexed text and the context.
+    fn counts(&self, term: u32) -> (u32, u32) {
+        match self.terms.binary_search_by_key(&term, |t| t.0) {
+            Ok(i) => (self.terms[i].1, self.terms[i].2),
+            Err(_) => (0, 0),
         }
     }
 }
@@ -56,6 +54,16 @@ pub struct Copy<V> {
     by_key: HashMap<String, MemoryId>,
     /// User → the user's records: a user-filtered search reads only those.
     by_user: HashMap<String, HashSet<MemoryId>>,
+    /// Term → its number in this copy (rows keep numbers: a search hashes its own terms
+    /// once, not once per row).
+    term_numbers: HashMap<String, u32>,
+    /// Per term number, the records holding it with their counts: an unfiltered search
+    /// reads the records holding a query term, not every record.
+    postings: Vec<HashMap<MemoryId, (u32, u32)>>,
+    /// The rows' lengths summed, and how many rows can expire: with neither a filter nor
+    /// anything that expires, these are the corpus statistics without a scan.
+    total_len: u64,
+    expiring: usize,
 }
 
 impl<V> Copy<V> {
@@ -66,11 +74,35 @@ impl<V> Copy<V> {
             rows: HashMap::new(),
             by_key: HashMap::new(),
             by_user: HashMap::new(),
+            term_numbers: HashMap::new(),
+            postings: Vec::new(),
+            total_len: 0,
+            expiring: 0,
         };
         for (m, v) in records {
-            copy.insert(Row::new(m, v));
+            let row = copy.row(m, v);
+            copy.insert(row);
         }
         copy
+    }
+
+    /// A row of `memory`, its terms numbered (new terms get new numbers).
+    fn row(&mut self, memory: Memory, vector: Option<Vec<f32>>) -> Row {
+        let (counts, len) = term_counts(&memory.index_text(), memory.context.as_deref());
+        let mut terms: Vec<(u32, u32, u32)> = counts
+            .into_iter()
+            .map(|(t, (tf, ctx))| {
+                let next = self.term_numbers.len() as u32;
+                (*self.term_numbers.entry(t).or_insert(next), tf, ctx)
+            })
+            .collect();
+        terms.sort_unstable();
+        Row {
+            memory,
+            terms,
+            len,
+            vector,
+        }
     }
 
     /// Adds a row, replacing the row of the same id and the row at the same key.
@@ -84,6 +116,15 @@ impl<V> Copy<V> {
         if let Some(user) = &row.memory.owner.user_id {
             self.by_user.entry(user.clone()).or_default().insert(id);
         }
+        for &(n, tf, ctx) in &row.terms {
+            let n = n as usize;
+            if self.postings.len() <= n {
+                self.postings.resize_with(n + 1, HashMap::new);
+            }
+            self.postings[n].insert(id, (tf, ctx));
+        }
+        self.total_len += u64::from(row.len);
+        self.expiring += usize::from(row.memory.expires_at.is_some());
         self.rows.insert(id, row);
     }
 
@@ -99,7 +140,8 @@ impl<V> Copy<V> {
 
     /// Records a write of `memory` with its vector (or none).
     pub fn upsert(&mut self, memory: Memory, vector: Option<&[f32]>) {
-        self.insert(Row::new(memory, vector.map(<[f32]>::to_vec)));
+        let row = self.row(memory, vector.map(<[f32]>::to_vec));
+        self.insert(row);
     }
 
     /// Records a delete.
@@ -116,6 +158,13 @@ impl<V> Copy<V> {
                 self.by_user.remove(user);
             }
         }
+        for &(n, _, _) in &row.terms {
+            if let Some(posting) = self.postings.get_mut(n as usize) {
+                posting.remove(&id);
+            }
+        }
+        self.total_len -= u64::from(row.len);
+        self.expiring -= usize::from(row.memory.expires_at.is_some());
     }
 
     /// Records new access statistics of a record (nothing else changed).
@@ -154,6 +203,35 @@ impl<V> Copy<V> {
         if terms.is_empty() || limit == 0 {
             return Vec::new();
         }
+        // A term no row holds counts 0 everywhere.
+        let numbers: Vec<Option<u32>> = terms
+            .iter()
+            .map(|t| self.term_numbers.get(t).copied())
+            .collect();
+        if *filter == Filter::default() && self.expiring == 0 {
+            // Every row counts: the statistics are kept, the candidates are the postings.
+            let stats = CorpusStats {
+                docs: self.rows.len() as u64,
+                total_len: self.total_len,
+            };
+            let mut by_id: HashMap<MemoryId, TermCounts> = HashMap::new();
+            for (k, n) in numbers.iter().enumerate() {
+                let Some(posting) = n.and_then(|n| self.postings.get(n as usize)) else {
+                    continue;
+                };
+                for (id, &(tf, ctx)) in posting {
+                    let c = by_id.entry(*id).or_insert_with(|| TermCounts {
+                        id: *id,
+                        len: self.rows.get(id).map_or(0, |r| r.len),
+                        content: vec![0; terms.len()],
+                        context: vec![0; terms.len()],
+                    });
+                    c.content[k] = tf;
+                    c.context[k] = ctx;
+                }
+            }
+            return Bm25::default().rank_counts(by_id.into_values(), &terms, stats, limit);
+        }
         let mut stats = CorpusStats {
             docs: 0,
             total_len: 0,
@@ -162,9 +240,9 @@ impl<V> Copy<V> {
         for row in self.live(filter, now) {
             stats.docs += 1;
             stats.total_len += u64::from(row.len);
-            let counts: Vec<(u32, u32)> = terms
+            let counts: Vec<(u32, u32)> = numbers
                 .iter()
-                .map(|t| row.terms.get(t).copied().unwrap_or_default())
+                .map(|n| n.map_or((0, 0), |n| row.counts(n)))
                 .collect();
             if counts.iter().any(|&(a, b)| a + b > 0) {
                 candidates.push(TermCounts {
@@ -436,6 +514,45 @@ mod tests {
         copies.apply(&p, next(6), |c| c.remove(hits[0].id));
         assert_eq!(version(&copies, &p), Some(4));
         assert_eq!(copy.read().expect("lock").len(), 2);
+    }
+
+    /// The unfiltered path (postings, kept statistics) and the scanning path score alike,
+    /// after rows were replaced and removed too.
+    #[test]
+    fn postings_and_scan_score_alike() {
+        let p = Partition::of(Namespace::default_ns());
+        let texts = [
+            "Alice moved to Lisbon last spring",
+            "Bruno visited Lisbon and Porto",
+            "Chen loves Porto in March",
+            "Dana works at a bakery in Berlin",
+            "Lisbon Lisbon Lisbon",
+        ];
+        let mut copy = Copy::new(
+            0,
+            texts
+                .iter()
+                .enumerate()
+                .map(|(i, t)| (record(&p, &format!("k{i}"), t), None)),
+        );
+        copy.upsert(record(&p, "k3", "Dana moved to Porto"), None);
+        let gone = copy.by_key["k1"];
+        copy.remove(gone);
+        let now = Timestamp::from_millis(2);
+        let everything = Filter {
+            created_after: Some(Timestamp::from_millis(0)),
+            ..Filter::default()
+        };
+        for q in ["lisbon", "porto moved", "bakery", "nothing here"] {
+            let fast = copy.text_search(q, &Filter::default(), 10, now);
+            let scan = copy.text_search(q, &everything, 10, now);
+            assert_eq!(fast, scan, "{q}");
+        }
+        assert!(
+            !copy
+                .text_search("porto", &Filter::default(), 10, now)
+                .is_empty()
+        );
     }
 
     #[test]

@@ -56,6 +56,9 @@ pub(crate) struct Coherent {
     /// Partitions found larger than the copies may hold, and when: searched in the database
     /// for a while before they are counted again.
     too_large: Mutex<HashMap<Partition, Instant>>,
+    /// Held while a copy's version is checked, caught up or loaded: one at a time, so that
+    /// concurrent readers wait for one catch-up instead of racing (and reloading).
+    pub(crate) checking: Mutex<()>,
 }
 
 /// How long a partition found too large for a copy is searched in the database before it is
@@ -69,6 +72,7 @@ impl Coherent {
             staleness,
             next_slot: AtomicUsize::new(0),
             too_large: Mutex::new(HashMap::new()),
+            checking: Mutex::new(()),
         }
     }
 

@@ -13,11 +13,10 @@
 //!
 //! Records, their full-text terms and their vectors are written in one transaction. The
 //! terms are the engine's own tokens ([`muisti_core::text::tokenize`]) in `text[]` columns
-//! with GIN indexes: a search reads the records that hold a query term, and the engine
-//! scores them by its one BM25 definition ([`Bm25::rank_counts`]) with the corpus
+//! with GIN indexes: a search in the database reads the records that hold a query term, and
+//! the engine scores them by its one BM25 definition ([`Bm25::rank_counts`]) with the corpus
 //! statistics the same query's filter selects. Vectors are pgvector `vector`s, compared by
-//! inner product in the database, through an HNSW index per dimension once there are enough
-//! of them.
+//! inner product, through an HNSW index per dimension once there are enough of them.
 //!
 //! Searches and recall's reads answer from in-process copies of partitions
 //! ([`muisti_store::copy`]) kept coherent by generations and a change log that every write
@@ -463,6 +462,11 @@ impl PostgresStore {
         if !c.enabled() || c.too_large(p) {
             return Ok(None);
         }
+        if let Some(copy) = c.copies.recent(p, c.staleness) {
+            return Ok(Some(copy));
+        }
+        let _checking = c.checking.lock().unwrap_or_else(|e| e.into_inner());
+        // Another reader may have confirmed it while this one waited.
         if let Some(copy) = c.copies.recent(p, c.staleness) {
             return Ok(Some(copy));
         }

@@ -18,6 +18,7 @@ pub mod cases;
 pub mod http;
 pub mod llm;
 pub mod redis_keys;
+pub mod shared;
 
 use std::sync::Arc;
 

@@ -101,34 +101,12 @@ fn muisti_parameters_are_checked_before_connecting() {
     }
 }
 
-/// Two stores on one database see each other's writes at once: nothing is kept in memory.
+/// Two stores on one database see each other's changes at once: nothing is kept in memory.
 #[test]
 fn two_handles_share_one_database_without_staleness() {
     let Some(h) = harness() else { return };
-    let a = h.open();
-    let b = h.open();
-    let p = muisti_core::Partition::of(muisti_core::Namespace::default_ns());
-    let query = |s: &Arc<dyn Store>| {
-        s.text_search(&muisti_core::TextQuery {
-            partition: p.clone(),
-            query: "lisbon".into(),
-            filter: muisti_core::Filter::default(),
-            limit: 5,
-        })
-        .expect("search")
-    };
-    assert!(query(&b).is_empty());
-    let m = a
-        .put(muisti_core::Put::new(p.clone(), None, "I moved to Lisbon"))
-        .expect("put")
-        .memory;
-    assert_eq!(query(&b).first().map(|s| s.id), Some(m.id));
-    b.delete(&muisti_core::Locator::Id {
-        tenant: p.tenant.clone(),
-        id: m.id,
-    })
-    .expect("delete");
-    assert!(query(&a).is_empty());
+    let (a, b) = (h.open(), h.open());
+    muisti_testkit::shared::changes_are_seen_by_another_handle_at_once(&*a, &*b);
 }
 
 /// Names that a case-insensitive or padding collation would confuse stay apart, and a term

@@ -143,35 +143,44 @@ fn a_server_without_pgvector_is_a_clear_error() {
     }
 }
 
-/// Two stores on one database with `staleness_ms=0` see each other's writes at once: each
-/// checks its copy's version on every read.
+/// Two handles (two servers) with `staleness_ms=0`: every change through one is seen by the
+/// other's next read, which catches its copy up from the change log (the records named,
+/// never the whole partition); a flush reloads it.
 #[test]
-fn two_handles_share_one_database_without_staleness() {
+fn copies_catch_up_from_the_change_log() {
     let Some(h) = harness() else { return };
-    let a = h.open_at(&h.with("staleness_ms=0"));
-    let b = h.open_at(&h.with("staleness_ms=0"));
-    let p = muisti_core::Partition::of(muisti_core::Namespace::default_ns());
-    let query = |s: &Arc<dyn Store>| {
-        s.text_search(&muisti_core::TextQuery {
-            partition: p.clone(),
-            query: "lisbon".into(),
-            filter: muisti_core::Filter::default(),
-            limit: 5,
-        })
-        .expect("search")
-    };
-    assert!(query(&b).is_empty());
-    let m = a
-        .put(muisti_core::Put::new(p.clone(), None, "I moved to Lisbon"))
-        .expect("put")
-        .memory;
-    assert_eq!(query(&b).first().map(|s| s.id), Some(m.id));
-    b.delete(&muisti_core::Locator::Id {
-        tenant: p.tenant.clone(),
-        id: m.id,
-    })
-    .expect("delete");
-    assert!(query(&a).is_empty());
+    let exact = h.with("staleness_ms=0");
+    let a = PostgresStore::open(&exact).expect("a");
+    let b = PostgresStore::open(&exact).expect("b");
+    muisti_testkit::shared::changes_are_seen_by_another_handle_at_once(&a, &b);
+    let (loads, catch_ups) = b.copy_counts();
+    assert_eq!(loads, 2, "loaded once, and again after the flush");
+    assert!(catch_ups >= 5, "{catch_ups}");
+}
+
+/// The same with every search a statement on the database (`cache_records=0`).
+#[test]
+fn two_handles_without_copies_see_each_other_at_once() {
+    let Some(h) = harness() else { return };
+    let url = h.with("cache_records=0");
+    let (a, b) = (h.open_at(&url), h.open_at(&url));
+    muisti_testkit::shared::changes_are_seen_by_another_handle_at_once(&*a, &*b);
+}
+
+/// With a 200 ms window a write through one handle is seen by every read through the other
+/// that starts 200 ms after it; the writer sees it at once.
+#[test]
+fn the_staleness_window_bounds_what_another_handle_misses() {
+    let Some(h) = harness() else { return };
+    let window = std::time::Duration::from_millis(200);
+    let url = h.with(&format!("staleness_ms={}", window.as_millis()));
+    let (a, b) = (h.open_at(&url), h.open_at(&url));
+    let seen = muisti_testkit::shared::the_staleness_window_bounds_what_another_handle_misses(
+        &*a, &*b, window,
+    );
+    println!(
+        "postgres copy staleness: seen by the other handle after {seen:?} (window {window:?})"
+    );
 }
 
 /// Past `ann_threshold` vectors of one dimension an HNSW index is built in the background;
@@ -234,137 +243,4 @@ fn an_hnsw_index_is_built_past_the_threshold_and_answers_as_the_scan() {
             "query {i} {user:?}"
         );
     }
-}
-
-/// Two handles (two servers) with `staleness_ms=0`: every write, update, delete, access count
-/// and vector through one is seen by the other's next read, which catches its copy up from
-/// the change log (the records named, not the partition); a flush reloads it.
-#[test]
-fn copies_catch_up_from_the_change_log() {
-    use muisti_core::{Filter, Locator, Namespace, Partition, Patch, Put, TextQuery, VectorQuery};
-    let Some(h) = harness() else { return };
-    let exact = h.with("staleness_ms=0");
-    let a = PostgresStore::open(&exact).expect("a");
-    let b = PostgresStore::open(&exact).expect("b");
-    let p = Partition::of(Namespace::default_ns());
-    let text = |s: &PostgresStore, q: &str| {
-        s.text_search(&TextQuery {
-            partition: p.clone(),
-            query: q.into(),
-            filter: Filter::default(),
-            limit: 50,
-        })
-        .expect("search")
-        .into_iter()
-        .map(|h| h.id)
-        .collect::<Vec<_>>()
-    };
-    for i in 0..20 {
-        a.put(Put::new(p.clone(), None, format!("note {i} about tea")))
-            .expect("put");
-    }
-    assert_eq!(text(&b, "tea").len(), 20);
-    assert_eq!(b.copy_counts(), (1, 0));
-    let m = a
-        .put(Put::new(p.clone(), None, "I moved to Lisbon"))
-        .expect("put")
-        .memory;
-    assert_eq!(text(&b, "lisbon"), vec![m.id]);
-    let req = muisti_core::UpdateRequest::new(
-        Locator::Id {
-            tenant: p.tenant.clone(),
-            id: m.id,
-        },
-        Patch {
-            content: Some("I moved to Porto".into()),
-            ..Default::default()
-        },
-    );
-    a.update(&req).expect("update");
-    assert!(text(&b, "lisbon").is_empty());
-    assert_eq!(text(&b, "porto"), vec![m.id]);
-    a.touch(
-        &p.tenant,
-        &[m.id, m.id],
-        muisti_core::Timestamp::from_millis(5),
-    )
-    .expect("touch");
-    assert_eq!(
-        b.rank_fields(&p, &[m.id]).expect("fields")[0].access_count,
-        2
-    );
-    a.set_vectors(
-        &p.tenant,
-        &[muisti_core::StoredVector {
-            id: m.id,
-            model: "test".into(),
-            vector: vec![1.0, 0.0],
-        }],
-    )
-    .expect("vectors");
-    let near = b
-        .vector_search(&VectorQuery {
-            partition: p.clone(),
-            vector: vec![1.0, 0.0],
-            filter: Filter::default(),
-            limit: 5,
-        })
-        .expect("vector search");
-    assert_eq!(near.first().map(|s| s.id), Some(m.id));
-    a.delete(&Locator::Id {
-        tenant: p.tenant.clone(),
-        id: m.id,
-    })
-    .expect("delete");
-    assert!(text(&b, "porto").is_empty());
-    assert!(b.get_many(&p.tenant, &[m.id]).expect("get_many").is_empty());
-    let (loads, catch_ups) = b.copy_counts();
-    assert_eq!(loads, 1, "caught up, never reloaded");
-    assert!(catch_ups >= 5, "{catch_ups}");
-    a.flush(&p).expect("flush");
-    assert!(text(&b, "tea").is_empty());
-    assert_eq!(b.copy_counts().0, 2, "a flush reloads");
-}
-
-/// With a staleness window, another handle's write is seen by every read that starts the
-/// window after it; the writer reads its own write at once.
-#[test]
-fn the_staleness_window_bounds_what_another_handle_misses() {
-    use muisti_core::{Filter, Namespace, Partition, Put, TextQuery};
-    let Some(h) = harness() else { return };
-    let window = std::time::Duration::from_millis(200);
-    let url = h.with(&format!("staleness_ms={}", window.as_millis()));
-    let a = PostgresStore::open(&url).expect("a");
-    let b = PostgresStore::open(&url).expect("b");
-    let p = Partition::of(Namespace::default_ns());
-    let text = |s: &PostgresStore| {
-        s.text_search(&TextQuery {
-            partition: p.clone(),
-            query: "lisbon".into(),
-            filter: Filter::default(),
-            limit: 5,
-        })
-        .expect("search")
-        .len()
-    };
-    assert_eq!(text(&a), 0);
-    assert_eq!(text(&b), 0);
-    a.put(Put::new(p.clone(), None, "I moved to Lisbon"))
-        .expect("put");
-    let written = std::time::Instant::now();
-    assert_eq!(text(&a), 1, "the writer reads its own write");
-    let mut seen_after = None;
-    while written.elapsed() < window {
-        if text(&b) == 1 {
-            seen_after = Some(written.elapsed());
-            break;
-        }
-        std::thread::sleep(std::time::Duration::from_millis(5));
-    }
-    std::thread::sleep(window.saturating_sub(written.elapsed()));
-    assert_eq!(text(&b), 1, "a read {window:?} after the write sees it");
-    let seen_after = seen_after.unwrap_or_else(|| written.elapsed());
-    println!(
-        "postgres copy staleness: seen by the other handle after {seen_after:?} (window {window:?})"
-    );
 }

@@ -66,9 +66,9 @@ pub(crate) struct Coherent {
 const TOO_LARGE_FOR: Duration = Duration::from_secs(60);
 
 impl Coherent {
-    pub(crate) fn new(max_records: usize, staleness: Duration) -> Self {
+    pub(crate) fn new(budget: usize, staleness: Duration) -> Self {
         Self {
-            copies: Copies::new(max_records),
+            copies: Copies::new(budget),
             staleness,
             next_slot: AtomicUsize::new(0),
             too_large: Mutex::new(HashMap::new()),
@@ -97,9 +97,9 @@ impl Coherent {
             .insert(p.clone(), Instant::now());
     }
 
-    /// Whether copies are kept at all (`cache_records` > 0).
+    /// Whether copies are kept at all (`cache_mb` > 0).
     pub(crate) fn enabled(&self) -> bool {
-        self.copies.max_records() > 0
+        self.copies.budget() > 0
     }
 
     /// The slot this transaction bumps.

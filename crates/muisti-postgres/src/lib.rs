@@ -24,9 +24,9 @@
 //! database; a write committed by one is seen by every read of another that starts
 //! `staleness_ms` (default 1) after it. More parameters:
 //!
-//! * `cache_records`: records the copies of one handle hold (default 1,000,000; 0 keeps none:
-//!   every search is then a statement on the database, as is a search of a partition
-//!   larger than this);
+//! * `cache_mb`: the memory the copies of one handle take (estimated; default 2048, as
+//!   SQLite's; 0 keeps none: every search is then a statement on the database, as is a
+//!   search of a partition larger than this);
 //! * `staleness_ms`: how long a copy whose version was confirmed answers without asking
 //!   again (default 1; 0 asks on every read).
 //!
@@ -77,8 +77,8 @@ pub const DEFAULT_ANN_THRESHOLD: usize = 20_000;
 const SCHEMA_VERSION: i32 = 2;
 /// Migrations: the SQL that takes the schema from version `i` to `i + 1`.
 const MIGRATIONS: [&str; 2] = [include_str!("schema_v1.sql"), include_str!("schema_v2.sql")];
-/// The default bound of the records a handle's copies hold.
-pub const DEFAULT_CACHE_RECORDS: usize = 1_000_000;
+/// The default bound of the memory a handle's copies take, in MiB.
+pub const DEFAULT_CACHE_MB: usize = 2048;
 /// The default `staleness_ms`.
 pub const DEFAULT_STALENESS_MS: usize = 1;
 /// The records a handle writes before it first refreshes the planner's statistics.
@@ -188,9 +188,9 @@ impl PostgresStore {
         let ann_threshold = parsed
             .whole("ann_threshold", 0..=usize::MAX)?
             .unwrap_or(DEFAULT_ANN_THRESHOLD);
-        let cache_records = parsed
-            .whole("cache_records", 0..=usize::MAX)?
-            .unwrap_or(DEFAULT_CACHE_RECORDS);
+        let cache_mb = parsed
+            .whole("cache_mb", 0..=1 << 30)?
+            .unwrap_or(DEFAULT_CACHE_MB);
         let staleness_ms = parsed
             .whole("staleness_ms", 0..=60_000)?
             .unwrap_or(DEFAULT_STALENESS_MS);
@@ -216,7 +216,7 @@ impl PostgresStore {
                         "pool_size",
                         "ann_threshold",
                         "max_value_bytes",
-                        "cache_records",
+                        "cache_mb",
                         "staleness_ms",
                     ]
                     .contains(&kv.split_once('=').map_or(*kv, |(k, _)| k))
@@ -246,7 +246,7 @@ impl PostgresStore {
             written: AtomicU64::new(0),
             next_analyze: AtomicU64::new(FIRST_ANALYZE),
             coherent: copies::Coherent::new(
-                cache_records,
+                cache_mb << 20,
                 std::time::Duration::from_millis(staleness_ms as u64),
             ),
         };
@@ -508,7 +508,7 @@ impl PostgresStore {
             )
             .map_err(err)?
             .get(0);
-        if count.max(0) as usize > c.copies.max_records() {
+        if (count.max(0) as usize).saturating_mul(c.copies.bytes_per_record()) > c.copies.budget() {
             c.mark_too_large(p);
             return Ok(None);
         }

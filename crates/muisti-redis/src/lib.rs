@@ -24,11 +24,11 @@
 //! see `copy.rs`.
 //! `staleness_ms` (default 1) lets a copy confirmed that recently answer without asking (the
 //! reads of one recall cost one round trip); 0 asks on every read.
-//! `cache_records` bounds the records the copies of one handle hold (default 1,000,000;
-//! least recently used partitions dropped first; 0 keeps none, so every search reads the
-//! partition).
+//! `cache_mb` bounds the memory the copies of one handle take (estimated; default 2048, as
+//! SQLite's; least recently used partitions dropped first; 0 keeps none, so every search
+//! reads the partition).
 //!
-//! URL: `redis://[:password@]host[:port][/db][?prefix=muisti:&cache_records=N&staleness_ms=N]`, or
+//! URL: `redis://[:password@]host[:port][/db][?prefix=muisti:&cache_mb=N&staleness_ms=N]`, or
 //! `rediss://` for TLS.
 
 use std::{
@@ -82,8 +82,8 @@ pub struct RedisStore {
 
 const IDLE_CONNECTIONS: usize = 8;
 const CHUNK: usize = 500;
-/// The default bound of the records a handle's copies hold.
-pub const DEFAULT_CACHE_RECORDS: usize = 1_000_000;
+/// The default bound of the memory a handle's copies take, in MiB.
+pub const DEFAULT_CACHE_MB: usize = 2048;
 /// The default `staleness_ms`: how long a confirmed copy answers without asking again.
 pub const DEFAULT_STALENESS_MS: usize = 1;
 /// Change-log entries kept per partition (approximately: trimmed with `MAXLEN ~`).
@@ -115,7 +115,7 @@ pub fn register(registry: &mut StoreRegistry) {
 impl RedisStore {
     /// Connects to `url` (see the crate docs) and checks the server answers.
     ///
-    /// The query parameters `prefix`, `cache_records` and `max_value_bytes` are muisti's;
+    /// The query parameters `prefix`, `cache_mb`, `staleness_ms` and `max_value_bytes` are muisti's;
     /// any others are passed on to the Redis client.
     pub fn open(url: &str) -> Result<Self> {
         let target = redact_url(url);
@@ -123,9 +123,9 @@ impl RedisStore {
         let mut prefix = DEFAULT_PREFIX.to_owned();
         let parsed = StoreUrl::parse(url)?;
         let limits = parsed.limits()?;
-        let cache_records = parsed
-            .whole("cache_records", 0..=usize::MAX)?
-            .unwrap_or(DEFAULT_CACHE_RECORDS);
+        let cache_mb = parsed
+            .whole("cache_mb", 0..=1 << 30)?
+            .unwrap_or(DEFAULT_CACHE_MB);
         let staleness_ms = parsed
             .whole("staleness_ms", 0..=60_000)?
             .unwrap_or(DEFAULT_STALENESS_MS);
@@ -133,7 +133,7 @@ impl RedisStore {
         for kv in query.split('&').filter(|s| !s.is_empty()) {
             match kv.split_once('=') {
                 Some(("prefix", v)) => prefix = v.to_owned(),
-                Some(("max_value_bytes" | "cache_records" | "staleness_ms", _)) => {}
+                Some(("max_value_bytes" | "cache_mb" | "staleness_ms", _)) => {}
                 _ => passed.push(kv),
             }
         }
@@ -159,7 +159,7 @@ impl RedisStore {
             pool: Mutex::new(Vec::new()),
             by_id: redis::Script::new(BY_ID),
             clock: Arc::new(SystemClock),
-            copies: Copies::new(cache_records),
+            copies: Copies::new(cache_mb << 20),
             commit_order: Mutex::new(()),
             staleness: Duration::from_millis(staleness_ms as u64),
         };

@@ -27,6 +27,38 @@ use muisti_core::{
     text::{Bm25, CorpusStats, TermCounts, nearest, query_terms, term_counts},
 };
 
+/// Hashes record ids for the maps a search builds: the random bits of a ULID are already
+/// uniform, so folding its bytes is enough (and several times faster than SipHash).
+#[derive(Clone, Copy, Default)]
+struct IdHasher;
+
+impl std::hash::BuildHasher for IdHasher {
+    type Hasher = FoldHasher;
+    fn build_hasher(&self) -> FoldHasher {
+        FoldHasher(0)
+    }
+}
+
+/// The hasher of [`IdHasher`].
+struct FoldHasher(u64);
+
+impl std::hash::Hasher for FoldHasher {
+    fn write(&mut self, bytes: &[u8]) {
+        for chunk in bytes.chunks(8) {
+            let mut word = [0u8; 8];
+            word[..chunk.len()].copy_from_slice(chunk);
+            self.0 = (self.0.rotate_left(29) ^ u64::from_le_bytes(word))
+                .wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        }
+    }
+    fn finish(&self) -> u64 {
+        self.0
+    }
+}
+
+/// The records holding one term, with its counts in each (text, context).
+type Posting = HashMap<MemoryId, (u32, u32), IdHasher>;
+
 /// One record in a copy: the record, its terms (by the copy's term number, sorted) with
 /// their counts in the indexed text and the context, its length in terms, its vector.
 struct Row {
@@ -37,6 +69,33 @@ struct Row {
 }
 
 impl Row {
+    /// An estimate of the heap the row takes in a copy, with its share of the copy's
+    /// indexes (key, user, postings).
+    fn bytes(&self) -> usize {
+        let m = &self.memory;
+        let text = |s: &Option<String>| s.as_ref().map_or(0, String::len);
+        let content = match &m.content {
+            serde_json::Value::String(s) => s.len(),
+            other => other.to_string().len(),
+        };
+        std::mem::size_of::<Self>()
+            + content
+            + text(&m.context)
+            + 2 * m.key.as_str().len()
+            + text(&m.owner.user_id)
+            + text(&m.owner.agent_id)
+            + text(&m.owner.session_id)
+            + m.tags.iter().map(|t| t.len() + 24).sum::<usize>()
+            + m.metadata.len() * 64
+            + m.content_hash.len()
+            + text(&m.embedding_model)
+            // Each term: its entry in the row and in the postings.
+            + self.terms.len() * (12 + 48)
+            + self.vector.as_ref().map_or(0, |v| v.len() * 4)
+            // The key, user and id index entries.
+            + 96
+    }
+
     /// The counts of a term (by number) in the indexed text and the context.
     fn counts(&self, term: u32) -> (u32, u32) {
         match self.terms.binary_search_by_key(&term, |t| t.0) {
@@ -59,11 +118,13 @@ pub struct Copy<V> {
     term_numbers: HashMap<String, u32>,
     /// Per term number, the records holding it with their counts: an unfiltered search
     /// reads the records holding a query term, not every record.
-    postings: Vec<HashMap<MemoryId, (u32, u32)>>,
+    postings: Vec<Posting>,
     /// The rows' lengths summed, and how many rows can expire: with neither a filter nor
     /// anything that expires, these are the corpus statistics without a scan.
     total_len: u64,
     expiring: usize,
+    /// The rows' estimated bytes ([`Row::bytes`]), summed.
+    bytes: usize,
 }
 
 impl<V> Copy<V> {
@@ -78,6 +139,7 @@ impl<V> Copy<V> {
             postings: Vec::new(),
             total_len: 0,
             expiring: 0,
+            bytes: 0,
         };
         for (m, v) in records {
             let row = copy.row(m, v);
@@ -119,12 +181,13 @@ impl<V> Copy<V> {
         for &(n, tf, ctx) in &row.terms {
             let n = n as usize;
             if self.postings.len() <= n {
-                self.postings.resize_with(n + 1, HashMap::new);
+                self.postings.resize_with(n + 1, Posting::default);
             }
             self.postings[n].insert(id, (tf, ctx));
         }
         self.total_len += u64::from(row.len);
         self.expiring += usize::from(row.memory.expires_at.is_some());
+        self.bytes += row.bytes();
         self.rows.insert(id, row);
     }
 
@@ -165,6 +228,7 @@ impl<V> Copy<V> {
         }
         self.total_len -= u64::from(row.len);
         self.expiring -= usize::from(row.memory.expires_at.is_some());
+        self.bytes -= row.bytes();
     }
 
     /// Records new access statistics of a record (nothing else changed).
@@ -214,11 +278,15 @@ impl<V> Copy<V> {
                 docs: self.rows.len() as u64,
                 total_len: self.total_len,
             };
-            let mut by_id: HashMap<MemoryId, TermCounts> = HashMap::new();
-            for (k, n) in numbers.iter().enumerate() {
-                let Some(posting) = n.and_then(|n| self.postings.get(n as usize)) else {
-                    continue;
-                };
+            let postings: Vec<(usize, &Posting)> = numbers
+                .iter()
+                .enumerate()
+                .filter_map(|(k, n)| Some((k, self.postings.get((*n)? as usize)?)))
+                .collect();
+            let most = postings.iter().map(|(_, p)| p.len()).max().unwrap_or(0);
+            let mut by_id: HashMap<MemoryId, TermCounts, IdHasher> =
+                HashMap::with_capacity_and_hasher(most, IdHasher);
+            for (k, posting) in postings {
                 for (id, &(tf, ctx)) in posting {
                     let c = by_id.entry(*id).or_insert_with(|| TermCounts {
                         id: *id,
@@ -294,16 +362,21 @@ impl<V> Copy<V> {
         self.rows.len()
     }
 
+    /// An estimate of the memory the copy takes, in bytes.
+    pub fn bytes(&self) -> usize {
+        self.bytes
+    }
+
     /// Whether it holds no record.
     pub fn is_empty(&self) -> bool {
         self.rows.is_empty()
     }
 }
 
-/// The copies of one store handle, least recently used dropped first past `max_records`.
+/// The copies of one store handle, least recently used dropped first past a memory budget.
 pub struct Copies<V> {
     inner: Mutex<Held<V>>,
-    max_records: usize,
+    budget: usize,
     /// Copies loaded whole (the backend counts them).
     pub loads: AtomicU64,
     /// Copies caught up from a change log (the backend counts them).
@@ -324,22 +397,33 @@ struct Held<V> {
 }
 
 impl<V: Clone> Copies<V> {
-    /// No copies; at most `max_records` records held (0: none kept).
-    pub fn new(max_records: usize) -> Self {
+    /// No copies; at most `budget` bytes held (estimated; 0: none kept).
+    pub fn new(budget: usize) -> Self {
         Self {
             inner: Mutex::new(Held {
                 copies: HashMap::new(),
                 clock: 0,
             }),
-            max_records,
+            budget,
             loads: AtomicU64::new(0),
             catch_ups: AtomicU64::new(0),
         }
     }
 
-    /// The most records the copies hold together.
-    pub fn max_records(&self) -> usize {
-        self.max_records
+    /// The most bytes the copies hold together (estimated).
+    pub fn budget(&self) -> usize {
+        self.budget
+    }
+
+    /// The estimated bytes per record of the copies held (4 KiB when none are held): to
+    /// judge before loading whether a partition would fit.
+    pub fn bytes_per_record(&self) -> usize {
+        let held = self.held_guard();
+        let (bytes, records) = held.copies.values().fold((0, 0), |(b, r), (c, _, _)| {
+            let c = c.read().unwrap_or_else(|e| e.into_inner());
+            (b + c.bytes(), r + c.len())
+        });
+        bytes.checked_div(records).unwrap_or(4096)
     }
 
     fn held_guard(&self) -> std::sync::MutexGuard<'_, Held<V>> {
@@ -384,9 +468,9 @@ impl<V: Clone> Copies<V> {
     /// Keeps `copy` for `p` (unless it is larger than the whole budget), dropping the least
     /// recently used copies until the rest fit.
     pub fn keep(&self, p: &Partition, copy: Copy<V>) -> Shared<V> {
-        let size = copy.len();
+        let size = copy.bytes();
         let copy = Arc::new(RwLock::new(copy));
-        if size > self.max_records {
+        if size > self.budget {
             return copy;
         }
         let mut held = self.held_guard();
@@ -396,9 +480,9 @@ impl<V: Clone> Copies<V> {
         let mut total: usize = held
             .copies
             .values()
-            .map(|(c, _, _)| c.read().unwrap_or_else(|e| e.into_inner()).len())
+            .map(|(c, _, _)| c.read().unwrap_or_else(|e| e.into_inner()).bytes())
             .sum();
-        while total + size > self.max_records {
+        while total + size > self.budget {
             let Some(oldest) = held
                 .copies
                 .iter()
@@ -408,7 +492,7 @@ impl<V: Clone> Copies<V> {
                 break;
             };
             if let Some((c, _, _)) = held.copies.remove(&oldest) {
-                total -= c.read().unwrap_or_else(|e| e.into_inner()).len();
+                total -= c.read().unwrap_or_else(|e| e.into_inner()).bytes();
             }
         }
         held.copies
@@ -498,7 +582,7 @@ mod tests {
     #[test]
     fn a_copy_applies_only_the_next_version() {
         let p = Partition::of(Namespace::default_ns());
-        let copies = Copies::new(100);
+        let copies = Copies::new(1 << 20);
         copies.keep(&p, Copy::new(3, [(record(&p, "a", "lisbon"), None)]));
         copies.apply(&p, next(4), |c| c.upsert(record(&p, "b", "porto"), None));
         assert_eq!(version(&copies, &p), Some(4));
@@ -573,8 +657,9 @@ mod tests {
         let a = Partition::of(Namespace::new("a").expect("ns"));
         let b = Partition::of(Namespace::new("b").expect("ns"));
         let c = Partition::of(Namespace::new("c").expect("ns"));
-        let copies = Copies::new(2);
         let one = |p: &Partition| Copy::new(1, [(record(p, "k", "x"), None)]);
+        // Room for two such copies.
+        let copies = Copies::new(one(&a).bytes() * 2);
         copies.keep(&a, one(&a));
         copies.keep(&b, one(&b));
         assert!(copies.held(&a).is_some());

@@ -90,7 +90,7 @@ muisti_testkit::conformance_persistent!(harness());
 /// The whole suite again with no copies: every search a statement on the database.
 mod in_the_database {
     use super::*;
-    muisti_testkit::conformance!(harness_with("cache_records=0"));
+    muisti_testkit::conformance!(harness_with("cache_mb=0"));
 }
 
 #[test]
@@ -158,11 +158,11 @@ fn copies_catch_up_from_the_change_log() {
     assert!(catch_ups >= 5, "{catch_ups}");
 }
 
-/// The same with every search a statement on the database (`cache_records=0`).
+/// The same with every search a statement on the database (`cache_mb=0`).
 #[test]
 fn two_handles_without_copies_see_each_other_at_once() {
     let Some(h) = harness() else { return };
-    let url = h.with("cache_records=0");
+    let url = h.with("cache_mb=0");
     let (a, b) = (h.open_at(&url), h.open_at(&url));
     muisti_testkit::shared::changes_are_seen_by_another_handle_at_once(&*a, &*b);
 }

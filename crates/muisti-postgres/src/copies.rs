@@ -8,7 +8,7 @@
 //! therefore committed in order and without gaps. Before a copy answers, the store reads the
 //! partition's generations (one statement): equal, the copy is current; ahead, the copy
 //! reads the log entries after its own, reads those records again and applies them; a gap
-//! (the log is trimmed to the last 10,000 entries per slot), a flush or more than 1,000
+//! (the log is trimmed to the last 1,000 entries per slot), a flush or more than 1,000
 //! entries: the copy is reloaded, in one repeatable-read snapshot with its version. A copy
 //! confirmed less than `staleness_ms` ago answers without asking. This process's writes are
 //! not applied in place: the next read catches up on them like any other.
@@ -32,8 +32,9 @@ use crate::{
 
 /// Generation slots per partition.
 pub(crate) const SLOTS: usize = 8;
-/// Log entries kept per slot.
-const KEPT: i64 = 10_000;
+/// Log entries kept per slot (a copy further behind than [`CATCH_UP_MAX`] entries in all is
+/// reloaded anyway).
+const KEPT: i64 = 1_000;
 /// Log entries a copy catches up on at once; further behind, it is reloaded.
 const CATCH_UP_MAX: usize = 1_000;
 

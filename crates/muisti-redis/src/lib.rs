@@ -12,7 +12,7 @@
 //! | `P t/{tenant}` | set | the tenant's namespaces |
 //! | `P tenants` | set | the tenants |
 //! | `P g/{tenant}/{namespace}` | integer | the partition's generation: `INCR`ed by every transaction that changes its records |
-//! | `P c/{tenant}/{namespace}` | stream | the partition's change log: per such transaction its generation `g` and the `ids` it changed (`*`: all), the last 10,000 or so |
+//! | `P c/{tenant}/{namespace}` | stream | the partition's change log: per such transaction its generation `g` and the `ids` it changed (`*`: all), the last 1,200 or so (a copy further behind reloads anyway) |
 //!
 //! Writes are `WATCH`/`MULTI` transactions, so concurrent writers in any number of processes
 //! lose nothing. Expired records vanish natively; their index entries are dropped when a
@@ -86,8 +86,10 @@ const CHUNK: usize = 500;
 pub const DEFAULT_CACHE_MB: usize = 2048;
 /// The default `staleness_ms`: how long a confirmed copy answers without asking again.
 pub const DEFAULT_STALENESS_MS: usize = 1;
-/// Change-log entries kept per partition (approximately: trimmed with `MAXLEN ~`).
-const CHANGES_KEPT: usize = 10_000;
+/// Change-log entries kept per partition (approximately: trimmed with `MAXLEN ~`): a few
+/// more than a copy catches up on ([`CATCH_UP_MAX`]), so that a log costs little memory in
+/// Redis however many partitions there are.
+const CHANGES_KEPT: usize = 1_200;
 /// Change-log entries a copy catches up on at once; further behind, it is reloaded.
 const CATCH_UP_MAX: usize = 1_000;
 /// Run inside a write's `MULTI`: the partition's next generation, logged with the ids the

@@ -128,10 +128,9 @@ fn whole_numbers(v: &mut Value) -> bool {
                 }
                 if INTEGER_FIELDS.contains(&k.as_str())
                     && let Some(f) = v.as_f64().filter(|_| v.is_f64())
-                    && f.fract() == 0.0
-                    && f.abs() < 9.0e15
+                    && let Some(whole) = whole(f)
                 {
-                    *v = Value::from(f as i64);
+                    *v = whole;
                     changed = true;
                 } else {
                     changed |= whole_numbers(v);
@@ -146,6 +145,21 @@ fn whole_numbers(v: &mut Value) -> bool {
         _ => {}
     }
     changed
+}
+
+/// `f` as a JSON integer when it is one: a float with no fraction is exactly that integer
+/// (beyond 2^53 too), within the range of `u64` (or `i64` below zero).
+fn whole(f: f64) -> Option<Value> {
+    if f.fract() != 0.0 {
+        return None;
+    }
+    if (0.0..18_446_744_073_709_551_616.0).contains(&f) {
+        Some(Value::from(f as u64))
+    } else if (-9_223_372_036_854_775_808.0..0.0).contains(&f) {
+        Some(Value::from(f as i64))
+    } else {
+        None
+    }
 }
 
 /// Path parameters; a segment that cannot be decoded is 400.

@@ -50,7 +50,7 @@ pub use query::{
 };
 pub use store::{
     Capabilities, Health, Store, StoreInfo, StoredVector, WriteStatus, Written,
-    exact_vector_search, list_all,
+    exact_vector_search, list_all, touch_counts,
 };
 pub use time::{Timestamp, Ttl};
 pub use update::{Patch, UpdateRequest, VectorChange};

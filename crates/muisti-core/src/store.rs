@@ -172,7 +172,8 @@ pub trait Store: Send + Sync {
     fn set_vectors(&self, tenant: &Tenant, vectors: &[StoredVector]) -> Result<u64>;
 
     /// Records `access_count += 1` and `last_accessed_at = at` on the given records of a
-    /// tenant; unknown ids are ignored. Does not change `updated_at`.
+    /// tenant (an id given twice counts twice: [`touch_counts`]); unknown ids are ignored.
+    /// Does not change `updated_at`.
     fn touch(&self, tenant: &Tenant, ids: &[MemoryId], at: Timestamp) -> Result<()>;
 
     /// Deletes expired records now; returns how many (backends with native expiry may
@@ -236,6 +237,19 @@ pub trait Store: Send + Sync {
             .map(RankFields::of)
             .collect())
     }
+}
+
+/// The accesses [`Store::touch`] records: each distinct id with how often it was given, in
+/// the order first given.
+pub fn touch_counts(ids: &[MemoryId]) -> Vec<(MemoryId, u64)> {
+    let mut counts: Vec<(MemoryId, u64)> = Vec::new();
+    for id in ids {
+        match counts.iter_mut().find(|(i, _)| i == id) {
+            Some((_, n)) => *n += 1,
+            None => counts.push((*id, 1)),
+        }
+    }
+    counts
 }
 
 /// Nearest neighbours by comparing the query with every vector [`Store::vectors`] returns.

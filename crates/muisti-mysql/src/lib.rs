@@ -818,14 +818,7 @@ impl Store for MysqlStore {
         if ids.is_empty() {
             return Ok(());
         }
-        // An id given twice counts twice.
-        let mut counts: Vec<(MemoryId, i64)> = Vec::new();
-        for id in ids {
-            match counts.iter_mut().find(|(i, _)| i == id) {
-                Some((_, n)) => *n += 1,
-                None => counts.push((*id, 1)),
-            }
-        }
+        let counts = muisti_core::touch_counts(ids);
         let sql = format!(
             "UPDATE {} SET access_count = access_count + ?, last_accessed_at = ? \
              WHERE tenant = ? AND id = ? AND (expires_at IS NULL OR expires_at > ?)",
@@ -837,7 +830,7 @@ impl Store for MysqlStore {
                 tx.exec_drop(
                     &sql,
                     params(vec![
-                        Value::Int(*n),
+                        Value::UInt(*n),
                         Value::Int(at),
                         bytes(tenant.as_str()),
                         bytes(&id.to_string()),

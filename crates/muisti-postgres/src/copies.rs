@@ -282,10 +282,7 @@ pub(crate) fn apply_caught_up(
     let mut found: HashMap<MemoryId, Loaded> =
         found.into_iter().map(|(m, v)| (m.id, (m, v))).collect();
     for id in ids {
-        let id = MemoryId::parse(id).map_err(|e| Error::Corrupted {
-            location: "postgres changes".into(),
-            reason: e.to_string(),
-        })?;
+        let id = muisti_store::parse_id("postgres", id)?;
         match found.remove(&id) {
             Some((m, v)) => copy.upsert(m, v.as_deref()),
             None => copy.remove(id),

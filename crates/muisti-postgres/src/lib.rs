@@ -1029,10 +1029,8 @@ impl Store for PostgresStore {
 
 impl PostgresStore {
     /// Vector search in the database (pgvector), through the HNSW index when unfiltered.
+    /// (`vector_search` has refused empty queries and started the index's build.)
     fn db_vector_search(&self, query: &VectorQuery) -> Result<Vec<Scored>> {
-        if query.limit == 0 || query.vector.is_empty() {
-            return Ok(Vec::new());
-        }
         let mut sql = Sql::partition(
             "id, embedding",
             &query.partition,
@@ -1051,7 +1049,6 @@ impl PostgresStore {
             // 10.8 ms, against 7.4 ms scanning, on one store of 100 users × 1,000.)
             sql.push(&format!(" ORDER BY embedding <#> {v} LIMIT {limit}"));
         } else {
-            self.ann.ensure(dims);
             // The expression the dimension's index is built on.
             sql.push(&format!(
                 " ORDER BY embedding::vector({dims}) <#> {v}::vector({dims}) LIMIT {limit}"

@@ -266,6 +266,11 @@ impl RedisStore {
         format!("{}r/{}/{}/{}", self.prefix, p.tenant, p.namespace, key)
     }
 
+    /// What the keys of a tenant's records start with.
+    fn records_of(&self, tenant: &Tenant) -> String {
+        format!("{}r/{}/", self.prefix, tenant)
+    }
+
     fn id_key(&self, tenant: &Tenant, id: MemoryId) -> String {
         format!("{}i/{}/{}", self.prefix, tenant, id)
     }
@@ -296,6 +301,48 @@ impl RedisStore {
 
     fn changes_key(&self, p: &Partition) -> String {
         format!("{}c/{}/{}", self.prefix, p.tenant, p.namespace)
+    }
+
+    /// Where the records with these ids are and what they hold, in one round trip: for each,
+    /// its record key and its JSON (`None` when no record has that id). The one reading of
+    /// the id pointers.
+    #[allow(clippy::type_complexity)]
+    fn locate(
+        &self,
+        c: &mut Connection,
+        tenant: &Tenant,
+        ids: &[MemoryId],
+    ) -> Result<Vec<Option<(String, Option<String>)>>, Fail> {
+        let records = self.records_of(tenant);
+        let mut pipe = redis::pipe();
+        for id in ids {
+            pipe.cmd("EVAL")
+                .arg(BY_ID)
+                .arg(1)
+                .arg(self.id_key(tenant, *id))
+                .arg(&records);
+        }
+        let found: Vec<Option<(String, Option<String>)>> = pipe.query(c)?;
+        ids.iter()
+            .zip(found)
+            .map(|(id, f)| {
+                f.map(|(ptr, json)| Ok((self.pointed(tenant, *id, &ptr)?, json)))
+                    .transpose()
+            })
+            .collect()
+    }
+
+    /// The record key an id's pointer (`namespace/key`) names; a pointer that names no
+    /// partition is corruption.
+    fn pointed(&self, tenant: &Tenant, id: MemoryId, ptr: &str) -> Result<String, Fail> {
+        let Some((ns, key)) = ptr.split_once('/') else {
+            return Err(Fail::Muisti(Error::Corrupted {
+                location: self.id_key(tenant, id),
+                reason: "not a namespace/key pointer".into(),
+            }));
+        };
+        let ns = Namespace::new(ns).map_err(Fail::Muisti)?;
+        Ok(self.record_key(&Partition::new(tenant.clone(), ns), key))
     }
 
     /// Adds to a write's transaction the bump of `p`'s generation, logging `ids` (comma
@@ -449,20 +496,12 @@ impl RedisStore {
         ids.dedup();
         // The records as they are now (possibly newer than the last entry: a later entry
         // then reads them again), with their vectors, in one round trip each.
-        let mut pipe = redis::pipe();
-        for id in &ids {
-            pipe.cmd("EVAL")
-                .arg(BY_ID)
-                .arg(1)
-                .arg(self.id_key(&p.tenant, *id))
-                .arg(format!("{}r/{}/", self.prefix, p.tenant));
-        }
-        let found: Vec<Option<(String, Option<String>)>> = pipe.query(c)?;
+        let found = self.locate(c, &p.tenant, &ids)?;
         let now = self.now();
         let mut live = Vec::new();
-        for (id, row) in ids.iter().zip(found) {
-            let m = match row {
-                Some((_, Some(json))) => Some(self.decode(&self.id_key(&p.tenant, *id), &json)?),
+        for found in found {
+            let m = match found {
+                Some((rkey, Some(json))) => Some(self.decode(&rkey, &json)?),
                 _ => None,
             };
             live.push(m.filter(|m| m.partition == *p && !m.is_expired(now)));
@@ -538,19 +577,12 @@ impl RedisStore {
                 let found: Option<(String, Option<String>)> = self
                     .by_id
                     .key(self.id_key(tenant, *id))
-                    .arg(format!("{}r/{}/", self.prefix, tenant))
+                    .arg(self.records_of(tenant))
                     .invoke(c)?;
                 let Some((ptr, json)) = found else {
                     return Ok(None);
                 };
-                let Some((ns, key)) = ptr.split_once('/') else {
-                    return Err(Fail::Muisti(Error::Corrupted {
-                        location: self.id_key(tenant, *id),
-                        reason: "not a namespace/key pointer".into(),
-                    }));
-                };
-                let ns = Namespace::new(ns).map_err(Fail::Muisti)?;
-                let rkey = self.record_key(&Partition::new(tenant.clone(), ns), key);
+                let rkey = self.pointed(tenant, *id, &ptr)?;
                 return self.live(rkey, json, at, now);
             }
         };
@@ -857,21 +889,11 @@ impl RedisStore {
         at: Timestamp,
     ) -> Result<(), Fail> {
         loop {
-            let mut find = redis::pipe();
-            for (id, _) in counts {
-                find.cmd("EVAL")
-                    .arg(BY_ID)
-                    .arg(1)
-                    .arg(self.id_key(tenant, *id))
-                    .arg(format!("{}r/{}/", self.prefix, tenant));
-            }
-            let found: Vec<Option<(String, Option<String>)>> = find.query(c)?;
+            let ids: Vec<MemoryId> = counts.iter().map(|(id, _)| *id).collect();
             let located: Vec<(u64, MemoryId, String)> = counts
                 .iter()
-                .zip(found)
-                .filter_map(|((id, n), f)| {
-                    f.map(|(ptr, _)| (*n, *id, format!("{}r/{}/{ptr}", self.prefix, tenant)))
-                })
+                .zip(self.locate(c, tenant, &ids)?)
+                .filter_map(|((id, n), f)| f.map(|(rkey, _)| (*n, *id, rkey)))
                 .collect();
             if located.is_empty() {
                 return Ok(());
@@ -1122,14 +1144,7 @@ impl Store for RedisStore {
     }
 
     fn touch(&self, tenant: &Tenant, ids: &[MemoryId], at: Timestamp) -> Result<()> {
-        // An id given twice counts twice.
-        let mut counts: Vec<(MemoryId, u64)> = Vec::new();
-        for id in ids {
-            match counts.iter_mut().find(|(i, _)| i == id) {
-                Some((_, n)) => *n += 1,
-                None => counts.push((*id, 1)),
-            }
-        }
+        let counts = muisti_core::touch_counts(ids);
         self.with_conn(|c| {
             for chunk in counts.chunks(CHUNK) {
                 self.touch_batch(c, tenant, chunk, at)?;

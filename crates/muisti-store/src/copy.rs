@@ -66,12 +66,14 @@ struct Row {
     terms: Vec<(u32, u32, u32)>,
     len: u32,
     vector: Option<Vec<f32>>,
+    /// [`Row::estimate`], made once when the row is.
+    bytes: usize,
 }
 
 impl Row {
     /// An estimate of the heap the row takes in a copy, with its share of the copy's
     /// indexes (key, user, postings).
-    fn bytes(&self) -> usize {
+    fn estimate(&self) -> usize {
         let m = &self.memory;
         let text = |s: &Option<String>| s.as_ref().map_or(0, String::len);
         let content = match &m.content {
@@ -123,7 +125,7 @@ pub struct Copy<V> {
     /// anything that expires, these are the corpus statistics without a scan.
     total_len: u64,
     expiring: usize,
-    /// The rows' estimated bytes ([`Row::bytes`]), summed.
+    /// The rows' estimated bytes ([`Row::estimate`]), summed.
     bytes: usize,
 }
 
@@ -159,12 +161,15 @@ impl<V> Copy<V> {
             })
             .collect();
         terms.sort_unstable();
-        Row {
+        let mut row = Row {
             memory,
             terms,
             len,
             vector,
-        }
+            bytes: 0,
+        };
+        row.bytes = row.estimate();
+        row
     }
 
     /// Adds a row, replacing the row of the same id and the row at the same key.
@@ -187,7 +192,7 @@ impl<V> Copy<V> {
         }
         self.total_len += u64::from(row.len);
         self.expiring += usize::from(row.memory.expires_at.is_some());
-        self.bytes += row.bytes();
+        self.bytes += row.bytes;
         self.rows.insert(id, row);
     }
 
@@ -228,7 +233,7 @@ impl<V> Copy<V> {
         }
         self.total_len -= u64::from(row.len);
         self.expiring -= usize::from(row.memory.expires_at.is_some());
-        self.bytes -= row.bytes();
+        self.bytes -= row.bytes;
     }
 
     /// Records new access statistics of a record (nothing else changed).
@@ -448,7 +453,8 @@ impl<V: Clone> Copies<V> {
     }
 
     /// The copy of `p` if its version was confirmed less than `window` ago. (This
-    /// process's writes since are in it: they are applied in place or drop it.)
+    /// process's writes since are in it: [`Copies::apply`] applies them or makes the copy
+    /// check first, as [`Copies::unconfirm_all`] does.)
     pub fn recent(&self, p: &Partition, window: Duration) -> Option<Shared<V>> {
         if window.is_zero() {
             return None;
@@ -502,14 +508,15 @@ impl<V: Clone> Copies<V> {
 
     /// Applies this process's write to `p`'s copy: `follows` gives the copy's version after
     /// the write when the write directly follows the copy's version (nothing else changed
-    /// the partition between); otherwise the copy is left for the next read to catch up.
+    /// the partition between); otherwise the copy must check its version before its next
+    /// use (and catch up), so this process reads its own write even inside the window.
     pub fn apply(
         &self,
         p: &Partition,
         follows: impl FnOnce(&V) -> Option<V>,
         edit: impl FnOnce(&mut Copy<V>),
     ) {
-        let Some(copy) = self
+        let Some(shared) = self
             .held_guard()
             .copies
             .get(p)
@@ -517,10 +524,20 @@ impl<V: Clone> Copies<V> {
         else {
             return;
         };
-        let mut copy = copy.write().unwrap_or_else(|e| e.into_inner());
-        if let Some(next) = follows(&copy.version) {
-            edit(&mut copy);
-            copy.version = next;
+        let mut copy = shared.write().unwrap_or_else(|e| e.into_inner());
+        match follows(&copy.version) {
+            Some(next) => {
+                edit(&mut copy);
+                copy.version = next;
+            }
+            None => {
+                drop(copy);
+                if let Some((held, _, confirmed)) = self.held_guard().copies.get_mut(p)
+                    && Arc::ptr_eq(held, &shared)
+                {
+                    *confirmed = None;
+                }
+            }
         }
     }
 
@@ -594,9 +611,13 @@ mod tests {
             Timestamp::from_millis(2),
         );
         assert_eq!(hits.len(), 1);
-        // A version skipped (another process wrote): left for the next read to catch up.
+        // A version skipped (another process wrote): left for the next read to catch up,
+        // which it must do before answering, even inside a staleness window.
+        let window = Duration::from_secs(60);
+        assert!(copies.recent(&p, window).is_some());
         copies.apply(&p, next(6), |c| c.remove(hits[0].id));
         assert_eq!(version(&copies, &p), Some(4));
+        assert!(copies.recent(&p, window).is_none());
         assert_eq!(copy.read().expect("lock").len(), 2);
     }
 

@@ -30,13 +30,15 @@
 //! * `staleness_ms`: how long a copy whose version was confirmed answers without asking
 //!   again (default 1; 0 asks on every read).
 //!
-//! TLS (`sslmode=require` and stricter) is not built in yet: such URLs are refused with a
-//! clear error rather than connecting in the clear.
+//! TLS is libpq's: `sslmode` (`disable`, `allow`, `prefer` (the default), `require`,
+//! `verify-ca`, `verify-full`), `sslrootcert` (a PEM file, or `system`), `sslcert` and
+//! `sslkey` (a client certificate); see `tls.rs`.
 
 mod ann;
 mod copies;
 mod pool;
 mod sql;
+mod tls;
 
 use std::{
     collections::HashMap,
@@ -194,32 +196,21 @@ impl PostgresStore {
         let staleness_ms = parsed
             .whole("staleness_ms", 0..=60_000)?
             .unwrap_or(DEFAULT_STALENESS_MS);
-        if let Some(mode) = parsed.param("sslmode")
-            && !matches!(mode, "disable" | "allow" | "prefer")
-        {
-            return Err(Error::invalid(
-                "sslmode",
-                format!(
-                    "{mode:?}: TLS to PostgreSQL is not built into muisti yet; use \
-                     disable/prefer on a trusted network or a local socket"
-                ),
-            ));
-        }
         // The driver refuses parameters it does not know: give it the URL without ours.
         let (base, query) = url.split_once('?').unwrap_or((url, ""));
+        const OURS: [&str; 6] = [
+            "schema",
+            "pool_size",
+            "ann_threshold",
+            "max_value_bytes",
+            "cache_mb",
+            "staleness_ms",
+        ];
         let passed: Vec<&str> = query
             .split('&')
             .filter(|kv| {
-                !kv.is_empty()
-                    && ![
-                        "schema",
-                        "pool_size",
-                        "ann_threshold",
-                        "max_value_bytes",
-                        "cache_mb",
-                        "staleness_ms",
-                    ]
-                    .contains(&kv.split_once('=').map_or(*kv, |(k, _)| k))
+                let key = kv.split_once('=').map_or(*kv, |(k, _)| k);
+                !kv.is_empty() && !OURS.contains(&key) && !tls::PARAMS.contains(&key)
             })
             .collect();
         let driver_url = if passed.is_empty() {
@@ -228,14 +219,21 @@ impl PostgresStore {
             format!("{base}?{}", passed.join("&"))
         };
         let location = parsed.to_string();
-        let config = postgres::Config::from_str(&driver_url)
+        let mut config = postgres::Config::from_str(&driver_url)
             .map_err(|e| Error::invalid("store url", format!("{location}: {e}")))?;
+        let connector = tls::configure(&parsed, &mut config)?;
         // Iterative index scans: a filtered search through the HNSW index goes on until it
         // has enough rows that pass the filter (pgvector 0.8), in any order (the engine
         // sorts).
         let setup =
             format!("SET search_path TO {schema}, public; SET hnsw.iterative_scan = relaxed_order");
-        let pool = Arc::new(Pool::new(config, setup, location.clone(), pool_size));
+        let pool = Arc::new(Pool::new(
+            config,
+            connector,
+            setup,
+            location.clone(),
+            pool_size,
+        ));
         let store = Self {
             ann: ann::Indexes::new(Arc::clone(&pool), schema.clone(), ann_threshold),
             pool,

@@ -10,7 +10,9 @@ use std::{
 };
 
 use muisti_core::{Error, Result};
-use postgres::{Client, Config, GenericClient, NoTls, Row, Statement, types::ToSql};
+use postgres::{Client, Config, GenericClient, Row, Statement, types::ToSql};
+
+use crate::tls::Connector;
 
 /// The most statements one connection keeps prepared (the store's statements differ only
 /// by which filter fields are set, so a few dozen are in use).
@@ -149,6 +151,7 @@ struct State {
 
 pub(crate) struct Pool {
     config: Config,
+    connector: Connector,
     /// `SET search_path ...` run on each new connection (the store's schema first).
     setup: String,
     /// The server's address without a password, for errors.
@@ -159,9 +162,16 @@ pub(crate) struct Pool {
 }
 
 impl Pool {
-    pub(crate) fn new(config: Config, setup: String, target: String, size: usize) -> Self {
+    pub(crate) fn new(
+        config: Config,
+        connector: Connector,
+        setup: String,
+        target: String,
+        size: usize,
+    ) -> Self {
         Self {
             config,
+            connector,
             setup,
             target,
             size: size.max(1),
@@ -186,15 +196,28 @@ impl Pool {
                 "postgres",
                 format!("{} ({})", db.message(), db.code().code()),
             ),
-            None => Error::Unavailable {
-                target: self.target.clone(),
-                reason: e.to_string(),
-            },
+            None => {
+                // The driver's text is general ("error performing TLS handshake"): the
+                // causes under it say what went wrong.
+                let mut reason = e.to_string();
+                let mut cause = std::error::Error::source(e);
+                while let Some(c) = cause {
+                    reason = format!("{reason}: {c}");
+                    cause = c.source();
+                }
+                Error::Unavailable {
+                    target: self.target.clone(),
+                    reason,
+                }
+            }
         }
     }
 
     fn connect(&self) -> Result<Session> {
-        let mut client = self.config.connect(NoTls).map_err(|e| self.err(&e))?;
+        let mut client = self
+            .connector
+            .connect(&self.config)
+            .map_err(|e| self.err(&e))?;
         client
             .batch_execute(&self.setup)
             .map_err(|e| self.err(&e))?;

@@ -10,6 +10,8 @@ use muisti_core::{ErrorKind, Limits, MemoryId, Store};
 use muisti_postgres::PostgresStore;
 use muisti_testkit::Harness;
 
+mod tls;
+
 /// A test's own schema on the server.
 struct PgHarness {
     url: String,
@@ -112,7 +114,16 @@ fn muisti_parameters_are_checked_before_connecting() {
             "postgres://u@127.0.0.1:1/db?max_value_bytes=lots",
             "max_value_bytes",
         ),
-        ("postgres://u@127.0.0.1:1/db?sslmode=require", "sslmode"),
+        ("postgres://u@127.0.0.1:1/db?sslmode=verify", "sslmode"),
+        (
+            "postgres://u@127.0.0.1:1/db?sslmode=require&sslrootcert=system",
+            "sslrootcert",
+        ),
+        ("postgres://u@127.0.0.1:1/db?sslcert=client.crt", "sslcert"),
+        (
+            "postgres://u@127.0.0.1:1/db?sslmode=verify-ca&sslrootcert=/nonexistent/ca.crt",
+            "sslrootcert",
+        ),
     ] {
         let err = PostgresStore::open(url).expect_err("refused");
         assert_eq!(err.kind(), ErrorKind::InvalidInput, "{url}: {err}");

@@ -55,6 +55,20 @@ pub(crate) struct Cli {
     )]
     pub(crate) api_key: Option<String>,
 
+    /// Long-term memories one user keeps per namespace; past it a write deletes that
+    /// user's least recently used ones (default: no cap).
+    #[arg(long, global = true, env = "MUISTI_LONG_TERM_CAP", value_name = "N")]
+    pub(crate) long_term_cap: Option<u64>,
+
+    /// Days an episodic memory is kept (default 90; 0 keeps them until deleted).
+    #[arg(
+        long,
+        global = true,
+        env = "MUISTI_EPISODIC_RETENTION_DAYS",
+        value_name = "DAYS"
+    )]
+    pub(crate) episodic_retention_days: Option<u32>,
+
     #[command(subcommand)]
     pub(crate) command: Command,
 }
@@ -68,6 +82,19 @@ impl Cli {
     /// The embedder spec, `builtin` unless given.
     pub(crate) fn embedder(&self) -> &str {
         self.embedder_spec.as_deref().unwrap_or("builtin")
+    }
+
+    /// The scopes' lifetimes the flags ask for, over the engine's defaults.
+    pub(crate) fn lifetimes(&self) -> muisti::Lifetimes {
+        let defaults = muisti::Lifetimes::default();
+        muisti::Lifetimes {
+            long_term_cap: self.long_term_cap.or(defaults.long_term_cap),
+            episodic_retention_days: match self.episodic_retention_days {
+                Some(0) => None,
+                Some(days) => Some(days),
+                None => defaults.episodic_retention_days,
+            },
+        }
     }
 }
 
@@ -128,6 +155,14 @@ pub(crate) enum Command {
     },
     /// Delete expired entries now, in every namespace and tenant of the store.
     Purge,
+    /// Run the scopes' lifetimes now: delete expired entries (every tenant) and episodic
+    /// memories past the retention.
+    Maintain,
+    /// End a conversation: delete its scratch and short-term memories (session_id = ID).
+    EndConversation {
+        /// The conversation's id.
+        id: String,
+    },
     /// Re-embed memories whose vectors another model made (all of them with --force), in
     /// every tenant, with a progress bar.
     Reindex {

@@ -7,8 +7,8 @@
 use anyhow::Result;
 use muisti::{Engine, Key, Locator, MemoryId, Namespace};
 use muisti_client::{
-    Client, ForgetParams, KvEntries, KvEntry, KvValue, ListParams, Memory, MemoryPage, MemoryPatch,
-    NewMemory, RecallQuery, RecallResult, SimilarParams, Stats,
+    Client, ForgetParams, KvEntries, KvEntry, KvValue, ListParams, Maintained, Memory, MemoryPage,
+    MemoryPatch, NewMemory, RecallQuery, RecallResult, SimilarParams, Stats,
 };
 use muisti_server::ops;
 
@@ -44,6 +44,8 @@ pub(crate) trait Memories {
     fn kv_flush(&self, ns: &str) -> Result<u64>;
     /// Deletes expired records of the whole store now; how many.
     fn purge(&self) -> Result<u64>;
+    fn end_conversation(&self, id: &str) -> Result<u64>;
+    fn maintain(&self) -> Result<Maintained>;
 }
 
 /// `NotFound` as `None`, any other error kept.
@@ -147,6 +149,14 @@ impl Memories for Local {
     fn purge(&self) -> Result<u64> {
         Ok(ops::purge(&self.0)?.purged)
     }
+
+    fn end_conversation(&self, id: &str) -> Result<u64> {
+        Ok(ops::end_conversation(&self.0, id)?.deleted)
+    }
+
+    fn maintain(&self) -> Result<Maintained> {
+        Ok(ops::maintain(&self.0)?)
+    }
 }
 
 /// A `muisti serve` server.
@@ -236,5 +246,13 @@ impl Memories for Remote {
 
     fn purge(&self) -> Result<u64> {
         Ok(self.0.purge()?.purged)
+    }
+
+    fn end_conversation(&self, id: &str) -> Result<u64> {
+        Ok(self.0.end_conversation(id)?.deleted)
+    }
+
+    fn maintain(&self) -> Result<Maintained> {
+        Ok(self.0.maintain()?)
     }
 }

@@ -213,6 +213,24 @@ pub(crate) fn run(m: &dyn Memories, command: Command, json: bool) -> Result<Exit
             }
             Ok(ExitCode::SUCCESS)
         }
+        Command::Maintain => {
+            let done = m.maintain()?;
+            if json {
+                print_json(&done)?;
+            } else {
+                outln!("expired {}, episodic {}", done.expired, done.episodic)?;
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::EndConversation { id } => {
+            let n = m.end_conversation(&id)?;
+            if json {
+                print_json(&serde_json::json!({ "deleted": n }))?;
+            } else {
+                outln!("deleted {n}")?;
+            }
+            Ok(ExitCode::SUCCESS)
+        }
         Command::Purge => {
             let n = m.purge()?;
             if json {

@@ -184,6 +184,8 @@ fn namespace_arg(command: &Command) -> Option<&NsArg> {
         | Command::Openapi
         | Command::Chat(_)
         | Command::Purge
+        | Command::Maintain
+        | Command::EndConversation { .. }
         | Command::Similar { .. }
         | Command::Reindex { .. }
         | Command::Bench { .. } => None,
@@ -196,6 +198,7 @@ pub(crate) fn open(cli: &Cli, on_mismatch: OnModelMismatch) -> Result<Engine> {
         cli.embedder(),
         cli.embed_url.as_deref(),
         on_mismatch,
+        cli.lifetimes(),
     )
 }
 
@@ -205,12 +208,14 @@ pub(crate) fn open_with(
     embedder: &str,
     embed_url: Option<&str>,
     on_mismatch: OnModelMismatch,
+    lifetimes: muisti::Lifetimes,
 ) -> Result<Engine> {
     let store = open_store(url)?;
     let embedder = muisti::embedder_from_spec(embedder, embed_url)?;
     Ok(Engine::builder(store)
         .embedder(embedder)
         .on_model_mismatch(on_mismatch)
+        .lifetimes(lifetimes)
         .build()?)
 }
 

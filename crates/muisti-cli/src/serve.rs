@@ -124,6 +124,7 @@ pub(crate) fn serve(cli: &Cli, args: &ServeArgs) -> Result<ExitCode> {
         &config.embedder,
         config.embed_url.as_deref(),
         OnModelMismatch::Error,
+        cli.lifetimes(),
     )?;
     let location = engine.store().info().location;
     runtime()?.block_on(async move {

@@ -528,6 +528,16 @@ pub struct Deleted {
     pub deleted: u64,
 }
 
+/// What a maintenance run removed (`POST /v1/maintain`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(ToSchema))]
+pub struct Maintained {
+    /// Expired records deleted, in every tenant.
+    pub expired: u64,
+    /// Episodic memories past the retention deleted, in the caller's tenant.
+    pub episodic: u64,
+}
+
 /// A namespace and its size.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(ToSchema))]

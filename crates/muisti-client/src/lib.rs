@@ -504,6 +504,17 @@ impl Client {
         self.get_json("/v1/stats")
     }
 
+    /// Ends a conversation: deletes its scratch and short-term memories.
+    pub fn end_conversation(&self, id: &str) -> Result<Deleted, ClientError> {
+        let path = format!("/v1/conversations/{}/end", encode(id));
+        self.send_json("POST", &path, &serde_json::json!({}))
+    }
+
+    /// Runs the scopes' lifetimes now (admin key).
+    pub fn maintain(&self) -> Result<Maintained, ClientError> {
+        self.send_json("POST", "/v1/maintain", &serde_json::json!({}))
+    }
+
     /// Deletes expired records now, in the whole store (admin key).
     pub fn purge(&self) -> Result<Purged, ClientError> {
         self.send_json("POST", "/v1/purge", &serde_json::json!({}))

@@ -447,6 +447,8 @@ pub fn router(state: AppState, config: &ServerConfig, mcp_stop: CancellationToke
         )
         .route("/v1/stats", get(rest::stats))
         .route("/v1/purge", post(rest::purge))
+        .route("/v1/maintain", post(rest::maintain))
+        .route("/v1/conversations/{id}/end", post(rest::end_conversation))
         .route("/v1/reindex", post(rest::reindex))
         .route("/v1/jobs/{id}", get(rest::job))
         .route(

@@ -113,6 +113,14 @@ pub struct IdArgs {
     pub id: String,
 }
 
+/// Arguments naming one conversation.
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ConversationArgs {
+    /// The conversation's id (the session_id of its memories).
+    pub id: String,
+}
+
 /// Arguments of `update`.
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -405,6 +413,21 @@ impl MuistiMcp {
             .run(&ctx, move |e| ops::update(&e, &a.id, patch))
             .await?;
         structured(&m)
+    }
+
+    /// Ends a conversation: its scratch and short-term memories are deleted.
+    #[tool(
+        description = "End a conversation: delete its scratch and short-term memories (those whose session_id is its id), in every namespace."
+    )]
+    async fn end_conversation(
+        &self,
+        Parameters(a): Parameters<ConversationArgs>,
+        ctx: RequestContext<RoleServer>,
+    ) -> Result<CallToolResult, McpError> {
+        let deleted = self
+            .run(&ctx, move |e| ops::end_conversation(&e, &a.id))
+            .await?;
+        structured(&deleted)
     }
 
     /// Deletes a memory.

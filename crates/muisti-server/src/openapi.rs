@@ -35,7 +35,7 @@ impl utoipa::Modify for BearerAuth {
         crate::rest::list_memories,
         crate::rest::similar, crate::rest::recall, crate::rest::kv_get, crate::rest::kv_set,
         crate::rest::kv_forget, crate::rest::kv_all, crate::rest::kv_flush, crate::rest::stats,
-        crate::rest::purge, crate::rest::reindex, crate::rest::job, crate::rest::create_key, crate::rest::list_keys,
+        crate::rest::purge, crate::rest::maintain, crate::rest::end_conversation, crate::rest::reindex, crate::rest::job, crate::rest::create_key, crate::rest::list_keys,
         crate::rest::revoke_key, crate::rest::healthz, crate::rest::readyz, crate::rest::metrics,
         crate::chat::chat, crate::chat::chat_stream),
     modifiers(&BearerAuth),

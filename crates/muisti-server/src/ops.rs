@@ -372,6 +372,23 @@ pub fn forget_owner(engine: &Engine, p: api::ForgetParams) -> Result<api::Delete
     })
 }
 
+/// Ends a conversation: deletes its scratch and short-term memories in every namespace.
+pub fn end_conversation(engine: &Engine, id: &str) -> Result<api::Deleted> {
+    Ok(api::Deleted {
+        deleted: engine.end_conversation(id)?,
+    })
+}
+
+/// Runs the scopes' lifetimes now: expired records (every tenant's) and episodic memories
+/// past the retention (the caller's tenant).
+pub fn maintain(engine: &Engine) -> Result<api::Maintained> {
+    let done = engine.maintain()?;
+    Ok(api::Maintained {
+        expired: done.expired,
+        episodic: done.episodic,
+    })
+}
+
 /// Deletes expired records now, in the whole store (every tenant: an admin operation).
 pub fn purge(engine: &Engine) -> Result<api::Purged> {
     Ok(api::Purged {

@@ -346,6 +346,34 @@ pub async fn stats(State(s): State<AppState>, caller: Caller) -> ApiResult<Json<
     run(&s, &caller, move |e| ops::stats(&e)).await.map(Json)
 }
 
+/// Ends a conversation: deletes its scratch and short-term memories (those whose
+/// `session_id` is the conversation's id), in every namespace. Ending it again deletes
+/// nothing.
+#[utoipa::path(post, path = "/v1/conversations/{id}/end", tag = "memories",
+    params(("id" = String, Path, description = "The conversation's id (the memories' session_id)")),
+    responses((status = 200, body = api::Deleted), (status = 422, body = api::ErrorBody)))]
+pub async fn end_conversation(
+    State(s): State<AppState>,
+    caller: Caller,
+    ApiPath(id): ApiPath<String>,
+) -> ApiResult<Json<api::Deleted>> {
+    run(&s, &caller, move |e| ops::end_conversation(&e, &id))
+        .await
+        .map(Json)
+}
+
+/// Runs the scopes' lifetimes now (admin key): deletes expired records in the whole store
+/// and episodic memories past the retention in the caller's tenant.
+#[utoipa::path(post, path = "/v1/maintain", tag = "admin",
+    responses((status = 200, body = api::Maintained), (status = 403, body = api::ErrorBody)))]
+pub async fn maintain(
+    State(s): State<AppState>,
+    caller: Caller,
+) -> ApiResult<Json<api::Maintained>> {
+    require_operator(&caller)?;
+    run(&s, &caller, move |e| ops::maintain(&e)).await.map(Json)
+}
+
 /// Deletes expired records now, in the whole store (admin key). Reads already hide them;
 /// this frees their space.
 #[utoipa::path(post, path = "/v1/purge", tag = "admin",

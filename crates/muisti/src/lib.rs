@@ -29,7 +29,8 @@ mod open;
 mod recall;
 
 pub use engine::{
-    Engine, EngineBuilder, NamespaceStats, OnModelMismatch, ReindexReport, SYSTEM_TENANT, Stats,
+    Engine, EngineBuilder, Lifetimes, Maintained, NamespaceStats, OnModelMismatch, ReindexReport,
+    SYSTEM_TENANT, Stats,
 };
 pub use muisti_core::*;
 pub use muisti_embed::{

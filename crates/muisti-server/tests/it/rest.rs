@@ -1362,3 +1362,53 @@ fn parser_errors_carry_the_json_error_shape() {
         assert!(v["error"]["message"].is_string());
     }
 }
+
+/// Scope rules answer 422 before storage; ending a conversation deletes its scratch and
+/// short-term memories in every namespace, nothing else; maintenance runs the lifetimes.
+#[test]
+fn scopes_over_rest() {
+    let s = TestServer::open();
+    let c = s.client(None);
+    let note = |text: &str, scope: &str, session: Option<&str>, namespace: &str| NewMemory {
+        scope: Some(scope.into()),
+        session_id: session.map(Into::into),
+        namespace: Some(namespace.into()),
+        ..NewMemory::text(text)
+    };
+    let r = raw(
+        "POST",
+        &s.url("/v1/memories"),
+        &[("Content-Type", "application/json")],
+        Some(r#"{"content": "a thought", "scope": "scratch"}"#),
+    );
+    assert_eq!(r.status, 422, "{}", r.body);
+    assert!(r.body.to_string().contains("session_id"), "{}", r.body);
+    let r = raw(
+        "POST",
+        &s.url("/v1/memories"),
+        &[("Content-Type", "application/json")],
+        Some(
+            r#"{"content": "I am vegetarian", "scope": "declarative", "user_id": "u", "ttl_seconds": 60}"#,
+        ),
+    );
+    assert_eq!(r.status, 422, "{}", r.body);
+    for ns in ["default", "work"] {
+        for scope in ["scratch", "short_term", "long_term"] {
+            c.create(&note(&format!("{scope} in {ns}"), scope, Some("c1"), ns))
+                .expect("create");
+        }
+        c.create(&note("another conversation", "short_term", Some("c2"), ns))
+            .expect("create");
+    }
+    assert_eq!(c.end_conversation("c1").expect("end").deleted, 4);
+    assert_eq!(c.end_conversation("c1").expect("again").deleted, 0);
+    assert_eq!(
+        c.stats().expect("stats").total,
+        4,
+        "long-term and c2's kept"
+    );
+    let r = raw("POST", &s.url("/v1/conversations/a%0Ab/end"), &[], None);
+    assert_eq!(r.status, 422, "{}", r.body);
+    let done = c.maintain().expect("maintain");
+    assert_eq!((done.expired, done.episodic), (0, 0));
+}

@@ -4,7 +4,10 @@
 mod index;
 mod kv;
 mod lease;
+mod scopes;
 mod search;
+
+pub use scopes::{Lifetimes, Maintained};
 
 use std::{
     collections::BTreeMap,
@@ -33,6 +36,7 @@ pub struct EngineBuilder {
     recall: RecallConfig,
     on_mismatch: OnModelMismatch,
     clock: Arc<dyn Clock>,
+    lifetimes: Lifetimes,
 }
 
 /// What [`EngineBuilder::build`] does when the store was indexed by another embedder.
@@ -105,6 +109,12 @@ impl EngineBuilder {
         self
     }
 
+    /// How long the memories of each scope live (default [`Lifetimes::default`]).
+    pub fn lifetimes(mut self, lifetimes: Lifetimes) -> Self {
+        self.lifetimes = lifetimes;
+        self
+    }
+
     /// The engine. With an embedder, checks that the store was indexed by the same model
     /// (a store with none recorded gets this one's at its first write: opening writes
     /// nothing).
@@ -116,6 +126,7 @@ impl EngineBuilder {
             EmbedderChoice::Given(e) => e,
         };
         let on_mismatch = self.on_mismatch;
+        self.lifetimes.validate()?;
         let engine = Engine {
             native_text: self.store.info().capabilities.native_text,
             access: Arc::new(AccessRecorder::start(Arc::clone(&self.store))),
@@ -126,6 +137,7 @@ impl EngineBuilder {
             recall: Arc::new(self.recall),
             clock: self.clock,
             model_checked: Arc::new(AtomicBool::new(false)),
+            lifetimes: self.lifetimes,
         };
         engine.check_model(on_mismatch)?;
         Ok(engine)
@@ -161,6 +173,7 @@ pub struct Engine {
     /// Whether the store's recorded embedder is known to be this engine's (else the next
     /// write records or checks it).
     model_checked: Arc<AtomicBool>,
+    lifetimes: Lifetimes,
 }
 
 /// How much a namespace holds.
@@ -198,6 +211,7 @@ impl Engine {
             recall: RecallConfig::default(),
             on_mismatch: OnModelMismatch::default(),
             clock: Arc::new(SystemClock),
+            lifetimes: Lifetimes::default(),
         }
     }
 
@@ -270,6 +284,7 @@ impl Engine {
     /// Writes a memory (the put's tenant is replaced by the engine's).
     pub fn remember(&self, mut put: Put) -> Result<Written> {
         put.partition.tenant = self.tenant.clone();
+        self.scope_put(&mut put)?;
         if let Some(existing) = self.duplicate_of(&put)? {
             return self.merge_duplicate(&put, existing);
         }
@@ -285,6 +300,7 @@ impl Engine {
             status: w.status,
         });
         debug!(id = %w.memory.id, status = ?w.status, "written");
+        self.evict_beyond_cap(&w.memory)?;
         Ok(w)
     }
 
@@ -396,9 +412,10 @@ impl Engine {
             .into_iter()
             .map(|mut p| {
                 p.partition.tenant = self.tenant.clone();
-                p
+                self.scope_put(&mut p)?;
+                Ok(p)
             })
-            .collect();
+            .collect::<Result<_>>()?;
         self.note_model()?;
         self.embed_puts(&mut puts)?;
         let _span = info_span!("memory.write_many", count = puts.len()).entered();
@@ -410,6 +427,13 @@ impl Engine {
                 bytes: w.memory.text().len(),
                 status: w.status,
             });
+        }
+        // Each user's cap once, after the whole batch (the newest of theirs kept).
+        let mut capped = std::collections::HashSet::new();
+        for w in written.iter().rev() {
+            if capped.insert((&w.memory.partition, &w.memory.owner.user_id)) {
+                self.evict_beyond_cap(&w.memory)?;
+            }
         }
         Ok(written)
     }
@@ -488,36 +512,7 @@ impl Engine {
             ));
         }
         let _span = info_span!("memory.forget_where", namespace = %namespace).entered();
-        let partition = self.partition(namespace);
-        let mut deleted = 0;
-        let mut after = None;
-        loop {
-            let page = self.store.list(&ListQuery {
-                partition: partition.clone(),
-                filter: filter.clone(),
-                after,
-                limit: 0,
-            })?;
-            for m in &page.items {
-                let at = Locator::Id {
-                    tenant: self.tenant.clone(),
-                    id: m.id,
-                };
-                deleted += u64::from(self.store.delete(&at)?);
-            }
-            match page.next {
-                Some(next) => after = Some(next),
-                None => break,
-            }
-        }
-        if deleted > 0 {
-            self.emit(Event::Forget {
-                partition,
-                key: None,
-                count: deleted,
-            });
-        }
-        Ok(deleted)
+        self.delete_matching(namespace, filter)
     }
 
     /// How many memories of a namespace match `filter`.

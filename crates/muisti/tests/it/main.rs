@@ -7,6 +7,8 @@ use muisti::{Engine, Event, Filter, Locator, Namespace, SearchMode, Tenant, Ttl,
 use muisti_testkit::redis_keys::KeyPrefix;
 use serde_json::json;
 
+mod scopes;
+
 fn ns(s: &str) -> Namespace {
     Namespace::new(s).expect("valid")
 }

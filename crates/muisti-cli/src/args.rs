@@ -158,6 +158,28 @@ pub(crate) enum Command {
     /// Run the scopes' lifetimes now: delete expired entries (every tenant) and episodic
     /// memories past the retention.
     Maintain,
+    /// The proposals (agent-learned declarative entries) waiting for a user's confirmation.
+    Proposals {
+        /// The user.
+        #[arg(long = "user")]
+        user_id: String,
+    },
+    /// Confirm a proposal: store the entry the agent learned (it may supersede the one it
+    /// restates).
+    Confirm {
+        /// The proposal id.
+        id: String,
+    },
+    /// Reject a proposal: nothing is stored.
+    Reject {
+        /// The proposal id.
+        id: String,
+    },
+    /// The history of a declarative entry (add, update, supersede, delete, confirm).
+    History {
+        /// The memory id.
+        id: String,
+    },
     /// End a conversation: delete its scratch and short-term memories (session_id = ID).
     EndConversation {
         /// The conversation's id.
@@ -278,12 +300,16 @@ pub(crate) struct RememberArgs {
     /// indexes it at half the weight of the content.
     #[arg(long)]
     pub(crate) context: Option<String>,
-    /// core, daily, conversation or a custom name.
-    #[arg(long, default_value = "core")]
-    pub(crate) category: String,
-    /// scratch, short_term, long_term, episodic or declarative.
+    /// core (default), daily, conversation or a custom name.
+    #[arg(long)]
+    pub(crate) category: Option<String>,
+    /// scratch, short_term, long_term, episodic or declarative (a user's fact, preference
+    /// or rule: needs --user and --type; an agent_learned one waits for `muisti confirm`).
     #[arg(long, default_value = "long_term")]
     pub(crate) scope: String,
+    /// A declarative entry's type: fact, preference or rule.
+    #[arg(long = "type")]
+    pub(crate) kind: Option<String>,
     /// user_stated, agent_learned, import or a custom name.
     #[arg(long, default_value = "user_stated")]
     pub(crate) source: String,

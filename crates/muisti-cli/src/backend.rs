@@ -7,8 +7,9 @@
 use anyhow::Result;
 use muisti::{Engine, Key, Locator, MemoryId, Namespace};
 use muisti_client::{
-    Client, ForgetParams, KvEntries, KvEntry, KvValue, ListParams, Maintained, Memory, MemoryPage,
-    MemoryPatch, NewMemory, RecallQuery, RecallResult, SimilarParams, Stats,
+    Client, ForgetParams, History, KvEntries, KvEntry, KvValue, ListParams, Maintained, Memory,
+    MemoryPage, MemoryPatch, NewMemory, Proposal, ProposalParams, Proposals, RecallQuery,
+    RecallResult, SimilarParams, Stats,
 };
 use muisti_server::ops;
 
@@ -45,6 +46,10 @@ pub(crate) trait Memories {
     /// Deletes expired records of the whole store now; how many.
     fn purge(&self) -> Result<u64>;
     fn end_conversation(&self, id: &str) -> Result<u64>;
+    fn proposals(&self, user_id: &str) -> Result<Proposals>;
+    fn confirm(&self, id: &str) -> Result<Memory>;
+    fn reject(&self, id: &str) -> Result<Proposal>;
+    fn history(&self, id: &str) -> Result<History>;
     fn maintain(&self) -> Result<Maintained>;
 }
 
@@ -154,6 +159,25 @@ impl Memories for Local {
         Ok(ops::end_conversation(&self.0, id)?.deleted)
     }
 
+    fn proposals(&self, user_id: &str) -> Result<Proposals> {
+        let p = ProposalParams {
+            user_id: user_id.to_owned(),
+        };
+        Ok(ops::proposals(&self.0, p)?)
+    }
+
+    fn confirm(&self, id: &str) -> Result<Memory> {
+        Ok(ops::confirm(&self.0, id)?.0)
+    }
+
+    fn reject(&self, id: &str) -> Result<Proposal> {
+        Ok(ops::reject(&self.0, id)?)
+    }
+
+    fn history(&self, id: &str) -> Result<History> {
+        Ok(ops::history(&self.0, id)?)
+    }
+
     fn maintain(&self) -> Result<Maintained> {
         Ok(ops::maintain(&self.0)?)
     }
@@ -250,6 +274,22 @@ impl Memories for Remote {
 
     fn end_conversation(&self, id: &str) -> Result<u64> {
         Ok(self.0.end_conversation(id)?.deleted)
+    }
+
+    fn proposals(&self, user_id: &str) -> Result<Proposals> {
+        Ok(self.0.proposals(user_id)?)
+    }
+
+    fn confirm(&self, id: &str) -> Result<Memory> {
+        Ok(self.0.confirm(id)?)
+    }
+
+    fn reject(&self, id: &str) -> Result<Proposal> {
+        Ok(self.0.reject(id)?)
+    }
+
+    fn history(&self, id: &str) -> Result<History> {
+        Ok(self.0.history(id)?)
     }
 
     fn maintain(&self) -> Result<Maintained> {

@@ -11,6 +11,14 @@ use serde::Serialize;
 
 #[derive(Subcommand)]
 pub(crate) enum BenchCommand {
+    /// Precision and recall of the declarative conflict detector on a labelled corpus of
+    /// pairs (default: the repository's), per split (`tune`, where its constants were
+    /// chosen, and the held-out `test`), with the embedder of `--embedder` and without one.
+    Conflicts {
+        /// The corpus: one JSON object per line (`existing`, `new`, `supersede`, `split`).
+        #[arg(long, default_value = "crates/muisti/tests/data/conflicts.jsonl")]
+        data: std::path::PathBuf,
+    },
     /// Retrieval quality (recall@k) and speed on LoCoMo conversations.
     Locomo {
         /// The directory of LoCoMo `.json` files.
@@ -321,6 +329,10 @@ pub(crate) fn run(cmd: &BenchCommand, cli: &crate::Cli, json: bool) -> Result<()
             outln!("{}", serde_json::to_string_pretty(&report)?)?;
             return Ok(());
         }
+        BenchCommand::Conflicts { data } => {
+            let embedder = muisti::embedder_from_spec(cli.embedder(), cli.embed_url.as_deref())?;
+            return conflicts(data, embedder, json);
+        }
         BenchCommand::Locomo {
             data,
             mode,
@@ -570,6 +582,60 @@ fn locomo(
     } else {
         for line in report.lines() {
             outln!("{line}")?;
+        }
+    }
+    Ok(())
+}
+
+/// `muisti bench conflicts`: the detector's figures on a labelled corpus.
+fn conflicts(
+    data: &std::path::Path,
+    embedder: Option<std::sync::Arc<dyn muisti::Embedder>>,
+    json: bool,
+) -> Result<()> {
+    use muisti::declarative::detect;
+    let text =
+        std::fs::read_to_string(data).with_context(|| format!("cannot read {}", data.display()))?;
+    let pairs = detect::parse_corpus(&text)
+        .with_context(|| format!("{} is not a corpus of labelled pairs", data.display()))?;
+    let without = detect::evaluate(&pairs, |_, _| None);
+    let with = embedder.as_ref().map(|e| {
+        detect::evaluate(&pairs, |a, b| {
+            let v = e.embed(&[a, b]).ok()?;
+            Some(muisti::text::cosine(v.first()?, v.get(1)?))
+        })
+    });
+    if json {
+        outln!(
+            "{}",
+            serde_json::to_string_pretty(&serde_json::json!({
+                "pairs": pairs.len(),
+                "without_embedder": without,
+                "with_embedder": with,
+                "embedder": embedder.as_ref().map(|e| e.id().to_owned()),
+            }))?
+        )?;
+        return Ok(());
+    }
+    outln!("{} labelled pairs from {}", pairs.len(), data.display())?;
+    outln!(
+        "signals                        split  pairs  precision  recall  superseded (wrong)  possible"
+    )?;
+    let mut rows = vec![("rules only", without)];
+    if let (Some(e), Some(with)) = (&embedder, with) {
+        rows.push((e.id(), with));
+    }
+    for (name, e) in rows {
+        for (split, s) in [("tune", e.tune), ("test", e.test)] {
+            outln!(
+                "{name:<30} {split:<5}  {:>5}  {:>9.3}  {:>6.3}  {:>10} ({:>3})  {:>8}",
+                s.total,
+                s.precision(),
+                s.recall(),
+                s.true_positives + s.false_positives,
+                s.false_positives,
+                s.possible
+            )?;
         }
     }
     Ok(())

@@ -63,8 +63,9 @@ pub(crate) fn run(m: &dyn Memories, command: Command, json: bool) -> Result<Exit
                 namespace: Some(a.ns.namespace),
                 key: a.key,
                 context: a.context,
-                category: Some(a.category),
+                category: a.category,
                 scope: Some(a.scope),
+                kind: a.kind,
                 user_id: a.owner.user_id,
                 agent_id: a.owner.agent_id,
                 session_id: a.owner.session_id,
@@ -219,6 +220,63 @@ pub(crate) fn run(m: &dyn Memories, command: Command, json: bool) -> Result<Exit
                 print_json(&done)?;
             } else {
                 outln!("expired {}, episodic {}", done.expired, done.episodic)?;
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Proposals { user_id } => {
+            let list = m.proposals(&user_id)?;
+            if json {
+                print_json(&list)?;
+            } else {
+                for p in &list.proposals {
+                    outln!(
+                        "{}  {} ({}, confidence {}){}",
+                        p.id,
+                        p.content,
+                        p.kind,
+                        p.confidence.map_or("-".to_owned(), |c| c.to_string()),
+                        p.supersedes
+                            .as_ref()
+                            .map(|s| format!("  supersedes {}: {}", s.id, s.content))
+                            .unwrap_or_default()
+                    )?;
+                }
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Confirm { id } => {
+            let stored = m.confirm(&id)?;
+            if json {
+                print_json(&stored)?;
+            } else {
+                outln!("{}", stored.id)?;
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Reject { id } => {
+            let p = m.reject(&id)?;
+            if json {
+                print_json(&p)?;
+            } else {
+                outln!("rejected {}", p.id)?;
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::History { id } => {
+            let h = m.history(&id)?;
+            if json {
+                print_json(&h)?;
+            } else {
+                for e in &h.history {
+                    outln!(
+                        "{}  {:<9} {:<6} {} -> {}",
+                        e.at,
+                        e.event,
+                        e.actor,
+                        e.old.as_deref().unwrap_or("-"),
+                        e.new.as_deref().unwrap_or("-")
+                    )?;
+                }
             }
             Ok(ExitCode::SUCCESS)
         }

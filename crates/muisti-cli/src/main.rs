@@ -186,6 +186,10 @@ fn namespace_arg(command: &Command) -> Option<&NsArg> {
         | Command::Purge
         | Command::Maintain
         | Command::EndConversation { .. }
+        | Command::Proposals { .. }
+        | Command::Confirm { .. }
+        | Command::Reject { .. }
+        | Command::History { .. }
         | Command::Similar { .. }
         | Command::Reindex { .. }
         | Command::Bench { .. } => None,

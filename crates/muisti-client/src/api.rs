@@ -57,6 +57,9 @@ pub struct Memory {
     pub category: String,
     /// `scratch`, `short_term`, `long_term`, `episodic` or `declarative`.
     pub scope: String,
+    /// A declarative entry's type (`fact`, `preference` or `rule`; its category).
+    #[serde(rename = "type", default, skip_serializing_if = "Option::is_none")]
+    pub kind: Option<String>,
     /// The end user.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub user_id: Option<String>,
@@ -129,9 +132,14 @@ pub struct NewMemory {
     /// Category name.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub category: Option<String>,
-    /// Scope name.
+    /// Scope name: `scratch` and `short_term` need `session_id` (the conversation);
+    /// `declarative` needs `user_id`, `type` and `source` (`agent_learned` with a
+    /// `confidence` answers 428 with a proposal until the user confirms it).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub scope: Option<String>,
+    /// A declarative entry's type: `fact`, `preference` or `rule` (its category).
+    #[serde(rename = "type", default, skip_serializing_if = "Option::is_none")]
+    pub kind: Option<String>,
     /// The end user.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub user_id: Option<String>,
@@ -657,6 +665,110 @@ pub struct KeyList {
 pub struct ErrorBody {
     /// The error.
     pub error: ErrorDetail,
+    /// With `confirmation_required` (428): the proposal to confirm or reject.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub proposal: Option<Proposal>,
+}
+
+/// An agent-learned declarative entry waiting for the user's confirmation
+/// (`POST /v1/proposals/{id}/confirm` or `/reject`; it expires unconfirmed).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(ToSchema))]
+pub struct Proposal {
+    /// The proposal's id (ULID).
+    pub id: String,
+    /// Where the entry would be written.
+    pub namespace: String,
+    /// The proposed entry's text.
+    pub content: String,
+    /// `fact`, `preference` or `rule`.
+    #[serde(rename = "type")]
+    pub kind: String,
+    /// `agent_learned`.
+    pub source: String,
+    /// 0 to 100.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub confidence: Option<u8>,
+    /// The user it is about.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub user_id: Option<String>,
+    /// The agent that proposed it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub agent_id: Option<String>,
+    /// The stored entry it would supersede, if any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub supersedes: Option<ProposalTarget>,
+    /// When it was proposed.
+    pub created_at: String,
+    /// When it is dropped unconfirmed.
+    pub expires_at: String,
+}
+
+/// The entry a proposal would supersede, as it was when proposed.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(ToSchema))]
+pub struct ProposalTarget {
+    /// Its id.
+    pub id: String,
+    /// Its text.
+    pub content: String,
+    /// `user_stated` or `agent_learned`.
+    pub source: String,
+    /// Its confidence, for a learned entry.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub confidence: Option<u8>,
+}
+
+/// The proposals waiting for a user (`GET /v1/proposals?user_id=`).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(ToSchema))]
+pub struct Proposals {
+    /// Oldest first.
+    pub proposals: Vec<Proposal>,
+}
+
+/// The user whose proposals to list.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(
+    feature = "openapi",
+    derive(utoipa::IntoParams),
+    into_params(parameter_in = Query)
+)]
+#[serde(deny_unknown_fields)]
+pub struct ProposalParams {
+    /// The user.
+    pub user_id: String,
+}
+
+/// One change of a declarative entry.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(ToSchema))]
+pub struct HistoryEntry {
+    /// `add`, `update`, `supersede`, `delete` or `confirm`.
+    pub event: String,
+    /// The text before (none for an add).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub old: Option<String>,
+    /// The text after (none for a delete).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub new: Option<String>,
+    /// The entry's source after the change.
+    pub source: String,
+    /// Its confidence after the change.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub confidence: Option<u8>,
+    /// `user`, or the agent.
+    pub actor: String,
+    /// When (RFC 3339).
+    pub at: String,
+}
+
+/// A declarative entry's history (`GET /v1/memories/{id}/history`).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(ToSchema))]
+pub struct History {
+    /// Oldest first; empty for a memory that is not declarative.
+    pub history: Vec<HistoryEntry>,
 }
 
 /// Every error `code` the server sends (the OpenAPI document's enum for it).
@@ -685,6 +797,7 @@ pub const ERROR_CODES: &[&str] = &[
     "provider_unavailable",
     "provider_rate_limited",
     "step_limit",
+    "confirmation_required",
 ];
 
 /// A stable machine-readable code and a message for people.

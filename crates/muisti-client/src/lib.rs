@@ -510,6 +510,28 @@ impl Client {
         self.send_json("POST", &path, &serde_json::json!({}))
     }
 
+    /// The proposals waiting for a user's confirmation.
+    pub fn proposals(&self, user_id: &str) -> Result<Proposals, ClientError> {
+        self.get_json(&format!("/v1/proposals?user_id={}", encode(user_id)))
+    }
+
+    /// Applies a proposal the user confirmed; the entry as stored.
+    pub fn confirm(&self, id: &str) -> Result<Memory, ClientError> {
+        let path = format!("/v1/proposals/{}/confirm", encode(id));
+        self.send_json("POST", &path, &serde_json::json!({}))
+    }
+
+    /// Drops a proposal; returns it.
+    pub fn reject(&self, id: &str) -> Result<Proposal, ClientError> {
+        let path = format!("/v1/proposals/{}/reject", encode(id));
+        self.send_json("POST", &path, &serde_json::json!({}))
+    }
+
+    /// A declarative entry's history, oldest first.
+    pub fn history(&self, id: &str) -> Result<History, ClientError> {
+        self.get_json(&format!("/v1/memories/{}/history", encode(id)))
+    }
+
     /// Runs the scopes' lifetimes now (admin key).
     pub fn maintain(&self) -> Result<Maintained, ClientError> {
         self.send_json("POST", "/v1/maintain", &serde_json::json!({}))

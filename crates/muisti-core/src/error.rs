@@ -25,6 +25,9 @@ pub enum ErrorKind {
     Unavailable,
     /// Any other failure reported by the backend.
     Backend,
+    /// An agent-learned declarative entry waits for the user's confirmation; nothing was
+    /// written (the error carries the proposal to confirm or reject).
+    ConfirmationRequired,
 }
 
 impl fmt::Display for ErrorKind {
@@ -38,6 +41,7 @@ impl fmt::Display for ErrorKind {
             ErrorKind::Corrupted => "corrupted",
             ErrorKind::Unavailable => "unavailable",
             ErrorKind::Backend => "backend",
+            ErrorKind::ConfirmationRequired => "confirmation_required",
         })
     }
 }
@@ -106,6 +110,14 @@ pub enum Error {
         /// The underlying reason.
         reason: String,
     },
+    /// An agent-learned declarative write needs the user's confirmation: the entry is not
+    /// stored; the proposal is, until it expires, to be confirmed or rejected by its id.
+    #[error(
+        "confirmation required: an agent-learned declarative entry waits for the user's \
+         confirmation (proposal {})",
+        .0.id
+    )]
+    ConfirmationRequired(Box<crate::Proposal>),
     /// Any other backend failure.
     #[error("{backend}: {reason}")]
     Backend {
@@ -128,6 +140,7 @@ impl Error {
             Error::Corrupted { .. } => ErrorKind::Corrupted,
             Error::Unavailable { .. } => ErrorKind::Unavailable,
             Error::Backend { .. } => ErrorKind::Backend,
+            Error::ConfirmationRequired(_) => ErrorKind::ConfirmationRequired,
         }
     }
 

@@ -26,6 +26,7 @@ mod event;
 mod id;
 mod memory;
 mod name;
+mod proposal;
 mod query;
 pub mod rank;
 mod store;
@@ -44,6 +45,7 @@ pub use memory::{
 pub use name::{
     Key, MAX_KEY_CHARS, MAX_NAME_CHARS, Namespace, Partition, Tenant, check_name, redact_url,
 };
+pub use proposal::{Proposal, Superseded};
 pub use query::{
     Filter, Filterable, Hit, ListQuery, Locator, MAX_PAGE, Page, RankFields, Scored, SearchMode,
     TextQuery, VectorQuery,

@@ -99,6 +99,12 @@ open_enum!(
         Daily => "daily",
         /// Conversation context.
         Conversation => "conversation",
+        /// A declarative fact about the user ("I live in Lisbon").
+        Fact => "fact",
+        /// A declarative preference ("I prefer window seats").
+        Preference => "preference",
+        /// A declarative rule for the agent ("Always answer in French").
+        Rule => "rule",
     }
 );
 

@@ -482,6 +482,12 @@ pub fn nearest<'a>(
     scored
 }
 
+/// The cosine similarity of two vectors (0 when either is all zeros).
+pub fn cosine(a: &[f32], b: &[f32]) -> f32 {
+    let n = (dot(a, a) * dot(b, b)).sqrt();
+    if n > 0.0 { dot(a, b) / n } else { 0.0 }
+}
+
 /// The dot product, in four lanes so the compiler vectorises it.
 pub fn dot(a: &[f32], b: &[f32]) -> f32 {
     let mut acc = [0f32; 8];

@@ -19,6 +19,8 @@ pub struct ApiError {
     pub message: String,
     /// Seconds to wait before retrying (sent as `Retry-After`).
     pub retry_after: Option<u64>,
+    /// The proposal of a `confirmation_required` answer.
+    pub proposal: Option<Box<muisti_client::api::Proposal>>,
 }
 
 impl ApiError {
@@ -34,6 +36,7 @@ impl ApiError {
             code,
             message: message.into(),
             retry_after: None,
+            proposal: None,
         }
     }
 
@@ -86,6 +89,15 @@ impl ApiError {
 impl From<muisti::Error> for ApiError {
     fn from(e: muisti::Error) -> Self {
         let message = e.to_string();
+        if let muisti::Error::ConfirmationRequired(p) = &e {
+            let mut answer = ApiError::new(
+                StatusCode::PRECONDITION_REQUIRED,
+                "confirmation_required",
+                message,
+            );
+            answer.proposal = Some(Box::new(crate::ops::proposal_out(p)));
+            return answer;
+        }
         match e.kind() {
             ErrorKind::InvalidInput => ApiError::invalid(message),
             ErrorKind::TooLarge => ApiError::too_large(message),
@@ -122,6 +134,7 @@ impl ApiError {
                 code: self.code.to_owned(),
                 message: self.message.clone(),
             },
+            proposal: self.proposal.as_deref().cloned(),
         }
     }
 }

@@ -49,6 +49,21 @@ pub struct RememberArgs {
     /// Expire after this many seconds.
     #[serde(default)]
     pub ttl_seconds: Option<u64>,
+    /// `long_term` (default), `episodic`, `scratch` or `short_term` (these two need
+    /// session_id), or `declarative` (a user's fact, preference or rule: needs user_id and
+    /// type).
+    #[serde(default)]
+    pub scope: Option<String>,
+    /// A declarative entry's type: `fact`, `preference` or `rule`.
+    #[serde(default, rename = "type")]
+    pub kind: Option<String>,
+    /// `user_stated` (default: the user said it) or `agent_learned` (you inferred it: give
+    /// a confidence; it is stored only after the user confirms the proposal).
+    #[serde(default)]
+    pub source: Option<String>,
+    /// 0 to 100, for an agent-learned entry.
+    #[serde(default)]
+    pub confidence: Option<u8>,
 }
 
 /// Arguments of `recall`.
@@ -111,6 +126,22 @@ pub struct StatsArgs {}
 pub struct IdArgs {
     /// The memory id (ULID).
     pub id: String,
+}
+
+/// Arguments naming one proposal.
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ProposalArgs {
+    /// The proposal id (from a confirmation_required answer or `proposals`).
+    pub id: String,
+}
+
+/// Arguments naming one user.
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct UserArgs {
+    /// The user.
+    pub user_id: String,
 }
 
 /// Arguments naming one conversation.
@@ -305,10 +336,30 @@ impl MuistiMcp {
             tags: a.tags,
             importance: a.importance,
             ttl_seconds: a.ttl_seconds,
+            scope: a.scope,
+            kind: a.kind,
+            source: a.source,
+            confidence: a.confidence,
             ..api::NewMemory::default()
         };
-        let (memory, _) = self.run(&ctx, move |e| ops::create(&e, m)).await?;
-        structured(&memory)
+        // The confirmation gate is an answer for the model (ask the user), not a failure.
+        let written = self
+            .run(&ctx, move |e| match ops::create(&e, m) {
+                Ok((memory, _)) => Ok(Ok(memory)),
+                Err(muisti::Error::ConfirmationRequired(p)) => Ok(Err(ops::proposal_out(&p))),
+                Err(e) => Err(e),
+            })
+            .await?;
+        match written {
+            Ok(memory) => structured(&memory),
+            Err(proposal) => serde_json::to_value(serde_json::json!({
+                "confirmation_required": true,
+                "message": "Not stored: ask the user to confirm this; then call confirm_proposal with the proposal id (or reject_proposal).",
+                "proposal": proposal,
+            }))
+            .map(CallToolResult::structured_error)
+            .map_err(|e| McpError::internal_error(e.to_string(), None)),
+        }
     }
 
     /// The memories that best match a query.
@@ -413,6 +464,57 @@ impl MuistiMcp {
             .run(&ctx, move |e| ops::update(&e, &a.id, patch))
             .await?;
         structured(&m)
+    }
+
+    /// Applies a proposal the user confirmed.
+    #[tool(
+        description = "Confirm a proposal: store the agent-learned declarative entry the user agreed to (it may supersede the entry it restates). Only after the user said yes."
+    )]
+    async fn confirm_proposal(
+        &self,
+        Parameters(a): Parameters<ProposalArgs>,
+        ctx: RequestContext<RoleServer>,
+    ) -> Result<CallToolResult, McpError> {
+        let (m, _) = self.run(&ctx, move |e| ops::confirm(&e, &a.id)).await?;
+        structured(&m)
+    }
+
+    /// Drops a proposal the user declined.
+    #[tool(description = "Reject a proposal: the agent-learned entry is not stored.")]
+    async fn reject_proposal(
+        &self,
+        Parameters(a): Parameters<ProposalArgs>,
+        ctx: RequestContext<RoleServer>,
+    ) -> Result<CallToolResult, McpError> {
+        let p = self.run(&ctx, move |e| ops::reject(&e, &a.id)).await?;
+        structured(&p)
+    }
+
+    /// The proposals waiting for a user.
+    #[tool(
+        description = "List the proposals (agent-learned facts, preferences or rules) waiting for a user's confirmation."
+    )]
+    async fn proposals(
+        &self,
+        Parameters(a): Parameters<UserArgs>,
+        ctx: RequestContext<RoleServer>,
+    ) -> Result<CallToolResult, McpError> {
+        let p = api::ProposalParams { user_id: a.user_id };
+        let list = self.run(&ctx, move |e| ops::proposals(&e, p)).await?;
+        structured(&list)
+    }
+
+    /// A declarative entry's history.
+    #[tool(
+        description = "The history of a declarative entry (add, update, supersede, delete, confirm), oldest first."
+    )]
+    async fn history(
+        &self,
+        Parameters(a): Parameters<IdArgs>,
+        ctx: RequestContext<RoleServer>,
+    ) -> Result<CallToolResult, McpError> {
+        let h = self.run(&ctx, move |e| ops::history(&e, &a.id)).await?;
+        structured(&h)
     }
 
     /// Ends a conversation: its scratch and short-term memories are deleted.

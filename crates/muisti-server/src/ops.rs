@@ -39,6 +39,7 @@ pub fn memory_out(m: &muisti::Memory) -> api::Memory {
         context: m.context.clone(),
         category: m.category.to_string(),
         scope: m.scope.to_string(),
+        kind: (m.scope == MemoryScope::Declarative).then(|| m.category.to_string()),
         user_id: m.owner.user_id.clone(),
         agent_id: m.owner.agent_id.clone(),
         session_id: m.owner.session_id.clone(),
@@ -69,6 +70,10 @@ pub fn memory_out(m: &muisti::Memory) -> api::Memory {
 pub fn namespace(name: Option<&str>) -> Result<Namespace> {
     match name {
         None => Ok(Namespace::default_ns()),
+        Some(n) if muisti::declarative::is_reserved(n) => Err(Error::invalid(
+            "namespace",
+            format!("{n:?} is reserved for muisti's own records"),
+        )),
         Some(n) => Namespace::new(n),
     }
 }
@@ -104,8 +109,15 @@ pub fn new_put(m: api::NewMemory) -> Result<Put> {
     }
     let mut put = Put::new(partition, key, m.content).with_ttl(ttl(m.ttl_seconds)?);
     put.context = m.context;
-    if let Some(c) = m.category {
-        put.category = Category::parse(&c)?;
+    match (m.category, m.kind) {
+        (Some(c), Some(t)) if c != t => {
+            return Err(Error::conflicting(
+                "type",
+                "a declarative entry's type is its category: give one, or the same in both",
+            ));
+        }
+        (Some(c), _) | (None, Some(c)) => put.category = Category::parse(&c)?,
+        (None, None) => {}
     }
     if let Some(s) = m.scope {
         put.scope = MemoryScope::parse(&s)?;
@@ -389,6 +401,68 @@ pub fn maintain(engine: &Engine) -> Result<api::Maintained> {
     })
 }
 
+/// The API form of a proposal.
+pub fn proposal_out(p: &muisti::Proposal) -> api::Proposal {
+    api::Proposal {
+        id: p.id.to_string(),
+        namespace: p.namespace.to_string(),
+        content: p.content.clone(),
+        kind: p.kind.to_string(),
+        source: p.source.to_string(),
+        confidence: p.confidence,
+        user_id: p.owner.user_id.clone(),
+        agent_id: p.owner.agent_id.clone(),
+        supersedes: p.supersedes.as_ref().map(|s| api::ProposalTarget {
+            id: s.id.to_string(),
+            content: s.content.clone(),
+            source: s.source.to_string(),
+            confidence: s.confidence,
+        }),
+        created_at: p.created_at.to_string(),
+        expires_at: p.expires_at.to_string(),
+    }
+}
+
+/// Applies a proposal; the entry as stored and what happened.
+pub fn confirm(engine: &Engine, id: &str) -> Result<(api::Memory, muisti::WriteStatus)> {
+    let d = engine.confirm(id)?;
+    Ok((memory_out(&d.memory), d.outcome.status()))
+}
+
+/// Drops a proposal; returns it.
+pub fn reject(engine: &Engine, id: &str) -> Result<api::Proposal> {
+    Ok(proposal_out(&engine.reject(id)?))
+}
+
+/// The proposals waiting for a user.
+pub fn proposals(engine: &Engine, p: api::ProposalParams) -> Result<api::Proposals> {
+    Ok(api::Proposals {
+        proposals: engine
+            .proposals(&p.user_id)?
+            .iter()
+            .map(proposal_out)
+            .collect(),
+    })
+}
+
+/// A memory's declarative history, oldest first.
+pub fn history(engine: &Engine, id: &str) -> Result<api::History> {
+    let history = engine
+        .history(memory_id(id)?)?
+        .into_iter()
+        .map(|h| api::HistoryEntry {
+            event: h.event.as_str().to_owned(),
+            old: h.old,
+            new: h.new,
+            source: h.source.to_string(),
+            confidence: h.confidence,
+            actor: h.actor,
+            at: h.at.to_string(),
+        })
+        .collect();
+    Ok(api::History { history })
+}
+
 /// Deletes expired records now, in the whole store (every tenant: an admin operation).
 pub fn purge(engine: &Engine) -> Result<api::Purged> {
     Ok(api::Purged {
@@ -398,7 +472,7 @@ pub fn purge(engine: &Engine) -> Result<api::Purged> {
 
 /// The value at a key.
 pub fn kv_get(engine: &Engine, ns: &str, key: &str) -> Result<api::KvEntry> {
-    let ns = Namespace::new(ns)?;
+    let ns = namespace(Some(ns))?;
     let at = Locator::Key {
         partition: engine.partition(&ns),
         key: Key::new(key)?,
@@ -421,7 +495,7 @@ pub fn kv_entry(m: muisti::Memory) -> api::KvEntry {
 
 /// Stores a value at a key.
 pub fn kv_set(engine: &Engine, ns: &str, key: &str, v: api::KvValue) -> Result<api::KvEntry> {
-    let ns = Namespace::new(ns)?;
+    let ns = namespace(Some(ns))?;
     if v.value.is_null() {
         return Err(Error::invalid("value", "must not be null"));
     }
@@ -431,7 +505,7 @@ pub fn kv_set(engine: &Engine, ns: &str, key: &str, v: api::KvValue) -> Result<a
 
 /// Deletes a key; a missing one is `NotFound`.
 pub fn kv_forget(engine: &Engine, ns: &str, key: &str) -> Result<()> {
-    let ns = Namespace::new(ns)?;
+    let ns = namespace(Some(ns))?;
     if engine.kv_forget(&ns, key)? {
         Ok(())
     } else {
@@ -441,7 +515,7 @@ pub fn kv_forget(engine: &Engine, ns: &str, key: &str) -> Result<()> {
 
 /// One page of the entries of a namespace, oldest first.
 pub fn kv_page(engine: &Engine, ns: &str, p: api::KvPageParams) -> Result<api::KvEntries> {
-    let ns = Namespace::new(ns)?;
+    let ns = namespace(Some(ns))?;
     let limit = limit(p.limit, MAX_PAGE, MAX_PAGE)?;
     let after = cursor(p.cursor.as_deref())?;
     let page = engine.list(ListQuery {
@@ -462,7 +536,7 @@ pub fn kv_page(engine: &Engine, ns: &str, p: api::KvPageParams) -> Result<api::K
 
 /// Deletes every entry of a namespace.
 pub fn kv_flush(engine: &Engine, ns: &str) -> Result<api::Deleted> {
-    let ns = Namespace::new(ns)?;
+    let ns = namespace(Some(ns))?;
     Ok(api::Deleted {
         deleted: engine.kv_flush(&ns)?,
     })

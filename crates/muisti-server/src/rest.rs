@@ -69,10 +69,11 @@ const CONFLICTING_FIELDS: &str =
     request_body = api::NewMemory,
     responses(
         (status = 201, description = "Created", body = api::Memory),
-        (status = 200, description = "Replaced the record at the key (`muisti-write: updated`), or the same content was already stored (`deduplicated`; `merged` when the write's new tags, metadata, importance or confidence were merged into it)", body = api::Memory),
+        (status = 200, description = "Replaced the record at the key (`muisti-write: updated`), or the same content was already stored (`deduplicated`; `merged` when the write's new tags, metadata, importance or confidence were merged into it). A declarative entry that restates or updates one of the user's entries supersedes it in place (`updated`, the existing entry's id; its old text in its history), or loses to it (`deduplicated`, the entry that won: user-stated over learned, a learned entry of at least this confidence)", body = api::Memory),
         (status = 400, body = api::ErrorBody), (status = 401, body = api::ErrorBody),
         (status = 409, description = CONFLICTING_FIELDS, body = api::ErrorBody),
         (status = 413, body = api::ErrorBody), (status = 422, body = api::ErrorBody),
+        (status = 428, description = "An agent-learned declarative entry waits for the user's confirmation (`confirmation_required`, with the `proposal` to confirm or reject); nothing was stored", body = api::ErrorBody),
         (status = 429, body = api::ErrorBody), (status = 503, body = api::ErrorBody)))]
 pub async fn create_memory(
     State(s): State<AppState>,
@@ -80,6 +81,12 @@ pub async fn create_memory(
     ApiJson(body): ApiJson<api::NewMemory>,
 ) -> ApiResult<Response> {
     let (m, written) = run(&s, &caller, move |e| ops::create(&e, body)).await?;
+    Ok(written_response(m, written))
+}
+
+/// A write's answer: 201 when created, else 200; the `muisti-write` header says what
+/// happened; the `ETag` is the version.
+fn written_response(m: api::Memory, written: muisti::WriteStatus) -> Response {
     let status = if written == muisti::WriteStatus::Created {
         StatusCode::CREATED
     } else {
@@ -90,7 +97,69 @@ pub async fn create_memory(
         WRITE_STATUS.clone(),
         HeaderValue::from_static(written.as_str()),
     );
-    Ok(r)
+    r
+}
+
+/// Applies a proposal (an agent-learned declarative entry the user confirms), once: 201
+/// with the new entry, or 200 with the entry it superseded (or that won against it).
+#[utoipa::path(post, path = "/v1/proposals/{id}/confirm", tag = "declarative",
+    params(("id" = String, Path, description = "Proposal id (ULID)")),
+    responses((status = 201, body = api::Memory), (status = 200, body = api::Memory),
+        (status = 404, description = "No such proposal: confirmed, rejected or expired", body = api::ErrorBody),
+        (status = 422, body = api::ErrorBody)))]
+pub async fn confirm_proposal(
+    State(s): State<AppState>,
+    caller: Caller,
+    ApiPath(id): ApiPath<String>,
+) -> ApiResult<Response> {
+    let (m, written) = run(&s, &caller, move |e| ops::confirm(&e, &id)).await?;
+    Ok(written_response(m, written))
+}
+
+/// Drops a proposal; answers it.
+#[utoipa::path(post, path = "/v1/proposals/{id}/reject", tag = "declarative",
+    params(("id" = String, Path, description = "Proposal id (ULID)")),
+    responses((status = 200, body = api::Proposal),
+        (status = 404, description = "No such proposal: confirmed, rejected or expired", body = api::ErrorBody),
+        (status = 422, body = api::ErrorBody)))]
+pub async fn reject_proposal(
+    State(s): State<AppState>,
+    caller: Caller,
+    ApiPath(id): ApiPath<String>,
+) -> ApiResult<Json<api::Proposal>> {
+    run(&s, &caller, move |e| ops::reject(&e, &id))
+        .await
+        .map(Json)
+}
+
+/// The proposals waiting for a user's confirmation, oldest first.
+#[utoipa::path(get, path = "/v1/proposals", tag = "declarative",
+    params(api::ProposalParams),
+    responses((status = 200, body = api::Proposals), (status = 400, body = api::ErrorBody),
+        (status = 422, body = api::ErrorBody)))]
+pub async fn list_proposals(
+    State(s): State<AppState>,
+    caller: Caller,
+    ApiQuery(p): ApiQuery<api::ProposalParams>,
+) -> ApiResult<Json<api::Proposals>> {
+    run(&s, &caller, move |e| ops::proposals(&e, p))
+        .await
+        .map(Json)
+}
+
+/// A declarative entry's history (add, update, supersede, delete, confirm), oldest first;
+/// kept after the entry is deleted, and deleted with its user's data.
+#[utoipa::path(get, path = "/v1/memories/{id}/history", tag = "declarative",
+    params(("id" = String, Path, description = "Memory id (ULID)")),
+    responses((status = 200, body = api::History), (status = 422, body = api::ErrorBody)))]
+pub async fn memory_history(
+    State(s): State<AppState>,
+    caller: Caller,
+    ApiPath(id): ApiPath<String>,
+) -> ApiResult<Json<api::History>> {
+    run(&s, &caller, move |e| ops::history(&e, &id))
+        .await
+        .map(Json)
 }
 
 /// What a create did: `created`, `updated` (a key's record replaced), `deduplicated` (the

@@ -401,3 +401,61 @@ fn read_only_commands_write_nothing() {
         assert_eq!(listing(&dir), before, "{args:?} wrote to the directory");
     }
 }
+
+/// Declarative memory from the command line: a restatement supersedes in place; an
+/// agent-learned entry waits for `muisti confirm`; the history shows each step.
+#[test]
+fn declarative_entries_from_the_command_line() {
+    let home = tempfile::tempdir().expect("temp dir");
+    let h = home.path();
+    let fact = ["--scope", "declarative", "--type", "fact", "--user", "ada"];
+    let first = ok(muisti(
+        h,
+        &[&["remember", "I live in Paris"][..], &fact].concat(),
+    ));
+    let second = ok(muisti(
+        h,
+        &[&["remember", "I moved to Berlin"][..], &fact].concat(),
+    ));
+    assert_eq!(first.trim(), second.trim(), "superseded in place");
+    let learned = [
+        &[
+            "remember",
+            "The user lives in Rome",
+            "--source",
+            "agent_learned",
+        ][..],
+        &["--confidence", "80"],
+        &fact,
+    ]
+    .concat();
+    let gated = muisti(h, &learned);
+    assert!(!gated.status.success());
+    assert!(
+        stderr(&gated).contains("confirmation required"),
+        "{}",
+        stderr(&gated)
+    );
+    let pending = ok(muisti(h, &["proposals", "--user", "ada", "--json"]));
+    let v: serde_json::Value = serde_json::from_str(&pending).expect("json");
+    let id = v["proposals"][0]["id"]
+        .as_str()
+        .expect("a proposal")
+        .to_owned();
+    assert_eq!(
+        v["proposals"][0]["supersedes"]["content"],
+        "I moved to Berlin"
+    );
+    let kept = ok(muisti(h, &["confirm", &id]));
+    assert_eq!(kept.trim(), first.trim(), "the user's word stands");
+    assert!(!muisti(h, &["confirm", &id]).status.success(), "once");
+    let history = ok(muisti(h, &["history", first.trim()]));
+    assert!(
+        history.contains("add") && history.contains("supersede"),
+        "{history}"
+    );
+    assert!(
+        history.contains("I live in Paris -> I moved to Berlin"),
+        "{history}"
+    );
+}

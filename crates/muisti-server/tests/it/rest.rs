@@ -1412,3 +1412,120 @@ fn scopes_over_rest() {
     let done = c.maintain().expect("maintain");
     assert_eq!((done.expired, done.episodic), (0, 0));
 }
+
+/// Declarative entries over REST: the gate answers 428 with a proposal and stores nothing;
+/// confirming applies it once; a restatement supersedes in place with its history; a
+/// learned write never supersedes the user's word; no request without the user reads them.
+#[test]
+fn declarative_over_rest() {
+    let s = TestServer::open();
+    let post = |body: serde_json::Value| {
+        raw(
+            "POST",
+            &s.url("/v1/memories"),
+            &[("Content-Type", "application/json")],
+            Some(&body.to_string()),
+        )
+    };
+    let listed = |query: &str| raw("GET", &s.url(&format!("/v1/memories?{query}")), &[], None);
+    let r = post(
+        json!({"content": "The user prefers meetings after 10am", "user_id": "dx",
+        "scope": "declarative", "type": "preference", "source": "agent_learned", "confidence": 70}),
+    );
+    assert_eq!(r.status, 428, "{}", r.body);
+    assert_eq!(r.body["error"]["code"], "confirmation_required");
+    let proposal = r.body["proposal"]["id"]
+        .as_str()
+        .expect("proposal id")
+        .to_owned();
+    assert_eq!(r.body["proposal"]["confidence"], 70);
+    let l = listed("user_id=dx&scope=declarative");
+    assert_eq!(
+        l.body["items"],
+        json!([]),
+        "nothing stored before confirmation"
+    );
+    let pending = raw("GET", &s.url("/v1/proposals?user_id=dx"), &[], None);
+    assert_eq!(pending.body["proposals"][0]["id"], proposal.as_str());
+    let confirm = s.url(&format!("/v1/proposals/{proposal}/confirm"));
+    let c = raw("POST", &confirm, &[], None);
+    assert_eq!(c.status, 201, "{}", c.body);
+    assert_eq!(c.body["type"], "preference");
+    assert_eq!(c.body["confidence"], 70);
+    assert_eq!(raw("POST", &confirm, &[], None).status, 404, "applied once");
+
+    let a = post(
+        json!({"content": "I am vegetarian", "user_id": "dv", "scope": "declarative",
+        "type": "fact", "source": "user_stated"}),
+    );
+    assert_eq!(a.status, 201, "{}", a.body);
+    let b = post(
+        json!({"content": "I don't eat meat", "user_id": "dv", "scope": "declarative",
+        "type": "fact"}),
+    );
+    assert_eq!(b.status, 200, "{}", b.body);
+    assert_eq!(b.body["id"], a.body["id"], "superseded in place");
+    let id = a.body["id"].as_str().expect("id");
+    let h = raw(
+        "GET",
+        &s.url(&format!("/v1/memories/{id}/history")),
+        &[],
+        None,
+    );
+    let events: Vec<&str> = h.body["history"]
+        .as_array()
+        .expect("history")
+        .iter()
+        .filter_map(|e| e["event"].as_str())
+        .collect();
+    assert_eq!(events, ["add", "supersede"], "{}", h.body);
+    let learned = post(json!({"content": "The user eats meat", "user_id": "dv",
+        "scope": "declarative", "type": "fact", "source": "agent_learned", "confidence": 95}));
+    assert_eq!(learned.status, 428);
+    let p = learned.body["proposal"]["id"]
+        .as_str()
+        .expect("id")
+        .to_owned();
+    let kept = raw(
+        "POST",
+        &s.url(&format!("/v1/proposals/{p}/confirm")),
+        &[],
+        None,
+    );
+    assert_eq!(kept.status, 200);
+    assert_eq!(
+        kept.body["content"], "I don't eat meat",
+        "the user's word stands"
+    );
+
+    for bad in [
+        json!({"content": "x", "user_id": "dv", "scope": "declarative", "type": "opinion"}),
+        json!({"content": "x", "user_id": "dv", "scope": "declarative", "type": "fact",
+            "source": "agent_learned"}),
+        json!({"content": "x", "user_id": "dv", "scope": "declarative", "type": "fact",
+            "confidence": 50}),
+        json!({"content": "x", "scope": "declarative", "type": "fact"}),
+        json!({"content": "x", "namespace": "_muisti.history"}),
+    ] {
+        let r = post(bad.clone());
+        assert_eq!(r.status, 422, "{bad}: {}", r.body);
+    }
+    let r = post(
+        json!({"content": "x", "user_id": "dv", "scope": "declarative",
+        "type": "fact", "category": "rule"}),
+    );
+    assert_eq!(r.status, 409, "{}", r.body);
+    assert_eq!(
+        listed("scope=declarative").status,
+        422,
+        "no read without the user"
+    );
+    let everything = listed("limit=100");
+    assert!(
+        !everything.body.to_string().contains("meat"),
+        "{}",
+        everything.body
+    );
+    let other = listed("user_id=other&scope=declarative");
+    assert_eq!(other.body["items"], json!([]));
+}

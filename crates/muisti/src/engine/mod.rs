@@ -7,6 +7,7 @@ mod lease;
 mod scopes;
 mod search;
 
+pub(crate) use scopes::check_put as check_scope;
 pub use scopes::{Lifetimes, Maintained};
 
 use std::{
@@ -15,8 +16,8 @@ use std::{
 };
 
 use muisti_core::{
-    Clock, Error, ErrorKind, Event, Filter, Key, ListQuery, Locator, Memory, MemoryId, Namespace,
-    Observer, Page, Partition, Put, Result, SearchMode, Store, StoreInfo, StoredVector,
+    Clock, Error, ErrorKind, Event, Filter, Key, ListQuery, Locator, Memory, MemoryId, MemoryScope,
+    Namespace, Observer, Page, Partition, Put, Result, SearchMode, Store, StoreInfo, StoredVector,
     SystemClock, Tenant, Ttl, UpdateRequest, WriteStatus, Written, list_all,
 };
 use muisti_embed::{EmbedError, Embedder, StaticEmbedder};
@@ -144,7 +145,7 @@ impl EngineBuilder {
     }
 }
 
-fn embed_err(e: EmbedError) -> Error {
+pub(crate) fn embed_err(e: EmbedError) -> Error {
     match e {
         EmbedError::Service {
             endpoint,
@@ -161,19 +162,19 @@ fn embed_err(e: EmbedError) -> Error {
 /// Memory for agents over one store, confined to one tenant. Cheap to clone.
 #[derive(Clone)]
 pub struct Engine {
-    store: Arc<dyn Store>,
-    tenant: Tenant,
-    observers: Arc<[Arc<dyn Observer>]>,
-    embedder: Option<Arc<dyn Embedder>>,
-    recall: Arc<RecallConfig>,
-    access: Arc<AccessRecorder>,
+    pub(crate) store: Arc<dyn Store>,
+    pub(crate) tenant: Tenant,
+    pub(crate) observers: Arc<[Arc<dyn Observer>]>,
+    pub(crate) embedder: Option<Arc<dyn Embedder>>,
+    pub(crate) recall: Arc<RecallConfig>,
+    pub(crate) access: Arc<AccessRecorder>,
     /// Whether the store answers full-text search from an index (read once, not per recall).
-    native_text: bool,
-    clock: Arc<dyn Clock>,
+    pub(crate) native_text: bool,
+    pub(crate) clock: Arc<dyn Clock>,
     /// Whether the store's recorded embedder is known to be this engine's (else the next
     /// write records or checks it).
-    model_checked: Arc<AtomicBool>,
-    lifetimes: Lifetimes,
+    pub(crate) model_checked: Arc<AtomicBool>,
+    pub(crate) lifetimes: Lifetimes,
 }
 
 /// How much a namespace holds.
@@ -285,9 +286,17 @@ impl Engine {
     pub fn remember(&self, mut put: Put) -> Result<Written> {
         put.partition.tenant = self.tenant.clone();
         self.scope_put(&mut put)?;
+        if put.scope == MemoryScope::Declarative {
+            return self.declare(put).map(crate::declarative::written);
+        }
         if let Some(existing) = self.duplicate_of(&put)? {
             return self.merge_duplicate(&put, existing);
         }
+        self.put_embedded(put)
+    }
+
+    /// Embeds and stores a write, then keeps its user's long-term cap.
+    pub(crate) fn put_embedded(&self, mut put: Put) -> Result<Written> {
         self.note_model()?;
         self.embed_puts(std::slice::from_mut(&mut put))?;
         let span = info_span!("memory.write", namespace = %put.partition.namespace);
@@ -356,9 +365,65 @@ impl Engine {
     /// writer got in between (and the caller set no `expected_version`), it is read and
     /// embedded again. With `expected_version`, a stale version is
     /// [`Error::Conflict`]; an absent memory is [`Error::NotFound`].
+    ///
+    /// A declarative entry stays declarative and with its user; an edit makes it
+    /// user-stated with no confidence (the seed's rule) and is kept in its history.
     pub fn update(&self, mut req: UpdateRequest) -> Result<Memory> {
         req.at = self.confine(&req.at);
         req.validate()?;
+        let Some(current) = self.store.get(&req.at)? else {
+            return Err(Error::NotFound(req.at.describe()));
+        };
+        let declarative = current.scope == MemoryScope::Declarative;
+        if declarative != (req.patch.scope.unwrap_or(current.scope) == MemoryScope::Declarative) {
+            return Err(Error::invalid(
+                "scope",
+                "a memory enters the declarative scope by a declarative write and leaves it \
+                 by a delete, not by an update",
+            ));
+        }
+        if !declarative {
+            return self.update_unchecked(req);
+        }
+        if req
+            .patch
+            .user_id
+            .as_ref()
+            .is_some_and(|u| u != &current.owner.user_id)
+        {
+            return Err(Error::invalid(
+                "user_id",
+                "a declarative entry stays with its user",
+            ));
+        }
+        if req.patch.ttl.as_ref().is_some_and(Option::is_some) {
+            return Err(Error::invalid(
+                "ttl",
+                "declarative memories are permanent: they take no TTL",
+            ));
+        }
+        if let Some(kind) = &req.patch.category {
+            let mut probe = Put::new(current.partition.clone(), None, current.content.clone());
+            probe.category = kind.clone();
+            crate::declarative::check(&probe)?;
+        }
+        req.patch.source = Some(muisti_core::Source::UserStated);
+        req.patch.confidence = Some(None);
+        req.expected_version = Some(req.expected_version.unwrap_or(current.version));
+        let m = self.update_unchecked(req)?;
+        self.record(
+            &m,
+            crate::declarative::HistoryEvent::Update,
+            Some(current.text().into_owned()),
+            Some(m.text().into_owned()),
+        )?;
+        Ok(m)
+    }
+
+    /// [`Engine::update`] without the declarative rules (the declarative write's own
+    /// supersede comes here).
+    pub(crate) fn update_unchecked(&self, mut req: UpdateRequest) -> Result<Memory> {
+        req.at = self.confine(&req.at);
         let _span = info_span!("memory.update").entered();
         let given = req.expected_version;
         let mut attempts = 0;
@@ -413,6 +478,13 @@ impl Engine {
             .map(|mut p| {
                 p.partition.tenant = self.tenant.clone();
                 self.scope_put(&mut p)?;
+                if p.scope == MemoryScope::Declarative {
+                    return Err(Error::invalid(
+                        "scope",
+                        "declarative entries are written one at a time (each is judged against \
+                         the user's entries), not in a batch",
+                    ));
+                }
                 Ok(p)
             })
             .collect::<Result<_>>()?;
@@ -480,8 +552,12 @@ impl Engine {
     /// One page of a namespace's memories (the query's tenant is replaced by the engine's).
     pub fn list(&self, mut query: ListQuery) -> Result<Page> {
         query.partition.tenant = self.tenant.clone();
+        crate::declarative::check_read(&query.filter)?;
         let _span = info_span!("memory.list", namespace = %query.partition.namespace).entered();
-        self.store.list(&query)
+        let mut page = self.store.list(&query)?;
+        page.items
+            .retain(|m| crate::declarative::readable(&query.filter, m));
+        Ok(page)
     }
 
     /// Deletes the addressed memory; `true` if it existed.
@@ -490,6 +566,17 @@ impl Engine {
         let _span = info_span!("memory.forget").entered();
         let target = self.store.get(&at)?;
         let deleted = self.store.delete(&at)?;
+        if let Some(m) = &target
+            && deleted
+            && m.scope == MemoryScope::Declarative
+        {
+            self.record(
+                m,
+                crate::declarative::HistoryEvent::Delete,
+                Some(m.text().into_owned()),
+                None,
+            )?;
+        }
         if let Some(m) = target {
             self.emit(Event::Forget {
                 partition: m.partition,
@@ -512,7 +599,15 @@ impl Engine {
             ));
         }
         let _span = info_span!("memory.forget_where", namespace = %namespace).entered();
-        self.delete_matching(namespace, filter)
+        let deleted = self.delete_matching(namespace, filter)?;
+        // A user's data goes with their declarative entries' history and proposals.
+        if let Some(user) = &filter.user_id
+            && filter.agent_id.is_none()
+            && filter.session_id.is_none()
+        {
+            self.forget_declarative_of(namespace, user)?;
+        }
+        Ok(deleted)
     }
 
     /// How many memories of a namespace match `filter`.

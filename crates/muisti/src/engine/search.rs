@@ -22,6 +22,7 @@ impl Engine {
     /// recall config turns it off); those counts are written in the background, off the recall
     /// path (see [`Engine::flush_access`]).
     pub fn recall(&self, req: &RecallRequest) -> Result<Vec<RecallHit>> {
+        crate::declarative::check_read(&req.filter)?;
         let partition = self.partition(&req.namespace);
         let _span =
             info_span!("memory.search", namespace = %req.namespace, limit = req.limit).entered();
@@ -30,7 +31,8 @@ impl Engine {
         let now = self.clock.now();
         let (mode, hits) = match req.mode {
             RecallMode::Overlap => {
-                let all = list_all(&*self.store, &partition, &req.filter)?;
+                let mut all = list_all(&*self.store, &partition, &req.filter)?;
+                all.retain(|m| crate::declarative::readable(&req.filter, m));
                 let mut hits = recall::overlap(all, &req.query, req.limit);
                 if let Some(min) = req.min_score {
                     hits.retain(|h| h.score >= min);
@@ -69,7 +71,9 @@ impl Engine {
                 } else {
                     SearchMode::Scan
                 };
-                (mode, self.with_records(ranked)?)
+                let mut hits = self.with_records(ranked)?;
+                hits.retain(|h| crate::declarative::readable(&req.filter, &h.memory));
+                (mode, hits)
             }
         };
         self.emit(Event::Search {
@@ -116,6 +120,7 @@ impl Engine {
         self.embed_puts(std::slice::from_mut(&mut put))?;
         let q = put.embedding.unwrap_or_default();
         let partition = namespace.map_or_else(|| m.partition.clone(), |ns| self.partition(ns));
+        crate::declarative::check_read(&filter)?;
         let vq = muisti_core::VectorQuery {
             partition: partition.clone(),
             vector: q,
@@ -133,7 +138,9 @@ impl Engine {
         let fields = self.store.rank_fields(&partition, &ids)?;
         let mut ranked = recall::rescore(&self.recall, fields, fused, self.clock.now());
         ranked.truncate(limit);
-        self.with_records(ranked)
+        let mut hits = self.with_records(ranked)?;
+        hits.retain(|h| crate::declarative::readable(&vq.filter, &h.memory));
+        Ok(hits)
     }
 
     /// Reads the records of ranked candidates (only those: the rescoring itself reads

@@ -1,0 +1,558 @@
+//! Declarative memory (seed 003): a user's permanent facts, preferences and rules, in the
+//! engine over the store contract, so every backend carries it.
+//!
+//! * An entry is a memory of scope `declarative` whose category is its type (`fact`,
+//!   `preference`, `rule`), with a user, no key and no TTL; its source is `user_stated`
+//!   (confidence none) or `agent_learned` (confidence 0-100). [`check`] holds these rules
+//!   before any storage access.
+//! * **Confirmation gate**: an agent-learned write is not stored until the user confirms it:
+//!   [`Engine::declare`] answers [`Error::ConfirmationRequired`] with a [`Proposal`] (kept in
+//!   [`PROPOSALS_NAMESPACE`] for [`PROPOSAL_TTL`]); [`Engine::confirm`] applies it,
+//!   [`Engine::reject`] drops it.
+//! * **Conflicts**: a new entry is judged against the user's active entries of its type
+//!   ([`detect::judge`]); the best match the detector would supersede is replaced in place
+//!   (same id, the old text in its history), as the rules say: user-stated is never
+//!   superseded by learned, learned supersedes learned only with a higher confidence, a
+//!   user-stated write supersedes anything.
+//! * **History**: every add, supersede, confirm, edit and delete of an entry is a record in
+//!   [`HISTORY_NAMESPACE`] ([`Engine::history`]), deleted with the user's data.
+
+pub mod detect;
+
+use std::time::Duration;
+
+use muisti_core::{
+    Category, Error, ErrorKind, Filter, Key, Locator, Memory, MemoryId, MemoryScope, MemoryState,
+    Namespace, Owner, Partition, Patch, Proposal, Put, Result, Source, Superseded, Timestamp, Ttl,
+    UpdateRequest, WriteStatus, Written, list_all, value_text,
+};
+use serde::{Deserialize, Serialize};
+use serde_json::json;
+
+use crate::Engine;
+use detect::{Judgement, Verdict};
+
+/// The namespace of declarative entries' histories (reserved for the engine).
+pub const HISTORY_NAMESPACE: &str = "_muisti.history";
+/// The namespace of proposals waiting for confirmation (reserved for the engine).
+pub const PROPOSALS_NAMESPACE: &str = "_muisti.proposals";
+/// How long a proposal waits for the user's confirmation.
+pub const PROPOSAL_TTL: Duration = Duration::from_secs(24 * 60 * 60);
+
+/// Whether `namespace` is one of the engine's own (`_muisti.` and after): the API faces
+/// refuse them.
+pub fn is_reserved(namespace: &str) -> bool {
+    namespace.starts_with("_muisti.")
+}
+
+/// What a declarative write did.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Outcome {
+    /// A new entry.
+    Added,
+    /// An existing entry now says this (same id; its old text is in its history).
+    Superseded,
+    /// Nothing changed: the entry it conflicts with wins (user-stated over learned, or a
+    /// learned entry of at least this confidence), or it says exactly this already.
+    Unchanged,
+}
+
+impl Outcome {
+    /// The write status the memory API reports for it.
+    pub fn status(self) -> WriteStatus {
+        match self {
+            Outcome::Added => WriteStatus::Created,
+            Outcome::Superseded => WriteStatus::Updated,
+            Outcome::Unchanged => WriteStatus::Deduplicated,
+        }
+    }
+}
+
+/// The answer of a declarative write.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Declared {
+    /// The entry as stored (for [`Outcome::Unchanged`], the one that won).
+    pub memory: Memory,
+    /// What happened.
+    pub outcome: Outcome,
+    /// Entries that may say the same thing, left as they are (the detector is not sure
+    /// enough to supersede them; a UI may ask).
+    pub possible_conflicts: Vec<MemoryId>,
+}
+
+/// A change to a declarative entry.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum HistoryEvent {
+    /// Written by the user.
+    Add,
+    /// Edited through an update (a learned entry becomes user-stated).
+    Update,
+    /// Replaced in place by a restatement or a newer value.
+    Supersede,
+    /// Deleted.
+    Delete,
+    /// Written or replaced by a confirmed agent proposal.
+    Confirm,
+}
+
+impl HistoryEvent {
+    /// The snake_case name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            HistoryEvent::Add => "add",
+            HistoryEvent::Update => "update",
+            HistoryEvent::Supersede => "supersede",
+            HistoryEvent::Delete => "delete",
+            HistoryEvent::Confirm => "confirm",
+        }
+    }
+}
+
+/// One change of a declarative entry, as its history keeps it.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct HistoryEntry {
+    /// The entry.
+    pub memory_id: MemoryId,
+    /// What happened.
+    pub event: HistoryEvent,
+    /// The text before (none for an add).
+    pub old: Option<String>,
+    /// The text after (none for a delete).
+    pub new: Option<String>,
+    /// The entry's source after the change.
+    pub source: Source,
+    /// Its confidence after the change.
+    pub confidence: Option<u8>,
+    /// Who made it: `user`, or the agent (its `agent_id`, or `agent`).
+    pub actor: String,
+    /// When.
+    pub at: Timestamp,
+}
+
+/// The rules of a declarative write, checked before any storage access (the scope's own,
+/// user and no TTL, are [`crate::engine`]'s `check_put`).
+pub(crate) fn check(put: &Put) -> Result<()> {
+    if !matches!(
+        put.category,
+        Category::Fact | Category::Preference | Category::Rule
+    ) {
+        return Err(Error::invalid(
+            "type",
+            format!(
+                "a declarative entry is a fact, a preference or a rule, not {:?}",
+                put.category.as_str()
+            ),
+        ));
+    }
+    if put.key.is_some() {
+        return Err(Error::invalid(
+            "key",
+            "declarative entries are found by what they say, not by key: write without one \
+             (a restatement supersedes the entry it restates)",
+        ));
+    }
+    if !put.content.is_string() {
+        return Err(Error::invalid("content", "a declarative entry is text"));
+    }
+    match (&put.source, put.confidence) {
+        (Source::UserStated, None) => Ok(()),
+        (Source::UserStated, Some(_)) => Err(Error::invalid(
+            "confidence",
+            "a user-stated entry carries no confidence (it is the user's word)",
+        )),
+        (Source::AgentLearned, Some(c)) if c <= 100 => Ok(()),
+        (Source::AgentLearned, Some(_)) => {
+            Err(Error::invalid("confidence", "must be between 0 and 100"))
+        }
+        (Source::AgentLearned, None) => Err(Error::invalid(
+            "confidence",
+            "an agent-learned entry carries its confidence, 0 to 100",
+        )),
+        (other, _) => Err(Error::invalid(
+            "source",
+            format!(
+                "a declarative entry is user_stated or agent_learned, not {:?}",
+                other.as_str()
+            ),
+        )),
+    }
+}
+
+/// Whether a read under `filter` may see `m`: declarative entries only when the read names
+/// their user (strict per-user scoping: no read without a user sees any).
+pub(crate) fn readable(filter: &Filter, m: &Memory) -> bool {
+    filter.user_id.is_some() || m.scope != MemoryScope::Declarative
+}
+
+/// A read asking for declarative entries must name its user.
+pub(crate) fn check_read(filter: &Filter) -> Result<()> {
+    if filter.scope == Some(MemoryScope::Declarative) && filter.user_id.is_none() {
+        return Err(Error::invalid(
+            "user_id",
+            "declarative entries are read per user: give user_id",
+        ));
+    }
+    Ok(())
+}
+
+/// Whether a write of `source`/`confidence` may replace `existing` (the seed's rules).
+fn wins(source: &Source, confidence: Option<u8>, existing: &Memory) -> bool {
+    match (source, &existing.source) {
+        (Source::UserStated, _) => true,
+        (Source::AgentLearned, Source::AgentLearned) => {
+            confidence.unwrap_or(0) > existing.confidence.unwrap_or(0)
+        }
+        _ => false,
+    }
+}
+
+fn actor(m: &Memory) -> String {
+    match m.source {
+        Source::AgentLearned => m
+            .owner
+            .agent_id
+            .clone()
+            .unwrap_or_else(|| "agent".to_owned()),
+        _ => "user".to_owned(),
+    }
+}
+
+fn reserved(name: &str) -> Namespace {
+    // The reserved names are constants that pass the naming rules.
+    Namespace::new(name).unwrap_or_default()
+}
+
+fn corrupted(what: &str, e: impl std::fmt::Display) -> Error {
+    Error::Corrupted {
+        location: what.to_owned(),
+        reason: e.to_string(),
+    }
+}
+
+/// The write proposal `p` stands for, in `partition`.
+fn proposed_put(p: &Proposal, partition: Partition) -> Put {
+    let mut put = Put::new(partition, None, p.content.clone());
+    put.scope = MemoryScope::Declarative;
+    put.category = p.kind.clone();
+    put.source = p.source.clone();
+    put.confidence = p.confidence;
+    put.owner = p.owner.clone();
+    put.tags = p.tags.clone();
+    put.metadata = p.metadata.clone();
+    put.importance = p.importance;
+    put
+}
+
+impl Engine {
+    /// Writes a declarative entry (a [`Put`] of scope `declarative`; [`Engine::remember`]
+    /// of one comes here): checks its rules, then, for an agent-learned entry, stops at the
+    /// confirmation gate ([`Error::ConfirmationRequired`] with the stored proposal), else
+    /// adds it or supersedes the entry it restates, as the module docs say.
+    pub fn declare(&self, put: Put) -> Result<Declared> {
+        self.declare_with(put, false)
+    }
+
+    /// Applies a proposal (once: a second confirm, or a confirm after it expired or was
+    /// rejected, is [`Error::NotFound`]). Conflicts are judged again against the entries
+    /// as they are now.
+    pub fn confirm(&self, proposal_id: &str) -> Result<Declared> {
+        let proposal = self.take_proposal(proposal_id)?;
+        let put = proposed_put(&proposal, self.partition(&proposal.namespace));
+        self.declare_with(put, true)
+    }
+
+    /// Drops a proposal; returns it.
+    pub fn reject(&self, proposal_id: &str) -> Result<Proposal> {
+        self.take_proposal(proposal_id)
+    }
+
+    /// The proposals waiting for `user_id`'s confirmation, oldest first.
+    pub fn proposals(&self, user_id: &str) -> Result<Vec<Proposal>> {
+        let filter = Filter {
+            user_id: Some(user_id.to_owned()),
+            ..Filter::default()
+        };
+        filter.validate()?;
+        let partition = self.partition(&reserved(PROPOSALS_NAMESPACE));
+        list_all(self.store.as_ref(), &partition, &filter)?
+            .into_iter()
+            .map(|r| serde_json::from_value(r.content).map_err(|e| corrupted("a proposal", e)))
+            .collect()
+    }
+
+    /// The history of a declarative entry, oldest first (also after it was deleted; empty
+    /// for any other memory).
+    pub fn history(&self, id: MemoryId) -> Result<Vec<HistoryEntry>> {
+        let filter = Filter {
+            metadata: [("memory_id".to_owned(), json!(id.to_string()))]
+                .into_iter()
+                .collect(),
+            ..Filter::default()
+        };
+        let partition = self.partition(&reserved(HISTORY_NAMESPACE));
+        let mut records = list_all(self.store.as_ref(), &partition, &filter)?;
+        records.sort_by(|a, b| a.key.cmp(&b.key));
+        records
+            .into_iter()
+            .map(|r| serde_json::from_value(r.content).map_err(|e| corrupted("a history entry", e)))
+            .collect()
+    }
+
+    fn declare_with(&self, mut put: Put, confirmed: bool) -> Result<Declared> {
+        put.partition.tenant = self.tenant.clone();
+        crate::engine::check_scope(&put)?;
+        check(&put)?;
+        put.validate(&self.store.limits())?;
+        let text = value_text(&put.content).into_owned();
+        for _ in 0..8 {
+            let (best, possible_conflicts) = self.conflicts(&put, &text)?;
+            if put.source == Source::AgentLearned && !confirmed {
+                let proposal = self.propose(&put, &text, best.as_ref())?;
+                return Err(Error::ConfirmationRequired(Box::new(proposal)));
+            }
+            let added = if confirmed {
+                HistoryEvent::Confirm
+            } else {
+                HistoryEvent::Add
+            };
+            let Some(existing) = best else {
+                let w = self.put_embedded(put)?;
+                self.record(&w.memory, added, None, Some(text))?;
+                return Ok(Declared {
+                    memory: w.memory,
+                    outcome: Outcome::Added,
+                    possible_conflicts,
+                });
+            };
+            let same = value_text(&existing.content) == text
+                && existing.source == put.source
+                && existing.confidence == put.confidence;
+            if same || !wins(&put.source, put.confidence, &existing) {
+                return Ok(Declared {
+                    memory: existing,
+                    outcome: Outcome::Unchanged,
+                    possible_conflicts,
+                });
+            }
+            let patch = Patch {
+                content: Some(put.content.clone()),
+                source: Some(put.source.clone()),
+                confidence: Some(put.confidence),
+                ..Patch::default()
+            };
+            let at = Locator::Id {
+                tenant: self.tenant.clone(),
+                id: existing.id,
+            };
+            match self
+                .update_unchecked(UpdateRequest::new(at, patch).expecting(Some(existing.version)))
+            {
+                Ok(m) => {
+                    let event = if confirmed {
+                        HistoryEvent::Confirm
+                    } else {
+                        HistoryEvent::Supersede
+                    };
+                    let old = value_text(&existing.content).into_owned();
+                    self.record(&m, event, Some(old), Some(text))?;
+                    return Ok(Declared {
+                        memory: m,
+                        outcome: Outcome::Superseded,
+                        possible_conflicts,
+                    });
+                }
+                // Changed or deleted meanwhile: judge again against what is there now.
+                Err(e) if matches!(e.kind(), ErrorKind::Conflict | ErrorKind::NotFound) => {}
+                Err(e) => return Err(e),
+            }
+        }
+        Err(Error::Conflict(
+            "the user's declarative entries kept changing during the write; try again".into(),
+        ))
+    }
+
+    /// The entry `put` would supersede (the detector's best tier-1 match among the user's
+    /// active entries of its type) and the entries that may conflict (tier 2).
+    fn conflicts(&self, put: &Put, text: &str) -> Result<(Option<Memory>, Vec<MemoryId>)> {
+        let filter = Filter {
+            user_id: put.owner.user_id.clone(),
+            scope: Some(MemoryScope::Declarative),
+            category: Some(put.category.clone()),
+            ..Filter::default()
+        };
+        let held: Vec<Memory> = list_all(self.store.as_ref(), &put.partition, &filter)?
+            .into_iter()
+            .filter(|m| m.state == MemoryState::Active)
+            .collect();
+        if held.is_empty() {
+            return Ok((None, Vec::new()));
+        }
+        let texts: Vec<String> = held.iter().map(|m| m.text().into_owned()).collect();
+        let cosines = self.cosines(text, &texts)?;
+        let mut best: Option<(Judgement, usize)> = None;
+        let mut possible = Vec::new();
+        for (i, existing) in texts.iter().enumerate() {
+            let j = detect::judge(existing, text, cosines.as_ref().map(|c| c[i]));
+            match j.verdict {
+                Verdict::Supersede => {
+                    if best.as_ref().is_none_or(|(b, _)| j.rank() > b.rank()) {
+                        best = Some((j, i));
+                    }
+                }
+                Verdict::Possible => possible.push(held[i].id),
+                Verdict::Distinct => {}
+            }
+        }
+        let best = best.map(|(_, i)| held[i].clone());
+        Ok((best, possible))
+    }
+
+    /// The cosine of `text` with each of `others`, by the engine's embedder (none without one).
+    fn cosines(&self, text: &str, others: &[String]) -> Result<Option<Vec<f32>>> {
+        let Some(embedder) = &self.embedder else {
+            return Ok(None);
+        };
+        let mut all: Vec<&str> = vec![text];
+        all.extend(others.iter().map(String::as_str));
+        let vectors = embedder.embed(&all).map_err(crate::engine::embed_err)?;
+        let Some((first, rest)) = vectors.split_first() else {
+            return Ok(None);
+        };
+        Ok(Some(
+            rest.iter()
+                .map(|v| muisti_core::text::cosine(first, v))
+                .collect(),
+        ))
+    }
+
+    fn propose(&self, put: &Put, text: &str, target: Option<&Memory>) -> Result<Proposal> {
+        let now = self.clock.now();
+        let proposal = Proposal {
+            id: MemoryId::generate(),
+            namespace: put.partition.namespace.clone(),
+            content: text.to_owned(),
+            kind: put.category.clone(),
+            source: put.source.clone(),
+            confidence: put.confidence,
+            owner: put.owner.clone(),
+            tags: put.tags.clone(),
+            metadata: put.metadata.clone(),
+            importance: put.importance,
+            supersedes: target.map(|m| Superseded {
+                id: m.id,
+                content: m.text().into_owned(),
+                source: m.source.clone(),
+                confidence: m.confidence,
+            }),
+            created_at: now,
+            expires_at: now.plus(PROPOSAL_TTL),
+        };
+        let value = serde_json::to_value(&proposal).map_err(|e| corrupted("a proposal", e))?;
+        let mut record = Put::new(
+            self.partition(&reserved(PROPOSALS_NAMESPACE)),
+            Some(Key::new(proposal.id.to_string())?),
+            value,
+        );
+        record.owner = Owner {
+            user_id: put.owner.user_id.clone(),
+            ..Owner::default()
+        };
+        record.ttl = Ttl::new(PROPOSAL_TTL).ok();
+        self.store.put(record)?;
+        Ok(proposal)
+    }
+
+    /// Reads and deletes a proposal: only the caller whose delete removed it applies it.
+    fn take_proposal(&self, proposal_id: &str) -> Result<Proposal> {
+        let id = MemoryId::parse(proposal_id.trim())
+            .map_err(|_| Error::invalid("id", format!("{proposal_id:?} is not a proposal id")))?;
+        let at = Locator::Key {
+            partition: self.partition(&reserved(PROPOSALS_NAMESPACE)),
+            key: Key::new(id.to_string())?,
+        };
+        let gone = || Error::NotFound(format!("proposal {id} (confirmed, rejected or expired)"));
+        let record = self.store.get(&at)?.ok_or_else(gone)?;
+        if !self.store.delete(&at)? {
+            return Err(gone());
+        }
+        serde_json::from_value(record.content).map_err(|e| corrupted("a proposal", e))
+    }
+
+    /// Records a change of declarative entry `m` (as it is after the change; for a delete,
+    /// as it was). The history key orders by the entry's version.
+    pub(crate) fn record(
+        &self,
+        m: &Memory,
+        event: HistoryEvent,
+        old: Option<String>,
+        new: Option<String>,
+    ) -> Result<()> {
+        let entry = HistoryEntry {
+            memory_id: m.id,
+            event,
+            old,
+            new,
+            source: m.source.clone(),
+            confidence: m.confidence,
+            actor: actor(m),
+            at: self.clock.now(),
+        };
+        // A delete comes after the entry's last version.
+        let order = m.version + u64::from(event == HistoryEvent::Delete);
+        let value = serde_json::to_value(&entry).map_err(|e| corrupted("a history entry", e))?;
+        let mut record = Put::new(
+            self.partition(&reserved(HISTORY_NAMESPACE)),
+            Some(Key::new(format!("{}/{order:012}", m.id))?),
+            value,
+        );
+        record.owner = Owner {
+            user_id: m.owner.user_id.clone(),
+            ..Owner::default()
+        };
+        record
+            .metadata
+            .insert("memory_id".into(), json!(m.id.to_string()));
+        record
+            .metadata
+            .insert("namespace".into(), json!(m.partition.namespace.as_str()));
+        self.store.put(record)?;
+        Ok(())
+    }
+
+    /// Deletes `user_id`'s history and proposals of entries in `namespace` (with the user's
+    /// data there).
+    pub(crate) fn forget_declarative_of(
+        &self,
+        namespace: &Namespace,
+        user_id: &str,
+    ) -> Result<u64> {
+        let history = Filter {
+            user_id: Some(user_id.to_owned()),
+            metadata: [("namespace".to_owned(), json!(namespace.as_str()))]
+                .into_iter()
+                .collect(),
+            ..Filter::default()
+        };
+        let mut deleted = self.delete_matching(&reserved(HISTORY_NAMESPACE), &history)?;
+        for p in self.proposals(user_id)? {
+            if &p.namespace == namespace {
+                let at = Locator::Key {
+                    partition: self.partition(&reserved(PROPOSALS_NAMESPACE)),
+                    key: Key::new(p.id.to_string())?,
+                };
+                deleted += u64::from(self.store.delete(&at)?);
+            }
+        }
+        Ok(deleted)
+    }
+}
+
+/// What [`Engine::remember`] answers for a declarative write.
+pub(crate) fn written(d: Declared) -> Written {
+    Written {
+        status: d.outcome.status(),
+        memory: d.memory,
+    }
+}

@@ -1,0 +1,392 @@
+//! Declarative memory (seed 003) through the engine, on every backend it is given: the
+//! write rules, the confirmation gate, conflicts, history and per-user scoping.
+
+use muisti::{
+    Category, Engine, ErrorKind, Filter, ListQuery, Memory, MemoryScope, Owner, Put, RecallRequest,
+    Source,
+    declarative::{HistoryEvent, Outcome},
+};
+
+use super::{ns, on_each_backend};
+
+fn entry(engine: &Engine, user: &str, text: &str, kind: Category) -> Put {
+    let mut p = Put::new(engine.partition(&ns("default")), None, text);
+    p.scope = MemoryScope::Declarative;
+    p.category = kind;
+    p.owner = Owner {
+        user_id: Some(user.into()),
+        ..Owner::default()
+    };
+    p
+}
+
+fn learned(engine: &Engine, user: &str, text: &str, kind: Category, confidence: u8) -> Put {
+    let mut p = entry(engine, user, text, kind);
+    p.source = Source::AgentLearned;
+    p.confidence = Some(confidence);
+    p
+}
+
+/// The user's active declarative entries.
+fn entries(engine: &Engine, user: &str) -> Vec<Memory> {
+    engine
+        .list(ListQuery {
+            partition: engine.partition(&ns("default")),
+            filter: Filter {
+                user_id: Some(user.into()),
+                scope: Some(MemoryScope::Declarative),
+                ..Filter::default()
+            },
+            ..ListQuery::default()
+        })
+        .expect("list")
+        .items
+}
+
+/// A learned write goes through the gate, then its confirmation.
+fn confirmed(engine: &Engine, put: Put) -> muisti::declarative::Declared {
+    let err = engine.declare(put).expect_err("the gate");
+    let muisti::Error::ConfirmationRequired(p) = err else {
+        panic!("expected a proposal, got {err}");
+    };
+    engine.confirm(&p.id.to_string()).expect("confirm")
+}
+
+#[test]
+fn a_declarative_write_breaking_a_rule_is_refused_before_storage() {
+    on_each_backend(|url, engine| {
+        let base = || entry(&engine, "ada", "I live in Lisbon", Category::Fact);
+        let mut cases: Vec<(Put, &str)> = Vec::new();
+        let mut p = base();
+        p.category = Category::Core;
+        cases.push((p, "type"));
+        let mut p = base();
+        p.key = Some(muisti::Key::new("home").expect("key"));
+        cases.push((p, "key"));
+        let mut p = base();
+        p.confidence = Some(50);
+        cases.push((p, "confidence"));
+        let mut p = base();
+        p.source = Source::AgentLearned;
+        cases.push((p, "confidence"));
+        let mut p = base();
+        p.source = Source::AgentLearned;
+        p.confidence = Some(101);
+        cases.push((p, "confidence"));
+        let mut p = base();
+        p.source = Source::Import;
+        cases.push((p, "source"));
+        let mut p = base();
+        p.owner.user_id = None;
+        cases.push((p, "user_id"));
+        for (put, field) in cases {
+            for result in [
+                engine.declare(put.clone()),
+                engine.remember(put).map(|_| unreachable_declared()),
+            ] {
+                let err = result.expect_err("refused");
+                assert_eq!(err.kind(), ErrorKind::InvalidInput, "{url}: {err}");
+                assert!(err.to_string().contains(field), "{url}: {field}: {err}");
+            }
+        }
+        assert_eq!(
+            engine
+                .count(&ns("default"), &Filter::default())
+                .expect("count"),
+            0,
+            "{url}"
+        );
+        assert!(engine.proposals("ada").expect("proposals").is_empty());
+    });
+}
+
+fn unreachable_declared() -> muisti::declarative::Declared {
+    panic!("a refused write answered")
+}
+
+#[test]
+fn an_agent_learned_entry_waits_for_confirmation() {
+    on_each_backend(|url, engine| {
+        let put = learned(
+            &engine,
+            "ada",
+            "The user prefers meetings after 10am",
+            Category::Preference,
+            70,
+        );
+        let err = engine.declare(put.clone()).expect_err("the gate");
+        assert_eq!(err.kind(), ErrorKind::ConfirmationRequired, "{url}");
+        let muisti::Error::ConfirmationRequired(p) = err else {
+            unreachable!()
+        };
+        assert_eq!(p.confidence, Some(70));
+        assert!(p.supersedes.is_none());
+        assert!(entries(&engine, "ada").is_empty(), "{url}: nothing stored");
+        let err = engine
+            .remember(put)
+            .expect_err("remember goes through the gate too");
+        assert_eq!(err.kind(), ErrorKind::ConfirmationRequired, "{url}");
+        let pending = engine.proposals("ada").expect("proposals");
+        assert_eq!(pending.len(), 2, "{url}");
+        assert!(engine.proposals("bob").expect("bob's").is_empty());
+        let d = engine.confirm(&p.id.to_string()).expect("confirm");
+        assert_eq!(d.outcome, Outcome::Added, "{url}");
+        assert_eq!(d.memory.source, Source::AgentLearned);
+        assert_eq!(d.memory.confidence, Some(70));
+        let again = engine.confirm(&p.id.to_string()).expect_err("once");
+        assert_eq!(again.kind(), ErrorKind::NotFound, "{url}");
+        let other = pending.iter().find(|q| q.id != p.id).expect("the other");
+        engine.reject(&other.id.to_string()).expect("reject");
+        assert_eq!(
+            engine
+                .confirm(&other.id.to_string())
+                .expect_err("rejected")
+                .kind(),
+            ErrorKind::NotFound
+        );
+        assert_eq!(entries(&engine, "ada").len(), 1, "{url}");
+        let history = engine.history(d.memory.id).expect("history");
+        assert_eq!(history.len(), 1);
+        assert_eq!(history[0].event, HistoryEvent::Confirm);
+    });
+}
+
+#[test]
+fn a_restatement_supersedes_in_place_and_keeps_the_old_text() {
+    on_each_backend(|url, engine| {
+        let a = engine
+            .declare(entry(&engine, "ada", "I am vegetarian", Category::Fact))
+            .expect("a");
+        let b = engine
+            .declare(entry(&engine, "ada", "I don't eat meat", Category::Fact))
+            .expect("b");
+        assert_eq!(b.outcome, Outcome::Superseded, "{url}");
+        assert_eq!(b.memory.id, a.memory.id, "{url}: same id");
+        assert_eq!(b.memory.text(), "I don't eat meat");
+        let kept = entries(&engine, "ada");
+        assert_eq!(kept.len(), 1, "{url}");
+        let history = engine.history(a.memory.id).expect("history");
+        let events: Vec<_> = history.iter().map(|h| h.event).collect();
+        assert_eq!(
+            events,
+            [HistoryEvent::Add, HistoryEvent::Supersede],
+            "{url}"
+        );
+        assert_eq!(history[1].old.as_deref(), Some("I am vegetarian"));
+        // Another user's restatement is theirs alone.
+        let c = engine
+            .declare(entry(&engine, "bob", "I don't eat meat", Category::Fact))
+            .expect("bob");
+        assert_eq!(c.outcome, Outcome::Added, "{url}");
+        assert_eq!(entries(&engine, "ada").len(), 1);
+        // A different slot of the same topic is a new entry.
+        let d = engine
+            .declare(entry(
+                &engine,
+                "ada",
+                "My sister is vegetarian",
+                Category::Fact,
+            ))
+            .expect("sister");
+        assert_eq!(d.outcome, Outcome::Added, "{url}");
+    });
+}
+
+#[test]
+fn user_stated_wins_and_learned_needs_a_higher_confidence() {
+    on_each_backend(|url, engine| {
+        let home = engine
+            .declare(entry(&engine, "ada", "I live in Paris", Category::Fact))
+            .expect("home");
+        let d = confirmed(
+            &engine,
+            learned(
+                &engine,
+                "ada",
+                "The user lives in Berlin",
+                Category::Fact,
+                95,
+            ),
+        );
+        assert_eq!(d.outcome, Outcome::Unchanged, "{url}");
+        assert_eq!(d.memory.id, home.memory.id);
+        assert_eq!(entries(&engine, "ada")[0].text(), "I live in Paris");
+
+        let tea = confirmed(
+            &engine,
+            learned(
+                &engine,
+                "ada",
+                "My favourite drink is tea",
+                Category::Preference,
+                60,
+            ),
+        );
+        assert_eq!(tea.outcome, Outcome::Added, "{url}");
+        let weaker = confirmed(
+            &engine,
+            learned(
+                &engine,
+                "ada",
+                "My favourite drink is coffee now",
+                Category::Preference,
+                50,
+            ),
+        );
+        assert_eq!(weaker.outcome, Outcome::Unchanged, "{url}");
+        let stronger = confirmed(
+            &engine,
+            learned(
+                &engine,
+                "ada",
+                "My favourite drink is coffee now",
+                Category::Preference,
+                80,
+            ),
+        );
+        assert_eq!(stronger.outcome, Outcome::Superseded, "{url}");
+        assert_eq!(stronger.memory.id, tea.memory.id);
+        assert_eq!(stronger.memory.confidence, Some(80));
+        // The user's own word supersedes a learned entry.
+        let own = engine
+            .declare(entry(
+                &engine,
+                "ada",
+                "My favorite drink is green tea",
+                Category::Preference,
+            ))
+            .expect("own");
+        assert_eq!(own.outcome, Outcome::Superseded, "{url}");
+        assert_eq!(own.memory.source, Source::UserStated);
+        assert_eq!(own.memory.confidence, None);
+    });
+}
+
+#[test]
+fn edits_and_deletes_take_effect_and_are_kept_in_the_history() {
+    on_each_backend(|url, engine| {
+        let d = confirmed(
+            &engine,
+            learned(&engine, "ada", "Keep answers short", Category::Rule, 40),
+        );
+        let at = muisti::Locator::Id {
+            tenant: engine.tenant().clone(),
+            id: d.memory.id,
+        };
+        let edited = engine
+            .update(muisti::UpdateRequest::new(
+                at.clone(),
+                muisti::Patch {
+                    content: Some("Keep answers under five sentences".into()),
+                    ..Default::default()
+                },
+            ))
+            .expect("edit");
+        assert_eq!(
+            edited.source,
+            Source::UserStated,
+            "{url}: an edit is the user's word"
+        );
+        assert_eq!(edited.confidence, None);
+        let moved = engine.update(muisti::UpdateRequest::new(
+            at.clone(),
+            muisti::Patch {
+                scope: Some(MemoryScope::LongTerm),
+                ..Default::default()
+            },
+        ));
+        assert_eq!(moved.expect_err("stays").kind(), ErrorKind::InvalidInput);
+        assert!(engine.forget(&at).expect("forget"), "{url}");
+        let events: Vec<_> = engine
+            .history(d.memory.id)
+            .expect("history")
+            .iter()
+            .map(|h| h.event)
+            .collect();
+        assert_eq!(
+            events,
+            [
+                HistoryEvent::Confirm,
+                HistoryEvent::Update,
+                HistoryEvent::Delete
+            ],
+            "{url}"
+        );
+        // Deleting the user's data takes the history and pending proposals with it.
+        let _ = engine.declare(learned(
+            &engine,
+            "ada",
+            "Use metric units",
+            Category::Rule,
+            50,
+        ));
+        assert_eq!(engine.proposals("ada").expect("pending").len(), 1);
+        engine
+            .forget_where(
+                &ns("default"),
+                &Filter {
+                    user_id: Some("ada".into()),
+                    ..Filter::default()
+                },
+            )
+            .expect("forget ada");
+        assert!(
+            engine.history(d.memory.id).expect("history").is_empty(),
+            "{url}"
+        );
+        assert!(
+            engine.proposals("ada").expect("pending").is_empty(),
+            "{url}"
+        );
+    });
+}
+
+#[test]
+fn no_read_without_a_user_sees_declarative_entries() {
+    on_each_backend(|url, engine| {
+        engine
+            .declare(entry(
+                &engine,
+                "ada",
+                "I am allergic to peanuts",
+                Category::Fact,
+            ))
+            .expect("fact");
+        let mut other = Put::new(engine.partition(&ns("default")), None, "peanuts are cheap");
+        other.owner.user_id = Some("ada".into());
+        engine.remember(other).expect("long-term");
+        let all = engine
+            .list(ListQuery::all(engine.partition(&ns("default"))))
+            .expect("list");
+        assert_eq!(all.items.len(), 1, "{url}: only the long-term memory");
+        let asked = engine.list(ListQuery {
+            partition: engine.partition(&ns("default")),
+            filter: Filter {
+                scope: Some(MemoryScope::Declarative),
+                ..Filter::default()
+            },
+            ..ListQuery::default()
+        });
+        assert_eq!(
+            asked.expect_err("needs a user").kind(),
+            ErrorKind::InvalidInput
+        );
+        let hits = engine
+            .recall(&RecallRequest::new(ns("default"), "peanuts allergy", 10))
+            .expect("recall");
+        assert!(
+            hits.iter()
+                .all(|h| h.memory.scope != MemoryScope::Declarative),
+            "{url}"
+        );
+        let mut mine = RecallRequest::new(ns("default"), "peanuts allergy", 10);
+        mine.filter.user_id = Some("ada".into());
+        let hits = engine.recall(&mine).expect("recall");
+        assert!(
+            hits.iter()
+                .any(|h| h.memory.scope == MemoryScope::Declarative)
+        );
+        mine.filter.user_id = Some("bob".into());
+        assert!(engine.recall(&mine).expect("recall").is_empty(), "{url}");
+    });
+}

@@ -32,9 +32,18 @@ impl Block {
     /// `cap` bytes. A first entry larger than `cap` on its own is cut at a UTF-8 boundary so
     /// that it fits, newline included.
     pub fn build<'a>(entries: impl IntoIterator<Item = (&'a str, &'a str)>, cap: usize) -> Self {
+        Self::build_labelled(entries.into_iter().map(|(k, v)| (k, k, v)), cap)
+    }
+
+    /// As [`Block::build`], with lines `- label: value` for entries `(key, label, value)`
+    /// (a declarative entry is labelled by its type, the key still names it).
+    pub fn build_labelled<'a>(
+        entries: impl IntoIterator<Item = (&'a str, &'a str, &'a str)>,
+        cap: usize,
+    ) -> Self {
         let mut block = Block::default();
-        for (key, value) in entries {
-            let line = format!("- {key}: {value}\n");
+        for (key, label, value) in entries {
+            let line = format!("- {label}: {value}\n");
             if block.text.len() + line.len() <= cap {
                 block.text.push_str(&line);
                 block.keys.push(key.to_owned());

@@ -14,8 +14,8 @@ use std::{
 };
 
 use muisti::{
-    Engine, Event, Filter, MemoryId, Namespace, Observer, PrivacyStore, RecallRequest, Store,
-    Timestamp, Ttl,
+    Engine, Event, Filter, MemoryId, MemoryScope, Namespace, Observer, PrivacyStore, RecallRequest,
+    Store, Timestamp, Ttl,
 };
 use serde::Serialize;
 use tracing::{info_span, warn};
@@ -157,6 +157,15 @@ impl Agent {
         }
     }
 
+    /// Ends a conversation: its scratch and short-term memories are deleted (its messages
+    /// stay). Returns how many memories went.
+    pub fn end_conversation(&self, id: &str) -> Result<u64> {
+        match &self.inner.memory {
+            Some(memory) => Ok(memory.end_conversation(id)?),
+            None => Ok(0),
+        }
+    }
+
     /// Sends a message in a conversation; returns the reply and the conversation with the
     /// message and the reply added (and stored).
     pub fn send_in_conversation(&self, conversation: &Conversation, message: &str) -> Result<Turn> {
@@ -181,6 +190,12 @@ impl Agent {
             on_text,
         )?;
         let conversation = self.append_exchange(conversation, message, &reply.text)?;
+        // The turn is over: its scratch memories go (a failure is logged; the reply stands).
+        if let Some(memory) = &self.inner.memory
+            && let Err(e) = memory.end_turn(&conversation.id)
+        {
+            warn!(kind = %e.kind(), error = %e, "scratch memories of the turn were not cleared");
+        }
         Ok(Turn {
             reply,
             conversation,
@@ -289,20 +304,46 @@ impl Agent {
         };
         let mut req = RecallRequest::new(Namespace::default_ns(), message, n);
         req.filter = self.inner.filter.clone();
+        // The user's declarative entries come first, every turn, whatever the message.
+        let declarative = match &req.filter.user_id {
+            Some(user) => memory
+                .declarative_entries(&req.namespace, user)
+                .unwrap_or_else(|e| {
+                    warn!(kind = %e.kind(), error = %e, "declarative entries could not be read");
+                    Vec::new()
+                }),
+            None => Vec::new(),
+        };
         match memory.recall(&req) {
             Ok(hits) => {
-                let relevant: Vec<(String, String)> = hits
-                    .into_iter()
-                    .filter(|h| {
-                        h.signals.lexical_rank.is_some()
-                            || h.signals
-                                .similarity
-                                .is_some_and(|s| s >= self.inner.min_similarity)
+                let mut entries: Vec<(String, String, String)> = declarative
+                    .iter()
+                    .map(|m| {
+                        (
+                            m.key.to_string(),
+                            muisti::declarative::label(m),
+                            m.text().into_owned(),
+                        )
                     })
-                    .map(|h| (h.memory.key.to_string(), h.memory.text().into_owned()))
                     .collect();
-                Block::build(
-                    relevant.iter().map(|(k, v)| (k.as_str(), v.as_str())),
+                entries.extend(
+                    hits.into_iter()
+                        .filter(|h| h.memory.scope != MemoryScope::Declarative)
+                        .filter(|h| {
+                            h.signals.lexical_rank.is_some()
+                                || h.signals
+                                    .similarity
+                                    .is_some_and(|s| s >= self.inner.min_similarity)
+                        })
+                        .map(|h| {
+                            let key = h.memory.key.to_string();
+                            (key.clone(), key, h.memory.text().into_owned())
+                        }),
+                );
+                Block::build_labelled(
+                    entries
+                        .iter()
+                        .map(|(k, l, v)| (k.as_str(), l.as_str(), v.as_str())),
                     MAX_BLOCK_BYTES,
                 )
             }

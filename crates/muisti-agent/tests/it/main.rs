@@ -4,6 +4,7 @@
 mod conversations;
 mod prompt;
 mod providers;
+mod scopes;
 
 use std::{sync::Arc, time::Duration};
 

@@ -3,7 +3,7 @@
 //!
 //! * An entry is a memory of scope `declarative` whose category is its type (`fact`,
 //!   `preference`, `rule`), with a user, no key and no TTL; its source is `user_stated`
-//!   (confidence none) or `agent_learned` (confidence 0-100). [`check`] holds these rules
+//!   (confidence none) or `agent_learned` (confidence 0-100). `check` holds these rules
 //!   before any storage access.
 //! * **Confirmation gate**: an agent-learned write is not stored until the user confirms it:
 //!   [`Engine::declare`] answers [`Error::ConfirmationRequired`] with a [`Proposal`] (kept in
@@ -197,6 +197,31 @@ pub(crate) fn check_read(filter: &Filter) -> Result<()> {
     Ok(())
 }
 
+/// How an entry is marked where it is shown to a model: its type, and for a learned one its
+/// confidence (`preference (learned, confidence 70)`).
+pub fn label(m: &Memory) -> String {
+    match (&m.source, m.confidence) {
+        (Source::AgentLearned, Some(c)) => format!("{} (learned, confidence {c})", m.category),
+        _ => m.category.to_string(),
+    }
+}
+
+/// The order entries go into a prompt: rules, then preferences, then facts, newest first
+/// within each (so when they alone pass the prompt's cap, the rules stay).
+pub fn prompt_order(entries: &mut [Memory]) {
+    let rank = |m: &Memory| match m.category {
+        Category::Rule => 0,
+        Category::Preference => 1,
+        _ => 2,
+    };
+    entries.sort_by(|a, b| {
+        rank(a)
+            .cmp(&rank(b))
+            .then(b.updated_at.cmp(&a.updated_at))
+            .then(b.id.cmp(&a.id))
+    });
+}
+
 /// Whether a write of `source`/`confidence` may replace `existing` (the seed's rules).
 fn wins(source: &Source, confidence: Option<u8>, existing: &Memory) -> bool {
     match (source, &existing.source) {
@@ -266,6 +291,24 @@ impl Engine {
     /// Drops a proposal; returns it.
     pub fn reject(&self, proposal_id: &str) -> Result<Proposal> {
         self.take_proposal(proposal_id)
+    }
+
+    /// `user_id`'s active declarative entries in `namespace`, in prompt order
+    /// ([`prompt_order`]).
+    pub fn declarative_entries(&self, namespace: &Namespace, user_id: &str) -> Result<Vec<Memory>> {
+        let filter = Filter {
+            user_id: Some(user_id.to_owned()),
+            scope: Some(MemoryScope::Declarative),
+            ..Filter::default()
+        };
+        filter.validate()?;
+        let mut entries: Vec<Memory> =
+            list_all(self.store.as_ref(), &self.partition(namespace), &filter)?
+                .into_iter()
+                .filter(|m| m.state == MemoryState::Active)
+                .collect();
+        prompt_order(&mut entries);
+        Ok(entries)
     }
 
     /// The proposals waiting for `user_id`'s confirmation, oldest first.

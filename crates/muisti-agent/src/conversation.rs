@@ -5,8 +5,9 @@ use serde::{Deserialize, Serialize};
 
 use crate::{Message, ToolCall, Usage};
 
-/// The namespace conversations are stored in, keyed by their id.
-pub const CONVERSATIONS_NAMESPACE: &str = "conversations";
+/// The namespace of conversation headers (their messages are records of their own, see
+/// [`muisti::conversation`]).
+pub use muisti::conversation::CONVERSATIONS_NAMESPACE;
 
 /// The namespace durable runs are stored in, keyed by their id.
 pub const RUNS_NAMESPACE: &str = "runs";
@@ -17,8 +18,7 @@ pub const RUNS_NAMESPACE: &str = "runs";
 pub struct Conversation {
     /// A ULID: keep it to resume the conversation later.
     pub id: String,
-    /// The messages so far (the oldest are dropped when the conversation outgrows one
-    /// stored record).
+    /// The messages so far, oldest first (each stored as a record of its own).
     pub messages: Vec<Message>,
     /// Exchanges ever added, including dropped ones: tells a stale copy from the stored one.
     #[serde(default)]

@@ -25,6 +25,9 @@ use crate::scale::{Rng, question, seed};
 pub(crate) struct Report {
     memories: usize,
     messages: usize,
+    /// The user's declarative entries injected into every prompt (with `--declarative`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    declarative: Option<usize>,
     /// `Engine::recall` of the message alone (limit 3).
     recall_p50_ms: f64,
     /// One call to the instant model with no memory: the HTTP floor.
@@ -103,11 +106,53 @@ fn time<T>(samples: &mut Vec<f64>, f: impl FnOnce() -> Result<T>) -> Result<T> {
     Ok(out)
 }
 
-pub(crate) fn run(engine: Engine, memories: usize, messages: usize) -> Result<Report> {
+/// The user the agent speaks for with `--declarative`.
+const USER: &str = "user-0";
+
+/// `count` user-stated declarative entries of [`USER`], of every type, about distinct things.
+fn declare(engine: &Engine, partition: &Partition, count: usize) -> Result<()> {
+    let kinds = [
+        muisti::Category::Rule,
+        muisti::Category::Preference,
+        muisti::Category::Fact,
+    ];
+    for i in 0..count {
+        let mut put = muisti::Put::new(
+            partition.clone(),
+            None,
+            format!(
+                "Project number {i} of the user goes by the codename {}",
+                i * 7919 % 10007
+            ),
+        );
+        put.scope = muisti::MemoryScope::Declarative;
+        put.category = kinds[i % kinds.len()].clone();
+        put.owner.user_id = Some(USER.into());
+        engine.declare(put)?;
+    }
+    Ok(())
+}
+
+pub(crate) fn run(
+    engine: Engine,
+    memories: usize,
+    messages: usize,
+    declarative: Option<usize>,
+) -> Result<Report> {
     let ns = Namespace::default_ns();
     let partition = Partition::new(engine.tenant().clone(), ns.clone());
     let mut rng = Rng(0x5eed_1234_abcd_ef01);
     seed(&engine, &partition, memories, &mut rng)?;
+    let filter = match declarative {
+        Some(n) => {
+            declare(&engine, &partition, n)?;
+            muisti::Filter {
+                user_id: Some(USER.into()),
+                ..muisti::Filter::default()
+            }
+        }
+        None => muisti::Filter::default(),
+    };
     let addr = instant_model()?;
     let provider = ProviderConfig::new(ProviderKind::OpenAi, "instant")
         .base_url(format!("http://{addr}/v1"))
@@ -118,6 +163,7 @@ pub(crate) fn run(engine: Engine, memories: usize, messages: usize) -> Result<Re
     let agent = Agent::builder()
         .memory(engine.clone())
         .provider(provider.clone())
+        .recall_filter(filter.clone())
         .observer(Arc::new(move |e: &muisti::Event| {
             if let muisti::Event::Recalled { bytes, .. } = e {
                 counter.fetch_add(*bytes, Ordering::Relaxed);
@@ -132,7 +178,9 @@ pub(crate) fn run(engine: Engine, memories: usize, messages: usize) -> Result<Re
     let mut recalled = 0usize;
     for q in &questions[1..] {
         time(&mut recall, || {
-            Ok(engine.recall(&RecallRequest::new(ns.clone(), q.as_str(), 3))?)
+            let mut req = RecallRequest::new(ns.clone(), q.as_str(), 3);
+            req.filter = filter.clone();
+            Ok(engine.recall(&req)?)
         })?;
         time(&mut model, || {
             Ok(provider.chat(&ChatRequest {
@@ -155,6 +203,7 @@ pub(crate) fn run(engine: Engine, memories: usize, messages: usize) -> Result<Re
     Ok(Report {
         memories,
         messages,
+        declarative,
         recall_p50_ms: pct(&recall, 0.5),
         model_call_p50_ms: pct(&model, 0.5),
         send_p50_ms: pct(&send, 0.5),

@@ -158,6 +158,21 @@ pub(crate) enum Command {
     /// Run the scopes' lifetimes now: delete expired entries (every tenant) and episodic
     /// memories past the retention.
     Maintain,
+    /// The conversations (of a user), oldest first.
+    Conversations {
+        /// Only this user's.
+        #[arg(long = "user")]
+        user_id: Option<String>,
+    },
+    /// A conversation's messages, in order (with --delete: delete it, its messages and its
+    /// scratch and short-term memories).
+    Conversation {
+        /// The conversation's id.
+        id: String,
+        /// Delete it.
+        #[arg(long)]
+        delete: bool,
+    },
     /// The proposals (agent-learned declarative entries) waiting for a user's confirmation.
     Proposals {
         /// The user.

@@ -7,9 +7,10 @@
 use anyhow::Result;
 use muisti::{Engine, Key, Locator, MemoryId, Namespace};
 use muisti_client::{
-    Client, ForgetParams, History, KvEntries, KvEntry, KvValue, ListParams, Maintained, Memory,
-    MemoryPage, MemoryPatch, NewMemory, Proposal, ProposalParams, Proposals, RecallQuery,
-    RecallResult, SimilarParams, Stats,
+    Client, ConversationDetail, ConversationParams, Conversations, ForgetParams, History,
+    KvEntries, KvEntry, KvValue, ListParams, Maintained, Memory, MemoryPage, MemoryPatch,
+    NewMemory, Proposal, ProposalParams, Proposals, RecallQuery, RecallResult, SimilarParams,
+    Stats,
 };
 use muisti_server::ops;
 
@@ -47,6 +48,9 @@ pub(crate) trait Memories {
     fn purge(&self) -> Result<u64>;
     fn end_conversation(&self, id: &str) -> Result<u64>;
     fn proposals(&self, user_id: &str) -> Result<Proposals>;
+    fn conversations(&self, user_id: Option<&str>) -> Result<Conversations>;
+    fn conversation(&self, id: &str) -> Result<ConversationDetail>;
+    fn delete_conversation(&self, id: &str) -> Result<u64>;
     fn confirm(&self, id: &str) -> Result<Memory>;
     fn reject(&self, id: &str) -> Result<Proposal>;
     fn history(&self, id: &str) -> Result<History>;
@@ -157,6 +161,21 @@ impl Memories for Local {
 
     fn end_conversation(&self, id: &str) -> Result<u64> {
         Ok(ops::end_conversation(&self.0, id)?.deleted)
+    }
+
+    fn conversations(&self, user_id: Option<&str>) -> Result<Conversations> {
+        let p = ConversationParams {
+            user_id: user_id.map(str::to_owned),
+        };
+        Ok(ops::conversations(&self.0, p)?)
+    }
+
+    fn conversation(&self, id: &str) -> Result<ConversationDetail> {
+        Ok(ops::conversation(&self.0, id)?)
+    }
+
+    fn delete_conversation(&self, id: &str) -> Result<u64> {
+        Ok(ops::delete_conversation(&self.0, id)?.deleted)
     }
 
     fn proposals(&self, user_id: &str) -> Result<Proposals> {
@@ -278,6 +297,18 @@ impl Memories for Remote {
 
     fn proposals(&self, user_id: &str) -> Result<Proposals> {
         Ok(self.0.proposals(user_id)?)
+    }
+
+    fn conversations(&self, user_id: Option<&str>) -> Result<Conversations> {
+        Ok(self.0.conversations(user_id)?)
+    }
+
+    fn conversation(&self, id: &str) -> Result<ConversationDetail> {
+        Ok(self.0.conversation(id)?)
+    }
+
+    fn delete_conversation(&self, id: &str) -> Result<u64> {
+        Ok(self.0.delete_conversation(id)?.deleted)
     }
 
     fn confirm(&self, id: &str) -> Result<Memory> {

@@ -103,6 +103,10 @@ pub(crate) enum BenchCommand {
         /// Messages to time.
         #[arg(long, default_value_t = 300)]
         messages: usize,
+        /// Give the agent a user (`user-0`, whose memories the recall then reads) with this
+        /// many declarative entries, injected into every prompt (compare 0 with 50).
+        #[arg(long)]
+        declarative: Option<usize>,
     },
     /// set / batched store / get by key / get by id on each backend.
     Store {
@@ -315,7 +319,11 @@ pub(crate) fn run(cmd: &BenchCommand, cli: &crate::Cli, json: bool) -> Result<()
             }
             return Ok(());
         }
-        BenchCommand::Agent { memories, messages } => {
+        BenchCommand::Agent {
+            memories,
+            messages,
+            declarative,
+        } => {
             let dir = bench_dir()?;
             let url = match store {
                 Some(u) => u.to_owned(),
@@ -325,7 +333,8 @@ pub(crate) fn run(cmd: &BenchCommand, cli: &crate::Cli, json: bool) -> Result<()
             let engine = muisti::Engine::builder(muisti::open_store(&url)?)
                 .embedder(embedder)
                 .build()?;
-            let report = crate::agent_bench::run(engine, *memories, (*messages).max(1))?;
+            let report =
+                crate::agent_bench::run(engine, *memories, (*messages).max(1), *declarative)?;
             outln!("{}", serde_json::to_string_pretty(&report)?)?;
             return Ok(());
         }

@@ -223,6 +223,46 @@ pub(crate) fn run(m: &dyn Memories, command: Command, json: bool) -> Result<Exit
             }
             Ok(ExitCode::SUCCESS)
         }
+        Command::Conversations { user_id } => {
+            let list = m.conversations(user_id.as_deref())?;
+            if json {
+                print_json(&list)?;
+            } else {
+                for c in &list.conversations {
+                    outln!(
+                        "{}  {} messages  {}{}",
+                        c.id,
+                        c.messages,
+                        c.updated_at,
+                        c.user_id
+                            .as_deref()
+                            .map(|u| format!("  user {u}"))
+                            .unwrap_or_default()
+                    )?;
+                }
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Conversation { id, delete: true } => {
+            let n = m.delete_conversation(&id)?;
+            if json {
+                print_json(&serde_json::json!({ "deleted": n }))?;
+            } else {
+                outln!("deleted {n}")?;
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Conversation { id, delete: false } => {
+            let c = m.conversation(&id)?;
+            if json {
+                print_json(&c)?;
+            } else {
+                for msg in &c.items {
+                    outln!("{}: {}", msg.role, msg.content)?;
+                }
+            }
+            Ok(ExitCode::SUCCESS)
+        }
         Command::Proposals { user_id } => {
             let list = m.proposals(&user_id)?;
             if json {

@@ -187,6 +187,8 @@ fn namespace_arg(command: &Command) -> Option<&NsArg> {
         | Command::Maintain
         | Command::EndConversation { .. }
         | Command::Proposals { .. }
+        | Command::Conversations { .. }
+        | Command::Conversation { .. }
         | Command::Confirm { .. }
         | Command::Reject { .. }
         | Command::History { .. }

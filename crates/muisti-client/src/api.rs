@@ -536,6 +536,72 @@ pub struct Deleted {
     pub deleted: u64,
 }
 
+/// A conversation's header.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(ToSchema))]
+pub struct ConversationSummary {
+    /// Its id.
+    pub id: String,
+    /// The user it is with, if known.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub user_id: Option<String>,
+    /// Messages so far.
+    pub messages: u64,
+    /// When it started (RFC 3339).
+    pub created_at: String,
+    /// When a message was last added.
+    pub updated_at: String,
+}
+
+/// The conversations (`GET /v1/conversations`).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(ToSchema))]
+pub struct Conversations {
+    /// Oldest first.
+    pub conversations: Vec<ConversationSummary>,
+}
+
+/// Which conversations to list.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(
+    feature = "openapi",
+    derive(utoipa::IntoParams),
+    into_params(parameter_in = Query)
+)]
+#[serde(deny_unknown_fields)]
+pub struct ConversationParams {
+    /// Only this user's.
+    pub user_id: Option<String>,
+}
+
+/// One message of a conversation.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(ToSchema))]
+pub struct ConversationMessage {
+    /// Its place, from 0.
+    pub seq: u64,
+    /// `user`, `assistant`, `tool`, ...
+    pub role: String,
+    /// The text.
+    pub content: String,
+    /// A speaker's name, if given.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    /// When it was stored (RFC 3339).
+    pub created_at: String,
+}
+
+/// A conversation with its messages (`GET /v1/conversations/{id}`).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(ToSchema))]
+pub struct ConversationDetail {
+    /// Its header.
+    #[serde(flatten)]
+    pub summary: ConversationSummary,
+    /// Its messages, in order.
+    pub items: Vec<ConversationMessage>,
+}
+
 /// What a maintenance run removed (`POST /v1/maintain`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(ToSchema))]

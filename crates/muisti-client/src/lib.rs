@@ -510,6 +510,26 @@ impl Client {
         self.send_json("POST", &path, &serde_json::json!({}))
     }
 
+    /// The conversations (of a user), oldest first.
+    pub fn conversations(&self, user_id: Option<&str>) -> Result<Conversations, ClientError> {
+        match user_id {
+            Some(u) => self.get_json(&format!("/v1/conversations?user_id={}", encode(u))),
+            None => self.get_json("/v1/conversations"),
+        }
+    }
+
+    /// A conversation with its messages.
+    pub fn conversation(&self, id: &str) -> Result<ConversationDetail, ClientError> {
+        self.get_json(&format!("/v1/conversations/{}", encode(id)))
+    }
+
+    /// Deletes a conversation: its messages and its scratch and short-term memories.
+    pub fn delete_conversation(&self, id: &str) -> Result<Deleted, ClientError> {
+        let path = format!("/v1/conversations/{}", encode(id));
+        let d = self.call::<(), Deleted>("DELETE", &path, None)?;
+        self.expect(&path, d)
+    }
+
     /// The proposals waiting for a user's confirmation.
     pub fn proposals(&self, user_id: &str) -> Result<Proposals, ClientError> {
         self.get_json(&format!("/v1/proposals?user_id={}", encode(user_id)))

@@ -452,6 +452,11 @@ pub fn router(state: AppState, config: &ServerConfig, mcp_stop: CancellationToke
         .route("/v1/proposals/{id}/confirm", post(rest::confirm_proposal))
         .route("/v1/proposals/{id}/reject", post(rest::reject_proposal))
         .route("/v1/memories/{id}/history", get(rest::memory_history))
+        .route("/v1/conversations", get(rest::list_conversations))
+        .route(
+            "/v1/conversations/{id}",
+            get(rest::get_conversation).delete(rest::delete_conversation),
+        )
         .route("/v1/conversations/{id}/end", post(rest::end_conversation))
         .route("/v1/reindex", post(rest::reindex))
         .route("/v1/jobs/{id}", get(rest::job))

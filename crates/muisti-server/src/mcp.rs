@@ -144,6 +144,15 @@ pub struct UserArgs {
     pub user_id: String,
 }
 
+/// Arguments of `conversations`.
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ConversationListArgs {
+    /// Only this user's conversations.
+    #[serde(default)]
+    pub user_id: Option<String>,
+}
+
 /// Arguments naming one conversation.
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -515,6 +524,46 @@ impl MuistiMcp {
     ) -> Result<CallToolResult, McpError> {
         let h = self.run(&ctx, move |e| ops::history(&e, &a.id)).await?;
         structured(&h)
+    }
+
+    /// A conversation's messages.
+    #[tool(description = "Read a conversation: its messages in order (role, content, time).")]
+    async fn conversation(
+        &self,
+        Parameters(a): Parameters<ConversationArgs>,
+        ctx: RequestContext<RoleServer>,
+    ) -> Result<CallToolResult, McpError> {
+        let c = self
+            .run(&ctx, move |e| ops::conversation(&e, &a.id))
+            .await?;
+        structured(&c)
+    }
+
+    /// The conversations of a user.
+    #[tool(description = "List conversations, oldest first, optionally of one user.")]
+    async fn conversations(
+        &self,
+        Parameters(a): Parameters<ConversationListArgs>,
+        ctx: RequestContext<RoleServer>,
+    ) -> Result<CallToolResult, McpError> {
+        let p = api::ConversationParams { user_id: a.user_id };
+        let list = self.run(&ctx, move |e| ops::conversations(&e, p)).await?;
+        structured(&list)
+    }
+
+    /// Deletes a conversation.
+    #[tool(
+        description = "Delete a conversation: its messages and its scratch and short-term memories."
+    )]
+    async fn delete_conversation(
+        &self,
+        Parameters(a): Parameters<ConversationArgs>,
+        ctx: RequestContext<RoleServer>,
+    ) -> Result<CallToolResult, McpError> {
+        let d = self
+            .run(&ctx, move |e| ops::delete_conversation(&e, &a.id))
+            .await?;
+        structured(&d)
     }
 
     /// Ends a conversation: its scratch and short-term memories are deleted.

@@ -35,7 +35,7 @@ impl utoipa::Modify for BearerAuth {
         crate::rest::list_memories,
         crate::rest::similar, crate::rest::recall, crate::rest::kv_get, crate::rest::kv_set,
         crate::rest::kv_forget, crate::rest::kv_all, crate::rest::kv_flush, crate::rest::stats,
-        crate::rest::purge, crate::rest::maintain, crate::rest::end_conversation, crate::rest::confirm_proposal, crate::rest::reject_proposal, crate::rest::list_proposals, crate::rest::memory_history, crate::rest::reindex, crate::rest::job, crate::rest::create_key, crate::rest::list_keys,
+        crate::rest::purge, crate::rest::maintain, crate::rest::end_conversation, crate::rest::confirm_proposal, crate::rest::list_conversations, crate::rest::get_conversation, crate::rest::delete_conversation, crate::rest::reject_proposal, crate::rest::list_proposals, crate::rest::memory_history, crate::rest::reindex, crate::rest::job, crate::rest::create_key, crate::rest::list_keys,
         crate::rest::revoke_key, crate::rest::healthz, crate::rest::readyz, crate::rest::metrics,
         crate::chat::chat, crate::chat::chat_stream),
     modifiers(&BearerAuth),
@@ -138,7 +138,7 @@ mod exact {
             "label" => json!({"pattern": NO_CONTROL_OR_EMPTY_PATTERN, "maxLength": 200}),
             "tags" | "tag" => json!({"maxItems": 64, "items": {"pattern": NO_CONTROL_PATTERN,
                 "minLength": 1, "maxLength": 64}}),
-            "category" | "source" => json!({"pattern": OPEN_NAME_PATTERN}),
+            "category" | "source" | "type" => json!({"pattern": OPEN_NAME_PATTERN}),
             "cursor" | "superseded_by" => json!({"pattern": ULID_PATTERN}),
             "If-Match" => json!({"type": "string", "pattern": IF_MATCH_PATTERN}),
             // Content is never null nor blank text; a key-value entry's value never null.
@@ -305,8 +305,14 @@ mod exact {
                     .flatten()
                 {
                     let name = p["name"].as_str().unwrap_or_default().to_owned();
-                    let r = if name == "id" && path.starts_with("/v1/memories/") {
+                    let r = if name == "id"
+                        && (path.starts_with("/v1/memories/") || path.starts_with("/v1/proposals/"))
+                    {
                         Some(json!({"pattern": ULID_PATTERN}))
+                    } else if name == "id" && path.starts_with("/v1/conversations/") {
+                        // A conversation id is a session id, percent-decoded from the path.
+                        Some(json!({"pattern": PATH_KEY_PATTERN, "minLength": 1,
+                            "maxLength": 256}))
                     } else if name == "key" && p["in"] == "path" {
                         // A path segment is percent-decoded: a `%` escape of a control
                         // character is one too.

@@ -384,6 +384,56 @@ pub fn forget_owner(engine: &Engine, p: api::ForgetParams) -> Result<api::Delete
     })
 }
 
+fn conversation_out(c: muisti::conversation::ConversationInfo) -> api::ConversationSummary {
+    api::ConversationSummary {
+        id: c.id,
+        user_id: c.user_id,
+        messages: c.messages,
+        created_at: c.created_at.to_string(),
+        updated_at: c.updated_at.to_string(),
+    }
+}
+
+/// The conversations (of a user), oldest first.
+pub fn conversations(engine: &Engine, p: api::ConversationParams) -> Result<api::Conversations> {
+    Ok(api::Conversations {
+        conversations: engine
+            .conversations(p.user_id.as_deref())?
+            .into_iter()
+            .map(conversation_out)
+            .collect(),
+    })
+}
+
+/// A conversation with its messages; an unknown id is not found.
+pub fn conversation(engine: &Engine, id: &str) -> Result<api::ConversationDetail> {
+    let info = engine
+        .conversation_info(id)?
+        .ok_or_else(|| Error::NotFound(format!("conversation {id}")))?;
+    let items = engine
+        .conversation_messages(id)?
+        .into_iter()
+        .map(|m| api::ConversationMessage {
+            seq: m.seq,
+            role: m.role,
+            content: m.content,
+            name: m.name,
+            created_at: m.created_at.to_string(),
+        })
+        .collect();
+    Ok(api::ConversationDetail {
+        summary: conversation_out(info),
+        items,
+    })
+}
+
+/// Deletes a conversation: its messages, its header, its scratch and short-term memories.
+pub fn delete_conversation(engine: &Engine, id: &str) -> Result<api::Deleted> {
+    Ok(api::Deleted {
+        deleted: engine.delete_conversation(id)?,
+    })
+}
+
 /// Ends a conversation: deletes its scratch and short-term memories in every namespace.
 pub fn end_conversation(engine: &Engine, id: &str) -> Result<api::Deleted> {
     Ok(api::Deleted {
@@ -447,8 +497,14 @@ pub fn proposals(engine: &Engine, p: api::ProposalParams) -> Result<api::Proposa
 
 /// A memory's declarative history, oldest first.
 pub fn history(engine: &Engine, id: &str) -> Result<api::History> {
+    let id = memory_id(id)?;
+    // Over HTTP a deleted memory is gone, its history with it (the library's
+    // `Engine::history` still reads the delete).
+    if engine.get_by_id(id)?.is_none() {
+        return Err(Error::NotFound(format!("memory {id}")));
+    }
     let history = engine
-        .history(memory_id(id)?)?
+        .history(id)?
         .into_iter()
         .map(|h| api::HistoryEntry {
             event: h.event.as_str().to_owned(),

@@ -147,11 +147,12 @@ pub async fn list_proposals(
         .map(Json)
 }
 
-/// A declarative entry's history (add, update, supersede, delete, confirm), oldest first;
-/// kept after the entry is deleted, and deleted with its user's data.
+/// A declarative entry's history (add, update, supersede, confirm), oldest first; empty for
+/// a memory that is not declarative; 404 once the memory is deleted.
 #[utoipa::path(get, path = "/v1/memories/{id}/history", tag = "declarative",
     params(("id" = String, Path, description = "Memory id (ULID)")),
-    responses((status = 200, body = api::History), (status = 422, body = api::ErrorBody)))]
+    responses((status = 200, body = api::History), (status = 404, body = api::ErrorBody),
+        (status = 422, body = api::ErrorBody)))]
 pub async fn memory_history(
     State(s): State<AppState>,
     caller: Caller,
@@ -413,6 +414,51 @@ pub async fn kv_flush(
     responses((status = 200, body = api::Stats)))]
 pub async fn stats(State(s): State<AppState>, caller: Caller) -> ApiResult<Json<api::Stats>> {
     run(&s, &caller, move |e| ops::stats(&e)).await.map(Json)
+}
+
+/// The conversations, oldest first (`user_id`: only that user's).
+#[utoipa::path(get, path = "/v1/conversations", tag = "memories",
+    params(api::ConversationParams),
+    responses((status = 200, body = api::Conversations), (status = 400, body = api::ErrorBody),
+        (status = 422, body = api::ErrorBody)))]
+pub async fn list_conversations(
+    State(s): State<AppState>,
+    caller: Caller,
+    ApiQuery(p): ApiQuery<api::ConversationParams>,
+) -> ApiResult<Json<api::Conversations>> {
+    run(&s, &caller, move |e| ops::conversations(&e, p))
+        .await
+        .map(Json)
+}
+
+/// A conversation with its messages, in order (each message is a record of its own).
+#[utoipa::path(get, path = "/v1/conversations/{id}", tag = "memories",
+    params(("id" = String, Path, description = "The conversation's id")),
+    responses((status = 200, body = api::ConversationDetail), (status = 404, body = api::ErrorBody),
+        (status = 422, body = api::ErrorBody)))]
+pub async fn get_conversation(
+    State(s): State<AppState>,
+    caller: Caller,
+    ApiPath(id): ApiPath<String>,
+) -> ApiResult<Json<api::ConversationDetail>> {
+    run(&s, &caller, move |e| ops::conversation(&e, &id))
+        .await
+        .map(Json)
+}
+
+/// Deletes a conversation: its messages, its header, and its scratch and short-term
+/// memories → how many records went.
+#[utoipa::path(delete, path = "/v1/conversations/{id}", tag = "memories",
+    params(("id" = String, Path, description = "The conversation's id")),
+    responses((status = 200, body = api::Deleted), (status = 422, body = api::ErrorBody)))]
+pub async fn delete_conversation(
+    State(s): State<AppState>,
+    caller: Caller,
+    ApiPath(id): ApiPath<String>,
+) -> ApiResult<Json<api::Deleted>> {
+    run(&s, &caller, move |e| ops::delete_conversation(&e, &id))
+        .await
+        .map(Json)
 }
 
 /// Ends a conversation: deletes its scratch and short-term memories (those whose

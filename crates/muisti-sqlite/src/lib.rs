@@ -683,23 +683,41 @@ impl SqliteStore {
         })
     }
 
+    /// The tenant's namespaces with a live record: the next name is found through the
+    /// partition index from the last one (a jump per namespace, not a read of every record),
+    /// then one live record is looked for in it.
     fn namespaces_of(&self, tenant: &Tenant) -> Result<Vec<Namespace>> {
         self.read(|conn| {
-            let mut stmt = conn
+            let mut next = conn
+                .prepare_cached(
+                    "SELECT namespace FROM memories WHERE tenant = ?1 AND namespace > ?2 \
+                     ORDER BY namespace LIMIT 1",
+                )
+                .map_err(sql_err)?;
+            let mut live = conn
                 .prepare_cached(&format!(
-                    "SELECT DISTINCT namespace FROM memories WHERE tenant = ? AND {LIVE} ORDER BY namespace"
+                    "SELECT EXISTS (SELECT 1 FROM memories WHERE tenant = ?1 AND namespace = ?2 \
+                     AND {LIVE})"
                 ))
                 .map_err(sql_err)?;
-            let rows = stmt
-                .query_map(params![tenant.as_str(), self.now_ms()], |r| r.get::<_, String>(0))
-                .map_err(sql_err)?;
+            let now = self.now_ms();
             let mut out = Vec::new();
-            for r in rows {
-                let name = r.map_err(sql_err)?;
-                out.push(Namespace::new(name).map_err(|e| Error::Corrupted {
-                    location: self.path.display().to_string(),
-                    reason: e.to_string(),
-                })?);
+            let mut after = String::new();
+            while let Some(name) = next
+                .query_row(params![tenant.as_str(), after], |r| r.get::<_, String>(0))
+                .optional()
+                .map_err(sql_err)?
+            {
+                let has_live: bool = live
+                    .query_row(params![tenant.as_str(), name, now], |r| r.get(0))
+                    .map_err(sql_err)?;
+                if has_live {
+                    out.push(Namespace::new(name.clone()).map_err(|e| Error::Corrupted {
+                        location: self.path.display().to_string(),
+                        reason: e.to_string(),
+                    })?);
+                }
+                after = name;
             }
             Ok(out)
         })

@@ -11,13 +11,14 @@ use crate::{
     sql_err,
 };
 
-pub(crate) const SCHEMA_VERSION: i64 = 4;
+pub(crate) const SCHEMA_VERSION: i64 = 5;
 /// Migrations: the SQL that takes the schema from version `i` to `i + 1`.
-pub(crate) const MIGRATIONS: [&str; 4] = [
+pub(crate) const MIGRATIONS: [&str; 5] = [
     include_str!("schema.sql"),
     include_str!("schema_v2.sql"),
     include_str!("schema_v3.sql"),
     include_str!("schema_v4.sql"),
+    include_str!("schema_v5.sql"),
 ];
 
 pub(crate) fn migrate(conn: &Connection, path: &Path) -> Result<()> {

@@ -208,6 +208,7 @@ impl AgentBuilder {
                 max_tokens: self.max_tokens,
                 temperature: self.temperature,
                 filter: self.filter,
+                store_messages: self.store_messages,
             }),
         })
     }

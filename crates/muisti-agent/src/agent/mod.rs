@@ -77,6 +77,8 @@ struct Inner {
     max_tokens: Option<u32>,
     temperature: Option<f32>,
     filter: Filter,
+    /// Whether conversations are stored (`AgentBuilder::store_messages`).
+    store_messages: bool,
 }
 
 /// An agent: a model with memory. Every message is sent with the memories that matter for
@@ -140,10 +142,19 @@ impl Agent {
             id: id.clone(),
         };
         let memory = self.inner.memory.as_ref().ok_or_else(not_found)?;
-        let value = memory
-            .kv_get(&ns(CONVERSATIONS_NAMESPACE)?, &id)?
-            .ok_or_else(not_found)?;
-        serde_json::from_value(value).map_err(|e| corrupted(CONVERSATIONS_NAMESPACE, &id, e))
+        let info = memory.conversation_info(&id)?.ok_or_else(not_found)?;
+        let messages = memory
+            .conversation_messages(&id)?
+            .into_iter()
+            .map(|m| message_from(m).map_err(|e| corrupted(CONVERSATIONS_NAMESPACE, &id, e)))
+            .collect::<Result<Vec<_>>>()?;
+        Ok(Conversation {
+            turns: messages.iter().filter(|m| m.role == Role::User).count() as u64,
+            id,
+            messages,
+            created_at: info.created_at,
+            updated_at: info.updated_at,
+        })
     }
 
     /// The seed's behaviour: the stored conversation, or a new one (with a new id) when
@@ -202,22 +213,41 @@ impl Agent {
         })
     }
 
-    /// Adds an exchange to a conversation and stores it. When another writer appended to
-    /// the stored conversation since `conv` was read, the exchange goes after theirs, so
-    /// neither is lost (saves at the very same moment can still race: the store has no
-    /// compare-and-set).
+    /// Appends an exchange to a conversation: two message records (never a rewrite of the
+    /// earlier ones). When another writer appended since `conv` was read, the exchange goes
+    /// after theirs and the conversation returned is the stored one, so neither is lost.
     fn append_exchange(
         &self,
         conv: &Conversation,
         message: &str,
         reply: &str,
     ) -> Result<Conversation> {
-        let mut latest = match self.conversation_by_id(&conv.id) {
-            Ok(stored) if stored.turns > conv.turns => stored,
-            _ => conv.clone(),
-        };
+        let mut latest = conv.clone();
         push_exchange(&mut latest, message, reply);
-        self.save_conversation(&latest)?;
+        let Some(memory) = self
+            .inner
+            .memory
+            .as_ref()
+            .filter(|_| self.inner.store_messages)
+        else {
+            return Ok(latest);
+        };
+        let owner = muisti::Owner {
+            user_id: self.inner.filter.user_id.clone(),
+            agent_id: self.inner.filter.agent_id.clone(),
+            session_id: None,
+        };
+        let exchange = latest.messages[latest.messages.len() - 2..]
+            .iter()
+            .map(message_to)
+            .collect();
+        let stored = memory.append_messages(&conv.id, &owner, exchange)?;
+        let others_wrote = stored
+            .first()
+            .is_some_and(|m| m.seq != conv.messages.len() as u64);
+        if others_wrote {
+            return self.conversation_by_id(&conv.id);
+        }
         Ok(latest)
     }
 
@@ -370,25 +400,6 @@ impl Agent {
             }
         }
     }
-
-    fn save_conversation(&self, conv: &Conversation) -> Result<()> {
-        let Some(memory) = &self.inner.memory else {
-            return Ok(());
-        };
-        let limit = memory.store().limits().max_value_bytes / 10 * 9;
-        let mut value = serde_json::to_value(conv)
-            .map_err(|e| corrupted(CONVERSATIONS_NAMESPACE, &conv.id, e))?;
-        // A conversation longer than a record may hold keeps its latest messages.
-        let mut trimmed = conv.clone();
-        while value.to_string().len() > limit && trimmed.messages.len() > 2 {
-            let drop = (trimmed.messages.len() / 4).max(2);
-            trimmed.messages.drain(..drop);
-            value = serde_json::to_value(&trimmed)
-                .map_err(|e| corrupted(CONVERSATIONS_NAMESPACE, &conv.id, e))?;
-        }
-        memory.kv_set(&ns(CONVERSATIONS_NAMESPACE)?, &conv.id, value, None)?;
-        Ok(())
-    }
 }
 
 fn new_conversation(id: String) -> Conversation {
@@ -409,7 +420,55 @@ fn push_exchange(conv: &mut Conversation, message: &str, reply: &str) {
     conv.updated_at = Timestamp::now();
 }
 
-fn corrupted(namespace: &str, id: &str, e: serde_json::Error) -> AgentError {
+/// A stored message as the agent's [`Message`].
+fn message_from(m: muisti::conversation::StoredMessage) -> std::result::Result<Message, String> {
+    let role = match m.role.as_str() {
+        "user" => Role::User,
+        "assistant" => Role::Assistant,
+        "tool" => Role::Tool,
+        other => return Err(format!("message {} has the unknown role {other:?}", m.seq)),
+    };
+    let tool_calls = match m.extra.get("tool_calls") {
+        Some(v) => serde_json::from_value(v.clone()).map_err(|e| e.to_string())?,
+        None => Vec::new(),
+    };
+    Ok(Message {
+        role,
+        content: m.content,
+        tool_calls,
+        tool_call_id: m
+            .extra
+            .get("tool_call_id")
+            .and_then(|v| v.as_str())
+            .map(str::to_owned),
+    })
+}
+
+/// The agent's [`Message`] as a message to store.
+fn message_to(m: &Message) -> muisti::conversation::NewMessage {
+    let mut extra = serde_json::Map::new();
+    if !m.tool_calls.is_empty()
+        && let Ok(v) = serde_json::to_value(&m.tool_calls)
+    {
+        extra.insert("tool_calls".into(), v);
+    }
+    if let Some(id) = &m.tool_call_id {
+        extra.insert("tool_call_id".into(), id.clone().into());
+    }
+    muisti::conversation::NewMessage {
+        role: match m.role {
+            Role::User => "user",
+            Role::Assistant => "assistant",
+            Role::Tool => "tool",
+        }
+        .to_owned(),
+        content: m.content.clone(),
+        name: None,
+        extra,
+    }
+}
+
+fn corrupted(namespace: &str, id: &str, e: impl std::fmt::Display) -> AgentError {
     AgentError::Memory(muisti::Error::Corrupted {
         location: format!("{namespace}/{id}"),
         reason: e.to_string(),

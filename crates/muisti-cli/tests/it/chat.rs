@@ -123,11 +123,11 @@ fn kv_set_is_recalled_by_the_next_chat_message() {
     );
     // The conversation went to the same default store.
     let id = conversation_id(&out);
-    let stored = ok(muisti(
-        home.path(),
-        &["kv", "get", &id, "-n", "conversations"],
-    ));
-    assert!(stored.contains("What is my customer tier?"), "{stored}");
+    let stored = ok(muisti(home.path(), &["conversation", &id]));
+    assert!(
+        stored.contains("user: What is my customer tier?"),
+        "{stored}"
+    );
 }
 
 fn ok_output(o: &Output) -> String {
@@ -319,11 +319,13 @@ fn a_failed_durable_run_is_finished_with_resume() {
         json!([{"role": "user", "content": "remember this"}])
     );
     // The conversation got the finished exchange.
-    let conv = ok(muisti(
-        home.path(),
-        &["kv", "all", "-n", "conversations", "--json"],
-    ));
-    assert!(conv.contains("Done at last."), "{conv}");
+    let list: serde_json::Value =
+        serde_json::from_str(&ok(muisti(home.path(), &["conversations", "--json"]))).expect("json");
+    let id = list["conversations"][0]["id"]
+        .as_str()
+        .expect("a conversation");
+    let conv = ok(muisti(home.path(), &["conversation", id]));
+    assert!(conv.contains("assistant: Done at last."), "{conv}");
 }
 
 #[test]

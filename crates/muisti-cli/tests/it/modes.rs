@@ -150,6 +150,8 @@ fn every_command_prints_the_same_locally_and_through_a_server() {
             "fact",
         ]),
         same(&["proposals", "--user", "nobody"]),
+        same(&["conversations"]),
+        same(&["conversation", "no-such-conversation"]),
         same(&["confirm", missing]),
         same(&["reject", "not-an-id"]),
         same(&["history", missing]),

@@ -81,12 +81,8 @@ fn chat_recalls_into_the_prompt_and_continues_conversations() {
             {"role": "user", "content": "what did I ask?"},
         ])
     );
-    let stored = s
-        .engine
-        .kv_get(&Namespace::new("conversations").expect("ns"), &id)
-        .expect("get")
-        .expect("stored conversation");
-    assert_eq!(stored["messages"].as_array().map(Vec::len), Some(4));
+    let stored = s.engine.conversation_messages(&id).expect("stored conversation");
+    assert_eq!(stored.len(), 4, "one record per message");
 }
 
 #[test]

@@ -1381,7 +1381,7 @@ fn scopes_over_rest() {
         &[("Content-Type", "application/json")],
         Some(r#"{"content": "a thought", "scope": "scratch"}"#),
     );
-    assert_eq!(r.status, 422, "{}", r.body);
+    assert_eq!(r.status, 409, "{}", r.body);
     assert!(r.body.to_string().contains("session_id"), "{}", r.body);
     let r = raw(
         "POST",
@@ -1391,7 +1391,7 @@ fn scopes_over_rest() {
             r#"{"content": "I am vegetarian", "scope": "declarative", "user_id": "u", "ttl_seconds": 60}"#,
         ),
     );
-    assert_eq!(r.status, 422, "{}", r.body);
+    assert_eq!(r.status, 409, "{}", r.body);
     for ns in ["default", "work"] {
         for scope in ["scratch", "short_term", "long_term"] {
             c.create(&note(&format!("{scope} in {ns}"), scope, Some("c1"), ns))
@@ -1498,6 +1498,7 @@ fn declarative_over_rest() {
         "the user's word stands"
     );
 
+    // Fields valid alone that contradict each other: 409 (ADR 0009).
     for bad in [
         json!({"content": "x", "user_id": "dv", "scope": "declarative", "type": "opinion"}),
         json!({"content": "x", "user_id": "dv", "scope": "declarative", "type": "fact",
@@ -1505,11 +1506,13 @@ fn declarative_over_rest() {
         json!({"content": "x", "user_id": "dv", "scope": "declarative", "type": "fact",
             "confidence": 50}),
         json!({"content": "x", "scope": "declarative", "type": "fact"}),
-        json!({"content": "x", "namespace": "_muisti.history"}),
     ] {
         let r = post(bad.clone());
-        assert_eq!(r.status, 422, "{bad}: {}", r.body);
+        assert_eq!(r.status, 409, "{bad}: {}", r.body);
+        assert_eq!(r.body["error"]["code"], "conflicting_fields");
     }
+    let r = post(json!({"content": "x", "namespace": "_muisti.history"}));
+    assert_eq!(r.status, 422, "a reserved namespace: {}", r.body);
     let r = post(
         json!({"content": "x", "user_id": "dv", "scope": "declarative",
         "type": "fact", "category": "rule"}),
@@ -1528,4 +1531,56 @@ fn declarative_over_rest() {
     );
     let other = listed("user_id=other&scope=declarative");
     assert_eq!(other.body["items"], json!([]));
+}
+
+/// Conversations over REST: listed, read message by message in order, deleted with their
+/// scratch and short-term memories.
+#[test]
+fn conversations_over_rest() {
+    let s = TestServer::open();
+    let owner = muisti::Owner {
+        user_id: Some("ada".into()),
+        ..muisti::Owner::default()
+    };
+    let said = |role: &str, text: &str| muisti::conversation::NewMessage {
+        role: role.into(),
+        content: text.into(),
+        ..Default::default()
+    };
+    s.engine
+        .append_messages(
+            "c-1",
+            &owner,
+            vec![said("user", "hi"), said("assistant", "hello")],
+        )
+        .expect("append");
+    s.engine
+        .append_messages("c-1", &owner, vec![said("user", "bye")])
+        .expect("append");
+    let c = s.client(None);
+    c.create(&NewMemory {
+        scope: Some("short_term".into()),
+        session_id: Some("c-1".into()),
+        ..NewMemory::text("planning a trip")
+    })
+    .expect("note");
+    let list = c.conversations(Some("ada")).expect("list");
+    assert_eq!(list.conversations.len(), 1);
+    assert_eq!(list.conversations[0].messages, 3);
+    assert!(
+        c.conversations(Some("bob"))
+            .expect("list")
+            .conversations
+            .is_empty()
+    );
+    let detail = c.conversation("c-1").expect("read");
+    let texts: Vec<&str> = detail.items.iter().map(|m| m.content.as_str()).collect();
+    assert_eq!(texts, ["hi", "hello", "bye"]);
+    assert_eq!(detail.items[1].role, "assistant");
+    let missing = raw("GET", &s.url("/v1/conversations/nope"), &[], None);
+    assert_eq!(missing.status, 404, "{}", missing.body);
+    assert_eq!(c.delete_conversation("c-1").expect("delete").deleted, 5);
+    let gone = raw("GET", &s.url("/v1/conversations/c-1"), &[], None);
+    assert_eq!(gone.status, 404);
+    assert_eq!(c.stats().expect("stats").total, 0, "the note went too");
 }

@@ -82,6 +82,7 @@ fn a_version_1_database_is_migrated_and_its_records_are_searchable() {
     let conn = rusqlite::Connection::open(&path).expect("opens");
     conn.execute_batch(
         "DROP TRIGGER memories_deleted; DROP TRIGGER memories_access_folded; \
+         DROP INDEX memories_scope_user; DROP INDEX memories_scope_session; \
          DROP TABLE memory_terms; DROP TABLE memory_access; \
          ALTER TABLE memories DROP COLUMN vector; \
          ALTER TABLE memories DROP COLUMN context; ALTER TABLE memories DROP COLUMN version; \
@@ -104,7 +105,7 @@ fn a_version_1_database_is_migrated_and_its_records_are_searchable() {
         .expect("opens")
         .query_row("PRAGMA user_version", [], |r| r.get(0))
         .expect("reads");
-    assert_eq!(version, 4);
+    assert_eq!(version, 5);
     let m = s
         .get(&muisti_core::Locator::Id {
             tenant: muisti_core::Tenant::default(),
@@ -144,6 +145,7 @@ fn a_version_3_database_keeps_its_terms_and_access_counts() {
          INSERT INTO memories_fts (rowid, tokens, context, scope) \
            SELECT rowid, tokens, context, '' FROM memory_terms; \
          DROP TRIGGER memories_deleted; DROP TRIGGER memories_access_folded; \
+         DROP INDEX memories_scope_user; DROP INDEX memories_scope_session; \
          UPDATE memories SET access_count = 1 + (SELECT access_count FROM memory_access); \
          DROP TABLE memory_terms; DROP TABLE memory_access; PRAGMA user_version = 3;",
     )

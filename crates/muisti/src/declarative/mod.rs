@@ -132,13 +132,14 @@ pub struct HistoryEntry {
 }
 
 /// The rules of a declarative write, checked before any storage access (the scope's own,
-/// user and no TTL, are [`crate::engine`]'s `check_put`).
+/// user and no TTL, are the engine's `check_put`). Each field is valid alone: breaking a
+/// rule is [`Error::ConflictingFields`] (ADR 0009), except a confidence above 100.
 pub(crate) fn check(put: &Put) -> Result<()> {
     if !matches!(
         put.category,
         Category::Fact | Category::Preference | Category::Rule
     ) {
-        return Err(Error::invalid(
+        return Err(Error::conflicting(
             "type",
             format!(
                 "a declarative entry is a fact, a preference or a rule, not {:?}",
@@ -147,18 +148,18 @@ pub(crate) fn check(put: &Put) -> Result<()> {
         ));
     }
     if put.key.is_some() {
-        return Err(Error::invalid(
+        return Err(Error::conflicting(
             "key",
             "declarative entries are found by what they say, not by key: write without one \
              (a restatement supersedes the entry it restates)",
         ));
     }
     if !put.content.is_string() {
-        return Err(Error::invalid("content", "a declarative entry is text"));
+        return Err(Error::conflicting("content", "a declarative entry is text"));
     }
     match (&put.source, put.confidence) {
         (Source::UserStated, None) => Ok(()),
-        (Source::UserStated, Some(_)) => Err(Error::invalid(
+        (Source::UserStated, Some(_)) => Err(Error::conflicting(
             "confidence",
             "a user-stated entry carries no confidence (it is the user's word)",
         )),
@@ -166,11 +167,11 @@ pub(crate) fn check(put: &Put) -> Result<()> {
         (Source::AgentLearned, Some(_)) => {
             Err(Error::invalid("confidence", "must be between 0 and 100"))
         }
-        (Source::AgentLearned, None) => Err(Error::invalid(
+        (Source::AgentLearned, None) => Err(Error::conflicting(
             "confidence",
             "an agent-learned entry carries its confidence, 0 to 100",
         )),
-        (other, _) => Err(Error::invalid(
+        (other, _) => Err(Error::conflicting(
             "source",
             format!(
                 "a declarative entry is user_stated or agent_learned, not {:?}",

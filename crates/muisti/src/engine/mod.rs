@@ -376,10 +376,21 @@ impl Engine {
         };
         let declarative = current.scope == MemoryScope::Declarative;
         if declarative != (req.patch.scope.unwrap_or(current.scope) == MemoryScope::Declarative) {
-            return Err(Error::invalid(
+            return Err(Error::conflicting(
                 "scope",
                 "a memory enters the declarative scope by a declarative write and leaves it \
                  by a delete, not by an update",
+            ));
+        }
+        let scope = req.patch.scope.unwrap_or(current.scope);
+        let session = match &req.patch.session_id {
+            Some(s) => s.as_ref(),
+            None => current.owner.session_id.as_ref(),
+        };
+        if matches!(scope, MemoryScope::Scratch | MemoryScope::ShortTerm) && session.is_none() {
+            return Err(Error::conflicting(
+                "session_id",
+                format!("a {scope} memory belongs to a conversation: it keeps a session_id"),
             ));
         }
         if !declarative {
@@ -391,13 +402,13 @@ impl Engine {
             .as_ref()
             .is_some_and(|u| u != &current.owner.user_id)
         {
-            return Err(Error::invalid(
+            return Err(Error::conflicting(
                 "user_id",
                 "a declarative entry stays with its user",
             ));
         }
         if req.patch.ttl.as_ref().is_some_and(Option::is_some) {
-            return Err(Error::invalid(
+            return Err(Error::conflicting(
                 "ttl",
                 "declarative memories are permanent: they take no TTL",
             ));
@@ -473,13 +484,13 @@ impl Engine {
 
     /// Writes many memories in one batch (one transaction where the store has them).
     pub fn remember_many(&self, puts: Vec<Put>) -> Result<Vec<Written>> {
-        let mut puts: Vec<Put> = puts
+        let puts: Vec<Put> = puts
             .into_iter()
             .map(|mut p| {
                 p.partition.tenant = self.tenant.clone();
                 self.scope_put(&mut p)?;
                 if p.scope == MemoryScope::Declarative {
-                    return Err(Error::invalid(
+                    return Err(Error::conflicting(
                         "scope",
                         "declarative entries are written one at a time (each is judged against \
                          the user's entries), not in a batch",
@@ -488,6 +499,19 @@ impl Engine {
                 Ok(p)
             })
             .collect::<Result<_>>()?;
+        let written = self.put_many_embedded(puts)?;
+        // Each user's cap once, after the whole batch (the newest of theirs kept).
+        let mut capped = std::collections::HashSet::new();
+        for w in written.iter().rev() {
+            if capped.insert((&w.memory.partition, &w.memory.owner.user_id)) {
+                self.evict_beyond_cap(&w.memory)?;
+            }
+        }
+        Ok(written)
+    }
+
+    /// Embeds and stores a batch in one transaction where the store has them.
+    pub(crate) fn put_many_embedded(&self, mut puts: Vec<Put>) -> Result<Vec<Written>> {
         self.note_model()?;
         self.embed_puts(&mut puts)?;
         let _span = info_span!("memory.write_many", count = puts.len()).entered();
@@ -499,13 +523,6 @@ impl Engine {
                 bytes: w.memory.text().len(),
                 status: w.status,
             });
-        }
-        // Each user's cap once, after the whole batch (the newest of theirs kept).
-        let mut capped = std::collections::HashSet::new();
-        for w in written.iter().rev() {
-            if capped.insert((&w.memory.partition, &w.memory.owner.user_id)) {
-                self.evict_beyond_cap(&w.memory)?;
-            }
         }
         Ok(written)
     }

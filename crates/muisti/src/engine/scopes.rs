@@ -91,7 +91,8 @@ pub struct Maintained {
 
 /// The scope rules of a write, checked before any storage access: scratch and short-term
 /// memories belong to a conversation (`session_id`), declarative ones to a user and never
-/// expire.
+/// expire. Each field is valid alone, so breaking these is
+/// [`Error::ConflictingFields`] (ADR 0009).
 pub(crate) fn check_put(put: &Put) -> Result<()> {
     let Owner {
         user_id,
@@ -100,7 +101,7 @@ pub(crate) fn check_put(put: &Put) -> Result<()> {
     } = &put.owner;
     match put.scope {
         MemoryScope::Scratch | MemoryScope::ShortTerm if session_id.is_none() => {
-            Err(Error::invalid(
+            Err(Error::conflicting(
                 "session_id",
                 format!(
                     "a {} memory belongs to a conversation: give its id as session_id (it is \
@@ -114,11 +115,11 @@ pub(crate) fn check_put(put: &Put) -> Result<()> {
                 ),
             ))
         }
-        MemoryScope::Declarative if user_id.is_none() => Err(Error::invalid(
+        MemoryScope::Declarative if user_id.is_none() => Err(Error::conflicting(
             "user_id",
             "a declarative memory belongs to one user: give user_id",
         )),
-        MemoryScope::Declarative if put.ttl.is_some() => Err(Error::invalid(
+        MemoryScope::Declarative if put.ttl.is_some() => Err(Error::conflicting(
             "ttl",
             "declarative memories are permanent: they take no TTL",
         )),

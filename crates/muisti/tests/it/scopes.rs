@@ -51,12 +51,53 @@ fn a_write_breaking_its_scope_rules_is_refused_before_storage() {
         for (scope, owner, ttl, field) in cases {
             let p = put(&engine, "default", "a note", scope, owner).with_ttl(ttl);
             let err = engine.remember(p.clone()).expect_err("refused");
-            assert_eq!(err.kind(), ErrorKind::InvalidInput, "{url} {scope}: {err}");
+            assert_eq!(
+                err.kind(),
+                ErrorKind::ConflictingFields,
+                "{url} {scope}: {err}"
+            );
             assert!(err.to_string().contains(field), "{url} {scope}: {err}");
             let err = engine.remember_many(vec![p]).expect_err("refused");
             assert!(err.to_string().contains(field), "{url} {scope}: {err}");
         }
         assert_eq!(count(&engine, "default", Filter::default()), 0, "{url}");
+        // An update keeps the rules: no scratch memory without its conversation.
+        let plain = engine
+            .remember(put(
+                &engine,
+                "default",
+                "a plain note",
+                MemoryScope::LongTerm,
+                user("u"),
+            ))
+            .expect("long-term");
+        let at = muisti::Locator::Id {
+            tenant: engine.tenant().clone(),
+            id: plain.memory.id,
+        };
+        let moved = engine.update(muisti::UpdateRequest::new(
+            at.clone(),
+            muisti::Patch {
+                scope: Some(MemoryScope::Scratch),
+                ..Default::default()
+            },
+        ));
+        assert_eq!(
+            moved.expect_err("no session").kind(),
+            ErrorKind::ConflictingFields,
+            "{url}"
+        );
+        let moved = engine
+            .update(muisti::UpdateRequest::new(
+                at,
+                muisti::Patch {
+                    scope: Some(MemoryScope::Scratch),
+                    session_id: Some(Some("c9".into())),
+                    ..Default::default()
+                },
+            ))
+            .expect("with its conversation");
+        assert_eq!(moved.scope, MemoryScope::Scratch);
     });
 }
 

@@ -1,0 +1,359 @@
+//! Conversations as messages, over the store contract: each message is a record of its own
+//! in [`MESSAGES_NAMESPACE`] (key `<conversation id>/<sequence>/<unique id>`, found by the
+//! conversation's id as `session_id`, role and sequence in its metadata), and each
+//! conversation has a small header record in [`CONVERSATIONS_NAMESPACE`] (keyed by its id).
+//! A turn appends its messages (one batch) and rewrites the header; it never rewrites
+//! earlier messages. Two writers appending at once both keep their messages (the unique id
+//! in the key), ordered by sequence then id.
+//!
+//! Conversations stored by earlier versions as one record with a `messages` array are read
+//! as they are, and moved to message records by their next append.
+
+use muisti_core::{
+    Category, Error, Filter, Key, Locator, Memory, MemoryId, Namespace, Owner, Put, Result,
+    Timestamp, Written, list_all,
+};
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value, json};
+
+use crate::Engine;
+
+/// The namespace of conversation headers.
+pub const CONVERSATIONS_NAMESPACE: &str = "conversations";
+/// The namespace of conversation messages.
+pub const MESSAGES_NAMESPACE: &str = "messages";
+
+/// A message to append.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct NewMessage {
+    /// `user`, `assistant`, `tool`, `system` or another role name.
+    pub role: String,
+    /// The text.
+    pub content: String,
+    /// Who said it, when the role does not say (a speaker's name).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    /// Anything else kept with it (tool calls, a tool call's id).
+    #[serde(default, skip_serializing_if = "Map::is_empty")]
+    pub extra: Map<String, Value>,
+}
+
+/// A stored message.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct StoredMessage {
+    /// The record's id.
+    pub id: MemoryId,
+    /// Its place in the conversation, from 0.
+    pub seq: u64,
+    /// Who said it.
+    pub role: String,
+    /// The text.
+    pub content: String,
+    /// A speaker's name, if given.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    /// What else was kept with it.
+    #[serde(default, skip_serializing_if = "Map::is_empty")]
+    pub extra: Map<String, Value>,
+    /// When it was stored.
+    pub created_at: Timestamp,
+}
+
+/// A conversation's header.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ConversationInfo {
+    /// Its id.
+    pub id: String,
+    /// The user it is with, if known.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub user_id: Option<String>,
+    /// Messages appended so far.
+    pub messages: u64,
+    /// When it started.
+    pub created_at: Timestamp,
+    /// When a message was last appended.
+    pub updated_at: Timestamp,
+}
+
+fn reserved(name: &str) -> Namespace {
+    // Constants that pass the naming rules.
+    Namespace::new(name).unwrap_or_default()
+}
+
+fn corrupted(location: String, e: impl std::fmt::Display) -> Error {
+    Error::Corrupted {
+        location,
+        reason: e.to_string(),
+    }
+}
+
+fn check_id(id: &str) -> Result<()> {
+    Filter {
+        session_id: Some(id.to_owned()),
+        ..Filter::default()
+    }
+    .validate()
+}
+
+/// A message record as a [`StoredMessage`].
+fn message_of(m: &Memory) -> Result<StoredMessage> {
+    let field = |k: &str| m.metadata.get(k);
+    let seq = field("seq")
+        .and_then(Value::as_u64)
+        .ok_or_else(|| corrupted(format!("message {}", m.id), "no sequence"))?;
+    let role = field("role")
+        .and_then(Value::as_str)
+        .ok_or_else(|| corrupted(format!("message {}", m.id), "no role"))?
+        .to_owned();
+    let extra = match field("extra") {
+        Some(Value::Object(o)) => o.clone(),
+        _ => Map::new(),
+    };
+    Ok(StoredMessage {
+        id: m.id,
+        seq,
+        role,
+        content: m.text().into_owned(),
+        name: field("name").and_then(Value::as_str).map(str::to_owned),
+        extra,
+        created_at: m.created_at,
+    })
+}
+
+/// A header record's fields.
+#[derive(Serialize, Deserialize)]
+struct Header {
+    id: String,
+    messages: u64,
+    created_at: Timestamp,
+    updated_at: Timestamp,
+    /// Only in conversations stored by earlier versions: their messages, inline.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    legacy: Option<Vec<Value>>,
+}
+
+impl Header {
+    fn read(record: &Memory) -> Result<Self> {
+        let at = || format!("conversation {}", record.key);
+        let v = &record.content;
+        let legacy = v.get("messages").and_then(Value::as_array).cloned();
+        let time = |k: &str| {
+            v.get(k)
+                .and_then(|t| serde_json::from_value::<Timestamp>(t.clone()).ok())
+                .unwrap_or(record.created_at)
+        };
+        Ok(Header {
+            id: v
+                .get("id")
+                .and_then(Value::as_str)
+                .ok_or_else(|| corrupted(at(), "no id"))?
+                .to_owned(),
+            messages: match &legacy {
+                Some(l) => l.len() as u64,
+                None => v.get("messages").and_then(Value::as_u64).unwrap_or(0),
+            },
+            created_at: time("created_at"),
+            updated_at: time("updated_at"),
+            legacy,
+        })
+    }
+}
+
+impl Engine {
+    fn header_at(&self, id: &str) -> Result<Locator> {
+        Ok(Locator::Key {
+            partition: self.partition(&reserved(CONVERSATIONS_NAMESPACE)),
+            key: Key::new(id)?,
+        })
+    }
+
+    /// A conversation's header, if it exists.
+    pub fn conversation_info(&self, id: &str) -> Result<Option<ConversationInfo>> {
+        check_id(id)?;
+        let Some(record) = self.store.get(&self.header_at(id)?)? else {
+            return Ok(None);
+        };
+        let h = Header::read(&record)?;
+        Ok(Some(ConversationInfo {
+            id: h.id,
+            user_id: record.owner.user_id,
+            messages: h.messages,
+            created_at: h.created_at,
+            updated_at: h.updated_at,
+        }))
+    }
+
+    /// The conversations (of `user_id`, if given), oldest first.
+    pub fn conversations(&self, user_id: Option<&str>) -> Result<Vec<ConversationInfo>> {
+        let filter = Filter {
+            user_id: user_id.map(str::to_owned),
+            ..Filter::default()
+        };
+        filter.validate()?;
+        let partition = self.partition(&reserved(CONVERSATIONS_NAMESPACE));
+        list_all(self.store.as_ref(), &partition, &filter)?
+            .iter()
+            .map(|r| {
+                let h = Header::read(r)?;
+                Ok(ConversationInfo {
+                    id: h.id,
+                    user_id: r.owner.user_id.clone(),
+                    messages: h.messages,
+                    created_at: h.created_at,
+                    updated_at: h.updated_at,
+                })
+            })
+            .collect()
+    }
+
+    /// A conversation's messages in order (empty when it has none or does not exist).
+    pub fn conversation_messages(&self, id: &str) -> Result<Vec<StoredMessage>> {
+        check_id(id)?;
+        if let Some(record) = self.store.get(&self.header_at(id)?)?
+            && let Some(legacy) = Header::read(&record)?.legacy
+        {
+            return Ok(legacy
+                .iter()
+                .enumerate()
+                .map(|(seq, v)| legacy_message(v, seq as u64, record.created_at))
+                .collect());
+        }
+        let filter = Filter {
+            session_id: Some(id.to_owned()),
+            ..Filter::default()
+        };
+        let partition = self.partition(&reserved(MESSAGES_NAMESPACE));
+        let mut records = list_all(self.store.as_ref(), &partition, &filter)?;
+        records.sort_by(|a, b| a.key.cmp(&b.key));
+        records.iter().map(message_of).collect()
+    }
+
+    /// Appends messages to conversation `id` (creating it), owned by `owner` (its user and
+    /// agent; the session is the conversation): one batch of message records, then the
+    /// header. Returns the stored messages.
+    pub fn append_messages(
+        &self,
+        id: &str,
+        owner: &Owner,
+        messages: Vec<NewMessage>,
+    ) -> Result<Vec<StoredMessage>> {
+        check_id(id)?;
+        owner.validate()?;
+        if messages.is_empty() {
+            return Ok(Vec::new());
+        }
+        let header_at = self.header_at(id)?;
+        let existing = self.store.get(&header_at)?;
+        let header = existing.as_ref().map(Header::read).transpose()?;
+        let mut carried: Vec<NewMessage> = Vec::new();
+        if let Some(legacy) = header.as_ref().and_then(|h| h.legacy.as_ref()) {
+            // Stored by an earlier version: its messages become records first.
+            carried = legacy
+                .iter()
+                .enumerate()
+                .map(|(seq, v)| {
+                    let m = legacy_message(v, seq as u64, Timestamp::from_millis(0));
+                    NewMessage {
+                        role: m.role,
+                        content: m.content,
+                        name: m.name,
+                        extra: m.extra,
+                    }
+                })
+                .collect();
+        }
+        let session = Owner {
+            session_id: Some(id.to_owned()),
+            ..owner.clone()
+        };
+        let partition = self.partition(&reserved(MESSAGES_NAMESPACE));
+        let first = self.store.count(
+            &partition,
+            &Filter {
+                session_id: Some(id.to_owned()),
+                ..Filter::default()
+            },
+        )?;
+        let fresh = messages.len();
+        let mut puts = Vec::new();
+        for (i, m) in carried.into_iter().chain(messages).enumerate() {
+            if m.content.is_empty() && m.extra.is_empty() {
+                return Err(Error::invalid("content", "a message needs text"));
+            }
+            let seq = first + i as u64;
+            let key = Key::new(format!("{id}/{seq:010}/{}", MemoryId::generate()))?;
+            let mut put = Put::new(partition.clone(), Some(key), m.content);
+            put.category = Category::Conversation;
+            put.owner = session.clone();
+            put.metadata.insert("seq".into(), json!(seq));
+            put.metadata.insert("role".into(), json!(m.role));
+            if let Some(name) = m.name {
+                put.metadata.insert("name".into(), json!(name));
+            }
+            if !m.extra.is_empty() {
+                put.metadata.insert("extra".into(), Value::Object(m.extra));
+            }
+            puts.push(put);
+        }
+        let now = self.clock.now();
+        let total = first + puts.len() as u64;
+        let header = Header {
+            id: id.to_owned(),
+            messages: total,
+            created_at: header.map_or(now, |h| h.created_at),
+            updated_at: now,
+            legacy: None,
+        };
+        let value = serde_json::to_value(&header)
+            .map_err(|e| corrupted(format!("conversation {id}"), e))?;
+        let mut head = Put::new(
+            self.partition(&reserved(CONVERSATIONS_NAMESPACE)),
+            Some(Key::new(id)?),
+            value,
+        );
+        head.owner = session;
+        head.category = Category::Conversation;
+        // The messages and the header in one batch: one transaction where the store has them.
+        puts.push(head);
+        let mut written: Vec<Written> = self.put_many_embedded(puts)?;
+        written.pop();
+        written[written.len().saturating_sub(fresh)..]
+            .iter()
+            .map(|w| message_of(&w.memory))
+            .collect()
+    }
+
+    /// Deletes a conversation: its messages, its header, and its scratch and short-term
+    /// memories. Returns how many records went (0 when there was none).
+    pub fn delete_conversation(&self, id: &str) -> Result<u64> {
+        check_id(id)?;
+        let filter = Filter {
+            session_id: Some(id.to_owned()),
+            ..Filter::default()
+        };
+        let mut deleted = self.delete_matching(&reserved(MESSAGES_NAMESPACE), &filter)?;
+        deleted += u64::from(self.store.delete(&self.header_at(id)?)?);
+        deleted += self.end_conversation(id)?;
+        Ok(deleted)
+    }
+}
+
+/// A message of an earlier version's inline array (`{"role", "content", ...}`).
+fn legacy_message(v: &Value, seq: u64, at: Timestamp) -> StoredMessage {
+    let mut extra = v.as_object().cloned().unwrap_or_default();
+    let take = |extra: &mut Map<String, Value>, k: &str| {
+        extra.remove(k).and_then(|v| v.as_str().map(str::to_owned))
+    };
+    let role = take(&mut extra, "role").unwrap_or_else(|| "user".to_owned());
+    let content = take(&mut extra, "content").unwrap_or_default();
+    let name = take(&mut extra, "name");
+    StoredMessage {
+        id: MemoryId::generate(),
+        seq,
+        role,
+        content,
+        name,
+        extra,
+        created_at: at,
+    }
+}

@@ -1,0 +1,163 @@
+//! Conversations as messages, through the engine on every backend it is given.
+
+use muisti::{
+    Owner,
+    conversation::{CONVERSATIONS_NAMESPACE, NewMessage},
+};
+use serde_json::json;
+
+use super::{ns, on_each_backend};
+
+fn said(role: &str, text: &str) -> NewMessage {
+    NewMessage {
+        role: role.into(),
+        content: text.into(),
+        ..NewMessage::default()
+    }
+}
+
+fn ada() -> Owner {
+    Owner {
+        user_id: Some("ada".into()),
+        ..Owner::default()
+    }
+}
+
+#[test]
+fn a_turn_appends_its_messages_and_reads_come_back_in_order() {
+    on_each_backend(|url, engine| {
+        let id = "01JDEMO000000000000000000A";
+        for turn in 0..3 {
+            let stored = engine
+                .append_messages(
+                    id,
+                    &ada(),
+                    vec![
+                        said("user", &format!("question {turn}")),
+                        said("assistant", &format!("answer {turn}")),
+                    ],
+                )
+                .expect("append");
+            assert_eq!(stored[0].seq, turn * 2, "{url}");
+        }
+        let messages = engine.conversation_messages(id).expect("read");
+        let texts: Vec<_> = messages.iter().map(|m| m.content.as_str()).collect();
+        assert_eq!(
+            texts,
+            [
+                "question 0",
+                "answer 0",
+                "question 1",
+                "answer 1",
+                "question 2",
+                "answer 2"
+            ],
+            "{url}"
+        );
+        assert_eq!(messages[1].role, "assistant");
+        let info = engine.conversation_info(id).expect("info").expect("exists");
+        assert_eq!(info.messages, 6, "{url}");
+        assert_eq!(info.user_id.as_deref(), Some("ada"));
+        assert_eq!(engine.conversations(Some("ada")).expect("list").len(), 1);
+        assert!(engine.conversations(Some("bob")).expect("list").is_empty());
+        // Each message is its own record, owned by the conversation's session.
+        let records = engine
+            .count(
+                &ns("messages"),
+                &muisti::Filter {
+                    session_id: Some(id.into()),
+                    ..muisti::Filter::default()
+                },
+            )
+            .expect("count");
+        assert_eq!(records, 6, "{url}");
+        assert_eq!(engine.delete_conversation(id).expect("delete"), 7, "{url}");
+        assert!(engine.conversation_info(id).expect("info").is_none());
+        assert!(engine.conversation_messages(id).expect("read").is_empty());
+    });
+}
+
+/// Two writers appending at once (each from the same stale count) both keep their messages.
+#[test]
+fn appends_racing_on_one_conversation_lose_nothing() {
+    on_each_backend(|url, engine| {
+        let id = "01JDEMO000000000000000000B";
+        std::thread::scope(|s| {
+            for w in 0..4 {
+                let engine = engine.clone();
+                s.spawn(move || {
+                    for i in 0..5 {
+                        engine
+                            .append_messages(id, &ada(), vec![said("user", &format!("w{w} m{i}"))])
+                            .expect("append");
+                    }
+                });
+            }
+        });
+        let messages = engine.conversation_messages(id).expect("read");
+        assert_eq!(messages.len(), 20, "{url}");
+        for w in 0..4 {
+            let mine: Vec<_> = messages
+                .iter()
+                .filter(|m| m.content.starts_with(&format!("w{w} ")))
+                .map(|m| m.content.clone())
+                .collect();
+            let expected: Vec<_> = (0..5).map(|i| format!("w{w} m{i}")).collect();
+            assert_eq!(mine, expected, "{url}: each writer's messages in its order");
+        }
+    });
+}
+
+/// A conversation stored by an earlier version (one record with its messages inline) is
+/// read as it is, and moved to message records by its next append.
+#[test]
+fn an_earlier_versions_conversation_is_read_and_moved_on_append() {
+    on_each_backend(|url, engine| {
+        let id = "01JDEMO000000000000000000C";
+        engine
+            .kv_set(
+                &ns(CONVERSATIONS_NAMESPACE),
+                id,
+                json!({"id": id, "messages": [
+                    {"role": "user", "content": "hello"},
+                    {"role": "assistant", "content": "hi"}
+                ], "turns": 1, "created_at": "2026-01-01T00:00:00Z",
+                   "updated_at": "2026-01-01T00:00:00Z"}),
+                None,
+            )
+            .expect("legacy record");
+        let before: Vec<_> = engine
+            .conversation_messages(id)
+            .expect("read")
+            .into_iter()
+            .map(|m| m.content)
+            .collect();
+        assert_eq!(before, ["hello", "hi"], "{url}");
+        engine
+            .append_messages(id, &Owner::default(), vec![said("user", "again")])
+            .expect("append");
+        let after: Vec<_> = engine
+            .conversation_messages(id)
+            .expect("read")
+            .into_iter()
+            .map(|m| (m.seq, m.content))
+            .collect();
+        assert_eq!(
+            after,
+            [
+                (0, "hello".to_owned()),
+                (1, "hi".to_owned()),
+                (2, "again".to_owned())
+            ],
+            "{url}"
+        );
+        assert_eq!(
+            engine
+                .conversation_info(id)
+                .expect("info")
+                .expect("exists")
+                .messages,
+            3
+        );
+    });
+}

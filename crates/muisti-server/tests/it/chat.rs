@@ -81,7 +81,10 @@ fn chat_recalls_into_the_prompt_and_continues_conversations() {
             {"role": "user", "content": "what did I ask?"},
         ])
     );
-    let stored = s.engine.conversation_messages(&id).expect("stored conversation");
+    let stored = s
+        .engine
+        .conversation_messages(&id)
+        .expect("stored conversation");
     assert_eq!(stored.len(), 4, "one record per message");
 }
 

@@ -10,8 +10,8 @@
 //! as they are, and moved to message records by their next append.
 
 use muisti_core::{
-    Category, Error, Filter, Key, Locator, Memory, MemoryId, Namespace, Owner, Put, Result,
-    Timestamp, Written, list_all,
+    Category, Error, Filter, Key, Locator, Memory, MemoryId, Owner, Put, Result, Timestamp,
+    Written, list_all,
 };
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
@@ -73,11 +73,6 @@ pub struct ConversationInfo {
     pub created_at: Timestamp,
     /// When a message was last appended.
     pub updated_at: Timestamp,
-}
-
-fn reserved(name: &str) -> Namespace {
-    // Constants that pass the naming rules.
-    Namespace::new(name).unwrap_or_default()
 }
 
 fn corrupted(location: String, e: impl std::fmt::Display) -> Error {
@@ -162,7 +157,7 @@ impl Header {
 impl Engine {
     fn header_at(&self, id: &str) -> Result<Locator> {
         Ok(Locator::Key {
-            partition: self.partition(&reserved(CONVERSATIONS_NAMESPACE)),
+            partition: self.partition(&crate::engine::own_namespace(CONVERSATIONS_NAMESPACE)),
             key: Key::new(id)?,
         })
     }
@@ -190,7 +185,7 @@ impl Engine {
             ..Filter::default()
         };
         filter.validate()?;
-        let partition = self.partition(&reserved(CONVERSATIONS_NAMESPACE));
+        let partition = self.partition(&crate::engine::own_namespace(CONVERSATIONS_NAMESPACE));
         list_all(self.store.as_ref(), &partition, &filter)?
             .iter()
             .map(|r| {
@@ -222,7 +217,7 @@ impl Engine {
             session_id: Some(id.to_owned()),
             ..Filter::default()
         };
-        let partition = self.partition(&reserved(MESSAGES_NAMESPACE));
+        let partition = self.partition(&crate::engine::own_namespace(MESSAGES_NAMESPACE));
         let mut records = list_all(self.store.as_ref(), &partition, &filter)?;
         records.sort_by(|a, b| a.key.cmp(&b.key));
         records.iter().map(message_of).collect()
@@ -266,7 +261,7 @@ impl Engine {
             session_id: Some(id.to_owned()),
             ..owner.clone()
         };
-        let partition = self.partition(&reserved(MESSAGES_NAMESPACE));
+        let partition = self.partition(&crate::engine::own_namespace(MESSAGES_NAMESPACE));
         let first = self.store.count(
             &partition,
             &Filter {
@@ -307,7 +302,7 @@ impl Engine {
         let value = serde_json::to_value(&header)
             .map_err(|e| corrupted(format!("conversation {id}"), e))?;
         let mut head = Put::new(
-            self.partition(&reserved(CONVERSATIONS_NAMESPACE)),
+            self.partition(&crate::engine::own_namespace(CONVERSATIONS_NAMESPACE)),
             Some(Key::new(id)?),
             value,
         );
@@ -331,7 +326,8 @@ impl Engine {
             session_id: Some(id.to_owned()),
             ..Filter::default()
         };
-        let mut deleted = self.delete_matching(&reserved(MESSAGES_NAMESPACE), &filter)?;
+        let mut deleted =
+            self.delete_matching(&crate::engine::own_namespace(MESSAGES_NAMESPACE), &filter)?;
         deleted += u64::from(self.store.delete(&self.header_at(id)?)?);
         deleted += self.end_conversation(id)?;
         Ok(deleted)

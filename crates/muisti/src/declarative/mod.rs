@@ -245,11 +245,6 @@ fn actor(m: &Memory) -> String {
     }
 }
 
-fn reserved(name: &str) -> Namespace {
-    // The reserved names are constants that pass the naming rules.
-    Namespace::new(name).unwrap_or_default()
-}
-
 fn corrupted(what: &str, e: impl std::fmt::Display) -> Error {
     Error::Corrupted {
         location: what.to_owned(),
@@ -319,7 +314,7 @@ impl Engine {
             ..Filter::default()
         };
         filter.validate()?;
-        let partition = self.partition(&reserved(PROPOSALS_NAMESPACE));
+        let partition = self.partition(&crate::engine::own_namespace(PROPOSALS_NAMESPACE));
         list_all(self.store.as_ref(), &partition, &filter)?
             .into_iter()
             .map(|r| serde_json::from_value(r.content).map_err(|e| corrupted("a proposal", e)))
@@ -335,7 +330,7 @@ impl Engine {
                 .collect(),
             ..Filter::default()
         };
-        let partition = self.partition(&reserved(HISTORY_NAMESPACE));
+        let partition = self.partition(&crate::engine::own_namespace(HISTORY_NAMESPACE));
         let mut records = list_all(self.store.as_ref(), &partition, &filter)?;
         records.sort_by(|a, b| a.key.cmp(&b.key));
         records
@@ -495,7 +490,7 @@ impl Engine {
         };
         let value = serde_json::to_value(&proposal).map_err(|e| corrupted("a proposal", e))?;
         let mut record = Put::new(
-            self.partition(&reserved(PROPOSALS_NAMESPACE)),
+            self.partition(&crate::engine::own_namespace(PROPOSALS_NAMESPACE)),
             Some(Key::new(proposal.id.to_string())?),
             value,
         );
@@ -513,7 +508,7 @@ impl Engine {
         let id = MemoryId::parse(proposal_id.trim())
             .map_err(|_| Error::invalid("id", format!("{proposal_id:?} is not a proposal id")))?;
         let at = Locator::Key {
-            partition: self.partition(&reserved(PROPOSALS_NAMESPACE)),
+            partition: self.partition(&crate::engine::own_namespace(PROPOSALS_NAMESPACE)),
             key: Key::new(id.to_string())?,
         };
         let gone = || Error::NotFound(format!("proposal {id} (confirmed, rejected or expired)"));
@@ -547,7 +542,7 @@ impl Engine {
         let order = m.version + u64::from(event == HistoryEvent::Delete);
         let value = serde_json::to_value(&entry).map_err(|e| corrupted("a history entry", e))?;
         let mut record = Put::new(
-            self.partition(&reserved(HISTORY_NAMESPACE)),
+            self.partition(&crate::engine::own_namespace(HISTORY_NAMESPACE)),
             Some(Key::new(format!("{}/{order:012}", m.id))?),
             value,
         );
@@ -579,11 +574,12 @@ impl Engine {
                 .collect(),
             ..Filter::default()
         };
-        let mut deleted = self.delete_matching(&reserved(HISTORY_NAMESPACE), &history)?;
+        let mut deleted =
+            self.delete_matching(&crate::engine::own_namespace(HISTORY_NAMESPACE), &history)?;
         for p in self.proposals(user_id)? {
             if &p.namespace == namespace {
                 let at = Locator::Key {
-                    partition: self.partition(&reserved(PROPOSALS_NAMESPACE)),
+                    partition: self.partition(&crate::engine::own_namespace(PROPOSALS_NAMESPACE)),
                     key: Key::new(p.id.to_string())?,
                 };
                 deleted += u64::from(self.store.delete(&at)?);

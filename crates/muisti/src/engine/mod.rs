@@ -145,6 +145,12 @@ impl EngineBuilder {
     }
 }
 
+/// A namespace the engine itself names (conversations, messages, histories, proposals): the
+/// constants pass the naming rules, so this never falls back.
+pub(crate) fn own_namespace(name: &'static str) -> Namespace {
+    Namespace::new(name).unwrap_or_default()
+}
+
 pub(crate) fn embed_err(e: EmbedError) -> Error {
     match e {
         EmbedError::Service {

@@ -102,6 +102,38 @@ mod exact {
         )
     }
 
+    /// The characters Rust's `str::trim` removes (Unicode `White_Space`), as ranges: a blank
+    /// text is made of them only. The document's pattern is built from them, so it and the
+    /// server agree on what is blank (a pattern's `\s` is ECMAScript's: it leaves out U+0085
+    /// and takes in U+FEFF).
+    pub(super) const WHITESPACE: [(char, char); 10] = [
+        ('\u{9}', '\u{d}'),
+        (' ', ' '),
+        ('\u{85}', '\u{85}'),
+        ('\u{a0}', '\u{a0}'),
+        ('\u{1680}', '\u{1680}'),
+        ('\u{2000}', '\u{200a}'),
+        ('\u{2028}', '\u{2029}'),
+        ('\u{202f}', '\u{202f}'),
+        ('\u{205f}', '\u{205f}'),
+        ('\u{3000}', '\u{3000}'),
+    ];
+
+    /// A text made of [`WHITESPACE`] only (the empty text too).
+    fn blank_pattern() -> String {
+        let class: String = WHITESPACE
+            .iter()
+            .map(|&(a, b)| {
+                if a == b {
+                    format!("\\u{:04X}", a as u32)
+                } else {
+                    format!("\\u{:04X}-\\u{:04X}", a as u32, b as u32)
+                }
+            })
+            .collect();
+        format!("^[{class}]*$")
+    }
+
     /// Text without control characters (Unicode `Cc`), as keys, owners, tags and labels
     /// must be.
     const NO_CONTROL_PATTERN: &str = "^[^\\u0000-\\u001F\\u007F-\\u009F]+$";
@@ -143,10 +175,10 @@ mod exact {
             "If-Match" => json!({"type": "string", "pattern": IF_MATCH_PATTERN}),
             // Content is never null nor blank text; a key-value entry's value never null.
             "content" => json!({"not": {"anyOf": [{"type": "null"},
-                {"type": "string", "pattern": "^\\s*$"}]}}),
+                {"type": "string", "pattern": blank_pattern()}]}}),
             "value" => json!({"not": {"type": "null"}}),
             // A chat message is never blank.
-            "message" => json!({"not": {"type": "string", "pattern": "^\\s*$"}}),
+            "message" => json!({"not": {"type": "string", "pattern": blank_pattern()}}),
             "long_term_memory" => json!({"minimum": 0, "maximum": MAX_LONG_TERM_MEMORY}),
             "limit" => json!({"minimum": 1, "maximum": MAX_PAGE.max(MAX_RECALL)}),
             "importance" | "min_score" => json!({"minimum": 0.0, "maximum": 1.0}),
@@ -410,6 +442,19 @@ mod exact {
 mod tests {
     use muisti_client::api;
     use serde_json::Value;
+
+    /// The document's blank text is exactly what the server's `trim` removes.
+    #[test]
+    fn the_blank_pattern_is_rusts_whitespace() {
+        let listed = |c: char| {
+            super::exact::WHITESPACE
+                .iter()
+                .any(|&(a, b)| (a..=b).contains(&c))
+        };
+        for c in (0..=0x10FFFF_u32).filter_map(char::from_u32) {
+            assert_eq!(listed(c), c.is_whitespace(), "U+{:04X}", c as u32);
+        }
+    }
 
     fn parses<T: serde::de::DeserializeOwned>(v: &Value) -> Result<(), String> {
         serde_json::from_value::<T>(v.clone())

@@ -415,9 +415,9 @@ pub fn conversation(engine: &Engine, id: &str) -> Result<api::ConversationDetail
         .into_iter()
         .map(|m| api::ConversationMessage {
             seq: m.seq,
-            role: m.role,
-            content: m.content,
-            name: m.name,
+            role: m.message.role,
+            content: m.message.content,
+            name: m.message.name,
             created_at: m.created_at.to_string(),
         })
         .collect();

@@ -16,7 +16,7 @@ use muisti_core::{
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
 
-use crate::Engine;
+use crate::{Engine, engine::corrupted};
 
 /// The namespace of conversation headers.
 pub const CONVERSATIONS_NAMESPACE: &str = "conversations";
@@ -45,16 +45,9 @@ pub struct StoredMessage {
     pub id: MemoryId,
     /// Its place in the conversation, from 0.
     pub seq: u64,
-    /// Who said it.
-    pub role: String,
-    /// The text.
-    pub content: String,
-    /// A speaker's name, if given.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub name: Option<String>,
-    /// What else was kept with it.
-    #[serde(default, skip_serializing_if = "Map::is_empty")]
-    pub extra: Map<String, Value>,
+    /// What was said, as it was appended.
+    #[serde(flatten)]
+    pub message: NewMessage,
     /// When it was stored.
     pub created_at: Timestamp,
 }
@@ -73,13 +66,6 @@ pub struct ConversationInfo {
     pub created_at: Timestamp,
     /// When a message was last appended.
     pub updated_at: Timestamp,
-}
-
-fn corrupted(location: String, e: impl std::fmt::Display) -> Error {
-    Error::Corrupted {
-        location,
-        reason: e.to_string(),
-    }
 }
 
 fn check_id(id: &str) -> Result<()> {
@@ -107,10 +93,12 @@ fn message_of(m: &Memory) -> Result<StoredMessage> {
     Ok(StoredMessage {
         id: m.id,
         seq,
-        role,
-        content: m.text().into_owned(),
-        name: field("name").and_then(Value::as_str).map(str::to_owned),
-        extra,
+        message: NewMessage {
+            role,
+            content: m.text().into_owned(),
+            name: field("name").and_then(Value::as_str).map(str::to_owned),
+            extra,
+        },
         created_at: m.created_at,
     })
 }
@@ -246,15 +234,7 @@ impl Engine {
             carried = legacy
                 .iter()
                 .enumerate()
-                .map(|(seq, v)| {
-                    let m = legacy_message(v, seq as u64, Timestamp::from_millis(0));
-                    NewMessage {
-                        role: m.role,
-                        content: m.content,
-                        name: m.name,
-                        extra: m.extra,
-                    }
-                })
+                .map(|(seq, v)| legacy_message(v, seq as u64, Timestamp::from_millis(0)).message)
                 .collect();
         }
         let session = Owner {
@@ -346,10 +326,12 @@ fn legacy_message(v: &Value, seq: u64, at: Timestamp) -> StoredMessage {
     StoredMessage {
         id: MemoryId::generate(),
         seq,
-        role,
-        content,
-        name,
-        extra,
+        message: NewMessage {
+            role,
+            content,
+            name,
+            extra,
+        },
         created_at: at,
     }
 }

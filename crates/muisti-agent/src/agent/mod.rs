@@ -421,12 +421,20 @@ fn push_exchange(conv: &mut Conversation, message: &str, reply: &str) {
 }
 
 /// A stored message as the agent's [`Message`].
-fn message_from(m: muisti::conversation::StoredMessage) -> std::result::Result<Message, String> {
+fn message_from(
+    stored: muisti::conversation::StoredMessage,
+) -> std::result::Result<Message, String> {
+    let m = stored.message;
     let role = match m.role.as_str() {
         "user" => Role::User,
         "assistant" => Role::Assistant,
         "tool" => Role::Tool,
-        other => return Err(format!("message {} has the unknown role {other:?}", m.seq)),
+        other => {
+            return Err(format!(
+                "message {} has the unknown role {other:?}",
+                stored.seq
+            ));
+        }
     };
     let tool_calls = match m.extra.get("tool_calls") {
         Some(v) => serde_json::from_value(v.clone()).map_err(|e| e.to_string())?,

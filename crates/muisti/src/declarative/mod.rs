@@ -29,7 +29,7 @@ use muisti_core::{
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 
-use crate::Engine;
+use crate::{Engine, engine::corrupted};
 use detect::{Judgement, Verdict};
 
 /// The namespace of declarative entries' histories (reserved for the engine).
@@ -242,13 +242,6 @@ fn actor(m: &Memory) -> String {
             .clone()
             .unwrap_or_else(|| "agent".to_owned()),
         _ => "user".to_owned(),
-    }
-}
-
-fn corrupted(what: &str, e: impl std::fmt::Display) -> Error {
-    Error::Corrupted {
-        location: what.to_owned(),
-        reason: e.to_string(),
     }
 }
 

@@ -151,6 +151,15 @@ pub(crate) fn own_namespace(name: &'static str) -> Namespace {
     Namespace::new(name).unwrap_or_default()
 }
 
+/// A record of the engine's own (a proposal, a history entry, a conversation) that does not
+/// decode: where it lives and why.
+pub(crate) fn corrupted(location: impl Into<String>, e: impl std::fmt::Display) -> Error {
+    Error::Corrupted {
+        location: location.into(),
+        reason: e.to_string(),
+    }
+}
+
 pub(crate) fn embed_err(e: EmbedError) -> Error {
     match e {
         EmbedError::Service {

@@ -41,7 +41,10 @@ fn a_turn_appends_its_messages_and_reads_come_back_in_order() {
             assert_eq!(stored[0].seq, turn * 2, "{url}");
         }
         let messages = engine.conversation_messages(id).expect("read");
-        let texts: Vec<_> = messages.iter().map(|m| m.content.as_str()).collect();
+        let texts: Vec<_> = messages
+            .iter()
+            .map(|m| m.message.content.as_str())
+            .collect();
         assert_eq!(
             texts,
             [
@@ -54,7 +57,7 @@ fn a_turn_appends_its_messages_and_reads_come_back_in_order() {
             ],
             "{url}"
         );
-        assert_eq!(messages[1].role, "assistant");
+        assert_eq!(messages[1].message.role, "assistant");
         let info = engine.conversation_info(id).expect("info").expect("exists");
         assert_eq!(info.messages, 6, "{url}");
         assert_eq!(info.user_id.as_deref(), Some("ada"));
@@ -99,8 +102,8 @@ fn appends_racing_on_one_conversation_lose_nothing() {
         for w in 0..4 {
             let mine: Vec<_> = messages
                 .iter()
-                .filter(|m| m.content.starts_with(&format!("w{w} ")))
-                .map(|m| m.content.clone())
+                .filter(|m| m.message.content.starts_with(&format!("w{w} ")))
+                .map(|m| m.message.content.clone())
                 .collect();
             let expected: Vec<_> = (0..5).map(|i| format!("w{w} m{i}")).collect();
             assert_eq!(mine, expected, "{url}: each writer's messages in its order");
@@ -130,7 +133,7 @@ fn an_earlier_versions_conversation_is_read_and_moved_on_append() {
             .conversation_messages(id)
             .expect("read")
             .into_iter()
-            .map(|m| m.content)
+            .map(|m| m.message.content)
             .collect();
         assert_eq!(before, ["hello", "hi"], "{url}");
         engine
@@ -140,7 +143,7 @@ fn an_earlier_versions_conversation_is_read_and_moved_on_append() {
             .conversation_messages(id)
             .expect("read")
             .into_iter()
-            .map(|m| (m.seq, m.content))
+            .map(|m| (m.seq, m.message.content))
             .collect();
         assert_eq!(
             after,

@@ -31,7 +31,10 @@ mod message;
 pub mod provider;
 mod tool;
 
-pub use agent::{Agent, AgentBuilder, MAX_MESSAGE_BYTES, Reply, TokenStream, Turn};
+pub use agent::{
+    Agent, AgentBuilder, MAX_MESSAGE_BYTES, MAX_NOTE_BYTES, MAX_NOTES_SHOWN, NOTE_TOOL, Reply,
+    TokenStream, Turn,
+};
 pub use conversation::{CONVERSATIONS_NAMESPACE, Conversation, RUNS_NAMESPACE, Run, RunStatus};
 pub use error::{AgentError, AgentErrorKind, GuardTarget, Result};
 pub use guard::Guard;

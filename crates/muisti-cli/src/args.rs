@@ -111,6 +111,9 @@ pub(crate) enum Command {
     Get {
         /// A memory id (ULID) or a key.
         target: String,
+        /// The user the request acts for (a declarative entry is found only by its user).
+        #[arg(long = "user")]
+        user_id: Option<String>,
         #[command(flatten)]
         ns: NsArg,
     },
@@ -122,11 +125,12 @@ pub(crate) enum Command {
     /// Delete a memory by id, or by key within the namespace.
     ///
     /// With --user instead of a target, deletes every memory of that user in the namespace
-    /// (only one agent's or session's with --agent or --session).
+    /// (only one agent's or session's with --agent or --session). With a target, --user is
+    /// the user the request acts for (a declarative entry is deleted only by its user).
     Forget {
         /// A memory id (ULID) or a key.
         #[arg(required_unless_present = "user_id",
-              conflicts_with_all = ["user_id", "agent_id", "session_id"])]
+              conflicts_with_all = ["agent_id", "session_id"])]
         target: Option<String>,
         #[command(flatten)]
         owner: OwnerArgs,
@@ -194,6 +198,9 @@ pub(crate) enum Command {
     History {
         /// The memory id.
         id: String,
+        /// The entry's user (a declarative entry is found only by its user).
+        #[arg(long = "user")]
+        user_id: Option<String>,
     },
     /// End a conversation: delete its scratch and short-term memories (session_id = ID).
     EndConversation {

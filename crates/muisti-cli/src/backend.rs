@@ -5,7 +5,7 @@
 //! modes.
 
 use anyhow::Result;
-use muisti::{Engine, Key, Locator, MemoryId, Namespace};
+use muisti::{Engine, Key, Locator, MemoryId, Namespace, declarative::visible_to};
 use muisti_client::{
     Client, ConversationDetail, ConversationParams, Conversations, ForgetParams, History,
     KvEntries, KvEntry, KvValue, ListParams, Maintained, Memory, MemoryPage, MemoryPatch,
@@ -18,10 +18,12 @@ use muisti_server::ops;
 pub(crate) trait Memories {
     /// Stores a memory.
     fn remember(&self, m: NewMemory) -> Result<Memory>;
-    /// The memory with this id, else the one at this key in `ns`.
-    fn get(&self, target: &str, ns: &str) -> Result<Option<Memory>>;
-    /// Deletes the memory with this id, else the one at this key in `ns`; `false` if none.
-    fn forget(&self, target: &str, ns: &str) -> Result<bool>;
+    /// The memory with this id, else the one at this key in `ns`, as `user` sees it (a
+    /// declarative entry only for its own user).
+    fn get(&self, target: &str, ns: &str, user: Option<&str>) -> Result<Option<Memory>>;
+    /// Deletes the memory with this id, else the one at this key in `ns`, as `user` (a
+    /// declarative entry only for its own user); `false` if none.
+    fn forget(&self, target: &str, ns: &str, user: Option<&str>) -> Result<bool>;
     /// Deletes every memory of one owner; returns how many.
     fn forget_owner(&self, p: ForgetParams) -> Result<u64>;
     /// One page of memories.
@@ -53,7 +55,7 @@ pub(crate) trait Memories {
     fn delete_conversation(&self, id: &str) -> Result<u64>;
     fn confirm(&self, id: &str) -> Result<Memory>;
     fn reject(&self, id: &str) -> Result<Proposal>;
-    fn history(&self, id: &str) -> Result<History>;
+    fn history(&self, id: &str, user: Option<&str>) -> Result<History>;
     fn maintain(&self) -> Result<Maintained>;
 }
 
@@ -92,14 +94,22 @@ impl Memories for Local {
         Ok(ops::create(&self.0, m)?.0)
     }
 
-    fn get(&self, target: &str, ns: &str) -> Result<Option<Memory>> {
+    fn get(&self, target: &str, ns: &str, user: Option<&str>) -> Result<Option<Memory>> {
         let at = self.locate(target, ns)?;
-        Ok(self.0.get(&at)?.as_ref().map(ops::memory_out))
+        Ok(self
+            .0
+            .get(&at)?
+            .filter(|m| visible_to(user, m))
+            .as_ref()
+            .map(ops::memory_out))
     }
 
-    fn forget(&self, target: &str, ns: &str) -> Result<bool> {
+    fn forget(&self, target: &str, ns: &str, user: Option<&str>) -> Result<bool> {
         let at = self.locate(target, ns)?;
-        Ok(self.0.forget(&at)?)
+        match self.0.get(&at)? {
+            Some(m) if visible_to(user, &m) => Ok(self.0.forget(&at)?),
+            _ => Ok(false),
+        }
     }
 
     fn forget_owner(&self, p: ForgetParams) -> Result<u64> {
@@ -193,8 +203,8 @@ impl Memories for Local {
         Ok(ops::reject(&self.0, id)?)
     }
 
-    fn history(&self, id: &str) -> Result<History> {
-        Ok(ops::history(&self.0, id)?)
+    fn history(&self, id: &str, user: Option<&str>) -> Result<History> {
+        Ok(ops::history(&self.0, id, user)?)
     }
 
     fn maintain(&self) -> Result<Maintained> {
@@ -220,21 +230,21 @@ impl Memories for Remote {
         Ok(self.0.create(&m)?)
     }
 
-    fn get(&self, target: &str, ns: &str) -> Result<Option<Memory>> {
+    fn get(&self, target: &str, ns: &str, user: Option<&str>) -> Result<Option<Memory>> {
         if MemoryId::parse(target).is_ok()
-            && let Some(m) = self.0.get(target)?
+            && let Some(m) = self.0.get_for(target, user)?
         {
             return Ok(Some(m));
         }
         Key::new(target)?;
         match self.0.kv_get(ns, target)? {
-            Some(e) => Ok(self.0.get(&e.id)?),
+            Some(e) => Ok(self.0.get_for(&e.id, user)?),
             None => Ok(None),
         }
     }
 
-    fn forget(&self, target: &str, ns: &str) -> Result<bool> {
-        if MemoryId::parse(target).is_ok() && self.0.delete(target)? {
+    fn forget(&self, target: &str, ns: &str, user: Option<&str>) -> Result<bool> {
+        if MemoryId::parse(target).is_ok() && self.0.delete_for(target, user)? {
             return Ok(true);
         }
         Key::new(target)?;
@@ -319,8 +329,9 @@ impl Memories for Remote {
         Ok(self.0.reject(id)?)
     }
 
-    fn history(&self, id: &str) -> Result<History> {
-        Ok(self.0.history(id)?)
+    fn history(&self, id: &str, user: Option<&str>) -> Result<History> {
+        Self::id(id)?;
+        Ok(self.0.history(id, user)?)
     }
 
     fn maintain(&self) -> Result<Maintained> {

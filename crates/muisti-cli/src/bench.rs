@@ -635,7 +635,7 @@ fn conflicts(
         rows.push((e.id(), with));
     }
     for (name, e) in rows {
-        for (split, s) in [("tune", e.tune), ("test", e.test)] {
+        for (split, s) in &e {
             outln!(
                 "{name:<30} {split:<5}  {:>5}  {:>9.3}  {:>6.3}  {:>10} ({:>3})  {:>8}",
                 s.total,

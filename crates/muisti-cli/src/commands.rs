@@ -84,7 +84,11 @@ pub(crate) fn run(m: &dyn Memories, command: Command, json: bool) -> Result<Exit
             }
             Ok(ExitCode::SUCCESS)
         }
-        Command::Get { target, ns } => match m.get(&target, &ns.namespace)? {
+        Command::Get {
+            target,
+            user_id,
+            ns,
+        } => match m.get(&target, &ns.namespace, user_id.as_deref())? {
             Some(found) if json => print_json(&found).map(|()| ExitCode::SUCCESS),
             Some(found) => {
                 outln!("{}", memory_line(&found))?;
@@ -148,10 +152,10 @@ pub(crate) fn run(m: &dyn Memories, command: Command, json: bool) -> Result<Exit
         }
         Command::Forget {
             target: Some(target),
+            owner,
             ns,
-            ..
         } => {
-            if !m.forget(&target, &ns.namespace)? {
+            if !m.forget(&target, &ns.namespace, owner.user_id.as_deref())? {
                 return Ok(not_found(&target));
             }
             if json {
@@ -302,8 +306,8 @@ pub(crate) fn run(m: &dyn Memories, command: Command, json: bool) -> Result<Exit
             }
             Ok(ExitCode::SUCCESS)
         }
-        Command::History { id } => {
-            let h = m.history(&id)?;
+        Command::History { id, user_id } => {
+            let h = m.history(&id, user_id.as_deref())?;
             if json {
                 print_json(&h)?;
             } else {

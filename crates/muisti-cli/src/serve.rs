@@ -38,6 +38,10 @@ pub(crate) struct ServeArgs {
     /// Longest wait for requests in flight at shutdown, in seconds [default: 30].
     #[arg(long, env = "MUISTI_SHUTDOWN_GRACE_SECS", value_name = "SECS")]
     shutdown_grace_secs: Option<u64>,
+    /// Seconds between runs of the scopes' lifetimes (expired records, episodic memories
+    /// past the retention); 0 turns the schedule off [default: 3600].
+    #[arg(long, env = "MUISTI_MAINTAIN_INTERVAL_SECS", value_name = "SECS")]
+    maintain_interval_secs: Option<u64>,
     /// Chat model protocol for /v1/chat: openai or anthropic [default: openai].
     #[arg(long, env = "MUISTI_LLM_PROVIDER", value_name = "NAME")]
     llm_provider: Option<String>,
@@ -103,6 +107,7 @@ pub(crate) fn server_config(cli: &Cli, args: &ServeArgs) -> Result<ServerConfig>
         rate_limit_burst: args.rate_limit_burst,
         require_auth: args.require_auth,
         shutdown_grace_secs: args.shutdown_grace_secs,
+        maintain_interval_secs: args.maintain_interval_secs,
         llm_provider: args.llm_provider.clone(),
         llm_base_url: args.llm_base_url.clone(),
         llm_model: args.llm_model.clone(),

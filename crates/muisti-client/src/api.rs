@@ -793,6 +793,20 @@ pub struct Proposals {
     pub proposals: Vec<Proposal>,
 }
 
+/// The user a request that names a memory by id acts for: a declarative entry is found
+/// only by its own user (without one, or with another, it is 404 like a missing memory).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(
+    feature = "openapi",
+    derive(utoipa::IntoParams),
+    into_params(parameter_in = Query)
+)]
+#[serde(deny_unknown_fields)]
+pub struct ActingUser {
+    /// The user the request acts for.
+    pub user_id: Option<String>,
+}
+
 /// The user whose proposals to list.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(

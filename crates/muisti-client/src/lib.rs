@@ -125,6 +125,11 @@ fn encode(s: &str) -> String {
     out
 }
 
+/// The query string naming the user a request by id acts for (empty without one).
+fn acting(user_id: Option<&str>) -> String {
+    user_id.map_or_else(String::new, |u| format!("?user_id={}", encode(u)))
+}
+
 impl ListParams {
     fn query(&self) -> String {
         let limit = self.limit.map(|l| l.to_string());
@@ -311,7 +316,14 @@ impl Client {
 
     /// The memory with `id`, or `None`.
     pub fn get(&self, id: &str) -> Result<Option<Memory>, ClientError> {
-        Self::not_found_as_none(self.get_json(&format!("/v1/memories/{}", encode(id))))
+        self.get_for(id, None)
+    }
+
+    /// One memory by id, as `user_id` sees it: a declarative entry is found only by its own
+    /// user.
+    pub fn get_for(&self, id: &str, user_id: Option<&str>) -> Result<Option<Memory>, ClientError> {
+        let path = format!("/v1/memories/{}{}", encode(id), acting(user_id));
+        Self::not_found_as_none(self.get_json(&path))
     }
 
     /// Changes some fields of a memory; returns the stored record.
@@ -321,7 +333,13 @@ impl Client {
 
     /// Deletes a memory; `false` if there was none.
     pub fn delete(&self, id: &str) -> Result<bool, ClientError> {
-        let path = format!("/v1/memories/{}", encode(id));
+        self.delete_for(id, None)
+    }
+
+    /// Deletes a memory as `user_id` (a declarative entry only for its own user); `false` if
+    /// there was none the user may see.
+    pub fn delete_for(&self, id: &str, user_id: Option<&str>) -> Result<bool, ClientError> {
+        let path = format!("/v1/memories/{}{}", encode(id), acting(user_id));
         Self::not_found_as_none(self.call::<(), serde_json::Value>("DELETE", &path, None))
             .map(|r| r.is_some())
     }
@@ -548,8 +566,12 @@ impl Client {
     }
 
     /// A declarative entry's history, oldest first.
-    pub fn history(&self, id: &str) -> Result<History, ClientError> {
-        self.get_json(&format!("/v1/memories/{}/history", encode(id)))
+    pub fn history(&self, id: &str, user_id: Option<&str>) -> Result<History, ClientError> {
+        self.get_json(&format!(
+            "/v1/memories/{}/history{}",
+            encode(id),
+            acting(user_id)
+        ))
     }
 
     /// Runs the scopes' lifetimes now (admin key).

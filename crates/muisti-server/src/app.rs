@@ -584,6 +584,10 @@ impl Server {
         // Our own accept loop (not `axum::serve`): it sets a header-read timeout (which also
         // closes idle keep-alive connections) and caps concurrent connections, answering one
         // more with 503 instead of letting slow clients starve everyone.
+        let schedule = self
+            .config
+            .maintain_interval
+            .map(|every| tokio::spawn(maintain_on_schedule(self.state.engine.clone(), every)));
         let graceful = hyper_util::server::graceful::GracefulShutdown::new();
         let slots = Arc::new(tokio::sync::Semaphore::new(self.config.max_connections));
         let header_timeout = self.config.header_timeout;
@@ -624,6 +628,9 @@ impl Server {
             }
         }
         tracing::info!("shutting down: finishing requests in flight");
+        if let Some(schedule) = schedule {
+            schedule.abort();
+        }
         self.mcp_stop.cancel();
         drop(self.listener);
         let result = tokio::select! {
@@ -637,6 +644,39 @@ impl Server {
         let _ = ops::blocking(move || engine.flush_access()).await;
         tracing::info!("stopped");
         result
+    }
+}
+
+/// Runs the scopes' lifetimes over the whole store every `every` (the first round one
+/// interval after start). Of many servers on one store one runs them: the one holding the
+/// `maintain` lease, which it renews each round and which passes to another when it stops.
+async fn maintain_on_schedule(engine: Engine, every: Duration) {
+    let holder = ulid::Ulid::generate().to_string();
+    let mut ticks = tokio::time::interval_at(tokio::time::Instant::now() + every, every);
+    ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    loop {
+        ticks.tick().await;
+        let engine = engine.clone();
+        let holder = holder.clone();
+        let round = ops::blocking(move || {
+            if !engine.acquire_lease("maintain", &holder, every.saturating_mul(2))? {
+                return Ok(None);
+            }
+            engine.maintain_store().map(Some)
+        })
+        .await;
+        match round {
+            Ok(Ok(Some(done))) => tracing::info!(
+                expired = done.expired,
+                episodic = done.episodic,
+                "scheduled lifetimes"
+            ),
+            Ok(Ok(None)) => tracing::debug!("scheduled lifetimes: another server holds the lease"),
+            Ok(Err(e)) => {
+                tracing::warn!(kind = %e.kind(), error = %e, "scheduled lifetimes failed")
+            }
+            Err(e) => tracing::warn!(error = %e, "scheduled lifetimes did not run"),
+        }
     }
 }
 

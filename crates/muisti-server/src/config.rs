@@ -71,6 +71,9 @@ pub struct ConfigLayer {
     pub allowed_hosts: Option<Vec<String>>,
     /// Longest wait for in-flight requests at shutdown, in seconds (default 30).
     pub shutdown_grace_secs: Option<u64>,
+    /// Seconds between runs of the scopes' lifetimes (expired records, episodic memories
+    /// past the retention, in every tenant); 0 turns the schedule off (default 3600).
+    pub maintain_interval_secs: Option<u64>,
     /// Chat model protocol: `openai` (any OpenAI-compatible server) or `anthropic`
     /// (default `openai`). `/v1/chat` is on when `llm_model` is set.
     pub llm_provider: Option<String>,
@@ -127,6 +130,7 @@ impl ConfigLayer {
             allowed_origins: self.allowed_origins.or(lower.allowed_origins),
             allowed_hosts: self.allowed_hosts.or(lower.allowed_hosts),
             shutdown_grace_secs: self.shutdown_grace_secs.or(lower.shutdown_grace_secs),
+            maintain_interval_secs: self.maintain_interval_secs.or(lower.maintain_interval_secs),
             llm_provider: self.llm_provider.or(lower.llm_provider),
             llm_base_url: self.llm_base_url.or(lower.llm_base_url),
             llm_model: self.llm_model.or(lower.llm_model),
@@ -175,6 +179,8 @@ pub struct ServerConfig {
     pub allowed_hosts: Vec<String>,
     /// Longest wait for in-flight requests at shutdown.
     pub shutdown_grace: Duration,
+    /// Time between scheduled runs of the scopes' lifetimes (`None`: not scheduled).
+    pub maintain_interval: Option<Duration>,
     /// The chat model, when `/v1/chat` is on.
     pub chat: Option<ChatConfig>,
 }
@@ -299,6 +305,10 @@ impl ServerConfig {
                 .unwrap_or_else(|| vec!["http://localhost:*".into(), "http://127.0.0.1:*".into()]),
             allowed_hosts,
             shutdown_grace: Duration::from_secs(layer.shutdown_grace_secs.unwrap_or(30)),
+            maintain_interval: match layer.maintain_interval_secs.unwrap_or(3600) {
+                0 => None,
+                secs => Some(Duration::from_secs(secs)),
+            },
         })
     }
 }

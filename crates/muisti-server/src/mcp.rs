@@ -126,6 +126,9 @@ pub struct StatsArgs {}
 pub struct IdArgs {
     /// The memory id (ULID).
     pub id: String,
+    /// The user the request acts for: a declarative entry is found only by its own user.
+    #[serde(default)]
+    pub user_id: Option<String>,
 }
 
 /// Arguments naming one proposal.
@@ -442,7 +445,9 @@ impl MuistiMcp {
         Parameters(a): Parameters<IdArgs>,
         ctx: RequestContext<RoleServer>,
     ) -> Result<CallToolResult, McpError> {
-        let m = self.run(&ctx, move |e| ops::get(&e, &a.id)).await?;
+        let m = self
+            .run(&ctx, move |e| ops::get(&e, &a.id, a.user_id.as_deref()))
+            .await?;
         structured(&m)
     }
 
@@ -522,7 +527,9 @@ impl MuistiMcp {
         Parameters(a): Parameters<IdArgs>,
         ctx: RequestContext<RoleServer>,
     ) -> Result<CallToolResult, McpError> {
-        let h = self.run(&ctx, move |e| ops::history(&e, &a.id)).await?;
+        let h = self
+            .run(&ctx, move |e| ops::history(&e, &a.id, a.user_id.as_deref()))
+            .await?;
         structured(&h)
     }
 
@@ -589,7 +596,8 @@ impl MuistiMcp {
         ctx: RequestContext<RoleServer>,
     ) -> Result<CallToolResult, McpError> {
         let id = a.id.clone();
-        self.run(&ctx, move |e| ops::delete(&e, &a.id)).await?;
+        self.run(&ctx, move |e| ops::delete(&e, &a.id, a.user_id.as_deref()))
+            .await?;
         structured(&serde_json::json!({ "forgotten": id }))
     }
 

@@ -2,9 +2,9 @@
 //! and the MCP tools: wire types in, wire types out, engine errors unchanged.
 
 use muisti::{
-    Category, Engine, Error, Filter, Key, ListQuery, Locator, MemoryId, MemoryScope, MemoryState,
-    Namespace, Owner, Patch, Put, RecallMode, RecallRequest, Result, Source, Timestamp, Ttl,
-    UpdateRequest,
+    Category, Engine, Error, Filter, Key, ListQuery, Locator, Memory, MemoryId, MemoryScope,
+    MemoryState, Namespace, Owner, Patch, Put, RecallMode, RecallRequest, Result, Source,
+    Timestamp, Ttl, UpdateRequest,
 };
 use muisti_client::api;
 use serde_json::Value;
@@ -161,18 +161,26 @@ pub fn create_many(engine: &Engine, batch: api::NewMemories) -> Result<api::Memo
     })
 }
 
-/// The memory with `id` in the engine's tenant.
-pub fn get(engine: &Engine, id: &str) -> Result<api::Memory> {
+/// The memory with `id` in the engine's tenant, as a request acting for `user` sees it (a
+/// declarative entry only for its own user; for anyone else it is not found).
+pub fn get(engine: &Engine, id: &str, user: Option<&str>) -> Result<api::Memory> {
     let id = memory_id(id)?;
+    visible(engine, id, user).map(|m| memory_out(&m))
+}
+
+/// [`Engine::get_for`], a memory the request cannot see being `NotFound`: the one check of
+/// every route that names a memory by id.
+fn visible(engine: &Engine, id: MemoryId, user: Option<&str>) -> Result<Memory> {
     engine
-        .get_by_id(id)?
-        .map(|m| memory_out(&m))
+        .get_for(id, user)?
         .ok_or_else(|| Error::NotFound(format!("memory {id}")))
 }
 
 /// Applies a patch to the memory with `id` through [`Engine::update`] (atomic; with
 /// `expected_version`, only if the memory is still at that version). Absent fields keep
-/// their values; owner fields given move the memory to that user, agent or session.
+/// their values; owner fields given move the memory to that user, agent or session. A
+/// declarative entry stays with its user, so for one `user_id` names the acting user and
+/// must be its user (otherwise it is not found).
 pub fn update(engine: &Engine, id: &str, patch: api::MemoryPatch) -> Result<api::Memory> {
     let id = memory_id(id)?;
     let api::MemoryPatch {
@@ -198,6 +206,7 @@ pub fn update(engine: &Engine, id: &str, patch: api::MemoryPatch) -> Result<api:
     if matches!(content, Some(Value::Null)) {
         return Err(Error::invalid("content", "must not be null"));
     }
+    let acting = user_id.clone();
     let patch = Patch {
         content,
         context: context.map(Some),
@@ -227,6 +236,8 @@ pub fn update(engine: &Engine, id: &str, patch: api::MemoryPatch) -> Result<api:
         },
         embedding: None,
     };
+    // Scope and user of a declarative entry never change, so the check holds for the update.
+    visible(engine, id, acting.as_deref())?;
     let at = Locator::Id {
         tenant: engine.tenant().clone(),
         id,
@@ -248,9 +259,11 @@ pub fn memory_state(s: &str) -> Result<MemoryState> {
     }
 }
 
-/// Deletes the memory with `id`; a missing one is `NotFound`.
-pub fn delete(engine: &Engine, id: &str) -> Result<()> {
+/// Deletes the memory with `id` as a request acting for `user`; a missing one (or a
+/// declarative entry of another user) is `NotFound`.
+pub fn delete(engine: &Engine, id: &str, user: Option<&str>) -> Result<()> {
     let id = memory_id(id)?;
+    visible(engine, id, user)?;
     let at = Locator::Id {
         tenant: engine.tenant().clone(),
         id,
@@ -495,14 +508,12 @@ pub fn proposals(engine: &Engine, p: api::ProposalParams) -> Result<api::Proposa
     })
 }
 
-/// A memory's declarative history, oldest first.
-pub fn history(engine: &Engine, id: &str) -> Result<api::History> {
+/// A memory's declarative history, oldest first, as a request acting for `user` sees it.
+pub fn history(engine: &Engine, id: &str, user: Option<&str>) -> Result<api::History> {
     let id = memory_id(id)?;
     // Over HTTP a deleted memory is gone, its history with it (the library's
     // `Engine::history` still reads the delete).
-    if engine.get_by_id(id)?.is_none() {
-        return Err(Error::NotFound(format!("memory {id}")));
-    }
+    visible(engine, id, user)?;
     let history = engine
         .history(id)?
         .into_iter()

@@ -148,19 +148,23 @@ pub async fn list_proposals(
 }
 
 /// A declarative entry's history (add, update, supersede, confirm), oldest first; empty for
-/// a memory that is not declarative; 404 once the memory is deleted.
+/// a memory that is not declarative; 404 once the memory is deleted, and for a declarative
+/// entry unless `user_id` is its user.
 #[utoipa::path(get, path = "/v1/memories/{id}/history", tag = "declarative",
-    params(("id" = String, Path, description = "Memory id (ULID)")),
+    params(("id" = String, Path, description = "Memory id (ULID)"), api::ActingUser),
     responses((status = 200, body = api::History), (status = 404, body = api::ErrorBody),
         (status = 422, body = api::ErrorBody)))]
 pub async fn memory_history(
     State(s): State<AppState>,
     caller: Caller,
     ApiPath(id): ApiPath<String>,
+    ApiQuery(user): ApiQuery<api::ActingUser>,
 ) -> ApiResult<Json<api::History>> {
-    run(&s, &caller, move |e| ops::history(&e, &id))
-        .await
-        .map(Json)
+    run(&s, &caller, move |e| {
+        ops::history(&e, &id, user.user_id.as_deref())
+    })
+    .await
+    .map(Json)
 }
 
 /// What a create did: `created`, `updated` (a key's record replaced), `deduplicated` (the
@@ -213,17 +217,22 @@ pub async fn create_memories(
         .map(Json)
 }
 
-/// One memory by id; another tenant's id is 404 like a missing one.
+/// One memory by id; another tenant's id is 404 like a missing one, and so is a declarative
+/// entry unless `user_id` is its user.
 #[utoipa::path(get, path = "/v1/memories/{id}", tag = "memories",
-    params(("id" = String, Path, description = "Memory id (ULID)")),
+    params(("id" = String, Path, description = "Memory id (ULID)"), api::ActingUser),
     responses((status = 200, body = api::Memory), (status = 404, body = api::ErrorBody),
         (status = 422, body = api::ErrorBody)))]
 pub async fn get_memory(
     State(s): State<AppState>,
     caller: Caller,
     ApiPath(id): ApiPath<String>,
+    ApiQuery(user): ApiQuery<api::ActingUser>,
 ) -> ApiResult<Response> {
-    let m = run(&s, &caller, move |e| ops::get(&e, &id)).await?;
+    let m = run(&s, &caller, move |e| {
+        ops::get(&e, &id, user.user_id.as_deref())
+    })
+    .await?;
     Ok(with_etag(StatusCode::OK, m))
 }
 
@@ -259,16 +268,20 @@ pub async fn update_memory(
     Ok(with_etag(StatusCode::OK, m))
 }
 
-/// Deletes a memory.
+/// Deletes a memory (a declarative entry only when `user_id` is its user: otherwise 404).
 #[utoipa::path(delete, path = "/v1/memories/{id}", tag = "memories",
-    params(("id" = String, Path, description = "Memory id (ULID)")),
+    params(("id" = String, Path, description = "Memory id (ULID)"), api::ActingUser),
     responses((status = 204, description = "Deleted"), (status = 404, body = api::ErrorBody)))]
 pub async fn delete_memory(
     State(s): State<AppState>,
     caller: Caller,
     ApiPath(id): ApiPath<String>,
+    ApiQuery(user): ApiQuery<api::ActingUser>,
 ) -> ApiResult<StatusCode> {
-    run(&s, &caller, move |e| ops::delete(&e, &id)).await?;
+    run(&s, &caller, move |e| {
+        ops::delete(&e, &id, user.user_id.as_deref())
+    })
+    .await?;
     Ok(StatusCode::NO_CONTENT)
 }
 

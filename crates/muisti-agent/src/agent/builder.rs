@@ -13,6 +13,7 @@ impl Agent {
             guards: Vec::new(),
             observers: Vec::new(),
             tools: Vec::new(),
+            working_notes: true,
             system: None,
             durable_runs: false,
             run_retention: Duration::from_secs(7 * 24 * 3600),
@@ -40,6 +41,7 @@ pub struct AgentBuilder {
     guards: Vec<Guard>,
     observers: Vec<Arc<dyn Observer>>,
     tools: Vec<Tool>,
+    working_notes: bool,
     system: Option<String>,
     durable_runs: bool,
     run_retention: Duration,
@@ -100,6 +102,14 @@ impl AgentBuilder {
     /// Adds a tool the model may call.
     pub fn tool(mut self, tool: Tool) -> Self {
         self.tools.push(tool);
+        self
+    }
+
+    /// Whether the model gets the built-in `note` tool in conversations (default on, with
+    /// memory): working notes in the scratch scope (gone when the turn ends) or the
+    /// short-term scope (shown in every prompt of the conversation until it ends).
+    pub fn working_notes(mut self, on: bool) -> Self {
+        self.working_notes = on;
         self
     }
 
@@ -199,6 +209,7 @@ impl AgentBuilder {
                 long_term_memory: self.long_term_memory,
                 guards: self.guards,
                 tools: self.tools,
+                working_notes: self.working_notes,
                 system: self.system,
                 durable_runs: self.durable_runs,
                 run_retention,

@@ -1,10 +1,12 @@
 //! The agent: recall, guards, the model and its tools, conversations and durable runs.
 
 mod builder;
+mod notes;
 mod runs;
 mod stream;
 
 pub use builder::AgentBuilder;
+pub use notes::{MAX_NOTE_BYTES, MAX_NOTES_SHOWN, NOTE_TOOL};
 pub use stream::TokenStream;
 
 use std::{
@@ -68,6 +70,8 @@ struct Inner {
     long_term_memory: usize,
     guards: Vec<Guard>,
     tools: Vec<Tool>,
+    /// Whether the model gets the `note` tool in conversations.
+    working_notes: bool,
     system: Option<String>,
     durable_runs: bool,
     run_retention: Ttl,
@@ -275,7 +279,7 @@ impl Agent {
         )
         .entered();
         guard::check(&self.inner.guards, GuardTarget::Message, message)?;
-        let block = self.recall(message);
+        let block = self.recall(message, conversation_id);
         if !block.is_empty() {
             guard::check(&self.inner.guards, GuardTarget::Memory, &block.text)?;
             if let Some(m) = &self.inner.memory {
@@ -324,10 +328,12 @@ impl Agent {
         self.drive(&mut run, on_text)
     }
 
-    /// The memories to inject: the best `long_term_memory` entries of `default` that share
-    /// a word with the message or are close to it in meaning. A failing recall is logged
-    /// and gives an empty block.
-    fn recall(&self, message: &str) -> Block {
+    /// The memories to inject: the user's declarative entries, the conversation's
+    /// short-term notes, then the best `long_term_memory` entries of `default` that share a
+    /// word with the message or are close to it in meaning (no conversation's working
+    /// state: scratch and short-term memories come only as this conversation's notes). A
+    /// failing recall is logged and gives an empty block.
+    fn recall(&self, message: &str, conversation_id: Option<&str>) -> Block {
         let n = self.inner.long_term_memory;
         let Some(memory) = self.inner.memory.as_ref().filter(|_| n > 0) else {
             return Block::default();
@@ -357,8 +363,20 @@ impl Agent {
                     })
                     .collect();
                 entries.extend(
+                    self.conversation_notes(conversation_id)
+                        .iter()
+                        .map(|m| (m.key.to_string(), "note".to_owned(), m.text().into_owned())),
+                );
+                entries.extend(
                     hits.into_iter()
-                        .filter(|h| h.memory.scope != MemoryScope::Declarative)
+                        .filter(|h| {
+                            !matches!(
+                                h.memory.scope,
+                                MemoryScope::Declarative
+                                    | MemoryScope::Scratch
+                                    | MemoryScope::ShortTerm
+                            )
+                        })
                         .filter(|h| {
                             h.signals.lexical_rank.is_some()
                                 || h.signals
@@ -384,10 +402,23 @@ impl Agent {
         }
     }
 
-    fn call_tool(&self, call: &ToolCall) -> String {
+    fn call_tool(&self, call: &ToolCall, conversation_id: Option<&str>) -> String {
         let _span = info_span!("agent.tool", tool = %call.name).entered();
-        match self.inner.tools.iter().find(|t| t.spec().name == call.name) {
-            Some(tool) => match tool.call(&call.arguments) {
+        let builtin = match conversation_id {
+            Some(id) if call.name == NOTE_TOOL && self.notes_offered(conversation_id) => {
+                Some(self.write_note(id, &call.arguments))
+            }
+            _ => None,
+        };
+        let result = builtin.or_else(|| {
+            self.inner
+                .tools
+                .iter()
+                .find(|t| t.spec().name == call.name)
+                .map(|tool| tool.call(&call.arguments))
+        });
+        match result {
+            Some(result) => match result {
                 Ok(out) => out,
                 Err(e) => {
                     warn!(tool = %call.name, "tool failed");

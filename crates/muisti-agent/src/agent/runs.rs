@@ -73,7 +73,15 @@ impl Agent {
         let mut req = ChatRequest {
             system: inner.system.clone(),
             messages: Vec::new(),
-            tools: inner.tools.iter().map(|t| t.spec().clone()).collect(),
+            tools: inner
+                .tools
+                .iter()
+                .map(|t| t.spec().clone())
+                .chain(
+                    self.notes_offered(run.conversation_id.as_deref())
+                        .then(notes::spec),
+                )
+                .collect(),
             max_tokens: inner.max_tokens,
             temperature: inner.temperature,
         };
@@ -107,7 +115,7 @@ impl Agent {
             said.tool_calls.clone_from(&answer.tool_calls);
             run.messages.push(said);
             for call in answer.tool_calls {
-                let result = self.call_tool(&call);
+                let result = self.call_tool(&call, run.conversation_id.as_deref());
                 run.messages.push(Message::tool(call.id.clone(), result));
                 run.tool_calls.push(call);
             }

@@ -176,3 +176,125 @@ fn scratch_goes_at_the_end_of_a_turn_and_short_term_at_the_end_of_the_conversati
     assert_eq!(count(MemoryScope::ShortTerm), 0);
     assert!(agent.conversation_by_id(&id).is_ok(), "its messages stay");
 }
+
+/// The model calls `note` with the tool's arguments.
+fn note_call(calls: &[(&str, serde_json::Value)]) -> muisti_testkit::http::Reply {
+    let calls: Vec<serde_json::Value> = calls
+        .iter()
+        .map(|(id, args)| {
+            serde_json::json!({"id": id, "type": "function",
+                "function": {"name": "note", "arguments": args.to_string()}})
+        })
+        .collect();
+    muisti_testkit::http::Reply::json(
+        200,
+        serde_json::json!({"choices": [{"message": {"role": "assistant", "content": null,
+            "tool_calls": calls}, "finish_reason": "tool_calls"}]})
+        .to_string(),
+    )
+}
+
+/// The agent keeps its own working state: a `note` kept for the turn is scratch (gone when
+/// the reply is given), one kept for the conversation is short-term, shown in every later
+/// prompt of that conversation (not of others) until the conversation ends.
+#[test]
+fn the_agent_keeps_working_notes_for_the_turn_and_for_the_conversation() {
+    let server = Server::start(vec![
+        note_call(&[
+            (
+                "n1",
+                serde_json::json!({"text": "invoice 7 is due Friday", "keep": "conversation"}),
+            ),
+            ("n2", serde_json::json!({"text": "checking invoice 7 now"})),
+            ("n3", serde_json::json!({"text": "x", "keep": "forever"})),
+        ]),
+        openai_reply("one"),
+        openai_reply("two"),
+        openai_reply("three"),
+    ]);
+    let memory = memory();
+    let agent = agent(ProviderKind::OpenAi, &server, &memory)
+        .recall_filter(for_ada())
+        .build()
+        .expect("agent");
+    let conversation = agent.conversation().expect("conversation");
+    let id = conversation.id.clone();
+    note(
+        &memory,
+        "invoice 9 of another conversation",
+        MemoryScope::ShortTerm,
+        "other",
+    );
+    let count = |scope| {
+        memory
+            .count(
+                &Namespace::default_ns(),
+                &Filter {
+                    session_id: Some(id.clone()),
+                    scope: Some(scope),
+                    ..Filter::default()
+                },
+            )
+            .expect("count")
+    };
+    let turn = agent
+        .send_in_conversation(&conversation, "what about invoice 7?")
+        .expect("turn");
+    assert_eq!(turn.reply.text, "one");
+    let requests = server.requests();
+    let tools = body(&requests[0])["tools"].to_string();
+    assert!(
+        tools.contains("\"note\""),
+        "the note tool is offered: {tools}"
+    );
+    let results = body(&requests[1])["messages"].to_string();
+    assert!(
+        results.contains("noted, kept until the conversation ends"),
+        "{results}"
+    );
+    assert!(
+        results.contains("noted, kept until this message is answered"),
+        "{results}"
+    );
+    assert!(
+        results.contains("keep is"),
+        "a bad argument is the model's error: {results}"
+    );
+    assert_eq!(
+        count(MemoryScope::Scratch),
+        0,
+        "the turn's note went with the turn"
+    );
+    assert_eq!(
+        count(MemoryScope::ShortTerm),
+        1,
+        "kept for the conversation"
+    );
+
+    let turn = agent
+        .send_in_conversation(&turn.conversation, "and invoice 9?")
+        .expect("turn");
+    let prompt = last_prompt(&server.requests()[2]);
+    assert!(
+        prompt.contains("- note: invoice 7 is due Friday"),
+        "{prompt}"
+    );
+    assert!(
+        !prompt.contains("another conversation"),
+        "another conversation's working state stays there: {prompt}"
+    );
+
+    assert_eq!(
+        agent.end_conversation(&turn.conversation.id).expect("end"),
+        1
+    );
+    let next = agent.conversation().expect("conversation");
+    agent
+        .send_in_conversation(&next, "invoice 7?")
+        .expect("turn");
+    let prompt = last_prompt(&server.requests()[3]);
+    assert!(
+        !prompt.contains("due Friday"),
+        "gone with its conversation: {prompt}"
+    );
+}

@@ -101,10 +101,19 @@ fn forgetting_a_user_leaves_nothing_in_the_file_store() {
 }
 
 #[test]
-fn forgetting_a_user_refuses_no_owner_and_a_target_with_one() {
+fn forgetting_a_user_refuses_no_owner_and_a_target_with_an_agent_or_session() {
     let home = tempfile::tempdir().expect("temp dir");
-    let both = muisti(home.path(), &["forget", "some-key", "--user", "bob"]);
-    assert_eq!(both.status.code(), Some(2), "a usage error");
+    for flag in ["--agent", "--session"] {
+        let both = muisti(home.path(), &["forget", "some-key", flag, "bob"]);
+        assert_eq!(both.status.code(), Some(2), "{flag}: a usage error");
+    }
+    // With a target, --user names the user the request acts for.
+    let acting = muisti(home.path(), &["forget", "some-key", "--user", "bob"]);
+    assert_eq!(
+        acting.status.code(),
+        Some(1),
+        "not found, not a usage error"
+    );
     let neither = muisti(home.path(), &["forget"]);
     assert_eq!(neither.status.code(), Some(2), "a usage error");
 }

@@ -449,7 +449,12 @@ fn declarative_entries_from_the_command_line() {
     let kept = ok(muisti(h, &["confirm", &id]));
     assert_eq!(kept.trim(), first.trim(), "the user's word stands");
     assert!(!muisti(h, &["confirm", &id]).status.success(), "once");
-    let history = ok(muisti(h, &["history", first.trim()]));
+    let id = first.trim();
+    assert!(
+        !muisti(h, &["history", id]).status.success(),
+        "only its user reads an entry's history"
+    );
+    let history = ok(muisti(h, &["history", id, "--user", "ada"]));
     assert!(
         history.contains("add") && history.contains("supersede"),
         "{history}"
@@ -457,5 +462,23 @@ fn declarative_entries_from_the_command_line() {
     assert!(
         history.contains("I live in Paris -> I moved to Berlin"),
         "{history}"
+    );
+    // By id, the entry is its user's alone, as over the API.
+    for other in [&["get", id][..], &["get", id, "--user", "bob"]] {
+        assert_eq!(
+            muisti(h, other).status.code(),
+            Some(1),
+            "{other:?}: not found"
+        );
+    }
+    assert!(ok(muisti(h, &["get", id, "--user", "ada"])).contains("Berlin"));
+    assert_eq!(
+        muisti(h, &["forget", id, "--user", "bob"]).status.code(),
+        Some(1)
+    );
+    ok(muisti(h, &["forget", id, "--user", "ada"]));
+    assert_eq!(
+        muisti(h, &["get", id, "--user", "ada"]).status.code(),
+        Some(1)
     );
 }

@@ -42,6 +42,11 @@ impl TestServer {
     ) -> Self {
         before(&KeyRing::new(store.clone()));
         let engine = Engine::builder(store).build().expect("engine");
+        Self::serve(engine, layer, dir)
+    }
+
+    /// A server over `engine` with `layer`'s settings (listen forced as above).
+    pub fn serve(engine: Engine, layer: ConfigLayer, dir: Option<tempfile::TempDir>) -> Self {
         let config = ServerConfig::resolve(
             ConfigLayer {
                 listen: Some("127.0.0.1:0".into()),

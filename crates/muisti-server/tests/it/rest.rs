@@ -1468,7 +1468,7 @@ fn declarative_over_rest() {
     let id = a.body["id"].as_str().expect("id");
     let h = raw(
         "GET",
-        &s.url(&format!("/v1/memories/{id}/history")),
+        &s.url(&format!("/v1/memories/{id}/history?user_id=dv")),
         &[],
         None,
     );
@@ -1531,6 +1531,98 @@ fn declarative_over_rest() {
     );
     let other = listed("user_id=other&scope=declarative");
     assert_eq!(other.body["items"], json!([]));
+
+    // By id too, a declarative entry is its user's alone: without the user, or as another
+    // user, it is not there (read, history, edit, delete), and nothing changes.
+    let by_id = |method: &str, query: &str, body: Option<&str>| {
+        let path = format!("/v1/memories/{id}{query}");
+        raw(
+            method,
+            &s.url(&path),
+            &[("Content-Type", "application/json")],
+            body,
+        )
+    };
+    for query in ["", "?user_id=other"] {
+        assert_eq!(by_id("GET", query, None).status, 404, "read {query:?}");
+        let history = format!("/history{query}");
+        assert_eq!(
+            by_id("GET", &history, None).status,
+            404,
+            "history {query:?}"
+        );
+        assert_eq!(by_id("DELETE", query, None).status, 404, "delete {query:?}");
+    }
+    let edit = |user: &str| {
+        let body = json!({"content": "I eat fish", "user_id": user}).to_string();
+        by_id("PATCH", "", Some(&body))
+    };
+    assert_eq!(
+        by_id("PATCH", "", Some(r#"{"importance": 0.9}"#)).status,
+        404
+    );
+    assert_eq!(edit("other").status, 404, "another user cannot edit it");
+    let mine = by_id("GET", "?user_id=dv", None);
+    assert_eq!(mine.status, 200, "{}", mine.body);
+    assert_eq!(mine.body["content"], "I don't eat meat", "unchanged");
+    let edited = edit("dv");
+    assert_eq!(edited.status, 200, "its user edits it: {}", edited.body);
+    assert_eq!(edited.body["content"], "I eat fish");
+    assert_eq!(by_id("DELETE", "?user_id=dv", None).status, 204);
+    assert_eq!(by_id("GET", "?user_id=dv", None).status, 404, "deleted");
+}
+
+/// The server runs the scopes' lifetimes on its schedule, in every tenant: an episodic
+/// memory written under a longer retention goes once it is past the server's.
+#[test]
+fn the_server_runs_the_lifetimes_on_its_schedule() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let clock = std::sync::Arc::new(muisti::ManualClock::new(muisti::Timestamp::from_millis(
+        1_700_000_000_000,
+    )));
+    let store: std::sync::Arc<dyn muisti::Store> = std::sync::Arc::new(
+        muisti::SqliteStore::open(dir.path().join("muisti.db"))
+            .expect("store")
+            .with_clock(clock.clone()),
+    );
+    let engine = |days: u32| {
+        muisti::Engine::builder(store.clone())
+            .embedder(None)
+            .clock(clock.clone())
+            .lifetimes(muisti::Lifetimes {
+                episodic_retention_days: Some(days),
+                ..muisti::Lifetimes::default()
+            })
+            .build()
+            .expect("engine")
+    };
+    let long = engine(10).with_tenant(muisti::Tenant::new("acme").expect("tenant"));
+    let mut put = muisti::Put::new(
+        long.partition(&muisti::Namespace::new("default").expect("ns")),
+        None,
+        json!("met Ada at the station"),
+    );
+    put.scope = muisti::MemoryScope::Episodic;
+    put.owner.user_id = Some("u".into());
+    let written = long.remember(put).expect("written").memory;
+    clock.advance(std::time::Duration::from_secs(2 * 86_400));
+    let s = TestServer::serve(
+        engine(1),
+        ConfigLayer {
+            maintain_interval_secs: Some(1),
+            ..ConfigLayer::default()
+        },
+        Some(dir),
+    );
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    while long.get_by_id(written.id).expect("read").is_some() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the schedule never removed the memory past the retention"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    drop(s);
 }
 
 /// Conversations over REST: listed, read message by message in order, deleted with their

@@ -187,6 +187,13 @@ pub(crate) fn readable(filter: &Filter, m: &Memory) -> bool {
     filter.user_id.is_some() || m.scope != MemoryScope::Declarative
 }
 
+/// Whether a request acting for `user` may see `m` when it names it by id: any memory but a
+/// declarative entry, and a declarative entry only when `user` is its user (strict per-user
+/// scoping, no override: a request without a user sees no declarative entry).
+pub fn visible_to(user: Option<&str>, m: &Memory) -> bool {
+    m.scope != MemoryScope::Declarative || (user.is_some() && m.owner.user_id.as_deref() == user)
+}
+
 /// A read asking for declarative entries must name its user.
 pub(crate) fn check_read(filter: &Filter) -> Result<()> {
     if filter.scope == Some(MemoryScope::Declarative) && filter.user_id.is_none() {
@@ -312,6 +319,13 @@ impl Engine {
             .into_iter()
             .map(|r| serde_json::from_value(r.content).map_err(|e| corrupted("a proposal", e)))
             .collect()
+    }
+
+    /// The memory with `id` as a request acting for `user` sees it ([`visible_to`]): the
+    /// read every face of the API makes by id, so a declarative entry is found only by its
+    /// own user.
+    pub fn get_for(&self, id: MemoryId, user: Option<&str>) -> Result<Option<Memory>> {
+        Ok(self.get_by_id(id)?.filter(|m| visible_to(user, m)))
     }
 
     /// The history of a declarative entry, oldest first (also after it was deleted; empty

@@ -85,7 +85,8 @@ fn days(d: u32) -> Duration {
 pub struct Maintained {
     /// Expired records (any scope) deleted, in every tenant of the store.
     pub expired: u64,
-    /// Episodic memories past the retention deleted, in the engine's tenant.
+    /// Episodic memories past the retention deleted, in the engine's tenant (in every
+    /// tenant for [`Engine::maintain_store`]).
     pub episodic: u64,
 }
 
@@ -180,6 +181,28 @@ impl Engine {
     pub fn maintain(&self) -> Result<Maintained> {
         let _span = info_span!("memory.maintain").entered();
         let expired = self.store.purge_expired()?;
+        Ok(Maintained {
+            expired,
+            episodic: self.past_retention()?,
+        })
+    }
+
+    /// [`Engine::maintain`] for the whole store: expired records and, in every tenant,
+    /// episodic memories past the retention (what a server runs on its schedule).
+    pub fn maintain_store(&self) -> Result<Maintained> {
+        let _span = info_span!("memory.maintain_store").entered();
+        let mut done = Maintained {
+            expired: self.store.purge_expired()?,
+            episodic: 0,
+        };
+        for tenant in self.store.tenants()? {
+            done.episodic += self.with_tenant(tenant).past_retention()?;
+        }
+        Ok(done)
+    }
+
+    /// Deletes the engine tenant's episodic memories older than the retention; how many.
+    fn past_retention(&self) -> Result<u64> {
         let mut episodic = 0;
         if let Some(d) = self.lifetimes.episodic_retention_days {
             let now = self.clock.now();
@@ -199,7 +222,7 @@ impl Engine {
                 episodic += self.delete_matching(&ns, &filter)?;
             }
         }
-        Ok(Maintained { expired, episodic })
+        Ok(episodic)
     }
 
     /// Keeps the long-term cap of the owner of `written` (just stored) in its namespace:

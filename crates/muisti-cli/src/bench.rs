@@ -13,11 +13,16 @@ use serde::Serialize;
 pub(crate) enum BenchCommand {
     /// Precision and recall of the declarative conflict detector on a labelled corpus of
     /// pairs (default: the repository's), per split (`tune`, where its constants were
-    /// chosen, and the held-out `test`), with the embedder of `--embedder` and without one.
+    /// chosen, the held-out `test`, the later `fresh` set), with the embedder of
+    /// `--embedder` and without one.
     Conflicts {
         /// The corpus: one JSON object per line (`existing`, `new`, `supersede`, `split`).
         #[arg(long, default_value = "crates/muisti/tests/data/conflicts.jsonl")]
         data: std::path::PathBuf,
+        /// Also list the pairs the detector (with the embedder) gets wrong, with what it
+        /// based the verdict on.
+        #[arg(long)]
+        errors: bool,
     },
     /// Retrieval quality (recall@k) and speed on LoCoMo conversations.
     Locomo {
@@ -338,9 +343,9 @@ pub(crate) fn run(cmd: &BenchCommand, cli: &crate::Cli, json: bool) -> Result<()
             outln!("{}", serde_json::to_string_pretty(&report)?)?;
             return Ok(());
         }
-        BenchCommand::Conflicts { data } => {
+        BenchCommand::Conflicts { data, errors } => {
             let embedder = muisti::embedder_from_spec(cli.embedder(), cli.embed_url.as_deref())?;
-            return conflicts(data, embedder, json);
+            return conflicts(data, embedder, *errors, json);
         }
         BenchCommand::Locomo {
             data,
@@ -600,6 +605,7 @@ fn locomo(
 fn conflicts(
     data: &std::path::Path,
     embedder: Option<std::sync::Arc<dyn muisti::Embedder>>,
+    errors: bool,
     json: bool,
 ) -> Result<()> {
     use muisti::declarative::detect;
@@ -607,13 +613,12 @@ fn conflicts(
         std::fs::read_to_string(data).with_context(|| format!("cannot read {}", data.display()))?;
     let pairs = detect::parse_corpus(&text)
         .with_context(|| format!("{} is not a corpus of labelled pairs", data.display()))?;
+    let cosine = |a: &str, b: &str| {
+        let v = embedder.as_ref()?.embed(&[a, b]).ok()?;
+        Some(muisti::text::cosine(v.first()?, v.get(1)?))
+    };
     let without = detect::evaluate(&pairs, |_, _| None);
-    let with = embedder.as_ref().map(|e| {
-        detect::evaluate(&pairs, |a, b| {
-            let v = e.embed(&[a, b]).ok()?;
-            Some(muisti::text::cosine(v.first()?, v.get(1)?))
-        })
-    });
+    let with = embedder.as_ref().map(|_| detect::evaluate(&pairs, cosine));
     if json {
         outln!(
             "{}",
@@ -645,6 +650,29 @@ fn conflicts(
                 s.false_positives,
                 s.possible
             )?;
+        }
+    }
+    if errors {
+        for p in &pairs {
+            let j = detect::judge(&p.existing, &p.new, cosine(&p.existing, &p.new));
+            let wrong = match j.verdict {
+                detect::Verdict::Supersede => !p.supersede,
+                _ => p.supersede,
+            };
+            if wrong {
+                outln!(
+                    "{:>5} {:<5} {} | {:?} -> {:?} (slot {:?}, objects {}, cosine {:.2}, veto {:?})",
+                    p.id,
+                    p.split,
+                    if p.supersede { "missed" } else { "WRONG " },
+                    p.existing,
+                    p.new,
+                    j.shared_slot,
+                    j.shared_objects,
+                    j.cosine.unwrap_or(f32::NAN),
+                    j.veto
+                )?;
+            }
         }
     }
     Ok(())

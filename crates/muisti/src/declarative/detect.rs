@@ -73,7 +73,8 @@ pub fn judge(existing: &str, new: &str, cosine: Option<f32>) -> Judgement {
     let now = normalize(new);
     let old_content = content(&old);
     let update = update_cue(&now) || negates_old(&terms(&now), &old_content);
-    let history = !update && history_marker(new);
+    // Either side telling of the past ("I used to live in Rome") leaves the present alone.
+    let history = !update && (history_marker(new) || history_marker(existing));
     let (old_slots, new_slots) = (slots(&old), slots(&now));
     let (old_qualifiers, new_qualifiers) = (qualifiers(&old), qualifiers(&now));
 
@@ -91,14 +92,19 @@ pub fn judge(existing: &str, new: &str, cosine: Option<f32>) -> Judgement {
         None
     };
     let shared_slot = old_slots.intersection(&new_slots).next().cloned();
-    let shared_objects = objects(&old_content)
-        .intersection(&objects(&content(&now)))
-        .count();
     let reaches = |threshold: f32| cosine.is_some_and(|c| c >= threshold);
+    let (old_objects, new_objects) = (objects(&old_content), objects(&content(&now)));
+    let shared_objects = old_objects.intersection(&new_objects).count();
+    // The same topic terms, no more and no fewer: the same claim in other words ("I'm
+    // allergic to peanuts" / "User has a peanut allergy").
+    let same_claim = !old_objects.is_empty() && old_objects == new_objects;
 
     let verdict = if veto.is_some() {
         Verdict::Distinct
-    } else if shared_slot.is_some() || (update && (shared_objects > 0 || reaches(UPDATE_COSINE))) {
+    } else if shared_slot.is_some()
+        || same_claim
+        || (update && (shared_objects > 0 || reaches(UPDATE_COSINE)))
+    {
         Verdict::Supersede
     } else if shared_objects > 0 && reaches(POSSIBLE_COSINE) {
         Verdict::Possible
@@ -147,6 +153,13 @@ const SPELLING: &[(&str, &str)] = &[
     ("organise", "organize"),
     ("summarise", "summarize"),
     ("mum", "mom"),
+    ("favour", "favor"),
+    ("favours", "favors"),
+    // Synonyms of the words declarative entries use most, so the two are one term.
+    ("film", "movie"),
+    ("films", "movies"),
+    ("allergy", "allergic"),
+    ("allergies", "allergic"),
 ];
 
 /// Terms that are no content although not stop words: "the user" is "I", and "please" (its
@@ -283,7 +296,7 @@ fn additive(norm: &str) -> bool {
 /// Words that announce a change of value.
 static UPDATE_RE: LazyLock<Regex> = LazyLock::new(|| {
     compile(
-        r"\b(?:now|from now on|any ?more|no longer|instead|these days|nowadays|switched|switching|changed|change to|quit|gave up|given up|giving up|stopped|again|no more|actually|moved|relocated|started|(?:i|just) left|left (?:my|the|a|an)|sold|got married|divorced|graduated|retired|come around|came around|not any|lately|recently)\b",
+        r"\b(?:now|from now on|any ?more|no longer|instead|these days|nowadays|switched|switching|changed|change to|quit|gave up|given up|giving up|stopped|again|no more|actually|moved|relocated|started|(?:i|just) left|left (?:my|the|a|an)|sold|got married|divorced|graduated|retired|come around|came around|not any|lately|recently|promoted|dropped out|broke up|adopted|just had|turned \d+|stop \w+ing|(?:my|our|a) new)\b",
     )
 });
 
@@ -329,8 +342,9 @@ fn history_marker(original: &str) -> bool {
 }
 
 /// A scope word and the run of letters and spaces after it (the qualifier is a prefix of it).
-static QUALIFIER_RE: LazyLock<Regex> =
-    LazyLock::new(|| compile(r"\b(?:for|when|during|while)\s+(?P<phrase>[a-z][a-z ]*)"));
+static QUALIFIER_RE: LazyLock<Regex> = LazyLock::new(|| {
+    compile(r"\b(?:for|when|during|while|on my|in my)\s+(?P<phrase>[a-z][a-z ]*)")
+});
 
 /// Whitespace then a subject word: where a qualifier ends ("for work | I prefer …").
 static SUBJECT_AHEAD_RE: LazyLock<Regex> =
@@ -604,6 +618,38 @@ const SLOT_PATTERNS: &[(&str, &[&str])] = &[
         ],
     ),
     ("pregnancy", &[r"\bpregnant\b", r"\bexpecting a baby\b"]),
+    (
+        "age",
+        &[
+            r"\b\d+ (?:years?|yrs?) old\b",
+            r"\bage\b",
+            r"\baged \d+\b",
+            r"\bturned \d+\b",
+            r"\b(?:i'm|i am|user is) \d+\b(?P<not> ?(?:kg|kilos?|lbs?|pounds|cm|m|km|miles|%|percent))?",
+        ],
+    ),
+    ("height", &[r"\btall\b", r"\bheight\b"]),
+    (
+        "editor",
+        &[
+            r"\beditor\b",
+            r"\b(?:vim|neovim|emacs|vs ?code|visual studio code|sublime|intellij|pycharm|nano)\b",
+        ],
+    ),
+    (
+        "date_format",
+        &[
+            r"\bdate format\b",
+            r"\bdates? as\b",
+            r"\byyyy\b",
+            r"\biso ?8601\b",
+            r"\b(?:dd|mm)/(?:mm|dd)\b",
+        ],
+    ),
+    (
+        "birthplace",
+        &[r"\bborn in\b", r"\bbirthplace\b", r"\bplace of birth\b"],
+    ),
 ];
 
 /// A single-valued slot and its compiled patterns.
@@ -783,6 +829,48 @@ mod tests {
         assert_eq!(close.verdict, Verdict::Possible, "{close:?}");
         let below = judge("I like tea", "I like green tea with honey", Some(0.5));
         assert_eq!(below.verdict, Verdict::Distinct, "{below:?}");
+    }
+
+    #[test]
+    fn the_same_topic_terms_in_other_words_are_the_same_claim() {
+        let j = judge(
+            "I'm allergic to peanuts",
+            "User has a peanut allergy.",
+            None,
+        );
+        assert_eq!(j.verdict, Verdict::Supersede, "{j:?}");
+        // One more topic term is a refinement, not the same claim.
+        let j = judge(
+            "I play guitar",
+            "I play guitar in a band on weekends.",
+            Some(0.9),
+        );
+        assert_ne!(j.verdict, Verdict::Supersede, "{j:?}");
+    }
+
+    #[test]
+    fn a_past_state_on_either_side_leaves_the_present_alone() {
+        let j = judge("I used to live in Rome", "I live in Oslo.", Some(0.5));
+        assert_eq!(j.veto, Some("history"), "{j:?}");
+        let j = judge("I used to smoke", "I smoke again.", Some(0.5));
+        assert_eq!(j.verdict, Verdict::Supersede, "an update cue wins: {j:?}");
+    }
+
+    #[test]
+    fn things_on_my_devices_are_scoped() {
+        let j = judge(
+            "I prefer dark mode in my IDE",
+            "I prefer light mode on my phone.",
+            Some(0.8),
+        );
+        assert_eq!(j.veto, Some("different qualifiers"), "{j:?}");
+        let j = judge("I'm 34 years old", "The user is 35 now.", None);
+        assert_eq!(j.verdict, Verdict::Supersede, "{j:?}");
+        assert_eq!(j.shared_slot.as_deref(), Some("age"));
+        assert!(
+            slots(&normalize("I'm 80 kg")).is_empty(),
+            "a weight is no age"
+        );
     }
 
     #[test]
@@ -1018,16 +1106,21 @@ mod tests {
         parse_corpus(include_str!("../../tests/data/conflicts.jsonl")).expect("the corpus parses")
     }
 
-    /// Floors under the figures measured when the detector was chosen (tier 1 with the
-    /// static model: tune P 1.000 R 0.778, held-out test P 0.846 R 0.355; without a model:
-    /// tune P 1.000 R 0.746, test P 0.818 R 0.290): a change that loses precision, or
-    /// recall below them, fails.
-    fn holds_the_measured_floors(e: &Evaluation, test_recall: f64) {
-        let (tune, test) = (split(e, "tune"), split(e, "test"));
-        assert!(tune.precision() >= 0.95, "tune {tune:?}");
-        assert!(tune.recall() >= 0.7, "tune {tune:?}");
-        assert!(test.precision() >= 0.8, "test {test:?}");
-        assert!(test.recall() >= test_recall, "test {test:?}");
+    /// Floors under the figures measured when the detector was last changed (tier 1, with
+    /// the static model / without a model): tune P 1.000 R 0.794 / P 1.000 R 0.762; test
+    /// P 0.947 R 0.581 / P 0.939 R 0.500; fresh (written blind to the rules, scored once
+    /// after they were frozen) P 0.958 R 0.523 / P 0.955 R 0.477. A change that loses
+    /// precision, or recall below them, fails.
+    fn holds_the_measured_floors(e: &Evaluation, recall: [f64; 3]) {
+        for (name, precision, recall) in [
+            ("tune", 0.99, recall[0]),
+            ("test", 0.93, recall[1]),
+            ("fresh", 0.95, recall[2]),
+        ] {
+            let s = split(e, name);
+            assert!(s.precision() >= precision, "{name} {s:?}");
+            assert!(s.recall() >= recall, "{name} {s:?}");
+        }
     }
 
     fn split<'a>(e: &'a Evaluation, name: &str) -> &'a Scores {
@@ -1038,9 +1131,10 @@ mod tests {
     #[test]
     fn the_corpus_without_an_embedder() {
         let e = evaluate(&corpus(), |_, _| None);
-        holds_the_measured_floors(&e, 0.28);
+        holds_the_measured_floors(&e, [0.76, 0.5, 0.47]);
         assert_eq!(split(&e, "test").total, 115);
         assert_eq!(split(&e, "tune").total, 117);
+        assert_eq!(split(&e, "fresh").total, 160);
     }
 
     #[test]
@@ -1052,7 +1146,7 @@ mod tests {
             let b = model.embed_one(b).ok()?;
             Some(muisti_core::text::cosine(&a, &b))
         });
-        holds_the_measured_floors(&e, 0.34);
+        holds_the_measured_floors(&e, [0.79, 0.58, 0.52]);
         let test = split(&e, "test");
         assert!(test.possible > 0, "tier 2 reports some: {test:?}");
     }

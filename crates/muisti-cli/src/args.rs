@@ -341,6 +341,9 @@ pub(crate) struct RememberArgs {
     /// 0 to 100, for learned patterns.
     #[arg(long)]
     pub(crate) confidence: Option<u8>,
+    /// For a declarative entry: the id of the user's entry (same type) it replaces.
+    #[arg(long, value_name = "ID")]
+    pub(crate) supersedes: Option<String>,
     /// A tag (repeatable).
     #[arg(long = "tag")]
     pub(crate) tags: Vec<String>,

@@ -75,6 +75,7 @@ pub(crate) fn run(m: &dyn Memories, command: Command, json: bool) -> Result<Exit
                 source: Some(a.source),
                 confidence: a.confidence,
                 ttl_seconds: a.ttl,
+                supersedes: a.supersedes,
                 ..NewMemory::default()
             })?;
             if json {

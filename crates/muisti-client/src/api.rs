@@ -175,6 +175,13 @@ pub struct NewMemory {
     /// `conflicting_fields`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub valid_until: Option<String>,
+    /// For a declarative entry: the id of the user's entry (same type) it replaces, when
+    /// the caller knows (instead of the conflict detector's judgement). The rules still
+    /// apply: learned never replaces user-stated, learned replaces learned only with a
+    /// higher confidence. Another user's entry is 404; one of another type, or any other
+    /// write, 409 `conflicting_fields`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub supersedes: Option<String>,
 }
 
 impl NewMemory {

@@ -38,6 +38,10 @@ pub struct Proposal {
     /// The stored entry it would supersede, as it was when proposed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub supersedes: Option<Superseded>,
+    /// Whether the writer named that entry (`supersedes` on the write): confirming
+    /// replaces exactly it, where otherwise the conflicts are judged again.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub explicit: bool,
     /// When it was proposed.
     pub created_at: Timestamp,
     /// When it is dropped unconfirmed.

@@ -64,6 +64,10 @@ pub struct RememberArgs {
     /// 0 to 100, for an agent-learned entry.
     #[serde(default)]
     pub confidence: Option<u8>,
+    /// For a declarative entry: the id of the user's entry of the same type it replaces,
+    /// when you know it (for example the user corrected that entry).
+    #[serde(default)]
+    pub supersedes: Option<String>,
 }
 
 /// Arguments of `recall`.
@@ -352,6 +356,7 @@ impl MuistiMcp {
             kind: a.kind,
             source: a.source,
             confidence: a.confidence,
+            supersedes: a.supersedes,
             ..api::NewMemory::default()
         };
         // The confirmation gate is an answer for the model (ask the user), not a failure.

@@ -171,7 +171,7 @@ mod exact {
             "tags" | "tag" => json!({"maxItems": 64, "items": {"pattern": NO_CONTROL_PATTERN,
                 "minLength": 1, "maxLength": 64}}),
             "category" | "source" | "type" => json!({"pattern": OPEN_NAME_PATTERN}),
-            "cursor" | "superseded_by" => json!({"pattern": ULID_PATTERN}),
+            "cursor" | "superseded_by" | "supersedes" => json!({"pattern": ULID_PATTERN}),
             "If-Match" => json!({"type": "string", "pattern": IF_MATCH_PATTERN}),
             // Content is never null nor blank text; a key-value entry's value never null.
             "content" => json!({"not": {"anyOf": [{"type": "null"},

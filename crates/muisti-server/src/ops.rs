@@ -80,7 +80,12 @@ pub fn namespace(name: Option<&str>) -> Result<Namespace> {
 
 /// A memory id from a path or argument: not a ULID is invalid input.
 pub fn memory_id(s: &str) -> Result<MemoryId> {
-    MemoryId::parse(s).map_err(|_| Error::invalid("id", "must be a ULID (26 characters)"))
+    memory_id_of("id", s)
+}
+
+/// A memory id given in `field`.
+fn memory_id_of(field: &'static str, s: &str) -> Result<MemoryId> {
+    MemoryId::parse(s).map_err(|_| Error::invalid(field, "must be a ULID (26 characters)"))
 }
 
 fn timestamp(field: &'static str, s: Option<&str>) -> Result<Option<Timestamp>> {
@@ -139,9 +144,25 @@ pub fn new_put(m: api::NewMemory) -> Result<Put> {
     Ok(put)
 }
 
-/// Stores one memory; returns the record and whether it was created.
+/// Stores one memory; returns the record and whether it was created. A declarative write
+/// naming the entry it `supersedes` replaces that one ([`Engine::declare_superseding`]).
 pub fn create(engine: &Engine, m: api::NewMemory) -> Result<(api::Memory, muisti::WriteStatus)> {
-    let w = engine.remember(new_put(m)?)?;
+    let target = m
+        .supersedes
+        .as_deref()
+        .map(|id| memory_id_of("supersedes", id))
+        .transpose()?;
+    let put = new_put(m)?;
+    let w = match target {
+        None => engine.remember(put)?,
+        Some(_) if put.scope != MemoryScope::Declarative => {
+            return Err(Error::conflicting(
+                "supersedes",
+                "names the entry a declarative write replaces: give it with scope declarative",
+            ));
+        }
+        Some(id) => muisti::declarative::written(engine.declare_superseding(put, id)?),
+    };
     Ok((memory_out(&w.memory), w.status))
 }
 
@@ -149,6 +170,12 @@ pub fn create(engine: &Engine, m: api::NewMemory) -> Result<(api::Memory, muisti
 pub fn create_many(engine: &Engine, batch: api::NewMemories) -> Result<api::Memories> {
     if batch.memories.len() > MAX_BATCH {
         return Err(Error::invalid("memories", "at most 1000 per batch"));
+    }
+    if batch.memories.iter().any(|m| m.supersedes.is_some()) {
+        return Err(Error::conflicting(
+            "supersedes",
+            "declarative entries are written one at a time, not in a batch",
+        ));
     }
     let puts = batch
         .memories

@@ -71,6 +71,7 @@ const CONFLICTING_FIELDS: &str =
         (status = 201, description = "Created", body = api::Memory),
         (status = 200, description = "Replaced the record at the key (`muisti-write: updated`), or the same content was already stored (`deduplicated`; `merged` when the write's new tags, metadata, importance or confidence were merged into it). A declarative entry that restates or updates one of the user's entries supersedes it in place (`updated`, the existing entry's id; its old text in its history), or loses to it (`deduplicated`, the entry that won: user-stated over learned, a learned entry of at least this confidence)", body = api::Memory),
         (status = 400, body = api::ErrorBody), (status = 401, body = api::ErrorBody),
+        (status = 404, description = "`supersedes` names no active declarative entry of the user", body = api::ErrorBody),
         (status = 409, description = CONFLICTING_FIELDS, body = api::ErrorBody),
         (status = 413, body = api::ErrorBody), (status = 422, body = api::ErrorBody),
         (status = 428, description = "An agent-learned declarative entry waits for the user's confirmation (`confirmation_required`, with the `proposal` to confirm or reject); nothing was stored", body = api::ErrorBody),

@@ -1572,6 +1572,68 @@ fn declarative_over_rest() {
     assert_eq!(by_id("GET", "?user_id=dv", None).status, 404, "deleted");
 }
 
+/// `supersedes` over REST: the named entry of the user is replaced in place (200, its id);
+/// a bad id is 422, another user's entry 404, a write that is not declarative or a batch
+/// 409 `conflicting_fields`.
+#[test]
+fn a_declarative_write_names_the_entry_it_supersedes_over_rest() {
+    let s = TestServer::open();
+    let post = |path: &str, body: serde_json::Value| {
+        raw(
+            "POST",
+            &s.url(path),
+            &[("Content-Type", "application/json")],
+            Some(&body.to_string()),
+        )
+    };
+    let fact = |user: &str, text: &str| json!({"content": text, "user_id": user, "scope": "declarative", "type": "fact"});
+    let first = post("/v1/memories", fact("sa", "Works on the billing team"));
+    assert_eq!(first.status, 201, "{}", first.body);
+    let id = first.body["id"].as_str().expect("id").to_owned();
+    let other = post("/v1/memories", fact("sb", "Likes chess"));
+    let other_id = other.body["id"].as_str().expect("id").to_owned();
+    let mut named = fact("sa", "Moved over to the payments squad");
+    named["supersedes"] = json!(id);
+    let r = post("/v1/memories", named);
+    assert_eq!(r.status, 200, "{}", r.body);
+    assert_eq!(r.body["id"], id.as_str());
+    assert_eq!(r.body["content"], "Moved over to the payments squad");
+
+    let with = |mut body: serde_json::Value, target: &str| {
+        body["supersedes"] = json!(target);
+        body
+    };
+    let cases = [
+        (with(fact("sa", "x"), "not-an-id"), 422, "invalid_input"),
+        (with(fact("sa", "x"), &other_id), 404, "not_found"),
+        (
+            with(json!({"content": "x", "user_id": "sa"}), &id),
+            409,
+            "conflicting_fields",
+        ),
+    ];
+    for (body, status, code) in cases {
+        let r = post("/v1/memories", body.clone());
+        assert_eq!(r.status, status, "{body}: {}", r.body);
+        assert_eq!(r.body["error"]["code"], code, "{body}");
+    }
+    let batch = post(
+        "/v1/memories/batch",
+        json!({"memories": [with(fact("sa", "x"), &id)]}),
+    );
+    assert_eq!(batch.status, 409, "{}", batch.body);
+    let mine = raw(
+        "GET",
+        &s.url(&format!("/v1/memories/{id}?user_id=sa")),
+        &[],
+        None,
+    );
+    assert_eq!(
+        mine.body["content"], "Moved over to the payments squad",
+        "unchanged since"
+    );
+}
+
 /// The server runs the scopes' lifetimes on its schedule, in every tenant: an episodic
 /// memory written under a longer retention goes once it is past the server's.
 #[test]

@@ -272,7 +272,16 @@ impl Engine {
     /// confirmation gate ([`Error::ConfirmationRequired`] with the stored proposal), else
     /// adds it or supersedes the entry it restates, as the module docs say.
     pub fn declare(&self, put: Put) -> Result<Declared> {
-        self.declare_with(put, false)
+        self.declare_with(put, false, None)
+    }
+
+    /// [`Engine::declare`] replacing the entry the caller names (usually an agent that
+    /// knows which entry the user corrected) instead of the detector's pick. The entry
+    /// must be an active declarative entry of the write's user, namespace and type
+    /// ([`Error::NotFound`] for none of the user's, [`Error::ConflictingFields`] for one of
+    /// another type or state); the rules of who may replace whom still apply.
+    pub fn declare_superseding(&self, put: Put, target: MemoryId) -> Result<Declared> {
+        self.declare_with(put, false, Some(target))
     }
 
     /// Applies a proposal (once: a second confirm, or a confirm after it expired or was
@@ -281,7 +290,19 @@ impl Engine {
     pub fn confirm(&self, proposal_id: &str) -> Result<Declared> {
         let proposal = self.take_proposal(proposal_id)?;
         let put = proposed_put(&proposal, self.partition(&proposal.namespace));
-        self.declare_with(put, true)
+        // The entry the writer named, while it is still there and active (else the
+        // conflicts are judged again, as for any proposal).
+        let target = match proposal.supersedes.as_ref().filter(|_| proposal.explicit) {
+            Some(s)
+                if self
+                    .get_by_id(s.id)?
+                    .is_some_and(|m| m.state == MemoryState::Active) =>
+            {
+                Some(s.id)
+            }
+            _ => None,
+        };
+        self.declare_with(put, true, target)
     }
 
     /// Drops a proposal; returns it.
@@ -346,16 +367,24 @@ impl Engine {
             .collect()
     }
 
-    fn declare_with(&self, mut put: Put, confirmed: bool) -> Result<Declared> {
+    fn declare_with(
+        &self,
+        mut put: Put,
+        confirmed: bool,
+        target: Option<MemoryId>,
+    ) -> Result<Declared> {
         put.partition.tenant = self.tenant.clone();
         crate::engine::check_scope(&put)?;
         check(&put)?;
         put.validate(&self.store.limits())?;
         let text = value_text(&put.content).into_owned();
         for _ in 0..8 {
-            let (best, possible_conflicts) = self.conflicts(&put, &text)?;
+            let (best, possible_conflicts) = match target {
+                Some(id) => (Some(self.named_target(&put, id)?), Vec::new()),
+                None => self.conflicts(&put, &text)?,
+            };
             if put.source == Source::AgentLearned && !confirmed {
-                let proposal = self.propose(&put, &text, best.as_ref())?;
+                let proposal = self.propose(&put, &text, best.as_ref(), target.is_some())?;
                 return Err(Error::ConfirmationRequired(Box::new(proposal)));
             }
             let added = if confirmed {
@@ -419,6 +448,31 @@ impl Engine {
         ))
     }
 
+    /// The entry a write names in `supersedes`: an active declarative entry of its user,
+    /// namespace and type.
+    fn named_target(&self, put: &Put, id: MemoryId) -> Result<Memory> {
+        let entry = self
+            .get_for(id, put.owner.user_id.as_deref())?
+            .filter(|m| m.scope == MemoryScope::Declarative && m.partition == put.partition)
+            .ok_or_else(|| Error::NotFound(format!("declarative entry {id} of this user")))?;
+        if entry.category != put.category {
+            return Err(Error::conflicting(
+                "supersedes",
+                format!(
+                    "names a {} entry; this write is a {}",
+                    entry.category, put.category
+                ),
+            ));
+        }
+        if entry.state != MemoryState::Active {
+            return Err(Error::conflicting(
+                "supersedes",
+                "names an entry that is no longer active",
+            ));
+        }
+        Ok(entry)
+    }
+
     /// The entry `put` would supersede (the detector's best tier-1 match among the user's
     /// active entries of its type) and the entries that may conflict (tier 2).
     fn conflicts(&self, put: &Put, text: &str) -> Result<(Option<Memory>, Vec<MemoryId>)> {
@@ -473,7 +527,13 @@ impl Engine {
         ))
     }
 
-    fn propose(&self, put: &Put, text: &str, target: Option<&Memory>) -> Result<Proposal> {
+    fn propose(
+        &self,
+        put: &Put,
+        text: &str,
+        target: Option<&Memory>,
+        explicit: bool,
+    ) -> Result<Proposal> {
         let now = self.clock.now();
         let proposal = Proposal {
             id: MemoryId::generate(),
@@ -492,6 +552,7 @@ impl Engine {
                 source: m.source.clone(),
                 confidence: m.confidence,
             }),
+            explicit,
             created_at: now,
             expires_at: now.plus(PROPOSAL_TTL),
         };
@@ -597,7 +658,7 @@ impl Engine {
 }
 
 /// What [`Engine::remember`] answers for a declarative write.
-pub(crate) fn written(d: Declared) -> Written {
+pub fn written(d: Declared) -> Written {
     Written {
         status: d.outcome.status(),
         memory: d.memory,

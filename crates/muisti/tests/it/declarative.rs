@@ -548,3 +548,131 @@ mod isolation {
         }
     }
 }
+
+/// A write may name the entry it replaces (`supersedes`), where the detector would not
+/// match the two: the named entry is replaced in place, as the rules allow, and only an
+/// active entry of the same user, namespace and type can be named.
+#[test]
+fn a_write_naming_the_entry_it_supersedes_replaces_exactly_that_one() {
+    on_each_backend(|url, engine| {
+        let tea = engine
+            .declare(entry(
+                &engine,
+                "ada",
+                "Oolong is my tea",
+                Category::Preference,
+            ))
+            .expect("tea")
+            .memory;
+        let coffee = engine
+            .declare(entry(
+                &engine,
+                "ada",
+                "Flat white, always",
+                Category::Preference,
+            ))
+            .expect("coffee")
+            .memory;
+        let named = engine
+            .declare_superseding(
+                entry(
+                    &engine,
+                    "ada",
+                    "Mostly sencha these days",
+                    Category::Preference,
+                ),
+                tea.id,
+            )
+            .expect("named");
+        assert_eq!(named.outcome, Outcome::Superseded, "{url}");
+        assert_eq!(named.memory.id, tea.id, "{url}: in place");
+        assert_eq!(named.memory.text(), "Mostly sencha these days");
+        let history = engine.history(tea.id).expect("history");
+        let events: Vec<HistoryEvent> = history.iter().map(|h| h.event).collect();
+        assert_eq!(
+            events,
+            [HistoryEvent::Add, HistoryEvent::Supersede],
+            "{url}"
+        );
+        assert_eq!(entries(&engine, "ada").len(), 2, "{url}: coffee untouched");
+
+        // Only an active entry of the user, namespace and type can be named; nothing is
+        // written otherwise.
+        let bob = engine
+            .declare(entry(&engine, "bob", "Earl Grey", Category::Preference))
+            .expect("bob")
+            .memory;
+        let refused = [
+            (
+                entry(&engine, "ada", "Rooibos", Category::Preference),
+                bob.id,
+                ErrorKind::NotFound,
+            ),
+            (
+                entry(&engine, "ada", "Rooibos", Category::Fact),
+                coffee.id,
+                ErrorKind::ConflictingFields,
+            ),
+        ];
+        for (put, target, kind) in refused {
+            let e = engine
+                .declare_superseding(put, target)
+                .expect_err("refused");
+            assert_eq!(e.kind(), kind, "{url}: {e}");
+        }
+        assert_eq!(entries(&engine, "bob")[0].text(), "Earl Grey", "{url}");
+        assert_eq!(entries(&engine, "ada").len(), 2, "{url}");
+
+        // A learned write names it too: the proposal carries the target, and confirming
+        // replaces exactly it. Learned never replaces the user's word, even when named.
+        let learned_coffee = learned(
+            &engine,
+            "ada",
+            "Switched to oat cortados",
+            Category::Preference,
+            80,
+        );
+        let err = engine
+            .declare_superseding(learned_coffee, coffee.id)
+            .expect_err("the gate");
+        let muisti::Error::ConfirmationRequired(p) = err else {
+            panic!("{url}: expected a proposal, got {err}");
+        };
+        assert_eq!(
+            p.supersedes.as_ref().map(|s| s.id),
+            Some(coffee.id),
+            "{url}"
+        );
+        let kept = engine.confirm(&p.id.to_string()).expect("confirm");
+        assert_eq!(
+            kept.outcome,
+            Outcome::Unchanged,
+            "{url}: the user's word stands"
+        );
+        assert_eq!(kept.memory.text(), "Flat white, always", "{url}");
+        let guess = engine
+            .declare(learned(
+                &engine,
+                "cy",
+                "Likes oolong",
+                Category::Preference,
+                40,
+            ))
+            .expect_err("gate");
+        let muisti::Error::ConfirmationRequired(g) = guess else {
+            panic!("{url}: expected a proposal");
+        };
+        let first = engine.confirm(&g.id.to_string()).expect("confirm").memory;
+        let better = learned(&engine, "cy", "Prefers sencha", Category::Preference, 90);
+        let muisti::Error::ConfirmationRequired(b) = engine
+            .declare_superseding(better, first.id)
+            .expect_err("gate")
+        else {
+            panic!("{url}: expected a proposal");
+        };
+        let replaced = engine.confirm(&b.id.to_string()).expect("confirm");
+        assert_eq!(replaced.outcome, Outcome::Superseded, "{url}");
+        assert_eq!(replaced.memory.id, first.id, "{url}");
+        assert_eq!(replaced.memory.confidence, Some(90), "{url}");
+    });
+}

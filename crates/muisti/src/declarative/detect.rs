@@ -95,9 +95,11 @@ pub fn judge(existing: &str, new: &str, cosine: Option<f32>) -> Judgement {
     let reaches = |threshold: f32| cosine.is_some_and(|c| c >= threshold);
     let (old_objects, new_objects) = (objects(&old_content), objects(&content(&now)));
     let shared_objects = old_objects.intersection(&new_objects).count();
-    // The same topic terms, no more and no fewer: the same claim in other words ("I'm
-    // allergic to peanuts" / "User has a peanut allergy").
-    let same_claim = !old_objects.is_empty() && old_objects == new_objects;
+    // The same topic terms, no more and no fewer, but for a note's label: the same claim in
+    // other words ("I'm allergic to peanuts" / "User has a peanut allergy"; "I like my
+    // steak medium-rare" / "Steak doneness: medium rare").
+    let same_claim = covers(&old_objects, &new_objects, &label_objects(&now))
+        || covers(&new_objects, &old_objects, &label_objects(&old));
 
     let verdict = if veto.is_some() {
         Verdict::Distinct
@@ -117,6 +119,20 @@ pub fn judge(existing: &str, new: &str, cosine: Option<f32>) -> Judgement {
         shared_objects,
         cosine,
         veto,
+    }
+}
+
+/// Whether `some` (not empty) is all of `all` but terms of `label`.
+fn covers(some: &BTreeSet<String>, all: &BTreeSet<String>, label: &BTreeSet<String>) -> bool {
+    !some.is_empty() && some.is_subset(all) && all.difference(some).all(|t| label.contains(t))
+}
+
+/// The topic terms of a note's label, the words before `: ` ("Steak doneness: medium
+/// rare"), when there are at most four: they name the attribute the value is of.
+fn label_objects(norm: &str) -> BTreeSet<String> {
+    match norm.split_once(": ") {
+        Some((label, _)) if label.split_whitespace().count() <= 4 => objects(&content(label)),
+        _ => BTreeSet::new(),
     }
 }
 
@@ -160,6 +176,8 @@ const SPELLING: &[(&str, &str)] = &[
     ("films", "movies"),
     ("allergy", "allergic"),
     ("allergies", "allergic"),
+    ("coriander", "cilantro"),
+    ("rail", "train"),
 ];
 
 /// Terms that are no content although not stop words: "the user" is "I", and "please" (its
@@ -170,6 +188,8 @@ const SUBJECT_TERMS: &[&str] = &["user", "users", "pleas"];
 const CONTRACTION_FRAGMENTS: &[&str] = &[
     "m", "re", "ve", "ll", "d", "don", "didn", "doesn", "isn", "aren", "wasn", "weren", "won",
     "shouldn", "couldn", "wouldn", "haven", "hasn", "ain",
+    // The same, typed without the apostrophe.
+    "im", "ive", "cant", "dont", "doesnt", "didnt", "isnt", "wont",
 ];
 
 /// Generic predicates of preferences and instructions: sharing them ("I like X" / "I like Y")
@@ -178,8 +198,18 @@ const GENERIC_PREDICATES: &[&str] = &[
     "like", "love", "enjoy", "prefer", "hate", "dislike", "want", "need", "wish", "use", "send",
     "show", "share", "call", "remind", "ask", "give", "keep", "tell", "make", "put", "write",
     "answer", "reply", "let", "get", "take", "have", "has", "own", "never", "always", "please",
-    "favorite", "best", "work", "live", "go", "know", "think", "feel",
+    "favorite", "best", "work", "live", "go", "know", "think", "feel", "eat", "drink",
 ];
+
+/// Numbers written as words: values, like numbers in digits.
+const NUMBER_WORDS: &[&str] = &[
+    "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven",
+    "twelve", "twenty", "thirty", "forty", "fifty", "hundred", "thousand", "dozen",
+];
+
+/// The stems of [`NUMBER_WORDS`].
+static NUMBER_STEMS: LazyLock<BTreeSet<String>> =
+    LazyLock::new(|| NUMBER_WORDS.iter().flat_map(|w| tokenize(w)).collect());
 
 /// The stems of [`GENERIC_PREDICATES`], as [`tokenize`] makes them.
 static PREDICATE_STEMS: LazyLock<BTreeSet<String>> = LazyLock::new(|| {
@@ -232,6 +262,7 @@ fn objects(content: &BTreeSet<String>) -> BTreeSet<String> {
         .filter(|t| {
             !CONTRACTION_FRAGMENTS.contains(&t.as_str())
                 && !PREDICATE_STEMS.contains(*t)
+                && !NUMBER_STEMS.contains(*t)
                 && !t.chars().any(char::is_numeric)
         })
         .cloned()
@@ -271,20 +302,31 @@ fn persons(norm: &str) -> BTreeSet<String> {
             at = whole.start() + 1;
             continue;
         }
-        let noun = person.as_str();
-        found.insert(if noun == "boss" || noun == "parents" {
-            noun.to_owned()
-        } else {
-            noun.trim_end_matches('s').to_owned()
-        });
+        found.insert(person_class(person.as_str()));
         at = whole.end();
     }
     found
 }
 
-/// Words that add to what is known rather than replace it.
+/// One name for the nouns of one role: a user has one partner (wife, boyfriend, fiancée …)
+/// and speaks of a child as a kid or a baby; other nouns lose a plural `s` (not "boss",
+/// "parents").
+fn person_class(noun: &str) -> String {
+    match noun {
+        "wife" | "husband" | "partner" | "spouse" | "boyfriend" | "girlfriend" | "fiance"
+        | "fiancee" => "partner".to_owned(),
+        "kid" | "kids" | "child" | "children" | "baby" => "child".to_owned(),
+        "boss" | "parents" => noun.to_owned(),
+        _ => noun.trim_end_matches('s').to_owned(),
+    }
+}
+
+/// Words that add to what is known rather than replace it ("too" only closing a clause:
+/// "an hour is too early" adds nothing).
 static ADDITIVE_RE: LazyLock<Regex> = LazyLock::new(|| {
-    compile(r"\b(?:also|too|as well|either|another|in addition|additionally|besides)\b")
+    compile(
+        r"\b(?:also|as well|either|another|in addition|additionally|besides)\b|\btoo\s*(?:[,.;:!?]|$)",
+    )
 });
 
 /// The doc's `additive`: the new text adds a value ("I'm *also* allergic to shellfish"), so the
@@ -296,7 +338,7 @@ fn additive(norm: &str) -> bool {
 /// Words that announce a change of value.
 static UPDATE_RE: LazyLock<Regex> = LazyLock::new(|| {
     compile(
-        r"\b(?:now|from now on|any ?more|no longer|instead|these days|nowadays|switched|switching|changed|change to|quit|gave up|given up|giving up|stopped|again|no more|actually|moved|relocated|started|(?:i|just) left|left (?:my|the|a|an)|sold|got married|divorced|graduated|retired|come around|came around|not any|lately|recently|promoted|dropped out|broke up|adopted|just had|turned \d+|stop \w+ing|(?:my|our|a) new)\b",
+        r"\b(?:now|from now on|any ?more|no longer|instead|these days|nowadays|switched|switching|changed|change to|quit|gave up|given up|giving up|stopped|again|no more|actually|moved|relocated|started|(?:i|just) left|left (?:my|the|a|an)|sold|got married|divorced|graduated|retired|come around|came around|not any|lately|recently|promoted|dropped out|broke up|adopted|just had|turned \d+|stop|switch(?:ed|ing)? to|going forward|(?:my|our|a) new|^new)\b",
     )
 });
 
@@ -335,10 +377,21 @@ static HISTORY_RE: LazyLock<Regex> = LazyLock::new(|| {
     )
 });
 
-/// The doc's `history` marker (the caller requires that no update cue is present): the new
-/// text tells of the past ("I used to live in Rome"), which does not replace the present.
+/// The doc's `history` marker (the caller requires that no update cue is present): the
+/// text tells of the past ("I used to live in Rome"), which does not replace the present. A
+/// year one was born in ("born in 1990") is no past state.
 fn history_marker(original: &str) -> bool {
-    HISTORY_RE.is_match(original)
+    HISTORY_RE.find_iter(original).any(|m| {
+        let year = m
+            .as_str()
+            .get(..3)
+            .is_some_and(|s| s.eq_ignore_ascii_case("in "));
+        let born = original[..m.start()]
+            .trim_end()
+            .to_lowercase()
+            .ends_with("born");
+        !(year && born)
+    })
 }
 
 /// A scope word and the run of letters and spaces after it (the qualifier is a prefix of it).
@@ -527,6 +580,7 @@ const SLOT_PATTERNS: &[(&str, &[&str])] = &[
             r"\btime ?zone\b",
             r"\b(?:eastern|pacific|central|mountain) time\b",
             r"\b(?:utc|gmt|cet|cest|est|edt|pst|pdt|cst|ist|jst)\b",
+            r"\b(?:america|europe|asia|africa|australia|pacific|atlantic)/[a-z_]+",
         ],
     ),
     (
@@ -578,7 +632,7 @@ const SLOT_PATTERNS: &[(&str, &[&str])] = &[
         "seat",
         &[
             r"\b(?:window|aisle|middle) seats?\b",
-            r"\bsit by the (?:window|aisle)\b",
+            r"\bsit(?:ting)? by the (?:window|aisle)\b",
         ],
     ),
     (
@@ -590,7 +644,14 @@ const SLOT_PATTERNS: &[(&str, &[&str])] = &[
     ),
     (
         "birthday",
-        &[r"\bbirthday\b", r"\bborn on\b", r"\bdate of birth\b"],
+        &[
+            r"\bbirthday\b",
+            r"\bborn on\b",
+            r"\bdate of birth\b",
+            r"\bbirth ?year\b",
+            r"\byear of birth\b",
+            r"\bborn in (?:19|20)\d\d\b",
+        ],
     ),
     (
         "children",
@@ -615,6 +676,7 @@ const SLOT_PATTERNS: &[(&str, &[&str])] = &[
             r"\b(?:left|right)[- ]handed\b",
             r"\bambidextrous\b",
             r"\b(?:left|right) hand\b",
+            r"\b(?:lefty|southpaw)\b",
         ],
     ),
     ("pregnancy", &[r"\bpregnant\b", r"\bexpecting a baby\b"]),
@@ -633,7 +695,7 @@ const SLOT_PATTERNS: &[(&str, &[&str])] = &[
         "editor",
         &[
             r"\beditor\b",
-            r"\b(?:vim|neovim|emacs|vs ?code|visual studio code|sublime|intellij|pycharm|nano)\b",
+            r"\b(?:vim|neovim|emacs|vs ?code|visual studio code|sublime|intellij|pycharm|nano)\b(?P<not> (?:keybindings|key bindings|bindings|mode|motions|keys))?",
         ],
     ),
     (
@@ -644,11 +706,36 @@ const SLOT_PATTERNS: &[(&str, &[&str])] = &[
             r"\byyyy\b",
             r"\biso ?8601\b",
             r"\b(?:dd|mm)/(?:mm|dd)\b",
+            r"\bdates?\b.*\b\d{4}-\d\d-\d\d\b",
         ],
     ),
     (
         "birthplace",
-        &[r"\bborn in\b", r"\bbirthplace\b", r"\bplace of birth\b"],
+        &[
+            r"\bborn in\b(?P<not> (?:19|20)\d\d)?",
+            r"\bbirthplace\b",
+            r"\bplace of birth\b",
+        ],
+    ),
+    (
+        "pronouns",
+        &[
+            r"\bpronouns?\b",
+            r"\b(?:he/him|she/her|they/them|ze/zir|xe/xem)\b",
+        ],
+    ),
+    (
+        "surname",
+        &[r"\b(?:last|family|maiden) name\b", r"\bsurname\b"],
+    ),
+    (
+        "work_location",
+        &[
+            r"\bremote(?:ly)?\b(?P<not> control)?",
+            r"\bwfh\b",
+            r"\bwork(?:s|ing)? from home\b",
+            r"\bhybrid\b(?P<not> car)?",
+        ],
     ),
 ];
 
@@ -1108,14 +1195,16 @@ mod tests {
 
     /// Floors under the figures measured when the detector was last changed (tier 1, with
     /// the static model / without a model): tune P 1.000 R 0.794 / P 1.000 R 0.762; test
-    /// P 0.947 R 0.581 / P 0.939 R 0.500; fresh (written blind to the rules, scored once
-    /// after they were frozen) P 0.958 R 0.523 / P 0.955 R 0.477. A change that loses
-    /// precision, or recall below them, fails.
-    fn holds_the_measured_floors(e: &Evaluation, recall: [f64; 3]) {
+    /// P 0.947 R 0.581 / P 0.939 R 0.500; fresh (written blind, then used to choose the
+    /// third round) P 0.984 R 0.682 / P 0.982 R 0.636; fresh2 (written blind by another
+    /// hand, scored once after the rules were frozen) P 0.911 R 0.464 / P 0.906 R 0.436. A
+    /// change that loses precision, or recall below them, fails.
+    fn holds_the_measured_floors(e: &Evaluation, recall: [f64; 4]) {
         for (name, precision, recall) in [
             ("tune", 0.99, recall[0]),
             ("test", 0.93, recall[1]),
-            ("fresh", 0.95, recall[2]),
+            ("fresh", 0.98, recall[2]),
+            ("fresh2", 0.9, recall[3]),
         ] {
             let s = split(e, name);
             assert!(s.precision() >= precision, "{name} {s:?}");
@@ -1131,10 +1220,11 @@ mod tests {
     #[test]
     fn the_corpus_without_an_embedder() {
         let e = evaluate(&corpus(), |_, _| None);
-        holds_the_measured_floors(&e, [0.76, 0.5, 0.47]);
+        holds_the_measured_floors(&e, [0.76, 0.5, 0.63, 0.43]);
         assert_eq!(split(&e, "test").total, 115);
         assert_eq!(split(&e, "tune").total, 117);
         assert_eq!(split(&e, "fresh").total, 160);
+        assert_eq!(split(&e, "fresh2").total, 200);
     }
 
     #[test]
@@ -1146,7 +1236,7 @@ mod tests {
             let b = model.embed_one(b).ok()?;
             Some(muisti_core::text::cosine(&a, &b))
         });
-        holds_the_measured_floors(&e, [0.79, 0.58, 0.52]);
+        holds_the_measured_floors(&e, [0.79, 0.58, 0.68, 0.46]);
         let test = split(&e, "test");
         assert!(test.possible > 0, "tier 2 reports some: {test:?}");
     }

@@ -27,6 +27,7 @@ mod conversation;
 mod error;
 mod guard;
 mod inject;
+mod judge;
 mod message;
 pub mod provider;
 mod tool;
@@ -39,6 +40,7 @@ pub use conversation::{CONVERSATIONS_NAMESPACE, Conversation, RUNS_NAMESPACE, Ru
 pub use error::{AgentError, AgentErrorKind, GuardTarget, Result};
 pub use guard::Guard;
 pub use inject::{Block, MAX_BLOCK_BYTES, MEMORY_HEADER, USER_HEADER};
+pub use judge::{JUDGE_SYSTEM, LlmJudge};
 pub use message::{
     ChatRequest, ChatResponse, FinishReason, Message, Role, ToolCall, ToolSpec, Usage,
 };

@@ -58,6 +58,10 @@ pub(crate) struct ServeArgs {
     /// Longest a model call may take, in seconds [default: 120].
     #[arg(long, env = "MUISTI_LLM_TIMEOUT_SECS", value_name = "SECS")]
     llm_timeout_secs: Option<u64>,
+    /// Whether the chat model also judges which declarative entry a write replaces
+    /// (among the offline detector's candidates) [default: true with --llm-model].
+    #[arg(long, env = "MUISTI_LLM_JUDGE_CONFLICTS", value_name = "BOOL")]
+    llm_judge_conflicts: Option<bool>,
 }
 
 /// `muisti keys ...`.
@@ -113,6 +117,7 @@ pub(crate) fn server_config(cli: &Cli, args: &ServeArgs) -> Result<ServerConfig>
         llm_model: args.llm_model.clone(),
         llm_system: args.llm_system.clone(),
         llm_timeout_secs: args.llm_timeout_secs,
+        llm_judge_conflicts: args.llm_judge_conflicts,
         ..ConfigLayer::default()
     };
     let file = match &args.config {

@@ -535,6 +535,23 @@ impl Server {
                 addr: config.listen,
                 reason: e.to_string(),
             })?;
+        let chat = config
+            .chat
+            .as_ref()
+            .map(ChatService::new)
+            .transpose()
+            .map_err(|e| ServeError::Chat(e.to_string()))?
+            .map(Arc::new);
+        // The chat model judges declarative conflicts too, unless told not to.
+        let engine = match (
+            &chat,
+            config.chat.as_ref().is_some_and(|c| c.judge_conflicts),
+        ) {
+            (Some(chat), true) => engine.with_conflict_judge(Arc::new(
+                muisti_agent::LlmJudge::new(Arc::clone(chat.provider())),
+            )),
+            _ => engine,
+        };
         let state = AppState {
             engine,
             keys,
@@ -542,13 +559,7 @@ impl Server {
             limiter: config.rate_limit.map(|l| Arc::new(RateLimiter::new(l))),
             metrics: Arc::default(),
             jobs: Arc::default(),
-            chat: config
-                .chat
-                .as_ref()
-                .map(ChatService::new)
-                .transpose()
-                .map_err(|e| ServeError::Chat(e.to_string()))?
-                .map(Arc::new),
+            chat,
             browser: Arc::new(crate::browser::BrowserPolicy {
                 hosts: config.allowed_hosts.clone(),
                 origins: config.allowed_origins.clone(),

@@ -57,6 +57,11 @@ impl ChatService {
         })
     }
 
+    /// The model, for the conflict judge.
+    pub fn provider(&self) -> &Arc<dyn Provider> {
+        &self.provider
+    }
+
     fn agent(&self, engine: Engine, msg: &api::ChatMessage) -> Result<Agent, AgentError> {
         let mut b = Agent::builder()
             .memory(engine)

@@ -87,6 +87,9 @@ pub struct ConfigLayer {
     pub llm_timeout_secs: Option<u64>,
     /// Phrases that block a chat message when they occur in it or in recalled memory.
     pub chat_blocked_phrases: Option<Vec<String>>,
+    /// Whether the chat model also judges which declarative entry a write replaces, among
+    /// the offline detector's candidates (default true when a chat model is set).
+    pub llm_judge_conflicts: Option<bool>,
 }
 
 impl ConfigLayer {
@@ -137,6 +140,7 @@ impl ConfigLayer {
             llm_system: self.llm_system.or(lower.llm_system),
             llm_timeout_secs: self.llm_timeout_secs.or(lower.llm_timeout_secs),
             chat_blocked_phrases: self.chat_blocked_phrases.or(lower.chat_blocked_phrases),
+            llm_judge_conflicts: self.llm_judge_conflicts.or(lower.llm_judge_conflicts),
         }
     }
 }
@@ -201,6 +205,8 @@ pub struct ChatConfig {
     pub timeout: Duration,
     /// Phrases that block a message.
     pub blocked_phrases: Vec<String>,
+    /// Whether the model judges declarative conflicts too.
+    pub judge_conflicts: bool,
 }
 
 /// The default listen address.
@@ -287,6 +293,7 @@ impl ServerConfig {
                 system: layer.llm_system,
                 timeout: Duration::from_secs(llm_timeout),
                 blocked_phrases: layer.chat_blocked_phrases.unwrap_or_default(),
+                judge_conflicts: layer.llm_judge_conflicts.unwrap_or(true),
             });
         Ok(Self {
             chat,

@@ -298,3 +298,59 @@ fn the_agent_keeps_working_notes_for_the_turn_and_for_the_conversation() {
         "gone with its conversation: {prompt}"
     );
 }
+
+/// A chat model judges declarative conflicts over the real wire protocols: the stored
+/// candidates and the new entry go out in one request, and its answer picks the entry to
+/// replace (or none).
+#[test]
+fn a_model_judges_which_declarative_entry_a_write_replaces() {
+    for kind in [ProviderKind::OpenAi, ProviderKind::Anthropic] {
+        let reply = |text: &str| match kind {
+            ProviderKind::OpenAi => openai_reply(text),
+            ProviderKind::Anthropic => muisti_testkit::llm::anthropic_reply(text),
+        };
+        let server = Server::start(vec![
+            reply("```json\n{\"replaces\": 1}\n```"),
+            reply("{\"replaces\": null}"),
+        ]);
+        let judge = std::sync::Arc::new(muisti_agent::LlmJudge::new(provider(kind, &server)));
+        let memory = memory().with_conflict_judge(judge);
+        let tea = declare(
+            &memory,
+            "ada",
+            "Oolong tea, every afternoon",
+            Category::Preference,
+        );
+        let sencha = declare(
+            &memory,
+            "ada",
+            "Sencha tea these afternoons",
+            Category::Preference,
+        );
+        assert_eq!(sencha.id, tea.id, "{kind:?}: replaced as the model said");
+        assert_eq!(sencha.text(), "Sencha tea these afternoons");
+        let green = declare(
+            &memory,
+            "ada",
+            "Green tea with honey when ill",
+            Category::Preference,
+        );
+        assert_ne!(green.id, tea.id, "{kind:?}: the model said none");
+        let requests = server.requests();
+        assert_eq!(requests.len(), 2, "{kind:?}");
+        let first = body(&requests[0]);
+        let text = first.to_string();
+        assert!(
+            text.contains("1. \\\"Oolong tea, every afternoon\\\""),
+            "{kind:?}: {text}"
+        );
+        assert!(
+            text.contains("NEW preference: \\\"Sencha tea these afternoons\\\""),
+            "{text}"
+        );
+        assert!(
+            text.contains("declarative memory"),
+            "the judge's instructions: {text}"
+        );
+    }
+}

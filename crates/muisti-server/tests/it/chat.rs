@@ -276,3 +276,32 @@ fn chat_recalls_and_stores_within_the_caller_s_tenant_only() {
         .expect_err("another tenant's conversation");
     assert_eq!(err.status(), Some(404));
 }
+
+/// With a chat model, the server asks it which declarative entry a write replaces (among the
+/// detector's candidates); `llm_judge_conflicts: false` leaves the decision to the detector.
+#[test]
+fn the_chat_model_judges_declarative_conflicts_unless_told_not_to() {
+    let fact = |text: &str| json!({"content": text, "user_id": "ada", "scope": "declarative", "type": "preference"});
+    let model = Scripted::start(vec![openai_reply("{\"replaces\": 1}")]);
+    let s = server_with("openai", &model, ConfigLayer::default());
+    let tea = post(&s, "/v1/memories", &fact("Oolong tea, every afternoon"));
+    assert_eq!(tea.status, 201, "{}", tea.body);
+    let sencha = post(&s, "/v1/memories", &fact("Sencha tea these afternoons"));
+    assert_eq!(sencha.status, 200, "replaced: {}", sencha.body);
+    assert_eq!(sencha.body["id"], tea.body["id"]);
+    assert_eq!(model.requests().len(), 1, "one judgement");
+
+    let model = Scripted::start(vec![openai_reply("{\"replaces\": 1}")]);
+    let off = server_with(
+        "openai",
+        &model,
+        ConfigLayer {
+            llm_judge_conflicts: Some(false),
+            ..ConfigLayer::default()
+        },
+    );
+    post(&off, "/v1/memories", &fact("Oolong tea, every afternoon"));
+    let sencha = post(&off, "/v1/memories", &fact("Sencha tea these afternoons"));
+    assert_eq!(sencha.status, 201, "the detector adds it: {}", sencha.body);
+    assert!(model.requests().is_empty(), "the model was not asked");
+}

@@ -18,6 +18,9 @@
 //!   [`HISTORY_NAMESPACE`] ([`Engine::history`]), deleted with the user's data.
 
 pub mod detect;
+pub mod judge;
+
+pub use judge::{ConflictJudge, JudgeError};
 
 use std::time::Duration;
 
@@ -491,22 +494,64 @@ impl Engine {
         }
         let texts: Vec<String> = held.iter().map(|m| m.text().into_owned()).collect();
         let cosines = self.cosines(text, &texts)?;
-        let mut best: Option<(Judgement, usize)> = None;
-        let mut possible = Vec::new();
-        for (i, existing) in texts.iter().enumerate() {
-            let j = detect::judge(existing, text, cosines.as_ref().map(|c| c[i]));
-            match j.verdict {
-                Verdict::Supersede => {
-                    if best.as_ref().is_none_or(|(b, _)| j.rank() > b.rank()) {
-                        best = Some((j, i));
-                    }
-                }
-                Verdict::Possible => possible.push(held[i].id),
-                Verdict::Distinct => {}
+        let judgements: Vec<Judgement> = texts
+            .iter()
+            .enumerate()
+            .map(|(i, existing)| detect::judge(existing, text, cosines.as_ref().map(|c| c[i])))
+            .collect();
+        let mut best = None;
+        for (i, j) in judgements.iter().enumerate() {
+            if j.verdict == Verdict::Supersede
+                && best.is_none_or(|b: usize| j.rank() > judgements[b].rank())
+            {
+                best = Some(i);
             }
         }
-        let best = best.map(|(_, i)| held[i].clone());
-        Ok((best, possible))
+        if let Some(judge) = &self.conflict_judge {
+            best = self.second_opinion(judge.as_ref(), put, text, &texts, &judgements, best);
+        }
+        let possible = judgements
+            .iter()
+            .enumerate()
+            .filter(|&(i, j)| j.verdict == Verdict::Possible && Some(i) != best)
+            .map(|(i, _)| held[i].id)
+            .collect();
+        Ok((best.map(|i| held[i].clone()), possible))
+    }
+
+    /// The judge's pick among the detector's candidates ([`judge::candidates`]), as an index
+    /// into `texts`; the detector's own pick (`detected`) when there are none or the judge
+    /// fails (logged).
+    fn second_opinion(
+        &self,
+        judge: &dyn ConflictJudge,
+        put: &Put,
+        text: &str,
+        texts: &[String],
+        judgements: &[Judgement],
+        detected: Option<usize>,
+    ) -> Option<usize> {
+        let picked = judge::candidates(judgements);
+        if picked.is_empty() {
+            return detected;
+        }
+        let shown: Vec<&str> = picked.iter().map(|&i| texts[i].as_str()).collect();
+        match judge.judge(text, &put.category, &shown) {
+            Ok(Some(k)) if k < picked.len() => Some(picked[k]),
+            Ok(Some(k)) => {
+                tracing::warn!(
+                    judge = judge.name(),
+                    answer = k,
+                    "the conflict judge named no candidate; the detector decides"
+                );
+                detected
+            }
+            Ok(None) => None,
+            Err(e) => {
+                tracing::warn!(judge = judge.name(), error = %e, "the conflict judge failed; the detector decides");
+                detected
+            }
+        }
     }
 
     /// The cosine of `text` with each of `others`, by the engine's embedder (none without one).

@@ -139,6 +139,7 @@ impl EngineBuilder {
             clock: self.clock,
             model_checked: Arc::new(AtomicBool::new(false)),
             lifetimes: self.lifetimes,
+            conflict_judge: None,
         };
         engine.check_model(on_mismatch)?;
         Ok(engine)
@@ -190,6 +191,9 @@ pub struct Engine {
     /// write records or checks it).
     pub(crate) model_checked: Arc<AtomicBool>,
     pub(crate) lifetimes: Lifetimes,
+    /// Decides declarative conflicts the detector finds candidates for (none: the
+    /// detector's verdict).
+    pub(crate) conflict_judge: Option<Arc<dyn crate::declarative::ConflictJudge>>,
 }
 
 /// How much a namespace holds.
@@ -234,6 +238,16 @@ impl Engine {
     /// An engine over the store a URL names, in the default tenant.
     pub fn open(url: &str) -> Result<Self> {
         Self::builder(crate::open_store(url)?).build()
+    }
+
+    /// The same engine with `judge` deciding which entry a declarative write replaces,
+    /// among the candidates the offline detector finds (its verdict stands whenever the
+    /// judge fails).
+    pub fn with_conflict_judge(&self, judge: Arc<dyn crate::declarative::ConflictJudge>) -> Self {
+        Self {
+            conflict_judge: Some(judge),
+            ..self.clone()
+        }
     }
 
     /// The same engine confined to another tenant.

@@ -676,3 +676,97 @@ fn a_write_naming_the_entry_it_supersedes_replaces_exactly_that_one() {
         assert_eq!(replaced.memory.confidence, Some(90), "{url}");
     });
 }
+
+/// A judge with answers given in order, recording what it was asked.
+struct ScriptedJudge {
+    answers: std::sync::Mutex<Vec<Result<Option<usize>, muisti::declarative::JudgeError>>>,
+    asked: std::sync::Mutex<Vec<(String, Vec<String>)>>,
+}
+
+impl muisti::declarative::ConflictJudge for ScriptedJudge {
+    fn judge(
+        &self,
+        new: &str,
+        _kind: &Category,
+        candidates: &[&str],
+    ) -> Result<Option<usize>, muisti::declarative::JudgeError> {
+        self.asked.lock().expect("lock").push((
+            new.to_owned(),
+            candidates.iter().map(|c| (*c).to_owned()).collect(),
+        ));
+        self.answers.lock().expect("lock").remove(0)
+    }
+
+    fn name(&self) -> &str {
+        "scripted"
+    }
+}
+
+/// With a judge, the judge decides among the detector's candidates (not the vetoed ones);
+/// when it fails, or names no candidate, the detector's verdict stands.
+#[test]
+fn a_conflict_judge_decides_among_the_detectors_candidates() {
+    on_each_backend(|url, engine| {
+        let judge = std::sync::Arc::new(ScriptedJudge {
+            answers: std::sync::Mutex::new(vec![
+                Ok(Some(0)),
+                Ok(None),
+                Err(muisti::declarative::JudgeError("down".into())),
+                Ok(Some(7)),
+            ]),
+            asked: std::sync::Mutex::new(Vec::new()),
+        });
+        let engine = engine.with_conflict_judge(judge.clone());
+        let fact = |text: &str| entry(&engine, "ada", text, Category::Fact);
+        let tea = engine
+            .declare(fact("Oolong tea, every afternoon"))
+            .expect("tea");
+        // No cue, no slot: the detector would add it; the judge says it replaces the tea.
+        let sencha = engine
+            .declare(fact("Sencha tea these afternoons"))
+            .expect("sencha");
+        assert_eq!(sencha.outcome, Outcome::Superseded, "{url}");
+        assert_eq!(sencha.memory.id, tea.memory.id, "{url}");
+        // The detector would supersede the home; the judge says both hold.
+        let paris = engine.declare(fact("I live in Paris")).expect("paris");
+        let berlin = engine.declare(fact("I moved to Berlin")).expect("berlin");
+        assert_eq!(berlin.outcome, Outcome::Added, "{url}: the judge decided");
+        // The judge fails: the detector decides (the diet slot).
+        engine.declare(fact("I am vegetarian")).expect("diet");
+        let meat = engine.declare(fact("I don't eat meat")).expect("meat");
+        assert_eq!(
+            meat.outcome,
+            Outcome::Superseded,
+            "{url}: the detector decided"
+        );
+        // The judge names no candidate: the detector decides (no evidence: added).
+        let chess = engine
+            .declare(fact("Plays chess on weekends"))
+            .expect("chess");
+        let go = engine.declare(fact("Plays go on weekends")).expect("go");
+        assert_ne!(go.memory.id, chess.memory.id, "{url}");
+        // Another person's fact is vetoed: the judge is not asked.
+        let asked_before = judge.asked.lock().expect("lock").len();
+        engine
+            .declare(fact("My sister lives in Paris"))
+            .expect("sister");
+        assert_eq!(
+            judge.asked.lock().expect("lock").len(),
+            asked_before,
+            "{url}"
+        );
+        let asked = judge.asked.lock().expect("lock").clone();
+        assert_eq!(
+            asked.len(),
+            4,
+            "{url}: every answer was asked for: {asked:?}"
+        );
+        assert_eq!(asked[0].0, "Sencha tea these afternoons", "{url}");
+        assert_eq!(asked[0].1, ["Oolong tea, every afternoon"], "{url}");
+        assert!(
+            asked[1].1.contains(&"I live in Paris".to_owned()),
+            "{url}: {asked:?}"
+        );
+        assert!(paris.memory.id != berlin.memory.id, "{url}");
+    });
+}

@@ -633,7 +633,7 @@ fn conflicts(
     }
     outln!("{} labelled pairs from {}", pairs.len(), data.display())?;
     outln!(
-        "signals                        split  pairs  precision  recall  superseded (wrong)  possible"
+        "signals                        split  pairs  precision  recall  superseded (wrong)  possible  to a judge (+/-)"
     )?;
     let mut rows = vec![("rules only", without)];
     if let (Some(e), Some(with)) = (&embedder, with) {
@@ -642,13 +642,15 @@ fn conflicts(
     for (name, e) in rows {
         for (split, s) in &e {
             outln!(
-                "{name:<30} {split:<5}  {:>5}  {:>9.3}  {:>6.3}  {:>10} ({:>3})  {:>8}",
+                "{name:<30} {split:<6} {:>5}  {:>9.3}  {:>6.3}  {:>10} ({:>3})  {:>8}  {:>6}/{:<6}",
                 s.total,
                 s.precision(),
                 s.recall(),
                 s.true_positives + s.false_positives,
                 s.false_positives,
-                s.possible
+                s.possible,
+                s.positives_to_judge,
+                s.negatives_to_judge
             )?;
         }
     }

@@ -837,6 +837,11 @@ pub struct Scores {
     pub false_positives: usize,
     /// Reported as possible conflicts (tier 2), not superseded.
     pub possible: usize,
+    /// Labelled supersede and a candidate a conflict judge would be asked about
+    /// ([`super::judge::candidates`]): the recall a perfect judge would reach.
+    pub positives_to_judge: usize,
+    /// Labelled not to supersede and a candidate for the judge.
+    pub negatives_to_judge: usize,
 }
 
 impl Scores {
@@ -869,11 +874,14 @@ pub type Evaluation = std::collections::BTreeMap<String, Scores>;
 pub fn evaluate(pairs: &[LabelledPair], cosine: impl Fn(&str, &str) -> Option<f32>) -> Evaluation {
     let mut e = Evaluation::new();
     for p in pairs {
-        let verdict = judge(&p.existing, &p.new, cosine(&p.existing, &p.new)).verdict;
+        let j = judge(&p.existing, &p.new, cosine(&p.existing, &p.new));
+        let to_judge = !super::judge::candidates(std::slice::from_ref(&j)).is_empty();
         let s = e.entry(p.split.clone()).or_default();
         s.total += 1;
         s.positives += usize::from(p.supersede);
-        match verdict {
+        s.positives_to_judge += usize::from(p.supersede && to_judge);
+        s.negatives_to_judge += usize::from(!p.supersede && to_judge);
+        match j.verdict {
             Verdict::Supersede if p.supersede => s.true_positives += 1,
             Verdict::Supersede => s.false_positives += 1,
             Verdict::Possible => s.possible += 1,

@@ -196,8 +196,13 @@ pub fn get(engine: &Engine, id: &str, user: Option<&str>) -> Result<api::Memory>
 }
 
 /// [`Engine::get_for`], a memory the request cannot see being `NotFound`: the one check of
-/// every route that names a memory by id.
+/// every route that names a memory by id. The acting user follows the owner-field rules.
 fn visible(engine: &Engine, id: MemoryId, user: Option<&str>) -> Result<Memory> {
+    Filter {
+        user_id: user.map(str::to_owned),
+        ..Filter::default()
+    }
+    .validate()?;
     engine
         .get_for(id, user)?
         .ok_or_else(|| Error::NotFound(format!("memory {id}")))

@@ -64,6 +64,8 @@ fn require_operator(caller: &Caller) -> ApiResult<()> {
 const CONFLICTING_FIELDS: &str =
     "Fields contradict each other (`conflicting_fields`): valid_until before valid_from";
 
+const DECLARATIVE_WITHOUT_USER: &str = "`scope=declarative` without `user_id` (`conflicting_fields`): declarative entries are read per user";
+
 /// Stores a memory.
 #[utoipa::path(post, path = "/v1/memories", tag = "memories",
     request_body = api::NewMemory,
@@ -306,6 +308,7 @@ pub async fn delete_memories(
 #[utoipa::path(get, path = "/v1/memories", tag = "memories",
     params(api::ListParams),
     responses((status = 200, body = api::MemoryPage), (status = 400, body = api::ErrorBody),
+        (status = 409, description = DECLARATIVE_WITHOUT_USER, body = api::ErrorBody),
         (status = 422, body = api::ErrorBody)))]
 pub async fn list_memories(
     State(s): State<AppState>,
@@ -321,7 +324,9 @@ pub async fn list_memories(
 #[utoipa::path(get, path = "/v1/memories/{id}/similar", tag = "recall",
     params(("id" = String, Path, description = "Memory id (ULID)"), api::SimilarParams),
     responses((status = 200, body = api::RecallResult), (status = 404, body = api::ErrorBody),
-        (status = 400, body = api::ErrorBody), (status = 422, body = api::ErrorBody)))]
+        (status = 400, body = api::ErrorBody),
+        (status = 409, description = DECLARATIVE_WITHOUT_USER, body = api::ErrorBody),
+        (status = 422, body = api::ErrorBody)))]
 pub async fn similar(
     State(s): State<AppState>,
     caller: Caller,
@@ -337,6 +342,7 @@ pub async fn similar(
 #[utoipa::path(post, path = "/v1/recall", tag = "recall",
     request_body = api::RecallQuery,
     responses((status = 200, body = api::RecallResult), (status = 400, body = api::ErrorBody),
+        (status = 409, description = DECLARATIVE_WITHOUT_USER, body = api::ErrorBody),
         (status = 422, body = api::ErrorBody)))]
 pub async fn recall(
     State(s): State<AppState>,

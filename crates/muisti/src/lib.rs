@@ -27,6 +27,7 @@ mod access;
 pub mod conversation;
 pub mod declarative;
 mod engine;
+pub mod graph;
 mod open;
 mod recall;
 

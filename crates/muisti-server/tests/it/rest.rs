@@ -1520,7 +1520,7 @@ fn declarative_over_rest() {
     assert_eq!(r.status, 409, "{}", r.body);
     assert_eq!(
         listed("scope=declarative").status,
-        422,
+        409,
         "no read without the user"
     );
     let everything = listed("limit=100");

@@ -197,10 +197,11 @@ pub fn visible_to(user: Option<&str>, m: &Memory) -> bool {
     m.scope != MemoryScope::Declarative || (user.is_some() && m.owner.user_id.as_deref() == user)
 }
 
-/// A read asking for declarative entries must name its user.
+/// A read asking for declarative entries must name its user (both fields are valid alone:
+/// [`Error::ConflictingFields`], ADR 0009).
 pub(crate) fn check_read(filter: &Filter) -> Result<()> {
     if filter.scope == Some(MemoryScope::Declarative) && filter.user_id.is_none() {
-        return Err(Error::invalid(
+        return Err(Error::conflicting(
             "user_id",
             "declarative entries are read per user: give user_id",
         ));

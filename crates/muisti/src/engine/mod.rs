@@ -23,7 +23,7 @@ use muisti_core::{
 use muisti_embed::{EmbedError, Embedder, StaticEmbedder};
 use serde::Serialize;
 use serde_json::Value;
-use tracing::{debug, info_span};
+use tracing::{debug, info_span, warn};
 
 use crate::access::AccessRecorder;
 use crate::recall::{self, Fusion, RecallConfig, RecallHit, RecallMode, RecallRequest};
@@ -38,6 +38,7 @@ pub struct EngineBuilder {
     on_mismatch: OnModelMismatch,
     clock: Arc<dyn Clock>,
     lifetimes: Lifetimes,
+    graph: crate::graph::GraphExtraction,
 }
 
 /// What [`EngineBuilder::build`] does when the store was indexed by another embedder.
@@ -116,6 +117,13 @@ impl EngineBuilder {
         self
     }
 
+    /// Whether the engine extracts entities and facts from its memories into the graph
+    /// (default off): in the background, from a durable queue a worker thread drains.
+    pub fn graph_extraction(mut self, graph: crate::graph::GraphExtraction) -> Self {
+        self.graph = graph;
+        self
+    }
+
     /// The engine. With an embedder, checks that the store was indexed by the same model
     /// (a store with none recorded gets this one's at its first write: opening writes
     /// nothing).
@@ -140,8 +148,17 @@ impl EngineBuilder {
             model_checked: Arc::new(AtomicBool::new(false)),
             lifetimes: self.lifetimes,
             conflict_judge: None,
+            graph_extraction: self.graph,
+            graph_worker: None,
         };
         engine.check_model(on_mismatch)?;
+        if engine.graph_extraction.extractor().is_some() {
+            let worker = crate::graph::worker::Worker::start(engine.clone());
+            return Ok(Engine {
+                graph_worker: Some(worker),
+                ..engine
+            });
+        }
         Ok(engine)
     }
 }
@@ -194,6 +211,10 @@ pub struct Engine {
     /// Decides declarative conflicts the detector finds candidates for (none: the
     /// detector's verdict).
     pub(crate) conflict_judge: Option<Arc<dyn crate::declarative::ConflictJudge>>,
+    /// How memories are read into the graph.
+    pub(crate) graph_extraction: crate::graph::GraphExtraction,
+    /// The graph worker (none without extraction, and in the worker's own engine).
+    pub(crate) graph_worker: Option<Arc<crate::graph::worker::Worker>>,
 }
 
 /// How much a namespace holds.
@@ -232,6 +253,7 @@ impl Engine {
             on_mismatch: OnModelMismatch::default(),
             clock: Arc::new(SystemClock),
             lifetimes: Lifetimes::default(),
+            graph: crate::graph::GraphExtraction::default(),
         }
     }
 
@@ -321,7 +343,17 @@ impl Engine {
         if let Some(existing) = self.duplicate_of(&put)? {
             return self.merge_duplicate(&put, existing);
         }
-        self.put_embedded(put)
+        let w = self.put_embedded(put)?;
+        self.extract_later(&w.memory);
+        Ok(w)
+    }
+
+    /// Queues a stored memory for graph extraction; a failure is logged (the memory stays,
+    /// only its graph facts wait for the next write that queues it).
+    fn extract_later(&self, memory: &Memory) {
+        if let Err(e) = self.queue_extraction(memory) {
+            warn!(kind = %e.kind(), error = %e, id = %memory.id, "could not queue the memory for graph extraction");
+        }
     }
 
     /// Embeds and stores a write, then keeps its user's long-term cap.
@@ -529,6 +561,9 @@ impl Engine {
             })
             .collect::<Result<_>>()?;
         let written = self.put_many_embedded(puts)?;
+        for w in &written {
+            self.extract_later(&w.memory);
+        }
         // Each user's cap once, after the whole batch (the newest of theirs kept).
         let mut capped = std::collections::HashSet::new();
         for w in written.iter().rev() {
@@ -622,6 +657,11 @@ impl Engine {
                 Some(m.text().into_owned()),
                 None,
             )?;
+        }
+        if let Some(m) = &target
+            && deleted
+        {
+            self.graph_forget(m.owner.user_id.as_deref(), &[m.id])?;
         }
         if let Some(m) = target {
             self.emit(Event::Forget {

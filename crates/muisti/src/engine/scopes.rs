@@ -276,6 +276,9 @@ impl Engine {
         let partition: Partition = self.partition(namespace);
         let mut deleted = 0;
         let mut after = None;
+        // Long-term memories deleted, by user: their graph facts lose them as sources.
+        let mut sourced: std::collections::BTreeMap<Option<String>, Vec<muisti_core::MemoryId>> =
+            std::collections::BTreeMap::new();
         loop {
             let page = self.store.list(&ListQuery {
                 partition: partition.clone(),
@@ -284,14 +287,26 @@ impl Engine {
                 limit: 0,
             })?;
             for m in &page.items {
-                deleted += u64::from(self.store.delete(&Locator::Id {
+                let gone = self.store.delete(&Locator::Id {
                     tenant: self.tenant.clone(),
                     id: m.id,
-                })?);
+                })?;
+                deleted += u64::from(gone);
+                if gone && m.scope == MemoryScope::LongTerm {
+                    sourced
+                        .entry(m.owner.user_id.clone())
+                        .or_default()
+                        .push(m.id);
+                }
             }
             match page.next {
                 Some(next) => after = Some(next),
                 None => break,
+            }
+        }
+        if !crate::declarative::is_reserved(namespace.as_str()) {
+            for (user, ids) in &sourced {
+                self.graph_forget(user.as_deref(), ids)?;
             }
         }
         if deleted > 0 {

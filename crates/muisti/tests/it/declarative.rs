@@ -375,7 +375,7 @@ fn no_read_without_a_user_sees_declarative_entries() {
         });
         assert_eq!(
             asked.expect_err("needs a user").kind(),
-            ErrorKind::InvalidInput
+            ErrorKind::ConflictingFields
         );
         let hits = engine
             .recall(&RecallRequest::new(ns("default"), "peanuts allergy", 10))

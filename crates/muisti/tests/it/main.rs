@@ -9,6 +9,7 @@ use serde_json::json;
 
 mod conversations;
 mod declarative;
+mod graph;
 mod scopes;
 
 fn ns(s: &str) -> Namespace {

@@ -1,0 +1,415 @@
+//! The offline extractor: entities and triples from one memory's text with no model, by
+//! patterns over capitalised names ("Alice works at Google in Mountain View", "Bob reports
+//! to Alice and works on TensorFlow"), pronouns resolved to the last person named in the
+//! conversation, and "I" as the memory's user.
+
+use std::sync::LazyLock;
+
+use regex::Regex;
+
+/// What kind of thing an entity is (custom kinds are any other snake_case word).
+pub mod kind {
+    /// A person.
+    pub const PERSON: &str = "person";
+    /// A place.
+    pub const PLACE: &str = "place";
+    /// A company, team or other organisation.
+    pub const ORGANIZATION: &str = "organization";
+    /// A product, project or technology.
+    pub const PRODUCT: &str = "product";
+    /// An event.
+    pub const EVENT: &str = "event";
+    /// Anything else.
+    pub const OTHER: &str = "other";
+}
+
+/// A named thing a text mentions.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Mention {
+    /// The name as written.
+    pub name: String,
+    /// Its kind ([`kind`]).
+    pub kind: &'static str,
+}
+
+/// One fact: `subject predicate object`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Triple {
+    /// Who or what it is about.
+    pub subject: Mention,
+    /// The relation, snake_case (`works_at`).
+    pub predicate: String,
+    /// An entity, or a literal value (`None` kind) such as "green tea".
+    pub object: Mention,
+    /// Whether the object is a value, not an entity.
+    pub literal: bool,
+}
+
+/// What the extractor found in one text.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Extracted {
+    /// Every entity named (subjects and objects of the triples, and other names).
+    pub mentions: Vec<Mention>,
+    /// The facts.
+    pub triples: Vec<Triple>,
+    /// The last person named, for the pronouns of the next text of the conversation.
+    pub last_person: Option<String>,
+}
+
+/// What the extractor knows beyond the text.
+#[derive(Clone, Debug, Default)]
+pub struct Context<'a> {
+    /// The memory's user: "I", "me" and "my" are them.
+    pub user: Option<&'a str>,
+    /// The last person named earlier in the conversation ("she" is them).
+    pub last_person: Option<String>,
+}
+
+/// A relation pattern: the verb phrase at the start of a clause's predicate, what the
+/// relation is called, and what kind its object is.
+struct Pattern {
+    verb: Regex,
+    predicate: &'static str,
+    object: ObjectKind,
+}
+
+#[derive(Clone, Copy)]
+enum ObjectKind {
+    /// A named entity of this kind.
+    Entity(&'static str),
+    /// A name if there is one, else the words as a value.
+    EntityOrValue(&'static str),
+}
+
+/// The relations the offline extractor knows, tried in order on each verb phrase.
+static PATTERNS: LazyLock<Vec<Pattern>> = LazyLock::new(|| {
+    let p = |verb: &str, predicate, object| Pattern {
+        verb: Regex::new(&format!(r"(?i)^(?:{verb})\s+")).expect("valid pattern"),
+        predicate,
+        object,
+    };
+    use ObjectKind::{Entity, EntityOrValue};
+    vec![
+        p(
+            r"(?:works?|worked|working|is working) (?:at|for)|is employed (?:at|by)|joined",
+            "works_at",
+            Entity(kind::ORGANIZATION),
+        ),
+        p(
+            r"(?:works?|worked|is working) on",
+            "works_on",
+            Entity(kind::PRODUCT),
+        ),
+        p(
+            r"(?:is|was) (?:the |a )?(?:manager|head|lead|leader) of|manages|leads|heads",
+            "manager_of",
+            Entity(kind::ORGANIZATION),
+        ),
+        p(
+            r"reports? to|reported to",
+            "reports_to",
+            Entity(kind::PERSON),
+        ),
+        p(
+            r"(?:lives?|lived|is living|resides?) in|(?:has )?moved to|relocated to",
+            "lives_in",
+            Entity(kind::PLACE),
+        ),
+        p(
+            r"(?:is |got )?married to",
+            "married_to",
+            Entity(kind::PERSON),
+        ),
+        p(r"(?:is |was )?born in", "born_in", Entity(kind::PLACE)),
+        p(
+            r"(?:studies|studied|is studying) at",
+            "studies_at",
+            Entity(kind::ORGANIZATION),
+        ),
+        p(
+            r"(?:likes|loves|enjoys|like|love|enjoy)",
+            "likes",
+            EntityOrValue(kind::OTHER),
+        ),
+    ]
+});
+
+/// A capitalised name: one or more capitalised words ("Mountain View", "ML", "TensorFlow").
+static NAME: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"^(?:the\s+)?(?P<name>[A-Z][\w&'.-]*(?:\s+(?:of\s+|de\s+|and\s+)?[A-Z][\w&'.-]*)*(?:\s+(?:team|group|department|lab|project|inc|ltd))?)")
+        .expect("valid pattern")
+});
+
+/// "the ML team", "the platform team": a team named in lower case.
+static TEAM: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"(?i)^the\s+(?P<name>[\w-]+(?:\s+[\w-]+)?\s+(?:team|group|department|lab))\b")
+        .expect("valid pattern")
+});
+
+/// A clause's subject: a name or a pronoun, then the rest.
+static SUBJECT: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"^(?P<subject>[A-Z][\w'-]*(?:\s+[A-Z][\w'-]*)*|[Hh]e|[Ss]he|[Tt]hey|I|[Ww]e)\s+(?P<rest>.+)$")
+        .expect("valid pattern")
+});
+
+/// "in Mountain View" after an organisation: where it is.
+static LOCATED: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"^\s*(?:in|at|based in)\s+(?P<place>[A-Z][\w'-]*(?:\s+[A-Z][\w'-]*)*)")
+        .expect("valid pattern")
+});
+
+/// Words that start a clause but are no names.
+const NOT_NAMES: &[&str] = &[
+    "The",
+    "A",
+    "An",
+    "This",
+    "That",
+    "These",
+    "Those",
+    "It",
+    "My",
+    "Our",
+    "Your",
+    "His",
+    "Her",
+    "Their",
+    "Yes",
+    "No",
+    "And",
+    "But",
+    "So",
+    "Then",
+    "Also",
+    "Today",
+    "Yesterday",
+];
+
+/// Extracts entities and triples from `text`.
+pub fn offline(text: &str, context: &Context<'_>) -> Extracted {
+    let mut out = Extracted {
+        last_person: context.last_person.clone(),
+        ..Extracted::default()
+    };
+    for sentence in text.split(['.', '!', '?', ';', '\n']) {
+        let sentence = sentence.trim();
+        let Some(c) = SUBJECT.captures(sentence) else {
+            continue;
+        };
+        let (Some(subject), Some(rest)) = (c.name("subject"), c.name("rest")) else {
+            continue;
+        };
+        let Some(subject) = resolve_subject(subject.as_str(), context, &out) else {
+            continue;
+        };
+        let mut said = false;
+        for phrase in verb_phrases(rest.as_str()) {
+            if let Some(triples) = relation(&subject, phrase) {
+                said = true;
+                out.triples.extend(triples);
+            }
+        }
+        if said && subject.kind == kind::PERSON && Some(subject.name.as_str()) != context.user {
+            out.last_person = Some(subject.name.clone());
+        }
+    }
+    let mut mentions: Vec<Mention> = Vec::new();
+    for t in &out.triples {
+        let named = std::iter::once(&t.subject).chain((!t.literal).then_some(&t.object));
+        for m in named {
+            if !mentions.iter().any(|x| x.name == m.name) {
+                mentions.push(m.clone());
+            }
+        }
+    }
+    out.mentions = mentions;
+    out
+}
+
+/// The subject a clause names: a name, "I" or "we" as the user, "he"/"she"/"they" as the
+/// last person named.
+fn resolve_subject(word: &str, context: &Context<'_>, so_far: &Extracted) -> Option<Mention> {
+    let person = |name: &str| Mention {
+        name: name.to_owned(),
+        kind: kind::PERSON,
+    };
+    match word {
+        "I" | "We" | "we" => context.user.map(person),
+        "He" | "he" | "She" | "she" | "They" | "they" => so_far.last_person.as_deref().map(person),
+        name if NOT_NAMES.contains(&name.split_whitespace().next().unwrap_or_default()) => None,
+        name => Some(person(name)),
+    }
+}
+
+/// The verb phrases of a clause's predicate: split at "and" when a known verb follows
+/// ("reports to Alice and works on TensorFlow").
+fn verb_phrases(rest: &str) -> Vec<&str> {
+    let mut phrases = Vec::new();
+    let mut start = 0;
+    for (i, _) in rest.match_indices(" and ") {
+        let next = &rest[i + 5..];
+        if PATTERNS.iter().any(|p| p.verb.is_match(next)) {
+            phrases.push(&rest[start..i]);
+            start = i + 5;
+        }
+    }
+    phrases.push(&rest[start..]);
+    phrases
+}
+
+/// The triples of one verb phrase about `subject`, if it matches a pattern.
+fn relation(subject: &Mention, phrase: &str) -> Option<Vec<Triple>> {
+    let phrase = phrase.trim().trim_end_matches(',');
+    PATTERNS.iter().find_map(|p| {
+        let m = p.verb.find(phrase)?;
+        let after = &phrase[m.end()..];
+        let (object, literal, used) = object_of(after, p.object)?;
+        let mut triples = vec![Triple {
+            subject: subject.clone(),
+            predicate: p.predicate.to_owned(),
+            object: object.clone(),
+            literal,
+        }];
+        // "works at Google in Mountain View": where the organisation is.
+        if !literal
+            && object.kind == kind::ORGANIZATION
+            && let Some(c) = LOCATED.captures(&after[used..])
+            && let Some(place) = c.name("place")
+        {
+            triples.push(Triple {
+                subject: object,
+                predicate: "located_in".to_owned(),
+                object: Mention {
+                    name: place.as_str().to_owned(),
+                    kind: kind::PLACE,
+                },
+                literal: false,
+            });
+        }
+        Some(triples)
+    })
+}
+
+/// The object at the start of `text`: a name, a lower-case team ("the ML team"), or for
+/// [`ObjectKind::EntityOrValue`] the words up to a comma as a value. Returns it, whether it
+/// is a value, and how many bytes of `text` it took.
+fn object_of(text: &str, wanted: ObjectKind) -> Option<(Mention, bool, usize)> {
+    let (ObjectKind::Entity(kind) | ObjectKind::EntityOrValue(kind)) = wanted;
+    if let Some(c) = TEAM.captures(text).or_else(|| NAME.captures(text))
+        && let (Some(whole), Some(name)) = (c.get(0), c.name("name"))
+    {
+        let name = name.as_str();
+        if !NOT_NAMES.contains(&name) {
+            let is_team = ["team", "group", "department", "lab"]
+                .iter()
+                .any(|t| name.to_lowercase().ends_with(t));
+            let kind = if is_team { kind::ORGANIZATION } else { kind };
+            return Some((
+                Mention {
+                    name: name.to_owned(),
+                    kind,
+                },
+                false,
+                whole.end(),
+            ));
+        }
+    }
+    match wanted {
+        ObjectKind::EntityOrValue(_) => {
+            let value = text.split([',', '(']).next()?.trim();
+            let value = value.strip_prefix("the ").unwrap_or(value);
+            (!value.is_empty() && value.len() <= 80).then(|| {
+                (
+                    Mention {
+                        name: value.to_owned(),
+                        kind: kind::OTHER,
+                    },
+                    true,
+                    text.len(),
+                )
+            })
+        }
+        ObjectKind::Entity(_) => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn triples(x: &Extracted) -> Vec<(String, String, String)> {
+        x.triples
+            .iter()
+            .map(|t| {
+                (
+                    t.subject.name.clone(),
+                    t.predicate.clone(),
+                    t.object.name.clone(),
+                )
+            })
+            .collect()
+    }
+
+    fn t(s: &str, p: &str, o: &str) -> (String, String, String) {
+        (s.to_owned(), p.to_owned(), o.to_owned())
+    }
+
+    #[test]
+    fn the_seeds_example_gives_its_edges() {
+        let mut context = Context {
+            user: Some("g1"),
+            last_person: None,
+        };
+        let mut all = Vec::new();
+        for text in [
+            "Alice works at Google in Mountain View.",
+            "She is the manager of the ML team.",
+            "Bob reports to Alice and works on TensorFlow.",
+        ] {
+            let x = offline(text, &context);
+            context.last_person = x.last_person.clone();
+            all.extend(triples(&x));
+        }
+        assert_eq!(
+            all,
+            [
+                t("Alice", "works_at", "Google"),
+                t("Google", "located_in", "Mountain View"),
+                t("Alice", "manager_of", "ML team"),
+                t("Bob", "reports_to", "Alice"),
+                t("Bob", "works_on", "TensorFlow"),
+            ]
+        );
+    }
+
+    #[test]
+    fn i_is_the_user_and_a_value_is_no_entity() {
+        let x = offline(
+            "I work at Acme Corporation in San Francisco. I like green tea.",
+            &Context {
+                user: Some("ada"),
+                last_person: None,
+            },
+        );
+        assert_eq!(
+            triples(&x),
+            [
+                t("ada", "works_at", "Acme Corporation"),
+                t("Acme Corporation", "located_in", "San Francisco"),
+                t("ada", "likes", "green tea"),
+            ]
+        );
+        assert!(x.triples[2].literal);
+        assert!(!x.mentions.iter().any(|m| m.name == "green tea"));
+        assert_eq!(x.last_person, None, "the user is not 'she'");
+    }
+
+    #[test]
+    fn no_subject_no_fact() {
+        let x = offline(
+            "She moved to Berlin. The weather is nice.",
+            &Context::default(),
+        );
+        assert!(x.triples.is_empty(), "{x:?}");
+    }
+}

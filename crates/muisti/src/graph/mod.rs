@@ -1,0 +1,165 @@
+//! Entities and a bi-temporal knowledge graph (seed 002), in the engine over the store
+//! contract, so every backend carries it.
+//!
+//! * An [`Entity`] and a [`Relation`] are records of the engine's own namespaces
+//!   ([`ENTITIES_NAMESPACE`], [`RELATIONS_NAMESPACE`]) owned by the memory's user; their tags
+//!   index them (`n:` name and alias keys and `k:` kind of an entity; `s:` subject, `p:`
+//!   predicate and `o:` object of a relation), so lookups and triple patterns are tag
+//!   filters every backend answers.
+//! * Extraction never blocks a write: [`Engine::remember`] puts the memory's id on a queue
+//!   (a record of [`QUEUE_NAMESPACE`] in the system tenant) and a worker thread extracts
+//!   ([`GraphExtractor`]; [`extract::offline`] needs no model), resolves names to entities
+//!   and writes the facts; a failure leaves the item queued, to be retried.
+//! * Relations are bi-temporal: `valid_at`/`invalid_at` (when the fact held in the world),
+//!   `created_at`/`expired_at` (when muisti learned and retired it). A new fact of a
+//!   single-valued predicate ("lives_in") closes the subject's other current one instead of
+//!   deleting it, so queries [`RelationQuery::as_of`] a past time still answer.
+
+pub mod extract;
+mod store;
+pub(crate) mod worker;
+
+use muisti_core::{MemoryId, Timestamp};
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+pub use extract::{Context, Extracted, Mention, Triple};
+pub use worker::{GraphExtraction, GraphExtractor, OfflineExtractor};
+
+/// The namespace of entities (reserved for the engine).
+pub const ENTITIES_NAMESPACE: &str = "_muisti.entities";
+/// The namespace of relations (reserved for the engine).
+pub const RELATIONS_NAMESPACE: &str = "_muisti.relations";
+/// The namespace of memories waiting for extraction (in the system tenant).
+pub const QUEUE_NAMESPACE: &str = "_muisti.graph_queue";
+/// The namespace of each conversation's last person named (for pronouns).
+pub const FOCUS_NAMESPACE: &str = "_muisti.graph_focus";
+
+/// Predicates with one current value per subject: a new value closes the old edge.
+pub const SINGLE_VALUED: &[&str] = &[
+    "works_at",
+    "lives_in",
+    "married_to",
+    "reports_to",
+    "born_in",
+    "located_in",
+];
+
+/// A person, place, organisation, product or other thing the memories name.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Entity {
+    /// Its id (a ULID).
+    pub id: MemoryId,
+    /// The user whose memories name it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub user_id: Option<String>,
+    /// Its name, as first written.
+    pub name: String,
+    /// `person`, `place`, `organization`, `product`, `event`, `other`, or a custom kind.
+    #[serde(rename = "type")]
+    pub kind: String,
+    /// Other names it goes by.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub aliases: Vec<String>,
+    /// How many memories named it.
+    pub mentions: u64,
+    /// When a memory first named it.
+    pub first_seen: Timestamp,
+    /// When a memory last named it.
+    pub last_seen: Timestamp,
+    /// What is known of it, as JSON.
+    #[serde(default, skip_serializing_if = "Map::is_empty")]
+    pub attributes: Map<String, Value>,
+    /// A short summary.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub summary: Option<String>,
+    /// The memories that name it.
+    #[serde(default)]
+    pub memory_ids: Vec<MemoryId>,
+}
+
+/// A fact: `subject predicate object`, with the two time axes.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Relation {
+    /// Its id (a ULID).
+    pub id: MemoryId,
+    /// The user whose memories state it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub user_id: Option<String>,
+    /// The subject's name.
+    pub subject: String,
+    /// The subject entity.
+    pub subject_id: MemoryId,
+    /// The relation, snake_case (`works_at`).
+    pub predicate: String,
+    /// The object's name, or the value.
+    pub object: String,
+    /// The object entity (none for a value).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub object_id: Option<MemoryId>,
+    /// How sure the extractor was, 0 to 1.
+    pub confidence: f32,
+    /// The memories that state it.
+    #[serde(default)]
+    pub memory_ids: Vec<MemoryId>,
+    /// Since when it holds in the world (the stating memory's time, or the date it gives).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub valid_at: Option<Timestamp>,
+    /// Until when it held (set when a newer fact replaced it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub invalid_at: Option<Timestamp>,
+    /// When muisti learned it.
+    pub created_at: Timestamp,
+    /// When muisti retired it (replaced, or its memories deleted).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub expired_at: Option<Timestamp>,
+}
+
+impl Relation {
+    /// Whether it held in the world at `t` (world time: what muisti knows now of then).
+    pub fn holds_at(&self, t: Timestamp) -> bool {
+        self.valid_at.is_none_or(|v| v <= t) && self.invalid_at.is_none_or(|i| t < i)
+    }
+
+    /// Whether it holds now: not replaced, not retired.
+    pub fn is_current(&self) -> bool {
+        self.invalid_at.is_none() && self.expired_at.is_none()
+    }
+}
+
+/// A triple pattern over one user's relations: each part given must match (names match an
+/// entity's name or aliases, or a value), the others are free.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct RelationQuery {
+    /// Whose graph.
+    pub user_id: Option<String>,
+    /// The subject's name.
+    pub subject: Option<String>,
+    /// The predicate (normalised to snake_case).
+    pub predicate: Option<String>,
+    /// The object's name or value.
+    pub object: Option<String>,
+    /// The facts that held at this time (invalidated ones included); `None`: those that
+    /// hold now.
+    pub as_of: Option<Timestamp>,
+}
+
+/// A predicate as stored: lower case, words joined by `_` ("Works At" → `works_at`).
+pub fn normalize_predicate(p: &str) -> String {
+    p.split(|c: char| !c.is_alphanumeric())
+        .filter(|w| !w.is_empty())
+        .map(str::to_lowercase)
+        .collect::<Vec<_>>()
+        .join("_")
+}
+
+/// A name as compared: lower case, single spaces, without a leading "the".
+pub fn normalize_name(name: &str) -> String {
+    let lower = name.to_lowercase();
+    let words: Vec<&str> = lower.split_whitespace().collect();
+    let words = match words.split_first() {
+        Some((&"the", rest)) if !rest.is_empty() => rest,
+        _ => &words[..],
+    };
+    words.join(" ")
+}

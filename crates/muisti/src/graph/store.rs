@@ -1,0 +1,386 @@
+//! The graph as records: writing what an extraction found (entity resolution and
+//! invalidation), and the queries.
+
+use muisti_core::{
+    Filter, Key, Locator, Memory, MemoryId, Owner, Partition, Put, Result, Timestamp, list_all,
+};
+use serde::{Serialize, de::DeserializeOwned};
+use serde_json::json;
+
+use super::{
+    ENTITIES_NAMESPACE, Entity, Extracted, FOCUS_NAMESPACE, Mention, RELATIONS_NAMESPACE, Relation,
+    RelationQuery, SINGLE_VALUED, normalize_name, normalize_predicate,
+};
+use crate::{Engine, engine::corrupted};
+
+/// Longest tag the store takes.
+const TAG_CHARS: usize = 64;
+
+/// An index tag: `prefix` and `value`, the value cut and hashed when the tag would be too
+/// long (so two long names still get different tags).
+fn tag(prefix: &str, value: &str) -> String {
+    let whole = format!("{prefix}{value}");
+    if whole.chars().count() <= TAG_CHARS {
+        return whole;
+    }
+    let head: String = whole.chars().take(TAG_CHARS - 17).collect();
+    format!("{head}#{:016x}", fnv1a(value))
+}
+
+fn fnv1a(s: &str) -> u64 {
+    s.bytes().fold(0xcbf2_9ce4_8422_2325, |h, b| {
+        (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
+    })
+}
+
+fn name_tag(name: &str) -> String {
+    tag("n:", &normalize_name(name))
+}
+
+fn object_tag(r: &Relation) -> String {
+    match r.object_id {
+        Some(id) => tag("o:", &id.to_string()),
+        None => tag("o:v:", &normalize_name(&r.object)),
+    }
+}
+
+impl Engine {
+    fn graph_partition(&self, name: &'static str) -> Partition {
+        self.partition(&crate::engine::own_namespace(name))
+    }
+
+    fn graph_records<T: DeserializeOwned>(
+        &self,
+        namespace: &'static str,
+        user: Option<&str>,
+        tags: Vec<String>,
+    ) -> Result<Vec<T>> {
+        let filter = Filter {
+            user_id: user.map(str::to_owned),
+            tags,
+            ..Filter::default()
+        };
+        list_all(
+            self.store.as_ref(),
+            &self.graph_partition(namespace),
+            &filter,
+        )?
+        .into_iter()
+        // A record of another user's graph with no user filter: only the user-less graph.
+        .filter(|m| user.is_some() || m.owner.user_id.is_none())
+        .map(|m| serde_json::from_value(m.content).map_err(|e| corrupted(namespace, e)))
+        .collect()
+    }
+
+    fn put_graph_record<T: Serialize>(
+        &self,
+        namespace: &'static str,
+        id: MemoryId,
+        user: Option<&str>,
+        value: &T,
+        tags: Vec<String>,
+    ) -> Result<()> {
+        let content = serde_json::to_value(value).map_err(|e| corrupted(namespace, e))?;
+        let mut put = Put::new(
+            self.graph_partition(namespace),
+            Some(Key::new(id.to_string())?),
+            content,
+        );
+        put.owner = Owner {
+            user_id: user.map(str::to_owned),
+            ..Owner::default()
+        };
+        put.tags = tags;
+        self.store.put(put)?;
+        Ok(())
+    }
+
+    /// The entity a user's memories call `name` (by its name or an alias).
+    pub fn graph_entity(&self, user: Option<&str>, name: &str) -> Result<Option<Entity>> {
+        Ok(self
+            .graph_records::<Entity>(ENTITIES_NAMESPACE, user, vec![name_tag(name)])?
+            .into_iter()
+            .next())
+    }
+
+    /// A user's entities (of one kind, if given), by name.
+    pub fn graph_entities(&self, user: Option<&str>, kind: Option<&str>) -> Result<Vec<Entity>> {
+        let tags = kind.map(|k| vec![tag("k:", k)]).unwrap_or_default();
+        let mut all: Vec<Entity> = self.graph_records(ENTITIES_NAMESPACE, user, tags)?;
+        all.sort_by(|a, b| a.name.cmp(&b.name).then(a.id.cmp(&b.id)));
+        Ok(all)
+    }
+
+    /// The relations matching a triple pattern, oldest first: those that hold now, or with
+    /// [`RelationQuery::as_of`] those that held then.
+    pub fn graph_relations(&self, q: &RelationQuery) -> Result<Vec<Relation>> {
+        let user = q.user_id.as_deref();
+        let mut tags = Vec::new();
+        if let Some(p) = &q.predicate {
+            tags.push(tag("p:", &normalize_predicate(p)));
+        }
+        if let Some(s) = &q.subject {
+            match self.graph_entity(user, s)? {
+                Some(e) => tags.push(tag("s:", &e.id.to_string())),
+                None => return Ok(Vec::new()),
+            }
+        }
+        let mut found: Vec<Relation> = match &q.object {
+            None => self.graph_records(RELATIONS_NAMESPACE, user, tags)?,
+            Some(o) => {
+                // The object is an entity (by name or alias) or a value.
+                let mut as_value = tags.clone();
+                as_value.push(tag("o:v:", &normalize_name(o)));
+                let mut found: Vec<Relation> =
+                    self.graph_records(RELATIONS_NAMESPACE, user, as_value)?;
+                if let Some(e) = self.graph_entity(user, o)? {
+                    tags.push(tag("o:", &e.id.to_string()));
+                    found.extend(self.graph_records::<Relation>(
+                        RELATIONS_NAMESPACE,
+                        user,
+                        tags,
+                    )?);
+                }
+                found
+            }
+        };
+        found.retain(|r| match q.as_of {
+            Some(t) => r.holds_at(t),
+            None => r.is_current(),
+        });
+        found.sort_by_key(|r| r.id);
+        found.dedup_by(|a, b| a.id == b.id);
+        Ok(found)
+    }
+
+    /// The relations an entity takes part in, as subject or object.
+    pub fn graph_entity_relations(
+        &self,
+        user: Option<&str>,
+        name: &str,
+        as_of: Option<Timestamp>,
+    ) -> Result<Vec<Relation>> {
+        let base = RelationQuery {
+            user_id: user.map(str::to_owned),
+            as_of,
+            ..RelationQuery::default()
+        };
+        let mut all = self.graph_relations(&RelationQuery {
+            subject: Some(name.to_owned()),
+            ..base.clone()
+        })?;
+        all.extend(self.graph_relations(&RelationQuery {
+            object: Some(name.to_owned()),
+            ..base
+        })?);
+        all.sort_by_key(|r| r.id);
+        all.dedup_by(|a, b| a.id == b.id);
+        Ok(all)
+    }
+
+    /// The last person a conversation named (for its next memory's pronouns).
+    pub(crate) fn graph_focus(
+        &self,
+        user: Option<&str>,
+        session: Option<&str>,
+    ) -> Result<Option<String>> {
+        let at = Locator::Key {
+            partition: self.graph_partition(FOCUS_NAMESPACE),
+            key: Key::new(focus_key(user, session))?,
+        };
+        Ok(self
+            .store
+            .get(&at)?
+            .and_then(|m| m.content.get("last_person")?.as_str().map(str::to_owned)))
+    }
+
+    /// Writes what extraction found in `memory`: each name resolved to an entity (created,
+    /// or its mentions counted), each triple a relation (the same fact gains a source; a new
+    /// value of a single-valued predicate closes the old edge), and the conversation's last
+    /// person.
+    pub(crate) fn apply_extraction(&self, memory: &Memory, found: &Extracted) -> Result<()> {
+        let user = memory.owner.user_id.as_deref();
+        let at = memory.valid_from.unwrap_or(memory.created_at);
+        let now = self.clock.now();
+        let mut ids = std::collections::HashMap::new();
+        for m in &found.mentions {
+            let e = self.mention(user, m, memory.id, at)?;
+            ids.insert(m.name.clone(), e);
+        }
+        for t in &found.triples {
+            let Some(subject) = ids.get(&t.subject.name) else {
+                continue;
+            };
+            let object = (!t.literal).then(|| ids.get(&t.object.name)).flatten();
+            let mut r = Relation {
+                id: MemoryId::generate(),
+                user_id: user.map(str::to_owned),
+                subject: subject.name.clone(),
+                subject_id: subject.id,
+                predicate: normalize_predicate(&t.predicate),
+                object: object.map_or_else(|| t.object.name.clone(), |o| o.name.clone()),
+                object_id: object.map(|o| o.id),
+                confidence: 0.8,
+                memory_ids: vec![memory.id],
+                valid_at: Some(at),
+                invalid_at: None,
+                created_at: now,
+                expired_at: None,
+            };
+            self.add_relation(user, &mut r, now)?;
+        }
+        if found.last_person.is_some() {
+            let focus = json!({"last_person": found.last_person});
+            let mut put = Put::new(
+                self.graph_partition(FOCUS_NAMESPACE),
+                Some(Key::new(focus_key(
+                    user,
+                    memory.owner.session_id.as_deref(),
+                ))?),
+                focus,
+            );
+            put.owner.user_id = user.map(str::to_owned);
+            self.store.put(put)?;
+        }
+        Ok(())
+    }
+
+    /// The entity `m` names, created or counted once more for `memory`.
+    fn mention(
+        &self,
+        user: Option<&str>,
+        m: &Mention,
+        memory: MemoryId,
+        at: Timestamp,
+    ) -> Result<Entity> {
+        let mut e = match self.graph_entity(user, &m.name)? {
+            Some(e) => e,
+            None => Entity {
+                id: MemoryId::generate(),
+                user_id: user.map(str::to_owned),
+                name: m.name.clone(),
+                kind: m.kind.to_owned(),
+                aliases: Vec::new(),
+                mentions: 0,
+                first_seen: at,
+                last_seen: at,
+                attributes: serde_json::Map::new(),
+                summary: None,
+                memory_ids: Vec::new(),
+            },
+        };
+        if !e.memory_ids.contains(&memory) {
+            e.memory_ids.push(memory);
+            e.mentions += 1;
+        }
+        e.first_seen = e.first_seen.min(at);
+        e.last_seen = e.last_seen.max(at);
+        self.save_entity(&e)?;
+        Ok(e)
+    }
+
+    fn save_entity(&self, e: &Entity) -> Result<()> {
+        let mut tags = vec![name_tag(&e.name), tag("k:", &e.kind)];
+        tags.extend(e.aliases.iter().map(|a| name_tag(a)));
+        tags.dedup();
+        self.put_graph_record(ENTITIES_NAMESPACE, e.id, e.user_id.as_deref(), e, tags)
+    }
+
+    fn save_relation(&self, r: &Relation) -> Result<()> {
+        let tags = vec![
+            tag("s:", &r.subject_id.to_string()),
+            tag("p:", &r.predicate),
+            object_tag(r),
+        ];
+        self.put_graph_record(RELATIONS_NAMESPACE, r.id, r.user_id.as_deref(), r, tags)
+    }
+
+    /// Stores `r`: the same current fact gains `r`'s source instead; a single-valued
+    /// predicate's other current values are closed at `r.valid_at`.
+    fn add_relation(&self, user: Option<&str>, r: &mut Relation, now: Timestamp) -> Result<()> {
+        let same_subject: Vec<Relation> = self.graph_records(
+            RELATIONS_NAMESPACE,
+            user,
+            vec![
+                tag("s:", &r.subject_id.to_string()),
+                tag("p:", &r.predicate),
+            ],
+        )?;
+        let key = object_tag(r);
+        for mut old in same_subject.into_iter().filter(Relation::is_current) {
+            if object_tag(&old) == key {
+                for id in &r.memory_ids {
+                    if !old.memory_ids.contains(id) {
+                        old.memory_ids.push(*id);
+                    }
+                }
+                return self.save_relation(&old);
+            }
+            if SINGLE_VALUED.contains(&r.predicate.as_str()) {
+                if old.valid_at.is_some() && old.valid_at > r.valid_at {
+                    // The stored value is the newer one: this fact held until it did.
+                    r.invalid_at = old.valid_at;
+                } else {
+                    old.invalid_at = r.valid_at.or(Some(now));
+                    old.expired_at = Some(now);
+                    self.save_relation(&old)?;
+                }
+            }
+        }
+        self.save_relation(r)
+    }
+}
+
+impl Engine {
+    /// Takes deleted memories out of their user's graph: each entity and relation they
+    /// supported loses them as sources, and one left with no source goes (an entity) or is
+    /// retired (a relation: `expired_at` now, kept for its history). Returns how many
+    /// records changed.
+    pub(crate) fn graph_forget(&self, user: Option<&str>, gone: &[MemoryId]) -> Result<u64> {
+        if gone.is_empty() {
+            return Ok(0);
+        }
+        let now = self.clock.now();
+        let mut changed = 0;
+        for mut r in self.graph_records::<Relation>(RELATIONS_NAMESPACE, user, Vec::new())? {
+            let before = r.memory_ids.len();
+            r.memory_ids.retain(|id| !gone.contains(id));
+            if r.memory_ids.len() == before {
+                continue;
+            }
+            if r.memory_ids.is_empty() && r.expired_at.is_none() {
+                r.expired_at = Some(now);
+            }
+            self.save_relation(&r)?;
+            changed += 1;
+        }
+        for mut e in self.graph_records::<Entity>(ENTITIES_NAMESPACE, user, Vec::new())? {
+            let before = e.memory_ids.len();
+            e.memory_ids.retain(|id| !gone.contains(id));
+            if e.memory_ids.len() == before {
+                continue;
+            }
+            changed += 1;
+            if e.memory_ids.is_empty() {
+                self.store.delete(&Locator::Key {
+                    partition: self.graph_partition(ENTITIES_NAMESPACE),
+                    key: Key::new(e.id.to_string())?,
+                })?;
+            } else {
+                e.mentions = e.memory_ids.len() as u64;
+                self.save_entity(&e)?;
+            }
+        }
+        Ok(changed)
+    }
+}
+
+/// The focus record's key: the user and the conversation.
+fn focus_key(user: Option<&str>, session: Option<&str>) -> String {
+    let whole = format!("{}/{}", user.unwrap_or("-"), session.unwrap_or("-"));
+    if whole.len() <= 200 {
+        whole
+    } else {
+        format!("{:016x}", fnv1a(&whole))
+    }
+}

@@ -1,0 +1,291 @@
+//! Extraction off the write path: a durable queue of memory ids and one worker thread per
+//! engine that drains it.
+
+use std::{
+    sync::{Arc, Mutex, mpsc},
+    time::Duration,
+};
+
+use muisti_core::{Filter, Key, ListQuery, Locator, Memory, MemoryId, Put, Result, Tenant};
+use serde::{Deserialize, Serialize};
+use tracing::{debug, warn};
+
+use super::{Context, Extracted, QUEUE_NAMESPACE, extract};
+use crate::{Engine, engine::corrupted};
+
+/// Why an extractor could not read a memory (a model unreachable, an answer unreadable).
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("graph extractor: {0}")]
+pub struct ExtractError(pub String);
+
+/// Finds entities and facts in one memory's text.
+pub trait GraphExtractor: Send + Sync {
+    /// What `text` says, given the conversation so far.
+    fn extract(
+        &self,
+        text: &str,
+        context: &Context<'_>,
+    ) -> std::result::Result<Extracted, ExtractError>;
+
+    /// A name for logs.
+    fn name(&self) -> &str;
+}
+
+/// [`extract::offline`]: patterns, no model.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct OfflineExtractor;
+
+impl GraphExtractor for OfflineExtractor {
+    fn extract(
+        &self,
+        text: &str,
+        context: &Context<'_>,
+    ) -> std::result::Result<Extracted, ExtractError> {
+        Ok(extract::offline(text, context))
+    }
+
+    fn name(&self) -> &str {
+        "offline"
+    }
+}
+
+/// Whether and how an engine extracts its graph.
+#[derive(Clone, Default)]
+pub enum GraphExtraction {
+    /// No extraction (the default of the library).
+    #[default]
+    Off,
+    /// The offline extractor.
+    Offline,
+    /// Another extractor (a model: `muisti_agent::LlmExtractor`).
+    With(Arc<dyn GraphExtractor>),
+}
+
+impl std::fmt::Debug for GraphExtraction {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            GraphExtraction::Off => f.write_str("Off"),
+            GraphExtraction::Offline => f.write_str("Offline"),
+            GraphExtraction::With(e) => write!(f, "With({})", e.name()),
+        }
+    }
+}
+
+impl GraphExtraction {
+    /// `off`, `offline` (the names of the configuration).
+    pub fn parse(name: &str) -> Result<Self> {
+        match name.trim() {
+            "off" | "" => Ok(GraphExtraction::Off),
+            "offline" => Ok(GraphExtraction::Offline),
+            other => Err(muisti_core::Error::invalid(
+                "graph_extractor",
+                format!(
+                    "{other:?} is not one of off, offline (llm: through the server's chat model)"
+                ),
+            )),
+        }
+    }
+
+    pub(crate) fn extractor(&self) -> Option<Arc<dyn GraphExtractor>> {
+        match self {
+            GraphExtraction::Off => None,
+            GraphExtraction::Offline => Some(Arc::new(OfflineExtractor)),
+            GraphExtraction::With(e) => Some(Arc::clone(e)),
+        }
+    }
+}
+
+/// Attempts before a queued memory is left alone (logged each time).
+const MAX_ATTEMPTS: u32 = 5;
+
+/// Items one round of the worker takes.
+const BATCH: usize = 100;
+
+/// How often the worker looks at the queue without being woken (for items another process
+/// queued, or whose extraction failed).
+const IDLE_ROUND: Duration = Duration::from_secs(30);
+
+/// How long a worker holds the queue after its last round (another process's worker takes
+/// over when it stops).
+const LEASE: Duration = Duration::from_secs(90);
+
+/// A queued memory.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+struct Queued {
+    tenant: String,
+    memory_id: MemoryId,
+    #[serde(default)]
+    attempts: u32,
+}
+
+/// The engine's side of the worker: wakes it after a write.
+pub(crate) struct Worker {
+    wake: Mutex<mpsc::Sender<()>>,
+}
+
+impl Worker {
+    /// Starts the worker thread of `engine` (which must have no worker itself); it ends
+    /// when the last engine holding this is dropped.
+    pub(crate) fn start(engine: Engine) -> Arc<Self> {
+        let (tx, rx) = mpsc::channel::<()>();
+        let holder = MemoryId::generate().to_string();
+        let spawned = std::thread::Builder::new()
+            .name("muisti-graph".into())
+            .spawn(move || {
+                loop {
+                    // Of many processes on one store, the one holding the lease drains.
+                    let round = engine
+                        .acquire_lease("graph", &holder, LEASE)
+                        .and_then(|held| {
+                            if held {
+                                engine.drain_graph_queue()
+                            } else {
+                                Ok(0)
+                            }
+                        });
+                    if let Err(e) = round {
+                        warn!(kind = %e.kind(), error = %e, "graph extraction round failed");
+                    }
+                    match rx.recv_timeout(IDLE_ROUND) {
+                        Ok(()) | Err(mpsc::RecvTimeoutError::Timeout) => {
+                            // Coalesce the wake-ups of a burst of writes.
+                            while rx.try_recv().is_ok() {}
+                        }
+                        Err(mpsc::RecvTimeoutError::Disconnected) => break,
+                    }
+                }
+            });
+        if let Err(e) = spawned {
+            warn!(error = %e, "the graph worker could not start; queued memories wait");
+        }
+        Arc::new(Self {
+            wake: Mutex::new(tx),
+        })
+    }
+
+    fn wake(&self) {
+        if let Ok(tx) = self.wake.lock() {
+            let _ = tx.send(());
+        }
+    }
+}
+
+impl Engine {
+    fn queue_partition(&self) -> muisti_core::Partition {
+        muisti_core::Partition {
+            tenant: Tenant::new(crate::engine::SYSTEM_TENANT).unwrap_or_default(),
+            namespace: crate::engine::own_namespace(QUEUE_NAMESPACE),
+        }
+    }
+
+    /// Queues `memory` for extraction when the engine extracts and it is a user's text
+    /// memory (not one of the engine's own records); wakes the worker.
+    pub(crate) fn queue_extraction(&self, memory: &Memory) -> Result<()> {
+        let Some(worker) = &self.graph_worker else {
+            return Ok(());
+        };
+        // Long-term text of a user's: working state (scratch, short-term), events that
+        // expire (episodic) and declarative entries are not read into the graph.
+        if crate::declarative::is_reserved(memory.partition.namespace.as_str())
+            || !memory.content.is_string()
+            || memory.scope != muisti_core::MemoryScope::LongTerm
+        {
+            return Ok(());
+        }
+        let item = Queued {
+            tenant: memory.partition.tenant.as_str().to_owned(),
+            memory_id: memory.id,
+            attempts: 0,
+        };
+        let value = serde_json::to_value(&item).map_err(|e| corrupted(QUEUE_NAMESPACE, e))?;
+        let put = Put::new(
+            self.queue_partition(),
+            Some(Key::new(MemoryId::generate().to_string())?),
+            value,
+        );
+        self.store.put(put)?;
+        worker.wake();
+        Ok(())
+    }
+
+    /// How many memories wait for extraction (in every tenant).
+    pub fn graph_pending(&self) -> Result<u64> {
+        self.store
+            .count(&self.queue_partition(), &Filter::default())
+    }
+
+    /// Extracts every queued memory, oldest first; an item is removed once its facts are
+    /// written (or its memory is gone), and kept with one more attempt when it fails.
+    /// Returns how many were done.
+    pub fn drain_graph_queue(&self) -> Result<u64> {
+        let Some(extractor) = self.graph_extraction.extractor() else {
+            return Ok(0);
+        };
+        let mut done = 0;
+        let mut after = None;
+        loop {
+            let page = self.store.list(&ListQuery {
+                partition: self.queue_partition(),
+                filter: Filter::default(),
+                after,
+                limit: BATCH,
+            })?;
+            for record in &page.items {
+                let mut item: Queued = serde_json::from_value(record.content.clone())
+                    .map_err(|e| corrupted(QUEUE_NAMESPACE, e))?;
+                if item.attempts >= MAX_ATTEMPTS {
+                    continue;
+                }
+                let at = Locator::Key {
+                    partition: record.partition.clone(),
+                    key: record.key.clone(),
+                };
+                match self.extract_one(extractor.as_ref(), &item) {
+                    Ok(()) => {
+                        self.store.delete(&at)?;
+                        done += 1;
+                    }
+                    Err(e) => {
+                        item.attempts += 1;
+                        warn!(memory = %item.memory_id, attempts = item.attempts, error = %e,
+                            "graph extraction failed; kept queued");
+                        let value = serde_json::to_value(&item)
+                            .map_err(|e| corrupted(QUEUE_NAMESPACE, e))?;
+                        self.store.put(Put::new(
+                            record.partition.clone(),
+                            Some(record.key.clone()),
+                            value,
+                        ))?;
+                    }
+                }
+            }
+            match page.next {
+                Some(next) if !page.items.is_empty() => after = Some(next),
+                _ => break,
+            }
+        }
+        if done > 0 {
+            debug!(done, "graph extraction");
+        }
+        Ok(done)
+    }
+
+    fn extract_one(&self, extractor: &dyn GraphExtractor, item: &Queued) -> Result<()> {
+        let engine = self.with_tenant(Tenant::new(&item.tenant)?);
+        let Some(memory) = engine.get_by_id(item.memory_id)? else {
+            return Ok(());
+        };
+        let user = memory.owner.user_id.as_deref();
+        let context = Context {
+            user,
+            last_person: engine.graph_focus(user, memory.owner.session_id.as_deref())?,
+        };
+        let found = extractor.extract(&memory.text(), &context).map_err(|e| {
+            muisti_core::Error::Backend {
+                backend: "graph",
+                reason: e.to_string(),
+            }
+        })?;
+        engine.apply_extraction(&memory, &found)
+    }
+}

@@ -69,6 +69,16 @@ pub(crate) struct Cli {
     )]
     pub(crate) episodic_retention_days: Option<u32>,
 
+    /// Read entities and facts of users' long-term memories into the graph, in the
+    /// background: `off` (the default) or `offline` (patterns, no model).
+    #[arg(
+        long,
+        global = true,
+        env = "MUISTI_GRAPH_EXTRACTOR",
+        value_name = "off|offline"
+    )]
+    pub(crate) graph_extractor: Option<String>,
+
     #[command(subcommand)]
     pub(crate) command: Command,
 }
@@ -82,6 +92,11 @@ impl Cli {
     /// The embedder spec, `builtin` unless given.
     pub(crate) fn embedder(&self) -> &str {
         self.embedder_spec.as_deref().unwrap_or("builtin")
+    }
+
+    /// Graph extraction as the flag (or `MUISTI_GRAPH_EXTRACTOR`) asks, off by default.
+    pub(crate) fn graph_extraction(&self) -> muisti::Result<muisti::graph::GraphExtraction> {
+        muisti::graph::GraphExtraction::parse(self.graph_extractor.as_deref().unwrap_or("off"))
     }
 
     /// The scopes' lifetimes the flags ask for, over the engine's defaults.
@@ -104,6 +119,12 @@ pub(crate) enum Command {
     Kv {
         #[command(subcommand)]
         command: KvCommand,
+    },
+    /// The knowledge graph: entities, an entity's relations, triple patterns (now or as of
+    /// a time).
+    Graph {
+        #[command(subcommand)]
+        command: GraphCommand,
     },
     /// Store a memory.
     Remember(RememberArgs),
@@ -246,6 +267,51 @@ impl NsArg {
     pub(crate) fn get(&self) -> Result<Namespace> {
         Ok(Namespace::new(&self.namespace)?)
     }
+}
+
+#[derive(Subcommand)]
+pub(crate) enum GraphCommand {
+    /// A user's entities, by name.
+    Entities {
+        /// Whose graph.
+        #[arg(long = "user")]
+        user_id: Option<String>,
+        /// Only this kind (person, place, organization, product, event, other, ...).
+        #[arg(long = "type")]
+        kind: Option<String>,
+        /// Only the entity with this name or alias.
+        #[arg(long)]
+        name: Option<String>,
+    },
+    /// The relations an entity takes part in, as subject or object.
+    Relations {
+        /// The entity's name or alias.
+        entity: String,
+        /// Whose graph.
+        #[arg(long = "user")]
+        user_id: Option<String>,
+        /// Those that held at this time (RFC 3339) [default: now].
+        #[arg(long)]
+        as_of: Option<String>,
+    },
+    /// The relations matching a triple pattern (each part optional).
+    Query {
+        /// The subject's name or alias.
+        #[arg(long)]
+        subject: Option<String>,
+        /// The predicate (works_at, lives_in, ...).
+        #[arg(long)]
+        predicate: Option<String>,
+        /// The object's name, alias or value.
+        #[arg(long)]
+        object: Option<String>,
+        /// Those that held at this time (RFC 3339) [default: now].
+        #[arg(long)]
+        as_of: Option<String>,
+        /// Whose graph.
+        #[arg(long = "user")]
+        user_id: Option<String>,
+    },
 }
 
 #[derive(Subcommand)]

@@ -7,10 +7,10 @@
 use anyhow::Result;
 use muisti::{Engine, Key, Locator, MemoryId, Namespace, declarative::visible_to};
 use muisti_client::{
-    Client, ConversationDetail, ConversationParams, Conversations, ForgetParams, History,
-    KvEntries, KvEntry, KvValue, ListParams, Maintained, Memory, MemoryPage, MemoryPatch,
-    NewMemory, Proposal, ProposalParams, Proposals, RecallQuery, RecallResult, SimilarParams,
-    Stats,
+    Client, ConversationDetail, ConversationParams, Conversations, ForgetParams, GraphEntities,
+    GraphEntityParams, GraphRelationParams, GraphRelations, History, KvEntries, KvEntry, KvValue,
+    ListParams, Maintained, Memory, MemoryPage, MemoryPatch, NewMemory, Proposal, ProposalParams,
+    Proposals, RecallQuery, RecallResult, SimilarParams, Stats,
 };
 use muisti_server::ops;
 
@@ -56,6 +56,8 @@ pub(crate) trait Memories {
     fn confirm(&self, id: &str) -> Result<Memory>;
     fn reject(&self, id: &str) -> Result<Proposal>;
     fn history(&self, id: &str, user: Option<&str>) -> Result<History>;
+    fn graph_entities(&self, p: GraphEntityParams) -> Result<GraphEntities>;
+    fn graph_relations(&self, p: GraphRelationParams) -> Result<GraphRelations>;
     fn maintain(&self) -> Result<Maintained>;
 }
 
@@ -207,6 +209,14 @@ impl Memories for Local {
         Ok(ops::history(&self.0, id, user)?)
     }
 
+    fn graph_entities(&self, p: GraphEntityParams) -> Result<GraphEntities> {
+        Ok(ops::graph_entities(&self.0, p)?)
+    }
+
+    fn graph_relations(&self, p: GraphRelationParams) -> Result<GraphRelations> {
+        Ok(ops::graph_relations(&self.0, p)?)
+    }
+
     fn maintain(&self) -> Result<Maintained> {
         Ok(ops::maintain(&self.0)?)
     }
@@ -332,6 +342,14 @@ impl Memories for Remote {
     fn history(&self, id: &str, user: Option<&str>) -> Result<History> {
         Self::id(id)?;
         Ok(self.0.history(id, user)?)
+    }
+
+    fn graph_entities(&self, p: GraphEntityParams) -> Result<GraphEntities> {
+        Ok(self.0.graph_entities(&p)?)
+    }
+
+    fn graph_relations(&self, p: GraphRelationParams) -> Result<GraphRelations> {
+        Ok(self.0.graph_relations(&p)?)
     }
 
     fn maintain(&self) -> Result<Maintained> {

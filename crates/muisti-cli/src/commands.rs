@@ -6,13 +6,14 @@ use std::{io::Write, process::ExitCode};
 
 use anyhow::{Result, bail};
 use muisti_client::{
-    Filters, ForgetParams, KvValue, ListParams, Memory, NewMemory, RecallHit, RecallQuery,
-    SimilarParams,
+    Filters, ForgetParams, GraphEntityParams, GraphRelationParams, KvValue, ListParams, Memory,
+    NewMemory, RecallHit, RecallQuery, SimilarParams,
 };
 use serde_json::Value;
 
 use crate::{
-    Command, EXIT_NOT_FOUND, KvCommand, backend::Memories, parse_meta, print_json, read_value,
+    Command, EXIT_NOT_FOUND, GraphCommand, KvCommand, backend::Memories, parse_meta, print_json,
+    read_value,
 };
 
 /// A memory as one line of text: id, `[key]` when it has its own, the content.
@@ -57,6 +58,7 @@ fn not_found(what: &str) -> ExitCode {
 pub(crate) fn run(m: &dyn Memories, command: Command, json: bool) -> Result<ExitCode> {
     match command {
         Command::Kv { command } => kv(m, command, json),
+        Command::Graph { command } => graph(m, command, json),
         Command::Remember(a) => {
             let stored = m.remember(NewMemory {
                 content: Value::String(a.content),
@@ -351,6 +353,73 @@ pub(crate) fn run(m: &dyn Memories, command: Command, json: bool) -> Result<Exit
         | Command::Openapi
         | Command::Bench { .. } => bail!("not a memory command"),
     }
+}
+
+fn graph(m: &dyn Memories, command: GraphCommand, json: bool) -> Result<ExitCode> {
+    let relations = match command {
+        GraphCommand::Entities {
+            user_id,
+            kind,
+            name,
+        } => {
+            let found = m.graph_entities(GraphEntityParams {
+                user_id,
+                kind,
+                name,
+            })?;
+            if json {
+                print_json(&found)?;
+            } else {
+                for e in &found.entities {
+                    outln!("{}  {} ({}), {} mentions", e.id, e.name, e.kind, e.mentions)?;
+                }
+            }
+            return Ok(ExitCode::SUCCESS);
+        }
+        GraphCommand::Relations {
+            entity,
+            user_id,
+            as_of,
+        } => m.graph_relations(GraphRelationParams {
+            user_id,
+            entity: Some(entity),
+            as_of,
+            ..GraphRelationParams::default()
+        })?,
+        GraphCommand::Query {
+            subject,
+            predicate,
+            object,
+            as_of,
+            user_id,
+        } => m.graph_relations(GraphRelationParams {
+            user_id,
+            subject,
+            predicate,
+            object,
+            entity: None,
+            as_of,
+        })?,
+    };
+    if json {
+        print_json(&relations)?;
+    } else {
+        for r in &relations.relations {
+            let until = r
+                .invalid_at
+                .as_deref()
+                .map(|t| format!(" until {t}"))
+                .unwrap_or_default();
+            let since = r.valid_at.as_deref().unwrap_or("-");
+            outln!(
+                "{} {} {}  (since {since}{until})",
+                r.subject,
+                r.predicate,
+                r.object
+            )?;
+        }
+    }
+    Ok(ExitCode::SUCCESS)
 }
 
 fn kv(m: &dyn Memories, command: KvCommand, json: bool) -> Result<ExitCode> {

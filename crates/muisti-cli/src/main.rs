@@ -26,7 +26,7 @@ use clap::Parser;
 use muisti::{Engine, OnModelMismatch, Tenant};
 use serde_json::Value;
 
-pub(crate) use args::{Cli, Command, KvCommand, NsArg};
+pub(crate) use args::{Cli, Command, GraphCommand, KvCommand, NsArg};
 
 fn main() -> ExitCode {
     let filter = tracing_subscriber::EnvFilter::try_from_env("MUISTI_LOG")
@@ -173,6 +173,7 @@ fn namespace_arg(command: &Command) -> Option<&NsArg> {
             | KvCommand::Flush { ns } => ns,
         }),
         Command::Remember(a) => Some(&a.ns),
+        Command::Graph { .. } => None,
         Command::Get { ns, .. } | Command::Forget { ns, .. } => Some(ns),
         Command::Update(_) => None,
         Command::List(a) => Some(&a.ns),
@@ -205,6 +206,7 @@ pub(crate) fn open(cli: &Cli, on_mismatch: OnModelMismatch) -> Result<Engine> {
         cli.embed_url.as_deref(),
         on_mismatch,
         cli.lifetimes(),
+        cli.graph_extraction()?,
     )
 }
 
@@ -215,6 +217,7 @@ pub(crate) fn open_with(
     embed_url: Option<&str>,
     on_mismatch: OnModelMismatch,
     lifetimes: muisti::Lifetimes,
+    graph: muisti::graph::GraphExtraction,
 ) -> Result<Engine> {
     let store = open_store(url)?;
     let embedder = muisti::embedder_from_spec(embedder, embed_url)?;
@@ -222,6 +225,7 @@ pub(crate) fn open_with(
         .embedder(embedder)
         .on_model_mismatch(on_mismatch)
         .lifetimes(lifetimes)
+        .graph_extraction(graph)
         .build()?)
 }
 

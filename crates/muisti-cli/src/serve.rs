@@ -118,6 +118,7 @@ pub(crate) fn server_config(cli: &Cli, args: &ServeArgs) -> Result<ServerConfig>
         llm_system: args.llm_system.clone(),
         llm_timeout_secs: args.llm_timeout_secs,
         llm_judge_conflicts: args.llm_judge_conflicts,
+        graph_extractor: cli.graph_extractor.clone(),
         ..ConfigLayer::default()
     };
     let file = match &args.config {
@@ -135,6 +136,7 @@ pub(crate) fn serve(cli: &Cli, args: &ServeArgs) -> Result<ExitCode> {
         config.embed_url.as_deref(),
         OnModelMismatch::Error,
         cli.lifetimes(),
+        muisti::graph::GraphExtraction::parse(&config.graph_extractor)?,
     )?;
     let location = engine.store().info().location;
     runtime()?.block_on(async move {

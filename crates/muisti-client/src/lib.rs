@@ -147,6 +147,31 @@ impl ListParams {
     }
 }
 
+impl GraphEntityParams {
+    fn query(&self) -> String {
+        let pairs = [
+            ("user_id", self.user_id.as_deref()),
+            ("type", self.kind.as_deref()),
+            ("name", self.name.as_deref()),
+        ];
+        query_string(&pairs, &[])
+    }
+}
+
+impl GraphRelationParams {
+    fn query(&self) -> String {
+        let pairs = [
+            ("user_id", self.user_id.as_deref()),
+            ("subject", self.subject.as_deref()),
+            ("predicate", self.predicate.as_deref()),
+            ("object", self.object.as_deref()),
+            ("entity", self.entity.as_deref()),
+            ("as_of", self.as_of.as_deref()),
+        ];
+        query_string(&pairs, &[])
+    }
+}
+
 impl ForgetParams {
     fn query(&self) -> String {
         let pairs = [
@@ -546,6 +571,19 @@ impl Client {
         let path = format!("/v1/conversations/{}", encode(id));
         let d = self.call::<(), Deleted>("DELETE", &path, None)?;
         self.expect(&path, d)
+    }
+
+    /// A user's entities.
+    pub fn graph_entities(&self, params: &GraphEntityParams) -> Result<GraphEntities, ClientError> {
+        self.get_json(&format!("/v1/graph/entities{}", params.query()))
+    }
+
+    /// The relations matching a triple pattern.
+    pub fn graph_relations(
+        &self,
+        params: &GraphRelationParams,
+    ) -> Result<GraphRelations, ClientError> {
+        self.get_json(&format!("/v1/graph/relations{}", params.query()))
     }
 
     /// The proposals waiting for a user's confirmation.

@@ -449,6 +449,8 @@ pub fn router(state: AppState, config: &ServerConfig, mcp_stop: CancellationToke
         .route("/v1/purge", post(rest::purge))
         .route("/v1/maintain", post(rest::maintain))
         .route("/v1/proposals", get(rest::list_proposals))
+        .route("/v1/graph/entities", get(rest::graph_entities))
+        .route("/v1/graph/relations", get(rest::graph_relations))
         .route("/v1/proposals/{id}/confirm", post(rest::confirm_proposal))
         .route("/v1/proposals/{id}/reject", post(rest::reject_proposal))
         .route("/v1/memories/{id}/history", get(rest::memory_history))

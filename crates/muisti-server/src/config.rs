@@ -90,6 +90,8 @@ pub struct ConfigLayer {
     /// Whether the chat model also judges which declarative entry a write replaces, among
     /// the offline detector's candidates (default true when a chat model is set).
     pub llm_judge_conflicts: Option<bool>,
+    /// Graph extraction of users' long-term memories: `off` (default) or `offline`.
+    pub graph_extractor: Option<String>,
 }
 
 impl ConfigLayer {
@@ -141,6 +143,7 @@ impl ConfigLayer {
             llm_timeout_secs: self.llm_timeout_secs.or(lower.llm_timeout_secs),
             chat_blocked_phrases: self.chat_blocked_phrases.or(lower.chat_blocked_phrases),
             llm_judge_conflicts: self.llm_judge_conflicts.or(lower.llm_judge_conflicts),
+            graph_extractor: self.graph_extractor.or(lower.graph_extractor),
         }
     }
 }
@@ -185,6 +188,8 @@ pub struct ServerConfig {
     pub shutdown_grace: Duration,
     /// Time between scheduled runs of the scopes' lifetimes (`None`: not scheduled).
     pub maintain_interval: Option<Duration>,
+    /// Graph extraction (`off` or `offline`).
+    pub graph_extractor: String,
     /// The chat model, when `/v1/chat` is on.
     pub chat: Option<ChatConfig>,
 }
@@ -312,6 +317,7 @@ impl ServerConfig {
                 .unwrap_or_else(|| vec!["http://localhost:*".into(), "http://127.0.0.1:*".into()]),
             allowed_hosts,
             shutdown_grace: Duration::from_secs(layer.shutdown_grace_secs.unwrap_or(30)),
+            graph_extractor: layer.graph_extractor.unwrap_or_else(|| "off".into()),
             maintain_interval: match layer.maintain_interval_secs.unwrap_or(3600) {
                 0 => None,
                 secs => Some(Duration::from_secs(secs)),

@@ -160,6 +160,45 @@ pub struct ConversationListArgs {
     pub user_id: Option<String>,
 }
 
+/// Arguments of `graph_entities`.
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct GraphEntityArgs {
+    /// Whose graph.
+    #[serde(default)]
+    pub user_id: Option<String>,
+    /// Only entities of this kind (person, place, organization, product, event, other).
+    #[serde(default, rename = "type")]
+    pub kind: Option<String>,
+    /// Only the entity with this name or alias.
+    #[serde(default)]
+    pub name: Option<String>,
+}
+
+/// Arguments of `graph_relations`.
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct GraphRelationArgs {
+    /// Whose graph.
+    #[serde(default)]
+    pub user_id: Option<String>,
+    /// The subject's name.
+    #[serde(default)]
+    pub subject: Option<String>,
+    /// The predicate, such as works_at, lives_in, reports_to.
+    #[serde(default)]
+    pub predicate: Option<String>,
+    /// The object's name or value.
+    #[serde(default)]
+    pub object: Option<String>,
+    /// An entity at either end (instead of subject and object).
+    #[serde(default)]
+    pub entity: Option<String>,
+    /// The facts that held at this time (RFC 3339); default: now.
+    #[serde(default)]
+    pub as_of: Option<String>,
+}
+
 /// Arguments naming one conversation.
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -549,6 +588,45 @@ impl MuistiMcp {
             .run(&ctx, move |e| ops::conversation(&e, &a.id))
             .await?;
         structured(&c)
+    }
+
+    /// A user's entities.
+    #[tool(
+        description = "List the entities (people, places, organizations, products) the user's memories name, with how often; optionally of one type or the one with a name."
+    )]
+    async fn graph_entities(
+        &self,
+        Parameters(a): Parameters<GraphEntityArgs>,
+        ctx: RequestContext<RoleServer>,
+    ) -> Result<CallToolResult, McpError> {
+        let p = api::GraphEntityParams {
+            user_id: a.user_id,
+            kind: a.kind,
+            name: a.name,
+        };
+        let found = self.run(&ctx, move |e| ops::graph_entities(&e, p)).await?;
+        structured(&found)
+    }
+
+    /// Relations matching a triple pattern.
+    #[tool(
+        description = "Query the knowledge graph: facts (subject, predicate, object) matching the parts you give, or an entity's facts; those that hold now, or with as_of those that held then (where did Alice live in 2023)."
+    )]
+    async fn graph_relations(
+        &self,
+        Parameters(a): Parameters<GraphRelationArgs>,
+        ctx: RequestContext<RoleServer>,
+    ) -> Result<CallToolResult, McpError> {
+        let p = api::GraphRelationParams {
+            user_id: a.user_id,
+            subject: a.subject,
+            predicate: a.predicate,
+            object: a.object,
+            entity: a.entity,
+            as_of: a.as_of,
+        };
+        let found = self.run(&ctx, move |e| ops::graph_relations(&e, p)).await?;
+        structured(&found)
     }
 
     /// The conversations of a user.

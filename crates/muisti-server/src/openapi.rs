@@ -35,7 +35,7 @@ impl utoipa::Modify for BearerAuth {
         crate::rest::list_memories,
         crate::rest::similar, crate::rest::recall, crate::rest::kv_get, crate::rest::kv_set,
         crate::rest::kv_forget, crate::rest::kv_all, crate::rest::kv_flush, crate::rest::stats,
-        crate::rest::purge, crate::rest::maintain, crate::rest::end_conversation, crate::rest::confirm_proposal, crate::rest::list_conversations, crate::rest::get_conversation, crate::rest::delete_conversation, crate::rest::reject_proposal, crate::rest::list_proposals, crate::rest::memory_history, crate::rest::reindex, crate::rest::job, crate::rest::create_key, crate::rest::list_keys,
+        crate::rest::purge, crate::rest::maintain, crate::rest::end_conversation, crate::rest::confirm_proposal, crate::rest::list_conversations, crate::rest::get_conversation, crate::rest::delete_conversation, crate::rest::reject_proposal, crate::rest::list_proposals, crate::rest::memory_history, crate::rest::graph_entities, crate::rest::graph_relations, crate::rest::reindex, crate::rest::job, crate::rest::create_key, crate::rest::list_keys,
         crate::rest::revoke_key, crate::rest::healthz, crate::rest::readyz, crate::rest::metrics,
         crate::chat::chat, crate::chat::chat_stream),
     modifiers(&BearerAuth),
@@ -44,6 +44,7 @@ impl utoipa::Modify for BearerAuth {
         (name = "recall", description = "Find the memories that matter for a message"),
         (name = "kv", description = "Namespaced key-value state with TTL"),
         (name = "declarative", description = "A user's facts, preferences and rules: proposals to confirm, histories"),
+        (name = "graph", description = "Entities and the facts between them, as they are now or as of a time"),
         (name = "chat", description = "Talk to a model with the memories that matter recalled into every prompt"),
         (name = "admin", description = "Keys, reindexing, statistics"),
         (name = "health", description = "Liveness, readiness, metrics")),
@@ -193,7 +194,7 @@ mod exact {
             n if n.ends_with("_at")
                 || matches!(
                     n,
-                    "valid_from" | "valid_until" | "created_after" | "created_before"
+                    "valid_from" | "valid_until" | "created_after" | "created_before" | "as_of"
                 ) =>
             {
                 json!({"format": "date-time"})
@@ -345,6 +346,15 @@ mod exact {
                         // A conversation id is a session id, percent-decoded from the path.
                         Some(json!({"pattern": PATH_KEY_PATTERN, "minLength": 1,
                             "maxLength": 256}))
+                    } else if path.starts_with("/v1/graph/")
+                        && matches!(
+                            name.as_str(),
+                            "subject" | "object" | "entity" | "name" | "predicate"
+                        )
+                    {
+                        // Names and values of the graph, as the server checks them.
+                        Some(json!({"pattern": NO_CONTROL_PATTERN, "minLength": 1,
+                            "maxLength": crate::ops::MAX_GRAPH_NAME_CHARS}))
                     } else if name == "key" && p["in"] == "path" {
                         // A path segment is percent-decoded: a `%` escape of a control
                         // character is one too.

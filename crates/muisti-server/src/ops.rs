@@ -659,3 +659,122 @@ pub fn stats(engine: &Engine) -> Result<api::Stats> {
         total: s.total,
     })
 }
+
+/// A graph entity on the wire.
+fn entity_out(e: &muisti::graph::Entity) -> api::GraphEntity {
+    api::GraphEntity {
+        id: e.id.to_string(),
+        name: e.name.clone(),
+        kind: e.kind.clone(),
+        aliases: e.aliases.clone(),
+        mentions: e.mentions,
+        first_seen: e.first_seen.to_string(),
+        last_seen: e.last_seen.to_string(),
+        attributes: e.attributes.clone(),
+        memory_ids: e.memory_ids.iter().map(ToString::to_string).collect(),
+    }
+}
+
+/// A graph relation on the wire.
+fn relation_out(r: &muisti::graph::Relation) -> api::GraphRelation {
+    api::GraphRelation {
+        id: r.id.to_string(),
+        subject: r.subject.clone(),
+        predicate: r.predicate.clone(),
+        object: r.object.clone(),
+        subject_id: r.subject_id.to_string(),
+        object_id: r.object_id.map(|id| id.to_string()),
+        confidence: r.confidence,
+        memory_ids: r.memory_ids.iter().map(ToString::to_string).collect(),
+        valid_at: r.valid_at.map(|t| t.to_string()),
+        invalid_at: r.invalid_at.map(|t| t.to_string()),
+        created_at: r.created_at.to_string(),
+        expired_at: r.expired_at.map(|t| t.to_string()),
+    }
+}
+
+/// Longest entity name, predicate or value a graph query takes.
+pub const MAX_GRAPH_NAME_CHARS: usize = 256;
+
+/// A name, predicate or value of a graph query: 1-256 characters, no control characters.
+fn graph_name(field: &'static str, value: Option<&str>) -> Result<()> {
+    match value {
+        Some(v)
+            if v.is_empty()
+                || v.chars().count() > MAX_GRAPH_NAME_CHARS
+                || v.chars().any(char::is_control) =>
+        {
+            Err(Error::invalid(
+                field,
+                "must be 1-256 characters without control characters",
+            ))
+        }
+        _ => Ok(()),
+    }
+}
+
+/// A user's entities (of one kind, or the one with a name).
+pub fn graph_entities(engine: &Engine, p: api::GraphEntityParams) -> Result<api::GraphEntities> {
+    let user = p.user_id.as_deref();
+    filter(p.user_id.clone(), None, None)?;
+    graph_name("name", p.name.as_deref())?;
+    if let Some(kind) = &p.kind
+        && (kind.is_empty()
+            || kind.len() > 64
+            || !kind
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || "_.:-".contains(c)))
+    {
+        return Err(Error::invalid(
+            "type",
+            "a kind is 1-64 letters, digits and _ . : - (person, organization, ...)",
+        ));
+    }
+    let entities = match &p.name {
+        Some(name) => engine
+            .graph_entity(user, name)?
+            .into_iter()
+            .filter(|e| p.kind.as_ref().is_none_or(|k| &e.kind == k))
+            .collect(),
+        None => engine.graph_entities(user, p.kind.as_deref())?,
+    };
+    Ok(api::GraphEntities {
+        entities: entities.iter().map(entity_out).collect(),
+    })
+}
+
+/// The relations matching a triple pattern (or an entity's), now or as of a time.
+pub fn graph_relations(
+    engine: &Engine,
+    p: api::GraphRelationParams,
+) -> Result<api::GraphRelations> {
+    filter(p.user_id.clone(), None, None)?;
+    for (field, v) in [
+        ("subject", &p.subject),
+        ("predicate", &p.predicate),
+        ("object", &p.object),
+        ("entity", &p.entity),
+    ] {
+        graph_name(field, v.as_deref())?;
+    }
+    let as_of = timestamp("as_of", p.as_of.as_deref())?;
+    let relations = match p.entity {
+        Some(_) if p.subject.is_some() || p.object.is_some() => {
+            return Err(Error::conflicting(
+                "entity",
+                "matches either end of a relation: give it, or subject and object",
+            ));
+        }
+        Some(entity) => engine.graph_entity_relations(p.user_id.as_deref(), &entity, as_of)?,
+        None => engine.graph_relations(&muisti::graph::RelationQuery {
+            user_id: p.user_id,
+            subject: p.subject,
+            predicate: p.predicate,
+            object: p.object,
+            as_of,
+        })?,
+    };
+    Ok(api::GraphRelations {
+        relations: relations.iter().map(relation_out).collect(),
+    })
+}

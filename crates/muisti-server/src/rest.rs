@@ -662,3 +662,36 @@ pub async fn metrics(State(s): State<AppState>) -> Response {
     )
         .into_response()
 }
+
+/// A user's entities (all, of one kind, or the one with a name or alias), by name.
+#[utoipa::path(get, path = "/v1/graph/entities", tag = "graph",
+    params(api::GraphEntityParams),
+    responses((status = 200, body = api::GraphEntities), (status = 400, body = api::ErrorBody),
+        (status = 422, body = api::ErrorBody)))]
+pub async fn graph_entities(
+    State(s): State<AppState>,
+    caller: Caller,
+    ApiQuery(p): ApiQuery<api::GraphEntityParams>,
+) -> ApiResult<Json<api::GraphEntities>> {
+    run(&s, &caller, move |e| ops::graph_entities(&e, p))
+        .await
+        .map(Json)
+}
+
+/// The relations matching a triple pattern (`subject`, `predicate`, `object`, each
+/// optional; or an `entity` at either end), oldest first: those that hold now, or with
+/// `as_of` those that held then (replaced facts included).
+#[utoipa::path(get, path = "/v1/graph/relations", tag = "graph",
+    params(api::GraphRelationParams),
+    responses((status = 200, body = api::GraphRelations), (status = 400, body = api::ErrorBody),
+        (status = 409, description = "`entity` with `subject` or `object` (`conflicting_fields`)", body = api::ErrorBody),
+        (status = 422, body = api::ErrorBody)))]
+pub async fn graph_relations(
+    State(s): State<AppState>,
+    caller: Caller,
+    ApiQuery(p): ApiQuery<api::GraphRelationParams>,
+) -> ApiResult<Json<api::GraphRelations>> {
+    run(&s, &caller, move |e| ops::graph_relations(&e, p))
+        .await
+        .map(Json)
+}

@@ -349,6 +349,8 @@ fn check_mcp_session(out: &std::process::Output) {
         "kv_get",
         "kv_set",
         "kv_forget",
+        "graph_entities",
+        "graph_relations",
     ] {
         assert!(tools.contains(&t), "{t} listed: {tools:?}");
     }

@@ -1738,3 +1738,103 @@ fn conversations_over_rest() {
     assert_eq!(gone.status, 404);
     assert_eq!(c.stats().expect("stats").total, 0, "the note went too");
 }
+
+/// The graph over REST: memories written through the API are read into the graph in the
+/// background; relations by triple pattern or entity, now or as of a time; entities by
+/// kind or name; bad parameters are typed errors.
+#[test]
+fn the_graph_over_rest() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let store =
+        muisti::open_store(&format!("sqlite://{}/muisti.db", dir.path().display())).expect("store");
+    let engine = muisti::Engine::builder(store)
+        .graph_extraction(muisti::graph::GraphExtraction::Offline)
+        .build()
+        .expect("engine");
+    let s = TestServer::serve(engine, ConfigLayer::default(), Some(dir));
+    for (text, at) in [
+        (
+            "Alice works at Google in Mountain View.",
+            "2023-01-01T00:00:00Z",
+        ),
+        ("She is the manager of the ML team.", "2023-01-02T00:00:00Z"),
+        (
+            "Bob reports to Alice and works on TensorFlow.",
+            "2023-01-03T00:00:00Z",
+        ),
+        ("Alice joined DeepMind.", "2025-05-01T00:00:00Z"),
+    ] {
+        let body = json!({"content": text, "user_id": "g1", "session_id": "s1", "valid_from": at});
+        let r = raw(
+            "POST",
+            &s.url("/v1/memories"),
+            &[JSON],
+            Some(&body.to_string()),
+        );
+        assert_eq!(r.status, 201, "{}", r.body);
+    }
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    while s.engine.graph_pending().expect("pending") > 0 {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the graph worker never drained"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let get = |q: &str| raw("GET", &s.url(&format!("/v1/graph/{q}")), &[], None);
+    let pairs = |r: &crate::Raw| -> Vec<String> {
+        r.body["relations"]
+            .as_array()
+            .expect("relations")
+            .iter()
+            .map(|x| {
+                format!(
+                    "{} {} {}",
+                    x["subject"].as_str().unwrap_or(""),
+                    x["predicate"].as_str().unwrap_or(""),
+                    x["object"].as_str().unwrap_or("")
+                )
+            })
+            .collect()
+    };
+    let now = get("relations?user_id=g1&predicate=works_at");
+    assert_eq!(now.status, 200, "{}", now.body);
+    assert_eq!(
+        pairs(&now),
+        ["Alice works_at DeepMind"],
+        "the move closed Google"
+    );
+    let then = get("relations?user_id=g1&predicate=works_at&as_of=2024-01-01T00:00:00Z");
+    assert_eq!(pairs(&then), ["Alice works_at Google"]);
+    assert!(
+        then.body["relations"][0]["invalid_at"].is_string(),
+        "{}",
+        then.body
+    );
+    let bob = get("relations?user_id=g1&entity=bob");
+    assert_eq!(
+        pairs(&bob),
+        ["Bob reports_to Alice", "Bob works_on TensorFlow"]
+    );
+    let people = get("entities?user_id=g1&type=person");
+    let names: Vec<&str> = people.body["entities"]
+        .as_array()
+        .expect("entities")
+        .iter()
+        .filter_map(|e| e["name"].as_str())
+        .collect();
+    assert_eq!(names, ["Alice", "Bob"], "{}", people.body);
+    let other = get("relations?user_id=g2&predicate=works_at");
+    assert_eq!(other.body["relations"], json!([]), "another user's graph");
+    for (q, status) in [
+        ("relations?user_id=g1&as_of=yesterday", 422),
+        ("relations?user_id=g1&entity=a&subject=b", 409),
+        ("relations?user_id=g1&subject=a%01", 422),
+        ("entities?type=no%20spaces", 422),
+        ("relations?user_id=g1&colour=red", 400),
+    ] {
+        let r = get(q);
+        assert_eq!(r.status, status, "{q}: {}", r.body);
+        assert!(r.body["error"]["code"].is_string(), "{q}: the error shape");
+    }
+}

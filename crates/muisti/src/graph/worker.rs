@@ -118,9 +118,25 @@ struct Queued {
     attempts: u32,
 }
 
-/// The engine's side of the worker: wakes it after a write.
+/// The engine's side of the worker: wakes it after a write; dropped with the last engine,
+/// it lets the worker finish its round, release the queue and end.
 pub(crate) struct Worker {
-    wake: Mutex<mpsc::Sender<()>>,
+    wake: Mutex<Option<mpsc::Sender<()>>>,
+    thread: Mutex<Option<std::thread::JoinHandle<()>>>,
+}
+
+impl Drop for Worker {
+    fn drop(&mut self) {
+        if let Ok(mut wake) = self.wake.lock() {
+            wake.take();
+        }
+        let thread = self.thread.lock().ok().and_then(|mut t| t.take());
+        if let Some(thread) = thread
+            && thread.join().is_err()
+        {
+            warn!("the graph worker panicked");
+        }
+    }
 }
 
 impl Worker {
@@ -154,17 +170,28 @@ impl Worker {
                         Err(mpsc::RecvTimeoutError::Disconnected) => break,
                     }
                 }
+                // Another process's worker may take the queue at once.
+                if let Err(e) = engine.release_lease("graph", &holder) {
+                    debug!(error = %e, "the graph lease was not released");
+                }
             });
-        if let Err(e) = spawned {
-            warn!(error = %e, "the graph worker could not start; queued memories wait");
-        }
+        let thread = match spawned {
+            Ok(t) => Some(t),
+            Err(e) => {
+                warn!(error = %e, "the graph worker could not start; queued memories wait");
+                None
+            }
+        };
         Arc::new(Self {
-            wake: Mutex::new(tx),
+            wake: Mutex::new(Some(tx)),
+            thread: Mutex::new(thread),
         })
     }
 
     fn wake(&self) {
-        if let Ok(tx) = self.wake.lock() {
+        if let Ok(tx) = self.wake.lock()
+            && let Some(tx) = tx.as_ref()
+        {
             let _ = tx.send(());
         }
     }

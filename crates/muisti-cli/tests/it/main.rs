@@ -482,3 +482,64 @@ fn declarative_entries_from_the_command_line() {
         Some(1)
     );
 }
+
+/// The seed's graph example from the command line: each `remember` process reads its memory
+/// into the graph before it exits (the pronoun of the second resolved across processes),
+/// and `muisti graph` queries the store.
+#[test]
+fn the_graph_from_the_command_line() {
+    let home = tempfile::tempdir().expect("temp dir");
+    let h = home.path();
+    for text in [
+        "Alice works at Google in Mountain View.",
+        "She is the manager of the ML team.",
+        "Bob reports to Alice and works on TensorFlow.",
+    ] {
+        ok(muisti(
+            h,
+            &[
+                "--graph-extractor",
+                "offline",
+                "remember",
+                text,
+                "--user",
+                "g1",
+                "--session",
+                "s1",
+            ],
+        ));
+    }
+    let q = ok(muisti(
+        h,
+        &[
+            "graph",
+            "query",
+            "--predicate",
+            "works_at",
+            "--user",
+            "g1",
+            "--json",
+        ],
+    ));
+    let v: serde_json::Value = serde_json::from_str(&q).expect("json");
+    assert_eq!(v["relations"][0]["subject"], "Alice", "{v}");
+    assert_eq!(v["relations"][0]["object"], "Google", "{v}");
+    assert_eq!(v["relations"].as_array().map(Vec::len), Some(1), "{v}");
+    let alice = ok(muisti(h, &["graph", "relations", "alice", "--user", "g1"]));
+    assert!(alice.contains("Alice manager_of ML team"), "{alice}");
+    assert!(alice.contains("Bob reports_to Alice"), "{alice}");
+    let people = ok(muisti(
+        h,
+        &["graph", "entities", "--user", "g1", "--type", "person"],
+    ));
+    assert!(people.contains("Alice (person), 3 mentions"), "{people}");
+    let bad = muisti(h, &["graph", "query", "--as-of", "yesterday"]);
+    assert_eq!(
+        bad.status.code(),
+        Some(2),
+        "a usage error: {}",
+        stderr(&bad)
+    );
+    let off = muisti(h, &["--graph-extractor", "llm-maybe", "graph", "entities"]);
+    assert!(!off.status.success(), "an unknown extractor is refused");
+}

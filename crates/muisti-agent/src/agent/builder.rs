@@ -14,6 +14,7 @@ impl Agent {
             observers: Vec::new(),
             tools: Vec::new(),
             working_notes: true,
+            graph_context: 0,
             system: None,
             durable_runs: false,
             run_retention: Duration::from_secs(7 * 24 * 3600),
@@ -42,6 +43,7 @@ pub struct AgentBuilder {
     observers: Vec<Arc<dyn Observer>>,
     tools: Vec<Tool>,
     working_notes: bool,
+    graph_context: usize,
     system: Option<String>,
     durable_runs: bool,
     run_retention: Duration,
@@ -110,6 +112,15 @@ impl AgentBuilder {
     /// short-term scope (shown in every prompt of the conversation until it ends).
     pub fn working_notes(mut self, on: bool) -> Self {
         self.working_notes = on;
+        self
+    }
+
+    /// At most `n` facts of the knowledge graph about what the message names (entities
+    /// named in it and their current relations, as "Alice works at Google") go into the
+    /// prompt after the declarative entries and notes (default 0: off). Needs a graph
+    /// (`EngineBuilder::graph_extraction`).
+    pub fn graph_context(mut self, n: usize) -> Self {
+        self.graph_context = n;
         self
     }
 
@@ -210,6 +221,7 @@ impl AgentBuilder {
                 guards: self.guards,
                 tools: self.tools,
                 working_notes: self.working_notes,
+                graph_context: self.graph_context,
                 system: self.system,
                 durable_runs: self.durable_runs,
                 run_retention,

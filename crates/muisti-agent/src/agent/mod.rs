@@ -72,6 +72,8 @@ struct Inner {
     tools: Vec<Tool>,
     /// Whether the model gets the `note` tool in conversations.
     working_notes: bool,
+    /// Most graph facts in a prompt (0: none).
+    graph_context: usize,
     system: Option<String>,
     durable_runs: bool,
     run_retention: Ttl,
@@ -368,6 +370,11 @@ impl Agent {
                         .map(|m| (m.key.to_string(), "note".to_owned(), m.text().into_owned())),
                 );
                 entries.extend(
+                    self.graph_facts(message)
+                        .iter()
+                        .map(|r| (r.id.to_string(), "graph".to_owned(), r.sentence())),
+                );
+                entries.extend(
                     hits.into_iter()
                         .filter(|h| {
                             !matches!(
@@ -400,6 +407,20 @@ impl Agent {
                 Block::default()
             }
         }
+    }
+
+    /// The graph's current facts about what `message` names (none when off; a failing read
+    /// is logged and gives none).
+    fn graph_facts(&self, message: &str) -> Vec<muisti::graph::Relation> {
+        let (Some(memory), n) = (&self.inner.memory, self.inner.graph_context) else {
+            return Vec::new();
+        };
+        memory
+            .graph_context(self.inner.filter.user_id.as_deref(), message, n)
+            .unwrap_or_else(|e| {
+                warn!(kind = %e.kind(), error = %e, "graph facts could not be read");
+                Vec::new()
+            })
     }
 
     fn call_tool(&self, call: &ToolCall, conversation_id: Option<&str>) -> String {

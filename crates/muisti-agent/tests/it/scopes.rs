@@ -354,3 +354,54 @@ fn a_model_judges_which_declarative_entry_a_write_replaces() {
         );
     }
 }
+
+/// With `graph_context`, the prompt carries the graph's current facts about the entities
+/// the message names, after the declarative entries; a message naming none gets none.
+#[test]
+fn the_graph_facts_about_what_a_message_names_go_into_the_prompt() {
+    let server = Server::start(vec![openai_reply("Alice."), openai_reply("Hello.")]);
+    let store = muisti::open_store("mem://").expect("store");
+    let memory = Engine::builder(store)
+        .graph_extraction(muisti::graph::GraphExtraction::Offline)
+        .build()
+        .expect("engine");
+    for text in [
+        "Alice works at Google in Mountain View.",
+        "Bob reports to Alice and works on TensorFlow.",
+    ] {
+        let mut p = Put::new(memory.partition(&Namespace::default_ns()), None, text);
+        p.owner.user_id = Some("ada".into());
+        memory.remember(p).expect("remember");
+    }
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    while memory.graph_pending().expect("pending") > 0 {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the worker never drained"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    declare(&memory, "ada", "Always answer briefly", Category::Rule);
+    let agent = agent(ProviderKind::OpenAi, &server, &memory)
+        .recall_filter(for_ada())
+        .graph_context(5)
+        .build()
+        .expect("agent");
+    agent.send("Who does bob report to?").expect("reply");
+    let prompt = last_prompt(&server.requests()[0]);
+    let rule = prompt
+        .find("- rule: Always answer briefly")
+        .expect("the rule");
+    let fact = prompt.find("- graph: Bob reports to Alice").expect(&prompt);
+    assert!(rule < fact, "declarative entries first: {prompt}");
+    assert!(
+        prompt.contains("- graph: Bob works on TensorFlow"),
+        "{prompt}"
+    );
+    agent.send("Good morning").expect("reply");
+    let prompt = last_prompt(&server.requests()[1]);
+    assert!(
+        !prompt.contains("- graph:"),
+        "nothing named, no facts: {prompt}"
+    );
+}

@@ -121,6 +121,16 @@ impl Relation {
         self.valid_at.is_none_or(|v| v <= t) && self.invalid_at.is_none_or(|i| t < i)
     }
 
+    /// The fact as a sentence for a prompt: "Alice works at Google".
+    pub fn sentence(&self) -> String {
+        format!(
+            "{} {} {}",
+            self.subject,
+            self.predicate.replace('_', " "),
+            self.object
+        )
+    }
+
     /// Whether it holds now: not replaced, not retired.
     pub fn is_current(&self) -> bool {
         self.invalid_at.is_none() && self.expired_at.is_none()

@@ -384,3 +384,53 @@ fn focus_key(user: Option<&str>, session: Option<&str>) -> String {
         format!("{:016x}", fnv1a(&whole))
     }
 }
+
+impl Engine {
+    /// The graph's facts about what `text` names: the user's entities whose name or alias
+    /// appears in it as whole words, and the relations that hold now at either end of them,
+    /// the named entities' own first; at most `limit`. (The agent's graph context block.)
+    pub fn graph_context(
+        &self,
+        user: Option<&str>,
+        text: &str,
+        limit: usize,
+    ) -> Result<Vec<Relation>> {
+        if limit == 0 {
+            return Ok(Vec::new());
+        }
+        let words = format!(" {} ", words_of(text));
+        let mut named: Vec<Entity> = self
+            .graph_records::<Entity>(ENTITIES_NAMESPACE, user, Vec::new())?
+            .into_iter()
+            .filter(|e| {
+                std::iter::once(&e.name)
+                    .chain(&e.aliases)
+                    .map(|n| words_of(n))
+                    .any(|n| !n.is_empty() && words.contains(&format!(" {n} ")))
+            })
+            .collect();
+        // The most mentioned first: they are what the conversation is about.
+        named.sort_by(|a, b| b.mentions.cmp(&a.mentions).then(a.name.cmp(&b.name)));
+        let mut facts: Vec<Relation> = Vec::new();
+        for e in &named {
+            for r in self.graph_entity_relations(user, &e.name, None)? {
+                if facts.len() >= limit {
+                    return Ok(facts);
+                }
+                if !facts.iter().any(|f| f.id == r.id) {
+                    facts.push(r);
+                }
+            }
+        }
+        Ok(facts)
+    }
+}
+
+/// Lower-case words of `text`, single-spaced (for whole-word matching of names).
+fn words_of(text: &str) -> String {
+    text.split(|c: char| !c.is_alphanumeric())
+        .filter(|w| !w.is_empty())
+        .map(str::to_lowercase)
+        .collect::<Vec<_>>()
+        .join(" ")
+}

@@ -25,6 +25,7 @@
 mod agent;
 mod conversation;
 mod error;
+mod extract;
 mod guard;
 mod inject;
 mod judge;
@@ -38,6 +39,7 @@ pub use agent::{
 };
 pub use conversation::{CONVERSATIONS_NAMESPACE, Conversation, RUNS_NAMESPACE, Run, RunStatus};
 pub use error::{AgentError, AgentErrorKind, GuardTarget, Result};
+pub use extract::{EXTRACT_SYSTEM, LlmExtractor};
 pub use guard::Guard;
 pub use inject::{Block, MAX_BLOCK_BYTES, MEMORY_HEADER, USER_HEADER};
 pub use judge::{JUDGE_SYSTEM, LlmJudge};

@@ -70,12 +70,13 @@ pub(crate) struct Cli {
     pub(crate) episodic_retention_days: Option<u32>,
 
     /// Read entities and facts of users' long-term memories into the graph, in the
-    /// background: `off` (the default) or `offline` (patterns, no model).
+    /// background: `off` (the default), `offline` (patterns, no model), or with `serve`
+    /// `llm` (the chat model of --llm-model).
     #[arg(
         long,
         global = true,
         env = "MUISTI_GRAPH_EXTRACTOR",
-        value_name = "off|offline"
+        value_name = "off|offline|llm"
     )]
     pub(crate) graph_extractor: Option<String>,
 

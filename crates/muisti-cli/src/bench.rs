@@ -24,6 +24,16 @@ pub(crate) enum BenchCommand {
         #[arg(long)]
         errors: bool,
     },
+    /// Precision and recall of the offline graph extractor's facts and entities on a
+    /// labelled corpus of conversations (default: the repository's).
+    GraphExtract {
+        /// The corpus: one JSON object per line (`user`, `messages`, `triples`, `entities`).
+        #[arg(
+            long,
+            default_value = "crates/muisti/tests/data/graph-extraction.jsonl"
+        )]
+        data: std::path::PathBuf,
+    },
     /// Retrieval quality (recall@k) and speed on LoCoMo conversations.
     Locomo {
         /// The directory of LoCoMo `.json` files.
@@ -343,6 +353,7 @@ pub(crate) fn run(cmd: &BenchCommand, cli: &crate::Cli, json: bool) -> Result<()
             outln!("{}", serde_json::to_string_pretty(&report)?)?;
             return Ok(());
         }
+        BenchCommand::GraphExtract { data } => return graph_extract(data, json),
         BenchCommand::Conflicts { data, errors } => {
             let embedder = muisti::embedder_from_spec(cli.embedder(), cli.embed_url.as_deref())?;
             return conflicts(data, embedder, *errors, json);
@@ -598,6 +609,56 @@ fn locomo(
             outln!("{line}")?;
         }
     }
+    Ok(())
+}
+
+/// `muisti bench graph-extract`: the offline extractor's figures on a labelled corpus.
+fn graph_extract(data: &std::path::Path, json: bool) -> Result<()> {
+    use muisti::graph::extract;
+    let text =
+        std::fs::read_to_string(data).with_context(|| format!("cannot read {}", data.display()))?;
+    let corpus = extract::parse_corpus(&text).with_context(|| {
+        format!(
+            "{} is not a corpus of labelled conversations",
+            data.display()
+        )
+    })?;
+    let s = extract::evaluate(&corpus, extract::offline);
+    if json {
+        outln!(
+            "{}",
+            serde_json::to_string_pretty(&serde_json::json!({
+                "conversations": corpus.len(),
+                "scores": s,
+                "fact_precision": s.fact_precision(),
+                "fact_recall": s.fact_recall(),
+                "entity_precision": s.entity_precision(),
+                "entity_recall": s.entity_recall(),
+            }))?
+        )?;
+        return Ok(());
+    }
+    outln!(
+        "{} labelled conversations from {}",
+        corpus.len(),
+        data.display()
+    )?;
+    outln!(
+        "facts:    precision {:.3} ({} of {} extracted), recall {:.3} (of {} labelled)",
+        s.fact_precision(),
+        s.facts_right,
+        s.facts_found,
+        s.fact_recall(),
+        s.facts
+    )?;
+    outln!(
+        "entities: precision {:.3} ({} of {} extracted), recall {:.3} (of {} labelled)",
+        s.entity_precision(),
+        s.entities_right,
+        s.entities_found,
+        s.entity_recall(),
+        s.entities
+    )?;
     Ok(())
 }
 

@@ -128,6 +128,25 @@ pub(crate) fn server_config(cli: &Cli, args: &ServeArgs) -> Result<ServerConfig>
     Ok(ServerConfig::resolve(flags.over(file))?)
 }
 
+/// The server's graph extraction: `llm` asks the chat model (`--llm-model`), the others
+/// are the engine's.
+fn graph_extraction(config: &ServerConfig) -> Result<muisti::graph::GraphExtraction> {
+    if config.graph_extractor.trim() != "llm" {
+        return Ok(muisti::graph::GraphExtraction::parse(
+            &config.graph_extractor,
+        )?);
+    }
+    let Some(chat) = &config.chat else {
+        anyhow::bail!(muisti::Error::invalid(
+            "graph_extractor",
+            "llm extraction asks the chat model: give --llm-model (and --llm-url)",
+        ));
+    };
+    Ok(muisti::graph::GraphExtraction::With(std::sync::Arc::new(
+        muisti_agent::LlmExtractor::new(chat.connect()?),
+    )))
+}
+
 pub(crate) fn serve(cli: &Cli, args: &ServeArgs) -> Result<ExitCode> {
     let config = server_config(cli, args)?;
     let engine = crate::open_with(
@@ -136,7 +155,7 @@ pub(crate) fn serve(cli: &Cli, args: &ServeArgs) -> Result<ExitCode> {
         config.embed_url.as_deref(),
         OnModelMismatch::Error,
         cli.lifetimes(),
-        muisti::graph::GraphExtraction::parse(&config.graph_extractor)?,
+        graph_extraction(&config)?,
     )?;
     let location = engine.store().info().location;
     runtime()?.block_on(async move {

@@ -26,6 +26,19 @@ use crate::{
     ops,
 };
 
+impl ChatConfig {
+    /// Connects the model (the API key from the environment): the chat's, the conflict
+    /// judge's and the graph extractor's.
+    pub fn connect(&self) -> Result<Arc<dyn Provider>, AgentError> {
+        let mut provider = ProviderConfig::new(self.provider, self.model.clone());
+        if let Some(url) = &self.base_url {
+            provider = provider.base_url(url.clone());
+        }
+        provider.timeout = self.timeout;
+        provider.connect()
+    }
+}
+
 /// Most memories one message may ask to recall.
 pub const MAX_LONG_TERM_MEMORY: usize = 50;
 
@@ -39,11 +52,6 @@ pub struct ChatService {
 impl ChatService {
     /// Connects the model `config` describes (the API key from the environment).
     pub fn new(config: &ChatConfig) -> Result<Self, AgentError> {
-        let mut provider = ProviderConfig::new(config.provider, config.model.clone());
-        if let Some(url) = &config.base_url {
-            provider = provider.base_url(url.clone());
-        }
-        provider.timeout = config.timeout;
         let guard = (!config.blocked_phrases.is_empty()).then(|| {
             config
                 .blocked_phrases
@@ -51,7 +59,7 @@ impl ChatService {
                 .fold(Guard::new("blocked_phrases"), |g, p| g.phrase(p))
         });
         Ok(Self {
-            provider: provider.connect()?,
+            provider: config.connect()?,
             system: config.system.clone(),
             guard,
         })

@@ -405,3 +405,51 @@ fn the_graph_facts_about_what_a_message_names_go_into_the_prompt() {
         "nothing named, no facts: {prompt}"
     );
 }
+
+/// A chat model as the graph extractor, over the real wire protocol: the memory goes out
+/// quoted with the user and the last person named, the JSON answer becomes the graph.
+#[test]
+fn a_model_reads_memories_into_the_graph() {
+    let server = Server::start(vec![openai_reply(
+        r#"{"entities": [{"name": "Priya", "type": "person"}, {"name": "Initech", "type": "organization"}],
+            "facts": [{"subject": "Priya", "predicate": "works_at", "object": "Initech"},
+                      {"subject": "USER", "predicate": "reports_to", "object": "Priya"}],
+            "last_person": "Priya"}"#,
+    )]);
+    let extractor = muisti_agent::LlmExtractor::new(provider(ProviderKind::OpenAi, &server));
+    let store = muisti::open_store("mem://").expect("store");
+    let memory = Engine::builder(store)
+        .graph_extraction(muisti::graph::GraphExtraction::With(std::sync::Arc::new(
+            extractor,
+        )))
+        .build()
+        .expect("engine");
+    let mut p = Put::new(
+        memory.partition(&Namespace::default_ns()),
+        None,
+        "My manager Priya just joined Initech.",
+    );
+    p.owner.user_id = Some("ada".into());
+    memory.remember(p).expect("remember");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    while memory.graph_pending().expect("pending") > 0 {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the worker never drained"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let facts: Vec<String> = memory
+        .graph_entity_relations(Some("ada"), "Priya", None)
+        .expect("relations")
+        .iter()
+        .map(muisti::graph::Relation::sentence)
+        .collect();
+    assert_eq!(facts, ["Priya works at Initech", "ada reports to Priya"]);
+    let sent = body(&server.requests()[0]).to_string();
+    assert!(
+        sent.contains("My manager Priya just joined Initech."),
+        "{sent}"
+    );
+    assert!(sent.contains("USER is \\\"ada\\\""), "{sent}");
+}

@@ -24,7 +24,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 pub use extract::{Context, Extracted, Mention, Triple};
-pub use worker::{GraphExtraction, GraphExtractor, OfflineExtractor};
+pub use worker::{ExtractError, GraphExtraction, GraphExtractor, OfflineExtractor};
 
 /// The namespace of entities (reserved for the engine).
 pub const ENTITIES_NAMESPACE: &str = "_muisti.entities";

@@ -259,7 +259,7 @@ impl Engine {
                 id: MemoryId::generate(),
                 user_id: user.map(str::to_owned),
                 name: m.name.clone(),
-                kind: m.kind.to_owned(),
+                kind: m.kind.clone(),
                 aliases: Vec::new(),
                 mentions: 0,
                 first_seen: at,

@@ -220,7 +220,7 @@ pub(crate) enum Command {
     History {
         /// The memory id.
         id: String,
-        /// The entry's user (a declarative entry is found only by its user).
+        /// The user the request acts for (another user's entry is not found).
         #[arg(long = "user")]
         user_id: Option<String>,
     },

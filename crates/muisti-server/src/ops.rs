@@ -544,8 +544,13 @@ pub fn proposals(engine: &Engine, p: api::ProposalParams) -> Result<api::Proposa
 pub fn history(engine: &Engine, id: &str, user: Option<&str>) -> Result<api::History> {
     let id = memory_id(id)?;
     // Over HTTP a deleted memory is gone, its history with it (the library's
-    // `Engine::history` still reads the delete).
-    visible(engine, id, user)?;
+    // `Engine::history` still reads the delete). A history is read by the entry's id, as
+    // mem0's `history(id)`; naming a user, only that user's entry's.
+    match user {
+        Some(_) => visible(engine, id, user).map(drop)?,
+        None if engine.get_by_id(id)?.is_some() => {}
+        None => return Err(Error::NotFound(format!("memory {id}"))),
+    }
     let history = engine
         .history(id)?
         .into_iter()

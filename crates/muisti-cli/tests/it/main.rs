@@ -451,8 +451,14 @@ fn declarative_entries_from_the_command_line() {
     assert!(!muisti(h, &["confirm", &id]).status.success(), "once");
     let id = first.trim();
     assert!(
-        !muisti(h, &["history", id]).status.success(),
-        "only its user reads an entry's history"
+        !muisti(h, &["history", id, "--user", "bob"])
+            .status
+            .success(),
+        "another user does not read an entry's history"
+    );
+    assert!(
+        ok(muisti(h, &["history", id])).contains("supersede"),
+        "read by its id"
     );
     let history = ok(muisti(h, &["history", id, "--user", "ada"]));
     assert!(

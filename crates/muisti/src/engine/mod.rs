@@ -344,15 +344,15 @@ impl Engine {
             return self.merge_duplicate(&put, existing);
         }
         let w = self.put_embedded(put)?;
-        self.extract_later(&w.memory);
+        self.extract_later(&[&w.memory]);
         Ok(w)
     }
 
-    /// Queues a stored memory for graph extraction; a failure is logged (the memory stays,
-    /// only its graph facts wait for the next write that queues it).
-    fn extract_later(&self, memory: &Memory) {
-        if let Err(e) = self.queue_extraction(memory) {
-            warn!(kind = %e.kind(), error = %e, id = %memory.id, "could not queue the memory for graph extraction");
+    /// Queues stored memories for graph extraction; a failure is logged (the memories stay;
+    /// their facts are not read into the graph).
+    fn extract_later(&self, memories: &[&Memory]) {
+        if let Err(e) = self.queue_extraction(memories) {
+            warn!(kind = %e.kind(), error = %e, count = memories.len(), "could not queue memories for graph extraction");
         }
     }
 
@@ -561,9 +561,7 @@ impl Engine {
             })
             .collect::<Result<_>>()?;
         let written = self.put_many_embedded(puts)?;
-        for w in &written {
-            self.extract_later(&w.memory);
-        }
+        self.extract_later(&written.iter().map(|w| &w.memory).collect::<Vec<_>>());
         // Each user's cap once, after the whole batch (the newest of theirs kept).
         let mut capped = std::collections::HashSet::new();
         for w in written.iter().rev() {

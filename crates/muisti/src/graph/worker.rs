@@ -205,33 +205,35 @@ impl Engine {
         }
     }
 
-    /// Queues `memory` for extraction when the engine extracts and it is a user's text
-    /// memory (not one of the engine's own records); wakes the worker.
-    pub(crate) fn queue_extraction(&self, memory: &Memory) -> Result<()> {
+    /// Queues `memories` for extraction (in one write) when the engine extracts, those that
+    /// are a user's long-term text (not working state, expiring events, declarative entries
+    /// or the engine's own records); wakes the worker.
+    pub(crate) fn queue_extraction(&self, memories: &[&Memory]) -> Result<()> {
         let Some(worker) = &self.graph_worker else {
             return Ok(());
         };
-        // Long-term text of a user's: working state (scratch, short-term), events that
-        // expire (episodic) and declarative entries are not read into the graph.
-        if crate::declarative::is_reserved(memory.partition.namespace.as_str())
-            || !memory.content.is_string()
-            || memory.scope != muisti_core::MemoryScope::LongTerm
-        {
-            return Ok(());
+        let mut puts = Vec::new();
+        for memory in memories.iter().filter(|m| {
+            !crate::declarative::is_reserved(m.partition.namespace.as_str())
+                && m.content.is_string()
+                && m.scope == muisti_core::MemoryScope::LongTerm
+        }) {
+            let item = Queued {
+                tenant: memory.partition.tenant.as_str().to_owned(),
+                memory_id: memory.id,
+                attempts: 0,
+            };
+            let value = serde_json::to_value(&item).map_err(|e| corrupted(QUEUE_NAMESPACE, e))?;
+            puts.push(Put::new(
+                self.queue_partition(),
+                Some(Key::new(MemoryId::generate().to_string())?),
+                value,
+            ));
         }
-        let item = Queued {
-            tenant: memory.partition.tenant.as_str().to_owned(),
-            memory_id: memory.id,
-            attempts: 0,
-        };
-        let value = serde_json::to_value(&item).map_err(|e| corrupted(QUEUE_NAMESPACE, e))?;
-        let put = Put::new(
-            self.queue_partition(),
-            Some(Key::new(MemoryId::generate().to_string())?),
-            value,
-        );
-        self.store.put(put)?;
-        worker.wake();
+        if !puts.is_empty() {
+            self.store.put_many(puts)?;
+            worker.wake();
+        }
         Ok(())
     }
 

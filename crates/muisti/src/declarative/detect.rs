@@ -95,11 +95,13 @@ pub fn judge(existing: &str, new: &str, cosine: Option<f32>) -> Judgement {
     let reaches = |threshold: f32| cosine.is_some_and(|c| c >= threshold);
     let (old_objects, new_objects) = (objects(&old_content), objects(&content(&now)));
     let shared_objects = old_objects.intersection(&new_objects).count();
-    // The same topic terms, no more and no fewer, but for a note's label: the same claim in
-    // other words ("I'm allergic to peanuts" / "User has a peanut allergy"; "I like my
-    // steak medium-rare" / "Steak doneness: medium rare").
-    let same_claim = covers(&old_objects, &new_objects, &label_objects(&now))
-        || covers(&new_objects, &old_objects, &label_objects(&old));
+    // The same topic terms, no more and no fewer, but for a note's label, and the same
+    // numbers: the same claim in other words ("I'm allergic to peanuts" / "User has a
+    // peanut allergy"; "I like my steak medium-rare" / "Steak doneness: medium rare").
+    // Other numbers may name other things ("project 3" / "project 5").
+    let same_claim = numbers(&old_content) == numbers(&content(&now))
+        && (covers(&old_objects, &new_objects, &label_objects(&now))
+            || covers(&new_objects, &old_objects, &label_objects(&old)));
 
     let verdict = if veto.is_some() {
         Verdict::Distinct
@@ -120,6 +122,15 @@ pub fn judge(existing: &str, new: &str, cosine: Option<f32>) -> Judgement {
         cosine,
         veto,
     }
+}
+
+/// The terms with a digit (numbers, times, versions).
+fn numbers(content: &BTreeSet<String>) -> BTreeSet<&str> {
+    content
+        .iter()
+        .filter(|t| t.chars().any(char::is_numeric))
+        .map(String::as_str)
+        .collect()
 }
 
 /// Whether `some` (not empty) is all of `all` but terms of `label`.
@@ -934,6 +945,13 @@ mod tests {
             None,
         );
         assert_eq!(j.verdict, Verdict::Supersede, "{j:?}");
+        // Other numbers may name other things.
+        let j = judge(
+            "Project number 3 of the user goes by the codename 5130",
+            "Project number 5 of the user goes by the codename 9588",
+            Some(0.95),
+        );
+        assert_ne!(j.verdict, Verdict::Supersede, "{j:?}");
         // One more topic term is a refinement, not the same claim.
         let j = judge(
             "I play guitar",
@@ -1204,15 +1222,16 @@ mod tests {
     /// Floors under the figures measured when the detector was last changed (tier 1, with
     /// the static model / without a model): tune P 1.000 R 0.794 / P 1.000 R 0.762; test
     /// P 0.947 R 0.581 / P 0.939 R 0.500; fresh (written blind, then used to choose the
-    /// third round) P 0.984 R 0.682 / P 0.982 R 0.636; fresh2 (written blind by another
-    /// hand, scored once after the rules were frozen) P 0.911 R 0.464 / P 0.906 R 0.436. A
-    /// change that loses precision, or recall below them, fails.
+    /// third round) P 0.983 R 0.670 / P 0.982 R 0.625; fresh2 (written blind by another
+    /// hand, scored once after the rules were frozen: P 0.911 R 0.464; then the same-claim
+    /// rule learnt to compare numbers, found by `muisti bench agent`) P 0.927 R 0.464 /
+    /// P 0.923 R 0.436. A change that loses precision, or recall below them, fails.
     fn holds_the_measured_floors(e: &Evaluation, recall: [f64; 4]) {
         for (name, precision, recall) in [
             ("tune", 0.99, recall[0]),
             ("test", 0.93, recall[1]),
             ("fresh", 0.98, recall[2]),
-            ("fresh2", 0.9, recall[3]),
+            ("fresh2", 0.92, recall[3]),
         ] {
             let s = split(e, name);
             assert!(s.precision() >= precision, "{name} {s:?}");
@@ -1228,7 +1247,7 @@ mod tests {
     #[test]
     fn the_corpus_without_an_embedder() {
         let e = evaluate(&corpus(), |_, _| None);
-        holds_the_measured_floors(&e, [0.76, 0.5, 0.63, 0.43]);
+        holds_the_measured_floors(&e, [0.76, 0.5, 0.62, 0.43]);
         assert_eq!(split(&e, "test").total, 115);
         assert_eq!(split(&e, "tune").total, 117);
         assert_eq!(split(&e, "fresh").total, 160);
@@ -1244,7 +1263,7 @@ mod tests {
             let b = model.embed_one(b).ok()?;
             Some(muisti_core::text::cosine(&a, &b))
         });
-        holds_the_measured_floors(&e, [0.79, 0.58, 0.68, 0.46]);
+        holds_the_measured_floors(&e, [0.79, 0.58, 0.67, 0.46]);
         let test = split(&e, "test");
         assert!(test.possible > 0, "tier 2 reports some: {test:?}");
     }

@@ -114,3 +114,16 @@ macro_rules! conformance_persistent {
         }
     };
 }
+
+/// Polls `done` every 20 ms until it holds; fails the test naming `what` when it has not
+/// after 30 s (for work a background thread does: a worker draining its queue, a schedule).
+pub fn wait_until(what: &str, mut done: impl FnMut() -> bool) {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    while !done() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "never happened: {what}"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+}

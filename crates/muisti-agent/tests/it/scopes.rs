@@ -373,14 +373,9 @@ fn the_graph_facts_about_what_a_message_names_go_into_the_prompt() {
         p.owner.user_id = Some("ada".into());
         memory.remember(p).expect("remember");
     }
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
-    while memory.graph_pending().expect("pending") > 0 {
-        assert!(
-            std::time::Instant::now() < deadline,
-            "the worker never drained"
-        );
-        std::thread::sleep(std::time::Duration::from_millis(20));
-    }
+    muisti_testkit::wait_until("the graph worker drained its queue", || {
+        memory.graph_pending().expect("pending") == 0
+    });
     declare(&memory, "ada", "Always answer briefly", Category::Rule);
     let agent = agent(ProviderKind::OpenAi, &server, &memory)
         .recall_filter(for_ada())
@@ -431,14 +426,9 @@ fn a_model_reads_memories_into_the_graph() {
     );
     p.owner.user_id = Some("ada".into());
     memory.remember(p).expect("remember");
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
-    while memory.graph_pending().expect("pending") > 0 {
-        assert!(
-            std::time::Instant::now() < deadline,
-            "the worker never drained"
-        );
-        std::thread::sleep(std::time::Duration::from_millis(20));
-    }
+    muisti_testkit::wait_until("the graph worker drained its queue", || {
+        memory.graph_pending().expect("pending") == 0
+    });
     let facts: Vec<String> = memory
         .graph_entity_relations(Some("ada"), "Priya", None)
         .expect("relations")

@@ -1674,14 +1674,9 @@ fn the_server_runs_the_lifetimes_on_its_schedule() {
         },
         Some(dir),
     );
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
-    while long.get_by_id(written.id).expect("read").is_some() {
-        assert!(
-            std::time::Instant::now() < deadline,
-            "the schedule never removed the memory past the retention"
-        );
-        std::thread::sleep(std::time::Duration::from_millis(100));
-    }
+    muisti_testkit::wait_until("the schedule removed the memory past the retention", || {
+        long.get_by_id(written.id).expect("read").is_none()
+    });
     drop(s);
 }
 
@@ -1771,14 +1766,9 @@ fn the_graph_over_rest() {
         );
         assert_eq!(r.status, 201, "{}", r.body);
     }
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
-    while s.engine.graph_pending().expect("pending") > 0 {
-        assert!(
-            std::time::Instant::now() < deadline,
-            "the graph worker never drained"
-        );
-        std::thread::sleep(std::time::Duration::from_millis(20));
-    }
+    muisti_testkit::wait_until("the graph worker drained its queue", || {
+        s.engine.graph_pending().expect("pending") == 0
+    });
     let get = |q: &str| raw("GET", &s.url(&format!("/v1/graph/{q}")), &[], None);
     let pairs = |r: &crate::Raw| -> Vec<String> {
         r.body["relations"]

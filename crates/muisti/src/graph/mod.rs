@@ -6,7 +6,7 @@
 //!   index them (`n:` name and alias keys and `k:` kind of an entity; `s:` subject, `p:`
 //!   predicate and `o:` object of a relation), so lookups and triple patterns are tag
 //!   filters every backend answers.
-//! * Extraction never blocks a write: [`Engine::remember`] puts the memory's id on a queue
+//! * Extraction never blocks a write: [`Engine::remember`](crate::Engine::remember) puts the memory's id on a queue
 //!   (a record of [`QUEUE_NAMESPACE`] in the system tenant) and a worker thread extracts
 //!   ([`GraphExtractor`]; [`extract::offline`] needs no model), resolves names to entities
 //!   and writes the facts; a failure leaves the item queued, to be retried.
@@ -24,7 +24,9 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 pub use extract::{Context, Extracted, Mention, Triple};
-pub use worker::{ExtractError, GraphExtraction, GraphExtractor, OfflineExtractor};
+pub use worker::{
+    ExtractError, FAILED_NAMESPACE, GraphExtraction, GraphExtractor, OfflineExtractor,
+};
 
 /// The namespace of entities (reserved for the engine).
 pub const ENTITIES_NAMESPACE: &str = "_muisti.entities";

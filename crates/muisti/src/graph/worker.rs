@@ -95,7 +95,10 @@ impl GraphExtraction {
     }
 }
 
-/// Attempts before a queued memory is left alone (logged each time).
+/// Where queued memories go after [`MAX_ATTEMPTS`] failed extractions (system tenant).
+pub const FAILED_NAMESPACE: &str = "_muisti.graph_failed";
+
+/// Attempts before a queued memory is set aside in [`FAILED_NAMESPACE`] (logged each time).
 const MAX_ATTEMPTS: u32 = 5;
 
 /// Items one round of the worker takes.
@@ -262,9 +265,6 @@ impl Engine {
             for record in &page.items {
                 let mut item: Queued = serde_json::from_value(record.content.clone())
                     .map_err(|e| corrupted(QUEUE_NAMESPACE, e))?;
-                if item.attempts >= MAX_ATTEMPTS {
-                    continue;
-                }
                 let at = Locator::Key {
                     partition: record.partition.clone(),
                     key: record.key.clone(),
@@ -276,15 +276,32 @@ impl Engine {
                     }
                     Err(e) => {
                         item.attempts += 1;
-                        warn!(memory = %item.memory_id, attempts = item.attempts, error = %e,
-                            "graph extraction failed; kept queued");
                         let value = serde_json::to_value(&item)
                             .map_err(|e| corrupted(QUEUE_NAMESPACE, e))?;
-                        self.store.put(Put::new(
-                            record.partition.clone(),
-                            Some(record.key.clone()),
-                            value,
-                        ))?;
+                        if item.attempts < MAX_ATTEMPTS {
+                            warn!(memory = %item.memory_id, attempts = item.attempts, error = %e,
+                                "graph extraction failed; kept queued");
+                            self.store.put(Put::new(
+                                record.partition.clone(),
+                                Some(record.key.clone()),
+                                value,
+                            ))?;
+                        } else {
+                            // Given up: kept apart, where it can be read and queued again.
+                            warn!(memory = %item.memory_id, error = %e,
+                                "graph extraction failed {MAX_ATTEMPTS} times; set aside in {FAILED_NAMESPACE}");
+                            let mut failed = Put::new(
+                                muisti_core::Partition {
+                                    tenant: record.partition.tenant.clone(),
+                                    namespace: crate::engine::own_namespace(FAILED_NAMESPACE),
+                                },
+                                Some(record.key.clone()),
+                                value,
+                            );
+                            failed.metadata.insert("error".into(), e.to_string().into());
+                            self.store.put(failed)?;
+                            self.store.delete(&at)?;
+                        }
                     }
                 }
             }

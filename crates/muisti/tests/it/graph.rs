@@ -2,8 +2,6 @@
 //! background, entity resolution, invalidation of single-valued facts, as-of queries, and
 //! what deleting memories does to the facts they supported.
 
-use std::time::{Duration, Instant};
-
 use muisti::{
     Engine, Filter, Put, Timestamp,
     graph::{GraphExtraction, Relation, RelationQuery},
@@ -33,14 +31,9 @@ fn say(engine: &Engine, user: &str, session: &str, text: &str, at: Option<&str>)
 
 /// Waits until the worker has read every queued memory.
 fn settled(engine: &Engine) {
-    let deadline = Instant::now() + Duration::from_secs(30);
-    while engine.graph_pending().expect("pending") > 0 {
-        assert!(
-            Instant::now() < deadline,
-            "the graph worker never drained its queue"
-        );
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    muisti_testkit::wait_until("the graph worker drained its queue", || {
+        engine.graph_pending().expect("pending") == 0
+    });
 }
 
 fn triples(rs: &[Relation]) -> Vec<(String, String, String)> {
@@ -232,4 +225,60 @@ fn deleting_memories_retires_what_only_they_supported() {
             "{url}"
         );
     });
+}
+
+/// An extractor that always fails.
+struct Broken;
+
+impl muisti::graph::GraphExtractor for Broken {
+    fn extract(
+        &self,
+        _: &str,
+        _: &muisti::graph::Context<'_>,
+    ) -> Result<muisti::graph::Extracted, muisti::graph::ExtractError> {
+        Err(muisti::graph::ExtractError("the model is down".into()))
+    }
+
+    fn name(&self) -> &str {
+        "broken"
+    }
+}
+
+/// A failing extraction keeps the memory and its queue item (retried), and after five
+/// attempts sets the item aside: nothing is lost, nothing waits forever.
+#[test]
+fn a_failing_extraction_is_retried_then_set_aside() {
+    let store = muisti::open_store("mem://").expect("store");
+    let engine = Engine::builder(store.clone())
+        .graph_extraction(GraphExtraction::With(std::sync::Arc::new(Broken)))
+        .build()
+        .expect("engine");
+    let m = say(&engine, "f", "s", "Fay works at Globex.", None);
+    for _ in 0..10 {
+        if engine.graph_pending().expect("pending") == 0 {
+            break;
+        }
+        engine.drain_graph_queue().expect("a round");
+    }
+    assert_eq!(engine.graph_pending().expect("pending"), 0, "set aside");
+    let failed = store
+        .count(
+            &muisti::Partition::new(
+                muisti::Tenant::new("_muisti").expect("tenant"),
+                ns(muisti::graph::FAILED_NAMESPACE),
+            ),
+            &Filter::default(),
+        )
+        .expect("count");
+    assert_eq!(failed, 1);
+    assert!(
+        engine.get_by_id(m.id).expect("read").is_some(),
+        "the memory stays"
+    );
+    assert!(
+        engine
+            .graph_entities(Some("f"), None)
+            .expect("read")
+            .is_empty()
+    );
 }

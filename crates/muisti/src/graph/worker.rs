@@ -95,7 +95,7 @@ impl GraphExtraction {
     }
 }
 
-/// Where queued memories go after [`MAX_ATTEMPTS`] failed extractions (system tenant).
+/// Where queued memories go after five failed extractions (system tenant).
 pub const FAILED_NAMESPACE: &str = "_muisti.graph_failed";
 
 /// Attempts before a queued memory is set aside in [`FAILED_NAMESPACE`] (logged each time).

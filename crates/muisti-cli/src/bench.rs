@@ -34,6 +34,17 @@ pub(crate) enum BenchCommand {
         )]
         data: std::path::PathBuf,
     },
+    /// Graph extraction and queries on one user's graph (default store: a fresh SQLite
+    /// file): `N` memories "Person i works at Company j.", read into the graph offline, then
+    /// subject, object and entity queries timed.
+    Graph {
+        /// Memories to write (one works_at edge each).
+        #[arg(long, default_value_t = 2_000)]
+        edges: usize,
+        /// Queries of each kind to time.
+        #[arg(long, default_value_t = 200)]
+        queries: usize,
+    },
     /// Retrieval quality (recall@k) and speed on LoCoMo conversations.
     Locomo {
         /// The directory of LoCoMo `.json` files.
@@ -355,6 +366,23 @@ pub(crate) fn run(cmd: &BenchCommand, cli: &crate::Cli, json: bool) -> Result<()
             return Ok(());
         }
         BenchCommand::GraphExtract { data } => return graph_extract(data, json),
+        BenchCommand::Graph { edges, queries } => {
+            let dir = bench_dir()?;
+            let store = match &cli.store {
+                Some(u) => muisti::open_store(u)?,
+                None => muisti::open_store(&format!(
+                    "sqlite://{}",
+                    dir.path().join("graph.db").display()
+                ))?,
+            };
+            let engine = muisti::Engine::builder(store)
+                .embedder(None)
+                .graph_extraction(muisti::graph::GraphExtraction::Offline)
+                .build()?;
+            let report = graph_bench(&engine, *edges, *queries)?;
+            outln!("{}", serde_json::to_string_pretty(&report)?)?;
+            return Ok(());
+        }
         BenchCommand::Conflicts { data, errors } => {
             let embedder = muisti::embedder_from_spec(cli.embedder(), cli.embed_url.as_deref())?;
             return conflicts(data, embedder, *errors, json);
@@ -611,6 +639,89 @@ fn locomo(
         }
     }
     Ok(())
+}
+
+/// `muisti bench graph`: writes `edges` memories of one user, waits for the worker to read
+/// them into the graph, then times the three kinds of query.
+fn graph_bench(engine: &muisti::Engine, edges: usize, queries: usize) -> Result<serde_json::Value> {
+    use muisti::graph::RelationQuery;
+    const COMPANIES: usize = 500;
+    let partition = engine.partition(&muisti::Namespace::default_ns());
+    let started = std::time::Instant::now();
+    for chunk in (0..edges).collect::<Vec<_>>().chunks(1_000) {
+        let puts = chunk
+            .iter()
+            .map(|i| {
+                let mut p = muisti::Put::new(
+                    partition.clone(),
+                    None,
+                    format!("Person{i} works at Company{}.", i % COMPANIES),
+                );
+                p.owner.user_id = Some("u".into());
+                p
+            })
+            .collect();
+        engine.remember_many(puts)?;
+    }
+    let written = started.elapsed();
+    while engine.graph_pending()? > 0 {
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    let extracted = started.elapsed();
+    let mut rng = crate::scale::Rng(0x6a09_e667_f3bc_c908);
+    let mut time = |f: &mut dyn FnMut(usize) -> Result<usize>| -> Result<serde_json::Value> {
+        let mut ms = Vec::with_capacity(queries);
+        let mut found = 0;
+        for _ in 0..queries {
+            let i = (rng.next() % edges.max(1) as u64) as usize;
+            let t = std::time::Instant::now();
+            found += f(i)?;
+            ms.push(t.elapsed().as_secs_f64() * 1e3);
+        }
+        ms.sort_by(f64::total_cmp);
+        let at = |q: f64| {
+            ms.get(((ms.len() as f64 - 1.0) * q) as usize)
+                .copied()
+                .unwrap_or(0.0)
+        };
+        Ok(
+            serde_json::json!({"p50_ms": at(0.5), "p95_ms": at(0.95), "mean_found": found as f64 / queries.max(1) as f64}),
+        )
+    };
+    let user = Some("u".to_owned());
+    let by_subject = time(&mut |i| {
+        Ok(engine
+            .graph_relations(&RelationQuery {
+                user_id: user.clone(),
+                subject: Some(format!("Person{i}")),
+                ..RelationQuery::default()
+            })?
+            .len())
+    })?;
+    let by_object = time(&mut |i| {
+        Ok(engine
+            .graph_relations(&RelationQuery {
+                user_id: user.clone(),
+                predicate: Some("works_at".into()),
+                object: Some(format!("Company{}", i % COMPANIES)),
+                ..RelationQuery::default()
+            })?
+            .len())
+    })?;
+    let neighbourhood = time(&mut |i| {
+        Ok(engine
+            .graph_entity_relations(user.as_deref(), &format!("Person{i}"), None)?
+            .len())
+    })?;
+    Ok(serde_json::json!({
+        "edges": edges,
+        "write_s": written.as_secs_f64(),
+        "extracted_s": extracted.as_secs_f64(),
+        "memories_read_per_s": edges as f64 / extracted.as_secs_f64().max(1e-9),
+        "triple_by_subject": by_subject,
+        "triple_by_predicate_and_object": by_object,
+        "entity_relations": neighbourhood,
+    }))
 }
 
 /// `muisti bench graph-extract`: the offline extractor's figures on a labelled corpus.

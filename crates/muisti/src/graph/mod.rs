@@ -32,6 +32,8 @@ pub use worker::{
 pub const ENTITIES_NAMESPACE: &str = "_muisti.entities";
 /// The namespace of relations (reserved for the engine).
 pub const RELATIONS_NAMESPACE: &str = "_muisti.relations";
+/// The namespace of each entity's adjacency (the relations at its ends).
+pub const ADJACENCY_NAMESPACE: &str = "_muisti.graph_adjacency";
 /// The namespace of memories waiting for extraction (in the system tenant).
 pub const QUEUE_NAMESPACE: &str = "_muisti.graph_queue";
 /// The namespace of each conversation's last person named (for pronouns).

@@ -8,8 +8,9 @@ use serde::{Serialize, de::DeserializeOwned};
 use serde_json::json;
 
 use super::{
-    ENTITIES_NAMESPACE, Entity, Extracted, FOCUS_NAMESPACE, Mention, RELATIONS_NAMESPACE, Relation,
-    RelationQuery, SINGLE_VALUED, normalize_name, normalize_predicate,
+    ADJACENCY_NAMESPACE, ENTITIES_NAMESPACE, Entity, Extracted, FOCUS_NAMESPACE, Mention,
+    RELATIONS_NAMESPACE, Relation, RelationQuery, SINGLE_VALUED, normalize_name,
+    normalize_predicate,
 };
 use crate::{Engine, engine::corrupted};
 
@@ -75,7 +76,7 @@ impl Engine {
     fn put_graph_record<T: Serialize>(
         &self,
         namespace: &'static str,
-        id: MemoryId,
+        key: &str,
         user: Option<&str>,
         value: &T,
         tags: Vec<String>,
@@ -83,7 +84,7 @@ impl Engine {
         let content = serde_json::to_value(value).map_err(|e| corrupted(namespace, e))?;
         let mut put = Put::new(
             self.graph_partition(namespace),
-            Some(Key::new(id.to_string())?),
+            Some(Key::new(key)?),
             content,
         );
         put.owner = Owner {
@@ -95,12 +96,44 @@ impl Engine {
         Ok(())
     }
 
-    /// The entity a user's memories call `name` (by its name or an alias).
+    /// A graph record by its key, decoded.
+    fn graph_record<T: DeserializeOwned>(
+        &self,
+        namespace: &'static str,
+        key: &str,
+    ) -> Result<Option<T>> {
+        let at = Locator::Key {
+            partition: self.graph_partition(namespace),
+            key: Key::new(key)?,
+        };
+        self.store
+            .get(&at)?
+            .map(|m| serde_json::from_value(m.content).map_err(|e| corrupted(namespace, e)))
+            .transpose()
+    }
+
+    /// The entity a user's memories call `name` (one read: an entity is keyed by its user
+    /// and normalised name).
     pub fn graph_entity(&self, user: Option<&str>, name: &str) -> Result<Option<Entity>> {
+        self.graph_record(ENTITIES_NAMESPACE, &entity_key(user, name))
+    }
+
+    /// The relations at `entity`'s ends, by its adjacency record (one read each).
+    fn adjacent(&self, user: Option<&str>, entity: MemoryId) -> Result<Adjacency> {
         Ok(self
-            .graph_records::<Entity>(ENTITIES_NAMESPACE, user, vec![name_tag(name)])?
-            .into_iter()
-            .next())
+            .graph_record(ADJACENCY_NAMESPACE, &adjacency_key(user, entity))?
+            .unwrap_or_default())
+    }
+
+    /// The relations with these ids (those still stored).
+    fn relations_by_id(&self, ids: &[MemoryId]) -> Result<Vec<Relation>> {
+        let mut out = Vec::with_capacity(ids.len());
+        for id in ids {
+            if let Some(r) = self.graph_record(RELATIONS_NAMESPACE, &id.to_string())? {
+                out.push(r);
+            }
+        }
+        Ok(out)
     }
 
     /// A user's entities (of one kind, if given), by name.
@@ -112,41 +145,48 @@ impl Engine {
     }
 
     /// The relations matching a triple pattern, oldest first: those that hold now, or with
-    /// [`RelationQuery::as_of`] those that held then.
+    /// [`RelationQuery::as_of`] those that held then. A pattern naming a subject, or an
+    /// object that is an entity, reads that entity's adjacency (its degree, not the graph); one naming
+    /// only a predicate or a value scans the user's relations.
     pub fn graph_relations(&self, q: &RelationQuery) -> Result<Vec<Relation>> {
         let user = q.user_id.as_deref();
-        let mut tags = Vec::new();
-        if let Some(p) = &q.predicate {
-            tags.push(tag("p:", &normalize_predicate(p)));
-        }
-        if let Some(s) = &q.subject {
-            match self.graph_entity(user, s)? {
-                Some(e) => tags.push(tag("s:", &e.id.to_string())),
+        let predicate = q.predicate.as_deref().map(normalize_predicate);
+        let subject = match &q.subject {
+            Some(s) => match self.graph_entity(user, s)? {
+                Some(e) => Some(e),
                 None => return Ok(Vec::new()),
+            },
+            None => None,
+        };
+        let object = match &q.object {
+            Some(o) => Some((normalize_name(o), self.graph_entity(user, o)?)),
+            None => None,
+        };
+        let mut found: Vec<Relation> = match (&subject, &object) {
+            (Some(s), _) => self.relations_by_id(&self.adjacent(user, s.id)?.out)?,
+            (None, Some((_, Some(o)))) => self.relations_by_id(&self.adjacent(user, o.id)?.into)?,
+            (None, Some((value, None))) => {
+                self.graph_records(RELATIONS_NAMESPACE, user, vec![tag("o:v:", value)])?
             }
-        }
-        let mut found: Vec<Relation> = match &q.object {
-            None => self.graph_records(RELATIONS_NAMESPACE, user, tags)?,
-            Some(o) => {
-                // The object is an entity (by name or alias) or a value.
-                let mut as_value = tags.clone();
-                as_value.push(tag("o:v:", &normalize_name(o)));
-                let mut found: Vec<Relation> =
-                    self.graph_records(RELATIONS_NAMESPACE, user, as_value)?;
-                if let Some(e) = self.graph_entity(user, o)? {
-                    tags.push(tag("o:", &e.id.to_string()));
-                    found.extend(self.graph_records::<Relation>(
-                        RELATIONS_NAMESPACE,
-                        user,
-                        tags,
-                    )?);
-                }
-                found
+            (None, None) => {
+                let tags = predicate.iter().map(|p| tag("p:", p)).collect();
+                self.graph_records(RELATIONS_NAMESPACE, user, tags)?
             }
         };
-        found.retain(|r| match q.as_of {
-            Some(t) => r.holds_at(t),
-            None => r.is_current(),
+        found.retain(|r| {
+            predicate.as_ref().is_none_or(|p| &r.predicate == p)
+                && object
+                    .as_ref()
+                    .is_none_or(|(value, entity)| match (entity, r.object_id) {
+                        // A name that is an entity matches it; otherwise a value.
+                        (Some(e), Some(id)) => e.id == id,
+                        (Some(_), None) => false,
+                        (None, _) => r.object_id.is_none() && &normalize_name(&r.object) == value,
+                    })
+                && match q.as_of {
+                    Some(t) => r.holds_at(t),
+                    None => r.is_current(),
+                }
         });
         found.sort_by_key(|r| r.id);
         found.dedup_by(|a, b| a.id == b.id);
@@ -283,7 +323,14 @@ impl Engine {
         let mut tags = vec![name_tag(&e.name), tag("k:", &e.kind)];
         tags.extend(e.aliases.iter().map(|a| name_tag(a)));
         tags.dedup();
-        self.put_graph_record(ENTITIES_NAMESPACE, e.id, e.user_id.as_deref(), e, tags)
+        let user = e.user_id.as_deref();
+        self.put_graph_record(
+            ENTITIES_NAMESPACE,
+            &entity_key(user, &e.name),
+            user,
+            e,
+            tags,
+        )
     }
 
     fn save_relation(&self, r: &Relation) -> Result<()> {
@@ -292,22 +339,21 @@ impl Engine {
             tag("p:", &r.predicate),
             object_tag(r),
         ];
-        self.put_graph_record(RELATIONS_NAMESPACE, r.id, r.user_id.as_deref(), r, tags)
+        let key = r.id.to_string();
+        self.put_graph_record(RELATIONS_NAMESPACE, &key, r.user_id.as_deref(), r, tags)
     }
 
     /// Stores `r`: the same current fact gains `r`'s source instead; a single-valued
-    /// predicate's other current values are closed at `r.valid_at`.
+    /// predicate's other current values are closed at `r.valid_at`. Reads and updates the
+    /// ends' adjacency records.
     fn add_relation(&self, user: Option<&str>, r: &mut Relation, now: Timestamp) -> Result<()> {
-        let same_subject: Vec<Relation> = self.graph_records(
-            RELATIONS_NAMESPACE,
-            user,
-            vec![
-                tag("s:", &r.subject_id.to_string()),
-                tag("p:", &r.predicate),
-            ],
-        )?;
+        let mut subject_adj = self.adjacent(user, r.subject_id)?;
         let key = object_tag(r);
-        for mut old in same_subject.into_iter().filter(Relation::is_current) {
+        for mut old in self
+            .relations_by_id(&subject_adj.out)?
+            .into_iter()
+            .filter(|o| o.predicate == r.predicate && o.is_current())
+        {
             if object_tag(&old) == key {
                 for id in &r.memory_ids {
                     if !old.memory_ids.contains(id) {
@@ -327,20 +373,36 @@ impl Engine {
                 }
             }
         }
-        self.save_relation(r)
+        self.save_relation(r)?;
+        subject_adj.out.push(r.id);
+        self.save_adjacency(user, r.subject_id, &subject_adj)?;
+        if let Some(object) = r.object_id {
+            let mut object_adj = if object == r.subject_id {
+                subject_adj
+            } else {
+                self.adjacent(user, object)?
+            };
+            object_adj.into.push(r.id);
+            self.save_adjacency(user, object, &object_adj)?;
+        }
+        Ok(())
+    }
+
+    fn save_adjacency(&self, user: Option<&str>, entity: MemoryId, adj: &Adjacency) -> Result<()> {
+        let key = adjacency_key(user, entity);
+        self.put_graph_record(ADJACENCY_NAMESPACE, &key, user, adj, Vec::new())
     }
 }
 
 impl Engine {
     /// Takes deleted memories out of their user's graph: each entity and relation they
-    /// supported loses them as sources, and one left with no source goes (an entity) or is
-    /// retired (a relation: `expired_at` now, kept for its history). Returns how many
+    /// supported loses them as sources, and one left with no source is deleted (a forgotten
+    /// memory leaves no fact behind; an entity goes with its adjacency). Returns how many
     /// records changed.
     pub(crate) fn graph_forget(&self, user: Option<&str>, gone: &[MemoryId]) -> Result<u64> {
         if gone.is_empty() {
             return Ok(0);
         }
-        let now = self.clock.now();
         let mut changed = 0;
         for mut r in self.graph_records::<Relation>(RELATIONS_NAMESPACE, user, Vec::new())? {
             let before = r.memory_ids.len();
@@ -348,11 +410,15 @@ impl Engine {
             if r.memory_ids.len() == before {
                 continue;
             }
-            if r.memory_ids.is_empty() && r.expired_at.is_none() {
-                r.expired_at = Some(now);
-            }
-            self.save_relation(&r)?;
             changed += 1;
+            if r.memory_ids.is_empty() {
+                self.store.delete(&Locator::Key {
+                    partition: self.graph_partition(RELATIONS_NAMESPACE),
+                    key: Key::new(r.id.to_string())?,
+                })?;
+            } else {
+                self.save_relation(&r)?;
+            }
         }
         for mut e in self.graph_records::<Entity>(ENTITIES_NAMESPACE, user, Vec::new())? {
             let before = e.memory_ids.len();
@@ -364,7 +430,11 @@ impl Engine {
             if e.memory_ids.is_empty() {
                 self.store.delete(&Locator::Key {
                     partition: self.graph_partition(ENTITIES_NAMESPACE),
-                    key: Key::new(e.id.to_string())?,
+                    key: Key::new(entity_key(user, &e.name))?,
+                })?;
+                self.store.delete(&Locator::Key {
+                    partition: self.graph_partition(ADJACENCY_NAMESPACE),
+                    key: Key::new(adjacency_key(user, e.id))?,
                 })?;
             } else {
                 e.mentions = e.memory_ids.len() as u64;
@@ -373,6 +443,33 @@ impl Engine {
         }
         Ok(changed)
     }
+}
+
+/// The relations at an entity's ends: the record that makes subject and object queries
+/// read an entity's degree, not the graph.
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+struct Adjacency {
+    /// Relations it is the subject of.
+    #[serde(default)]
+    out: Vec<MemoryId>,
+    /// Relations it is the object of.
+    #[serde(default, rename = "in")]
+    into: Vec<MemoryId>,
+}
+
+/// The user part of a graph key (a user is one to 256 characters; none is `-`).
+fn user_part(user: Option<&str>) -> String {
+    user.map_or_else(|| "-".to_owned(), |u| format!("u={u}"))
+}
+
+/// An entity's key: its user and normalised name.
+fn entity_key(user: Option<&str>, name: &str) -> String {
+    format!("e|{}|{}", user_part(user), name_tag(name))
+}
+
+/// The key of an entity's adjacency record.
+fn adjacency_key(user: Option<&str>, entity: MemoryId) -> String {
+    format!("a|{}|{entity}", user_part(user))
 }
 
 /// The focus record's key: the user and the conversation.

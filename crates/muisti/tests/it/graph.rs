@@ -167,8 +167,8 @@ fn a_move_closes_the_old_edge_and_as_of_still_finds_it() {
     });
 }
 
-/// Deleting the memory that alone supported a fact retires the fact and drops entities no
-/// memory names any more; deleting a user's memories empties their graph.
+/// Deleting the memory that alone supported a fact deletes the fact and the entities no
+/// memory names any more; deleting a user's memories empties their graph, as of any time.
 #[test]
 fn deleting_memories_retires_what_only_they_supported() {
     on_each_graph(|url, engine| {
@@ -217,13 +217,20 @@ fn deleting_memories_retires_what_only_they_supported() {
                 .is_empty(),
             "{url}"
         );
-        assert!(
-            engine
-                .graph_relations(&query("d", None, None, None))
-                .expect("q")
-                .is_empty(),
-            "{url}"
-        );
+        for as_of in [
+            None,
+            Some("2000-01-01T00:00:00Z"),
+            Some("2100-01-01T00:00:00Z"),
+        ] {
+            let q = RelationQuery {
+                as_of: as_of.map(|t| Timestamp::parse(t).expect("time")),
+                ..query("d", None, None, None)
+            };
+            assert!(
+                engine.graph_relations(&q).expect("q").is_empty(),
+                "{url}: nothing kept, as of {as_of:?}"
+            );
+        }
     });
 }
 

@@ -33,7 +33,7 @@ pub struct LlmExtractor {
 impl LlmExtractor {
     /// An extractor asking `provider`'s model.
     pub fn new(provider: Arc<dyn Provider>) -> Self {
-        let name = format!("{}:{}", provider.name(), provider.model());
+        let name = crate::answer::model_label(provider.as_ref());
         Self { provider, name }
     }
 
@@ -104,12 +104,7 @@ struct AnswerFact {
 /// entities (of the kind the answer gives, else `other`) unless its object is a value.
 pub fn parse(text: &str, context: &Context<'_>) -> Result<Extracted, ExtractError> {
     let unreadable = |why: &str| ExtractError(format!("unreadable answer ({why})"));
-    let start = text.find('{').ok_or_else(|| unreadable("no JSON object"))?;
-    let answer: Answer = serde_json::Deserializer::from_str(&text[start..])
-        .into_iter::<Answer>()
-        .next()
-        .ok_or_else(|| unreadable("no JSON object"))?
-        .map_err(|e| unreadable(&e.to_string()))?;
+    let answer: Answer = crate::answer::first_json_object(text).map_err(|e| unreadable(&e))?;
     let who = |name: &str| -> Option<String> {
         let name = name.trim();
         match name {

@@ -31,7 +31,7 @@ pub struct LlmJudge {
 impl LlmJudge {
     /// A judge asking `provider`'s model.
     pub fn new(provider: Arc<dyn Provider>) -> Self {
-        let name = format!("{}:{}", provider.name(), provider.model());
+        let name = crate::answer::model_label(provider.as_ref());
         Self { provider, name }
     }
 
@@ -81,12 +81,7 @@ fn quoted(text: &str) -> String {
 /// an error (and the detector decides).
 pub fn verdict(text: &str, count: usize) -> Result<Option<usize>, JudgeError> {
     let unreadable = || JudgeError(format!("unreadable answer {:?}", truncate(text)));
-    let start = text.find('{').ok_or_else(unreadable)?;
-    let mut objects = serde_json::Deserializer::from_str(&text[start..]).into_iter::<Value>();
-    let value = objects
-        .next()
-        .and_then(std::result::Result::ok)
-        .ok_or_else(unreadable)?;
+    let value: Value = crate::answer::first_json_object(text).map_err(|_| unreadable())?;
     let n = match value.get("replaces") {
         Some(Value::Null) => return Ok(None),
         Some(Value::Number(n)) => n.as_u64(),

@@ -23,6 +23,7 @@
 //! ```
 
 mod agent;
+mod answer;
 mod conversation;
 mod error;
 mod extract;

@@ -29,12 +29,7 @@ macro_rules! open_enum {
                 match s {
                     $( $text => Ok(Self::$variant), )*
                     other => {
-                        let valid = !other.is_empty()
-                            && other.len() <= 64
-                            && other
-                                .chars()
-                                .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.' | ':'));
-                        if valid {
+                        if is_open_name(other) {
                             Ok(Self::Custom(other.to_owned()))
                         } else {
                             Err(Error::invalid(
@@ -441,7 +436,18 @@ pub const MAX_DIMENSIONS: usize = 8192;
 const MAX_TAGS: usize = 64;
 const MAX_TAG_CHARS: usize = 64;
 
-pub(crate) fn check_owner_field(field: &'static str, v: &Option<String>) -> Result<()> {
+/// The rule of the open names (categories, sources, entity kinds beyond the known ones):
+/// 1-64 characters of `a-z A-Z 0-9 _ - . :`.
+pub fn is_open_name(s: &str) -> bool {
+    !s.is_empty()
+        && s.len() <= 64
+        && s.chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.' | ':'))
+}
+
+/// The rule of an owner field (and of any name a request gives that way): 1-256 characters
+/// without control characters.
+pub fn check_owner_field(field: &'static str, v: &Option<String>) -> Result<()> {
     if let Some(v) = v
         && (v.is_empty() || v.chars().count() > MAX_OWNER_CHARS || v.chars().any(char::is_control))
     {

@@ -198,11 +198,7 @@ pub fn get(engine: &Engine, id: &str, user: Option<&str>) -> Result<api::Memory>
 /// [`Engine::get_for`], a memory the request cannot see being `NotFound`: the one check of
 /// every route that names a memory by id. The acting user follows the owner-field rules.
 fn visible(engine: &Engine, id: MemoryId, user: Option<&str>) -> Result<Memory> {
-    Filter {
-        user_id: user.map(str::to_owned),
-        ..Filter::default()
-    }
-    .validate()?;
+    muisti::check_owner_field("user_id", &user.map(str::to_owned))?;
     engine
         .get_for(id, user)?
         .ok_or_else(|| Error::NotFound(format!("memory {id}")))
@@ -701,21 +697,10 @@ fn relation_out(r: &muisti::graph::Relation) -> api::GraphRelation {
 /// Longest entity name, predicate or value a graph query takes.
 pub const MAX_GRAPH_NAME_CHARS: usize = 256;
 
-/// A name, predicate or value of a graph query: 1-256 characters, no control characters.
+/// A name, predicate or value of a graph query: an owner field's rule (1-256 characters,
+/// no control characters).
 fn graph_name(field: &'static str, value: Option<&str>) -> Result<()> {
-    match value {
-        Some(v)
-            if v.is_empty()
-                || v.chars().count() > MAX_GRAPH_NAME_CHARS
-                || v.chars().any(char::is_control) =>
-        {
-            Err(Error::invalid(
-                field,
-                "must be 1-256 characters without control characters",
-            ))
-        }
-        _ => Ok(()),
-    }
+    muisti::check_owner_field(field, &value.map(str::to_owned))
 }
 
 /// A user's entities (of one kind, or the one with a name).
@@ -724,11 +709,7 @@ pub fn graph_entities(engine: &Engine, p: api::GraphEntityParams) -> Result<api:
     filter(p.user_id.clone(), None, None)?;
     graph_name("name", p.name.as_deref())?;
     if let Some(kind) = &p.kind
-        && (kind.is_empty()
-            || kind.len() > 64
-            || !kind
-                .chars()
-                .all(|c| c.is_ascii_alphanumeric() || "_.:-".contains(c)))
+        && !muisti::is_open_name(kind)
     {
         return Err(Error::invalid(
             "type",

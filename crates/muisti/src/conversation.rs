@@ -145,7 +145,7 @@ impl Header {
 impl Engine {
     fn header_at(&self, id: &str) -> Result<Locator> {
         Ok(Locator::Key {
-            partition: self.partition(&crate::engine::own_namespace(CONVERSATIONS_NAMESPACE)),
+            partition: self.own_partition(CONVERSATIONS_NAMESPACE),
             key: Key::new(id)?,
         })
     }
@@ -173,7 +173,7 @@ impl Engine {
             ..Filter::default()
         };
         filter.validate()?;
-        let partition = self.partition(&crate::engine::own_namespace(CONVERSATIONS_NAMESPACE));
+        let partition = self.own_partition(CONVERSATIONS_NAMESPACE);
         list_all(self.store.as_ref(), &partition, &filter)?
             .iter()
             .map(|r| {
@@ -205,7 +205,7 @@ impl Engine {
             session_id: Some(id.to_owned()),
             ..Filter::default()
         };
-        let partition = self.partition(&crate::engine::own_namespace(MESSAGES_NAMESPACE));
+        let partition = self.own_partition(MESSAGES_NAMESPACE);
         let mut records = list_all(self.store.as_ref(), &partition, &filter)?;
         records.sort_by(|a, b| a.key.cmp(&b.key));
         records.iter().map(message_of).collect()
@@ -241,7 +241,7 @@ impl Engine {
             session_id: Some(id.to_owned()),
             ..owner.clone()
         };
-        let partition = self.partition(&crate::engine::own_namespace(MESSAGES_NAMESPACE));
+        let partition = self.own_partition(MESSAGES_NAMESPACE);
         let first = self.store.count(
             &partition,
             &Filter {
@@ -282,7 +282,7 @@ impl Engine {
         let value = serde_json::to_value(&header)
             .map_err(|e| corrupted(format!("conversation {id}"), e))?;
         let mut head = Put::new(
-            self.partition(&crate::engine::own_namespace(CONVERSATIONS_NAMESPACE)),
+            self.own_partition(CONVERSATIONS_NAMESPACE),
             Some(Key::new(id)?),
             value,
         );

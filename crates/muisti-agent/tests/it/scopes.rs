@@ -360,22 +360,13 @@ fn a_model_judges_which_declarative_entry_a_write_replaces() {
 #[test]
 fn the_graph_facts_about_what_a_message_names_go_into_the_prompt() {
     let server = Server::start(vec![openai_reply("Alice."), openai_reply("Hello.")]);
-    let store = muisti::open_store("mem://").expect("store");
-    let memory = Engine::builder(store)
-        .graph_extraction(muisti::graph::GraphExtraction::Offline)
-        .build()
-        .expect("engine");
-    for text in [
-        "Alice works at Google in Mountain View.",
-        "Bob reports to Alice and works on TensorFlow.",
-    ] {
-        let mut p = Put::new(memory.partition(&Namespace::default_ns()), None, text);
-        p.owner.user_id = Some("ada".into());
-        memory.remember(p).expect("remember");
-    }
-    muisti_testkit::wait_until("the graph worker drained its queue", || {
-        memory.graph_pending().expect("pending") == 0
-    });
+    let memory = graph_of_ada(
+        muisti::graph::GraphExtraction::Offline,
+        &[
+            "Alice works at Google in Mountain View.",
+            "Bob reports to Alice and works on TensorFlow.",
+        ],
+    );
     declare(&memory, "ada", "Always answer briefly", Category::Rule);
     let agent = agent(ProviderKind::OpenAi, &server, &memory)
         .recall_filter(for_ada())
@@ -412,23 +403,10 @@ fn a_model_reads_memories_into_the_graph() {
             "last_person": "Priya"}"#,
     )]);
     let extractor = muisti_agent::LlmExtractor::new(provider(ProviderKind::OpenAi, &server));
-    let store = muisti::open_store("mem://").expect("store");
-    let memory = Engine::builder(store)
-        .graph_extraction(muisti::graph::GraphExtraction::With(std::sync::Arc::new(
-            extractor,
-        )))
-        .build()
-        .expect("engine");
-    let mut p = Put::new(
-        memory.partition(&Namespace::default_ns()),
-        None,
-        "My manager Priya just joined Initech.",
+    let memory = graph_of_ada(
+        muisti::graph::GraphExtraction::With(std::sync::Arc::new(extractor)),
+        &["My manager Priya just joined Initech."],
     );
-    p.owner.user_id = Some("ada".into());
-    memory.remember(p).expect("remember");
-    muisti_testkit::wait_until("the graph worker drained its queue", || {
-        memory.graph_pending().expect("pending") == 0
-    });
     let facts: Vec<String> = memory
         .graph_entity_relations(Some("ada"), "Priya", None)
         .expect("relations")
@@ -442,4 +420,23 @@ fn a_model_reads_memories_into_the_graph() {
         "{sent}"
     );
     assert!(sent.contains("USER is \\\"ada\\\""), "{sent}");
+}
+
+/// An in-process memory reading its memories into the graph with `extraction`, holding
+/// `texts` as ada's memories, read once the worker has drained its queue.
+fn graph_of_ada(extraction: muisti::graph::GraphExtraction, texts: &[&str]) -> Engine {
+    let store = muisti::open_store("mem://").expect("store");
+    let memory = Engine::builder(store)
+        .graph_extraction(extraction)
+        .build()
+        .expect("engine");
+    for text in texts {
+        let mut p = Put::new(memory.partition(&Namespace::default_ns()), None, *text);
+        p.owner.user_id = Some("ada".into());
+        memory.remember(p).expect("remember");
+    }
+    muisti_testkit::wait_until("the graph worker drained its queue", || {
+        memory.graph_pending().expect("pending") == 0
+    });
+    memory
 }

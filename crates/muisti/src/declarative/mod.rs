@@ -339,7 +339,7 @@ impl Engine {
             ..Filter::default()
         };
         filter.validate()?;
-        let partition = self.partition(&crate::engine::own_namespace(PROPOSALS_NAMESPACE));
+        let partition = self.own_partition(PROPOSALS_NAMESPACE);
         list_all(self.store.as_ref(), &partition, &filter)?
             .into_iter()
             .map(|r| serde_json::from_value(r.content).map_err(|e| corrupted("a proposal", e)))
@@ -362,7 +362,7 @@ impl Engine {
                 .collect(),
             ..Filter::default()
         };
-        let partition = self.partition(&crate::engine::own_namespace(HISTORY_NAMESPACE));
+        let partition = self.own_partition(HISTORY_NAMESPACE);
         let mut records = list_all(self.store.as_ref(), &partition, &filter)?;
         records.sort_by(|a, b| a.key.cmp(&b.key));
         records
@@ -604,7 +604,7 @@ impl Engine {
         };
         let value = serde_json::to_value(&proposal).map_err(|e| corrupted("a proposal", e))?;
         let mut record = Put::new(
-            self.partition(&crate::engine::own_namespace(PROPOSALS_NAMESPACE)),
+            self.own_partition(PROPOSALS_NAMESPACE),
             Some(Key::new(proposal.id.to_string())?),
             value,
         );
@@ -622,7 +622,7 @@ impl Engine {
         let id = MemoryId::parse(proposal_id.trim())
             .map_err(|_| Error::invalid("id", format!("{proposal_id:?} is not a proposal id")))?;
         let at = Locator::Key {
-            partition: self.partition(&crate::engine::own_namespace(PROPOSALS_NAMESPACE)),
+            partition: self.own_partition(PROPOSALS_NAMESPACE),
             key: Key::new(id.to_string())?,
         };
         let gone = || Error::NotFound(format!("proposal {id} (confirmed, rejected or expired)"));
@@ -656,7 +656,7 @@ impl Engine {
         let order = m.version + u64::from(event == HistoryEvent::Delete);
         let value = serde_json::to_value(&entry).map_err(|e| corrupted("a history entry", e))?;
         let mut record = Put::new(
-            self.partition(&crate::engine::own_namespace(HISTORY_NAMESPACE)),
+            self.own_partition(HISTORY_NAMESPACE),
             Some(Key::new(format!("{}/{order:012}", m.id))?),
             value,
         );
@@ -693,7 +693,7 @@ impl Engine {
         for p in self.proposals(user_id)? {
             if &p.namespace == namespace {
                 let at = Locator::Key {
-                    partition: self.partition(&crate::engine::own_namespace(PROPOSALS_NAMESPACE)),
+                    partition: self.own_partition(PROPOSALS_NAMESPACE),
                     key: Key::new(p.id.to_string())?,
                 };
                 deleted += u64::from(self.store.delete(&at)?);

@@ -8,7 +8,7 @@ use super::*;
 impl Engine {
     pub(super) fn model_locator() -> Result<Locator> {
         Ok(Locator::Key {
-            partition: Partition::new(Tenant::new(SYSTEM_TENANT)?, Namespace::new("meta")?),
+            partition: system_partition("meta")?,
             key: Key::new("embedder")?,
         })
     }

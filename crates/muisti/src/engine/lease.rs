@@ -12,12 +12,10 @@
 
 use std::time::Duration;
 
-use muisti_core::{
-    Error, Filter, Key, Locator, Namespace, Partition, Put, Result, Tenant, list_all,
-};
+use muisti_core::{Error, Filter, Key, Locator, Partition, Put, Result, list_all};
 use serde::{Deserialize, Serialize};
 
-use super::{Engine, SYSTEM_TENANT};
+use super::Engine;
 
 /// A claim on a lease.
 #[derive(Debug, Serialize, Deserialize)]
@@ -27,10 +25,7 @@ struct Claim {
 }
 
 fn partition(name: &str) -> Result<Partition> {
-    Ok(Partition::new(
-        Tenant::new(SYSTEM_TENANT)?,
-        Namespace::new(format!("lease.{name}"))?,
-    ))
+    super::system_partition(&format!("lease.{name}"))
 }
 
 fn claim_of(m: &muisti_core::Memory) -> Option<Claim> {

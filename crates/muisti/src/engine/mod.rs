@@ -169,6 +169,22 @@ pub(crate) fn own_namespace(name: &'static str) -> Namespace {
     Namespace::new(name).unwrap_or_default()
 }
 
+/// A partition of the system tenant (the engine's records about the store: its embedder,
+/// leases, the graph's queue).
+pub(crate) fn system_partition(namespace: &str) -> Result<Partition> {
+    Ok(Partition::new(
+        Tenant::new(SYSTEM_TENANT)?,
+        Namespace::new(namespace)?,
+    ))
+}
+
+impl Engine {
+    /// The partition of one of the engine's own namespaces ([`own_namespace`]) in its tenant.
+    pub(crate) fn own_partition(&self, name: &'static str) -> Partition {
+        self.partition(&own_namespace(name))
+    }
+}
+
 /// A record of the engine's own (a proposal, a history entry, a conversation) that does not
 /// decode: where it lives and why.
 pub(crate) fn corrupted(location: impl Into<String>, e: impl std::fmt::Display) -> Error {
@@ -561,7 +577,9 @@ impl Engine {
             })
             .collect::<Result<_>>()?;
         let written = self.put_many_embedded(puts)?;
-        self.extract_later(&written.iter().map(|w| &w.memory).collect::<Vec<_>>());
+        if self.graph_worker.is_some() {
+            self.extract_later(&written.iter().map(|w| &w.memory).collect::<Vec<_>>());
+        }
         // Each user's cap once, after the whole batch (the newest of theirs kept).
         let mut capped = std::collections::HashSet::new();
         for w in written.iter().rev() {

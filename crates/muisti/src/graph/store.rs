@@ -2,7 +2,7 @@
 //! invalidation), and the queries.
 
 use muisti_core::{
-    Filter, Key, Locator, Memory, MemoryId, Owner, Partition, Put, Result, Timestamp, list_all,
+    Filter, Key, Locator, Memory, MemoryId, Owner, Put, Result, Timestamp, content_hash, list_all,
 };
 use serde::{Serialize, de::DeserializeOwned};
 use serde_json::json;
@@ -25,13 +25,7 @@ fn tag(prefix: &str, value: &str) -> String {
         return whole;
     }
     let head: String = whole.chars().take(TAG_CHARS - 17).collect();
-    format!("{head}#{:016x}", fnv1a(value))
-}
-
-fn fnv1a(s: &str) -> u64 {
-    s.bytes().fold(0xcbf2_9ce4_8422_2325, |h, b| {
-        (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
-    })
+    format!("{head}#{}", &content_hash(value)[..16])
 }
 
 fn name_tag(name: &str) -> String {
@@ -46,10 +40,6 @@ fn object_tag(r: &Relation) -> String {
 }
 
 impl Engine {
-    fn graph_partition(&self, name: &'static str) -> Partition {
-        self.partition(&crate::engine::own_namespace(name))
-    }
-
     fn graph_records<T: DeserializeOwned>(
         &self,
         namespace: &'static str,
@@ -61,16 +51,12 @@ impl Engine {
             tags,
             ..Filter::default()
         };
-        list_all(
-            self.store.as_ref(),
-            &self.graph_partition(namespace),
-            &filter,
-        )?
-        .into_iter()
-        // A record of another user's graph with no user filter: only the user-less graph.
-        .filter(|m| user.is_some() || m.owner.user_id.is_none())
-        .map(|m| serde_json::from_value(m.content).map_err(|e| corrupted(namespace, e)))
-        .collect()
+        list_all(self.store.as_ref(), &self.own_partition(namespace), &filter)?
+            .into_iter()
+            // A record of another user's graph with no user filter: only the user-less graph.
+            .filter(|m| user.is_some() || m.owner.user_id.is_none())
+            .map(|m| serde_json::from_value(m.content).map_err(|e| corrupted(namespace, e)))
+            .collect()
     }
 
     fn put_graph_record<T: Serialize>(
@@ -82,11 +68,7 @@ impl Engine {
         tags: Vec<String>,
     ) -> Result<()> {
         let content = serde_json::to_value(value).map_err(|e| corrupted(namespace, e))?;
-        let mut put = Put::new(
-            self.graph_partition(namespace),
-            Some(Key::new(key)?),
-            content,
-        );
+        let mut put = Put::new(self.own_partition(namespace), Some(Key::new(key)?), content);
         put.owner = Owner {
             user_id: user.map(str::to_owned),
             ..Owner::default()
@@ -96,6 +78,13 @@ impl Engine {
         Ok(())
     }
 
+    fn delete_graph_record(&self, namespace: &'static str, key: &str) -> Result<bool> {
+        self.store.delete(&Locator::Key {
+            partition: self.own_partition(namespace),
+            key: Key::new(key)?,
+        })
+    }
+
     /// A graph record by its key, decoded.
     fn graph_record<T: DeserializeOwned>(
         &self,
@@ -103,7 +92,7 @@ impl Engine {
         key: &str,
     ) -> Result<Option<T>> {
         let at = Locator::Key {
-            partition: self.graph_partition(namespace),
+            partition: self.own_partition(namespace),
             key: Key::new(key)?,
         };
         self.store
@@ -225,7 +214,7 @@ impl Engine {
         session: Option<&str>,
     ) -> Result<Option<String>> {
         let at = Locator::Key {
-            partition: self.graph_partition(FOCUS_NAMESPACE),
+            partition: self.own_partition(FOCUS_NAMESPACE),
             key: Key::new(focus_key(user, session))?,
         };
         Ok(self
@@ -272,7 +261,7 @@ impl Engine {
         if found.last_person.is_some() {
             let focus = json!({"last_person": found.last_person});
             let mut put = Put::new(
-                self.graph_partition(FOCUS_NAMESPACE),
+                self.own_partition(FOCUS_NAMESPACE),
                 Some(Key::new(focus_key(
                     user,
                     memory.owner.session_id.as_deref(),
@@ -412,10 +401,7 @@ impl Engine {
             }
             changed += 1;
             if r.memory_ids.is_empty() {
-                self.store.delete(&Locator::Key {
-                    partition: self.graph_partition(RELATIONS_NAMESPACE),
-                    key: Key::new(r.id.to_string())?,
-                })?;
+                self.delete_graph_record(RELATIONS_NAMESPACE, &r.id.to_string())?;
             } else {
                 self.save_relation(&r)?;
             }
@@ -428,14 +414,8 @@ impl Engine {
             }
             changed += 1;
             if e.memory_ids.is_empty() {
-                self.store.delete(&Locator::Key {
-                    partition: self.graph_partition(ENTITIES_NAMESPACE),
-                    key: Key::new(entity_key(user, &e.name))?,
-                })?;
-                self.store.delete(&Locator::Key {
-                    partition: self.graph_partition(ADJACENCY_NAMESPACE),
-                    key: Key::new(adjacency_key(user, e.id))?,
-                })?;
+                self.delete_graph_record(ENTITIES_NAMESPACE, &entity_key(user, &e.name))?;
+                self.delete_graph_record(ADJACENCY_NAMESPACE, &adjacency_key(user, e.id))?;
             } else {
                 e.mentions = e.memory_ids.len() as u64;
                 self.save_entity(&e)?;
@@ -478,7 +458,7 @@ fn focus_key(user: Option<&str>, session: Option<&str>) -> String {
     if whole.len() <= 200 {
         whole
     } else {
-        format!("{:016x}", fnv1a(&whole))
+        content_hash(&whole)
     }
 }
 

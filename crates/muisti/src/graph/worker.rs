@@ -201,11 +201,8 @@ impl Worker {
 }
 
 impl Engine {
-    fn queue_partition(&self) -> muisti_core::Partition {
-        muisti_core::Partition {
-            tenant: Tenant::new(crate::engine::SYSTEM_TENANT).unwrap_or_default(),
-            namespace: crate::engine::own_namespace(QUEUE_NAMESPACE),
-        }
+    fn queue_partition(&self) -> Result<muisti_core::Partition> {
+        crate::engine::system_partition(QUEUE_NAMESPACE)
     }
 
     /// Queues `memories` for extraction (in one write) when the engine extracts, those that
@@ -228,7 +225,7 @@ impl Engine {
             };
             let value = serde_json::to_value(&item).map_err(|e| corrupted(QUEUE_NAMESPACE, e))?;
             puts.push(Put::new(
-                self.queue_partition(),
+                self.queue_partition()?,
                 Some(Key::new(MemoryId::generate().to_string())?),
                 value,
             ));
@@ -243,7 +240,7 @@ impl Engine {
     /// How many memories wait for extraction (in every tenant).
     pub fn graph_pending(&self) -> Result<u64> {
         self.store
-            .count(&self.queue_partition(), &Filter::default())
+            .count(&self.queue_partition()?, &Filter::default())
     }
 
     /// Extracts every queued memory, oldest first; an item is removed once its facts are
@@ -257,7 +254,7 @@ impl Engine {
         let mut after = None;
         loop {
             let page = self.store.list(&ListQuery {
-                partition: self.queue_partition(),
+                partition: self.queue_partition()?,
                 filter: Filter::default(),
                 after,
                 limit: BATCH,

@@ -43,12 +43,17 @@ fn entries(engine: &Engine, user: &str) -> Vec<Memory> {
         .items
 }
 
+/// The proposal a write the gate stopped answers.
+fn proposal_of(written: muisti::Result<muisti::declarative::Declared>) -> Box<muisti::Proposal> {
+    match written {
+        Err(muisti::Error::ConfirmationRequired(p)) => p,
+        other => panic!("expected a proposal, got {other:?}"),
+    }
+}
+
 /// A learned write goes through the gate, then its confirmation.
 fn confirmed(engine: &Engine, put: Put) -> muisti::declarative::Declared {
-    let err = engine.declare(put).expect_err("the gate");
-    let muisti::Error::ConfirmationRequired(p) = err else {
-        panic!("expected a proposal, got {err}");
-    };
+    let p = proposal_of(engine.declare(put));
     engine.confirm(&p.id.to_string()).expect("confirm")
 }
 
@@ -117,11 +122,7 @@ fn an_agent_learned_entry_waits_for_confirmation() {
             Category::Preference,
             70,
         );
-        let err = engine.declare(put.clone()).expect_err("the gate");
-        assert_eq!(err.kind(), ErrorKind::ConfirmationRequired, "{url}");
-        let muisti::Error::ConfirmationRequired(p) = err else {
-            unreachable!()
-        };
+        let p = proposal_of(engine.declare(put.clone()));
         assert_eq!(p.confidence, Some(70));
         assert!(p.supersedes.is_none());
         assert!(entries(&engine, "ada").is_empty(), "{url}: nothing stored");
@@ -215,38 +216,17 @@ fn user_stated_wins_and_learned_needs_a_higher_confidence() {
         assert_eq!(d.memory.id, home.memory.id);
         assert_eq!(entries(&engine, "ada")[0].text(), "I live in Paris");
 
-        let tea = confirmed(
-            &engine,
-            learned(
+        let drink = |text: &str, confidence: u8| {
+            confirmed(
                 &engine,
-                "ada",
-                "My favourite drink is tea",
-                Category::Preference,
-                60,
-            ),
-        );
+                learned(&engine, "ada", text, Category::Preference, confidence),
+            )
+        };
+        let tea = drink("My favourite drink is tea", 60);
         assert_eq!(tea.outcome, Outcome::Added, "{url}");
-        let weaker = confirmed(
-            &engine,
-            learned(
-                &engine,
-                "ada",
-                "My favourite drink is coffee now",
-                Category::Preference,
-                50,
-            ),
-        );
+        let weaker = drink("My favourite drink is coffee now", 50);
         assert_eq!(weaker.outcome, Outcome::Unchanged, "{url}");
-        let stronger = confirmed(
-            &engine,
-            learned(
-                &engine,
-                "ada",
-                "My favourite drink is coffee now",
-                Category::Preference,
-                80,
-            ),
-        );
+        let stronger = drink("My favourite drink is coffee now", 80);
         assert_eq!(stronger.outcome, Outcome::Superseded, "{url}");
         assert_eq!(stronger.memory.id, tea.memory.id);
         assert_eq!(stronger.memory.confidence, Some(80));
@@ -632,12 +612,7 @@ fn a_write_naming_the_entry_it_supersedes_replaces_exactly_that_one() {
             Category::Preference,
             80,
         );
-        let err = engine
-            .declare_superseding(learned_coffee, coffee.id)
-            .expect_err("the gate");
-        let muisti::Error::ConfirmationRequired(p) = err else {
-            panic!("{url}: expected a proposal, got {err}");
-        };
+        let p = proposal_of(engine.declare_superseding(learned_coffee, coffee.id));
         assert_eq!(
             p.supersedes.as_ref().map(|s| s.id),
             Some(coffee.id),
@@ -650,26 +625,10 @@ fn a_write_naming_the_entry_it_supersedes_replaces_exactly_that_one() {
             "{url}: the user's word stands"
         );
         assert_eq!(kept.memory.text(), "Flat white, always", "{url}");
-        let guess = engine
-            .declare(learned(
-                &engine,
-                "cy",
-                "Likes oolong",
-                Category::Preference,
-                40,
-            ))
-            .expect_err("gate");
-        let muisti::Error::ConfirmationRequired(g) = guess else {
-            panic!("{url}: expected a proposal");
-        };
-        let first = engine.confirm(&g.id.to_string()).expect("confirm").memory;
+        let guess = learned(&engine, "cy", "Likes oolong", Category::Preference, 40);
+        let first = confirmed(&engine, guess).memory;
         let better = learned(&engine, "cy", "Prefers sencha", Category::Preference, 90);
-        let muisti::Error::ConfirmationRequired(b) = engine
-            .declare_superseding(better, first.id)
-            .expect_err("gate")
-        else {
-            panic!("{url}: expected a proposal");
-        };
+        let b = proposal_of(engine.declare_superseding(better, first.id));
         let replaced = engine.confirm(&b.id.to_string()).expect("confirm");
         assert_eq!(replaced.outcome, Outcome::Superseded, "{url}");
         assert_eq!(replaced.memory.id, first.id, "{url}");

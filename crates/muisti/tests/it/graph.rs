@@ -24,14 +24,17 @@ fn on_each_graph(check: impl Fn(&str, Engine)) {
     };
     super::on_each_backend(|url, _| run(url));
     let fresh = muisti::MemoryId::generate().to_string().to_lowercase();
+    let with = |base: &str, params: &str| {
+        let sep = if base.contains('?') { '&' } else { '?' };
+        format!("{base}{sep}{params}&pool_size=2")
+    };
     #[cfg(feature = "postgres")]
     match std::env::var("MUISTI_POSTGRES_URL")
         .ok()
         .filter(|u| !u.is_empty())
     {
         Some(base) => {
-            let sep = if base.contains('?') { '&' } else { '?' };
-            let url = format!("{base}{sep}schema=graph_{fresh}&pool_size=2");
+            let url = with(&base, &format!("schema=graph_{fresh}"));
             match muisti::PostgresStore::open(&url) {
                 Ok(store) => {
                     run(&url);
@@ -48,8 +51,7 @@ fn on_each_graph(check: impl Fn(&str, Engine)) {
             .ok()
             .filter(|u| !u.is_empty())
             .unwrap_or_else(|| "mysql://root@127.0.0.1:3306/test".into());
-        let sep = if base.contains('?') { '&' } else { '?' };
-        let url = format!("{base}{sep}table_prefix=g{fresh}_&pool_size=2");
+        let url = with(&base, &format!("table_prefix=g{fresh}_"));
         match muisti::MysqlStore::open(&url) {
             Ok(store) => {
                 run(&url);

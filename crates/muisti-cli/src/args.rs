@@ -288,6 +288,10 @@ pub(crate) enum GraphCommand {
     Relations {
         /// The entity's name or alias.
         entity: String,
+        /// Its neighbourhood: the relations within this many steps (1 to 3), nearest
+        /// first.
+        #[arg(long, default_value_t = 1)]
+        hops: usize,
         /// Whose graph.
         #[arg(long = "user")]
         user_id: Option<String>,

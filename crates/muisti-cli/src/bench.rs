@@ -33,10 +33,18 @@ pub(crate) enum BenchCommand {
             default_value = "crates/muisti/tests/data/graph-extraction.jsonl"
         )]
         data: std::path::PathBuf,
+        /// The entity-resolution corpus: one JSON object per line (`user`, `messages`,
+        /// `clusters` of names that are one entity), read into an in-memory graph.
+        #[arg(
+            long,
+            default_value = "crates/muisti/tests/data/graph-resolution.jsonl"
+        )]
+        names: std::path::PathBuf,
     },
     /// Graph extraction and queries on one user's graph (default store: a fresh SQLite
     /// file): `N` memories "Person i works at Company j.", read into the graph offline, then
-    /// subject, object and entity queries timed.
+    /// subject, object, entity and two-step neighbourhood queries timed, and the graph evidence
+    /// of a recall.
     Graph {
         /// Memories to write (one works_at edge each).
         #[arg(long, default_value_t = 2_000)]
@@ -62,6 +70,15 @@ pub(crate) enum BenchCommand {
         /// Candidates taken from each retriever.
         #[arg(long)]
         candidates: Option<usize>,
+        /// Graph-aware recall: each weight of --graph-weights is a run of its own on a fresh
+        /// store (weight 0: no extraction; others: offline extraction at ingest, waited for,
+        /// and the graph's evidence in relevance); prints each run's recall@10 by category
+        /// and the leave-one-conversation-out figure of choosing the weight.
+        #[arg(long)]
+        graph: bool,
+        /// The graph weights --graph compares (the first is preferred on ties).
+        #[arg(long, value_delimiter = ',', default_value = "0,0.05,0.1,0.2,0.4")]
+        graph_weights: Vec<f32>,
     },
     /// Ingest and recall on a deterministic synthetic corpus (default store: a fresh SQLite
     /// file; each user owns 1,000 memories).
@@ -365,7 +382,7 @@ pub(crate) fn run(cmd: &BenchCommand, cli: &crate::Cli, json: bool) -> Result<()
             outln!("{}", serde_json::to_string_pretty(&report)?)?;
             return Ok(());
         }
-        BenchCommand::GraphExtract { data } => return graph_extract(data, json),
+        BenchCommand::GraphExtract { data, names } => return graph_extract(data, names, json),
         BenchCommand::Graph { edges, queries } => {
             let dir = bench_dir()?;
             let store = match &cli.store {
@@ -393,6 +410,8 @@ pub(crate) fn run(cmd: &BenchCommand, cli: &crate::Cli, json: bool) -> Result<()
             fusion,
             no_access_tracking,
             candidates,
+            graph,
+            graph_weights,
         } => {
             let mut config = muisti::RecallConfig {
                 track_access: !no_access_tracking,
@@ -402,7 +421,17 @@ pub(crate) fn run(cmd: &BenchCommand, cli: &crate::Cli, json: bool) -> Result<()
                 config.candidates = *c;
             }
             let embedder = muisti::embedder_from_spec(cli.embedder(), cli.embed_url.as_deref())?;
-            return locomo(data, store, embedder, mode, fusion.as_deref(), config, json);
+            let graph = graph.then_some(graph_weights.as_slice());
+            return locomo(
+                data,
+                store,
+                embedder,
+                mode,
+                fusion.as_deref(),
+                config,
+                graph,
+                json,
+            );
         }
     };
     let dir = bench_dir()?;
@@ -601,6 +630,7 @@ fn bench_store(store: &dyn Store, name: &str, n: usize, singles: usize) -> Resul
     Ok(out)
 }
 
+#[allow(clippy::too_many_arguments)]
 fn locomo(
     data: &std::path::Path,
     store: Option<&str>,
@@ -608,13 +638,10 @@ fn locomo(
     mode: &str,
     fusion: Option<&str>,
     mut config: muisti::RecallConfig,
+    graph: Option<&[f32]>,
     json: bool,
 ) -> Result<()> {
     let dir = tempfile::tempdir().context("temporary directory")?;
-    let url = match store {
-        Some(u) => u.to_owned(),
-        None => format!("sqlite://{}", dir.path().join("locomo.db").display()),
-    };
     let mode: muisti::RecallMode = mode.parse()?;
     if let Some(fusion) = fusion {
         config.fusion = match fusion.split_once(':') {
@@ -626,18 +653,96 @@ fn locomo(
             _ => anyhow::bail!("--fusion {fusion:?} is not rrf[:K] or weighted:W"),
         };
     }
-    let engine = muisti::Engine::builder(muisti::open_store(&url)?)
-        .embedder(embedder)
-        .recall_config(config)
-        .build()?;
-    let report = crate::locomo::run(crate::locomo::Options { data, engine, mode })?;
-    if json {
-        outln!("{}", serde_json::to_string_pretty(&report)?)?;
-    } else {
-        for line in report.lines() {
-            outln!("{line}")?;
+    let run = |weight: Option<f32>, file: &str| -> Result<crate::locomo::Report> {
+        let url = match store {
+            Some(u) => u.to_owned(),
+            None => format!("sqlite://{}", dir.path().join(file).display()),
+        };
+        let mut config = config.clone();
+        config.graph = weight.unwrap_or(0.0);
+        let graph = weight.is_some_and(|w| w > 0.0);
+        let extraction = if graph {
+            muisti::graph::GraphExtraction::Offline
+        } else {
+            muisti::graph::GraphExtraction::Off
+        };
+        let engine = muisti::Engine::builder(muisti::open_store(&url)?)
+            .embedder(embedder.clone())
+            .recall_config(config)
+            .graph_extraction(extraction)
+            .build()?;
+        crate::locomo::run(crate::locomo::Options {
+            data,
+            engine,
+            mode,
+            graph,
+        })
+    };
+    let Some(weights) = graph else {
+        let report = run(None, "locomo.db")?;
+        if json {
+            outln!("{}", serde_json::to_string_pretty(&report)?)?;
+        } else {
+            for line in report.lines() {
+                outln!("{line}")?;
+            }
         }
+        return Ok(());
+    };
+    if store.is_some() {
+        anyhow::bail!(
+            "--graph runs each weight on a fresh SQLite file: leave out --store (a store's \
+             graph would carry over from one run to the next)"
+        );
     }
+    if weights.is_empty() || weights.iter().any(|w| !w.is_finite() || *w < 0.0) {
+        anyhow::bail!("--graph-weights: give one or more weights, each 0 or more");
+    }
+    let mut runs = Vec::new();
+    for (i, w) in weights.iter().enumerate() {
+        let report = run(Some(*w), &format!("locomo-{i}.db"))?;
+        runs.push((format!("{w}"), report));
+    }
+    let (held_out, chosen) = crate::locomo::leave_one_out(&runs);
+    let fmt = |m: &std::collections::BTreeMap<String, f64>| {
+        m.iter()
+            .map(|(k, v)| format!("{k}: {v:.3}"))
+            .collect::<Vec<_>>()
+            .join("  ")
+    };
+    if json {
+        let per_weight: Vec<serde_json::Value> = runs
+            .iter()
+            .map(|(w, r)| serde_json::json!({"graph_weight": w, "report": r, "recall_at_10": crate::locomo::by_category(r.scores.iter())}))
+            .collect();
+        outln!(
+            "{}",
+            serde_json::to_string_pretty(&serde_json::json!({
+                "runs": per_weight,
+                "leave_one_conversation_out": {"recall_at_10": held_out, "chosen": chosen},
+            }))?
+        )?;
+        return Ok(());
+    }
+    for (w, r) in &runs {
+        outln!(
+            "graph weight {w}: recall@10  {}",
+            fmt(&crate::locomo::by_category(r.scores.iter()))
+        )?;
+        outln!("  {}", r.lines()[4..].join("\n  "))?;
+    }
+    outln!(
+        "leave-one-conversation-out (weight chosen on the other four): recall@10  {}",
+        fmt(&held_out)
+    )?;
+    outln!(
+        "  chosen: {}",
+        chosen
+            .iter()
+            .map(|(c, w)| format!("{c} → {w}"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    )?;
     Ok(())
 }
 
@@ -713,6 +818,25 @@ fn graph_bench(engine: &muisti::Engine, edges: usize, queries: usize) -> Result<
             .graph_entity_relations(user.as_deref(), &format!("Person{i}"), None)?
             .len())
     })?;
+    let two_hops = time(&mut |i| {
+        Ok(engine
+            .graph_neighbourhood(
+                user.as_deref(),
+                &format!("Person{i}"),
+                2,
+                None,
+                muisti::graph::MAX_NEIGHBOURHOOD,
+            )?
+            .len())
+    })?;
+    let evidence = time(&mut |i| {
+        Ok(engine
+            .graph_evidence(
+                user.as_deref(),
+                &format!("Where does Person{i} work these days?"),
+            )?
+            .len())
+    })?;
     Ok(serde_json::json!({
         "edges": edges,
         "write_s": written.as_secs_f64(),
@@ -721,12 +845,26 @@ fn graph_bench(engine: &muisti::Engine, edges: usize, queries: usize) -> Result<
         "triple_by_subject": by_subject,
         "triple_by_predicate_and_object": by_object,
         "entity_relations": neighbourhood,
+        "neighbourhood_2_hops": two_hops,
+        "recall_graph_evidence": evidence,
     }))
 }
 
 /// `muisti bench graph-extract`: the offline extractor's figures on a labelled corpus.
-fn graph_extract(data: &std::path::Path, json: bool) -> Result<()> {
+fn graph_extract(data: &std::path::Path, names: &std::path::Path, json: bool) -> Result<()> {
     use muisti::graph::extract;
+    let labelled = std::fs::read_to_string(names)
+        .with_context(|| format!("cannot read {}", names.display()))?;
+    let named: Vec<muisti::graph::LabelledNames> = labelled
+        .lines()
+        .filter(|l| !l.trim().is_empty())
+        .map(serde_json::from_str)
+        .collect::<Result<_, _>>()
+        .with_context(|| format!("{} is not a corpus of labelled names", names.display()))?;
+    let engine = muisti::Engine::builder(muisti::open_store("mem://")?)
+        .graph_extraction(muisti::graph::GraphExtraction::Offline)
+        .build()?;
+    let r = muisti::graph::evaluate_resolution(&engine, &named)?;
     let text =
         std::fs::read_to_string(data).with_context(|| format!("cannot read {}", data.display()))?;
     let corpus = extract::parse_corpus(&text).with_context(|| {
@@ -746,6 +884,12 @@ fn graph_extract(data: &std::path::Path, json: bool) -> Result<()> {
                 "fact_recall": s.fact_recall(),
                 "entity_precision": s.entity_precision(),
                 "entity_recall": s.entity_recall(),
+                "resolution": {
+                    "conversations": named.len(),
+                    "scores": r,
+                    "precision": r.precision(),
+                    "recall": r.recall(),
+                },
             }))?
         )?;
         return Ok(());
@@ -770,6 +914,18 @@ fn graph_extract(data: &std::path::Path, json: bool) -> Result<()> {
         s.entities_found,
         s.entity_recall(),
         s.entities
+    )?;
+    outln!(
+        "resolution ({} conversations from {}): precision {:.3} ({} of {} pairs joined), recall {:.3} (of {} labelled pairs); {} of {} names found",
+        named.len(),
+        names.display(),
+        r.precision(),
+        r.pairs_right,
+        r.pairs_joined,
+        r.recall(),
+        r.same_pairs,
+        r.names_found,
+        r.names
     )?;
     Ok(())
 }

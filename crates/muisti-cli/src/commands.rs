@@ -378,11 +378,13 @@ fn graph(m: &dyn Memories, command: GraphCommand, json: bool) -> Result<ExitCode
         }
         GraphCommand::Relations {
             entity,
+            hops,
             user_id,
             as_of,
         } => m.graph_relations(GraphRelationParams {
             user_id,
             entity: Some(entity),
+            hops: Some(hops),
             as_of,
             ..GraphRelationParams::default()
         })?,
@@ -398,6 +400,7 @@ fn graph(m: &dyn Memories, command: GraphCommand, json: bool) -> Result<ExitCode
             predicate,
             object,
             entity: None,
+            hops: None,
             as_of,
         })?,
     };

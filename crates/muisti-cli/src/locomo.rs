@@ -23,6 +23,9 @@ pub(crate) struct Options<'a> {
     pub data: &'a Path,
     pub engine: Engine,
     pub mode: RecallMode,
+    /// Whether the engine reads memories into the graph (the run then waits for it before
+    /// asking, and reports ingest with extraction).
+    pub graph: bool,
 }
 
 struct Conversation {
@@ -44,12 +47,18 @@ pub(crate) struct Report {
     hit_at: BTreeMap<String, f64>,
     per_category: BTreeMap<String, f64>,
     ingest_per_s: f64,
+    /// Memories per second until the graph had read them all (with `--graph`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    ingest_with_graph_per_s: Option<f64>,
     query_p50_ms: f64,
     query_p95_ms: f64,
     peak_rss_mib: f64,
     questions: usize,
     memories: usize,
     conversations: usize,
+    /// Each question's recall@10: its conversation, category and share of evidence found.
+    #[serde(skip)]
+    pub(crate) scores: Vec<(String, i64, f64)>,
 }
 
 const KS: [usize; 4] = [1, 5, 10, 20];
@@ -190,6 +199,15 @@ pub(crate) fn run(opts: Options<'_>) -> Result<Report> {
         ingest_secs += start.elapsed().as_secs_f64();
         convs.push(conv);
     }
+    let mut ingest_with_graph_per_s = None;
+    if opts.graph {
+        let start = Instant::now();
+        while engine.graph_pending()? > 0 {
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+        let secs = ingest_secs + start.elapsed().as_secs_f64();
+        ingest_with_graph_per_s = Some(memories as f64 / secs.max(f64::EPSILON));
+    }
 
     // Ask every question with evidence.
     let mut found_at: BTreeMap<usize, f64> = KS.iter().map(|k| (*k, 0.0)).collect();
@@ -197,6 +215,7 @@ pub(crate) fn run(opts: Options<'_>) -> Result<Report> {
     let mut per_cat: BTreeMap<i64, (f64, usize)> = BTreeMap::new();
     let mut latencies = Vec::new();
     let mut asked = 0usize;
+    let mut scores = Vec::new();
     for conv in &convs {
         let user = format!("locomo-{}", conv.id);
         for q in &conv.questions {
@@ -235,6 +254,7 @@ pub(crate) fn run(opts: Options<'_>) -> Result<Report> {
                     *hit_at.entry(k).or_default() += 1.0;
                 }
                 if k == 10 {
+                    scores.push((conv.id.clone(), q.category, share));
                     let e = per_cat.entry(q.category).or_default();
                     e.0 += share;
                     e.1 += 1;
@@ -261,12 +281,14 @@ pub(crate) fn run(opts: Options<'_>) -> Result<Report> {
             .map(|(c, (sum, count))| (c.to_string(), sum / count.max(1) as f64))
             .collect(),
         ingest_per_s: memories as f64 / ingest_secs.max(f64::EPSILON),
+        ingest_with_graph_per_s,
         query_p50_ms: percentile(&latencies, 0.5),
         query_p95_ms: percentile(&latencies, 0.95),
         peak_rss_mib: peak_rss_mib(),
         questions: asked,
         memories,
         conversations: convs.len(),
+        scores,
     })
 }
 
@@ -304,5 +326,74 @@ impl Report {
             ),
             format!("peak RSS  {:.1} MiB", self.peak_rss_mib),
         ]
+        .into_iter()
+        .chain(
+            self.ingest_with_graph_per_s.map(|r| {
+                format!("ingest with the graph read  {r:.0} memories/s (extraction drained)")
+            }),
+        )
+        .collect()
     }
+}
+
+/// Recall@10 by category and overall of some questions (category `"all"`).
+pub(crate) fn by_category<'a>(
+    scores: impl Iterator<Item = &'a (String, i64, f64)>,
+) -> BTreeMap<String, f64> {
+    let mut sums: BTreeMap<String, (f64, usize)> = BTreeMap::new();
+    for (_, category, share) in scores {
+        for key in [category.to_string(), "all".to_owned()] {
+            let e = sums.entry(key).or_default();
+            e.0 += share;
+            e.1 += 1;
+        }
+    }
+    sums.into_iter()
+        .map(|(k, (sum, n))| (k, sum / n.max(1) as f64))
+        .collect()
+}
+
+/// Leave-one-conversation-out choice among settings: for each conversation, the setting
+/// with the best recall@10 over all questions of the others is scored on it alone. Returns
+/// the held-out recall@10 by category (and `"all"`) and the setting chosen per conversation.
+/// `runs` pairs a setting's label with its report; all reports are of the same
+/// conversations.
+pub(crate) fn leave_one_out(
+    runs: &[(String, Report)],
+) -> (BTreeMap<String, f64>, Vec<(String, String)>) {
+    let mut conversations: Vec<&str> = runs
+        .first()
+        .map(|(_, r)| r.scores.iter().map(|(c, _, _)| c.as_str()).collect())
+        .unwrap_or_default();
+    conversations.sort_unstable();
+    conversations.dedup();
+    let mut held_out = Vec::new();
+    let mut chosen = Vec::new();
+    for conv in &conversations {
+        let train = |r: &Report| {
+            let (sum, n) = r
+                .scores
+                .iter()
+                .filter(|(c, _, _)| c != conv)
+                .fold((0.0, 0usize), |(s, n), (_, _, x)| (s + x, n + 1));
+            sum / n.max(1) as f64
+        };
+        // The first of equally good settings: list the plainest first.
+        let Some((label, best)) = runs
+            .iter()
+            .fold(None::<(&(String, Report), f64)>, |best, run| {
+                let score = train(&run.1);
+                match best {
+                    Some((_, b)) if b >= score => best,
+                    _ => Some((run, score)),
+                }
+            })
+            .map(|(run, _)| (&run.0, &run.1))
+        else {
+            continue;
+        };
+        chosen.push(((*conv).to_owned(), label.clone()));
+        held_out.extend(best.scores.iter().filter(|(c, _, _)| c == conv).cloned());
+    }
+    (by_category(held_out.iter()), chosen)
 }

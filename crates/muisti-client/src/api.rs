@@ -1001,6 +1001,9 @@ pub struct GraphRelationParams {
     pub object: Option<String>,
     /// Relations of this entity, as subject or object (not with `subject` or `object`).
     pub entity: Option<String>,
+    /// With `entity`: its neighbourhood, the relations within this many steps of it (1 to
+    /// 3; default 1, its own), nearest first.
+    pub hops: Option<usize>,
     /// The relations that held at this time (RFC 3339); default: those that hold now.
     pub as_of: Option<String>,
 }

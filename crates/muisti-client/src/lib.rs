@@ -160,12 +160,14 @@ impl GraphEntityParams {
 
 impl GraphRelationParams {
     fn query(&self) -> String {
+        let hops = self.hops.map(|h| h.to_string());
         let pairs = [
             ("user_id", self.user_id.as_deref()),
             ("subject", self.subject.as_deref()),
             ("predicate", self.predicate.as_deref()),
             ("object", self.object.as_deref()),
             ("entity", self.entity.as_deref()),
+            ("hops", hops.as_deref()),
             ("as_of", self.as_of.as_deref()),
         ];
         query_string(&pairs, &[])

@@ -194,6 +194,9 @@ pub struct GraphRelationArgs {
     /// An entity at either end (instead of subject and object).
     #[serde(default)]
     pub entity: Option<String>,
+    /// With entity: the facts within this many steps of it (1 to 3; default 1).
+    #[serde(default)]
+    pub hops: Option<usize>,
     /// The facts that held at this time (RFC 3339); default: now.
     #[serde(default)]
     pub as_of: Option<String>,
@@ -623,6 +626,7 @@ impl MuistiMcp {
             predicate: a.predicate,
             object: a.object,
             entity: a.entity,
+            hops: a.hops,
             as_of: a.as_of,
         };
         let found = self.run(&ctx, move |e| ops::graph_relations(&e, p)).await?;

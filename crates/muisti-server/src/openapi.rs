@@ -182,6 +182,7 @@ mod exact {
             "message" => json!({"not": {"type": "string", "pattern": blank_pattern()}}),
             "long_term_memory" => json!({"minimum": 0, "maximum": MAX_LONG_TERM_MEMORY}),
             "limit" => json!({"minimum": 1, "maximum": MAX_PAGE.max(MAX_RECALL)}),
+            "hops" => json!({"minimum": 1, "maximum": muisti::graph::MAX_HOPS}),
             "importance" | "min_score" => json!({"minimum": 0.0, "maximum": 1.0}),
             "confidence" => json!({"minimum": 0, "maximum": 100}),
             "ttl_seconds" => json!({"minimum": 1, "maximum": Ttl::MAX.as_secs()}),

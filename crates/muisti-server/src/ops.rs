@@ -744,6 +744,14 @@ pub fn graph_relations(
         graph_name(field, v.as_deref())?;
     }
     let as_of = timestamp("as_of", p.as_of.as_deref())?;
+    if let Some(h) = p.hops
+        && !(1..=muisti::graph::MAX_HOPS).contains(&h)
+    {
+        return Err(Error::invalid(
+            "hops",
+            format!("steps from the entity: 1 to {}", muisti::graph::MAX_HOPS),
+        ));
+    }
     let relations = match p.entity {
         Some(_) if p.subject.is_some() || p.object.is_some() => {
             return Err(Error::conflicting(
@@ -751,7 +759,19 @@ pub fn graph_relations(
                 "matches either end of a relation: give it, or subject and object",
             ));
         }
-        Some(entity) => engine.graph_entity_relations(p.user_id.as_deref(), &entity, as_of)?,
+        Some(entity) => match p.hops.unwrap_or(1) {
+            1 => engine.graph_entity_relations(p.user_id.as_deref(), &entity, as_of)?,
+            hops => engine.graph_neighbourhood(
+                p.user_id.as_deref(),
+                &entity,
+                hops,
+                as_of,
+                muisti::graph::MAX_NEIGHBOURHOOD,
+            )?,
+        },
+        None if p.hops.is_some() => {
+            return Err(Error::invalid("hops", "a neighbourhood needs `entity`"));
+        }
         None => engine.graph_relations(&muisti::graph::RelationQuery {
             user_id: p.user_id,
             subject: p.subject,

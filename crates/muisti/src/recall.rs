@@ -100,6 +100,14 @@ pub struct RecallConfig {
     /// same owner in the namespace is not stored again: the existing one is returned and
     /// counts an access.
     pub dedupe: bool,
+    /// Graph-aware recall: the weight of the graph's evidence in relevance (0, the
+    /// default, leaves the graph out). A memory the graph links to an entity the query
+    /// names (or to a fact at its ends) gains `graph ×` its evidence weight
+    /// ([`Engine::graph_evidence`](crate::Engine::graph_evidence)) before relevance is
+    /// normalised, and such memories join the candidates even when neither retriever found
+    /// them.
+    #[serde(default)]
+    pub graph: f32,
 }
 
 impl Default for RecallConfig {
@@ -116,6 +124,7 @@ impl Default for RecallConfig {
             half_life: Duration::from_secs(30 * 24 * 3600),
             track_access: true,
             dedupe: true,
+            graph: 0.0,
         }
     }
 }
@@ -169,6 +178,9 @@ pub struct Signals {
     /// Cosine similarity to the query.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub similarity: Option<f32>,
+    /// The graph's evidence for it, 0 to 1 (graph-aware recall only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub graph: Option<f32>,
     /// Fused relevance, 0 to 1 (1 for the most relevant candidate).
     pub relevance: f32,
     /// Recency, 0 to 1 (1 now, 0.5 one half-life ago).
@@ -228,6 +240,26 @@ pub(crate) fn fuse(
         *f = sig.relevance;
     }
     out
+}
+
+/// Adds the graph's evidence to fused candidates: each memory with evidence `g` gains
+/// `weight × g` (a memory only the graph found joins with that alone), and relevance is
+/// normalised to the best again.
+pub(crate) fn with_graph(
+    fused: &mut HashMap<MemoryId, (f32, Signals)>,
+    evidence: &HashMap<MemoryId, f32>,
+    weight: f32,
+) {
+    for (id, g) in evidence {
+        let e = fused.entry(*id).or_default();
+        e.1.graph = Some(*g);
+        e.0 += weight * g;
+    }
+    let best = fused.values().map(|(f, _)| *f).fold(0.0f32, f32::max);
+    for (f, sig) in fused.values_mut() {
+        *f = if best > 0.0 { *f / best } else { 0.0 };
+        sig.relevance = *f;
+    }
 }
 
 /// The candidates that can still reach the top `limit` once recency, access and importance

@@ -534,6 +534,23 @@ fn the_graph_from_the_command_line() {
     let alice = ok(muisti(h, &["graph", "relations", "alice", "--user", "g1"]));
     assert!(alice.contains("Alice manager_of ML team"), "{alice}");
     assert!(alice.contains("Bob reports_to Alice"), "{alice}");
+    // Two steps from Bob reach Google's place.
+    let hood = ok(muisti(
+        h,
+        &["graph", "relations", "bob", "--hops", "2", "--user", "g1"],
+    ));
+    assert!(hood.contains("Alice works_at Google"), "{hood}");
+    assert!(
+        !hood.contains("Google located_in"),
+        "three steps away: {hood}"
+    );
+    let far = ok(muisti(
+        h,
+        &["graph", "relations", "bob", "--hops", "3", "--user", "g1"],
+    ));
+    assert!(far.contains("Google located_in Mountain View"), "{far}");
+    let too_far = muisti(h, &["graph", "relations", "bob", "--hops", "9"]);
+    assert_eq!(too_far.status.code(), Some(2), "{}", stderr(&too_far));
     let people = ok(muisti(
         h,
         &["graph", "entities", "--user", "g1", "--type", "person"],

@@ -1804,6 +1804,21 @@ fn the_graph_over_rest() {
         pairs(&bob),
         ["Bob reports_to Alice", "Bob works_on TensorFlow"]
     );
+    // Two steps from Bob: Alice's current facts too (Google is closed); nearest first.
+    let hood = get("relations?user_id=g1&entity=bob&hops=2");
+    assert_eq!(hood.status, 200, "{}", hood.body);
+    let hood = pairs(&hood);
+    assert_eq!(
+        hood[..2],
+        ["Bob reports_to Alice", "Bob works_on TensorFlow"],
+        "one step first"
+    );
+    let mut further = hood[2..].to_vec();
+    further.sort();
+    assert_eq!(
+        further,
+        ["Alice manager_of ML team", "Alice works_at DeepMind"]
+    );
     let people = get("entities?user_id=g1&type=person");
     let names: Vec<&str> = people.body["entities"]
         .as_array()
@@ -1820,6 +1835,9 @@ fn the_graph_over_rest() {
         ("relations?user_id=g1&subject=a%01", 422),
         ("entities?type=no%20spaces", 422),
         ("relations?user_id=g1&colour=red", 400),
+        ("relations?user_id=g1&entity=bob&hops=4", 422),
+        ("relations?user_id=g1&entity=bob&hops=0", 422),
+        ("relations?user_id=g1&hops=2", 422),
     ] {
         let r = get(q);
         assert_eq!(r.status, status, "{q}: {}", r.body);

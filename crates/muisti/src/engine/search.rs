@@ -1,6 +1,8 @@
 //! Recall: candidates from both retrievers, fused, rescored from the rank fields, and only
 //! the hits read whole; similar memories.
 
+use std::collections::{HashMap, HashSet};
+
 use super::*;
 
 impl Engine {
@@ -58,7 +60,11 @@ impl Engine {
                     }
                     _ => Vec::new(),
                 };
-                let fused = recall::fuse(config.fusion, &lexical, &vector);
+                let mut fused = recall::fuse(config.fusion, &lexical, &vector);
+                if config.graph > 0.0 {
+                    let evidence = self.graph_candidates(&partition, req, &fused, n)?;
+                    recall::with_graph(&mut fused, &evidence, config.graph);
+                }
                 let ids = recall::contenders(config, &fused, req.limit);
                 let fields = self.store.rank_fields(&partition, &ids)?;
                 let mut ranked = recall::rescore(config, fields, fused, now);
@@ -141,6 +147,45 @@ impl Engine {
         let mut hits = self.with_records(ranked)?;
         hits.retain(|h| crate::declarative::readable(&vq.filter, &h.memory));
         Ok(hits)
+    }
+
+    /// The graph's evidence for a recall ([`Engine::graph_evidence`] of the filter's user):
+    /// for the candidates the retrievers found, and for at most `n` others (the strongest),
+    /// those of the recalled partition that the filter admits (the retrievers filtered
+    /// theirs; these are read and checked here).
+    fn graph_candidates(
+        &self,
+        partition: &Partition,
+        req: &RecallRequest,
+        fused: &HashMap<MemoryId, (f32, recall::Signals)>,
+        n: usize,
+    ) -> Result<HashMap<MemoryId, f32>> {
+        let mut evidence = self.graph_evidence(req.filter.user_id.as_deref(), &req.query)?;
+        let mut others: Vec<(MemoryId, f32)> = evidence
+            .iter()
+            .filter(|(id, _)| !fused.contains_key(*id))
+            .map(|(id, g)| (*id, *g))
+            .collect();
+        others.sort_by(|a, b| b.1.total_cmp(&a.1).then(b.0.cmp(&a.0)));
+        let ids: Vec<MemoryId> = others.iter().map(|(id, _)| *id).collect();
+        let (keep, drop) = ids.split_at(ids.len().min(n));
+        let admitted: HashSet<MemoryId> = self
+            .store
+            .get_many(&self.tenant, keep)?
+            .into_iter()
+            .filter(|m| {
+                m.partition == *partition
+                    && req.filter.matches(m)
+                    && crate::declarative::readable(&req.filter, m)
+            })
+            .map(|m| m.id)
+            .collect();
+        for id in keep.iter().chain(drop) {
+            if !admitted.contains(id) {
+                evidence.remove(id);
+            }
+        }
+        Ok(evidence)
     }
 
     /// Reads the records of ranked candidates (only those: the rescoring itself reads

@@ -136,7 +136,7 @@ static PATTERNS: LazyLock<Vec<Pattern>> = LazyLock::new(|| {
 
 /// A capitalised name: one or more capitalised words ("Mountain View", "ML", "TensorFlow").
 static NAME: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"^(?:the\s+)?(?P<name>[A-Z][\w&'.-]*(?:\s+(?:of\s+|de\s+|and\s+)?[A-Z][\w&'.-]*)*(?:\s+(?:team|group|department|lab|project|inc|ltd))?)")
+    Regex::new(r"^(?:the\s+)?(?P<name>[A-Z][\w&'.-]*(?:\s+(?:of\s+|de\s+)?[A-Z][\w&'.-]*|\s+and\s+[A-Z][\w&'.-]+)*(?:\s+(?:team|group|department|lab|project|inc|ltd))?)")
         .expect("valid pattern")
 });
 
@@ -183,16 +183,202 @@ const NOT_NAMES: &[&str] = &[
     "Also",
     "Today",
     "Yesterday",
+    "Tomorrow",
+    "Tonight",
+    "He",
+    "She",
+    "They",
+    "We",
+    "You",
+    "Who",
+    "What",
+    "When",
+    "Where",
+    "Why",
+    "How",
+    "Which",
+    "Does",
+    "Do",
+    "Did",
+    "Is",
+    "Are",
+    "Was",
+    "Were",
+    "Can",
+    "Could",
+    "Will",
+    "Would",
+    "Should",
+    "Has",
+    "Have",
+    "Had",
+    "If",
+    "Now",
+    "Later",
+    "Afterwards",
+    "After",
+    "Before",
+    "Maybe",
+    "Finally",
+    "Anyway",
+    "Still",
+    "Well",
+    "Oh",
+    "Hi",
+    "Hey",
+    "Hello",
+    "Thanks",
+    "Thank",
+    "Sorry",
+    "Please",
+    "Sure",
+    "Okay",
+    "OK",
+    "Wow",
+    "Cool",
+    "Great",
+    "Nice",
+    "Awesome",
+    "Just",
+    "Last",
+    "Next",
+    "Every",
+    "Some",
+    "Any",
+    "All",
+    "Everyone",
+    "Someone",
+    "Nobody",
+    "Everything",
+    "Something",
+    "Nothing",
+    "Fingers",
+    "Let",
+    "Let's",
+    "While",
+    "Since",
+    "Because",
+    "Although",
+    "Once",
+    "Not",
+    "Translate",
+    "Monday",
+    "Tuesday",
+    "Wednesday",
+    "Thursday",
+    "Friday",
+    "Saturday",
+    "Sunday",
+    "January",
+    "February",
+    "March",
+    "April",
+    "May",
+    "June",
+    "July",
+    "August",
+    "September",
+    "October",
+    "November",
+    "December",
+    "CEO",
+    "CTO",
+    "CFO",
+    "COO",
+    "VP",
 ];
 
-/// Extracts entities and triples from `text`.
+/// A conversation turn's speaker: "Caroline: I went ...".
+static SPEAKER: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"^(?P<speaker>[A-Z][\w'-]*(?:\s+[A-Z][\w'-]*){0,2}):\s+(?P<said>.*)$")
+        .expect("valid pattern")
+});
+
+/// A name inside a sentence: capitalised words, perhaps joined by "of", "de" or "and"
+/// ("Bank of America").
+static INNER_NAME: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"\b[A-Z][\w&'-]*(?:\s+(?:of\s+|de\s+)?[A-Z][\w&'-]*)*").expect("valid pattern")
+});
+
+/// A title's abbreviation, whose dot ends no sentence ("Dr. Lee").
+static TITLE_DOT: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"\b(Dr|Mr|Mrs|Ms|Mx|Prof|Sr|Jr|St)\.").expect("valid pattern"));
+
+/// Titles before a name, which are no part of it ("Dr Lee" is "Lee").
+const TITLES: &[&str] = &[
+    "Dr",
+    "Mr",
+    "Mrs",
+    "Ms",
+    "Mx",
+    "Prof",
+    "Professor",
+    "Coach",
+    "Sir",
+    "Dame",
+    "Aunt",
+    "Uncle",
+    "Captain",
+    "Officer",
+    "Judge",
+    "Doctor",
+    "Nurse",
+    "Pastor",
+    "Father",
+    "Sister",
+];
+
+/// Speakers that are roles, not people ("User: ...", "Assistant: ...").
+const ROLES: &[&str] = &[
+    "user",
+    "assistant",
+    "system",
+    "human",
+    "ai",
+    "bot",
+    "agent",
+    "tool",
+];
+
+/// Extracts entities and triples from `text`. A text that starts with a speaker's name
+/// and a colon is that person speaking: "I" is them, and they are named.
 pub fn offline(text: &str, context: &Context<'_>) -> Extracted {
     let mut out = Extracted {
         last_person: context.last_person.clone(),
         ..Extracted::default()
     };
+    let (speaker, text) = match SPEAKER.captures(text) {
+        Some(c)
+            if !ROLES.contains(&c["speaker"].to_lowercase().as_str())
+                && !NOT_NAMES.contains(&&c["speaker"]) =>
+        {
+            let said = c.name("said").map_or("", |m| m.as_str());
+            (c.name("speaker").map(|m| m.as_str()), said)
+        }
+        _ => (None, text),
+    };
+    let speaking;
+    let context = match speaker {
+        Some(who) => {
+            speaking = Context {
+                user: Some(who),
+                last_person: context.last_person.clone(),
+            };
+            &speaking
+        }
+        None => context,
+    };
+    let mut named: Vec<Mention> = speaker
+        .map(|who| Mention {
+            name: who.to_owned(),
+            kind: kind::PERSON.to_owned(),
+        })
+        .into_iter()
+        .collect();
+    let text = TITLE_DOT.replace_all(text, "$1");
     for sentence in text.split(['.', '!', '?', ';', '\n']) {
         let sentence = sentence.trim();
+        named.extend(inner_names(sentence));
         let Some(c) = SUBJECT.captures(sentence) else {
             continue;
         };
@@ -213,17 +399,150 @@ pub fn offline(text: &str, context: &Context<'_>) -> Extracted {
             out.last_person = Some(subject.name.clone());
         }
     }
+    // The names of facts first (their kinds are known), then the others.
     let mut mentions: Vec<Mention> = Vec::new();
-    for t in &out.triples {
-        let named = std::iter::once(&t.subject).chain((!t.literal).then_some(&t.object));
-        for m in named {
-            if !mentions.iter().any(|x| x.name == m.name) {
-                mentions.push(m.clone());
-            }
+    let in_facts = out
+        .triples
+        .iter()
+        .flat_map(|t| std::iter::once(&t.subject).chain((!t.literal).then_some(&t.object)));
+    for m in in_facts.chain(&named) {
+        if !mentions.iter().any(|x| x.name == m.name) {
+            mentions.push(m.clone());
         }
     }
     out.mentions = mentions;
     out
+}
+
+/// The names inside a sentence, of kind [`kind::OTHER`]: capitalised words, without a
+/// title before them ("Dr Lee" is "Lee") and up to an "I". A capital on a sentence's first
+/// word says little, so a sentence starts with a name only when a verb follows it ("Priya
+/// said", "Tom Walsh is").
+fn inner_names(sentence: &str) -> Vec<Mention> {
+    let first_word_end = sentence.find(char::is_whitespace).unwrap_or(sentence.len());
+    INNER_NAME
+        .find_iter(sentence)
+        .filter_map(|m| {
+            let all: Vec<&str> = m
+                .as_str()
+                .split_whitespace()
+                .take_while(|w| *w != "I" && !w.starts_with("I'"))
+                .collect();
+            let mut words = &all[..];
+            if m.start() < first_word_end {
+                match words.split_first() {
+                    Some((first, rest)) if NOT_NAMES.contains(first) || TITLES.contains(first) => {
+                        words = rest;
+                    }
+                    Some(_) if verb_follows(&sentence[m.end()..], words.len()) => {}
+                    _ => return None,
+                }
+            }
+            while let Some((first, rest)) = words.split_first()
+                && TITLES.contains(first)
+            {
+                words = rest;
+            }
+            let first = *words.first()?;
+            // "He's", "She'd": a pronoun's contraction.
+            if NOT_NAMES.contains(&first) || NOT_NAMES.contains(&first.split('\'').next()?) {
+                return None;
+            }
+            // "the ML team": a team's name takes its word.
+            let unit = sentence[m.end()..]
+                .split_whitespace()
+                .next()
+                .map(|w| w.trim_end_matches([',', ':', ')']))
+                .filter(|w| ["team", "group", "department", "lab"].contains(w))
+                .filter(|_| words.len() == all.len());
+            let mut name = words.join(" ");
+            if let Some(unit) = unit {
+                name = format!("{name} {unit}");
+            }
+            let name = name.trim_end_matches(['\'', '-']);
+            let name = name.strip_suffix("'s").unwrap_or(name);
+            (!name.is_empty()).then(|| Mention {
+                name: name.to_owned(),
+                kind: kind::OTHER.to_owned(),
+            })
+        })
+        .collect()
+}
+
+/// Whether `rest` starts with a verb that makes the capitalised words before it a name: a
+/// verb a person does ("said", "told", "-ed"), or after a name of two words or more also
+/// "is", "was", "has".
+fn verb_follows(rest: &str, name_words: usize) -> bool {
+    const ACTS: &[&str] = &[
+        "said",
+        "says",
+        "told",
+        "tells",
+        "asked",
+        "asks",
+        "thinks",
+        "thought",
+        "wants",
+        "got",
+        "gets",
+        "gave",
+        "gives",
+        "sent",
+        "sends",
+        "took",
+        "takes",
+        "made",
+        "makes",
+        "went",
+        "goes",
+        "came",
+        "comes",
+        "left",
+        "leaves",
+        "runs",
+        "ran",
+        "works",
+        "lives",
+        "loves",
+        "likes",
+        "hates",
+        "knows",
+        "knew",
+        "will",
+        "would",
+        "can",
+        "could",
+        "should",
+        "might",
+        "just",
+        "also",
+        "still",
+        "never",
+        "always",
+        "recommends",
+        "suggests",
+        "manages",
+        "reports",
+        "plays",
+        "teaches",
+        "writes",
+        "wrote",
+        "met",
+        "meets",
+        "brought",
+        "bought",
+    ];
+    const BE: &[&str] = &["is", "was", "has", "had", "and"];
+    let Some(word) = rest.split_whitespace().next() else {
+        return false;
+    };
+    if !word.starts_with(|c: char| c.is_lowercase()) {
+        return false;
+    }
+    let word = word.trim_end_matches([',', ':']);
+    ACTS.contains(&word)
+        || (word.len() > 4 && word.ends_with("ed"))
+        || (name_words >= 2 && BE.contains(&word))
 }
 
 /// The subject a clause names: a name, "I" or "we" as the user, "he"/"she"/"they" as the
@@ -232,6 +551,11 @@ fn resolve_subject(word: &str, context: &Context<'_>, so_far: &Extracted) -> Opt
     let person = |name: &str| Mention {
         name: name.to_owned(),
         kind: kind::PERSON.to_owned(),
+    };
+    // "I'm", "He's": the pronoun of a contraction.
+    let word = match word.split_once('\'') {
+        Some((pronoun, _)) if !pronoun.contains(' ') => pronoun,
+        _ => word,
     };
     match word {
         "I" | "We" | "we" => context.user.map(person),
@@ -395,7 +719,7 @@ impl ExtractionScores {
     }
 }
 
-fn ratio(a: usize, b: usize) -> f64 {
+pub(super) fn ratio(a: usize, b: usize) -> f64 {
     if b == 0 { 1.0 } else { a as f64 / b as f64 }
 }
 
@@ -526,18 +850,30 @@ mod tests {
     }
 
     /// Floors under the figures measured on the labelled corpus (written blind to the
-    /// extractor, scored once: facts P 0.831 R 0.418, entities P 0.903 R 0.449): a change
-    /// that loses precision, or recall below them, fails.
+    /// extractor; the extractor was then improved on it: facts P 0.944 R 0.438, entities
+    /// P 0.980 R 0.928) and on the held-out one (written blind later, scored once after
+    /// those changes: facts P 0.967 R 0.305, entities P 0.979 R 0.979): a change that
+    /// loses precision, or recall below them, fails.
     #[test]
-    fn the_labelled_corpus() {
+    fn the_labelled_corpora() {
         let corpus = parse_corpus(include_str!("../../tests/data/graph-extraction.jsonl"))
             .expect("the corpus parses");
         assert_eq!(corpus.len(), 70);
         let s = evaluate(&corpus, offline);
-        assert!(s.fact_precision() >= 0.8, "{s:?}");
-        assert!(s.fact_recall() >= 0.41, "{s:?}");
-        assert!(s.entity_precision() >= 0.9, "{s:?}");
-        assert!(s.entity_recall() >= 0.44, "{s:?}");
+        assert!(s.fact_precision() >= 0.9, "{s:?}");
+        assert!(s.fact_recall() >= 0.43, "{s:?}");
+        assert!(s.entity_precision() >= 0.95, "{s:?}");
+        assert!(s.entity_recall() >= 0.9, "{s:?}");
+        let held_out = parse_corpus(include_str!(
+            "../../tests/data/graph-extraction-heldout.jsonl"
+        ))
+        .expect("the held-out corpus parses");
+        assert_eq!(held_out.len(), 30);
+        let s = evaluate(&held_out, offline);
+        assert!(s.fact_precision() >= 0.9, "{s:?}");
+        assert!(s.fact_recall() >= 0.3, "{s:?}");
+        assert!(s.entity_precision() >= 0.95, "{s:?}");
+        assert!(s.entity_recall() >= 0.95, "{s:?}");
     }
 
     #[test]

@@ -15,15 +15,21 @@
 //!   single-valued predicate ("lives_in") closes the subject's other current one instead of
 //!   deleting it, so queries [`RelationQuery::as_of`] a past time still answer.
 
+mod evidence;
 pub mod extract;
+mod resolve;
 mod store;
 pub(crate) mod worker;
 
 use muisti_core::{MemoryId, Timestamp};
+
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
+use store::entity_key;
 
+pub use evidence::specificity;
 pub use extract::{Context, Extracted, Mention, Triple};
+pub use resolve::{LabelledNames, ResolutionScores, evaluate_resolution};
 pub use worker::{
     ExtractError, FAILED_NAMESPACE, GraphExtraction, GraphExtractor, OfflineExtractor,
 };
@@ -34,10 +40,19 @@ pub const ENTITIES_NAMESPACE: &str = "_muisti.entities";
 pub const RELATIONS_NAMESPACE: &str = "_muisti.relations";
 /// The namespace of each entity's adjacency (the relations at its ends).
 pub const ADJACENCY_NAMESPACE: &str = "_muisti.graph_adjacency";
+/// The namespace of names that lead to an entity other than by its own name (aliases and
+/// short forms).
+pub const ALIASES_NAMESPACE: &str = "_muisti.graph_aliases";
 /// The namespace of memories waiting for extraction (in the system tenant).
 pub const QUEUE_NAMESPACE: &str = "_muisti.graph_queue";
 /// The namespace of each conversation's last person named (for pronouns).
 pub const FOCUS_NAMESPACE: &str = "_muisti.graph_focus";
+
+/// The most steps a neighbourhood query takes from its entity.
+pub const MAX_HOPS: usize = 3;
+
+/// The most relations a neighbourhood query returns.
+pub const MAX_NEIGHBOURHOOD: usize = 1_000;
 
 /// Predicates with one current value per subject: a new value closes the old edge.
 pub const SINGLE_VALUED: &[&str] = &[

@@ -59,7 +59,7 @@ impl Engine {
             .collect()
     }
 
-    fn put_graph_record<T: Serialize>(
+    pub(super) fn put_graph_record<T: Serialize>(
         &self,
         namespace: &'static str,
         key: &str,
@@ -78,7 +78,7 @@ impl Engine {
         Ok(())
     }
 
-    fn delete_graph_record(&self, namespace: &'static str, key: &str) -> Result<bool> {
+    pub(super) fn delete_graph_record(&self, namespace: &'static str, key: &str) -> Result<bool> {
         self.store.delete(&Locator::Key {
             partition: self.own_partition(namespace),
             key: Key::new(key)?,
@@ -86,7 +86,7 @@ impl Engine {
     }
 
     /// A graph record by its key, decoded.
-    fn graph_record<T: DeserializeOwned>(
+    pub(super) fn graph_record<T: DeserializeOwned>(
         &self,
         namespace: &'static str,
         key: &str,
@@ -101,21 +101,15 @@ impl Engine {
             .transpose()
     }
 
-    /// The entity a user's memories call `name` (one read: an entity is keyed by its user
-    /// and normalised name).
-    pub fn graph_entity(&self, user: Option<&str>, name: &str) -> Result<Option<Entity>> {
-        self.graph_record(ENTITIES_NAMESPACE, &entity_key(user, name))
-    }
-
     /// The relations at `entity`'s ends, by its adjacency record (one read each).
-    fn adjacent(&self, user: Option<&str>, entity: MemoryId) -> Result<Adjacency> {
+    pub(super) fn adjacent(&self, user: Option<&str>, entity: MemoryId) -> Result<Adjacency> {
         Ok(self
             .graph_record(ADJACENCY_NAMESPACE, &adjacency_key(user, entity))?
             .unwrap_or_default())
     }
 
     /// The relations with these ids (those still stored).
-    fn relations_by_id(&self, ids: &[MemoryId]) -> Result<Vec<Relation>> {
+    pub(super) fn relations_by_id(&self, ids: &[MemoryId]) -> Result<Vec<Relation>> {
         let mut out = Vec::with_capacity(ids.len());
         for id in ids {
             if let Some(r) = self.graph_record(RELATIONS_NAMESPACE, &id.to_string())? {
@@ -207,6 +201,57 @@ impl Engine {
         Ok(all)
     }
 
+    /// The neighbourhood of an entity: the relations within `hops` steps of it (one: its
+    /// own; two: also those of the entities at their other ends; ...), those that hold now
+    /// or, with `as_of`, those that held then, nearest first, at most `limit`. Reads one
+    /// adjacency record per entity reached and each relation once.
+    pub fn graph_neighbourhood(
+        &self,
+        user: Option<&str>,
+        name: &str,
+        hops: usize,
+        as_of: Option<Timestamp>,
+        limit: usize,
+    ) -> Result<Vec<Relation>> {
+        let Some(start) = self.graph_entity(user, name)? else {
+            return Ok(Vec::new());
+        };
+        let holds = |r: &Relation| match as_of {
+            Some(t) => r.holds_at(t),
+            None => r.is_current(),
+        };
+        let mut reached = std::collections::HashSet::from([start.id]);
+        let mut seen = std::collections::HashSet::new();
+        let mut frontier = vec![start.id];
+        let mut out = Vec::new();
+        for _ in 0..hops {
+            let mut next = Vec::new();
+            for entity in frontier {
+                let adj = self.adjacent(user, entity)?;
+                let ids: Vec<MemoryId> = adj
+                    .out
+                    .iter()
+                    .chain(&adj.into)
+                    .filter(|id| seen.insert(**id))
+                    .copied()
+                    .collect();
+                for r in self.relations_by_id(&ids)?.into_iter().filter(holds) {
+                    if out.len() >= limit {
+                        return Ok(out);
+                    }
+                    for end in std::iter::once(r.subject_id).chain(r.object_id) {
+                        if reached.insert(end) {
+                            next.push(end);
+                        }
+                    }
+                    out.push(r);
+                }
+            }
+            frontier = next;
+        }
+        Ok(out)
+    }
+
     /// The last person a conversation named (for its next memory's pronouns).
     pub(crate) fn graph_focus(
         &self,
@@ -282,8 +327,25 @@ impl Engine {
         memory: MemoryId,
         at: Timestamp,
     ) -> Result<Entity> {
-        let mut e = match self.graph_entity(user, &m.name)? {
-            Some(e) => e,
+        let found = self.resolve_entity(user, &m.name, &m.kind)?;
+        let new_name = match &found {
+            None => true,
+            Some(e) => {
+                normalize_name(&e.name) != normalize_name(&m.name)
+                    && !e
+                        .aliases
+                        .iter()
+                        .any(|a| normalize_name(a) == normalize_name(&m.name))
+            }
+        };
+        let mut e = match found {
+            Some(mut e) => {
+                if new_name {
+                    // Another name of it: kept as an alias, and found under it from now on.
+                    e.aliases.push(m.name.clone());
+                }
+                e
+            }
             None => Entity {
                 id: MemoryId::generate(),
                 user_id: user.map(str::to_owned),
@@ -298,6 +360,10 @@ impl Engine {
                 memory_ids: Vec::new(),
             },
         };
+        if e.kind == super::extract::kind::OTHER {
+            // A name first seen bare takes the kind a fact gives it.
+            e.kind.clone_from(&m.kind);
+        }
         if !e.memory_ids.contains(&memory) {
             e.memory_ids.push(memory);
             e.mentions += 1;
@@ -305,6 +371,9 @@ impl Engine {
         e.first_seen = e.first_seen.min(at);
         e.last_seen = e.last_seen.max(at);
         self.save_entity(&e)?;
+        if new_name {
+            self.register_aliases(&e, &m.name)?;
+        }
         Ok(e)
     }
 
@@ -414,6 +483,7 @@ impl Engine {
             }
             changed += 1;
             if e.memory_ids.is_empty() {
+                self.forget_aliases(&e)?;
                 self.delete_graph_record(ENTITIES_NAMESPACE, &entity_key(user, &e.name))?;
                 self.delete_graph_record(ADJACENCY_NAMESPACE, &adjacency_key(user, e.id))?;
             } else {
@@ -428,22 +498,22 @@ impl Engine {
 /// The relations at an entity's ends: the record that makes subject and object queries
 /// read an entity's degree, not the graph.
 #[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-struct Adjacency {
+pub(super) struct Adjacency {
     /// Relations it is the subject of.
     #[serde(default)]
-    out: Vec<MemoryId>,
+    pub(super) out: Vec<MemoryId>,
     /// Relations it is the object of.
     #[serde(default, rename = "in")]
-    into: Vec<MemoryId>,
+    pub(super) into: Vec<MemoryId>,
 }
 
 /// The user part of a graph key (a user is one to 256 characters; none is `-`).
-fn user_part(user: Option<&str>) -> String {
+pub(super) fn user_part(user: Option<&str>) -> String {
     user.map_or_else(|| "-".to_owned(), |u| format!("u={u}"))
 }
 
 /// An entity's key: its user and normalised name.
-fn entity_key(user: Option<&str>, name: &str) -> String {
+pub(super) fn entity_key(user: Option<&str>, name: &str) -> String {
     format!("e|{}|{}", user_part(user), name_tag(name))
 }
 
@@ -463,8 +533,8 @@ fn focus_key(user: Option<&str>, session: Option<&str>) -> String {
 }
 
 impl Engine {
-    /// The graph's facts about what `text` names: the user's entities whose name or alias
-    /// appears in it as whole words, and the relations that hold now at either end of them,
+    /// The graph's facts about what `text` names: the user's entities it names
+    /// ([`Engine::graph_named`]), and the relations that hold now at either end of them,
     /// the named entities' own first; at most `limit`. (The agent's graph context block.)
     pub fn graph_context(
         &self,
@@ -475,17 +545,7 @@ impl Engine {
         if limit == 0 {
             return Ok(Vec::new());
         }
-        let words = format!(" {} ", words_of(text));
-        let mut named: Vec<Entity> = self
-            .graph_records::<Entity>(ENTITIES_NAMESPACE, user, Vec::new())?
-            .into_iter()
-            .filter(|e| {
-                std::iter::once(&e.name)
-                    .chain(&e.aliases)
-                    .map(|n| words_of(n))
-                    .any(|n| !n.is_empty() && words.contains(&format!(" {n} ")))
-            })
-            .collect();
+        let mut named = self.graph_named(user, text)?;
         // The most mentioned first: they are what the conversation is about.
         named.sort_by(|a, b| b.mentions.cmp(&a.mentions).then(a.name.cmp(&b.name)));
         let mut facts: Vec<Relation> = Vec::new();
@@ -501,13 +561,4 @@ impl Engine {
         }
         Ok(facts)
     }
-}
-
-/// Lower-case words of `text`, single-spaced (for whole-word matching of names).
-fn words_of(text: &str) -> String {
-    text.split(|c: char| !c.is_alphanumeric())
-        .filter(|w| !w.is_empty())
-        .map(str::to_lowercase)
-        .collect::<Vec<_>>()
-        .join(" ")
 }

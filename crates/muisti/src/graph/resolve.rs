@@ -1,0 +1,421 @@
+//! Entity resolution: which entity a name means. In order: the normalised exact name; an
+//! alias (a name an entity was also called, or a short form of its name: its first or last
+//! word, its initials, its name without "Inc" or "University"); then, for a name of several
+//! words, an entity called by one of its words, its initials or its short form ("Sam" for
+//! "Sam Okafor", "MIT" for "Massachusetts Institute of Technology"). A short form two
+//! entities share ("Alice" for Alice Chen and Alice Moreno) resolves to neither. Aliases
+//! are records keyed by user and name, so each step is a point read.
+
+use muisti_core::{Result, content_hash};
+use serde::{Deserialize, Serialize};
+
+use super::{ALIASES_NAMESPACE, Entity, extract::kind, normalize_name};
+use crate::Engine;
+
+/// Where an alias leads.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+enum Alias {
+    /// To the entity of this name.
+    Entity(String),
+    /// To more than one entity: to none.
+    Ambiguous,
+}
+
+/// Words that say what kind of thing a name is, not which: never a short form alone
+/// ("Lake" of "Lake Victoria", "University" of "Stanford University").
+const GENERIC: &[&str] = &[
+    "lake",
+    "mount",
+    "mt",
+    "river",
+    "sea",
+    "bay",
+    "island",
+    "park",
+    "street",
+    "st",
+    "road",
+    "avenue",
+    "square",
+    "city",
+    "county",
+    "state",
+    "new",
+    "san",
+    "los",
+    "las",
+    "santa",
+    "saint",
+    "north",
+    "south",
+    "east",
+    "west",
+    "upper",
+    "lower",
+    "great",
+    "united",
+    "national",
+    "royal",
+    "general",
+    "central",
+    "university",
+    "college",
+    "school",
+    "institute",
+    "hospital",
+    "clinic",
+    "bank",
+    "church",
+    "club",
+    "team",
+    "group",
+    "department",
+    "lab",
+    "project",
+    "center",
+    "centre",
+    "museum",
+    "airport",
+    "station",
+    "hotel",
+    "cafe",
+    "restaurant",
+    "company",
+    "corporation",
+    "corp",
+    "inc",
+    "ltd",
+    "llc",
+    "co",
+    "of",
+    "the",
+    "and",
+    "de",
+    "for",
+];
+
+/// Endings that make a name another thing than its first word: "Chicago Marathon" is not
+/// "Chicago", "Union Square" not "Union".
+const PLACE_OR_EVENT_ENDINGS: &[&str] = &[
+    "marathon",
+    "festival",
+    "conference",
+    "summit",
+    "cup",
+    "open",
+    "games",
+    "airport",
+    "bridge",
+    "park",
+    "street",
+    "road",
+    "avenue",
+    "lane",
+    "river",
+    "square",
+    "station",
+    "mall",
+    "stadium",
+    "hall",
+    "theatre",
+    "theater",
+    "museum",
+    "hotel",
+    "navigator",
+    "tower",
+    "building",
+    "beach",
+    "trail",
+    "day",
+    "week",
+    "awards",
+    "show",
+];
+
+/// Endings that name a kind of organisation: "Acme Corp" is "Acme".
+const ORG_ENDINGS: &[&str] = &[
+    "inc",
+    "corp",
+    "corporation",
+    "company",
+    "co",
+    "ltd",
+    "llc",
+    "plc",
+    "gmbh",
+    "group",
+    "university",
+    "college",
+    "hospital",
+];
+
+/// The short forms of a name under which it is also found: its first and last words
+/// (unless a joining word such as "of" is in it, or they are [`GENERIC`]), its initials
+/// ("NYC", "SF"), and its name without an organisation's ending ("Acme" of "Acme Corp").
+/// Normalised; none for a one-word name.
+fn short_forms(name: &str) -> Vec<String> {
+    let words: Vec<&str> = name.split_whitespace().collect();
+    if words.len() < 2 {
+        return Vec::new();
+    }
+    let mut out = Vec::new();
+    // "Bank of America" is not "America": a name with a joining word has no word forms.
+    let joined = words
+        .iter()
+        .any(|w| ["of", "de", "and", "for", "the"].contains(w));
+    let last = normalize_name(words[words.len() - 1]);
+    let first_too = !PLACE_OR_EVENT_ENDINGS.contains(&last.as_str());
+    let word_forms = [(words[0], first_too), (words[words.len() - 1], true)];
+    for w in word_forms
+        .into_iter()
+        .filter(|(_, ok)| *ok && !joined)
+        .map(|(w, _)| w)
+    {
+        let n = normalize_name(w.trim_end_matches(['.', ',']));
+        if n.chars().count() > 1 && !GENERIC.contains(&n.as_str()) {
+            out.push(n);
+        }
+    }
+    let initials: String = words
+        .iter()
+        .filter(|w| w.starts_with(|c: char| c.is_uppercase()))
+        .filter_map(|w| w.chars().next())
+        .collect();
+    // Initials of three words or more ("NYC"), or of a place's two ("SF").
+    let first = normalize_name(words[0]);
+    if initials.chars().count() >= 2 && (words.len() >= 3 || GENERIC.contains(&first.as_str())) {
+        out.push(initials.to_lowercase());
+    }
+    if let Some(core) = core_name(name) {
+        out.push(core);
+    }
+    out.sort();
+    out.dedup();
+    out.retain(|s| *s != normalize_name(name));
+    out
+}
+
+/// A name without its organisation's ending ("acme" of "Acme Corp"), normalised.
+fn core_name(name: &str) -> Option<String> {
+    let words: Vec<&str> = name.split_whitespace().collect();
+    let (last, rest) = words.split_last()?;
+    (!rest.is_empty() && ORG_ENDINGS.contains(&normalize_name(last).as_str()))
+        .then(|| normalize_name(&rest.join(" ")))
+}
+
+/// Whether entities of these kinds may be one (a name first seen bare is `other`).
+fn kinds_agree(a: &str, b: &str) -> bool {
+    a == b || a == kind::OTHER || b == kind::OTHER
+}
+
+impl Engine {
+    /// The entity a user's memories call `name`: its own name, else an alias that leads to
+    /// one entity (two point reads at most).
+    pub fn graph_entity(&self, user: Option<&str>, name: &str) -> Result<Option<Entity>> {
+        if let Some(e) =
+            self.graph_record(super::ENTITIES_NAMESPACE, &super::entity_key(user, name))?
+        {
+            return Ok(Some(e));
+        }
+        match self.graph_record::<Alias>(ALIASES_NAMESPACE, &alias_key(user, name))? {
+            Some(Alias::Entity(to)) => {
+                self.graph_record(super::ENTITIES_NAMESPACE, &super::entity_key(user, &to))
+            }
+            _ => Ok(None),
+        }
+    }
+
+    /// The entity a newly read name of kind `kind` means ([module docs](self)), if any.
+    pub(crate) fn resolve_entity(
+        &self,
+        user: Option<&str>,
+        name: &str,
+        kind_of: &str,
+    ) -> Result<Option<Entity>> {
+        if let Some(e) = self.graph_entity(user, name)? {
+            return Ok(Some(e));
+        }
+        // "Acme Corp" after "Acme Corporation": one organisation, by their core name.
+        if let Some(core) = core_name(name)
+            && let Some(e) = self.graph_entity(user, &core)?
+            && kinds_agree(&e.kind, kind_of)
+        {
+            return Ok(Some(e));
+        }
+        for short in short_forms(name) {
+            let key = super::entity_key(user, &short);
+            if let Some(e) = self.graph_record::<Entity>(super::ENTITIES_NAMESPACE, &key)?
+                && kinds_agree(&e.kind, kind_of)
+            {
+                return Ok(Some(e));
+            }
+        }
+        Ok(None)
+    }
+
+    /// Records that `name` (the entity's own or a new alias) leads to `e`: the name itself
+    /// when it is an alias, and its short forms; a short form that already leads elsewhere
+    /// becomes ambiguous.
+    pub(crate) fn register_aliases(&self, e: &Entity, name: &str) -> Result<()> {
+        let user = e.user_id.as_deref();
+        let own = normalize_name(&e.name);
+        let mut names = short_forms(name);
+        if normalize_name(name) != own {
+            names.push(normalize_name(name));
+        }
+        for n in names {
+            if n == own {
+                continue;
+            }
+            let key = alias_key(user, &n);
+            let now = match self.graph_record::<Alias>(ALIASES_NAMESPACE, &key)? {
+                None => Alias::Entity(e.name.clone()),
+                Some(Alias::Entity(to)) if normalize_name(&to) == own => continue,
+                // Leading elsewhere, but that entity is gone: this one takes it.
+                Some(Alias::Entity(to))
+                    if self
+                        .graph_record::<Entity>(
+                            super::ENTITIES_NAMESPACE,
+                            &super::entity_key(user, &to),
+                        )?
+                        .is_none() =>
+                {
+                    Alias::Entity(e.name.clone())
+                }
+                Some(Alias::Entity(_)) => Alias::Ambiguous,
+                Some(Alias::Ambiguous) => continue,
+            };
+            self.put_graph_record(ALIASES_NAMESPACE, &key, user, &now, Vec::new())?;
+        }
+        Ok(())
+    }
+
+    /// Deletes the aliases that lead to `e` (it is being deleted).
+    pub(crate) fn forget_aliases(&self, e: &Entity) -> Result<()> {
+        let user = e.user_id.as_deref();
+        let own = normalize_name(&e.name);
+        let mut names: Vec<String> = short_forms(&e.name);
+        for a in &e.aliases {
+            names.push(normalize_name(a));
+            names.extend(short_forms(a));
+        }
+        for n in names {
+            let key = alias_key(user, &n);
+            if let Some(Alias::Entity(to)) = self.graph_record::<Alias>(ALIASES_NAMESPACE, &key)?
+                && normalize_name(&to) == own
+            {
+                self.delete_graph_record(ALIASES_NAMESPACE, &key)?;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// A conversation of the resolution corpus (`crates/muisti/tests/data/graph-resolution.jsonl`):
+/// one user's messages in order and, as an annotator grouped them, the names that mean the
+/// same thing.
+#[derive(Clone, Debug, PartialEq, Eq, Deserialize)]
+pub struct LabelledNames {
+    /// The conversation's user.
+    pub user: String,
+    /// Its messages, in order.
+    pub messages: Vec<String>,
+    /// Each entity's names, as written in the messages.
+    pub clusters: Vec<Vec<String>>,
+}
+
+/// Pairwise figures of entity resolution on a labelled corpus.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct ResolutionScores {
+    /// Labelled names.
+    pub names: usize,
+    /// Of them, those the graph resolves to an entity at all.
+    pub names_found: usize,
+    /// Pairs of names the labels give one entity.
+    pub same_pairs: usize,
+    /// Pairs the graph resolves to one entity.
+    pub pairs_joined: usize,
+    /// Pairs the graph joined that the labels join too.
+    pub pairs_right: usize,
+}
+
+impl ResolutionScores {
+    /// Of the pairs joined, the share the labels join.
+    pub fn precision(&self) -> f64 {
+        super::extract::ratio(self.pairs_right, self.pairs_joined)
+    }
+    /// Of the pairs the labels join, the share joined.
+    pub fn recall(&self) -> f64 {
+        super::extract::ratio(self.pairs_right, self.same_pairs)
+    }
+}
+
+/// Reads each conversation into `engine`'s graph (its messages remembered in order in its
+/// default namespace, each waited for), then asks which entity each labelled name means,
+/// and scores every pair of labelled names of a conversation: joined when both resolve to
+/// one entity. The engine must extract (its worker reads the queue).
+pub fn evaluate_resolution(engine: &Engine, corpus: &[LabelledNames]) -> Result<ResolutionScores> {
+    let mut s = ResolutionScores::default();
+    let partition = engine.partition(&muisti_core::Namespace::default_ns());
+    for c in corpus {
+        for m in &c.messages {
+            let mut put = muisti_core::Put::new(partition.clone(), None, m.as_str());
+            put.owner.user_id = Some(c.user.clone());
+            put.owner.session_id = Some("s".to_owned());
+            engine.remember(put)?;
+            while engine.graph_pending()? > 0 {
+                std::thread::sleep(std::time::Duration::from_millis(2));
+            }
+        }
+        let mut resolved = Vec::new();
+        for (cluster, names) in c.clusters.iter().enumerate() {
+            for n in names {
+                let e = engine.graph_entity(Some(&c.user), n)?;
+                s.names += 1;
+                s.names_found += usize::from(e.is_some());
+                resolved.push((cluster, e.map(|e| e.id)));
+            }
+        }
+        for (i, (ca, ea)) in resolved.iter().enumerate() {
+            for (cb, eb) in &resolved[i + 1..] {
+                let joined = ea.is_some() && ea == eb;
+                s.same_pairs += usize::from(ca == cb);
+                s.pairs_joined += usize::from(joined);
+                s.pairs_right += usize::from(joined && ca == cb);
+            }
+        }
+    }
+    Ok(s)
+}
+
+/// An alias record's key: its user and normalised name.
+fn alias_key(user: Option<&str>, name: &str) -> String {
+    let n = normalize_name(name);
+    let whole = format!("l|{}|{n}", super::store::user_part(user));
+    if whole.chars().count() <= 200 {
+        whole
+    } else {
+        format!("l|{}|#{}", super::store::user_part(user), content_hash(&n))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn short_forms_of_names() {
+        assert_eq!(short_forms("Priya Sharma"), vec!["priya", "sharma"]);
+        assert_eq!(
+            short_forms("Massachusetts Institute of Technology"),
+            vec!["mit"]
+        );
+        assert_eq!(short_forms("Acme Corp"), vec!["acme"]);
+        assert_eq!(short_forms("Lake Victoria"), vec!["lv", "victoria"]);
+        assert_eq!(short_forms("New York City"), vec!["nyc"]);
+        assert_eq!(short_forms("San Francisco"), vec!["francisco", "sf"]);
+        assert_eq!(short_forms("Bank of America"), vec!["ba"]);
+        assert!(short_forms("Google").is_empty());
+    }
+}

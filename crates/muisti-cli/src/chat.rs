@@ -47,6 +47,15 @@ pub(crate) struct ChatArgs {
     #[arg(long)]
     no_store_messages: bool,
 
+    /// Whose memory: recall, the graph's facts and the stored conversation are this user's.
+    #[arg(long = "user", value_name = "USER")]
+    user_id: Option<String>,
+
+    /// Facts of the knowledge graph about what each message names, put into the prompt,
+    /// at most N (0: none).
+    #[arg(long, default_value_t = 0, value_name = "N")]
+    graph_facts: usize,
+
     /// System prompt.
     #[arg(long, value_name = "TEXT")]
     system: Option<String>,
@@ -94,6 +103,11 @@ fn agent(engine: Engine, args: &ChatArgs) -> Result<Agent> {
         .memory(engine)
         .provider(config.connect()?)
         .long_term_memory(args.long_term_memory)
+        .graph_context(args.graph_facts)
+        .recall_filter(muisti::Filter {
+            user_id: args.user_id.clone(),
+            ..muisti::Filter::default()
+        })
         .store_messages(!args.no_store_messages)
         .durable_runs(args.durable_runs || args.resume.is_some());
     if let Some(s) = &args.system {
@@ -233,17 +247,27 @@ fn remote(cli: &Cli, args: &ChatArgs, url: &str) -> Result<Remote> {
     }
     Ok(Remote {
         client: muisti_client::Client::new(url)?.with_key(cli.api_key.clone()),
-        template: api::ChatMessage {
-            message: String::new(),
-            conversation_id: args.conversation.clone(),
-            long_term_memory: Some(args.long_term_memory),
-            store_messages: Some(!args.no_store_messages),
-        },
+        template: template(args),
         stream: !args.no_stream,
     })
 }
 
+/// The options of every message of this chat, as the wire has them (the text aside).
+fn template(args: &ChatArgs) -> api::ChatMessage {
+    api::ChatMessage {
+        message: String::new(),
+        conversation_id: args.conversation.clone(),
+        long_term_memory: Some(args.long_term_memory),
+        store_messages: Some(!args.no_store_messages),
+        user_id: args.user_id.clone(),
+        graph_facts: Some(args.graph_facts),
+    }
+}
+
 pub(crate) fn chat(cli: &Cli, args: &ChatArgs) -> Result<ExitCode> {
+    // The server's rules, checked here for a local chat as for a remote one.
+    muisti_server::chat::check_options(&template(args))
+        .map_err(|e| muisti::Error::invalid("chat", e.message))?;
     let mut session: Box<dyn Session> = match &cli.server {
         Some(url) => Box::new(remote(cli, args, url)?),
         None => {

@@ -927,6 +927,16 @@ pub struct ChatMessage {
     /// carries no conversation to continue.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub store_messages: Option<bool>,
+    /// Whose memory: recall, the graph's facts and the stored conversation are this user's
+    /// (default: recall over every user's memories, a conversation of no user). A
+    /// conversation continued keeps its user.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub user_id: Option<String>,
+    /// Facts of the knowledge graph about what the message names (its entities' current
+    /// relations) put into the prompt beside the memories, at most this many (default 0:
+    /// none; at most 50).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub graph_facts: Option<usize>,
 }
 
 /// Tokens a model used.

@@ -42,6 +42,9 @@ impl ChatConfig {
 /// Most memories one message may ask to recall.
 pub const MAX_LONG_TERM_MEMORY: usize = 50;
 
+/// Most graph facts one message may ask for.
+pub const MAX_GRAPH_FACTS: usize = 50;
+
 /// The model and the rules every chat request shares.
 pub struct ChatService {
     provider: Arc<dyn Provider>,
@@ -75,6 +78,11 @@ impl ChatService {
             .memory(engine)
             .provider(Arc::clone(&self.provider))
             .long_term_memory(msg.long_term_memory.unwrap_or(3))
+            .graph_context(msg.graph_facts.unwrap_or(0))
+            .recall_filter(muisti::Filter {
+                user_id: msg.user_id.clone(),
+                ..muisti::Filter::default()
+            })
             .store_messages(msg.store_messages.unwrap_or(true));
         if let Some(s) = &self.system {
             b = b.system(s.clone());
@@ -135,6 +143,12 @@ fn check(msg: &api::ChatMessage) -> ApiResult<()> {
     if msg.message.trim().is_empty() {
         return Err(ApiError::invalid("message must not be empty"));
     }
+    check_options(msg)
+}
+
+/// The rules of a chat message's options (all but its text), on every face: the routes
+/// and `muisti chat`, local or not.
+pub fn check_options(msg: &api::ChatMessage) -> ApiResult<()> {
     if msg
         .long_term_memory
         .is_some_and(|n| n > MAX_LONG_TERM_MEMORY)
@@ -143,6 +157,12 @@ fn check(msg: &api::ChatMessage) -> ApiResult<()> {
             "long_term_memory must be at most {MAX_LONG_TERM_MEMORY}"
         )));
     }
+    if msg.graph_facts.is_some_and(|n| n > MAX_GRAPH_FACTS) {
+        return Err(ApiError::invalid(format!(
+            "graph_facts must be at most {MAX_GRAPH_FACTS}"
+        )));
+    }
+    muisti::check_owner_field("user_id", &msg.user_id)?;
     Ok(())
 }
 
@@ -205,6 +225,7 @@ fn sse(name: &'static str, data: &impl serde::Serialize) -> SseEvent {
     request_body = api::ChatMessage,
     responses((status = 200, body = api::ChatReply),
         (status = 400, body = api::ErrorBody), (status = 404, description = "No conversation with that id (`not_found`), or chat is off: the server has no model (`chat_not_configured`)", body = api::ErrorBody),
+        (status = 409, description = "`user_id` is not the continued conversation's (`conflicting_fields`)", body = api::ErrorBody),
         (status = 422, description = "Invalid input, blocked by a guard (`blocked`), or the prompt does not fit the model (`context_length`)", body = api::ErrorBody),
         (status = 502, description = "The model failed (`provider_unavailable`, `provider_auth`, `step_limit`)", body = api::ErrorBody),
         (status = 503, description = "The model is rate limiting (`provider_rate_limited`)", body = api::ErrorBody)))]
@@ -233,6 +254,7 @@ pub async fn chat(
     request_body = api::ChatMessage,
     responses((status = 200, description = "`text/event-stream`: `token` events (ChatToken), then `done` (ChatReply) or `error` (ErrorBody)", content_type = "text/event-stream", body = api::ChatToken),
         (status = 400, body = api::ErrorBody), (status = 404, description = "No conversation with that id (`not_found`), or chat is off: the server has no model (`chat_not_configured`)", body = api::ErrorBody),
+        (status = 409, description = "`user_id` is not the continued conversation's (`conflicting_fields`)", body = api::ErrorBody),
         (status = 422, body = api::ErrorBody), (status = 503, body = api::ErrorBody)))]
 pub async fn chat_stream(
     State(s): State<AppState>,

@@ -181,6 +181,7 @@ mod exact {
             // A chat message is never blank.
             "message" => json!({"not": {"type": "string", "pattern": blank_pattern()}}),
             "long_term_memory" => json!({"minimum": 0, "maximum": MAX_LONG_TERM_MEMORY}),
+            "graph_facts" => json!({"minimum": 0, "maximum": crate::chat::MAX_GRAPH_FACTS}),
             "limit" => json!({"minimum": 1, "maximum": MAX_PAGE.max(MAX_RECALL)}),
             "hops" => json!({"minimum": 1, "maximum": muisti::graph::MAX_HOPS}),
             "importance" | "min_score" => json!({"minimum": 0.0, "maximum": 1.0}),

@@ -140,7 +140,8 @@ impl Agent {
     }
 
     /// Resumes a stored conversation. An id that is not a ULID is invalid input; an id with
-    /// no conversation is [`AgentError::NotFound`].
+    /// no conversation is [`AgentError::NotFound`]; a conversation of another user than the
+    /// agent's recall filter names is a conflict (`conflicting_fields`).
     pub fn conversation_by_id(&self, id: &str) -> Result<Conversation> {
         let id = MemoryId::parse(id.trim())?.to_string();
         let not_found = || AgentError::NotFound {
@@ -149,6 +150,15 @@ impl Agent {
         };
         let memory = self.inner.memory.as_ref().ok_or_else(not_found)?;
         let info = memory.conversation_info(&id)?.ok_or_else(not_found)?;
+        // A conversation continued keeps its user: an agent of another user may not.
+        if let (Some(user), Some(owner)) = (&self.inner.filter.user_id, &info.user_id)
+            && user != owner
+        {
+            return Err(AgentError::Memory(muisti::Error::conflicting(
+                "user_id",
+                "the conversation is another user's: continue it with its user, or start one",
+            )));
+        }
         let messages = memory
             .conversation_messages(&id)?
             .into_iter()

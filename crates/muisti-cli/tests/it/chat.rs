@@ -212,6 +212,25 @@ fn chat_errors_are_clear() {
         "{}",
         stderr(&out)
     );
+    // The server's rules for a chat's options, checked before any model is asked.
+    for (flag, value, says) in [
+        ("--graph-facts", "51", "graph_facts must be at most 50"),
+        (
+            "--long-term-memory",
+            "51",
+            "long_term_memory must be at most 50",
+        ),
+        ("--user", "", "user_id"),
+    ] {
+        let out = chat(
+            home.path(),
+            &["chat", "--model", "m", flag, value, "-m", "hi"],
+            "",
+            &[],
+        );
+        assert_eq!(out.status.code(), Some(2), "{flag}: {}", stderr(&out));
+        assert!(stderr(&out).contains(says), "{flag}: {}", stderr(&out));
+    }
     // An unknown provider.
     let out = chat(
         home.path(),

@@ -305,3 +305,65 @@ fn the_chat_model_judges_declarative_conflicts_unless_told_not_to() {
     assert_eq!(sencha.status, 201, "the detector adds it: {}", sencha.body);
     assert!(model.requests().is_empty(), "the model was not asked");
 }
+
+/// A user's chat: recall and the graph's facts are theirs (`graph_facts` puts the facts
+/// about what the message names into the prompt), the conversation is stored as theirs,
+/// and another user may not continue it.
+#[test]
+fn a_users_chat_carries_their_graph_facts_and_keeps_their_conversation() {
+    let model = Scripted::start(vec![openai_reply("Alice."), openai_reply("Hi.")]);
+    let s = server_with("openai", &model, ConfigLayer::default());
+    let reader = muisti::Engine::builder(s.engine.store().clone())
+        .graph_extraction(muisti::graph::GraphExtraction::Offline)
+        .build()
+        .expect("engine");
+    for text in ["Alice works at Google.", "Bob reports to Alice."] {
+        let mut p = muisti::Put::new(reader.partition(&Namespace::default_ns()), None, text);
+        p.owner.user_id = Some("ada".into());
+        reader.remember(p).expect("remember");
+    }
+    muisti_testkit::wait_until("the graph worker drained its queue", || {
+        reader.graph_pending().expect("pending") == 0
+    });
+    let first = post(
+        &s,
+        "/v1/chat",
+        &json!({"message": "Who does Bob report to?", "user_id": "ada", "graph_facts": 5}),
+    );
+    assert_eq!(first.status, 200, "{}", first.body);
+    let sent = prompt(&model.requests()[0]).to_string();
+    assert!(sent.contains("- graph: Bob reports to Alice"), "{sent}");
+    let id = first.body["conversation_id"].as_str().expect("stored");
+    let info = s
+        .engine
+        .conversation_info(id)
+        .expect("read")
+        .expect("the conversation");
+    assert_eq!(info.user_id.as_deref(), Some("ada"));
+    let plain = post(
+        &s,
+        "/v1/chat",
+        &json!({"message": "Who does Bob report to?", "user_id": "ada", "store_messages": false}),
+    );
+    assert_eq!(plain.status, 200, "{}", plain.body);
+    let sent = prompt(&model.requests()[1]).to_string();
+    assert!(
+        !sent.contains("- graph:"),
+        "graph_facts defaults to 0: {sent}"
+    );
+    let theirs = post(
+        &s,
+        "/v1/chat",
+        &json!({"message": "hello", "conversation_id": id, "user_id": "eve"}),
+    );
+    assert_eq!(theirs.status, 409, "{}", theirs.body);
+    assert_eq!(theirs.body["error"]["code"], "conflicting_fields");
+    for bad in [
+        json!({"message": "hi", "graph_facts": 51}),
+        json!({"message": "hi", "user_id": ""}),
+    ] {
+        let r = post(&s, "/v1/chat", &bad);
+        assert_eq!(r.status, 422, "{bad}: {}", r.body);
+    }
+    assert_eq!(model.requests().len(), 2, "refused requests call no model");
+}

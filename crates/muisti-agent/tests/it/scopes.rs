@@ -398,7 +398,7 @@ fn the_graph_facts_about_what_a_message_names_go_into_the_prompt() {
 fn a_model_reads_memories_into_the_graph() {
     let server = Server::start(vec![openai_reply(
         r#"{"entities": [{"name": "Priya", "type": "person"}, {"name": "Initech", "type": "organization"}],
-            "facts": [{"subject": "Priya", "predicate": "works_at", "object": "Initech"},
+            "facts": [{"subject": "Priya", "predicate": "works_at", "object": "Initech", "since": "2024-03-01"},
                       {"subject": "USER", "predicate": "reports_to", "object": "Priya"}],
             "last_person": "Priya"}"#,
     )]);
@@ -420,6 +420,22 @@ fn a_model_reads_memories_into_the_graph() {
         "{sent}"
     );
     assert!(sent.contains("USER is \\\"ada\\\""), "{sent}");
+    assert!(sent.contains("Written at: 20"), "the memory's time: {sent}");
+    let since: Vec<Option<String>> = memory
+        .graph_relations(&muisti::graph::RelationQuery {
+            user_id: Some("ada".into()),
+            subject: Some("Priya".into()),
+            ..Default::default()
+        })
+        .expect("relations")
+        .iter()
+        .map(|r| r.valid_at.map(|t| t.to_string()))
+        .collect();
+    assert_eq!(
+        since,
+        [Some("2024-03-01T00:00:00.000Z".to_owned())],
+        "the date the model gave"
+    );
 }
 
 /// An in-process memory reading its memories into the graph with `extraction`, holding

@@ -43,6 +43,9 @@ pub struct Triple {
     pub object: Mention,
     /// Whether the object is a value, not an entity.
     pub literal: bool,
+    /// Since when it holds, if the text says ("moved to Lisbon in 2019"); else the
+    /// memory's time.
+    pub valid_at: Option<muisti_core::Timestamp>,
 }
 
 /// What the extractor found in one text.
@@ -63,6 +66,8 @@ pub struct Context<'a> {
     pub user: Option<&'a str>,
     /// The last person named earlier in the conversation ("she" is them).
     pub last_person: Option<String>,
+    /// When the text was written: "yesterday" and "last year" are resolved against it.
+    pub now: Option<muisti_core::Timestamp>,
 }
 
 /// A relation pattern: the verb phrase at the start of a clause's predicate, what the
@@ -363,6 +368,7 @@ pub fn offline(text: &str, context: &Context<'_>) -> Extracted {
             speaking = Context {
                 user: Some(who),
                 last_person: context.last_person.clone(),
+                now: context.now,
             };
             &speaking
         }
@@ -389,10 +395,12 @@ pub fn offline(text: &str, context: &Context<'_>) -> Extracted {
             continue;
         };
         let mut said = false;
+        let when = context.now.and_then(|now| super::date_in(sentence, now));
         for phrase in verb_phrases(rest.as_str()) {
             if let Some(triples) = relation(&subject, phrase) {
                 said = true;
-                out.triples.extend(triples);
+                out.triples
+                    .extend(triples.into_iter().map(|t| Triple { valid_at: when, ..t }));
             }
         }
         if said && subject.kind == kind::PERSON && Some(subject.name.as_str()) != context.user {
@@ -593,6 +601,7 @@ fn relation(subject: &Mention, phrase: &str) -> Option<Vec<Triple>> {
             predicate: p.predicate.to_owned(),
             object: object.clone(),
             literal,
+            valid_at: None,
         }];
         // "works at Google in Mountain View": where the organisation is.
         if !literal
@@ -608,6 +617,7 @@ fn relation(subject: &Mention, phrase: &str) -> Option<Vec<Triple>> {
                     kind: kind::PLACE.to_owned(),
                 },
                 literal: false,
+                valid_at: None,
             });
         }
         Some(triples)
@@ -751,6 +761,7 @@ pub fn evaluate(
         let mut context = Context {
             user: Some(&c.user),
             last_person: None,
+            now: None,
         };
         for m in &c.messages {
             let x = extract(m, &context);
@@ -804,6 +815,7 @@ mod tests {
         let mut context = Context {
             user: Some("g1"),
             last_person: None,
+            now: None,
         };
         let mut all = Vec::new();
         for text in [
@@ -834,6 +846,7 @@ mod tests {
             &Context {
                 user: Some("ada"),
                 last_person: None,
+                now: None,
             },
         );
         assert_eq!(

@@ -296,7 +296,7 @@ impl Engine {
                 object_id: object.map(|o| o.id),
                 confidence: 0.8,
                 memory_ids: vec![memory.id],
-                valid_at: Some(at),
+                valid_at: Some(t.valid_at.unwrap_or(at)),
                 invalid_at: None,
                 created_at: now,
                 expired_at: None,

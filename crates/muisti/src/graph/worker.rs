@@ -322,6 +322,7 @@ impl Engine {
         let context = Context {
             user,
             last_person: engine.graph_focus(user, memory.owner.session_id.as_deref())?,
+            now: Some(memory.valid_from.unwrap_or(memory.created_at)),
         };
         let found = extractor.extract(&memory.text(), &context).map_err(|e| {
             muisti_core::Error::Backend {

@@ -560,3 +560,58 @@ fn graph_aware_recall_pulls_linked_memories_within_the_filter() {
         assert!(all_conversation, "{url}");
     });
 }
+
+/// A fact dates itself by the text ("in 2019", "last month"), resolved against the
+/// memory's time: a move told late takes its place in the past, closed by the newer
+/// value already known.
+#[test]
+fn a_fact_is_dated_by_its_text() {
+    on_each_graph(|url, engine| {
+        say(
+            &engine,
+            "d1",
+            "s1",
+            "Alice lives in Berlin.",
+            Some("2024-06-01T00:00:00Z"),
+        );
+        say(
+            &engine,
+            "d1",
+            "s1",
+            "Alice moved to Lisbon in 2019.",
+            Some("2025-01-10T00:00:00Z"),
+        );
+        say(
+            &engine,
+            "d1",
+            "s1",
+            "Bob joined Initech last month.",
+            Some("2025-01-10T00:00:00Z"),
+        );
+        settled(&engine);
+        let at = |t: &str| {
+            let mut q = query("d1", Some("Alice"), Some("lives_in"), None);
+            q.as_of = Some(Timestamp::parse(t).expect("time"));
+            triples(&engine.graph_relations(&q).expect("query"))
+        };
+        assert_eq!(at("2020-01-01T00:00:00Z"), [t("Alice", "lives_in", "Lisbon")], "{url}");
+        assert_eq!(at("2018-01-01T00:00:00Z"), [], "{url}: before 2019");
+        assert_eq!(
+            triples(
+                &engine
+                    .graph_relations(&query("d1", Some("Alice"), Some("lives_in"), None))
+                    .expect("now")
+            ),
+            [t("Alice", "lives_in", "Berlin")],
+            "{url}: the newer value holds"
+        );
+        let bob = engine
+            .graph_relations(&query("d1", Some("Bob"), Some("works_at"), None))
+            .expect("bob");
+        assert_eq!(
+            bob.first().and_then(|r| r.valid_at).map(|t| t.to_string()),
+            Some("2024-12-10T00:00:00.000Z".to_owned()),
+            "{url}: last month"
+        );
+    });
+}

@@ -398,6 +398,7 @@ impl Engine {
             };
             let Some(existing) = best else {
                 let w = self.put_embedded(put)?;
+                self.extract_later(&[&w]);
                 self.record(&w.memory, added, None, Some(text))?;
                 return Ok(Declared {
                     memory: w.memory,

@@ -360,13 +360,23 @@ impl Engine {
             return self.merge_duplicate(&put, existing);
         }
         let w = self.put_embedded(put)?;
-        self.extract_later(&[&w.memory]);
+        self.extract_later(&[&w]);
         Ok(w)
     }
 
-    /// Queues stored memories for graph extraction; a failure is logged (the memories stay;
-    /// their facts are not read into the graph).
-    fn extract_later(&self, memories: &[&Memory]) {
+    /// Queues written memories for graph extraction (a replaced one's earlier facts
+    /// retired first); a failure is logged (the memories stay; their facts are not read
+    /// into the graph).
+    pub(crate) fn extract_later(&self, written: &[&Written]) {
+        let memories: Vec<(&Memory, bool)> = written
+            .iter()
+            .map(|w| (&w.memory, w.status == WriteStatus::Updated))
+            .collect();
+        self.queue_later(&memories);
+    }
+
+    /// [`Engine::extract_later`] of memories with whether their text changed.
+    pub(crate) fn queue_later(&self, memories: &[(&Memory, bool)]) {
         if let Err(e) = self.queue_extraction(memories) {
             warn!(kind = %e.kind(), error = %e, count = memories.len(), "could not queue memories for graph extraction");
         }
@@ -515,6 +525,11 @@ impl Engine {
         let _span = info_span!("memory.update").entered();
         let given = req.expected_version;
         let mut attempts = 0;
+        // A move to another user or scope takes the memory out of its graph first.
+        let moved_from = match (&self.graph_worker, &req.patch) {
+            (Some(_), p) if p.user_id.is_some() || p.scope.is_some() => self.store.get(&req.at)?,
+            _ => None,
+        };
         let m = loop {
             if req.patch.changes_text()
                 && let Some(embedder) = &self.embedder
@@ -555,6 +570,14 @@ impl Engine {
             bytes: m.text().len(),
             status: WriteStatus::Updated,
         });
+        if let Some(old) =
+            moved_from.filter(|old| old.owner.user_id != m.owner.user_id || old.scope != m.scope)
+        {
+            self.graph_forget(old.owner.user_id.as_deref(), &[old.id])?;
+            self.queue_later(&[(&m, false)]);
+        } else if req.patch.changes_text() {
+            self.queue_later(&[(&m, true)]);
+        }
         debug!(id = %m.id, version = m.version, "updated");
         Ok(m)
     }
@@ -578,7 +601,7 @@ impl Engine {
             .collect::<Result<_>>()?;
         let written = self.put_many_embedded(puts)?;
         if self.graph_worker.is_some() {
-            self.extract_later(&written.iter().map(|w| &w.memory).collect::<Vec<_>>());
+            self.extract_later(&written.iter().collect::<Vec<_>>());
         }
         // Each user's cap once, after the whole batch (the newest of theirs kept).
         let mut capped = std::collections::HashSet::new();
@@ -676,6 +699,7 @@ impl Engine {
         }
         if let Some(m) = &target
             && deleted
+            && crate::graph::worker::is_extracted(m)
         {
             self.graph_forget(m.owner.user_id.as_deref(), &[m.id])?;
         }

@@ -250,15 +250,22 @@ impl Engine {
         held.retain(|m| m.id != written.id);
         held.sort_by_key(|m| (last_used(m), m.id));
         let mut evicted = 0;
+        let mut gone = Vec::new();
         for m in held
             .iter()
             .take(usize::try_from(excess).unwrap_or(usize::MAX))
         {
-            evicted += u64::from(self.store.delete(&Locator::Id {
+            let deleted = self.store.delete(&Locator::Id {
                 tenant: self.tenant.clone(),
                 id: m.id,
-            })?);
+            })?;
+            evicted += u64::from(deleted);
+            if deleted && crate::graph::worker::is_extracted(m) {
+                gone.push(m.id);
+            }
         }
+        // An evicted memory leaves no fact behind, as a forgotten one.
+        self.graph_forget(Some(user), &gone)?;
         if evicted > 0 {
             self.emit(Event::Forget {
                 partition: partition.clone(),
@@ -276,7 +283,7 @@ impl Engine {
         let partition: Partition = self.partition(namespace);
         let mut deleted = 0;
         let mut after = None;
-        // Long-term memories deleted, by user: their graph facts lose them as sources.
+        // Memories of the graph deleted, by user: their facts lose them as sources.
         let mut sourced: std::collections::BTreeMap<Option<String>, Vec<muisti_core::MemoryId>> =
             std::collections::BTreeMap::new();
         loop {
@@ -292,7 +299,7 @@ impl Engine {
                     id: m.id,
                 })?;
                 deleted += u64::from(gone);
-                if gone && m.scope == MemoryScope::LongTerm {
+                if gone && crate::graph::worker::is_extracted(m) {
                     sourced
                         .entry(m.owner.user_id.clone())
                         .or_default()
@@ -304,10 +311,8 @@ impl Engine {
                 None => break,
             }
         }
-        if !crate::declarative::is_reserved(namespace.as_str()) {
-            for (user, ids) in &sourced {
-                self.graph_forget(user.as_deref(), ids)?;
-            }
+        for (user, ids) in &sourced {
+            self.graph_forget(user.as_deref(), ids)?;
         }
         if deleted > 0 {
             self.emit(Event::Forget {

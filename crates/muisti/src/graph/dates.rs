@@ -56,7 +56,10 @@ static LAST: LazyLock<Regex> = LazyLock::new(|| {
 pub fn date_in(sentence: &str, now: Timestamp) -> Option<Timestamp> {
     let now = DateTime::<Utc>::from_timestamp_millis(now.as_millis())?.date_naive();
     let day = explicit(sentence, now)
-        .or_else(|| YEAR.captures(sentence).and_then(|c| ymd(num(&c, "y")?, 1, 1)))
+        .or_else(|| {
+            YEAR.captures(sentence)
+                .and_then(|c| ymd(num(&c, "y")?, 1, 1))
+        })
         .or_else(|| ago(sentence, now))
         .or_else(|| last(sentence, now))?;
     let millis = day.and_hms_opt(0, 0, 0)?.and_utc().timestamp_millis();

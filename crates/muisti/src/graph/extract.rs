@@ -399,8 +399,10 @@ pub fn offline(text: &str, context: &Context<'_>) -> Extracted {
         for phrase in verb_phrases(rest.as_str()) {
             if let Some(triples) = relation(&subject, phrase) {
                 said = true;
-                out.triples
-                    .extend(triples.into_iter().map(|t| Triple { valid_at: when, ..t }));
+                out.triples.extend(triples.into_iter().map(|t| Triple {
+                    valid_at: when,
+                    ..t
+                }));
             }
         }
         if said && subject.kind == kind::PERSON && Some(subject.name.as_str()) != context.user {

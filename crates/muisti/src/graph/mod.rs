@@ -45,6 +45,9 @@ pub const ADJACENCY_NAMESPACE: &str = "_muisti.graph_adjacency";
 /// The namespace of names that lead to an entity other than by its own name (aliases and
 /// short forms).
 pub const ALIASES_NAMESPACE: &str = "_muisti.graph_aliases";
+/// The namespace of each memory's footprint in the graph (the relations it states and
+/// the entities it names), read when it is forgotten or changed.
+pub const SOURCES_NAMESPACE: &str = "_muisti.graph_sources";
 /// The namespace of memories waiting for extraction (in the system tenant).
 pub const QUEUE_NAMESPACE: &str = "_muisti.graph_queue";
 /// The namespace of each conversation's last person named (for pronouns).

@@ -9,7 +9,7 @@ use serde_json::json;
 
 use super::{
     ADJACENCY_NAMESPACE, ENTITIES_NAMESPACE, Entity, Extracted, FOCUS_NAMESPACE, Mention,
-    RELATIONS_NAMESPACE, Relation, RelationQuery, SINGLE_VALUED, normalize_name,
+    RELATIONS_NAMESPACE, Relation, RelationQuery, SINGLE_VALUED, SOURCES_NAMESPACE, normalize_name,
     normalize_predicate,
 };
 use crate::{Engine, engine::corrupted};
@@ -274,11 +274,15 @@ impl Engine {
     /// person.
     pub(crate) fn apply_extraction(&self, memory: &Memory, found: &Extracted) -> Result<()> {
         let user = memory.owner.user_id.as_deref();
-        let at = memory.valid_from.unwrap_or(memory.created_at);
+        let at = memory.valid_from.unwrap_or(memory.updated_at);
         let now = self.clock.now();
         let mut ids = std::collections::HashMap::new();
+        let mut footprint = self.footprint(memory.id)?;
         for m in &found.mentions {
             let e = self.mention(user, m, memory.id, at)?;
+            if !footprint.entities.contains(&e.name) {
+                footprint.entities.push(e.name.clone());
+            }
             ids.insert(m.name.clone(), e);
         }
         for t in &found.triples {
@@ -301,7 +305,19 @@ impl Engine {
                 created_at: now,
                 expired_at: None,
             };
-            self.add_relation(user, &mut r, now)?;
+            let stated = self.add_relation(user, &mut r, now)?;
+            if !footprint.relations.contains(&stated) {
+                footprint.relations.push(stated);
+            }
+        }
+        if !footprint.entities.is_empty() || !footprint.relations.is_empty() {
+            self.put_graph_record(
+                SOURCES_NAMESPACE,
+                &memory.id.to_string(),
+                user,
+                &footprint,
+                Vec::new(),
+            )?;
         }
         if found.last_person.is_some() {
             let focus = json!({"last_person": found.last_person});
@@ -403,8 +419,13 @@ impl Engine {
 
     /// Stores `r`: the same current fact gains `r`'s source instead; a single-valued
     /// predicate's other current values are closed at `r.valid_at`. Reads and updates the
-    /// ends' adjacency records.
-    fn add_relation(&self, user: Option<&str>, r: &mut Relation, now: Timestamp) -> Result<()> {
+    /// ends' adjacency records. Returns the id of the relation that now states it.
+    fn add_relation(
+        &self,
+        user: Option<&str>,
+        r: &mut Relation,
+        now: Timestamp,
+    ) -> Result<MemoryId> {
         let mut subject_adj = self.adjacent(user, r.subject_id)?;
         let key = object_tag(r);
         for mut old in self
@@ -418,7 +439,8 @@ impl Engine {
                         old.memory_ids.push(*id);
                     }
                 }
-                return self.save_relation(&old);
+                self.save_relation(&old)?;
+                return Ok(old.id);
             }
             if SINGLE_VALUED.contains(&r.predicate.as_str()) {
                 if old.valid_at.is_some() && old.valid_at > r.valid_at {
@@ -443,7 +465,7 @@ impl Engine {
             object_adj.into.push(r.id);
             self.save_adjacency(user, object, &object_adj)?;
         }
-        Ok(())
+        Ok(r.id)
     }
 
     fn save_adjacency(&self, user: Option<&str>, entity: MemoryId, adj: &Adjacency) -> Result<()> {
@@ -453,43 +475,110 @@ impl Engine {
 }
 
 impl Engine {
+    /// What the graph holds from a memory (nothing if it was never read).
+    fn footprint(&self, memory: MemoryId) -> Result<Footprint> {
+        Ok(self
+            .graph_record(SOURCES_NAMESPACE, &memory.to_string())?
+            .unwrap_or_default())
+    }
+
     /// Takes deleted memories out of their user's graph: each entity and relation they
-    /// supported loses them as sources, and one left with no source is deleted (a forgotten
-    /// memory leaves no fact behind; an entity goes with its adjacency). Returns how many
-    /// records changed.
+    /// supported (read from their footprints, not the graph) loses them as sources, and one
+    /// left with no source is deleted (a forgotten memory leaves no fact behind; an entity
+    /// goes with its aliases and adjacency, a relation from its ends' adjacency). Returns
+    /// how many records changed.
     pub(crate) fn graph_forget(&self, user: Option<&str>, gone: &[MemoryId]) -> Result<u64> {
-        if gone.is_empty() {
-            return Ok(0);
-        }
         let mut changed = 0;
-        for mut r in self.graph_records::<Relation>(RELATIONS_NAMESPACE, user, Vec::new())? {
-            let before = r.memory_ids.len();
-            r.memory_ids.retain(|id| !gone.contains(id));
-            if r.memory_ids.len() == before {
-                continue;
+        for memory in gone {
+            let footprint = self.footprint(*memory)?;
+            for id in &footprint.relations {
+                let Some(mut r) =
+                    self.graph_record::<Relation>(RELATIONS_NAMESPACE, &id.to_string())?
+                else {
+                    continue;
+                };
+                r.memory_ids.retain(|m| m != memory);
+                changed += 1;
+                if r.memory_ids.is_empty() {
+                    self.delete_graph_record(RELATIONS_NAMESPACE, &r.id.to_string())?;
+                    self.unlink(user, &r)?;
+                } else {
+                    self.save_relation(&r)?;
+                }
             }
-            changed += 1;
-            if r.memory_ids.is_empty() {
-                self.delete_graph_record(RELATIONS_NAMESPACE, &r.id.to_string())?;
-            } else {
-                self.save_relation(&r)?;
+            for name in &footprint.entities {
+                let key = entity_key(user, name);
+                let Some(mut e) = self.graph_record::<Entity>(ENTITIES_NAMESPACE, &key)? else {
+                    continue;
+                };
+                e.memory_ids.retain(|m| m != memory);
+                changed += 1;
+                if e.memory_ids.is_empty() {
+                    self.forget_aliases(&e)?;
+                    self.delete_graph_record(ENTITIES_NAMESPACE, &key)?;
+                    self.delete_graph_record(ADJACENCY_NAMESPACE, &adjacency_key(user, e.id))?;
+                } else {
+                    e.mentions = e.memory_ids.len() as u64;
+                    self.save_entity(&e)?;
+                }
+            }
+            self.delete_graph_record(SOURCES_NAMESPACE, &memory.to_string())?;
+        }
+        Ok(changed)
+    }
+
+    /// Takes a deleted relation out of its ends' adjacency records.
+    fn unlink(&self, user: Option<&str>, r: &Relation) -> Result<()> {
+        for (end, outgoing) in
+            std::iter::once((r.subject_id, true)).chain(r.object_id.map(|o| (o, false)))
+        {
+            let key = adjacency_key(user, end);
+            if let Some(mut adj) = self.graph_record::<Adjacency>(ADJACENCY_NAMESPACE, &key)? {
+                if outgoing {
+                    adj.out.retain(|id| *id != r.id);
+                } else {
+                    adj.into.retain(|id| *id != r.id);
+                }
+                self.save_adjacency(user, end, &adj)?;
             }
         }
-        for mut e in self.graph_records::<Entity>(ENTITIES_NAMESPACE, user, Vec::new())? {
-            let before = e.memory_ids.len();
-            e.memory_ids.retain(|id| !gone.contains(id));
-            if e.memory_ids.len() == before {
+        Ok(())
+    }
+}
+
+/// What the graph holds from one memory: the relations it states and the entities it
+/// names (by name), so forgetting or retiring it reads these, not the user's graph.
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+struct Footprint {
+    #[serde(default)]
+    relations: Vec<MemoryId>,
+    #[serde(default)]
+    entities: Vec<String>,
+}
+
+impl Engine {
+    /// Retires what a memory stated before its text changed at `at`: a fact learned
+    /// before then that only it supports is closed (`invalid_at` = `at`, kept for
+    /// queries as of earlier times), one other memories support too loses it as a source.
+    /// (Its new text is read again after.) Returns how many relations changed.
+    pub(crate) fn graph_retire(&self, memory: MemoryId, at: Timestamp) -> Result<u64> {
+        let now = self.clock.now();
+        let mut changed = 0;
+        let footprint = self.footprint(memory)?;
+        for mut r in self.relations_by_id(&footprint.relations)? {
+            if !r.memory_ids.contains(&memory) || r.created_at >= at {
                 continue;
             }
-            changed += 1;
-            if e.memory_ids.is_empty() {
-                self.forget_aliases(&e)?;
-                self.delete_graph_record(ENTITIES_NAMESPACE, &entity_key(user, &e.name))?;
-                self.delete_graph_record(ADJACENCY_NAMESPACE, &adjacency_key(user, e.id))?;
+            if r.memory_ids.len() > 1 {
+                r.memory_ids.retain(|id| *id != memory);
+            } else if r.is_current() {
+                r.invalid_at = Some(r.valid_at.map_or(at, |v| v.max(at)));
+                r.expired_at = Some(now);
             } else {
-                e.mentions = e.memory_ids.len() as u64;
-                self.save_entity(&e)?;
+                continue;
             }
+            self.save_relation(&r)?;
+            changed += 1;
         }
         Ok(changed)
     }

@@ -119,6 +119,19 @@ struct Queued {
     memory_id: MemoryId,
     #[serde(default)]
     attempts: u32,
+    /// The memory's text changed: what its earlier text stated is retired first.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    changed: bool,
+}
+
+/// Whether a memory is read into the graph: a user's text of the scopes that hold facts
+/// (long-term, episodic, declarative; not working state nor the engine's own records).
+/// The one rule queueing and forgetting share.
+pub(crate) fn is_extracted(m: &Memory) -> bool {
+    use muisti_core::MemoryScope::{Declarative, Episodic, LongTerm};
+    !crate::declarative::is_reserved(m.partition.namespace.as_str())
+        && m.content.is_string()
+        && matches!(m.scope, LongTerm | Episodic | Declarative)
 }
 
 /// The engine's side of the worker: wakes it after a write; dropped with the last engine,
@@ -205,23 +218,20 @@ impl Engine {
         crate::engine::system_partition(QUEUE_NAMESPACE)
     }
 
-    /// Queues `memories` for extraction (in one write) when the engine extracts, those that
-    /// are a user's long-term text (not working state, expiring events, declarative entries
-    /// or the engine's own records); wakes the worker.
-    pub(crate) fn queue_extraction(&self, memories: &[&Memory]) -> Result<()> {
+    /// Queues `memories` for extraction (in one write) when the engine extracts, those
+    /// [`is_extracted`] admits, each with whether its text changed (then what it stated
+    /// before is retired first); wakes the worker.
+    pub(crate) fn queue_extraction(&self, memories: &[(&Memory, bool)]) -> Result<()> {
         let Some(worker) = &self.graph_worker else {
             return Ok(());
         };
         let mut puts = Vec::new();
-        for memory in memories.iter().filter(|m| {
-            !crate::declarative::is_reserved(m.partition.namespace.as_str())
-                && m.content.is_string()
-                && m.scope == muisti_core::MemoryScope::LongTerm
-        }) {
+        for (memory, changed) in memories.iter().filter(|(m, _)| is_extracted(m)) {
             let item = Queued {
                 tenant: memory.partition.tenant.as_str().to_owned(),
                 memory_id: memory.id,
                 attempts: 0,
+                changed: *changed,
             };
             let value = serde_json::to_value(&item).map_err(|e| corrupted(QUEUE_NAMESPACE, e))?;
             puts.push(Put::new(
@@ -319,10 +329,13 @@ impl Engine {
             return Ok(());
         };
         let user = memory.owner.user_id.as_deref();
+        if item.changed {
+            engine.graph_retire(memory.id, memory.updated_at)?;
+        }
         let context = Context {
             user,
             last_person: engine.graph_focus(user, memory.owner.session_id.as_deref())?,
-            now: Some(memory.valid_from.unwrap_or(memory.created_at)),
+            now: Some(memory.valid_from.unwrap_or(memory.updated_at)),
         };
         let found = extractor.extract(&memory.text(), &context).map_err(|e| {
             muisti_core::Error::Backend {

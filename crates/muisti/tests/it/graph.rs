@@ -594,7 +594,11 @@ fn a_fact_is_dated_by_its_text() {
             q.as_of = Some(Timestamp::parse(t).expect("time"));
             triples(&engine.graph_relations(&q).expect("query"))
         };
-        assert_eq!(at("2020-01-01T00:00:00Z"), [t("Alice", "lives_in", "Lisbon")], "{url}");
+        assert_eq!(
+            at("2020-01-01T00:00:00Z"),
+            [t("Alice", "lives_in", "Lisbon")],
+            "{url}"
+        );
         assert_eq!(at("2018-01-01T00:00:00Z"), [], "{url}: before 2019");
         assert_eq!(
             triples(
@@ -614,4 +618,136 @@ fn a_fact_is_dated_by_its_text() {
             "{url}: last month"
         );
     });
+}
+
+/// A memory whose text changes: what it stated before is closed (still found as of
+/// earlier), what it states now is read; a declarative entry is read into the graph and
+/// superseding it does the same; a memory moved to another user leaves its old graph.
+#[test]
+fn changed_memories_are_read_again_and_their_old_facts_closed() {
+    on_each_graph(|url, engine| {
+        let m = say(&engine, "c1", "s1", "Alice likes green tea.", None);
+        settled(&engine);
+        let before = engine.graph_relations(&query("c1", Some("Alice"), Some("likes"), None));
+        assert_eq!(
+            triples(&before.expect("q")),
+            [t("Alice", "likes", "green tea")],
+            "{url}"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(5));
+        let patch = muisti::Patch {
+            content: Some("Alice likes black coffee.".into()),
+            ..muisti::Patch::default()
+        };
+        let at = muisti::Locator::Id {
+            tenant: engine.tenant().clone(),
+            id: m.id,
+        };
+        let updated = engine
+            .update(muisti::UpdateRequest::new(at.clone(), patch))
+            .expect("update");
+        settled(&engine);
+        let now = engine
+            .graph_relations(&query("c1", Some("Alice"), Some("likes"), None))
+            .expect("now");
+        assert_eq!(
+            triples(&now),
+            [t("Alice", "likes", "black coffee")],
+            "{url}"
+        );
+        let mut then = query("c1", Some("Alice"), Some("likes"), None);
+        then.as_of = Some(m.created_at);
+        let then = engine.graph_relations(&then).expect("then");
+        assert_eq!(triples(&then), [t("Alice", "likes", "green tea")], "{url}");
+        assert_eq!(then[0].invalid_at, Some(updated.updated_at), "{url}");
+
+        // A declarative entry, then one superseding it.
+        let mut p = Put::new(engine.partition(&ns("default")), None, "I live in Berlin");
+        p.scope = muisti::MemoryScope::Declarative;
+        p.category = muisti::Category::Fact;
+        p.owner.user_id = Some("c1".into());
+        engine.declare(p.clone()).expect("declare");
+        settled(&engine);
+        let lives = |engine: &Engine| {
+            triples(
+                &engine
+                    .graph_relations(&query("c1", Some("c1"), Some("lives_in"), None))
+                    .expect("q"),
+            )
+        };
+        assert_eq!(lives(&engine), [t("c1", "lives_in", "Berlin")], "{url}");
+        p.content = "I live in Lisbon now".into();
+        let d = engine.declare(p).expect("supersede");
+        assert_eq!(
+            d.outcome,
+            muisti::declarative::Outcome::Superseded,
+            "{url}: the detector pairs them"
+        );
+        settled(&engine);
+        assert_eq!(lives(&engine), [t("c1", "lives_in", "Lisbon")], "{url}");
+
+        // Moved to another user: out of c1's graph, into c2's.
+        let moved = muisti::Patch {
+            user_id: Some(Some("c2".into())),
+            ..muisti::Patch::default()
+        };
+        engine
+            .update(muisti::UpdateRequest::new(at, moved))
+            .expect("move");
+        settled(&engine);
+        assert!(
+            engine
+                .graph_relations(&query("c1", Some("Alice"), None, None))
+                .expect("q")
+                .is_empty(),
+            "{url}"
+        );
+        assert_eq!(
+            triples(
+                &engine
+                    .graph_relations(&query("c2", Some("Alice"), None, None))
+                    .expect("q")
+            ),
+            [t("Alice", "likes", "black coffee")],
+            "{url}"
+        );
+    });
+}
+
+/// A memory evicted by the long-term cap leaves no fact behind, as a forgotten one.
+#[test]
+fn an_evicted_memory_leaves_the_graph() {
+    let engine = Engine::builder(muisti::open_store("mem://").expect("store"))
+        .graph_extraction(GraphExtraction::Offline)
+        .lifetimes(muisti::Lifetimes {
+            long_term_cap: Some(1),
+            ..muisti::Lifetimes::default()
+        })
+        .build()
+        .expect("engine");
+    say(&engine, "e1", "s1", "Alice works at Google.", None);
+    settled(&engine);
+    say(&engine, "e1", "s1", "Bob likes chess.", None);
+    settled(&engine);
+    assert!(
+        engine
+            .graph_entity(Some("e1"), "Google")
+            .expect("read")
+            .is_none(),
+        "the evicted memory's entities went"
+    );
+    assert!(
+        engine
+            .graph_relations(&query("e1", None, Some("works_at"), None))
+            .expect("q")
+            .is_empty()
+    );
+    assert_eq!(
+        triples(
+            &engine
+                .graph_relations(&query("e1", Some("Bob"), None, None))
+                .expect("q")
+        ),
+        [t("Bob", "likes", "chess")]
+    );
 }

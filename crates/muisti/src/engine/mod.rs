@@ -726,6 +726,15 @@ impl Engine {
         }
         let _span = info_span!("memory.forget_where", namespace = %namespace).entered();
         let deleted = self.delete_matching(namespace, filter)?;
+        // Who the user's (or the conversation's) last-named person was goes too.
+        if filter.user_id.is_some() || filter.session_id.is_some() {
+            let focus = Filter {
+                user_id: filter.user_id.clone(),
+                session_id: filter.session_id.clone(),
+                ..Filter::default()
+            };
+            self.delete_matching(&own_namespace(crate::graph::FOCUS_NAMESPACE), &focus)?;
+        }
         // A user's data goes with their declarative entries' history and proposals.
         if let Some(user) = &filter.user_id
             && filter.agent_id.is_none()

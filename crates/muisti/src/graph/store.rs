@@ -330,6 +330,7 @@ impl Engine {
                 focus,
             );
             put.owner.user_id = user.map(str::to_owned);
+            put.owner.session_id.clone_from(&memory.owner.session_id);
             self.store.put(put)?;
         }
         Ok(())

@@ -272,6 +272,16 @@ fn deleting_memories_retires_what_only_they_supported() {
                 "{url}: nothing kept, as of {as_of:?}"
             );
         }
+        // Nor who the conversation named last: "she" names no one now.
+        say(&engine, "d", "s", "She works at Initech.", None);
+        settled(&engine);
+        assert!(
+            engine
+                .graph_relations(&query("d", None, Some("works_at"), None))
+                .expect("q")
+                .is_empty(),
+            "{url}: the forgotten user's last person is gone"
+        );
     });
 }
 

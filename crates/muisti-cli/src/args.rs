@@ -299,6 +299,17 @@ pub(crate) enum GraphCommand {
         #[arg(long)]
         as_of: Option<String>,
     },
+    /// Merges the entity OTHER into KEEP (two names of one thing): KEEP takes its names as
+    /// aliases, its memories and its relations.
+    Merge {
+        /// The entity that stays (a name or alias).
+        keep: String,
+        /// The entity merged into it (a name or alias).
+        other: String,
+        /// Whose graph.
+        #[arg(long = "user")]
+        user_id: Option<String>,
+    },
     /// The relations matching a triple pattern (each part optional).
     Query {
         /// The subject's name or alias.

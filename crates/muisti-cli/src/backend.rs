@@ -8,9 +8,10 @@ use anyhow::Result;
 use muisti::{Engine, Key, Locator, MemoryId, Namespace, declarative::visible_to};
 use muisti_client::{
     Client, ConversationDetail, ConversationParams, Conversations, ForgetParams, GraphEntities,
-    GraphEntityParams, GraphRelationParams, GraphRelations, History, KvEntries, KvEntry, KvValue,
-    ListParams, Maintained, Memory, MemoryPage, MemoryPatch, NewMemory, Proposal, ProposalParams,
-    Proposals, RecallQuery, RecallResult, SimilarParams, Stats,
+    GraphEntity, GraphEntityParams, GraphMerge, GraphRelationParams, GraphRelations, History,
+    KvEntries, KvEntry, KvValue, ListParams, Maintained, Memory, MemoryPage, MemoryPatch,
+    NewMemory, Proposal, ProposalParams, Proposals, RecallQuery, RecallResult, SimilarParams,
+    Stats,
 };
 use muisti_server::ops;
 
@@ -58,6 +59,7 @@ pub(crate) trait Memories {
     fn history(&self, id: &str, user: Option<&str>) -> Result<History>;
     fn graph_entities(&self, p: GraphEntityParams) -> Result<GraphEntities>;
     fn graph_relations(&self, p: GraphRelationParams) -> Result<GraphRelations>;
+    fn graph_merge(&self, m: GraphMerge) -> Result<GraphEntity>;
     fn maintain(&self) -> Result<Maintained>;
 }
 
@@ -217,6 +219,10 @@ impl Memories for Local {
         Ok(ops::graph_relations(&self.0, p)?)
     }
 
+    fn graph_merge(&self, m: GraphMerge) -> Result<GraphEntity> {
+        Ok(ops::graph_merge(&self.0, m)?)
+    }
+
     fn maintain(&self) -> Result<Maintained> {
         Ok(ops::maintain(&self.0)?)
     }
@@ -350,6 +356,10 @@ impl Memories for Remote {
 
     fn graph_relations(&self, p: GraphRelationParams) -> Result<GraphRelations> {
         Ok(self.0.graph_relations(&p)?)
+    }
+
+    fn graph_merge(&self, m: GraphMerge) -> Result<GraphEntity> {
+        Ok(self.0.graph_merge(&m)?)
     }
 
     fn maintain(&self) -> Result<Maintained> {

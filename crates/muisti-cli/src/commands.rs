@@ -6,8 +6,8 @@ use std::{io::Write, process::ExitCode};
 
 use anyhow::{Result, bail};
 use muisti_client::{
-    Filters, ForgetParams, GraphEntityParams, GraphRelationParams, KvValue, ListParams, Memory,
-    NewMemory, RecallHit, RecallQuery, SimilarParams,
+    Filters, ForgetParams, GraphEntityParams, GraphMerge, GraphRelationParams, KvValue, ListParams,
+    Memory, NewMemory, RecallHit, RecallQuery, SimilarParams,
 };
 use serde_json::Value;
 
@@ -373,6 +373,30 @@ fn graph(m: &dyn Memories, command: GraphCommand, json: bool) -> Result<ExitCode
                 for e in &found.entities {
                     outln!("{}  {} ({}), {} mentions", e.id, e.name, e.kind, e.mentions)?;
                 }
+            }
+            return Ok(ExitCode::SUCCESS);
+        }
+        GraphCommand::Merge {
+            keep,
+            other,
+            user_id,
+        } => {
+            let e = m.graph_merge(GraphMerge {
+                user_id,
+                keep,
+                other,
+            })?;
+            if json {
+                print_json(&e)?;
+            } else {
+                outln!(
+                    "{}  {} ({}), {} mentions, also called {}",
+                    e.id,
+                    e.name,
+                    e.kind,
+                    e.mentions,
+                    e.aliases.join(", ")
+                )?;
             }
             return Ok(ExitCode::SUCCESS);
         }

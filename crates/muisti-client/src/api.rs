@@ -1079,6 +1079,22 @@ pub struct GraphRelation {
     pub expired_at: Option<String>,
 }
 
+/// Two entities of a user that are one (`POST /v1/graph/entities/merge`): `other` is
+/// merged into `keep`, both histories kept.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(ToSchema))]
+#[serde(deny_unknown_fields)]
+pub struct GraphMerge {
+    /// Whose graph (none: the graph of memories without a user).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub user_id: Option<String>,
+    /// The entity that stays (a name or alias).
+    pub keep: String,
+    /// The entity merged into it (a name or alias): its names become aliases, its
+    /// memories and relations move.
+    pub other: String,
+}
+
 /// Entities.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(ToSchema))]

@@ -580,6 +580,11 @@ impl Client {
         self.get_json(&format!("/v1/graph/entities{}", params.query()))
     }
 
+    /// Merges one entity into another that is the same; the merged entity.
+    pub fn graph_merge(&self, merge: &GraphMerge) -> Result<GraphEntity, ClientError> {
+        self.send_json("POST", "/v1/graph/entities/merge", merge)
+    }
+
     /// The relations matching a triple pattern.
     pub fn graph_relations(
         &self,

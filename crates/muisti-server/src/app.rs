@@ -450,6 +450,7 @@ pub fn router(state: AppState, config: &ServerConfig, mcp_stop: CancellationToke
         .route("/v1/maintain", post(rest::maintain))
         .route("/v1/proposals", get(rest::list_proposals))
         .route("/v1/graph/entities", get(rest::graph_entities))
+        .route("/v1/graph/entities/merge", post(rest::graph_merge))
         .route("/v1/graph/relations", get(rest::graph_relations))
         .route("/v1/proposals/{id}/confirm", post(rest::confirm_proposal))
         .route("/v1/proposals/{id}/reject", post(rest::reject_proposal))

@@ -35,7 +35,7 @@ impl utoipa::Modify for BearerAuth {
         crate::rest::list_memories,
         crate::rest::similar, crate::rest::recall, crate::rest::kv_get, crate::rest::kv_set,
         crate::rest::kv_forget, crate::rest::kv_all, crate::rest::kv_flush, crate::rest::stats,
-        crate::rest::purge, crate::rest::maintain, crate::rest::end_conversation, crate::rest::confirm_proposal, crate::rest::list_conversations, crate::rest::get_conversation, crate::rest::delete_conversation, crate::rest::reject_proposal, crate::rest::list_proposals, crate::rest::memory_history, crate::rest::graph_entities, crate::rest::graph_relations, crate::rest::reindex, crate::rest::job, crate::rest::create_key, crate::rest::list_keys,
+        crate::rest::purge, crate::rest::maintain, crate::rest::end_conversation, crate::rest::confirm_proposal, crate::rest::list_conversations, crate::rest::get_conversation, crate::rest::delete_conversation, crate::rest::reject_proposal, crate::rest::list_proposals, crate::rest::memory_history, crate::rest::graph_entities, crate::rest::graph_merge, crate::rest::graph_relations, crate::rest::reindex, crate::rest::job, crate::rest::create_key, crate::rest::list_keys,
         crate::rest::revoke_key, crate::rest::healthz, crate::rest::readyz, crate::rest::metrics,
         crate::chat::chat, crate::chat::chat_stream),
     modifiers(&BearerAuth),
@@ -164,6 +164,9 @@ mod exact {
             "namespace" | "tenant" => name_rule,
             "key" => json!({"pattern": NO_CONTROL_PATTERN, "minLength": 1,
                 "maxLength": MAX_KEY_CHARS}),
+            // The names of a graph merge, as the server checks graph names.
+            "keep" | "other" => json!({"pattern": NO_CONTROL_PATTERN, "minLength": 1,
+                "maxLength": crate::ops::MAX_GRAPH_NAME_CHARS}),
             "user_id" | "agent_id" | "session_id" => {
                 json!({"pattern": NO_CONTROL_PATTERN, "minLength": 1, "maxLength": 256})
             }

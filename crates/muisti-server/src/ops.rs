@@ -729,6 +729,15 @@ pub fn graph_entities(engine: &Engine, p: api::GraphEntityParams) -> Result<api:
     })
 }
 
+/// Merges one of a user's entities into another.
+pub fn graph_merge(engine: &Engine, m: api::GraphMerge) -> Result<api::GraphEntity> {
+    filter(m.user_id.clone(), None, None)?;
+    graph_name("keep", Some(&m.keep))?;
+    graph_name("other", Some(&m.other))?;
+    let merged = engine.graph_merge(m.user_id.as_deref(), &m.keep, &m.other)?;
+    Ok(entity_out(&merged))
+}
+
 /// The relations matching a triple pattern (or an entity's), now or as of a time.
 pub fn graph_relations(
     engine: &Engine,

@@ -549,6 +549,25 @@ fn the_graph_from_the_command_line() {
         &["graph", "relations", "bob", "--hops", "3", "--user", "g1"],
     ));
     assert!(far.contains("Google located_in Mountain View"), "{far}");
+    let merged = ok(muisti(
+        h,
+        &[
+            "graph",
+            "merge",
+            "ML team",
+            "TensorFlow",
+            "--user",
+            "g1",
+            "--json",
+        ],
+    ));
+    let v: serde_json::Value = serde_json::from_str(&merged).expect("json");
+    assert_eq!(v["aliases"], serde_json::json!(["TensorFlow"]), "{v}");
+    let again = muisti(
+        h,
+        &["graph", "merge", "ML team", "TensorFlow", "--user", "g1"],
+    );
+    assert_eq!(again.status.code(), Some(2), "{}", stderr(&again));
     let too_far = muisti(h, &["graph", "relations", "bob", "--hops", "9"]);
     assert_eq!(too_far.status.code(), Some(2), "{}", stderr(&too_far));
     let people = ok(muisti(

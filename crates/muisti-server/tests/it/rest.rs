@@ -1819,6 +1819,40 @@ fn the_graph_over_rest() {
         further,
         ["Alice manager_of ML team", "Alice works_at DeepMind"]
     );
+    // Merging: TensorFlow is the ML team's product here, say; the names of one thing.
+    let merge = |body: serde_json::Value| {
+        raw(
+            "POST",
+            &s.url("/v1/graph/entities/merge"),
+            &[JSON],
+            Some(&body.to_string()),
+        )
+    };
+    let merged = merge(json!({"user_id": "g1", "keep": "ML team", "other": "TensorFlow"}));
+    assert_eq!(merged.status, 200, "{}", merged.body);
+    assert_eq!(merged.body["name"], "ML team");
+    assert_eq!(merged.body["aliases"], json!(["TensorFlow"]));
+    let works_on = get("relations?user_id=g1&subject=bob&predicate=works_on");
+    assert_eq!(pairs(&works_on), ["Bob works_on ML team"]);
+    for (body, status) in [
+        (
+            json!({"user_id": "g1", "keep": "ML team", "other": "TensorFlow"}),
+            409,
+        ),
+        (
+            json!({"user_id": "g1", "keep": "ML team", "other": "Nobody"}),
+            404,
+        ),
+        (json!({"user_id": "g1", "keep": "", "other": "Bob"}), 422),
+        (json!({"user_id": "g1", "keep": "Bob"}), 422),
+    ] {
+        let r = merge(body.clone());
+        assert_eq!(r.status, status, "{body}: {}", r.body);
+        assert!(
+            r.body["error"]["code"].is_string(),
+            "{body}: the error shape"
+        );
+    }
     let people = get("entities?user_id=g1&type=person");
     let names: Vec<&str> = people.body["entities"]
         .as_array()

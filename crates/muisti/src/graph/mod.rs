@@ -18,6 +18,7 @@
 mod dates;
 mod evidence;
 pub mod extract;
+mod merge;
 mod resolve;
 mod store;
 pub(crate) mod worker;

@@ -394,10 +394,9 @@ impl Engine {
         Ok(e)
     }
 
-    fn save_entity(&self, e: &Entity) -> Result<()> {
-        let mut tags = vec![name_tag(&e.name), tag("k:", &e.kind)];
-        tags.extend(e.aliases.iter().map(|a| name_tag(a)));
-        tags.dedup();
+    pub(super) fn save_entity(&self, e: &Entity) -> Result<()> {
+        // Aliases are found through their own records (`graph_aliases`), not tags.
+        let tags = vec![name_tag(&e.name), tag("k:", &e.kind)];
         let user = e.user_id.as_deref();
         self.put_graph_record(
             ENTITIES_NAMESPACE,
@@ -408,7 +407,7 @@ impl Engine {
         )
     }
 
-    fn save_relation(&self, r: &Relation) -> Result<()> {
+    pub(super) fn save_relation(&self, r: &Relation) -> Result<()> {
         let tags = vec![
             tag("s:", &r.subject_id.to_string()),
             tag("p:", &r.predicate),
@@ -421,7 +420,7 @@ impl Engine {
     /// Stores `r`: the same current fact gains `r`'s source instead; a single-valued
     /// predicate's other current values are closed at `r.valid_at`. Reads and updates the
     /// ends' adjacency records. Returns the id of the relation that now states it.
-    fn add_relation(
+    pub(super) fn add_relation(
         &self,
         user: Option<&str>,
         r: &mut Relation,
@@ -528,8 +527,27 @@ impl Engine {
         Ok(changed)
     }
 
+    /// Puts a relation into its ends' adjacency records.
+    pub(super) fn link(&self, user: Option<&str>, r: &Relation) -> Result<()> {
+        for (end, outgoing) in
+            std::iter::once((r.subject_id, true)).chain(r.object_id.map(|o| (o, false)))
+        {
+            let mut adj = self.adjacent(user, end)?;
+            let list = if outgoing {
+                &mut adj.out
+            } else {
+                &mut adj.into
+            };
+            if !list.contains(&r.id) {
+                list.push(r.id);
+            }
+            self.save_adjacency(user, end, &adj)?;
+        }
+        Ok(())
+    }
+
     /// Takes a deleted relation out of its ends' adjacency records.
-    fn unlink(&self, user: Option<&str>, r: &Relation) -> Result<()> {
+    pub(super) fn unlink(&self, user: Option<&str>, r: &Relation) -> Result<()> {
         for (end, outgoing) in
             std::iter::once((r.subject_id, true)).chain(r.object_id.map(|o| (o, false)))
         {
@@ -550,11 +568,11 @@ impl Engine {
 /// What the graph holds from one memory: the relations it states and the entities it
 /// names (by name), so forgetting or retiring it reads these, not the user's graph.
 #[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-struct Footprint {
+pub(super) struct Footprint {
     #[serde(default)]
-    relations: Vec<MemoryId>,
+    pub(super) relations: Vec<MemoryId>,
     #[serde(default)]
-    entities: Vec<String>,
+    pub(super) entities: Vec<String>,
 }
 
 impl Engine {
@@ -608,7 +626,7 @@ pub(super) fn entity_key(user: Option<&str>, name: &str) -> String {
 }
 
 /// The key of an entity's adjacency record.
-fn adjacency_key(user: Option<&str>, entity: MemoryId) -> String {
+pub(super) fn adjacency_key(user: Option<&str>, entity: MemoryId) -> String {
     format!("a|{}|{entity}", user_part(user))
 }
 

@@ -761,3 +761,107 @@ fn an_evicted_memory_leaves_the_graph() {
         [t("Bob", "likes", "chess")]
     );
 }
+
+/// Two entities that are one, merged: the one kept takes the other's names, memories and
+/// facts (a single-valued fact keeps the newer value, the older closed), the merge is
+/// recorded, and forgetting a memory of the merged one still takes its fact away.
+#[test]
+fn merging_two_entities_keeps_both_histories() {
+    on_each_graph(|url, engine| {
+        say(
+            &engine,
+            "m1",
+            "s1",
+            "Bob reports to Alice.",
+            Some("2024-01-01T00:00:00Z"),
+        );
+        say(
+            &engine,
+            "m1",
+            "s1",
+            "Bob lives in Bergen.",
+            Some("2024-01-01T00:00:00Z"),
+        );
+        let initech = say(
+            &engine,
+            "m1",
+            "s2",
+            "Robert Smith works at Initech.",
+            Some("2024-03-01T00:00:00Z"),
+        );
+        say(
+            &engine,
+            "m1",
+            "s2",
+            "Robert Smith lives in Oslo.",
+            Some("2024-06-01T00:00:00Z"),
+        );
+        settled(&engine);
+        let merged = engine
+            .graph_merge(Some("m1"), "Bob", "Robert Smith")
+            .expect("merge");
+        assert_eq!(merged.name, "Bob", "{url}");
+        assert!(merged.aliases.contains(&"Robert Smith".to_owned()), "{url}");
+        assert_eq!(merged.mentions, 4, "{url}");
+        assert_eq!(
+            merged.attributes["merged"][0]["name"], "Robert Smith",
+            "{url}"
+        );
+        let by_alias = engine
+            .graph_entity(Some("m1"), "Robert Smith")
+            .expect("read")
+            .expect("the alias leads to Bob");
+        assert_eq!(by_alias.id, merged.id, "{url}");
+        let mut now = triples(
+            &engine
+                .graph_relations(&query("m1", Some("Bob"), None, None))
+                .expect("now"),
+        );
+        now.sort();
+        assert_eq!(
+            now,
+            [
+                t("Bob", "lives_in", "Oslo"),
+                t("Bob", "reports_to", "Alice"),
+                t("Bob", "works_at", "Initech"),
+            ],
+            "{url}"
+        );
+        let mut then = query("m1", Some("Bob"), Some("lives_in"), None);
+        then.as_of = Some(Timestamp::parse("2024-02-01T00:00:00Z").expect("time"));
+        assert_eq!(
+            triples(&engine.graph_relations(&then).expect("then")),
+            [t("Bob", "lives_in", "Bergen")],
+            "{url}: the older home, closed"
+        );
+        assert_eq!(
+            engine
+                .graph_merge(Some("m1"), "Bob", "Robert Smith")
+                .expect_err("one already")
+                .kind(),
+            muisti::ErrorKind::ConflictingFields,
+            "{url}"
+        );
+        assert_eq!(
+            engine
+                .graph_merge(Some("m1"), "Bob", "Nobody")
+                .expect_err("none")
+                .kind(),
+            muisti::ErrorKind::NotFound,
+            "{url}"
+        );
+        engine
+            .forget(&muisti::Locator::Id {
+                tenant: engine.tenant().clone(),
+                id: initech.id,
+            })
+            .expect("forget");
+        assert!(
+            engine
+                .graph_relations(&query("m1", Some("Bob"), Some("works_at"), None))
+                .expect("q")
+                .is_empty(),
+            "{url}: the forgotten memory's fact went with it"
+        );
+    });
+}

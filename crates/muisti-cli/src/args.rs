@@ -80,6 +80,17 @@ pub(crate) struct Cli {
     )]
     pub(crate) graph_extractor: Option<String>,
 
+    /// Memories of one conversation read into the graph together, in one extraction (one
+    /// model call): 1 (the default) to 100; a batch not yet whole is read after a minute.
+    #[arg(
+        long,
+        global = true,
+        env = "MUISTI_GRAPH_INTERVAL",
+        value_name = "N",
+        value_parser = clap::value_parser!(u8).range(1..=100)
+    )]
+    pub(crate) graph_interval: Option<u8>,
+
     #[command(subcommand)]
     pub(crate) command: Command,
 }
@@ -98,6 +109,12 @@ impl Cli {
     /// Graph extraction as the flag (or `MUISTI_GRAPH_EXTRACTOR`) asks, off by default.
     pub(crate) fn graph_extraction(&self) -> muisti::Result<muisti::graph::GraphExtraction> {
         muisti::graph::GraphExtraction::parse(self.graph_extractor.as_deref().unwrap_or("off"))
+    }
+
+    /// The extraction interval the flag (or `MUISTI_GRAPH_INTERVAL`) asks, each memory on
+    /// its own by default.
+    pub(crate) fn graph_interval(&self) -> muisti::Result<muisti::graph::GraphInterval> {
+        muisti::graph::GraphInterval::every(usize::from(self.graph_interval.unwrap_or(1)))
     }
 
     /// The scopes' lifetimes the flags ask for, over the engine's defaults.

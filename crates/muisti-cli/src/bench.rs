@@ -296,6 +296,7 @@ pub(crate) fn run(cmd: &BenchCommand, cli: &crate::Cli, json: bool) -> Result<()
                     let engine = muisti::Engine::builder(opened)
                         .embedder(embedder.clone())
                         .graph_extraction(cli.graph_extraction()?)
+                        .graph_interval(cli.graph_interval()?)
                         .build()?;
                     Ok((sqlite, engine))
                 };

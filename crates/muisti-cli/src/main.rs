@@ -207,6 +207,7 @@ pub(crate) fn open(cli: &Cli, on_mismatch: OnModelMismatch) -> Result<Engine> {
         on_mismatch,
         cli.lifetimes(),
         cli.graph_extraction()?,
+        cli.graph_interval()?,
     )
 }
 
@@ -218,6 +219,7 @@ pub(crate) fn open_with(
     on_mismatch: OnModelMismatch,
     lifetimes: muisti::Lifetimes,
     graph: muisti::graph::GraphExtraction,
+    interval: muisti::graph::GraphInterval,
 ) -> Result<Engine> {
     let store = open_store(url)?;
     let embedder = muisti::embedder_from_spec(embedder, embed_url)?;
@@ -226,6 +228,7 @@ pub(crate) fn open_with(
         .on_model_mismatch(on_mismatch)
         .lifetimes(lifetimes)
         .graph_extraction(graph)
+        .graph_interval(interval)
         .build()?)
 }
 

@@ -119,6 +119,7 @@ pub(crate) fn server_config(cli: &Cli, args: &ServeArgs) -> Result<ServerConfig>
         llm_timeout_secs: args.llm_timeout_secs,
         llm_judge_conflicts: args.llm_judge_conflicts,
         graph_extractor: cli.graph_extractor.clone(),
+        graph_interval: cli.graph_interval.map(usize::from),
         ..ConfigLayer::default()
     };
     let file = match &args.config {
@@ -156,6 +157,7 @@ pub(crate) fn serve(cli: &Cli, args: &ServeArgs) -> Result<ExitCode> {
         OnModelMismatch::Error,
         cli.lifetimes(),
         graph_extraction(&config)?,
+        config.graph_interval,
     )?;
     let location = engine.store().info().location;
     runtime()?.block_on(async move {

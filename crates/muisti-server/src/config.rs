@@ -92,6 +92,8 @@ pub struct ConfigLayer {
     pub llm_judge_conflicts: Option<bool>,
     /// Graph extraction of users' long-term memories: `off` (default) or `offline`.
     pub graph_extractor: Option<String>,
+    /// Memories of one conversation read into the graph together (1, the default, to 100).
+    pub graph_interval: Option<usize>,
 }
 
 impl ConfigLayer {
@@ -144,6 +146,7 @@ impl ConfigLayer {
             chat_blocked_phrases: self.chat_blocked_phrases.or(lower.chat_blocked_phrases),
             llm_judge_conflicts: self.llm_judge_conflicts.or(lower.llm_judge_conflicts),
             graph_extractor: self.graph_extractor.or(lower.graph_extractor),
+            graph_interval: self.graph_interval.or(lower.graph_interval),
         }
     }
 }
@@ -190,6 +193,8 @@ pub struct ServerConfig {
     pub maintain_interval: Option<Duration>,
     /// Graph extraction (`off` or `offline`).
     pub graph_extractor: String,
+    /// How often a conversation is read into the graph.
+    pub graph_interval: muisti::graph::GraphInterval,
     /// The chat model, when `/v1/chat` is on.
     pub chat: Option<ChatConfig>,
 }
@@ -239,6 +244,11 @@ impl ServerConfig {
                 reason: "must be at least 1".into(),
             });
         }
+        let graph_interval = muisti::graph::GraphInterval::every(layer.graph_interval.unwrap_or(1))
+            .map_err(|e| ConfigError::Invalid {
+                name: "graph_interval",
+                reason: format!("{e}"),
+            })?;
         let header_timeout = layer.header_timeout_secs.unwrap_or(10);
         if header_timeout == 0 {
             return Err(ConfigError::Invalid {
@@ -318,6 +328,7 @@ impl ServerConfig {
             allowed_hosts,
             shutdown_grace: Duration::from_secs(layer.shutdown_grace_secs.unwrap_or(30)),
             graph_extractor: layer.graph_extractor.unwrap_or_else(|| "off".into()),
+            graph_interval,
             maintain_interval: match layer.maintain_interval_secs.unwrap_or(3600) {
                 0 => None,
                 secs => Some(Duration::from_secs(secs)),
@@ -372,5 +383,21 @@ mod tests {
             ..ConfigLayer::default()
         };
         assert!(ServerConfig::resolve(bad).is_err());
+        for n in [0, 101] {
+            let bad = ConfigLayer::from_toml(&format!("graph_interval = {n}")).expect("toml");
+            assert!(
+                matches!(
+                    ServerConfig::resolve(bad),
+                    Err(ConfigError::Invalid {
+                        name: "graph_interval",
+                        ..
+                    })
+                ),
+                "{n}"
+            );
+        }
+        let every = ConfigLayer::from_toml("graph_interval = 5").expect("toml");
+        let config = ServerConfig::resolve(every).expect("valid");
+        assert_eq!(config.graph_interval.messages, 5);
     }
 }

@@ -39,6 +39,7 @@ pub struct EngineBuilder {
     clock: Arc<dyn Clock>,
     lifetimes: Lifetimes,
     graph: crate::graph::GraphExtraction,
+    graph_interval: crate::graph::GraphInterval,
 }
 
 /// What [`EngineBuilder::build`] does when the store was indexed by another embedder.
@@ -124,6 +125,13 @@ impl EngineBuilder {
         self
     }
 
+    /// How often a conversation is read into the graph (default: each memory on its own;
+    /// see [`GraphInterval`](crate::graph::GraphInterval)).
+    pub fn graph_interval(mut self, interval: crate::graph::GraphInterval) -> Self {
+        self.graph_interval = interval;
+        self
+    }
+
     /// The engine. With an embedder, checks that the store was indexed by the same model
     /// (a store with none recorded gets this one's at its first write: opening writes
     /// nothing).
@@ -136,6 +144,7 @@ impl EngineBuilder {
         };
         let on_mismatch = self.on_mismatch;
         self.lifetimes.validate()?;
+        self.graph_interval.validate()?;
         let engine = Engine {
             native_text: self.store.info().capabilities.native_text,
             access: Arc::new(AccessRecorder::start(Arc::clone(&self.store))),
@@ -149,6 +158,7 @@ impl EngineBuilder {
             lifetimes: self.lifetimes,
             conflict_judge: None,
             graph_extraction: self.graph,
+            graph_interval: self.graph_interval,
             graph_worker: None,
         };
         engine.check_model(on_mismatch)?;
@@ -229,6 +239,8 @@ pub struct Engine {
     pub(crate) conflict_judge: Option<Arc<dyn crate::declarative::ConflictJudge>>,
     /// How memories are read into the graph.
     pub(crate) graph_extraction: crate::graph::GraphExtraction,
+    /// How often a conversation is read into the graph.
+    pub(crate) graph_interval: crate::graph::GraphInterval,
     /// The graph worker (none without extraction, and in the worker's own engine).
     pub(crate) graph_worker: Option<Arc<crate::graph::worker::Worker>>,
 }
@@ -270,6 +282,7 @@ impl Engine {
             clock: Arc::new(SystemClock),
             lifetimes: Lifetimes::default(),
             graph: crate::graph::GraphExtraction::default(),
+            graph_interval: crate::graph::GraphInterval::default(),
         }
     }
 

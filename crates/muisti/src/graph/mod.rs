@@ -34,7 +34,8 @@ pub use evidence::specificity;
 pub use extract::{Context, Extracted, Mention, Triple};
 pub use resolve::{LabelledNames, ResolutionScores, evaluate_resolution};
 pub use worker::{
-    ExtractError, FAILED_NAMESPACE, GraphExtraction, GraphExtractor, OfflineExtractor,
+    ExtractError, FAILED_NAMESPACE, GraphExtraction, GraphExtractor, GraphInterval, MAX_INTERVAL,
+    OfflineExtractor,
 };
 
 /// The namespace of entities (reserved for the engine).

@@ -95,6 +95,51 @@ impl GraphExtraction {
     }
 }
 
+/// How often a conversation is read into the graph (the seed's extraction interval): every
+/// `messages` memories of one user's conversation are read together, in one extraction
+/// (one model call), or sooner once the oldest has waited `wait`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct GraphInterval {
+    /// Memories of one conversation read together (1, the default: each on its own).
+    pub messages: usize,
+    /// Longest a memory waits for the rest of its batch (default a minute).
+    pub wait: Duration,
+}
+
+impl Default for GraphInterval {
+    fn default() -> Self {
+        Self {
+            messages: 1,
+            wait: Duration::from_secs(60),
+        }
+    }
+}
+
+/// Most memories one interval reads together.
+pub const MAX_INTERVAL: usize = 100;
+
+impl GraphInterval {
+    /// Every `messages` memories (1 to [`MAX_INTERVAL`]), waiting a minute at most.
+    pub fn every(messages: usize) -> Result<Self> {
+        let interval = Self {
+            messages,
+            ..Self::default()
+        };
+        interval.validate()?;
+        Ok(interval)
+    }
+
+    pub(crate) fn validate(&self) -> Result<()> {
+        if !(1..=MAX_INTERVAL).contains(&self.messages) {
+            return Err(muisti_core::Error::invalid(
+                "graph_interval",
+                format!("memories read together: 1 to {MAX_INTERVAL}"),
+            ));
+        }
+        Ok(())
+    }
+}
+
 /// Where queued memories go after five failed extractions (system tenant).
 pub const FAILED_NAMESPACE: &str = "_muisti.graph_failed";
 
@@ -112,6 +157,9 @@ const IDLE_ROUND: Duration = Duration::from_secs(30);
 /// over when it stops).
 const LEASE: Duration = Duration::from_secs(90);
 
+/// A conversation of the queue: tenant, user and session.
+type Conversation = (String, Option<String>, Option<String>);
+
 /// A queued memory.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 struct Queued {
@@ -122,6 +170,14 @@ struct Queued {
     /// The memory's text changed: what its earlier text stated is retired first.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     changed: bool,
+    /// The memory's user and conversation (an interval reads a conversation together).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    user: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    session: Option<String>,
+    /// When it was queued.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    queued_at: Option<muisti_core::Timestamp>,
 }
 
 /// Whether a memory is read into the graph: a user's text of the scopes that hold facts
@@ -168,13 +224,7 @@ impl Worker {
                     // Of many processes on one store, the one holding the lease drains.
                     let round = engine
                         .acquire_lease("graph", &holder, LEASE)
-                        .and_then(|held| {
-                            if held {
-                                engine.drain_graph_queue()
-                            } else {
-                                Ok(0)
-                            }
-                        });
+                        .and_then(|held| if held { engine.drain(false) } else { Ok(0) });
                     if let Err(e) = round {
                         warn!(kind = %e.kind(), error = %e, "graph extraction round failed");
                     }
@@ -232,6 +282,9 @@ impl Engine {
                 memory_id: memory.id,
                 attempts: 0,
                 changed: *changed,
+                user: memory.owner.user_id.clone(),
+                session: memory.owner.session_id.clone(),
+                queued_at: Some(self.clock.now()),
             };
             let value = serde_json::to_value(&item).map_err(|e| corrupted(QUEUE_NAMESPACE, e))?;
             puts.push(Put::new(
@@ -253,15 +306,25 @@ impl Engine {
             .count(&self.queue_partition()?, &Filter::default())
     }
 
-    /// Extracts every queued memory, oldest first; an item is removed once its facts are
-    /// written (or its memory is gone), and kept with one more attempt when it fails.
-    /// Returns how many were done.
+    /// Extracts every queued memory, oldest first (with an interval, a conversation's
+    /// memories together, however few); an item is removed once its facts are written (or
+    /// its memory is gone), and kept with one more attempt when it fails. Returns how many
+    /// were done.
     pub fn drain_graph_queue(&self) -> Result<u64> {
+        self.drain(true)
+    }
+
+    /// A round of the queue: with an interval, only the conversations with a whole batch
+    /// waiting, or whose oldest memory has waited long enough, unless `all`.
+    pub(crate) fn drain(&self, all: bool) -> Result<u64> {
         let Some(extractor) = self.graph_extraction.extractor() else {
             return Ok(0);
         };
+        let interval = self.graph_interval;
         let mut done = 0;
         let mut after = None;
+        // With an interval, a conversation's items are gathered over the pages.
+        let mut groups: Vec<(Conversation, Vec<(Memory, Queued)>)> = Vec::new();
         loop {
             let page = self.store.list(&ListQuery {
                 partition: self.queue_partition()?,
@@ -269,47 +332,18 @@ impl Engine {
                 after,
                 limit: BATCH,
             })?;
-            for record in &page.items {
-                let mut item: Queued = serde_json::from_value(record.content.clone())
+            for record in page.items.iter() {
+                let item: Queued = serde_json::from_value(record.content.clone())
                     .map_err(|e| corrupted(QUEUE_NAMESPACE, e))?;
-                let at = Locator::Key {
-                    partition: record.partition.clone(),
-                    key: record.key.clone(),
-                };
-                match self.extract_one(extractor.as_ref(), &item) {
-                    Ok(()) => {
-                        self.store.delete(&at)?;
-                        done += 1;
-                    }
-                    Err(e) => {
-                        item.attempts += 1;
-                        let value = serde_json::to_value(&item)
-                            .map_err(|e| corrupted(QUEUE_NAMESPACE, e))?;
-                        if item.attempts < MAX_ATTEMPTS {
-                            warn!(memory = %item.memory_id, attempts = item.attempts, error = %e,
-                                "graph extraction failed; kept queued");
-                            self.store.put(Put::new(
-                                record.partition.clone(),
-                                Some(record.key.clone()),
-                                value,
-                            ))?;
-                        } else {
-                            // Given up: kept apart, where it can be read and queued again.
-                            warn!(memory = %item.memory_id, error = %e,
-                                "graph extraction failed {MAX_ATTEMPTS} times; set aside in {FAILED_NAMESPACE}");
-                            let mut failed = Put::new(
-                                muisti_core::Partition {
-                                    tenant: record.partition.tenant.clone(),
-                                    namespace: crate::engine::own_namespace(FAILED_NAMESPACE),
-                                },
-                                Some(record.key.clone()),
-                                value,
-                            );
-                            failed.metadata.insert("error".into(), e.to_string().into());
-                            self.store.put(failed)?;
-                            self.store.delete(&at)?;
-                        }
-                    }
+                if interval.messages <= 1 {
+                    let outcome = self.extract_one(extractor.as_ref(), &item);
+                    done += self.settle(&[(record.clone(), item)], outcome)?;
+                    continue;
+                }
+                let conversation = (item.tenant.clone(), item.user.clone(), item.session.clone());
+                match groups.iter_mut().find(|(c, _)| *c == conversation) {
+                    Some((_, items)) => items.push((record.clone(), item)),
+                    None => groups.push((conversation, vec![(record.clone(), item)])),
                 }
             }
             match page.next {
@@ -317,10 +351,160 @@ impl Engine {
                 _ => break,
             }
         }
+        let now = self.clock.now();
+        for (_, items) in groups {
+            for batch in items.chunks(interval.messages) {
+                let waited = batch[0]
+                    .1
+                    .queued_at
+                    .is_none_or(|t| t.plus(interval.wait) <= now);
+                if batch.len() < interval.messages && !all && !waited {
+                    // The rest of the batch has not come yet.
+                    break;
+                }
+                let queued: Vec<&Queued> = batch.iter().map(|(_, q)| q).collect();
+                let outcome = self.extract_batch(extractor.as_ref(), &queued);
+                done += self.settle(batch, outcome)?;
+            }
+        }
         if done > 0 {
             debug!(done, "graph extraction");
         }
         Ok(done)
+    }
+
+    /// After an extraction of `items`: removed from the queue when it worked; otherwise
+    /// each kept with one more attempt, or after the last set aside. How many were done.
+    fn settle(&self, items: &[(Memory, Queued)], outcome: Result<()>) -> Result<u64> {
+        let e = match outcome {
+            Ok(()) => {
+                for (record, _) in items {
+                    self.store.delete(&Locator::Key {
+                        partition: record.partition.clone(),
+                        key: record.key.clone(),
+                    })?;
+                }
+                return Ok(items.len() as u64);
+            }
+            Err(e) => e,
+        };
+        for (record, item) in items {
+            let mut item = item.clone();
+            let at = Locator::Key {
+                partition: record.partition.clone(),
+                key: record.key.clone(),
+            };
+            item.attempts += 1;
+            let value = serde_json::to_value(&item).map_err(|e| corrupted(QUEUE_NAMESPACE, e))?;
+            if item.attempts < MAX_ATTEMPTS {
+                warn!(memory = %item.memory_id, attempts = item.attempts, error = %e,
+                    "graph extraction failed; kept queued");
+                self.store.put(Put::new(
+                    record.partition.clone(),
+                    Some(record.key.clone()),
+                    value,
+                ))?;
+            } else {
+                // Given up: kept apart, where it can be read and queued again.
+                warn!(memory = %item.memory_id, error = %e,
+                    "graph extraction failed {MAX_ATTEMPTS} times; set aside in {FAILED_NAMESPACE}");
+                let mut failed = Put::new(
+                    muisti_core::Partition {
+                        tenant: record.partition.tenant.clone(),
+                        namespace: crate::engine::own_namespace(FAILED_NAMESPACE),
+                    },
+                    Some(record.key.clone()),
+                    value,
+                );
+                failed.metadata.insert("error".into(), e.to_string().into());
+                self.store.put(failed)?;
+                self.store.delete(&at)?;
+            }
+        }
+        Ok(0)
+    }
+
+    /// Reads a conversation's queued memories together: their texts in one extraction,
+    /// each fact then credited to the first of them that names both its ends, else its
+    /// object, else its subject, else to the last; each name to those that name it.
+    fn extract_batch(&self, extractor: &dyn GraphExtractor, items: &[&Queued]) -> Result<()> {
+        let Some(first) = items.first() else {
+            return Ok(());
+        };
+        let engine = self.with_tenant(Tenant::new(&first.tenant)?);
+        let mut memories = Vec::new();
+        for item in items {
+            if let Some(m) = engine.get_by_id(item.memory_id)? {
+                if item.changed {
+                    engine.graph_retire(m.id, m.updated_at)?;
+                }
+                memories.push(m);
+            }
+        }
+        let Some(last) = memories.last() else {
+            return Ok(());
+        };
+        let user = last.owner.user_id.as_deref();
+        let context = Context {
+            user,
+            last_person: engine.graph_focus(user, last.owner.session_id.as_deref())?,
+            now: Some(last.valid_from.unwrap_or(last.updated_at)),
+        };
+        let text: Vec<String> = memories.iter().map(|m| m.text().into_owned()).collect();
+        let found = extractor.extract(&text.join("\n"), &context).map_err(|e| {
+            muisti_core::Error::Backend {
+                backend: "graph",
+                reason: e.to_string(),
+            }
+        })?;
+        let lower: Vec<String> = text.iter().map(|t| t.to_lowercase()).collect();
+        let named_in = |name: &str| {
+            let name = name.to_lowercase();
+            lower.iter().position(|t| t.contains(&name))
+        };
+        let last_index = memories.len() - 1;
+        for (i, memory) in memories.iter().enumerate() {
+            let triples: Vec<_> = found
+                .triples
+                .iter()
+                .filter(|t| {
+                    let both = lower.iter().position(|x| {
+                        x.contains(&t.subject.name.to_lowercase())
+                            && x.contains(&t.object.name.to_lowercase())
+                    });
+                    both.or_else(|| named_in(&t.object.name))
+                        .or_else(|| named_in(&t.subject.name))
+                        .unwrap_or(last_index)
+                        == i
+                })
+                .cloned()
+                .collect();
+            let mut mentions: Vec<_> = found
+                .mentions
+                .iter()
+                .filter(|m| {
+                    lower[i].contains(&m.name.to_lowercase())
+                        || (i == last_index && named_in(&m.name).is_none())
+                })
+                .cloned()
+                .collect();
+            for t in &triples {
+                for end in std::iter::once(&t.subject).chain((!t.literal).then_some(&t.object)) {
+                    if !mentions.iter().any(|m| m.name == end.name) {
+                        mentions.push(end.clone());
+                    }
+                }
+            }
+            let part = Extracted {
+                mentions,
+                triples,
+                last_person: (i == last_index)
+                    .then(|| found.last_person.clone())
+                    .flatten(),
+            };
+            engine.apply_extraction(memory, &part)?;
+        }
+        Ok(())
     }
 
     fn extract_one(&self, extractor: &dyn GraphExtractor, item: &Queued) -> Result<()> {

@@ -865,3 +865,93 @@ fn merging_two_entities_keeps_both_histories() {
         );
     });
 }
+
+/// The offline extractor, counting its calls and keeping the texts it was given.
+#[derive(Default)]
+struct Counting(std::sync::Mutex<Vec<String>>);
+
+impl muisti::graph::GraphExtractor for Counting {
+    fn extract(
+        &self,
+        text: &str,
+        context: &muisti::graph::Context<'_>,
+    ) -> Result<muisti::graph::Extracted, muisti::graph::ExtractError> {
+        self.0.lock().expect("lock").push(text.to_owned());
+        Ok(muisti::graph::extract::offline(text, context))
+    }
+
+    fn name(&self) -> &str {
+        "counting"
+    }
+}
+
+/// An extraction interval: a conversation's memories wait until three are queued, then
+/// are read in one extraction, each fact credited to the memory that states it; a lone
+/// memory of another conversation waits too, until the queue is drained.
+#[test]
+fn an_interval_reads_a_conversation_in_one_extraction() {
+    let counting = std::sync::Arc::new(Counting::default());
+    let engine = Engine::builder(muisti::open_store("mem://").expect("store"))
+        .graph_extraction(GraphExtraction::With(counting.clone()))
+        .graph_interval(muisti::graph::GraphInterval {
+            messages: 3,
+            wait: std::time::Duration::from_secs(3600),
+        })
+        .build()
+        .expect("engine");
+    let first = say(&engine, "i1", "s1", "Alice works at Google.", None);
+    say(
+        &engine,
+        "i1",
+        "s1",
+        "She is the manager of the ML team.",
+        None,
+    );
+    say(&engine, "i1", "s2", "Carol likes chess.", None);
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    assert_eq!(
+        engine.graph_pending().expect("pending"),
+        3,
+        "held for the batch"
+    );
+    assert!(counting.0.lock().expect("lock").is_empty());
+    let third = say(&engine, "i1", "s1", "Bob reports to Alice.", None);
+    muisti_testkit::wait_until("the batch is read", || {
+        engine.graph_pending().expect("pending") == 1
+    });
+    assert_eq!(
+        *counting.0.lock().expect("lock"),
+        ["Alice works at Google.\nShe is the manager of the ML team.\nBob reports to Alice."]
+    );
+    let source = |subject: &str, predicate: &str| {
+        engine
+            .graph_relations(&query("i1", Some(subject), Some(predicate), None))
+            .expect("q")
+            .first()
+            .map(|r| r.memory_ids.clone())
+            .unwrap_or_default()
+    };
+    assert_eq!(source("Alice", "works_at"), [first.id]);
+    assert_eq!(source("Bob", "reports_to"), [third.id]);
+    assert_eq!(
+        source("Alice", "manager_of").len(),
+        1,
+        "the pronoun resolved"
+    );
+    assert_eq!(
+        engine.drain_graph_queue().expect("drain"),
+        1,
+        "the lone one"
+    );
+    assert_eq!(source("Carol", "likes").len(), 1);
+    assert!(
+        Engine::builder(muisti::open_store("mem://").expect("store"))
+            .graph_interval(muisti::graph::GraphInterval {
+                messages: 0,
+                wait: std::time::Duration::ZERO,
+            })
+            .build()
+            .is_err(),
+        "an interval of none is refused"
+    );
+}

@@ -456,3 +456,46 @@ fn graph_of_ada(extraction: muisti::graph::GraphExtraction, texts: &[&str]) -> E
     });
     memory
 }
+
+/// A name two entities go by: the model reads from the memory which one it means, over
+/// the real wire protocol; the mention is theirs, no third entity is made.
+#[test]
+fn a_model_chooses_which_entity_an_ambiguous_name_means() {
+    let server = Server::start(vec![
+        openai_reply(
+            r#"{"entities": [{"name": "Alice Chen", "type": "person"}, {"name": "Alice Moreno", "type": "person"}], "facts": []}"#,
+        ),
+        openai_reply(r#"{"entities": [{"name": "Alice", "type": "person"}], "facts": []}"#),
+        openai_reply(r#"{"choice": 2}"#),
+    ]);
+    let extractor = muisti_agent::LlmExtractor::new(provider(ProviderKind::OpenAi, &server));
+    let memory = graph_of_ada(
+        muisti::graph::GraphExtraction::With(std::sync::Arc::new(extractor)),
+        &[
+            "I know Alice Chen from school and Alice Moreno from work.",
+            "Alice from work called me about the budget.",
+        ],
+    );
+    let moreno = memory
+        .graph_entity(Some("ada"), "Alice Moreno")
+        .expect("read")
+        .expect("Alice Moreno");
+    assert_eq!(moreno.mentions, 2, "the second memory named her");
+    assert!(
+        memory
+            .graph_entities(Some("ada"), None)
+            .expect("entities")
+            .iter()
+            .all(|e| e.name != "Alice"),
+        "no entity of the bare name"
+    );
+    let requests = server.requests();
+    assert_eq!(requests.len(), 3);
+    let asked = body(&requests[2]).to_string();
+    assert!(asked.contains("1. \\\"Alice Chen\\\" (person)"), "{asked}");
+    assert!(
+        asked.contains("2. \\\"Alice Moreno\\\" (person)"),
+        "{asked}"
+    );
+    assert!(asked.contains("Alice from work called me"), "{asked}");
+}

@@ -18,8 +18,11 @@ use crate::Engine;
 enum Alias {
     /// To the entity of this name.
     Entity(String),
-    /// To more than one entity: to none.
+    /// To more than one entity (written by earlier versions, which kept no names): to none.
     Ambiguous,
+    /// To more than one entity, these: to none, unless a model chooses one of them from
+    /// the memory that names it.
+    Among(Vec<String>),
 }
 
 /// Words that say what kind of thing a name is, not which: never a short form alone
@@ -232,9 +235,33 @@ impl Engine {
         user: Option<&str>,
         name: &str,
         kind_of: &str,
+        chooser: Option<Chooser<'_>>,
     ) -> Result<Option<Entity>> {
         if let Some(e) = self.graph_entity(user, name)? {
             return Ok(Some(e));
+        }
+        // A name several entities go by: the model, if there is one, reads which.
+        if let Some(chooser) = chooser
+            && let Some(Alias::Among(names)) =
+                self.graph_record::<Alias>(ALIASES_NAMESPACE, &alias_key(user, name))?
+        {
+            let mut candidates = Vec::new();
+            for n in &names {
+                let key = super::entity_key(user, n);
+                if let Some(e) = self.graph_record::<Entity>(super::ENTITIES_NAMESPACE, &key)? {
+                    candidates.push(e);
+                }
+            }
+            let chosen = chooser
+                .extractor
+                .choose(name, chooser.text, &candidates)
+                .map_err(|e| muisti_core::Error::Backend {
+                    backend: "graph",
+                    reason: e.to_string(),
+                })?;
+            if let Some(e) = chosen.and_then(|i| candidates.into_iter().nth(i)) {
+                return Ok(Some(e));
+            }
         }
         // "Acme Corp" after "Acme Corporation": one organisation, by their core name.
         if let Some(core) = core_name(name)
@@ -283,7 +310,14 @@ impl Engine {
                 {
                     Alias::Entity(e.name.clone())
                 }
-                Some(Alias::Entity(_)) => Alias::Ambiguous,
+                Some(Alias::Entity(to)) => Alias::Among(vec![to, e.name.clone()]),
+                Some(Alias::Among(mut all)) => {
+                    if all.iter().any(|a| normalize_name(a) == own) {
+                        continue;
+                    }
+                    all.push(e.name.clone());
+                    Alias::Among(all)
+                }
                 Some(Alias::Ambiguous) => continue,
             };
             self.put_graph_record(ALIASES_NAMESPACE, &key, user, &now, Vec::new())?;
@@ -302,14 +336,32 @@ impl Engine {
         }
         for n in names {
             let key = alias_key(user, &n);
-            if let Some(Alias::Entity(to)) = self.graph_record::<Alias>(ALIASES_NAMESPACE, &key)?
-                && normalize_name(&to) == own
-            {
-                self.delete_graph_record(ALIASES_NAMESPACE, &key)?;
+            match self.graph_record::<Alias>(ALIASES_NAMESPACE, &key)? {
+                Some(Alias::Entity(to)) if normalize_name(&to) == own => {
+                    self.delete_graph_record(ALIASES_NAMESPACE, &key)?;
+                }
+                Some(Alias::Among(mut all)) if all.iter().any(|a| normalize_name(a) == own) => {
+                    all.retain(|a| normalize_name(a) != own);
+                    // One left: the name is theirs alone again.
+                    let now = match all.len() {
+                        1 => Alias::Entity(all.remove(0)),
+                        _ => Alias::Among(all),
+                    };
+                    self.put_graph_record(ALIASES_NAMESPACE, &key, user, &now, Vec::new())?;
+                }
+                _ => {}
             }
         }
         Ok(())
     }
+}
+
+/// What reads an ambiguous name: the extractor (a model chooses; the offline one does
+/// not) and the text of the memory that names it.
+#[derive(Clone, Copy)]
+pub(crate) struct Chooser<'a> {
+    pub(crate) extractor: &'a dyn super::GraphExtractor,
+    pub(crate) text: &'a str,
 }
 
 /// A conversation of the resolution corpus (`crates/muisti/tests/data/graph-resolution.jsonl`):

@@ -272,14 +272,24 @@ impl Engine {
     /// or its mentions counted), each triple a relation (the same fact gains a source; a new
     /// value of a single-valued predicate closes the old edge), and the conversation's last
     /// person.
-    pub(crate) fn apply_extraction(&self, memory: &Memory, found: &Extracted) -> Result<()> {
+    pub(crate) fn apply_extraction(
+        &self,
+        memory: &Memory,
+        found: &Extracted,
+        extractor: Option<&dyn super::GraphExtractor>,
+    ) -> Result<()> {
+        let text = memory.text();
+        let chooser = extractor.map(|extractor| super::resolve::Chooser {
+            extractor,
+            text: &text,
+        });
         let user = memory.owner.user_id.as_deref();
         let at = memory.valid_from.unwrap_or(memory.updated_at);
         let now = self.clock.now();
         let mut ids = std::collections::HashMap::new();
         let mut footprint = self.footprint(memory.id)?;
         for m in &found.mentions {
-            let e = self.mention(user, m, memory.id, at)?;
+            let e = self.mention(user, m, memory.id, at, chooser)?;
             if !footprint.entities.contains(&e.name) {
                 footprint.entities.push(e.name.clone());
             }
@@ -343,8 +353,9 @@ impl Engine {
         m: &Mention,
         memory: MemoryId,
         at: Timestamp,
+        chooser: Option<super::resolve::Chooser<'_>>,
     ) -> Result<Entity> {
-        let found = self.resolve_entity(user, &m.name, &m.kind)?;
+        let found = self.resolve_entity(user, &m.name, &m.kind, chooser)?;
         let new_name = match &found {
             None => true,
             Some(e) => {

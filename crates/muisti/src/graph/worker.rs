@@ -29,6 +29,19 @@ pub trait GraphExtractor: Send + Sync {
 
     /// A name for logs.
     fn name(&self) -> &str;
+
+    /// Which of `candidates` (entities that go by `name`) the memory `text` means, by
+    /// index, or none (then the name becomes an entity of its own). The default chooses
+    /// none; a model reads the text.
+    fn choose(
+        &self,
+        name: &str,
+        text: &str,
+        candidates: &[super::Entity],
+    ) -> std::result::Result<Option<usize>, ExtractError> {
+        let _ = (name, text, candidates);
+        Ok(None)
+    }
 }
 
 /// [`extract::offline`]: patterns, no model.
@@ -502,7 +515,7 @@ impl Engine {
                     .then(|| found.last_person.clone())
                     .flatten(),
             };
-            engine.apply_extraction(memory, &part)?;
+            engine.apply_extraction(memory, &part, Some(extractor))?;
         }
         Ok(())
     }
@@ -527,6 +540,6 @@ impl Engine {
                 reason: e.to_string(),
             }
         })?;
-        engine.apply_extraction(&memory, &found)
+        engine.apply_extraction(&memory, &found, Some(extractor))
     }
 }

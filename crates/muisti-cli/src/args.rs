@@ -198,9 +198,34 @@ pub(crate) enum Command {
     },
     /// Delete expired entries now, in every namespace and tenant of the store.
     Purge,
-    /// Run the scopes' lifetimes now: delete expired entries (every tenant) and episodic
-    /// memories past the retention.
-    Maintain,
+    /// Run maintenance now (the seed's runMaintenance): delete expired entries (every
+    /// tenant) and episodic memories past the retention, then per user fold exact
+    /// duplicates into the oldest, promote what is recalled, and with --max-memories prune
+    /// the least relevant beyond the cap (never declarative memories, never those of
+    /// importance at or above --min-importance).
+    Maintain {
+        /// Only this user's memories.
+        #[arg(long = "user")]
+        user_id: Option<String>,
+        /// Only this namespace (default: every namespace).
+        #[arg(short = 'n', long = "namespace")]
+        namespace: Option<String>,
+        /// Only these jobs (repeatable): expire, consolidate, promote, prune.
+        #[arg(long = "job", value_name = "NAME")]
+        jobs: Vec<String>,
+        /// Prune to this many memories per user and namespace.
+        #[arg(long, value_name = "N")]
+        max_memories: Option<u64>,
+        /// Prune only memories of importance below this (default 0.5).
+        #[arg(long, value_name = "X")]
+        min_importance: Option<f32>,
+        /// Promote a memory each time it was recalled this many more times (default 10).
+        #[arg(long, value_name = "N")]
+        promote_after: Option<u64>,
+        /// Report what would change; change nothing.
+        #[arg(long)]
+        dry_run: bool,
+    },
     /// The conversations (of a user), oldest first.
     Conversations {
         /// Only this user's.

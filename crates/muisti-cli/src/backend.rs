@@ -9,9 +9,9 @@ use muisti::{Engine, Key, Locator, MemoryId, Namespace, declarative::visible_to}
 use muisti_client::{
     Client, ConversationDetail, ConversationParams, Conversations, ForgetParams, GraphEntities,
     GraphEntity, GraphEntityParams, GraphMerge, GraphRelationParams, GraphRelations, History,
-    KvEntries, KvEntry, KvValue, ListParams, Maintained, Memory, MemoryPage, MemoryPatch,
-    NewMemory, Proposal, ProposalParams, Proposals, RecallQuery, RecallResult, SimilarParams,
-    Stats,
+    KvEntries, KvEntry, KvValue, ListParams, MaintenanceReport, MaintenanceRequest, Memory,
+    MemoryPage, MemoryPatch, NewMemory, Proposal, ProposalParams, Proposals, RecallQuery,
+    RecallResult, SimilarParams, Stats,
 };
 use muisti_server::ops;
 
@@ -60,7 +60,7 @@ pub(crate) trait Memories {
     fn graph_entities(&self, p: GraphEntityParams) -> Result<GraphEntities>;
     fn graph_relations(&self, p: GraphRelationParams) -> Result<GraphRelations>;
     fn graph_merge(&self, m: GraphMerge) -> Result<GraphEntity>;
-    fn maintain(&self) -> Result<Maintained>;
+    fn maintenance(&self, req: MaintenanceRequest) -> Result<MaintenanceReport>;
 }
 
 /// `NotFound` as `None`, any other error kept.
@@ -223,8 +223,8 @@ impl Memories for Local {
         Ok(ops::graph_merge(&self.0, m)?)
     }
 
-    fn maintain(&self) -> Result<Maintained> {
-        Ok(ops::maintain(&self.0)?)
+    fn maintenance(&self, req: MaintenanceRequest) -> Result<MaintenanceReport> {
+        Ok(ops::maintenance(&self.0, req)?)
     }
 }
 
@@ -362,7 +362,7 @@ impl Memories for Remote {
         Ok(self.0.graph_merge(&m)?)
     }
 
-    fn maintain(&self) -> Result<Maintained> {
-        Ok(self.0.maintain()?)
+    fn maintenance(&self, req: MaintenanceRequest) -> Result<MaintenanceReport> {
+        Ok(self.0.maintenance(&req)?)
     }
 }

@@ -53,6 +53,21 @@ pub(crate) enum BenchCommand {
         #[arg(long, default_value_t = 200)]
         queries: usize,
     },
+    /// A full maintenance pass (default store: a fresh SQLite file): `N` memories of users
+    /// of `--per-user` each (one in twenty repeating another of its user, one in ten
+    /// recalled twelve times), then expire, consolidate, promote and prune to
+    /// `--max-memories` timed; peak RSS reported.
+    Maintain {
+        /// Memories to write.
+        #[arg(long, default_value_t = 100_000)]
+        memories: usize,
+        /// Memories per user.
+        #[arg(long, default_value_t = 1_000, value_parser = clap::value_parser!(u64).range(1..))]
+        per_user: u64,
+        /// Prune's cap per user.
+        #[arg(long, default_value_t = 900)]
+        max_memories: u64,
+    },
     /// Retrieval quality (recall@k) and speed on LoCoMo conversations.
     Locomo {
         /// The directory of LoCoMo `.json` files.
@@ -384,6 +399,24 @@ pub(crate) fn run(cmd: &BenchCommand, cli: &crate::Cli, json: bool) -> Result<()
             return Ok(());
         }
         BenchCommand::GraphExtract { data, names } => return graph_extract(data, names, json),
+        BenchCommand::Maintain {
+            memories,
+            per_user,
+            max_memories,
+        } => {
+            let dir = bench_dir()?;
+            let store = match &cli.store {
+                Some(u) => muisti::open_store(u)?,
+                None => muisti::open_store(&format!(
+                    "sqlite://{}",
+                    dir.path().join("maintain.db").display()
+                ))?,
+            };
+            let engine = muisti::Engine::builder(store).embedder(None).build()?;
+            let report = maintain_bench(&engine, *memories, *per_user, *max_memories)?;
+            outln!("{}", serde_json::to_string_pretty(&report)?)?;
+            return Ok(());
+        }
         BenchCommand::Graph { edges, queries } => {
             let dir = bench_dir()?;
             let store = match &cli.store {
@@ -745,6 +778,65 @@ fn locomo(
             .join(", ")
     )?;
     Ok(())
+}
+
+/// `muisti bench maintain`: seeds the corpus through the store (no dedupe, no vectors),
+/// then times one full maintenance pass.
+fn maintain_bench(
+    engine: &muisti::Engine,
+    memories: usize,
+    per_user: u64,
+    max_memories: u64,
+) -> Result<serde_json::Value> {
+    let partition = engine.partition(&muisti::Namespace::default_ns());
+    let started = std::time::Instant::now();
+    let mut recalled = Vec::new();
+    for chunk in (0..memories as u64).collect::<Vec<_>>().chunks(1_000) {
+        let puts = chunk
+            .iter()
+            .map(|i| {
+                let user = i / per_user;
+                let n = i % per_user;
+                // One in twenty repeats the memory before it.
+                let topic = if n % 20 == 19 { n - 1 } else { n };
+                let mut p = muisti::Put::new(
+                    partition.clone(),
+                    None,
+                    format!("user {user} noted item {topic}: something worth keeping"),
+                );
+                p.owner.user_id = Some(format!("u{user}"));
+                p.importance = Some(0.3);
+                p
+            })
+            .collect();
+        for (w, i) in engine.store().put_many(puts)?.into_iter().zip(chunk) {
+            if i % 10 == 3 {
+                recalled.push(w.memory.id);
+            }
+        }
+    }
+    for ids in recalled.chunks(1_000) {
+        let twelve: Vec<muisti::MemoryId> = ids.iter().flat_map(|id| [*id; 12]).collect();
+        engine
+            .store()
+            .touch(engine.tenant(), &twelve, muisti::Timestamp::now())?;
+    }
+    let seeded = started.elapsed();
+    let started = std::time::Instant::now();
+    let report = engine.run_maintenance(&muisti::lifecycle::MaintenanceOptions {
+        max_memories: Some(max_memories),
+        ..Default::default()
+    })?;
+    let pass = started.elapsed();
+    Ok(serde_json::json!({
+        "memories": memories,
+        "users": report.users,
+        "seed_s": seeded.as_secs_f64(),
+        "maintenance_s": pass.as_secs_f64(),
+        "memories_per_s": memories as f64 / pass.as_secs_f64().max(1e-9),
+        "peak_rss_mib": crate::locomo::peak_rss_mib(),
+        "report": report,
+    }))
 }
 
 /// `muisti bench graph`: writes `edges` memories of one user, waits for the worker to read

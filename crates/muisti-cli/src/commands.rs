@@ -221,12 +221,46 @@ pub(crate) fn run(m: &dyn Memories, command: Command, json: bool) -> Result<Exit
             }
             Ok(ExitCode::SUCCESS)
         }
-        Command::Maintain => {
-            let done = m.maintain()?;
+        Command::Maintain {
+            user_id,
+            namespace,
+            jobs,
+            max_memories,
+            min_importance,
+            promote_after,
+            dry_run,
+        } => {
+            let done = m.maintenance(muisti_client::api::MaintenanceRequest {
+                user_id,
+                namespace,
+                jobs,
+                max_memories,
+                min_importance,
+                promote_after,
+                dry_run,
+            })?;
             if json {
                 print_json(&done)?;
             } else {
-                outln!("expired {}, episodic {}", done.expired, done.episodic)?;
+                outln!(
+                    "expired {}, episodic {}, consolidated {}, promoted {}, pruned {} ({} users{}){}",
+                    done.expired,
+                    done.episodic,
+                    done.consolidated,
+                    done.promoted,
+                    done.pruned,
+                    done.users,
+                    if done.busy > 0 {
+                        format!(", {} busy elsewhere", done.busy)
+                    } else {
+                        String::new()
+                    },
+                    if done.dry_run {
+                        "; dry run: nothing changed"
+                    } else {
+                        ""
+                    }
+                )?;
             }
             Ok(ExitCode::SUCCESS)
         }

@@ -185,7 +185,7 @@ fn namespace_arg(command: &Command) -> Option<&NsArg> {
         | Command::Openapi
         | Command::Chat(_)
         | Command::Purge
-        | Command::Maintain
+        | Command::Maintain { .. }
         | Command::EndConversation { .. }
         | Command::Proposals { .. }
         | Command::Conversations { .. }

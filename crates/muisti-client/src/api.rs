@@ -619,6 +619,58 @@ pub struct Maintained {
     pub episodic: u64,
 }
 
+/// A maintenance run (`POST /v1/maintenance`, `muisti maintain`): the seed's
+/// `runMaintenance`, user by user.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(ToSchema))]
+#[serde(deny_unknown_fields)]
+pub struct MaintenanceRequest {
+    /// Only this user's memories (default: every user's).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub user_id: Option<String>,
+    /// Only this namespace (default: every namespace of the tenant).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub namespace: Option<String>,
+    /// The jobs: `expire`, `consolidate`, `promote`, `prune` (default: all; prune needs
+    /// `max_memories`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub jobs: Vec<String>,
+    /// Prune's cap: memories a user keeps per namespace.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_memories: Option<u64>,
+    /// Prune deletes only memories of importance below this (default 0.5).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub min_importance: Option<f32>,
+    /// Promote raises importance by 0.1 per this many more recalls (default 10).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub promote_after: Option<u64>,
+    /// Report what would change, change nothing.
+    #[serde(default)]
+    pub dry_run: bool,
+}
+
+/// What a maintenance run did (or, dry, would do).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(ToSchema))]
+pub struct MaintenanceReport {
+    /// Expired memories deleted, in every tenant (not counted in a dry run).
+    pub expired: u64,
+    /// Episodic memories past the retention deleted (not counted in a dry run).
+    pub episodic: u64,
+    /// Duplicates folded into the memory they repeat.
+    pub consolidated: u64,
+    /// Memories whose importance was raised.
+    pub promoted: u64,
+    /// Memories pruned.
+    pub pruned: u64,
+    /// Users looked at (per namespace).
+    pub users: u64,
+    /// Users skipped: another process held their lease.
+    pub busy: u64,
+    /// Whether nothing was changed.
+    pub dry_run: bool,
+}
+
 /// A namespace and its size.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(ToSchema))]

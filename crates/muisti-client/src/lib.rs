@@ -624,6 +624,11 @@ impl Client {
         self.send_json("POST", "/v1/maintain", &serde_json::json!({}))
     }
 
+    /// Runs maintenance (operator key): expire, consolidate, promote, prune.
+    pub fn maintenance(&self, req: &MaintenanceRequest) -> Result<MaintenanceReport, ClientError> {
+        self.send_json("POST", "/v1/maintenance", req)
+    }
+
     /// Deletes expired records now, in the whole store (admin key).
     pub fn purge(&self) -> Result<Purged, ClientError> {
         self.send_json("POST", "/v1/purge", &serde_json::json!({}))

@@ -39,8 +39,8 @@ pub use error::{Error, ErrorKind, Result};
 pub use event::{Event, Observer};
 pub use id::MemoryId;
 pub use memory::{
-    Category, Limits, Memory, MemoryScope, MemoryState, Owner, Put, Source, check_owner_field,
-    check_tags, content_hash, is_open_name, value_text,
+    Category, Limits, MAX_TAGS, Memory, MemoryScope, MemoryState, Owner, Put, Source,
+    check_owner_field, check_tags, content_hash, is_open_name, value_text,
 };
 pub use name::{
     Key, MAX_KEY_CHARS, MAX_NAME_CHARS, Namespace, Partition, Tenant, check_name, redact_url,

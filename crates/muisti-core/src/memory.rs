@@ -433,7 +433,8 @@ pub struct Put {
 const MAX_OWNER_CHARS: usize = 256;
 /// Longest vector a store accepts.
 pub const MAX_DIMENSIONS: usize = 8192;
-const MAX_TAGS: usize = 64;
+/// Most tags a memory carries.
+pub const MAX_TAGS: usize = 64;
 const MAX_TAG_CHARS: usize = 64;
 
 /// The rule of the open names (categories, sources, entity kinds beyond the known ones):

@@ -51,6 +51,9 @@ pub struct Patch {
     /// The vector of the new text and the model that made it. When the text changes and no
     /// vector is given, the old vector is dropped (it no longer describes the record).
     pub embedding: Option<(String, Vec<f32>)>,
+    /// Accesses to add to the record's count, in the same atomic step (folding a
+    /// duplicate's accesses into the memory it repeats).
+    pub add_access: Option<u64>,
 }
 
 impl Patch {
@@ -130,7 +133,8 @@ impl UpdateRequest {
     /// updated record and what to do with its vector.
     ///
     /// * absent → [`Error::NotFound`]; another version than expected → [`Error::Conflict`];
-    /// * identity (`id`, partition, key), `created_at` and access statistics are kept;
+    /// * identity (`id`, partition, key), `created_at` and access statistics are kept (the
+    ///   access count grows by `add_access`);
     ///   `version` goes up by one and `updated_at` becomes `now`;
     /// * the merged record must pass the same field rules and size limit as a write.
     pub fn apply(
@@ -171,6 +175,7 @@ impl UpdateRequest {
             valid_until,
             ttl,
             embedding,
+            add_access,
         } = &self.patch;
         let mut m = old.clone();
         if let Some(c) = content {
@@ -203,6 +208,9 @@ impl UpdateRequest {
         }
         if let Some(i) = importance {
             m.importance = *i;
+        }
+        if let Some(n) = add_access {
+            m.access_count = m.access_count.saturating_add(*n);
         }
         if let Some(s) = source {
             m.source = s.clone();

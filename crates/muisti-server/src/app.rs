@@ -448,6 +448,7 @@ pub fn router(state: AppState, config: &ServerConfig, mcp_stop: CancellationToke
         .route("/v1/stats", get(rest::stats))
         .route("/v1/purge", post(rest::purge))
         .route("/v1/maintain", post(rest::maintain))
+        .route("/v1/maintenance", post(rest::maintenance))
         .route("/v1/proposals", get(rest::list_proposals))
         .route("/v1/graph/entities", get(rest::graph_entities))
         .route("/v1/graph/entities/merge", post(rest::graph_merge))

@@ -106,12 +106,15 @@ fn parse<T: DeserializeOwned>(json: bool, bytes: &[u8]) -> Result<T, ApiError> {
 }
 
 /// The API's integer fields, wherever they are in a body (never inside stored values).
-const INTEGER_FIELDS: [&str; 5] = [
+const INTEGER_FIELDS: [&str; 8] = [
     "limit",
     "confidence",
     "ttl_seconds",
     "expected_version",
     "long_term_memory",
+    "graph_facts",
+    "max_memories",
+    "promote_after",
 ];
 /// Fields holding the caller's own JSON, left exactly as sent.
 const OPAQUE_FIELDS: [&str; 3] = ["content", "metadata", "value"];

@@ -35,7 +35,7 @@ impl utoipa::Modify for BearerAuth {
         crate::rest::list_memories,
         crate::rest::similar, crate::rest::recall, crate::rest::kv_get, crate::rest::kv_set,
         crate::rest::kv_forget, crate::rest::kv_all, crate::rest::kv_flush, crate::rest::stats,
-        crate::rest::purge, crate::rest::maintain, crate::rest::end_conversation, crate::rest::confirm_proposal, crate::rest::list_conversations, crate::rest::get_conversation, crate::rest::delete_conversation, crate::rest::reject_proposal, crate::rest::list_proposals, crate::rest::memory_history, crate::rest::graph_entities, crate::rest::graph_merge, crate::rest::graph_relations, crate::rest::reindex, crate::rest::job, crate::rest::create_key, crate::rest::list_keys,
+        crate::rest::purge, crate::rest::maintain, crate::rest::maintenance, crate::rest::end_conversation, crate::rest::confirm_proposal, crate::rest::list_conversations, crate::rest::get_conversation, crate::rest::delete_conversation, crate::rest::reject_proposal, crate::rest::list_proposals, crate::rest::memory_history, crate::rest::graph_entities, crate::rest::graph_merge, crate::rest::graph_relations, crate::rest::reindex, crate::rest::job, crate::rest::create_key, crate::rest::list_keys,
         crate::rest::revoke_key, crate::rest::healthz, crate::rest::readyz, crate::rest::metrics,
         crate::chat::chat, crate::chat::chat_stream),
     modifiers(&BearerAuth),
@@ -187,7 +187,15 @@ mod exact {
             "graph_facts" => json!({"minimum": 0, "maximum": crate::chat::MAX_GRAPH_FACTS}),
             "limit" => json!({"minimum": 1, "maximum": MAX_PAGE.max(MAX_RECALL)}),
             "hops" => json!({"minimum": 1, "maximum": muisti::graph::MAX_HOPS}),
-            "importance" | "min_score" => json!({"minimum": 0.0, "maximum": 1.0}),
+            "importance" | "min_score" | "min_importance" => {
+                json!({"minimum": 0.0, "maximum": 1.0})
+            }
+            "jobs" => json!({"items": {"enum": muisti::lifecycle::Job::ALL
+                .iter()
+                .map(|j| j.as_str())
+                .collect::<Vec<_>>()}}),
+            "promote_after" => json!({"minimum": 1}),
+            "max_memories" => json!({"minimum": 0}),
             "confidence" => json!({"minimum": 0, "maximum": 100}),
             "ttl_seconds" => json!({"minimum": 1, "maximum": Ttl::MAX.as_secs()}),
             "scope" => {

@@ -263,6 +263,8 @@ pub fn update(engine: &Engine, id: &str, patch: api::MemoryPatch) -> Result<api:
             None => None,
         },
         embedding: None,
+        // Access counts are the engine's to keep, not a client's to set.
+        add_access: None,
     };
     // Scope and user of a declarative entry never change, so the check holds for the update.
     visible(engine, id, acting.as_deref())?;
@@ -489,6 +491,58 @@ pub fn maintain(engine: &Engine) -> Result<api::Maintained> {
     Ok(api::Maintained {
         expired: done.expired,
         episodic: done.episodic,
+    })
+}
+
+/// A maintenance run as the request asks: the one check of its fields on every face.
+pub fn maintenance(
+    engine: &Engine,
+    req: api::MaintenanceRequest,
+) -> Result<api::MaintenanceReport> {
+    filter(req.user_id.clone(), None, None)?;
+    let namespace = req.namespace.as_deref().map(Namespace::new).transpose()?;
+    let jobs = req
+        .jobs
+        .iter()
+        .map(|j| j.parse::<muisti::lifecycle::Job>())
+        .collect::<Result<Vec<_>>>()?;
+    if let Some(i) = req.min_importance
+        && !(0.0..=1.0).contains(&i)
+    {
+        return Err(Error::invalid(
+            "min_importance",
+            "0 to 1: prune deletes only memories of importance below it",
+        ));
+    }
+    if req.max_memories.is_none() && jobs.contains(&muisti::lifecycle::Job::Prune) {
+        return Err(Error::conflicting(
+            "jobs",
+            "prune needs max_memories, the cap a user's memories are pruned to",
+        ));
+    }
+    let options = muisti::lifecycle::MaintenanceOptions {
+        user_id: req.user_id,
+        namespace,
+        jobs,
+        max_memories: req.max_memories,
+        min_importance: req
+            .min_importance
+            .unwrap_or(muisti::lifecycle::DEFAULT_MIN_IMPORTANCE),
+        promote_after: req
+            .promote_after
+            .unwrap_or(muisti::lifecycle::DEFAULT_PROMOTE_AFTER),
+        dry_run: req.dry_run,
+    };
+    let r = engine.run_maintenance(&options)?;
+    Ok(api::MaintenanceReport {
+        expired: r.expired,
+        episodic: r.episodic,
+        consolidated: r.consolidated,
+        promoted: r.promoted,
+        pruned: r.pruned,
+        users: r.users,
+        busy: r.busy,
+        dry_run: r.dry_run,
     })
 }
 
@@ -779,7 +833,10 @@ pub fn graph_relations(
             )?,
         },
         None if p.hops.is_some() => {
-            return Err(Error::invalid("hops", "a neighbourhood needs `entity`"));
+            return Err(Error::conflicting(
+                "hops",
+                "a neighbourhood is an entity's: give `entity` with `hops`",
+            ));
         }
         None => engine.graph_relations(&muisti::graph::RelationQuery {
             user_id: p.user_id,

@@ -509,6 +509,26 @@ pub async fn maintain(
     run(&s, &caller, move |e| ops::maintain(&e)).await.map(Json)
 }
 
+/// Runs maintenance now (operator key), the seed's `runMaintenance`: expire, then per user
+/// consolidate exact duplicates, promote what is recalled, prune to `max_memories`; with
+/// `dry_run`, reports what would change.
+#[utoipa::path(post, path = "/v1/maintenance", tag = "admin",
+    request_body = api::MaintenanceRequest,
+    responses((status = 200, body = api::MaintenanceReport), (status = 400, body = api::ErrorBody),
+        (status = 403, body = api::ErrorBody),
+        (status = 409, description = "`prune` without `max_memories` (`conflicting_fields`)", body = api::ErrorBody),
+        (status = 422, body = api::ErrorBody)))]
+pub async fn maintenance(
+    State(s): State<AppState>,
+    caller: Caller,
+    ApiJson(req): ApiJson<api::MaintenanceRequest>,
+) -> ApiResult<Json<api::MaintenanceReport>> {
+    require_operator(&caller)?;
+    run(&s, &caller, move |e| ops::maintenance(&e, req))
+        .await
+        .map(Json)
+}
+
 /// Deletes expired records now, in the whole store (admin key). Reads already hide them;
 /// this frees their space.
 #[utoipa::path(post, path = "/v1/purge", tag = "admin",
@@ -703,7 +723,7 @@ pub async fn graph_merge(
 #[utoipa::path(get, path = "/v1/graph/relations", tag = "graph",
     params(api::GraphRelationParams),
     responses((status = 200, body = api::GraphRelations), (status = 400, body = api::ErrorBody),
-        (status = 409, description = "`entity` with `subject` or `object` (`conflicting_fields`)", body = api::ErrorBody),
+        (status = 409, description = "`entity` with `subject` or `object`, or `hops` without `entity` (`conflicting_fields`)", body = api::ErrorBody),
         (status = 422, body = api::ErrorBody)))]
 pub async fn graph_relations(
     State(s): State<AppState>,

@@ -322,6 +322,18 @@ pub(crate) struct Ranked {
     pub(crate) signals: Signals,
 }
 
+/// Recency of a memory last written at `written`, 0 to 1: 1 now, 0.5 one half-life ago.
+pub(crate) fn recency(written: Timestamp, now: Timestamp, half_life: Duration) -> f32 {
+    let age_ms = (now.as_millis() - written.as_millis()).max(0) as f64;
+    let half_life_ms = half_life.as_millis().max(1) as f64;
+    0.5f64.powf(age_ms / half_life_ms) as f32
+}
+
+/// Access frequency of a memory recalled `count` times, 0 to 1, log-scaled (1 at 100).
+pub(crate) fn access(count: u64) -> f32 {
+    ((1.0 + count as f32).ln() / 101f32.ln()).min(1.0)
+}
+
 /// Rescores fused candidates with recency, access and importance, best first.
 pub(crate) fn rescore(
     config: &RecallConfig,
@@ -331,14 +343,12 @@ pub(crate) fn rescore(
 ) -> Vec<Ranked> {
     let w = config.weights;
     let total = (w.relevance + w.recency + w.access + w.importance).max(f32::EPSILON);
-    let half_life_ms = config.half_life.as_millis().max(1) as f64;
     let mut ranked: Vec<Ranked> = candidates
         .into_iter()
         .filter_map(|m| {
             let (_, mut signals) = fused.remove(&m.id)?;
-            let age_ms = (now.as_millis() - m.updated_at.as_millis()).max(0) as f64;
-            signals.recency = 0.5f64.powf(age_ms / half_life_ms) as f32;
-            signals.access = ((1.0 + m.access_count as f32).ln() / 101f32.ln()).min(1.0);
+            signals.recency = recency(m.updated_at, now, config.half_life);
+            signals.access = access(m.access_count);
             signals.importance = m.importance.clamp(0.0, 1.0);
             let score = (w.relevance * signals.relevance
                 + w.recency * signals.recency

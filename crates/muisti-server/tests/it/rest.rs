@@ -1871,10 +1871,75 @@ fn the_graph_over_rest() {
         ("relations?user_id=g1&colour=red", 400),
         ("relations?user_id=g1&entity=bob&hops=4", 422),
         ("relations?user_id=g1&entity=bob&hops=0", 422),
-        ("relations?user_id=g1&hops=2", 422),
+        ("relations?user_id=g1&hops=2", 409),
     ] {
         let r = get(q);
         assert_eq!(r.status, status, "{q}: {}", r.body);
         assert!(r.body["error"]["code"].is_string(), "{q}: the error shape");
+    }
+}
+
+/// `POST /v1/maintenance`: a dry run reports, a run prunes a user to the cap (never the
+/// declarative entry), refused input has its status, and a read-only key may not run it.
+#[test]
+fn maintenance_over_rest() {
+    let s = TestServer::open();
+    let post = |body: serde_json::Value| {
+        raw(
+            "POST",
+            &s.url("/v1/maintenance"),
+            &[JSON],
+            Some(&body.to_string()),
+        )
+    };
+    for i in 0..12 {
+        let body =
+            json!({"content": format!("passing remark {i}"), "user_id": "m1", "importance": 0.1});
+        let r = raw(
+            "POST",
+            &s.url("/v1/memories"),
+            &[JSON],
+            Some(&body.to_string()),
+        );
+        assert_eq!(r.status, 201, "{}", r.body);
+    }
+    let body = json!({"content": "I am allergic to peanuts", "user_id": "m1", "scope": "declarative", "category": "fact"});
+    let r = raw(
+        "POST",
+        &s.url("/v1/memories"),
+        &[JSON],
+        Some(&body.to_string()),
+    );
+    assert_eq!(r.status, 201, "{}", r.body);
+    let dry = post(json!({"user_id": "m1", "jobs": ["prune"], "max_memories": 5, "dry_run": true}));
+    assert_eq!(dry.status, 200, "{}", dry.body);
+    assert_eq!(dry.body["pruned"], 7);
+    assert_eq!(dry.body["dry_run"], true);
+    let done = post(json!({"user_id": "m1", "jobs": ["prune"], "max_memories": 5}));
+    assert_eq!(done.status, 200, "{}", done.body);
+    assert_eq!(done.body["pruned"], 7);
+    let left = raw(
+        "GET",
+        &s.url("/v1/memories?user_id=m1&limit=100"),
+        &[],
+        None,
+    );
+    let items = left.body["items"].as_array().expect("items");
+    assert_eq!(items.len(), 6, "five and the declarative entry");
+    assert!(
+        items
+            .iter()
+            .any(|m| m["content"] == "I am allergic to peanuts")
+    );
+    for (body, status) in [
+        (json!({"jobs": ["prune"]}), 409),
+        (json!({"jobs": ["sideways"]}), 422),
+        (json!({"min_importance": 2.0}), 422),
+        (json!({"promote_after": 0}), 422),
+        (json!({"colour": "red"}), 422),
+    ] {
+        let r = post(body.clone());
+        assert_eq!(r.status, status, "{body}: {}", r.body);
+        assert!(r.body["error"]["code"].is_string(), "{body}");
     }
 }

@@ -9,57 +9,17 @@ use muisti::{
 
 use super::ns;
 
-/// An engine extracting offline over each backend's store: the in-process ones, Redis,
-/// and PostgreSQL (`MUISTI_POSTGRES_URL`, a schema of its own) and MySQL/MariaDB
-/// (`MUISTI_MYSQL_URL`, default the local server's `test` database, tables of its own) when
-/// they answer (a printed skip otherwise; a failure under `MUISTI_REQUIRE_SERVICES=1`).
+/// An engine extracting offline over every backend's store ([`super::on_every_backend`]).
 fn on_each_graph(check: impl Fn(&str, Engine)) {
-    let run = |url: &str| {
-        let store = muisti::open_store(url).expect("store");
-        let engine = Engine::builder(store)
-            .graph_extraction(GraphExtraction::Offline)
-            .build()
-            .expect("engine");
-        check(url, engine);
-    };
-    super::on_each_backend(|url, _| run(url));
-    let fresh = muisti::MemoryId::generate().to_string().to_lowercase();
-    let with = |base: &str, params: &str| {
-        let sep = if base.contains('?') { '&' } else { '?' };
-        format!("{base}{sep}{params}&pool_size=2")
-    };
-    #[cfg(feature = "postgres")]
-    match std::env::var("MUISTI_POSTGRES_URL")
-        .ok()
-        .filter(|u| !u.is_empty())
-    {
-        Some(base) => {
-            let url = with(&base, &format!("schema=graph_{fresh}"));
-            match muisti::PostgresStore::open(&url) {
-                Ok(store) => {
-                    run(&url);
-                    let _ = store.drop_schema();
-                }
-                Err(e) => muisti_testkit::service_unavailable("postgres", &e.to_string()),
-            }
-        }
-        None => muisti_testkit::service_unavailable("postgres", "MUISTI_POSTGRES_URL is not set"),
-    }
-    #[cfg(feature = "mysql")]
-    {
-        let base = std::env::var("MUISTI_MYSQL_URL")
-            .ok()
-            .filter(|u| !u.is_empty())
-            .unwrap_or_else(|| "mysql://root@127.0.0.1:3306/test".into());
-        let url = with(&base, &format!("table_prefix=g{fresh}_"));
-        match muisti::MysqlStore::open(&url) {
-            Ok(store) => {
-                run(&url);
-                let _ = store.drop_tables();
-            }
-            Err(e) => muisti_testkit::service_unavailable("mysql", &e.to_string()),
-        }
-    }
+    super::on_every_backend(
+        |store| {
+            Engine::builder(store)
+                .graph_extraction(GraphExtraction::Offline)
+                .build()
+                .expect("engine")
+        },
+        check,
+    );
 }
 
 fn say(engine: &Engine, user: &str, session: &str, text: &str, at: Option<&str>) -> muisti::Memory {

@@ -10,6 +10,7 @@ use serde_json::json;
 mod conversations;
 mod declarative;
 mod graph;
+mod lifecycle;
 mod scopes;
 
 fn ns(s: &str) -> Namespace {
@@ -43,6 +44,58 @@ fn on_each_backend(check: impl Fn(&str, Engine)) {
     for url in urls {
         check(&url, Engine::open(&url).expect("opens"));
     }
+}
+
+/// Runs `check` on the engine `build` makes over each backend's store: the in-process
+/// ones, Redis, and PostgreSQL (`MUISTI_POSTGRES_URL`, a schema of its own) and
+/// MySQL/MariaDB (`MUISTI_MYSQL_URL`, default the local server's `test` database, tables of
+/// its own) when they answer (a printed skip otherwise; a failure under
+/// `MUISTI_REQUIRE_SERVICES=1`).
+fn on_every_backend(
+    build: impl Fn(Arc<dyn muisti::Store>) -> Engine,
+    check: impl Fn(&str, Engine),
+) {
+    let run = |url: &str| check(url, build(muisti::open_store(url).expect("store")));
+    on_each_backend(|url, _| run(url));
+    let fresh = muisti::MemoryId::generate().to_string().to_lowercase();
+    let with = |base: &str, params: &str| {
+        let sep = if base.contains('?') { '&' } else { '?' };
+        format!("{base}{sep}{params}&pool_size=2")
+    };
+    #[cfg(feature = "postgres")]
+    match std::env::var("MUISTI_POSTGRES_URL")
+        .ok()
+        .filter(|u| !u.is_empty())
+    {
+        Some(base) => {
+            let url = with(&base, &format!("schema=engine_{fresh}"));
+            match muisti::PostgresStore::open(&url) {
+                Ok(store) => {
+                    run(&url);
+                    let _ = store.drop_schema();
+                }
+                Err(e) => muisti_testkit::service_unavailable("postgres", &e.to_string()),
+            }
+        }
+        None => muisti_testkit::service_unavailable("postgres", "MUISTI_POSTGRES_URL is not set"),
+    }
+    #[cfg(feature = "mysql")]
+    {
+        let base = std::env::var("MUISTI_MYSQL_URL")
+            .ok()
+            .filter(|u| !u.is_empty())
+            .unwrap_or_else(|| "mysql://root@127.0.0.1:3306/test".into());
+        let url = with(&base, &format!("table_prefix=e{fresh}_"));
+        match muisti::MysqlStore::open(&url) {
+            Ok(store) => {
+                run(&url);
+                let _ = store.drop_tables();
+            }
+            Err(e) => muisti_testkit::service_unavailable("mysql", &e.to_string()),
+        }
+    }
+    #[cfg(not(any(feature = "postgres", feature = "mysql")))]
+    let _ = (fresh, with);
 }
 
 #[test]

@@ -1,0 +1,516 @@
+//! Memory over its life (seed 002's `MemoryLifecycleManager`), in the engine over the store
+//! contract: expire, prune a user to a cap by the seed's relevance score, consolidate exact
+//! duplicates, promote what is used, and statistics. Every job works one record at a time
+//! through atomic store steps and is idempotent, so a job killed at any point finishes on
+//! its next run with nothing lost or counted twice; a job on a user holds a lease, so two
+//! servers never run it on the same user at once; a dry run reports and changes nothing.
+
+use std::collections::{BTreeMap, HashMap};
+
+use muisti_core::{
+    Filter, Locator, Memory, MemoryId, MemoryScope, MemoryState, Namespace, Patch, Result,
+    Timestamp, UpdateRequest, content_hash, list_all,
+};
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+use tracing::info_span;
+
+use crate::{Engine, recall};
+
+/// A maintenance job.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Job {
+    /// Delete expired memories (every tenant) and episodic ones past their retention.
+    Expire,
+    /// Delete a user's least relevant memories beyond a cap.
+    Prune,
+    /// Fold a user's exact duplicates into the oldest.
+    Consolidate,
+    /// Raise the importance of a user's memories as they are recalled.
+    Promote,
+}
+
+impl Job {
+    /// Every job, in the order a run takes them (the seed's `runMaintenance` order).
+    pub const ALL: [Job; 4] = [Job::Expire, Job::Consolidate, Job::Promote, Job::Prune];
+
+    /// Its name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Job::Expire => "expire",
+            Job::Prune => "prune",
+            Job::Consolidate => "consolidate",
+            Job::Promote => "promote",
+        }
+    }
+}
+
+impl std::str::FromStr for Job {
+    type Err = muisti_core::Error;
+
+    fn from_str(s: &str) -> Result<Self> {
+        Job::ALL
+            .into_iter()
+            .find(|j| j.as_str() == s.trim())
+            .ok_or_else(|| {
+                muisti_core::Error::invalid(
+                    "job",
+                    format!("{s:?} is not one of expire, prune, consolidate, promote"),
+                )
+            })
+    }
+}
+
+/// What a maintenance run does.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct MaintenanceOptions {
+    /// The user whose memories the per-user jobs keep (none: every user of the namespaces).
+    pub user_id: Option<String>,
+    /// The namespace (none: every namespace of the tenant but the engine's own).
+    pub namespace: Option<Namespace>,
+    /// The jobs (empty: all of them; prune only with a cap).
+    pub jobs: Vec<Job>,
+    /// Prune's cap: memories a user keeps per namespace (none: prune does nothing).
+    pub max_memories: Option<u64>,
+    /// Prune deletes only memories of importance below this (default 0.5; above 1 lets it
+    /// delete any).
+    pub min_importance: f32,
+    /// Promote raises a memory's importance by 0.1 each time it has been recalled this
+    /// many more times (default 10, the seed's threshold).
+    pub promote_after: u64,
+    /// Report what would change, change nothing.
+    pub dry_run: bool,
+}
+
+impl Default for MaintenanceOptions {
+    fn default() -> Self {
+        Self {
+            user_id: None,
+            namespace: None,
+            jobs: Vec::new(),
+            max_memories: None,
+            min_importance: DEFAULT_MIN_IMPORTANCE,
+            promote_after: DEFAULT_PROMOTE_AFTER,
+            dry_run: false,
+        }
+    }
+}
+
+/// Prune's default importance floor: memories at or above it are never pruned.
+pub const DEFAULT_MIN_IMPORTANCE: f32 = 0.5;
+
+/// Promote's default threshold (the seed's).
+pub const DEFAULT_PROMOTE_AFTER: u64 = 10;
+
+/// How much a promotion raises importance, and the importance it stops below (the seed's).
+const PROMOTE_STEP: f32 = 0.1;
+const PROMOTE_BELOW: f32 = 0.9;
+
+/// The seed's relevance weights with no query (semantic similarity 0): recency 0.2, access
+/// frequency 0.15, importance 0.15.
+const PRUNE_WEIGHTS: (f32, f32, f32) = (0.2, 0.15, 0.15);
+
+/// How long a job's lease on a user lasts (renewed per user).
+const LEASE: std::time::Duration = std::time::Duration::from_secs(300);
+
+/// What a run did (or, dry, would do).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct MaintenanceReport {
+    /// Expired memories deleted (not counted in a dry run).
+    pub expired: u64,
+    /// Episodic memories past the retention deleted (not counted in a dry run).
+    pub episodic: u64,
+    /// Memories pruned.
+    pub pruned: u64,
+    /// Duplicates folded into the memory they repeat.
+    pub consolidated: u64,
+    /// Memories whose importance was raised.
+    pub promoted: u64,
+    /// Users whose memories were looked at.
+    pub users: u64,
+    /// Users skipped because another process held their job's lease.
+    pub busy: u64,
+    /// Whether nothing was changed.
+    pub dry_run: bool,
+}
+
+/// A user's (or a tenant's) memories in numbers.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct MemoryStats {
+    /// Memories.
+    pub total: u64,
+    /// By scope.
+    pub by_scope: BTreeMap<String, u64>,
+    /// By category.
+    pub by_category: BTreeMap<String, u64>,
+    /// By state.
+    pub by_state: BTreeMap<String, u64>,
+    /// Average importance.
+    pub avg_importance: f64,
+    /// Average access count.
+    pub avg_access: f64,
+    /// The highest access count.
+    pub max_access: u64,
+    /// Memories with an expiry.
+    pub with_expiry: u64,
+    /// Memories written per day (UTC, `YYYY-MM-DD`).
+    pub growth_per_day: BTreeMap<String, u64>,
+    /// The most recalled memories, most first (at most 10): id and access count.
+    pub most_accessed: Vec<(MemoryId, u64)>,
+    /// When the oldest was written.
+    pub oldest: Option<Timestamp>,
+    /// When the newest was written.
+    pub newest: Option<Timestamp>,
+    /// Bytes of content and context.
+    pub bytes: u64,
+}
+
+/// Whether a memory is a user's to prune, consolidate or promote: their keyless memory of
+/// a scope that lives on (long-term or episodic), live. Declarative entries, key-value
+/// state and conversations' working memory are never touched.
+fn kept_by_jobs(m: &Memory) -> bool {
+    matches!(m.scope, MemoryScope::LongTerm | MemoryScope::Episodic)
+        && m.writer_key().is_none()
+        && m.state == MemoryState::Active
+}
+
+/// The seed's relevance of a memory with no query: recency, access and importance weighted
+/// 0.2, 0.15 and 0.15, each signal as recall computes it.
+pub fn standing(m: &Memory, now: Timestamp, half_life: std::time::Duration) -> f32 {
+    let (w_recency, w_access, w_importance) = PRUNE_WEIGHTS;
+    w_recency * recall::recency(m.updated_at, now, half_life)
+        + w_access * recall::access(m.access_count)
+        + w_importance * m.importance.clamp(0.0, 1.0)
+}
+
+impl Engine {
+    /// Runs maintenance (the seed's `runMaintenance`): expire, consolidate, promote and
+    /// prune, as `options` say, user by user.
+    pub fn run_maintenance(&self, options: &MaintenanceOptions) -> Result<MaintenanceReport> {
+        let _span = info_span!("memory.run_maintenance", dry_run = options.dry_run).entered();
+        if let Some(user) = &options.user_id {
+            muisti_core::check_owner_field("user_id", &Some(user.clone()))?;
+        }
+        if !options.min_importance.is_finite() || options.min_importance < 0.0 {
+            return Err(muisti_core::Error::invalid(
+                "min_importance",
+                "a number, 0 or more",
+            ));
+        }
+        if options.promote_after == 0 {
+            return Err(muisti_core::Error::invalid(
+                "promote_after",
+                "accesses between promotions: 1 or more",
+            ));
+        }
+        let jobs: Vec<Job> = if options.jobs.is_empty() {
+            Job::ALL.to_vec()
+        } else {
+            Job::ALL
+                .into_iter()
+                .filter(|j| options.jobs.contains(j))
+                .collect()
+        };
+        let mut report = MaintenanceReport {
+            dry_run: options.dry_run,
+            ..MaintenanceReport::default()
+        };
+        if jobs.contains(&Job::Expire) && !options.dry_run {
+            let done = self.maintain()?;
+            report.expired = done.expired;
+            report.episodic = done.episodic;
+        }
+        let per_user: Vec<Job> = jobs.into_iter().filter(|j| *j != Job::Expire).collect();
+        if per_user.is_empty() {
+            return Ok(report);
+        }
+        let namespaces = match &options.namespace {
+            Some(ns) => vec![ns.clone()],
+            None => self
+                .store
+                .namespaces(&self.tenant)?
+                .into_iter()
+                .filter(|ns| !crate::declarative::is_reserved(ns.as_str()))
+                .collect(),
+        };
+        let holder = MemoryId::generate().to_string();
+        for ns in &namespaces {
+            let filter = Filter {
+                user_id: options.user_id.clone(),
+                ..Filter::default()
+            };
+            let mut by_user: BTreeMap<Option<String>, Vec<Memory>> = BTreeMap::new();
+            for m in list_all(self.store.as_ref(), &self.partition(ns), &filter)? {
+                if kept_by_jobs(&m) {
+                    by_user.entry(m.owner.user_id.clone()).or_default().push(m);
+                }
+            }
+            for (user, memories) in by_user {
+                report.users += 1;
+                let lease = format!(
+                    "maintain.{}",
+                    &content_hash(&format!("{ns}/{user:?}"))[..16]
+                );
+                if !options.dry_run && !self.acquire_lease(&lease, &holder, LEASE)? {
+                    report.busy += 1;
+                    continue;
+                }
+                let done = self.maintain_user(memories, &per_user, options, &mut report);
+                if !options.dry_run {
+                    self.release_lease(&lease, &holder)?;
+                }
+                done?;
+            }
+        }
+        Ok(report)
+    }
+
+    /// The per-user jobs on one user's memories of one namespace.
+    fn maintain_user(
+        &self,
+        mut memories: Vec<Memory>,
+        jobs: &[Job],
+        options: &MaintenanceOptions,
+        report: &mut MaintenanceReport,
+    ) -> Result<()> {
+        for job in jobs {
+            match job {
+                Job::Consolidate => {
+                    let (n, left) = self.consolidate(memories, options.dry_run)?;
+                    report.consolidated += n;
+                    memories = left;
+                }
+                Job::Promote => {
+                    report.promoted += self.promote(&mut memories, options)?;
+                }
+                Job::Prune => {
+                    if let Some(cap) = options.max_memories {
+                        report.pruned += self.prune(&mut memories, cap, options)?;
+                    }
+                }
+                Job::Expire => {}
+            }
+        }
+        Ok(())
+    }
+
+    /// Folds exact duplicates (same content) into the oldest of each: it takes their
+    /// accesses, tags and metadata it lacks, and records them in `metadata.merged_from`
+    /// in the same atomic update; then they are deleted. A duplicate already recorded is
+    /// only deleted (the run before stopped in between). Returns how many were folded and
+    /// the memories left.
+    fn consolidate(&self, memories: Vec<Memory>, dry_run: bool) -> Result<(u64, Vec<Memory>)> {
+        let mut groups: HashMap<String, Vec<Memory>> = HashMap::new();
+        for m in memories {
+            groups.entry(m.content_hash.clone()).or_default().push(m);
+        }
+        let mut folded = 0;
+        let mut left = Vec::new();
+        for (_, mut group) in groups {
+            group.sort_by_key(|m| (m.created_at, m.id));
+            let mut group = group.into_iter();
+            let Some(mut kept) = group.next() else {
+                continue;
+            };
+            for dup in group {
+                folded += 1;
+                if dry_run {
+                    continue;
+                }
+                if !merged_from(&kept).contains(&dup.id) {
+                    kept = self.fold(&kept, &dup)?;
+                }
+                self.forget(&Locator::Id {
+                    tenant: self.tenant.clone(),
+                    id: dup.id,
+                })?;
+            }
+            left.push(kept);
+        }
+        left.sort_by_key(|m| m.id);
+        Ok((folded, left))
+    }
+
+    /// `dup` folded into `kept` in one conditional update.
+    fn fold(&self, kept: &Memory, dup: &Memory) -> Result<Memory> {
+        let mut tags = kept.tags.clone();
+        for t in &dup.tags {
+            if !tags.contains(t) && tags.len() < muisti_core::MAX_TAGS {
+                tags.push(t.clone());
+            }
+        }
+        let mut metadata = kept.metadata.clone();
+        for (k, v) in &dup.metadata {
+            metadata.entry(k.clone()).or_insert_with(|| v.clone());
+        }
+        let record = json!({"id": dup.id, "access_count": dup.access_count,
+            "created_at": dup.created_at});
+        match metadata.get_mut(MERGED_FROM) {
+            Some(Value::Array(all)) => all.push(record),
+            _ => {
+                metadata.insert(MERGED_FROM.into(), Value::Array(vec![record]));
+            }
+        }
+        let patch = Patch {
+            tags: Some(tags),
+            metadata: Some(metadata),
+            importance: Some(kept.importance.max(dup.importance)),
+            add_access: Some(dup.access_count),
+            ..Patch::default()
+        };
+        let at = Locator::Id {
+            tenant: self.tenant.clone(),
+            id: kept.id,
+        };
+        self.store
+            .update(&UpdateRequest::new(at, patch).expecting(Some(kept.version)))
+    }
+
+    /// Raises by 0.1 (to at most 1, and only below 0.9, as the seed) the importance of each
+    /// memory recalled `promote_after` more times since its last promotion, which it
+    /// records (`metadata.promoted_at_access`), so a rerun promotes nothing twice.
+    fn promote(&self, memories: &mut [Memory], options: &MaintenanceOptions) -> Result<u64> {
+        let mut promoted = 0;
+        for m in memories.iter_mut() {
+            let since = m
+                .metadata
+                .get(PROMOTED_AT)
+                .and_then(Value::as_u64)
+                .unwrap_or(0);
+            if m.access_count < since.saturating_add(options.promote_after)
+                || m.importance >= PROMOTE_BELOW
+            {
+                continue;
+            }
+            promoted += 1;
+            if options.dry_run {
+                continue;
+            }
+            let mut metadata = m.metadata.clone();
+            metadata.insert(PROMOTED_AT.into(), json!(m.access_count));
+            let patch = Patch {
+                importance: Some((m.importance + PROMOTE_STEP).min(1.0)),
+                metadata: Some(metadata),
+                ..Patch::default()
+            };
+            let at = Locator::Id {
+                tenant: self.tenant.clone(),
+                id: m.id,
+            };
+            *m = self
+                .store
+                .update(&UpdateRequest::new(at, patch).expecting(Some(m.version)))?;
+        }
+        Ok(promoted)
+    }
+
+    /// Deletes the least relevant of a user's memories (the seed's score with no query;
+    /// the oldest first on ties) until `cap` are left, only among those of importance
+    /// below `min_importance`. Returns how many.
+    fn prune(
+        &self,
+        memories: &mut Vec<Memory>,
+        cap: u64,
+        options: &MaintenanceOptions,
+    ) -> Result<u64> {
+        let excess = (memories.len() as u64).saturating_sub(cap);
+        if excess == 0 {
+            return Ok(0);
+        }
+        let now = self.clock.now();
+        let half_life = self.recall.half_life;
+        let mut candidates: Vec<(f32, Timestamp, MemoryId)> = memories
+            .iter()
+            .filter(|m| m.importance < options.min_importance)
+            .map(|m| (standing(m, now, half_life), m.created_at, m.id))
+            .collect();
+        candidates.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)).then(a.2.cmp(&b.2)));
+        let doomed: Vec<MemoryId> = candidates
+            .into_iter()
+            .take(usize::try_from(excess).unwrap_or(usize::MAX))
+            .map(|(_, _, id)| id)
+            .collect();
+        if !options.dry_run {
+            for id in &doomed {
+                self.forget(&Locator::Id {
+                    tenant: self.tenant.clone(),
+                    id: *id,
+                })?;
+            }
+        }
+        memories.retain(|m| !doomed.contains(&m.id));
+        Ok(doomed.len() as u64)
+    }
+
+    /// A user's memories of a namespace in numbers (all users' with none), every scope.
+    pub fn memory_stats(
+        &self,
+        namespace: &Namespace,
+        user_id: Option<&str>,
+    ) -> Result<MemoryStats> {
+        let filter = Filter {
+            user_id: user_id.map(str::to_owned),
+            ..Filter::default()
+        };
+        let mut s = MemoryStats::default();
+        let (mut importance, mut access) = (0.0f64, 0.0f64);
+        let mut accessed: Vec<(MemoryId, u64)> = Vec::new();
+        for m in list_all(self.store.as_ref(), &self.partition(namespace), &filter)? {
+            s.total += 1;
+            *s.by_scope.entry(m.scope.as_str().to_owned()).or_default() += 1;
+            *s.by_category
+                .entry(m.category.as_str().to_owned())
+                .or_default() += 1;
+            *s.by_state.entry(state_name(m.state)).or_default() += 1;
+            importance += f64::from(m.importance);
+            access += m.access_count as f64;
+            s.max_access = s.max_access.max(m.access_count);
+            s.with_expiry += u64::from(m.expires_at.is_some());
+            let day = m
+                .created_at
+                .to_string()
+                .chars()
+                .take(10)
+                .collect::<String>();
+            *s.growth_per_day.entry(day).or_default() += 1;
+            accessed.push((m.id, m.access_count));
+            s.oldest = Some(s.oldest.map_or(m.created_at, |o| o.min(m.created_at)));
+            s.newest = Some(s.newest.map_or(m.created_at, |n| n.max(m.created_at)));
+            s.bytes += (m.text().len() + m.context.as_ref().map_or(0, String::len)) as u64;
+        }
+        if s.total > 0 {
+            s.avg_importance = importance / s.total as f64;
+            s.avg_access = access / s.total as f64;
+        }
+        accessed.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+        accessed.retain(|(_, n)| *n > 0);
+        accessed.truncate(10);
+        s.most_accessed = accessed;
+        Ok(s)
+    }
+}
+
+/// Where a kept memory records the duplicates folded into it.
+pub const MERGED_FROM: &str = "merged_from";
+
+/// Where a promoted memory records its access count at the promotion.
+pub const PROMOTED_AT: &str = "promoted_at_access";
+
+/// The ids a memory records as folded into it.
+fn merged_from(m: &Memory) -> Vec<MemoryId> {
+    m.metadata
+        .get(MERGED_FROM)
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(|r| r.get("id")?.as_str()?.parse().ok())
+        .collect()
+}
+
+fn state_name(state: MemoryState) -> String {
+    serde_json::to_value(state)
+        .ok()
+        .and_then(|v| v.as_str().map(str::to_owned))
+        .unwrap_or_default()
+}

@@ -114,6 +114,7 @@ pub fn new_put(m: api::NewMemory) -> Result<Put> {
     }
     let mut put = Put::new(partition, key, m.content).with_ttl(ttl(m.ttl_seconds)?);
     put.context = m.context;
+    let typed = m.category.is_some() || m.kind.is_some();
     match (m.category, m.kind) {
         (Some(c), Some(t)) if c != t => {
             return Err(Error::conflicting(
@@ -126,6 +127,10 @@ pub fn new_put(m: api::NewMemory) -> Result<Put> {
     }
     if let Some(s) = m.scope {
         put.scope = MemoryScope::parse(&s)?;
+    }
+    // A declarative entry given no type is a fact (the default category is no type of one).
+    if put.scope == MemoryScope::Declarative && !typed {
+        put.category = Category::Fact;
     }
     if let Some(s) = m.source {
         put.source = Source::parse(&s)?;

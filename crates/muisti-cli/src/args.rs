@@ -225,6 +225,9 @@ pub(crate) enum Command {
         /// Report what would change; change nothing.
         #[arg(long)]
         dry_run: bool,
+        /// How long this run's hold on a user lasts if it dies (default 60 s).
+        #[arg(long, value_name = "SECS")]
+        lease_secs: Option<u64>,
     },
     /// The conversations (of a user), oldest first.
     Conversations {

@@ -229,6 +229,7 @@ pub(crate) fn run(m: &dyn Memories, command: Command, json: bool) -> Result<Exit
             min_importance,
             promote_after,
             dry_run,
+            lease_secs,
         } => {
             let done = m.maintenance(muisti_client::api::MaintenanceRequest {
                 user_id,
@@ -238,6 +239,7 @@ pub(crate) fn run(m: &dyn Memories, command: Command, json: bool) -> Result<Exit
                 min_importance,
                 promote_after,
                 dry_run,
+                lease_secs,
             })?;
             if json {
                 print_json(&done)?;

@@ -647,6 +647,10 @@ pub struct MaintenanceRequest {
     /// Report what would change, change nothing.
     #[serde(default)]
     pub dry_run: bool,
+    /// How long the run's hold on a user lasts if it dies, in seconds (1 to 3600; default
+    /// 60): until then another run skips the user.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lease_secs: Option<u64>,
 }
 
 /// What a maintenance run did (or, dry, would do).

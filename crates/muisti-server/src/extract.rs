@@ -106,7 +106,7 @@ fn parse<T: DeserializeOwned>(json: bool, bytes: &[u8]) -> Result<T, ApiError> {
 }
 
 /// The API's integer fields, wherever they are in a body (never inside stored values).
-const INTEGER_FIELDS: [&str; 8] = [
+const INTEGER_FIELDS: [&str; 9] = [
     "limit",
     "confidence",
     "ttl_seconds",
@@ -115,6 +115,7 @@ const INTEGER_FIELDS: [&str; 8] = [
     "graph_facts",
     "max_memories",
     "promote_after",
+    "lease_secs",
 ];
 /// Fields holding the caller's own JSON, left exactly as sent.
 const OPAQUE_FIELDS: [&str; 3] = ["content", "metadata", "value"];

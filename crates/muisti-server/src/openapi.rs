@@ -195,6 +195,7 @@ mod exact {
                 .map(|j| j.as_str())
                 .collect::<Vec<_>>()}}),
             "promote_after" => json!({"minimum": 1}),
+            "lease_secs" => json!({"minimum": 1, "maximum": 3600}),
             "max_memories" => json!({"minimum": 0}),
             "confidence" => json!({"minimum": 0, "maximum": 100}),
             "ttl_seconds" => json!({"minimum": 1, "maximum": Ttl::MAX.as_secs()}),

@@ -537,6 +537,16 @@ pub fn maintenance(
             .promote_after
             .unwrap_or(muisti::lifecycle::DEFAULT_PROMOTE_AFTER),
         dry_run: req.dry_run,
+        lease: match req.lease_secs {
+            None => muisti::lifecycle::DEFAULT_LEASE,
+            Some(s @ 1..=3600) => std::time::Duration::from_secs(s),
+            Some(_) => {
+                return Err(Error::invalid(
+                    "lease_secs",
+                    "how long a dead run holds a user: 1 to 3600 seconds",
+                ));
+            }
+        },
     };
     let r = engine.run_maintenance(&options)?;
     Ok(api::MaintenanceReport {

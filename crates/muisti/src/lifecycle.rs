@@ -81,6 +81,9 @@ pub struct MaintenanceOptions {
     pub promote_after: u64,
     /// Report what would change, change nothing.
     pub dry_run: bool,
+    /// How long a run's hold on a user lasts if the run dies (a run that ends lets go at
+    /// once): until then another run skips the user (default a minute).
+    pub lease: std::time::Duration,
 }
 
 impl Default for MaintenanceOptions {
@@ -93,6 +96,7 @@ impl Default for MaintenanceOptions {
             min_importance: DEFAULT_MIN_IMPORTANCE,
             promote_after: DEFAULT_PROMOTE_AFTER,
             dry_run: false,
+            lease: DEFAULT_LEASE,
         }
     }
 }
@@ -111,8 +115,8 @@ const PROMOTE_BELOW: f32 = 0.9;
 /// frequency 0.15, importance 0.15.
 const PRUNE_WEIGHTS: (f32, f32, f32) = (0.2, 0.15, 0.15);
 
-/// How long a job's lease on a user lasts (renewed per user).
-const LEASE: std::time::Duration = std::time::Duration::from_secs(300);
+/// How long a run's hold on a user lasts by default if the run dies.
+pub const DEFAULT_LEASE: std::time::Duration = std::time::Duration::from_secs(60);
 
 /// What a run did (or, dry, would do).
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
@@ -198,6 +202,12 @@ impl Engine {
                 "a number, 0 or more",
             ));
         }
+        if options.lease.is_zero() {
+            return Err(muisti_core::Error::invalid(
+                "lease",
+                "how long a dead run holds a user: more than 0",
+            ));
+        }
         if options.promote_after == 0 {
             return Err(muisti_core::Error::invalid(
                 "promote_after",
@@ -252,7 +262,7 @@ impl Engine {
                     "maintain.{}",
                     &content_hash(&format!("{ns}/{user:?}"))[..16]
                 );
-                if !options.dry_run && !self.acquire_lease(&lease, &holder, LEASE)? {
+                if !options.dry_run && !self.acquire_lease(&lease, &holder, options.lease)? {
                     report.busy += 1;
                     continue;
                 }

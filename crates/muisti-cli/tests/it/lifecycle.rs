@@ -1,0 +1,185 @@
+//! Maintenance killed at random points: `muisti maintain` is started and killed with
+//! SIGKILL, again and again, then run to the end; the store then holds exactly what one
+//! uninterrupted run leaves, nothing lost, nothing counted twice.
+
+use std::{
+    process::{Command, Stdio},
+    time::Duration,
+};
+
+use muisti::{Engine, Filter, MemoryId, Namespace, Put};
+
+/// A deterministic stream of waits, in milliseconds.
+struct Waits(u64);
+
+impl Waits {
+    fn next(&mut self, below: u64) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0 % below
+    }
+}
+
+/// Starts `muisti --store URL maintain ARGS` and kills it with SIGKILL after a random wait,
+/// `times` times (waiting out the dead run's one-second hold on the user each time), then
+/// runs it to the end.
+fn killed_then_finished(url: &str, args: &[&str], times: usize, seed: u64) {
+    let mut waits = Waits(seed);
+    let run = || {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_muisti"));
+        cmd.args(["--store", url, "maintain", "--lease-secs", "1"])
+            .args(args)
+            .env_remove("MUISTI_STORE")
+            .stdout(Stdio::null())
+            .stderr(Stdio::null());
+        cmd
+    };
+    for _ in 0..times {
+        let mut child = run().spawn().expect("muisti runs");
+        // A debug build's run on these stores takes 60 to 250 ms: most kills land mid-run.
+        std::thread::sleep(Duration::from_millis(30 + waits.next(150)));
+        // SIGKILL: no cleanup, no lease let go.
+        let _ = child.kill();
+        let _ = child.wait();
+        std::thread::sleep(Duration::from_millis(1_100));
+    }
+    let out = run().output().expect("muisti runs");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+fn engine(url: &str) -> Engine {
+    Engine::builder(muisti::open_store(url).expect("store"))
+        .embedder(None)
+        .build()
+        .expect("engine")
+}
+
+fn memories_of(engine: &Engine, user: &str) -> Vec<muisti::Memory> {
+    muisti::list_all(
+        engine.store().as_ref(),
+        &engine.partition(&Namespace::default_ns()),
+        &Filter {
+            user_id: Some(user.into()),
+            ..Filter::default()
+        },
+    )
+    .expect("list")
+}
+
+/// Consolidation: 200 contents written three times each, recalled 1, 2 and 3 times; after
+/// the kills and a last run, one memory per content with 6 accesses and two merged.
+#[test]
+fn consolidation_killed_at_random_points_loses_and_doubles_nothing() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let url = format!("sqlite://{}", dir.path().join("m.db").display());
+    {
+        let e = engine(&url);
+        let partition = e.partition(&Namespace::default_ns());
+        let puts: Vec<Put> = (0..600)
+            .map(|i| {
+                let mut p = Put::new(partition.clone(), None, format!("fact number {}", i % 200));
+                p.owner.user_id = Some("k1".into());
+                p
+            })
+            .collect();
+        let written = e.store().put_many(puts).expect("seed");
+        let mut touches: Vec<MemoryId> = Vec::new();
+        for (i, w) in written.iter().enumerate() {
+            touches.extend(std::iter::repeat_n(w.memory.id, i / 200 + 1));
+        }
+        e.store()
+            .touch(e.tenant(), &touches, muisti::Timestamp::now())
+            .expect("touch");
+    }
+    killed_then_finished(
+        &url,
+        &["--user", "k1", "--job", "consolidate"],
+        6,
+        0x9e37_79b9,
+    );
+    let left = memories_of(&engine(&url), "k1");
+    assert_eq!(left.len(), 200, "one per content");
+    for m in &left {
+        assert_eq!(m.access_count, 6, "{}: 1 + 2 + 3, once each", m.text());
+        let merged = m.metadata["merged_from"].as_array().map(Vec::len);
+        assert_eq!(merged, Some(2), "{}", m.text());
+    }
+}
+
+/// Promotion: 300 memories recalled 12 times each; after the kills and a last run, each
+/// promoted exactly once.
+#[test]
+fn promotion_killed_at_random_points_promotes_each_once() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let url = format!("sqlite://{}", dir.path().join("m.db").display());
+    {
+        let e = engine(&url);
+        let partition = e.partition(&Namespace::default_ns());
+        let puts: Vec<Put> = (0..300)
+            .map(|i| {
+                let mut p = Put::new(partition.clone(), None, format!("habit {i}"));
+                p.owner.user_id = Some("k2".into());
+                p.importance = Some(0.3);
+                p
+            })
+            .collect();
+        let written = e.store().put_many(puts).expect("seed");
+        let touches: Vec<MemoryId> = written.iter().flat_map(|w| [w.memory.id; 12]).collect();
+        e.store()
+            .touch(e.tenant(), &touches, muisti::Timestamp::now())
+            .expect("touch");
+    }
+    killed_then_finished(&url, &["--user", "k2", "--job", "promote"], 6, 0x2545_f491);
+    for m in memories_of(&engine(&url), "k2") {
+        assert!(
+            (m.importance - 0.4).abs() < 1e-6,
+            "{}: {}",
+            m.text(),
+            m.importance
+        );
+    }
+}
+
+/// Pruning: 400 memories to a cap of 100; after the kills and a last run, exactly 100,
+/// those an uninterrupted run keeps (the recalled ones).
+#[test]
+fn pruning_killed_at_random_points_stops_at_the_cap() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let url = format!("sqlite://{}", dir.path().join("m.db").display());
+    let recalled: Vec<MemoryId> = {
+        let e = engine(&url);
+        let partition = e.partition(&Namespace::default_ns());
+        let puts: Vec<Put> = (0..400)
+            .map(|i| {
+                let mut p = Put::new(partition.clone(), None, format!("remark {i}"));
+                p.owner.user_id = Some("k3".into());
+                p.importance = Some(0.1);
+                p
+            })
+            .collect();
+        let written = e.store().put_many(puts).expect("seed");
+        let recalled: Vec<MemoryId> = written.iter().step_by(4).map(|w| w.memory.id).collect();
+        e.store()
+            .touch(e.tenant(), &recalled, muisti::Timestamp::now())
+            .expect("touch");
+        recalled
+    };
+    killed_then_finished(
+        &url,
+        &["--user", "k3", "--job", "prune", "--max-memories", "100"],
+        6,
+        0x1234_5678,
+    );
+    let left = memories_of(&engine(&url), "k3");
+    assert_eq!(left.len(), 100);
+    let mut ids: Vec<MemoryId> = left.iter().map(|m| m.id).collect();
+    ids.sort();
+    let mut want = recalled;
+    want.sort();
+    assert_eq!(ids, want, "the recalled quarter is what a whole run keeps");
+}

@@ -53,6 +53,17 @@ pub(crate) enum BenchCommand {
         #[arg(long, default_value_t = 200)]
         queries: usize,
     },
+    /// The near-duplicate rule on a labelled corpus: precision and recall without vectors,
+    /// at each cosine threshold, and with the threshold chosen by 5-fold cross-validation.
+    Duplicates {
+        /// The corpus: one JSON object per line (`id`, `a`, `b`, `duplicate`).
+        #[arg(long, default_value = "crates/muisti/tests/data/near-duplicates.jsonl")]
+        data: std::path::PathBuf,
+        /// Also print each pair the rule (with the cross-validated threshold of its fold)
+        /// gets wrong.
+        #[arg(long)]
+        errors: bool,
+    },
     /// A full maintenance pass (default store: a fresh SQLite file): `N` memories of users
     /// of `--per-user` each (one in twenty repeating another of its user, one in ten
     /// recalled twelve times), then expire, consolidate, promote and prune to
@@ -399,6 +410,10 @@ pub(crate) fn run(cmd: &BenchCommand, cli: &crate::Cli, json: bool) -> Result<()
             return Ok(());
         }
         BenchCommand::GraphExtract { data, names } => return graph_extract(data, names, json),
+        BenchCommand::Duplicates { data, errors } => {
+            let embedder = muisti::embedder_from_spec(cli.embedder(), cli.embed_url.as_deref())?;
+            return duplicates(data, embedder, *errors, json);
+        }
         BenchCommand::Maintain {
             memories,
             per_user,
@@ -777,6 +792,82 @@ fn locomo(
             .collect::<Vec<_>>()
             .join(", ")
     )?;
+    Ok(())
+}
+
+/// `muisti bench duplicates`: the near-duplicate rule's figures.
+fn duplicates(
+    data: &std::path::Path,
+    embedder: Option<std::sync::Arc<dyn muisti::Embedder>>,
+    errors: bool,
+    json: bool,
+) -> Result<()> {
+    use muisti::lifecycle::{self, LabelledDuplicate};
+    let text =
+        std::fs::read_to_string(data).with_context(|| format!("cannot read {}", data.display()))?;
+    let pairs: Vec<LabelledDuplicate> = text
+        .lines()
+        .filter(|l| !l.trim().is_empty())
+        .map(serde_json::from_str)
+        .collect::<Result<_, _>>()
+        .with_context(|| format!("{} is not a corpus of labelled pairs", data.display()))?;
+    let cosines: Vec<Option<f32>> = pairs
+        .iter()
+        .map(|p| {
+            let v = embedder.as_ref()?.embed(&[&p.a, &p.b]).ok()?;
+            Some(muisti::text::cosine(v.first()?, v.get(1)?))
+        })
+        .collect();
+    let all: Vec<&LabelledDuplicate> = pairs.iter().collect();
+    let rows: Vec<(f32, lifecycle::DuplicateScores)> = lifecycle::DUPLICATE_THRESHOLDS
+        .iter()
+        .map(|t| (*t, lifecycle::score_duplicates(&all, &cosines, *t)))
+        .collect();
+    let (held_out, chosen) = lifecycle::cross_validate_duplicates(&pairs, &cosines, 5);
+    if json {
+        outln!(
+            "{}",
+            serde_json::to_string_pretty(&serde_json::json!({
+                "pairs": pairs.len(),
+                "by_threshold": rows.iter().map(|(t, s)| serde_json::json!({"threshold": t, "scores": s, "precision": s.precision(), "recall": s.recall()})).collect::<Vec<_>>(),
+                "cross_validated": {"scores": held_out, "precision": held_out.precision(), "recall": held_out.recall(), "thresholds": chosen},
+            }))?
+        )?;
+        return Ok(());
+    }
+    outln!("{} labelled pairs from {}", pairs.len(), data.display())?;
+    for (t, s) in &rows {
+        outln!(
+            "cosine >= {t:.2}: precision {:.3} ({} of {}), recall {:.3} (of {})",
+            s.precision(),
+            s.right,
+            s.right + s.wrong,
+            s.recall(),
+            s.duplicates
+        )?;
+    }
+    outln!(
+        "5-fold cross-validated (threshold chosen on four folds: {:?}): precision {:.3}, recall {:.3}",
+        chosen,
+        held_out.precision(),
+        held_out.recall()
+    )?;
+    if errors {
+        for (p, c) in pairs.iter().zip(&cosines) {
+            let t = chosen[(p.id % 5) as usize];
+            let judged = muisti::declarative::detect::same_fact(&p.a, &p.b, *c, t);
+            if judged != p.duplicate {
+                outln!(
+                    "{:>4} labelled {:<5} cosine {:.2}: {:?} | {:?}",
+                    p.id,
+                    p.duplicate,
+                    c.unwrap_or(f32::NAN),
+                    p.a,
+                    p.b
+                )?;
+            }
+        }
+    }
     Ok(())
 }
 

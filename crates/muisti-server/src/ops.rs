@@ -526,6 +526,7 @@ pub fn maintenance(
         ));
     }
     let options = muisti::lifecycle::MaintenanceOptions {
+        near_duplicates: muisti::lifecycle::MaintenanceOptions::default().near_duplicates,
         user_id: req.user_id,
         namespace,
         jobs,

@@ -124,6 +124,124 @@ pub fn judge(existing: &str, new: &str, cosine: Option<f32>) -> Judgement {
     }
 }
 
+/// Whether two memories state the same fact, so that keeping both is redundant (what
+/// near-duplicate consolidation folds): neither is a veto of the other (another person, an
+/// added value, a past state on one side only, different slots or qualifiers), neither
+/// announces a change or negates the other, both are negated or neither, the numbers are
+/// the same, and either their topic terms are the same or their vectors' cosine reaches
+/// `cosine_at_least` (a paraphrase in other words).
+pub fn same_fact(a: &str, b: &str, cosine: Option<f32>, cosine_at_least: f32) -> bool {
+    let (na, nb) = (unreported(&normalize(a)), unreported(&normalize(b)));
+    let (ca, cb) = (content(&na), content(&nb));
+    let vetoed = persons(&na) != persons(&nb)
+        || additive(&na) != additive(&nb)
+        || history_marker(a) != history_marker(b)
+        || update_cue(&na)
+        || update_cue(&nb)
+        || negates_old(&terms(&na), &cb)
+        || negates_old(&terms(&nb), &ca)
+        || negated(&na) != negated(&nb)
+        || both_filled_and_disjoint(&slots(&na), &slots(&nb))
+        || both_filled_and_disjoint(&qualifiers(&na), &qualifiers(&nb))
+        || quantities(&ca) != quantities(&cb)
+        || past(&na) != past(&nb)
+        || antonyms(&na, &nb);
+    if vetoed {
+        return false;
+    }
+    let counted = |norm: &str, objects: &BTreeSet<String>| -> Vec<String> {
+        let mut all: Vec<String> = terms(norm)
+            .into_iter()
+            .filter(|t| objects.contains(t))
+            .collect();
+        all.sort();
+        all
+    };
+    let (oa, ob) = (objects(&ca), objects(&cb));
+    // The same topic terms, each as often ("boss's boss" is not "boss").
+    (!oa.is_empty() && counted(&na, &oa) == counted(&nb, &ob))
+        || cosine.is_some_and(|c| c >= cosine_at_least)
+}
+
+/// The numbers of a text's content, in digits or words ("3", "three").
+fn quantities(content: &BTreeSet<String>) -> BTreeSet<&str> {
+    content
+        .iter()
+        .filter(|t| t.chars().any(char::is_numeric) || NUMBER_STEMS.contains(*t))
+        .map(String::as_str)
+        .collect()
+}
+
+/// Whether a text speaks in the past tense ("worked", "was", "used to").
+fn past(norm: &str) -> bool {
+    static PAST: LazyLock<Regex> =
+        LazyLock::new(|| compile(r"\b(?:was|were|had|did|used to)\b|\b[a-z]{2,}[^e\W]ed\b"));
+    PAST.is_match(norm)
+}
+
+/// Whether one text has a word the other has with a negating prefix ("dislikes" /
+/// "likes", "unhappy" / "happy"), compared as stems.
+fn antonyms(a: &str, b: &str) -> bool {
+    let words = |norm: &str| -> Vec<String> {
+        norm.split(|c: char| !c.is_ascii_alphabetic())
+            .filter(|w| !w.is_empty())
+            .map(str::to_owned)
+            .collect()
+    };
+    let stem = |w: &str| tokenize(w).next();
+    let prefixed = |x: &[String], y: &[String]| {
+        x.iter().any(|t| {
+            ["dis", "un", "non", "in", "im"].iter().any(|p| {
+                t.strip_prefix(p).is_some_and(|rest| {
+                    rest.len() >= 3 && y.iter().any(|u| stem(u).is_some() && stem(u) == stem(rest))
+                })
+            })
+        })
+    };
+    let (x, y) = (words(a), words(b));
+    prefixed(&x, &y) || prefixed(&y, &x)
+}
+
+/// What two memories that state the same fact ([`same_fact`] without vectors) share: their
+/// topic terms, each as often, in order of the terms; empty when a text has none. Near-
+/// duplicate consolidation compares only memories with the same key.
+pub fn fact_key(text: &str) -> String {
+    let norm = unreported(&normalize(text));
+    let objects = objects(&content(&norm));
+    let mut all: Vec<String> = terms(&norm)
+        .into_iter()
+        .filter(|t| objects.contains(t))
+        .collect();
+    all.sort();
+    all.join(" ")
+}
+
+/// A memory without the words that report it ("The user said that ...", "Note: ...", "As
+/// the user mentioned earlier, ..."): they are no part of the fact.
+fn unreported(norm: &str) -> String {
+    static REPORTING: LazyLock<Regex> = LazyLock::new(|| {
+        compile(
+            r"^(?:note:\s*|as (?:the )?users? (?:mentioned|said|noted)(?: earlier| before)?,\s*|(?:the )?users? (?:has )?(?:said|says|stated|states|mentioned|mentions|explained|explains|shared|shares|indicated|indicates|confirmed|confirms|noted|notes|reported|reports|told me|added)(?: that)?\s+)",
+        )
+    });
+    let stripped = REPORTING.replace(norm, "");
+    // "they prefer" after "The user said that": the user, as in the other memory.
+    match stripped.strip_prefix("they ") {
+        Some(rest) if stripped.len() != norm.len() => format!("user {rest}"),
+        _ => stripped.into_owned(),
+    }
+}
+
+/// Whether a text says no ("not", "never", "doesn't").
+fn negated(norm: &str) -> bool {
+    static NEGATION: LazyLock<Regex> = LazyLock::new(|| {
+        compile(
+            r"\b(?:not|no|never|none|nothing|without|cannot|can't|won't|don't|doesn't|didn't|isn't|aren't|wasn't|hasn't|haven't|n't)\b",
+        )
+    });
+    NEGATION.is_match(norm) || norm.contains("n't")
+}
+
 /// The terms with a digit (numbers, times, versions).
 fn numbers(content: &BTreeSet<String>) -> BTreeSet<&str> {
     content

@@ -731,7 +731,7 @@ impl ExtractionScores {
     }
 }
 
-pub(super) fn ratio(a: usize, b: usize) -> f64 {
+pub(crate) fn ratio(a: usize, b: usize) -> f64 {
     if b == 0 { 1.0 } else { a as f64 / b as f64 }
 }
 

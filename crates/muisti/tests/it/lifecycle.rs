@@ -278,3 +278,76 @@ fn statistics_of_a_user() {
         },
     );
 }
+
+/// Near-duplicates (the same fact in other words) fold only when asked, and only those the
+/// rules judge the same fact.
+#[test]
+fn near_duplicates_fold_only_when_asked() {
+    super::on_every_backend(
+        |store| {
+            Engine::builder(store)
+                .embedder(None)
+                .build()
+                .expect("engine")
+        },
+        |url, engine| {
+            let first = stored(&engine, "n1", "User prefers aisle seats on trains", 0.3);
+            let said = stored(
+                &engine,
+                "n1",
+                "The user said that they prefer aisle seats on trains",
+                0.3,
+            );
+            let other = stored(&engine, "n1", "User prefers window seats on trains", 0.3);
+            let run = |near: bool| {
+                engine
+                    .run_maintenance(&MaintenanceOptions {
+                        user_id: Some("n1".into()),
+                        jobs: vec![Job::Consolidate],
+                        near_duplicates: near,
+                        ..MaintenanceOptions::default()
+                    })
+                    .expect("consolidate")
+            };
+            assert_eq!(run(false).consolidated, 0, "{url}: off by default");
+            assert_eq!(run(true).consolidated, 1, "{url}");
+            assert!(get(&engine, said.id).is_none(), "{url}");
+            assert!(
+                get(&engine, other.id).is_some(),
+                "{url}: another value stays"
+            );
+            let kept = get(&engine, first.id).expect("kept");
+            assert_eq!(
+                kept.metadata[MERGED_FROM].as_array().map(Vec::len),
+                Some(1),
+                "{url}"
+            );
+        },
+    );
+}
+
+/// The near-duplicate rule on the labelled pairs: the set that guided it, and the one
+/// written blind afterwards (scored once: precision 0.741, recall 0.208, short of the
+/// 0.95 target, which is why it is off by default). Floors just under the figures.
+#[test]
+fn the_near_duplicate_rule_on_the_labelled_pairs() {
+    for (text, precision, recall) in [
+        (include_str!("../data/near-duplicates.jsonl"), 0.99, 0.27),
+        (
+            include_str!("../data/near-duplicates-heldout.jsonl"),
+            0.74,
+            0.2,
+        ),
+    ] {
+        let pairs: Vec<muisti::lifecycle::LabelledDuplicate> = text
+            .lines()
+            .filter(|l| !l.trim().is_empty())
+            .map(|l| serde_json::from_str(l).expect("a pair"))
+            .collect();
+        assert!(pairs.len() >= 200);
+        let all: Vec<&muisti::lifecycle::LabelledDuplicate> = pairs.iter().collect();
+        let s = muisti::lifecycle::score_duplicates(&all, &vec![None; pairs.len()], f32::INFINITY);
+        assert!(s.precision() >= precision, "{s:?}");
+        assert!(s.recall() >= recall, "{s:?}");
+    }
+}

@@ -59,11 +59,22 @@ pub enum Event {
         /// Size of the injected block in bytes.
         bytes: usize,
     },
+    /// `memory.maintained`: a maintenance job ran (one event per job of a run).
+    Maintained {
+        /// The tenant it ran in.
+        tenant: crate::Tenant,
+        /// The job: `expire`, `consolidate`, `promote` or `prune`.
+        job: &'static str,
+        /// How many records it changed (or, dry, would change).
+        count: u64,
+        /// Whether it only reported.
+        dry_run: bool,
+    },
 }
 
 impl Event {
-    /// The hook name: `memory.read`, `memory.write`, `memory.forget`, `memory.search` or
-    /// `memory.recalled`.
+    /// The hook name: `memory.read`, `memory.write`, `memory.forget`, `memory.search`,
+    /// `memory.recalled` or `memory.maintained`.
     pub fn name(&self) -> &'static str {
         match self {
             Event::Read { .. } => "memory.read",
@@ -71,6 +82,7 @@ impl Event {
             Event::Forget { .. } => "memory.forget",
             Event::Search { .. } => "memory.search",
             Event::Recalled { .. } => "memory.recalled",
+            Event::Maintained { .. } => "memory.maintained",
         }
     }
 }

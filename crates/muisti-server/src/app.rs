@@ -599,10 +599,14 @@ impl Server {
         // Our own accept loop (not `axum::serve`): it sets a header-read timeout (which also
         // closes idle keep-alive connections) and caps concurrent connections, answering one
         // more with 503 instead of letting slow clients starve everyone.
-        let schedule = self
-            .config
-            .maintain_interval
-            .map(|every| tokio::spawn(maintain_on_schedule(self.state.engine.clone(), every)));
+        let schedule = self.config.maintain_interval.map(|every| {
+            tokio::spawn(maintain_on_schedule(
+                self.state.engine.clone(),
+                every,
+                self.config.maintenance.clone(),
+                Arc::clone(&self.state.metrics),
+            ))
+        });
         let graceful = hyper_util::server::graceful::GracefulShutdown::new();
         let slots = Arc::new(tokio::sync::Semaphore::new(self.config.max_connections));
         let header_timeout = self.config.header_timeout;
@@ -662,10 +666,16 @@ impl Server {
     }
 }
 
-/// Runs the scopes' lifetimes over the whole store every `every` (the first round one
-/// interval after start). Of many servers on one store one runs them: the one holding the
+/// Runs maintenance over the whole store every `every` (the first round one interval
+/// after start): expired records and episodic retention, then in every tenant the per-user
+/// jobs of `plan`. Of many servers on one store one runs a round: the one holding the
 /// `maintain` lease, which it renews each round and which passes to another when it stops.
-async fn maintain_on_schedule(engine: Engine, every: Duration) {
+async fn maintain_on_schedule(
+    engine: Engine,
+    every: Duration,
+    plan: muisti::lifecycle::MaintenanceOptions,
+    metrics: Arc<crate::metrics::Metrics>,
+) {
     let holder = ulid::Ulid::generate().to_string();
     let mut ticks = tokio::time::interval_at(tokio::time::Instant::now() + every, every);
     ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
@@ -673,19 +683,26 @@ async fn maintain_on_schedule(engine: Engine, every: Duration) {
         ticks.tick().await;
         let engine = engine.clone();
         let holder = holder.clone();
+        let plan = plan.clone();
         let round = ops::blocking(move || {
             if !engine.acquire_lease("maintain", &holder, every.saturating_mul(2))? {
                 return Ok(None);
             }
-            engine.maintain_store().map(Some)
+            scheduled_round(&engine, &plan).map(Some)
         })
         .await;
         match round {
-            Ok(Ok(Some(done))) => tracing::info!(
-                expired = done.expired,
-                episodic = done.episodic,
-                "scheduled lifetimes"
-            ),
+            Ok(Ok(Some(done))) => {
+                metrics.maintenance("schedule", &ops::maintained_counts(&done));
+                tracing::info!(
+                    expired = done.expired,
+                    episodic = done.episodic,
+                    consolidated = done.consolidated,
+                    promoted = done.promoted,
+                    pruned = done.pruned,
+                    "scheduled maintenance"
+                );
+            }
             Ok(Ok(None)) => tracing::debug!("scheduled lifetimes: another server holds the lease"),
             Ok(Err(e)) => {
                 tracing::warn!(kind = %e.kind(), error = %e, "scheduled lifetimes failed")
@@ -693,6 +710,46 @@ async fn maintain_on_schedule(engine: Engine, every: Duration) {
             Err(e) => tracing::warn!(error = %e, "scheduled lifetimes did not run"),
         }
     }
+}
+
+/// One scheduled round: the store's expired records and each tenant's episodic retention,
+/// then each tenant's per-user jobs.
+fn scheduled_round(
+    engine: &Engine,
+    plan: &muisti::lifecycle::MaintenanceOptions,
+) -> muisti::Result<api::MaintenanceReport> {
+    use muisti::lifecycle::Job;
+    let mut total = muisti::lifecycle::MaintenanceReport::default();
+    if plan.jobs.contains(&Job::Expire) {
+        let done = engine.maintain_store()?;
+        total.expired = done.expired;
+        total.episodic = done.episodic;
+    }
+    let per_user: Vec<Job> = plan
+        .jobs
+        .iter()
+        .copied()
+        .filter(|j| *j != Job::Expire)
+        .collect();
+    if !per_user.is_empty() {
+        for tenant in engine.store().tenants()? {
+            if tenant.as_str() == muisti::SYSTEM_TENANT {
+                continue;
+            }
+            let r = engine.with_tenant(tenant).run_maintenance(
+                &muisti::lifecycle::MaintenanceOptions {
+                    jobs: per_user.clone(),
+                    ..plan.clone()
+                },
+            )?;
+            total.consolidated += r.consolidated;
+            total.promoted += r.promoted;
+            total.pruned += r.pruned;
+            total.users += r.users;
+            total.busy += r.busy;
+        }
+    }
+    Ok(ops::report_out(&total))
 }
 
 /// Completes on SIGINT (Ctrl-C) or SIGTERM.

@@ -94,6 +94,13 @@ pub struct ConfigLayer {
     pub graph_extractor: Option<String>,
     /// Memories of one conversation read into the graph together (1, the default, to 100).
     pub graph_interval: Option<usize>,
+    /// The jobs scheduled maintenance runs (default `expire`, `consolidate`, `promote`, and
+    /// `prune` when `max_memories` is set).
+    pub maintain_jobs: Option<Vec<String>>,
+    /// The cap scheduled pruning keeps each user to, per namespace (none: no pruning).
+    pub max_memories: Option<u64>,
+    /// Scheduled pruning deletes only memories of importance below this (default 0.5).
+    pub min_importance: Option<f32>,
 }
 
 impl ConfigLayer {
@@ -147,6 +154,9 @@ impl ConfigLayer {
             llm_judge_conflicts: self.llm_judge_conflicts.or(lower.llm_judge_conflicts),
             graph_extractor: self.graph_extractor.or(lower.graph_extractor),
             graph_interval: self.graph_interval.or(lower.graph_interval),
+            maintain_jobs: self.maintain_jobs.or(lower.maintain_jobs),
+            max_memories: self.max_memories.or(lower.max_memories),
+            min_importance: self.min_importance.or(lower.min_importance),
         }
     }
 }
@@ -195,6 +205,8 @@ pub struct ServerConfig {
     pub graph_extractor: String,
     /// How often a conversation is read into the graph.
     pub graph_interval: muisti::graph::GraphInterval,
+    /// What scheduled maintenance runs (its jobs, the cap and floor of pruning).
+    pub maintenance: muisti::lifecycle::MaintenanceOptions,
     /// The chat model, when `/v1/chat` is on.
     pub chat: Option<ChatConfig>,
 }
@@ -249,6 +261,7 @@ impl ServerConfig {
                 name: "graph_interval",
                 reason: format!("{e}"),
             })?;
+        let maintenance = scheduled_maintenance(&layer)?;
         let header_timeout = layer.header_timeout_secs.unwrap_or(10);
         if header_timeout == 0 {
             return Err(ConfigError::Invalid {
@@ -329,12 +342,56 @@ impl ServerConfig {
             shutdown_grace: Duration::from_secs(layer.shutdown_grace_secs.unwrap_or(30)),
             graph_extractor: layer.graph_extractor.unwrap_or_else(|| "off".into()),
             graph_interval,
+            maintenance,
             maintain_interval: match layer.maintain_interval_secs.unwrap_or(3600) {
                 0 => None,
                 secs => Some(Duration::from_secs(secs)),
             },
         })
     }
+}
+
+/// What scheduled maintenance runs: the jobs named (default expire, consolidate, promote,
+/// and prune with a cap), prune's cap and floor.
+fn scheduled_maintenance(
+    layer: &ConfigLayer,
+) -> Result<muisti::lifecycle::MaintenanceOptions, ConfigError> {
+    use muisti::lifecycle::{Job, MaintenanceOptions};
+    let invalid = |name: &'static str, reason: String| ConfigError::Invalid { name, reason };
+    let jobs: Vec<Job> = match &layer.maintain_jobs {
+        Some(names) => names
+            .iter()
+            .map(|n| {
+                n.parse::<Job>()
+                    .map_err(|e| invalid("maintain_jobs", e.to_string()))
+            })
+            .collect::<Result<_, _>>()?,
+        None => {
+            let mut jobs = vec![Job::Expire, Job::Consolidate, Job::Promote];
+            if layer.max_memories.is_some() {
+                jobs.push(Job::Prune);
+            }
+            jobs
+        }
+    };
+    if jobs.contains(&Job::Prune) && layer.max_memories.is_none() {
+        return Err(invalid(
+            "maintain_jobs",
+            "prune needs max_memories, the cap a user's memories are pruned to".into(),
+        ));
+    }
+    let min_importance = layer
+        .min_importance
+        .unwrap_or(muisti::lifecycle::DEFAULT_MIN_IMPORTANCE);
+    if !(0.0..=1.0).contains(&min_importance) {
+        return Err(invalid("min_importance", "0 to 1".into()));
+    }
+    Ok(MaintenanceOptions {
+        jobs,
+        max_memories: layer.max_memories,
+        min_importance,
+        ..MaintenanceOptions::default()
+    })
 }
 
 #[cfg(test)]
@@ -396,6 +453,31 @@ mod tests {
                 "{n}"
             );
         }
+        let prune = ConfigLayer::from_toml("maintain_jobs = [\"prune\"]").expect("toml");
+        assert!(matches!(
+            ServerConfig::resolve(prune),
+            Err(ConfigError::Invalid {
+                name: "maintain_jobs",
+                ..
+            })
+        ));
+        let capped = ConfigLayer::from_toml("max_memories = 500").expect("toml");
+        let config = ServerConfig::resolve(capped).expect("valid");
+        assert!(
+            config
+                .maintenance
+                .jobs
+                .contains(&muisti::lifecycle::Job::Prune),
+            "a cap schedules pruning"
+        );
+        assert!(
+            !ServerConfig::resolve(ConfigLayer::default())
+                .expect("defaults")
+                .maintenance
+                .jobs
+                .contains(&muisti::lifecycle::Job::Prune),
+            "no pruning by default"
+        );
         let every = ConfigLayer::from_toml("graph_interval = 5").expect("toml");
         let config = ServerConfig::resolve(every).expect("valid");
         assert_eq!(config.graph_interval.messages, 5);

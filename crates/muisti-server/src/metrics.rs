@@ -29,6 +29,10 @@ pub struct Metrics {
     /// By route template, then method.
     routes: Mutex<BTreeMap<String, BTreeMap<String, Route>>>,
     in_flight: AtomicI64,
+    /// Records maintenance changed, by job (dry runs not counted).
+    maintained: Mutex<BTreeMap<&'static str, u64>>,
+    /// Maintenance runs, by how they were started (`request`, `schedule`).
+    maintenance_runs: Mutex<BTreeMap<&'static str, u64>>,
 }
 
 /// Escapes a label value.
@@ -82,6 +86,18 @@ impl Metrics {
         r.sum += secs;
     }
 
+    /// Counts a maintenance run (started by `how`) and what its jobs changed.
+    pub fn maintenance(&self, how: &'static str, changed: &[(&'static str, u64)]) {
+        if let Ok(mut runs) = self.maintenance_runs.lock() {
+            *runs.entry(how).or_default() += 1;
+        }
+        if let Ok(mut by_job) = self.maintained.lock() {
+            for (job, n) in changed {
+                *by_job.entry(job).or_default() += n;
+            }
+        }
+    }
+
     /// The text exposition.
     pub fn render(&self) -> String {
         let mut out = String::new();
@@ -130,6 +146,27 @@ impl Metrics {
             "# HELP muisti_http_requests_in_flight Requests being served.\n# TYPE muisti_http_requests_in_flight gauge\nmuisti_http_requests_in_flight {}",
             self.in_flight.load(Ordering::Relaxed)
         );
+        let _ = writeln!(
+            out,
+            "# HELP muisti_maintenance_runs_total Maintenance runs, by how they started.\n# TYPE muisti_maintenance_runs_total counter"
+        );
+        if let Ok(runs) = self.maintenance_runs.lock() {
+            for (how, n) in runs.iter() {
+                let _ = writeln!(
+                    out,
+                    "muisti_maintenance_runs_total{{trigger=\"{how}\"}} {n}"
+                );
+            }
+        }
+        let _ = writeln!(
+            out,
+            "# HELP muisti_maintained_records_total Records maintenance changed, by job.\n# TYPE muisti_maintained_records_total counter"
+        );
+        if let Ok(by_job) = self.maintained.lock() {
+            for (job, n) in by_job.iter() {
+                let _ = writeln!(out, "muisti_maintained_records_total{{job=\"{job}\"}} {n}");
+            }
+        }
         out
     }
 }

@@ -549,8 +549,12 @@ pub fn maintenance(
             }
         },
     };
-    let r = engine.run_maintenance(&options)?;
-    Ok(api::MaintenanceReport {
+    Ok(report_out(&engine.run_maintenance(&options)?))
+}
+
+/// A maintenance report on the wire.
+pub fn report_out(r: &muisti::lifecycle::MaintenanceReport) -> api::MaintenanceReport {
+    api::MaintenanceReport {
         expired: r.expired,
         episodic: r.episodic,
         consolidated: r.consolidated,
@@ -559,7 +563,20 @@ pub fn maintenance(
         users: r.users,
         busy: r.busy,
         dry_run: r.dry_run,
-    })
+    }
+}
+
+/// What a maintenance run changed, job by job (none for a dry run), as metrics count it.
+pub fn maintained_counts(r: &api::MaintenanceReport) -> Vec<(&'static str, u64)> {
+    if r.dry_run {
+        return Vec::new();
+    }
+    vec![
+        ("expire", r.expired + r.episodic),
+        ("consolidate", r.consolidated),
+        ("promote", r.promoted),
+        ("prune", r.pruned),
+    ]
 }
 
 /// The API form of a proposal.

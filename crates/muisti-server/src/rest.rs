@@ -524,9 +524,10 @@ pub async fn maintenance(
     ApiJson(req): ApiJson<api::MaintenanceRequest>,
 ) -> ApiResult<Json<api::MaintenanceReport>> {
     require_operator(&caller)?;
-    run(&s, &caller, move |e| ops::maintenance(&e, req))
-        .await
-        .map(Json)
+    let metrics = std::sync::Arc::clone(&s.metrics);
+    let report = run(&s, &caller, move |e| ops::maintenance(&e, req)).await?;
+    metrics.maintenance("request", &ops::maintained_counts(&report));
+    Ok(Json(report))
 }
 
 /// Deletes expired records now, in the whole store (admin key). Reads already hide them;

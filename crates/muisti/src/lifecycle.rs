@@ -237,10 +237,34 @@ impl Engine {
             report.expired = done.expired;
             report.episodic = done.episodic;
         }
-        let per_user: Vec<Job> = jobs.into_iter().filter(|j| *j != Job::Expire).collect();
-        if per_user.is_empty() {
-            return Ok(report);
+        let per_user: Vec<Job> = jobs.iter().copied().filter(|j| *j != Job::Expire).collect();
+        if !per_user.is_empty() {
+            self.maintain_users(&per_user, options, &mut report)?;
         }
+        for job in jobs {
+            let count = match job {
+                Job::Expire => report.expired + report.episodic,
+                Job::Consolidate => report.consolidated,
+                Job::Promote => report.promoted,
+                Job::Prune => report.pruned,
+            };
+            self.emit(muisti_core::Event::Maintained {
+                tenant: self.tenant.clone(),
+                job: job.as_str(),
+                count,
+                dry_run: options.dry_run,
+            });
+        }
+        Ok(report)
+    }
+
+    /// The per-user jobs over the namespaces `options` names.
+    fn maintain_users(
+        &self,
+        per_user: &[Job],
+        options: &MaintenanceOptions,
+        report: &mut MaintenanceReport,
+    ) -> Result<()> {
         let namespaces = match &options.namespace {
             Some(ns) => vec![ns.clone()],
             None => self
@@ -252,17 +276,12 @@ impl Engine {
         };
         let holder = MemoryId::generate().to_string();
         for ns in &namespaces {
-            let filter = Filter {
-                user_id: options.user_id.clone(),
-                ..Filter::default()
+            let partition = self.partition(ns);
+            let users = match &options.user_id {
+                Some(u) => vec![Some(u.clone())],
+                None => self.users_of(&partition)?,
             };
-            let mut by_user: BTreeMap<Option<String>, Vec<Memory>> = BTreeMap::new();
-            for m in list_all(self.store.as_ref(), &self.partition(ns), &filter)? {
-                if kept_by_jobs(&m) {
-                    by_user.entry(m.owner.user_id.clone()).or_default().push(m);
-                }
-            }
-            for (user, memories) in by_user {
+            for user in users {
                 report.users += 1;
                 let lease = format!(
                     "maintain.{}",
@@ -272,14 +291,46 @@ impl Engine {
                     report.busy += 1;
                     continue;
                 }
-                let done = self.maintain_user(memories, &per_user, options, &mut report);
+                // Read under the lease, so what another run changed meanwhile is seen.
+                let filter = Filter {
+                    user_id: user.clone(),
+                    ..Filter::default()
+                };
+                let done = list_all(self.store.as_ref(), &partition, &filter).and_then(|all| {
+                    let memories = all
+                        .into_iter()
+                        .filter(|m| m.owner.user_id == user && kept_by_jobs(m))
+                        .collect();
+                    self.maintain_user(memories, per_user, options, report)
+                });
                 if !options.dry_run {
                     self.release_lease(&lease, &holder)?;
                 }
                 done?;
             }
         }
-        Ok(report)
+        Ok(())
+    }
+
+    /// The users who have memories in `partition` (one page of records in memory at a
+    /// time).
+    fn users_of(&self, partition: &muisti_core::Partition) -> Result<Vec<Option<String>>> {
+        let mut users = std::collections::BTreeSet::new();
+        let mut after = None;
+        loop {
+            let page = self.store.list(&muisti_core::ListQuery {
+                partition: partition.clone(),
+                filter: Filter::default(),
+                after,
+                limit: 1_000,
+            })?;
+            users.extend(page.items.iter().map(|m| m.owner.user_id.clone()));
+            match page.next {
+                Some(next) if !page.items.is_empty() => after = Some(next),
+                _ => break,
+            }
+        }
+        Ok(users.into_iter().collect())
     }
 
     /// The per-user jobs on one user's memories of one namespace.

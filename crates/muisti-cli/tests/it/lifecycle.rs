@@ -183,3 +183,62 @@ fn pruning_killed_at_random_points_stops_at_the_cap() {
     want.sort();
     assert_eq!(ids, want, "the recalled quarter is what a whole run keeps");
 }
+
+/// Two processes maintaining the same user at once: one works, the other finds the user
+/// held and skips it (`busy`); the duplicates are folded once.
+#[test]
+fn two_runs_at_once_never_work_on_the_same_user() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let url = format!("sqlite://{}", dir.path().join("m.db").display());
+    {
+        let e = engine(&url);
+        let partition = e.partition(&Namespace::default_ns());
+        let puts: Vec<Put> = (0..3000)
+            .map(|i| {
+                let mut p = Put::new(partition.clone(), None, format!("fact number {}", i % 1000));
+                p.owner.user_id = Some("k4".into());
+                p
+            })
+            .collect();
+        e.store().put_many(puts).expect("seed");
+    }
+    let start = || {
+        Command::new(env!("CARGO_BIN_EXE_muisti"))
+            .args([
+                "--store",
+                &url,
+                "maintain",
+                "--user",
+                "k4",
+                "--job",
+                "consolidate",
+                "--json",
+            ])
+            .env_remove("MUISTI_STORE")
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("muisti runs")
+    };
+    let (one, two) = (start(), start());
+    let reports: Vec<serde_json::Value> = [one, two]
+        .into_iter()
+        .map(|child| {
+            let out = child.wait_with_output().expect("waits");
+            assert!(
+                out.status.success(),
+                "{}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+            serde_json::from_slice(&out.stdout).expect("a JSON report")
+        })
+        .collect();
+    let sum = |field: &str| -> u64 { reports.iter().filter_map(|r| r[field].as_u64()).sum() };
+    assert_eq!(
+        sum("busy"),
+        1,
+        "one of the two found the user held: {reports:?}"
+    );
+    assert_eq!(sum("consolidated"), 2000, "{reports:?}");
+    assert_eq!(memories_of(&engine(&url), "k4").len(), 1000);
+}

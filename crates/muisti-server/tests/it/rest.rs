@@ -1943,3 +1943,46 @@ fn maintenance_over_rest() {
         assert!(r.body["error"]["code"].is_string(), "{body}");
     }
 }
+
+/// The schedule runs the per-user jobs too: exact duplicates written straight to the store
+/// are folded within a round, and `/metrics` counts the scheduled runs and what they did.
+#[test]
+fn the_schedule_consolidates_and_metrics_count_it() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let url = format!("sqlite://{}/muisti.db", dir.path().display());
+    let store = muisti::open_store(&url).expect("store");
+    let engine = muisti::Engine::builder(store.clone())
+        .embedder(None)
+        .build()
+        .expect("engine");
+    let partition = engine.partition(&muisti::Namespace::default_ns());
+    let mut ids = Vec::new();
+    for _ in 0..3 {
+        let mut p = muisti::Put::new(partition.clone(), None, json!("likes green tea"));
+        p.owner.user_id = Some("sched".into());
+        ids.push(store.put(p).expect("put").memory.id);
+    }
+    let s = TestServer::serve(
+        engine.clone(),
+        ConfigLayer {
+            maintain_interval_secs: Some(1),
+            ..ConfigLayer::default()
+        },
+        Some(dir),
+    );
+    muisti_testkit::wait_until("the schedule folded the duplicates", || {
+        ids[1..]
+            .iter()
+            .all(|id| engine.get_by_id(*id).expect("read").is_none())
+    });
+    assert!(
+        engine.get_by_id(ids[0]).expect("read").is_some(),
+        "the oldest stays"
+    );
+    muisti_testkit::wait_until("the metrics count the round", || {
+        let m = raw("GET", &s.url("/metrics"), &[], None);
+        let text = m.body.as_str().unwrap_or_default().to_owned();
+        text.contains("muisti_maintenance_runs_total{trigger=\"schedule\"}")
+            && text.contains("muisti_maintained_records_total{job=\"consolidate\"} 2")
+    });
+}

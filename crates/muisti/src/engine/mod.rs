@@ -352,7 +352,7 @@ impl Engine {
         Partition::new(self.tenant.clone(), namespace.clone())
     }
 
-    fn emit(&self, event: Event) {
+    pub(crate) fn emit(&self, event: Event) {
         for o in self.observers.iter() {
             o.on_event(&event);
         }

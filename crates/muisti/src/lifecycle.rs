@@ -277,11 +277,7 @@ impl Engine {
         let holder = MemoryId::generate().to_string();
         for ns in &namespaces {
             let partition = self.partition(ns);
-            let users = match &options.user_id {
-                Some(u) => vec![Some(u.clone())],
-                None => self.users_of(&partition)?,
-            };
-            for user in users {
+            for (user, ids) in self.ids_by_user(&partition, options.user_id.as_deref())? {
                 report.users += 1;
                 let lease = format!(
                     "maintain.{}",
@@ -291,15 +287,13 @@ impl Engine {
                     report.busy += 1;
                     continue;
                 }
-                // Read under the lease, so what another run changed meanwhile is seen.
-                let filter = Filter {
-                    user_id: user.clone(),
-                    ..Filter::default()
-                };
-                let done = list_all(self.store.as_ref(), &partition, &filter).and_then(|all| {
-                    let memories = all
+                // Read again under the lease, so what another run changed meanwhile is seen.
+                let done = self.store.get_many(&self.tenant, &ids).and_then(|fresh| {
+                    let memories = fresh
                         .into_iter()
-                        .filter(|m| m.owner.user_id == user && kept_by_jobs(m))
+                        .filter(|m| {
+                            m.partition == partition && m.owner.user_id == user && kept_by_jobs(m)
+                        })
                         .collect();
                     self.maintain_user(memories, per_user, options, report)
                 });
@@ -312,25 +306,37 @@ impl Engine {
         Ok(())
     }
 
-    /// The users who have memories in `partition` (one page of records in memory at a
-    /// time).
-    fn users_of(&self, partition: &muisti_core::Partition) -> Result<Vec<Option<String>>> {
-        let mut users = std::collections::BTreeSet::new();
+    /// The ids of the memories the jobs keep in `partition`, by user (of one user, if
+    /// given): one page of records in memory at a time.
+    fn ids_by_user(
+        &self,
+        partition: &muisti_core::Partition,
+        user: Option<&str>,
+    ) -> Result<BTreeMap<Option<String>, Vec<MemoryId>>> {
+        let mut by_user: BTreeMap<Option<String>, Vec<MemoryId>> = BTreeMap::new();
         let mut after = None;
         loop {
             let page = self.store.list(&muisti_core::ListQuery {
                 partition: partition.clone(),
-                filter: Filter::default(),
+                filter: Filter {
+                    user_id: user.map(str::to_owned),
+                    ..Filter::default()
+                },
                 after,
                 limit: 1_000,
             })?;
-            users.extend(page.items.iter().map(|m| m.owner.user_id.clone()));
+            for m in page.items.iter().filter(|m| kept_by_jobs(m)) {
+                by_user
+                    .entry(m.owner.user_id.clone())
+                    .or_default()
+                    .push(m.id);
+            }
             match page.next {
                 Some(next) if !page.items.is_empty() => after = Some(next),
                 _ => break,
             }
         }
-        Ok(users.into_iter().collect())
+        Ok(by_user)
     }
 
     /// The per-user jobs on one user's memories of one namespace.

@@ -224,7 +224,10 @@ impl Memories for Local {
     }
 
     fn maintenance(&self, req: MaintenanceRequest) -> Result<MaintenanceReport> {
-        Ok(ops::maintenance(&self.0, req)?)
+        let mut bar = crate::progress_bar("maintaining users");
+        let report = ops::maintenance(&self.0, req, &mut bar);
+        crate::progress_done();
+        Ok(report?)
     }
 }
 

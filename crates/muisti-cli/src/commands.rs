@@ -240,6 +240,7 @@ pub(crate) fn run(m: &dyn Memories, command: Command, json: bool) -> Result<Exit
                 promote_after,
                 dry_run,
                 lease_secs,
+                background: false,
             })?;
             if json {
                 print_json(&done)?;

@@ -340,12 +340,12 @@ fn run(cli: Cli) -> Result<ExitCode> {
     commands::run(&*memories, cli.command, json)
 }
 
-fn reindex(cli: &Cli, force: bool) -> Result<ExitCode> {
+/// A progress bar on standard error when it is a terminal (nothing otherwise): `label
+/// [#####.....] done/total`; end it with [`progress_done`].
+pub(crate) fn progress_bar(label: &'static str) -> impl FnMut(u64, u64) {
     use std::io::IsTerminal;
-    let engine = open(cli, OnModelMismatch::Ignore)?;
     let tty = std::io::stderr().is_terminal();
-    let start = std::time::Instant::now();
-    let report = engine.reindex(force, &mut |done, total| {
+    move |done, total| {
         if tty {
             let width = 30;
             let filled = (done * width as u64)
@@ -353,15 +353,29 @@ fn reindex(cli: &Cli, force: bool) -> Result<ExitCode> {
                 .map_or(width, |f| f as usize)
                 .min(width);
             eprint!(
-                "\rreindexing [{}{}] {done}/{total}",
+                "\r{label} [{}{}] {done}/{total}",
                 "#".repeat(filled),
                 ".".repeat(width - filled)
             );
         }
-    })?;
-    if tty {
+    }
+}
+
+/// Ends a [`progress_bar`]'s line.
+pub(crate) fn progress_done() {
+    use std::io::IsTerminal;
+    if std::io::stderr().is_terminal() {
         eprintln!();
     }
+}
+
+fn reindex(cli: &Cli, force: bool) -> Result<ExitCode> {
+    let engine = open(cli, OnModelMismatch::Ignore)?;
+    let start = std::time::Instant::now();
+    let mut bar = progress_bar("reindexing");
+    let report = engine.reindex(force, &mut bar);
+    progress_done();
+    let report = report?;
     if cli.json {
         print_json(&report)?;
     } else {

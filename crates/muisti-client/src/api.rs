@@ -651,6 +651,10 @@ pub struct MaintenanceRequest {
     /// 60): until then another run skips the user.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub lease_secs: Option<u64>,
+    /// Run in the background: answer 202 with the job (`GET /v1/jobs/{id}`: users done of
+    /// how many, then the report).
+    #[serde(default)]
+    pub background: bool,
 }
 
 /// What a maintenance run did (or, dry, would do).
@@ -717,7 +721,7 @@ pub struct ReindexRequest {
 pub struct Job {
     /// Job id.
     pub id: String,
-    /// `reindex`.
+    /// `reindex` or `maintenance`.
     pub kind: String,
     /// `running`, `done` or `failed`.
     pub state: String,
@@ -728,6 +732,9 @@ pub struct Job {
     /// Why it failed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
+    /// A maintenance job's report, once done.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub report: Option<MaintenanceReport>,
 }
 
 /// A new API key (`POST /v1/admin/keys`).

@@ -101,6 +101,7 @@ impl Jobs {
             done: 0,
             total: 0,
             error: None,
+            report: None,
         };
         {
             let mut jobs = self.jobs.lock().map_err(|_| ApiError::internal())?;
@@ -111,7 +112,10 @@ impl Jobs {
                     "a reindex is already running (on this or another server on the store)",
                 )
             };
-            if jobs.values().any(|j| j.state == "running") {
+            if jobs
+                .values()
+                .any(|j| j.kind == "reindex" && j.state == "running")
+            {
                 return Err(busy());
             }
             if !engine.acquire_lease("reindex", &job.id, Self::REINDEX_LEASE)? {
@@ -140,6 +144,54 @@ impl Jobs {
             }
             me.set(&id, |j| match result {
                 Ok(_) => j.state = "done".into(),
+                Err(e) => {
+                    j.state = "failed".into();
+                    j.error = Some(e.to_string());
+                }
+            });
+        });
+        Ok(job)
+    }
+}
+
+impl Jobs {
+    /// Starts a maintenance run in `engine`'s tenant on a thread of its own: its progress
+    /// (users done of how many) and, once done, its report are the job's.
+    pub fn start_maintenance(
+        self: &Arc<Self>,
+        engine: Engine,
+        options: muisti::lifecycle::MaintenanceOptions,
+        metrics: Arc<crate::metrics::Metrics>,
+    ) -> Result<api::Job, ApiError> {
+        let job = api::Job {
+            id: ulid::Ulid::generate().to_string(),
+            kind: "maintenance".into(),
+            state: "running".into(),
+            done: 0,
+            total: 0,
+            error: None,
+            report: None,
+        };
+        self.jobs
+            .lock()
+            .map_err(|_| ApiError::internal())?
+            .insert(job.id.clone(), job.clone());
+        let me = Arc::clone(self);
+        let id = job.id.clone();
+        std::thread::spawn(move || {
+            let result = engine.run_maintenance_with(&options, &mut |done, total| {
+                me.set(&id, |j| {
+                    j.done = done;
+                    j.total = total;
+                });
+            });
+            me.set(&id, |j| match result {
+                Ok(r) => {
+                    let report = ops::report_out(&r);
+                    metrics.maintenance("request", &ops::maintained_counts(&report));
+                    j.state = "done".into();
+                    j.report = Some(report);
+                }
                 Err(e) => {
                     j.state = "failed".into();
                     j.error = Some(e.to_string());
@@ -788,6 +840,7 @@ mod tests {
             done: 0,
             total: 10,
             error: None,
+            report: None,
         };
         if let Ok(mut j) = jobs.jobs.lock() {
             j.insert(running.id.clone(), running);

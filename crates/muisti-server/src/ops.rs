@@ -503,8 +503,26 @@ pub fn maintain(engine: &Engine) -> Result<api::Maintained> {
 pub fn maintenance(
     engine: &Engine,
     req: api::MaintenanceRequest,
+    progress: &mut dyn FnMut(u64, u64),
 ) -> Result<api::MaintenanceReport> {
+    let options = maintenance_options(req)?;
+    Ok(report_out(
+        &engine.run_maintenance_with(&options, progress)?,
+    ))
+}
+
+/// The options a maintenance request asks for, checked (before a run starts, so a
+/// background run fails only for what happens while it runs).
+pub fn maintenance_options(
+    req: api::MaintenanceRequest,
+) -> Result<muisti::lifecycle::MaintenanceOptions> {
     filter(req.user_id.clone(), None, None)?;
+    if req.promote_after == Some(0) {
+        return Err(Error::invalid(
+            "promote_after",
+            "recalls between promotions: 1 or more",
+        ));
+    }
     let namespace = req.namespace.as_deref().map(Namespace::new).transpose()?;
     let jobs = req
         .jobs
@@ -525,7 +543,7 @@ pub fn maintenance(
             "prune needs max_memories, the cap a user's memories are pruned to",
         ));
     }
-    let options = muisti::lifecycle::MaintenanceOptions {
+    Ok(muisti::lifecycle::MaintenanceOptions {
         near_duplicates: muisti::lifecycle::MaintenanceOptions::default().near_duplicates,
         user_id: req.user_id,
         namespace,
@@ -548,8 +566,7 @@ pub fn maintenance(
                 ));
             }
         },
-    };
-    Ok(report_out(&engine.run_maintenance(&options)?))
+    })
 }
 
 /// A maintenance report on the wire.

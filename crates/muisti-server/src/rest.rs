@@ -514,7 +514,9 @@ pub async fn maintain(
 /// `dry_run`, reports what would change.
 #[utoipa::path(post, path = "/v1/maintenance", tag = "admin",
     request_body = api::MaintenanceRequest,
-    responses((status = 200, body = api::MaintenanceReport), (status = 400, body = api::ErrorBody),
+    responses((status = 200, body = api::MaintenanceReport),
+        (status = 202, description = "With `background`: the job (`GET /v1/jobs/{id}`)", body = api::Job),
+        (status = 400, body = api::ErrorBody),
         (status = 403, body = api::ErrorBody),
         (status = 409, description = "`prune` without `max_memories` (`conflicting_fields`)", body = api::ErrorBody),
         (status = 422, body = api::ErrorBody)))]
@@ -522,12 +524,21 @@ pub async fn maintenance(
     State(s): State<AppState>,
     caller: Caller,
     ApiJson(req): ApiJson<api::MaintenanceRequest>,
-) -> ApiResult<Json<api::MaintenanceReport>> {
+) -> ApiResult<axum::response::Response> {
     require_operator(&caller)?;
     let metrics = std::sync::Arc::clone(&s.metrics);
-    let report = run(&s, &caller, move |e| ops::maintenance(&e, req)).await?;
+    if req.background {
+        let options = ops::maintenance_options(req)?;
+        let engine = s.engine.with_tenant(caller.tenant.clone());
+        let job = s.jobs.start_maintenance(engine, options, metrics)?;
+        return Ok((StatusCode::ACCEPTED, Json(job)).into_response());
+    }
+    let report = run(&s, &caller, move |e| {
+        ops::maintenance(&e, req, &mut |_, _| {})
+    })
+    .await?;
     metrics.maintenance("request", &ops::maintained_counts(&report));
-    Ok(Json(report))
+    Ok(Json(report).into_response())
 }
 
 /// Deletes expired records now, in the whole store (admin key). Reads already hide them;

@@ -198,6 +198,16 @@ impl Engine {
     /// Runs maintenance (the seed's `runMaintenance`): expire, consolidate, promote and
     /// prune, as `options` say, user by user.
     pub fn run_maintenance(&self, options: &MaintenanceOptions) -> Result<MaintenanceReport> {
+        self.run_maintenance_with(options, &mut |_, _| {})
+    }
+
+    /// [`Engine::run_maintenance`], telling `progress` how many of the users (per
+    /// namespace) it has done of how many, after each.
+    pub fn run_maintenance_with(
+        &self,
+        options: &MaintenanceOptions,
+        progress: &mut dyn FnMut(u64, u64),
+    ) -> Result<MaintenanceReport> {
         let _span = info_span!("memory.run_maintenance", dry_run = options.dry_run).entered();
         if let Some(user) = &options.user_id {
             muisti_core::check_owner_field("user_id", &Some(user.clone()))?;
@@ -239,7 +249,7 @@ impl Engine {
         }
         let per_user: Vec<Job> = jobs.iter().copied().filter(|j| *j != Job::Expire).collect();
         if !per_user.is_empty() {
-            self.maintain_users(&per_user, options, &mut report)?;
+            self.maintain_users(&per_user, options, &mut report, progress)?;
         }
         for job in jobs {
             let count = match job {
@@ -264,6 +274,7 @@ impl Engine {
         per_user: &[Job],
         options: &MaintenanceOptions,
         report: &mut MaintenanceReport,
+        progress: &mut dyn FnMut(u64, u64),
     ) -> Result<()> {
         let namespaces = match &options.namespace {
             Some(ns) => vec![ns.clone()],
@@ -275,10 +286,19 @@ impl Engine {
                 .collect(),
         };
         let holder = MemoryId::generate().to_string();
+        // Each namespace's users first (their ids only), so progress knows the total.
+        let mut work = Vec::new();
         for ns in &namespaces {
             let partition = self.partition(ns);
-            for (user, ids) in self.ids_by_user(&partition, options.user_id.as_deref())? {
+            let users = self.ids_by_user(&partition, options.user_id.as_deref())?;
+            work.push((ns, partition, users));
+        }
+        let total: u64 = work.iter().map(|(_, _, users)| users.len() as u64).sum();
+        progress(0, total);
+        for (ns, partition, users) in work {
+            for (user, ids) in users {
                 report.users += 1;
+                progress(report.users.saturating_sub(1), total);
                 let lease = format!(
                     "maintain.{}",
                     &content_hash(&format!("{ns}/{user:?}"))[..16]
@@ -303,6 +323,7 @@ impl Engine {
                 done?;
             }
         }
+        progress(total, total);
         Ok(())
     }
 

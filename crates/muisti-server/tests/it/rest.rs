@@ -1986,3 +1986,48 @@ fn the_schedule_consolidates_and_metrics_count_it() {
             && text.contains("muisti_maintained_records_total{job=\"consolidate\"} 2")
     });
 }
+
+/// A background maintenance run: 202 with the job, then the job done with its report.
+#[test]
+fn maintenance_in_the_background_reports_through_its_job() {
+    let s = TestServer::open();
+    for i in 0..4 {
+        let body =
+            json!({"content": format!("note {i}"), "user_id": format!("bg{i}"), "importance": 0.1});
+        let r = raw(
+            "POST",
+            &s.url("/v1/memories"),
+            &[JSON],
+            Some(&body.to_string()),
+        );
+        assert_eq!(r.status, 201, "{}", r.body);
+    }
+    let started = raw(
+        "POST",
+        &s.url("/v1/maintenance"),
+        &[JSON],
+        Some(&json!({"jobs": ["consolidate", "promote"], "background": true}).to_string()),
+    );
+    assert_eq!(started.status, 202, "{}", started.body);
+    assert_eq!(started.body["kind"], "maintenance");
+    let id = started.body["id"].as_str().expect("id").to_owned();
+    let mut job = serde_json::Value::Null;
+    muisti_testkit::wait_until("the maintenance job ends", || {
+        job = raw("GET", &s.url(&format!("/v1/jobs/{id}")), &[], None).body;
+        job["state"] != "running"
+    });
+    assert_eq!(job["state"], "done", "{job}");
+    assert_eq!(job["report"]["users"], 4, "{job}");
+    assert_eq!(job["done"], job["total"], "{job}");
+    let refused = raw(
+        "POST",
+        &s.url("/v1/maintenance"),
+        &[JSON],
+        Some(&json!({"jobs": ["prune"], "background": true}).to_string()),
+    );
+    assert_eq!(
+        refused.status, 409,
+        "checked before it starts: {}",
+        refused.body
+    );
+}

@@ -67,7 +67,8 @@ pub(crate) enum BenchCommand {
     /// A full maintenance pass (default store: a fresh SQLite file): `N` memories of users
     /// of `--per-user` each (one in twenty repeating another of its user, one in ten
     /// recalled twelve times), then expire, consolidate, promote and prune to
-    /// `--max-memories` timed; peak RSS reported.
+    /// `--max-memories` timed, with recalls of random users beside it (their p50/p99 against
+    /// 1,000 recalls before the pass); peak RSS reported.
     Maintain {
         /// Memories to write.
         #[arg(long, default_value_t = 100_000)]
@@ -913,10 +914,51 @@ fn maintain_bench(
             .touch(engine.tenant(), &twelve, muisti::Timestamp::now())?;
     }
     let seeded = started.elapsed();
+    let users = (memories as u64).div_ceil(per_user).max(1);
+    // Recall of a random user, as an agent would ask, timed in milliseconds.
+    let mut rng = crate::scale::Rng(0x243f_6a88_85a3_08d3);
+    let mut recall = move || -> Result<f64> {
+        let user = rng.next() % users;
+        let mut req = muisti::RecallRequest::new(
+            muisti::Namespace::default_ns(),
+            format!(
+                "what did user {user} note about item {}",
+                rng.next() % per_user
+            ),
+            5,
+        );
+        req.filter.user_id = Some(format!("u{user}"));
+        let t = std::time::Instant::now();
+        engine.recall(&req)?;
+        Ok(t.elapsed().as_secs_f64() * 1e3)
+    };
+    let quantiles = |mut ms: Vec<f64>| -> serde_json::Value {
+        ms.sort_by(f64::total_cmp);
+        let at = |q: f64| {
+            ms.get(((ms.len() as f64 - 1.0) * q).round() as usize)
+                .copied()
+                .unwrap_or(0.0)
+        };
+        serde_json::json!({"recalls": ms.len(), "p50_ms": at(0.5), "p99_ms": at(0.99)})
+    };
+    let quiet: Vec<f64> = (0..1_000).map(|_| recall()).collect::<Result<_>>()?;
     let started = std::time::Instant::now();
-    let report = engine.run_maintenance(&muisti::lifecycle::MaintenanceOptions {
-        max_memories: Some(max_memories),
-        ..Default::default()
+    // The pass on a thread of its own; recalls go on beside it until it ends.
+    let (report, during) = std::thread::scope(|scope| -> Result<_> {
+        let pass = scope.spawn(|| {
+            engine.run_maintenance(&muisti::lifecycle::MaintenanceOptions {
+                max_memories: Some(max_memories),
+                ..Default::default()
+            })
+        });
+        let mut during = Vec::new();
+        while !pass.is_finished() {
+            during.push(recall()?);
+        }
+        let report = pass
+            .join()
+            .map_err(|_| anyhow::anyhow!("the maintenance pass panicked"))??;
+        Ok((report, during))
     })?;
     let pass = started.elapsed();
     Ok(serde_json::json!({
@@ -926,6 +968,8 @@ fn maintain_bench(
         "maintenance_s": pass.as_secs_f64(),
         "memories_per_s": memories as f64 / pass.as_secs_f64().max(1e-9),
         "peak_rss_mib": crate::locomo::peak_rss_mib(),
+        "recall_without_pass": quantiles(quiet),
+        "recall_during_pass": quantiles(during),
         "report": report,
     }))
 }

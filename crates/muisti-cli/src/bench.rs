@@ -67,8 +67,8 @@ pub(crate) enum BenchCommand {
     /// A full maintenance pass (default store: a fresh SQLite file): `N` memories of users
     /// of `--per-user` each (one in twenty repeating another of its user, one in ten
     /// recalled twelve times), then expire, consolidate, promote and prune to
-    /// `--max-memories` timed, with recalls of random users beside it (their p50/p99 against
-    /// 1,000 recalls before the pass); peak RSS reported.
+    /// `--max-memories` timed (with `--with-recalls`, recalls of random users beside it,
+    /// their p50/p99 against 1,000 recalls before the pass); peak RSS reported.
     Maintain {
         /// Memories to write.
         #[arg(long, default_value_t = 100_000)]
@@ -79,6 +79,10 @@ pub(crate) enum BenchCommand {
         /// Prune's cap per user.
         #[arg(long, default_value_t = 900)]
         max_memories: u64,
+        /// Recall random users beside the pass (and 1,000 times before it), reporting
+        /// their p50/p99 both ways.
+        #[arg(long)]
+        with_recalls: bool,
     },
     /// Retrieval quality (recall@k) and speed on LoCoMo conversations.
     Locomo {
@@ -419,6 +423,7 @@ pub(crate) fn run(cmd: &BenchCommand, cli: &crate::Cli, json: bool) -> Result<()
             memories,
             per_user,
             max_memories,
+            with_recalls,
         } => {
             let dir = bench_dir()?;
             let store = match &cli.store {
@@ -429,7 +434,8 @@ pub(crate) fn run(cmd: &BenchCommand, cli: &crate::Cli, json: bool) -> Result<()
                 ))?,
             };
             let engine = muisti::Engine::builder(store).embedder(None).build()?;
-            let report = maintain_bench(&engine, *memories, *per_user, *max_memories)?;
+            let report =
+                maintain_bench(&engine, *memories, *per_user, *max_memories, *with_recalls)?;
             outln!("{}", serde_json::to_string_pretty(&report)?)?;
             return Ok(());
         }
@@ -879,6 +885,7 @@ fn maintain_bench(
     memories: usize,
     per_user: u64,
     max_memories: u64,
+    with_recalls: bool,
 ) -> Result<serde_json::Value> {
     let partition = engine.partition(&muisti::Namespace::default_ns());
     let started = std::time::Instant::now();
@@ -941,7 +948,11 @@ fn maintain_bench(
         };
         serde_json::json!({"recalls": ms.len(), "p50_ms": at(0.5), "p99_ms": at(0.99)})
     };
-    let quiet: Vec<f64> = (0..1_000).map(|_| recall()).collect::<Result<_>>()?;
+    let quiet: Vec<f64> = if with_recalls {
+        (0..1_000).map(|_| recall()).collect::<Result<_>>()?
+    } else {
+        Vec::new()
+    };
     let started = std::time::Instant::now();
     // The pass on a thread of its own; recalls go on beside it until it ends.
     let (report, during) = std::thread::scope(|scope| -> Result<_> {
@@ -952,7 +963,7 @@ fn maintain_bench(
             })
         });
         let mut during = Vec::new();
-        while !pass.is_finished() {
+        while with_recalls && !pass.is_finished() {
             during.push(recall()?);
         }
         let report = pass
@@ -968,8 +979,8 @@ fn maintain_bench(
         "maintenance_s": pass.as_secs_f64(),
         "memories_per_s": memories as f64 / pass.as_secs_f64().max(1e-9),
         "peak_rss_mib": crate::locomo::peak_rss_mib(),
-        "recall_without_pass": quantiles(quiet),
-        "recall_during_pass": quantiles(during),
+        "recall_without_pass": with_recalls.then(|| quantiles(quiet)),
+        "recall_during_pass": with_recalls.then(|| quantiles(during)),
         "report": report,
     }))
 }

@@ -802,6 +802,27 @@ fn locomo(
     Ok(())
 }
 
+/// A labelled corpus (JSON lines) from `path`; `what` names it in errors.
+fn read_labelled<T: serde::de::DeserializeOwned>(
+    path: &std::path::Path,
+    what: &str,
+) -> Result<Vec<T>> {
+    let text =
+        std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?;
+    muisti::labelled::parse_jsonl(&text)
+        .with_context(|| format!("{} is not a corpus of {what}", path.display()))
+}
+
+/// The cosine of two texts' vectors, if there is an embedder and it answers.
+fn pair_cosine(
+    embedder: Option<&std::sync::Arc<dyn muisti::Embedder>>,
+    a: &str,
+    b: &str,
+) -> Option<f32> {
+    let v = embedder?.embed(&[a, b]).ok()?;
+    Some(muisti::text::cosine(v.first()?, v.get(1)?))
+}
+
 /// `muisti bench duplicates`: the near-duplicate rule's figures.
 fn duplicates(
     data: &std::path::Path,
@@ -810,20 +831,10 @@ fn duplicates(
     json: bool,
 ) -> Result<()> {
     use muisti::lifecycle::{self, LabelledDuplicate};
-    let text =
-        std::fs::read_to_string(data).with_context(|| format!("cannot read {}", data.display()))?;
-    let pairs: Vec<LabelledDuplicate> = text
-        .lines()
-        .filter(|l| !l.trim().is_empty())
-        .map(serde_json::from_str)
-        .collect::<Result<_, _>>()
-        .with_context(|| format!("{} is not a corpus of labelled pairs", data.display()))?;
+    let pairs: Vec<LabelledDuplicate> = read_labelled(data, "labelled pairs")?;
     let cosines: Vec<Option<f32>> = pairs
         .iter()
-        .map(|p| {
-            let v = embedder.as_ref()?.embed(&[&p.a, &p.b]).ok()?;
-            Some(muisti::text::cosine(v.first()?, v.get(1)?))
-        })
+        .map(|p| pair_cosine(embedder.as_ref(), &p.a, &p.b))
         .collect();
     let all: Vec<&LabelledDuplicate> = pairs.iter().collect();
     let rows: Vec<(f32, lifecycle::DuplicateScores)> = lifecycle::DUPLICATE_THRESHOLDS
@@ -1092,26 +1103,12 @@ fn graph_bench(engine: &muisti::Engine, edges: usize, queries: usize) -> Result<
 /// `muisti bench graph-extract`: the offline extractor's figures on a labelled corpus.
 fn graph_extract(data: &std::path::Path, names: &std::path::Path, json: bool) -> Result<()> {
     use muisti::graph::extract;
-    let labelled = std::fs::read_to_string(names)
-        .with_context(|| format!("cannot read {}", names.display()))?;
-    let named: Vec<muisti::graph::LabelledNames> = labelled
-        .lines()
-        .filter(|l| !l.trim().is_empty())
-        .map(serde_json::from_str)
-        .collect::<Result<_, _>>()
-        .with_context(|| format!("{} is not a corpus of labelled names", names.display()))?;
+    let named: Vec<muisti::graph::LabelledNames> = read_labelled(names, "labelled names")?;
     let engine = muisti::Engine::builder(muisti::open_store("mem://")?)
         .graph_extraction(muisti::graph::GraphExtraction::Offline)
         .build()?;
     let r = muisti::graph::evaluate_resolution(&engine, &named)?;
-    let text =
-        std::fs::read_to_string(data).with_context(|| format!("cannot read {}", data.display()))?;
-    let corpus = extract::parse_corpus(&text).with_context(|| {
-        format!(
-            "{} is not a corpus of labelled conversations",
-            data.display()
-        )
-    })?;
+    let corpus: Vec<extract::LabelledConversation> = read_labelled(data, "labelled conversations")?;
     let s = extract::evaluate(&corpus, extract::offline);
     if json {
         outln!(
@@ -1177,14 +1174,8 @@ fn conflicts(
     json: bool,
 ) -> Result<()> {
     use muisti::declarative::detect;
-    let text =
-        std::fs::read_to_string(data).with_context(|| format!("cannot read {}", data.display()))?;
-    let pairs = detect::parse_corpus(&text)
-        .with_context(|| format!("{} is not a corpus of labelled pairs", data.display()))?;
-    let cosine = |a: &str, b: &str| {
-        let v = embedder.as_ref()?.embed(&[a, b]).ok()?;
-        Some(muisti::text::cosine(v.first()?, v.get(1)?))
-    };
+    let pairs: Vec<detect::LabelledPair> = read_labelled(data, "labelled pairs")?;
+    let cosine = |a: &str, b: &str| pair_cosine(embedder.as_ref(), a, b);
     let without = detect::evaluate(&pairs, |_, _| None);
     let with = embedder.as_ref().map(|_| detect::evaluate(&pairs, cosine));
     if json {

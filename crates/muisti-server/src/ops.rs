@@ -517,12 +517,6 @@ pub fn maintenance_options(
     req: api::MaintenanceRequest,
 ) -> Result<muisti::lifecycle::MaintenanceOptions> {
     filter(req.user_id.clone(), None, None)?;
-    if req.promote_after == Some(0) {
-        return Err(Error::invalid(
-            "promote_after",
-            "recalls between promotions: 1 or more",
-        ));
-    }
     let namespace = req.namespace.as_deref().map(Namespace::new).transpose()?;
     let jobs = req
         .jobs
@@ -543,7 +537,7 @@ pub fn maintenance_options(
             "prune needs max_memories, the cap a user's memories are pruned to",
         ));
     }
-    Ok(muisti::lifecycle::MaintenanceOptions {
+    let options = muisti::lifecycle::MaintenanceOptions {
         near_duplicates: muisti::lifecycle::MaintenanceOptions::default().near_duplicates,
         user_id: req.user_id,
         namespace,
@@ -566,7 +560,10 @@ pub fn maintenance_options(
                 ));
             }
         },
-    })
+    };
+    // The engine's rules, before a background run starts.
+    options.validate()?;
+    Ok(options)
 }
 
 /// A maintenance report on the wire.

@@ -28,6 +28,7 @@ pub mod conversation;
 pub mod declarative;
 mod engine;
 pub mod graph;
+pub mod labelled;
 pub mod lifecycle;
 mod open;
 mod recall;

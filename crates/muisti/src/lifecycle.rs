@@ -107,6 +107,36 @@ impl Default for MaintenanceOptions {
     }
 }
 
+impl MaintenanceOptions {
+    /// The options' rules, checked before a run starts (the one check the engine and the
+    /// API make): a valid user, a floor of 0 or more, promotions 1 or more recalls apart, a
+    /// lease of some time.
+    pub fn validate(&self) -> Result<()> {
+        if let Some(user) = &self.user_id {
+            muisti_core::check_owner_field("user_id", &Some(user.clone()))?;
+        }
+        if !self.min_importance.is_finite() || self.min_importance < 0.0 {
+            return Err(muisti_core::Error::invalid(
+                "min_importance",
+                "a number, 0 or more",
+            ));
+        }
+        if self.lease.is_zero() {
+            return Err(muisti_core::Error::invalid(
+                "lease",
+                "how long a dead run holds a user: more than 0",
+            ));
+        }
+        if self.promote_after == 0 {
+            return Err(muisti_core::Error::invalid(
+                "promote_after",
+                "accesses between promotions: 1 or more",
+            ));
+        }
+        Ok(())
+    }
+}
+
 /// Prune's default importance floor: memories at or above it are never pruned.
 pub const DEFAULT_MIN_IMPORTANCE: f32 = 0.5;
 
@@ -209,27 +239,7 @@ impl Engine {
         progress: &mut dyn FnMut(u64, u64),
     ) -> Result<MaintenanceReport> {
         let _span = info_span!("memory.run_maintenance", dry_run = options.dry_run).entered();
-        if let Some(user) = &options.user_id {
-            muisti_core::check_owner_field("user_id", &Some(user.clone()))?;
-        }
-        if !options.min_importance.is_finite() || options.min_importance < 0.0 {
-            return Err(muisti_core::Error::invalid(
-                "min_importance",
-                "a number, 0 or more",
-            ));
-        }
-        if options.lease.is_zero() {
-            return Err(muisti_core::Error::invalid(
-                "lease",
-                "how long a dead run holds a user: more than 0",
-            ));
-        }
-        if options.promote_after == 0 {
-            return Err(muisti_core::Error::invalid(
-                "promote_after",
-                "accesses between promotions: 1 or more",
-            ));
-        }
+        options.validate()?;
         let jobs: Vec<Job> = if options.jobs.is_empty() {
             Job::ALL.to_vec()
         } else {

@@ -947,10 +947,7 @@ pub struct LabelledPair {
 
 /// Parses the corpus: one JSON object per line.
 pub fn parse_corpus(text: &str) -> Result<Vec<LabelledPair>, serde_json::Error> {
-    text.lines()
-        .filter(|l| !l.trim().is_empty())
-        .map(serde_json::from_str)
-        .collect()
+    crate::labelled::parse_jsonl(text)
 }
 
 /// How the detector did on some pairs.

@@ -381,6 +381,10 @@ impl Engine {
     /// retired first); a failure is logged (the memories stay; their facts are not read
     /// into the graph).
     pub(crate) fn extract_later(&self, written: &[&Written]) {
+        // Nothing to build on the write path when no worker reads the graph.
+        if self.graph_worker.is_none() {
+            return;
+        }
         let memories: Vec<(&Memory, bool)> = written
             .iter()
             .map(|w| (&w.memory, w.status == WriteStatus::Updated))
@@ -613,9 +617,7 @@ impl Engine {
             })
             .collect::<Result<_>>()?;
         let written = self.put_many_embedded(puts)?;
-        if self.graph_worker.is_some() {
-            self.extract_later(&written.iter().collect::<Vec<_>>());
-        }
+        self.extract_later(&written.iter().collect::<Vec<_>>());
         // Each user's cap once, after the whole batch (the newest of theirs kept).
         let mut capped = std::collections::HashSet::new();
         for w in written.iter().rev() {

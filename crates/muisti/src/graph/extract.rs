@@ -688,10 +688,7 @@ pub struct LabelledConversation {
 
 /// Parses the corpus: one JSON object per line.
 pub fn parse_corpus(text: &str) -> Result<Vec<LabelledConversation>, serde_json::Error> {
-    text.lines()
-        .filter(|l| !l.trim().is_empty())
-        .map(serde_json::from_str)
-        .collect()
+    crate::labelled::parse_jsonl(text)
 }
 
 /// How an extractor did on the corpus: facts and entity names found, against the labels.

@@ -375,11 +375,8 @@ fn resolution_on_the_labelled_corpora() {
             0.8,
         ),
     ] {
-        let corpus: Vec<muisti::graph::LabelledNames> = text
-            .lines()
-            .filter(|l| !l.trim().is_empty())
-            .map(|l| serde_json::from_str(l).expect("a labelled conversation"))
-            .collect();
+        let corpus: Vec<muisti::graph::LabelledNames> =
+            muisti::labelled::parse_jsonl(text).expect("labelled conversations");
         assert!(corpus.len() >= 20);
         let engine = Engine::builder(muisti::open_store("mem://").expect("store"))
             .graph_extraction(GraphExtraction::Offline)

@@ -339,11 +339,8 @@ fn the_near_duplicate_rule_on_the_labelled_pairs() {
             0.2,
         ),
     ] {
-        let pairs: Vec<muisti::lifecycle::LabelledDuplicate> = text
-            .lines()
-            .filter(|l| !l.trim().is_empty())
-            .map(|l| serde_json::from_str(l).expect("a pair"))
-            .collect();
+        let pairs: Vec<muisti::lifecycle::LabelledDuplicate> =
+            muisti::labelled::parse_jsonl(text).expect("labelled pairs");
         assert!(pairs.len() >= 200);
         let all: Vec<&muisti::lifecycle::LabelledDuplicate> = pairs.iter().collect();
         let s = muisti::lifecycle::score_duplicates(&all, &vec![None; pairs.len()], f32::INFINITY);

@@ -421,8 +421,18 @@ mod isolation {
             let mut e = engine
                 .declarative_entries(&muisti::Namespace::default_ns(), user)
                 .expect("entries");
-            // The same order in every engine: ids differ between them, texts do not.
-            e.sort_by(|a, b| (a.category.as_str(), a.text()).cmp(&(b.category.as_str(), b.text())));
+            // The same order in every engine: ids differ between them (and within a
+            // millisecond their order is random), so entries of one text are told apart by
+            // source and confidence too.
+            let key = |m: &muisti::Memory| {
+                (
+                    m.category.to_string(),
+                    m.text().into_owned(),
+                    m.source.to_string(),
+                    m.confidence,
+                )
+            };
+            e.sort_by_key(key);
             e
         };
         match op {

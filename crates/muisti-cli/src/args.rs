@@ -91,6 +91,12 @@ pub(crate) struct Cli {
     )]
     pub(crate) graph_interval: Option<u8>,
 
+    /// Where cold memories are archived: file:///dir or s3://bucket/prefix?endpoint=URL
+    /// (credentials from AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY). Default: beside a
+    /// SQLite or file store; none for Redis, PostgreSQL and MySQL.
+    #[arg(long, global = true, env = "MUISTI_ARCHIVE_URL", value_name = "URL")]
+    pub(crate) archive: Option<String>,
+
     #[command(subcommand)]
     pub(crate) command: Command,
 }
@@ -210,7 +216,8 @@ pub(crate) enum Command {
         /// Only this namespace (default: every namespace).
         #[arg(short = 'n', long = "namespace")]
         namespace: Option<String>,
-        /// Only these jobs (repeatable): expire, consolidate, promote, prune.
+        /// Only these jobs (repeatable): expire, consolidate, promote, prune, archive,
+        /// cluster (default: the first four; archive and cluster only when named).
         #[arg(long = "job", value_name = "NAME")]
         jobs: Vec<String>,
         /// Prune to this many memories per user and namespace.
@@ -228,6 +235,36 @@ pub(crate) enum Command {
         /// How long this run's hold on a user lasts if it dies (default 60 s).
         #[arg(long, value_name = "SECS")]
         lease_secs: Option<u64>,
+        /// Archive memories not written or recalled for this many days (default 90).
+        #[arg(long, value_name = "DAYS")]
+        archive_after_days: Option<u32>,
+        /// Archive only memories recalled at most this many times (default 2).
+        #[arg(long, value_name = "N")]
+        archive_max_access: Option<u64>,
+    },
+    /// Bring an archived memory back from the archive (text, vector, full-text entry).
+    Restore {
+        /// A memory id (ULID).
+        id: String,
+    },
+    /// A user's memories grouped by topic (after `muisti maintain --job cluster`); with
+    /// --cluster, that cluster's memories.
+    Clusters {
+        /// The user.
+        #[arg(long = "user")]
+        user_id: String,
+        /// The namespace (default `default`).
+        #[arg(short = 'n', long = "namespace")]
+        namespace: Option<String>,
+        /// List this cluster's memories.
+        #[arg(long, value_name = "N")]
+        cluster: Option<u32>,
+        /// How many memories of the cluster.
+        #[arg(long, default_value_t = 100)]
+        limit: usize,
+        /// Start after this memory id (the previous page's last).
+        #[arg(long)]
+        after: Option<String>,
     },
     /// The conversations (of a user), oldest first.
     Conversations {
@@ -615,6 +652,12 @@ pub(crate) struct SearchArgs {
     /// Show the signals behind each score.
     #[arg(long)]
     pub(crate) explain: bool,
+    /// Archived memories too (their text read back from the archive; slower).
+    #[arg(long)]
+    pub(crate) include_archived: bool,
+    /// Only the memories of this cluster of --user (`muisti clusters`).
+    #[arg(long, value_name = "N")]
+    pub(crate) cluster: Option<u32>,
     #[command(flatten)]
     pub(crate) filter: FilterArgs,
     #[command(flatten)]

@@ -7,11 +7,11 @@
 use anyhow::Result;
 use muisti::{Engine, Key, Locator, MemoryId, Namespace, declarative::visible_to};
 use muisti_client::{
-    Client, ConversationDetail, ConversationParams, Conversations, ForgetParams, GraphEntities,
-    GraphEntity, GraphEntityParams, GraphMerge, GraphRelationParams, GraphRelations, History,
-    KvEntries, KvEntry, KvValue, ListParams, MaintenanceReport, MaintenanceRequest, Memory,
-    MemoryPage, MemoryPatch, NewMemory, Proposal, ProposalParams, Proposals, RecallQuery,
-    RecallResult, SimilarParams, Stats,
+    Client, ClusterParams, Clusters, ConversationDetail, ConversationParams, Conversations,
+    ForgetParams, GraphEntities, GraphEntity, GraphEntityParams, GraphMerge, GraphRelationParams,
+    GraphRelations, History, KvEntries, KvEntry, KvValue, ListParams, MaintenanceReport,
+    MaintenanceRequest, Memory, MemoryPage, MemoryPatch, NewMemory, Proposal, ProposalParams,
+    Proposals, RecallQuery, RecallResult, SimilarParams, Stats,
 };
 use muisti_server::ops;
 
@@ -61,6 +61,12 @@ pub(crate) trait Memories {
     fn graph_relations(&self, p: GraphRelationParams) -> Result<GraphRelations>;
     fn graph_merge(&self, m: GraphMerge) -> Result<GraphEntity>;
     fn maintenance(&self, req: MaintenanceRequest) -> Result<MaintenanceReport>;
+    /// Brings an archived memory back.
+    fn restore(&self, id: &str) -> Result<Memory>;
+    /// A user's memories grouped by topic.
+    fn clusters(&self, p: ClusterParams) -> Result<Clusters>;
+    /// One page of a cluster's memories.
+    fn cluster_memories(&self, cluster: u32, p: ClusterParams) -> Result<MemoryPage>;
 }
 
 /// `NotFound` as `None`, any other error kept.
@@ -229,6 +235,18 @@ impl Memories for Local {
         crate::progress_done();
         Ok(report?)
     }
+
+    fn restore(&self, id: &str) -> Result<Memory> {
+        Ok(ops::restore(&self.0, id)?)
+    }
+
+    fn clusters(&self, p: ClusterParams) -> Result<Clusters> {
+        Ok(ops::clusters(&self.0, p)?)
+    }
+
+    fn cluster_memories(&self, cluster: u32, p: ClusterParams) -> Result<MemoryPage> {
+        Ok(ops::cluster_memories(&self.0, cluster, p)?)
+    }
 }
 
 /// A `muisti serve` server.
@@ -367,5 +385,18 @@ impl Memories for Remote {
 
     fn maintenance(&self, req: MaintenanceRequest) -> Result<MaintenanceReport> {
         Ok(self.0.maintenance(&req)?)
+    }
+
+    fn restore(&self, id: &str) -> Result<Memory> {
+        Self::id(id)?;
+        Ok(self.0.restore(id)?)
+    }
+
+    fn clusters(&self, p: ClusterParams) -> Result<Clusters> {
+        Ok(self.0.clusters(&p)?)
+    }
+
+    fn cluster_memories(&self, cluster: u32, p: ClusterParams) -> Result<MemoryPage> {
+        Ok(self.0.cluster_memories(cluster, &p)?)
     }
 }

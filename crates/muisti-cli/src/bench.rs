@@ -873,7 +873,7 @@ fn duplicates(
     if errors {
         for (p, c) in pairs.iter().zip(&cosines) {
             let t = chosen[(p.id % 5) as usize];
-            let judged = muisti::declarative::detect::same_fact(&p.a, &p.b, *c, t);
+            let judged = muisti::lifecycle::near_duplicates(&p.a, &p.b, *c, t);
             if judged != p.duplicate {
                 outln!(
                     "{:>4} labelled {:<5} cosine {:.2}: {:?} | {:?}",

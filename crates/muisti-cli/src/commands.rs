@@ -186,6 +186,8 @@ pub(crate) fn run(m: &dyn Memories, command: Command, json: bool) -> Result<Exit
                 min_score: a.min_score,
                 mode: Some(a.mode),
                 explain: a.explain,
+                include_archived: a.include_archived,
+                cluster: a.cluster,
             })?;
             print_hits(&result.hits, json)?;
             Ok(ExitCode::SUCCESS)
@@ -230,6 +232,8 @@ pub(crate) fn run(m: &dyn Memories, command: Command, json: bool) -> Result<Exit
             promote_after,
             dry_run,
             lease_secs,
+            archive_after_days,
+            archive_max_access,
         } => {
             let done = m.maintenance(muisti_client::api::MaintenanceRequest {
                 user_id,
@@ -241,17 +245,21 @@ pub(crate) fn run(m: &dyn Memories, command: Command, json: bool) -> Result<Exit
                 dry_run,
                 lease_secs,
                 background: false,
+                archive_after_days,
+                archive_max_access,
             })?;
             if json {
                 print_json(&done)?;
             } else {
                 outln!(
-                    "expired {}, episodic {}, consolidated {}, promoted {}, pruned {} ({} users{}){}",
+                    "expired {}, episodic {}, consolidated {}, promoted {}, pruned {}, archived {}, clustered {} ({} users{}){}",
                     done.expired,
                     done.episodic,
                     done.consolidated,
                     done.promoted,
                     done.pruned,
+                    done.archived,
+                    done.clustered,
                     done.users,
                     if done.busy > 0 {
                         format!(", {} busy elsewhere", done.busy)
@@ -263,6 +271,58 @@ pub(crate) fn run(m: &dyn Memories, command: Command, json: bool) -> Result<Exit
                     } else {
                         ""
                     }
+                )?;
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Restore { id } => {
+            let restored = m.restore(&id)?;
+            if json {
+                print_json(&restored)?;
+            } else {
+                outln!("{}", memory_line(&restored))?;
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Clusters {
+            user_id,
+            namespace,
+            cluster,
+            limit,
+            after,
+        } => {
+            let params = muisti_client::api::ClusterParams {
+                user_id,
+                namespace,
+                limit: Some(limit),
+                cursor: after,
+            };
+            if let Some(c) = cluster {
+                let page = m.cluster_memories(c, params)?;
+                if json {
+                    print_json(&page)?;
+                } else {
+                    for item in &page.items {
+                        outln!("{}", memory_line(item))?;
+                    }
+                    if let Some(next) = page.next_cursor {
+                        eprintln!("more: --after {next}");
+                    }
+                }
+                return Ok(ExitCode::SUCCESS);
+            }
+            let found = m.clusters(params)?;
+            if json {
+                print_json(&found)?;
+            } else {
+                for c in &found.clusters {
+                    outln!("{}  {} memories  {}", c.id, c.size, c.label)?;
+                }
+                outln!(
+                    "fitted on {} memories at {} (silhouette {:.2})",
+                    found.fitted_on,
+                    found.computed_at,
+                    found.silhouette
                 )?;
             }
             Ok(ExitCode::SUCCESS)

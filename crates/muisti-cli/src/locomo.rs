@@ -232,6 +232,8 @@ pub(crate) fn run(opts: Options<'_>) -> Result<Report> {
                 },
                 min_score: None,
                 mode: opts.mode,
+                include_archived: false,
+                cluster: None,
             };
             let start = Instant::now();
             let hits = engine.recall(&req)?;

@@ -186,6 +186,8 @@ fn namespace_arg(command: &Command) -> Option<&NsArg> {
         | Command::Chat(_)
         | Command::Purge
         | Command::Maintain { .. }
+        | Command::Restore { .. }
+        | Command::Clusters { .. }
         | Command::EndConversation { .. }
         | Command::Proposals { .. }
         | Command::Conversations { .. }
@@ -200,35 +202,50 @@ fn namespace_arg(command: &Command) -> Option<&NsArg> {
 }
 
 pub(crate) fn open(cli: &Cli, on_mismatch: OnModelMismatch) -> Result<Engine> {
-    open_with(
-        cli.store.as_deref(),
-        cli.embedder(),
-        cli.embed_url.as_deref(),
+    open_with(EngineSpec {
+        url: cli.store.as_deref(),
+        embedder: cli.embedder(),
+        embed_url: cli.embed_url.as_deref(),
         on_mismatch,
-        cli.lifetimes(),
-        cli.graph_extraction()?,
-        cli.graph_interval()?,
-    )
+        lifetimes: cli.lifetimes(),
+        graph: cli.graph_extraction()?,
+        interval: cli.graph_interval()?,
+        archive: cli.archive.as_deref(),
+    })
 }
 
-/// An engine over the store at `url` (the default store if `None`) with an embedder spec.
-pub(crate) fn open_with(
-    url: Option<&str>,
-    embedder: &str,
-    embed_url: Option<&str>,
-    on_mismatch: OnModelMismatch,
-    lifetimes: muisti::Lifetimes,
-    graph: muisti::graph::GraphExtraction,
-    interval: muisti::graph::GraphInterval,
-) -> Result<Engine> {
-    let store = open_store(url)?;
-    let embedder = muisti::embedder_from_spec(embedder, embed_url)?;
+/// What an engine is opened with.
+pub(crate) struct EngineSpec<'a> {
+    /// The store (the default store if `None`).
+    pub(crate) url: Option<&'a str>,
+    /// The embedder spec and its service's URL.
+    pub(crate) embedder: &'a str,
+    pub(crate) embed_url: Option<&'a str>,
+    pub(crate) on_mismatch: OnModelMismatch,
+    pub(crate) lifetimes: muisti::Lifetimes,
+    pub(crate) graph: muisti::graph::GraphExtraction,
+    pub(crate) interval: muisti::graph::GraphInterval,
+    /// The archive's URL (the store's default if `None`).
+    pub(crate) archive: Option<&'a str>,
+}
+
+/// An engine as `spec` says.
+pub(crate) fn open_with(spec: EngineSpec<'_>) -> Result<Engine> {
+    let store_url = match spec.url {
+        Some(u) => u.to_owned(),
+        None => muisti::default_store_url()?,
+    };
+    let store = open_store(spec.url)?;
+    let embedder = muisti::embedder_from_spec(spec.embedder, spec.embed_url)?;
+    let archive =
+        muisti::open_archive(&store_url, spec.archive).context("cannot open the archive")?;
     Ok(Engine::builder(store)
+        .archive(archive)
         .embedder(embedder)
-        .on_model_mismatch(on_mismatch)
-        .lifetimes(lifetimes)
-        .graph_extraction(graph)
-        .graph_interval(interval)
+        .on_model_mismatch(spec.on_mismatch)
+        .lifetimes(spec.lifetimes)
+        .graph_extraction(spec.graph)
+        .graph_interval(spec.interval)
         .build()?)
 }
 

@@ -214,6 +214,8 @@ pub(crate) fn run(
             },
             min_score: None,
             mode: RecallMode::Hybrid,
+            include_archived: false,
+            cluster: None,
         })
         .collect();
     let timed = |req: &RecallRequest| -> Result<f64> {

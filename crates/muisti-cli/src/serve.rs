@@ -120,6 +120,7 @@ pub(crate) fn server_config(cli: &Cli, args: &ServeArgs) -> Result<ServerConfig>
         llm_judge_conflicts: args.llm_judge_conflicts,
         graph_extractor: cli.graph_extractor.clone(),
         graph_interval: cli.graph_interval.map(usize::from),
+        archive_url: cli.archive.clone(),
         ..ConfigLayer::default()
     };
     let file = match &args.config {
@@ -150,15 +151,16 @@ fn graph_extraction(config: &ServerConfig) -> Result<muisti::graph::GraphExtract
 
 pub(crate) fn serve(cli: &Cli, args: &ServeArgs) -> Result<ExitCode> {
     let config = server_config(cli, args)?;
-    let engine = crate::open_with(
-        config.store.as_deref(),
-        &config.embedder,
-        config.embed_url.as_deref(),
-        OnModelMismatch::Error,
-        cli.lifetimes(),
-        graph_extraction(&config)?,
-        config.graph_interval,
-    )?;
+    let engine = crate::open_with(crate::EngineSpec {
+        url: config.store.as_deref(),
+        embedder: &config.embedder,
+        embed_url: config.embed_url.as_deref(),
+        on_mismatch: OnModelMismatch::Error,
+        lifetimes: cli.lifetimes(),
+        graph: graph_extraction(&config)?,
+        interval: config.graph_interval,
+        archive: config.archive_url.as_deref(),
+    })?;
     let location = engine.store().info().location;
     runtime()?.block_on(async move {
         let server = Server::bind(engine, config).await?;

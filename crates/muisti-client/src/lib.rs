@@ -113,6 +113,21 @@ impl std::fmt::Debug for Client {
 }
 
 /// Percent-encodes one path segment or query value.
+/// The query string of a cluster request.
+fn cluster_query(p: &ClusterParams) -> String {
+    let limit = p.limit.map(|l| l.to_string());
+    [
+        ("user_id", Some(p.user_id.as_str())),
+        ("namespace", p.namespace.as_deref()),
+        ("limit", limit.as_deref()),
+        ("cursor", p.cursor.as_deref()),
+    ]
+    .iter()
+    .filter_map(|(k, v)| v.map(|v| format!("{k}={}", encode(v))))
+    .collect::<Vec<_>>()
+    .join("&")
+}
+
 fn encode(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
     for b in s.bytes() {
@@ -627,6 +642,33 @@ impl Client {
     /// Runs maintenance (operator key): expire, consolidate, promote, prune.
     pub fn maintenance(&self, req: &MaintenanceRequest) -> Result<MaintenanceReport, ClientError> {
         self.send_json("POST", "/v1/maintenance", req)
+    }
+
+    /// Brings an archived memory back (text, vector, full-text entry); another memory comes
+    /// back as it is.
+    pub fn restore(&self, id: &str) -> Result<Memory, ClientError> {
+        self.send_json(
+            "POST",
+            &format!("/v1/memories/{}/restore", encode(id)),
+            &serde_json::json!({}),
+        )
+    }
+
+    /// A user's memories grouped by topic.
+    pub fn clusters(&self, params: &ClusterParams) -> Result<Clusters, ClientError> {
+        self.get_json(&format!("/v1/clusters?{}", cluster_query(params)))
+    }
+
+    /// One page of a cluster's memories.
+    pub fn cluster_memories(
+        &self,
+        cluster: u32,
+        params: &ClusterParams,
+    ) -> Result<MemoryPage, ClientError> {
+        self.get_json(&format!(
+            "/v1/clusters/{cluster}/memories?{}",
+            cluster_query(params)
+        ))
     }
 
     /// Deletes expired records now, in the whole store (admin key).

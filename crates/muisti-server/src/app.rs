@@ -488,6 +488,9 @@ pub fn router(state: AppState, config: &ServerConfig, mcp_stop: CancellationToke
                 .delete(rest::delete_memory),
         )
         .route("/v1/memories/{id}/similar", get(rest::similar))
+        .route("/v1/memories/{id}/restore", post(rest::restore_memory))
+        .route("/v1/clusters", get(rest::clusters))
+        .route("/v1/clusters/{id}/memories", get(rest::cluster_memories))
         .route("/v1/recall", post(rest::recall))
         .route(
             "/v1/kv/{namespace}",
@@ -797,6 +800,9 @@ fn scheduled_round(
             total.consolidated += r.consolidated;
             total.promoted += r.promoted;
             total.pruned += r.pruned;
+            total.archived += r.archived;
+            total.swept += r.swept;
+            total.clustered += r.clustered;
             total.users += r.users;
             total.busy += r.busy;
         }

@@ -94,9 +94,16 @@ pub struct ConfigLayer {
     pub graph_extractor: Option<String>,
     /// Memories of one conversation read into the graph together (1, the default, to 100).
     pub graph_interval: Option<usize>,
-    /// The jobs scheduled maintenance runs (default `expire`, `consolidate`, `promote`, and
-    /// `prune` when `max_memories` is set).
+    /// The jobs scheduled maintenance runs (default `expire`, `consolidate`, `promote`,
+    /// `cluster`, and `prune` when `max_memories` is set; `archive` only when named).
     pub maintain_jobs: Option<Vec<String>>,
+    /// Where archived memories go: `file:///dir`, `s3://bucket/prefix?endpoint=...` (default:
+    /// beside a SQLite or file store; none for network stores).
+    pub archive_url: Option<String>,
+    /// Archive moves memories not written or recalled for this many days (default 90).
+    pub archive_after_days: Option<u32>,
+    /// Archive moves only memories recalled at most this many times (default 2).
+    pub archive_max_access: Option<u64>,
     /// The cap scheduled pruning keeps each user to, per namespace (none: no pruning).
     pub max_memories: Option<u64>,
     /// Scheduled pruning deletes only memories of importance below this (default 0.5).
@@ -155,6 +162,9 @@ impl ConfigLayer {
             graph_extractor: self.graph_extractor.or(lower.graph_extractor),
             graph_interval: self.graph_interval.or(lower.graph_interval),
             maintain_jobs: self.maintain_jobs.or(lower.maintain_jobs),
+            archive_url: self.archive_url.or(lower.archive_url),
+            archive_after_days: self.archive_after_days.or(lower.archive_after_days),
+            archive_max_access: self.archive_max_access.or(lower.archive_max_access),
             max_memories: self.max_memories.or(lower.max_memories),
             min_importance: self.min_importance.or(lower.min_importance),
         }
@@ -205,8 +215,11 @@ pub struct ServerConfig {
     pub graph_extractor: String,
     /// How often a conversation is read into the graph.
     pub graph_interval: muisti::graph::GraphInterval,
-    /// What scheduled maintenance runs (its jobs, the cap and floor of pruning).
+    /// What scheduled maintenance runs (its jobs, the cap and floor of pruning, what
+    /// archive moves).
     pub maintenance: muisti::lifecycle::MaintenanceOptions,
+    /// The archive's URL, when configured (else the store's default).
+    pub archive_url: Option<String>,
     /// The chat model, when `/v1/chat` is on.
     pub chat: Option<ChatConfig>,
 }
@@ -343,6 +356,7 @@ impl ServerConfig {
             graph_extractor: layer.graph_extractor.unwrap_or_else(|| "off".into()),
             graph_interval,
             maintenance,
+            archive_url: layer.archive_url.clone(),
             maintain_interval: match layer.maintain_interval_secs.unwrap_or(3600) {
                 0 => None,
                 secs => Some(Duration::from_secs(secs)),
@@ -352,7 +366,8 @@ impl ServerConfig {
 }
 
 /// What scheduled maintenance runs: the jobs named (default expire, consolidate, promote,
-/// and prune with a cap), prune's cap and floor.
+/// cluster, and prune with a cap; archive only when named), prune's cap and floor,
+/// archive's age and access.
 fn scheduled_maintenance(
     layer: &ConfigLayer,
 ) -> Result<muisti::lifecycle::MaintenanceOptions, ConfigError> {
@@ -367,7 +382,7 @@ fn scheduled_maintenance(
             })
             .collect::<Result<_, _>>()?,
         None => {
-            let mut jobs = vec![Job::Expire, Job::Consolidate, Job::Promote];
+            let mut jobs = vec![Job::Expire, Job::Consolidate, Job::Promote, Job::Cluster];
             if layer.max_memories.is_some() {
                 jobs.push(Job::Prune);
             }
@@ -386,11 +401,20 @@ fn scheduled_maintenance(
     if !(0.0..=1.0).contains(&min_importance) {
         return Err(invalid("min_importance", "0 to 1".into()));
     }
+    let defaults = MaintenanceOptions::default();
     Ok(MaintenanceOptions {
         jobs,
         max_memories: layer.max_memories,
         min_importance,
-        ..MaintenanceOptions::default()
+        archive_after: layer
+            .archive_after_days
+            .map_or(defaults.archive_after, |d| {
+                Duration::from_secs(u64::from(d) * 24 * 3600)
+            }),
+        archive_max_access: layer
+            .archive_max_access
+            .unwrap_or(defaults.archive_max_access),
+        ..defaults
     })
 }
 

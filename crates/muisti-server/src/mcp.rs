@@ -103,6 +103,12 @@ pub struct RecallArgs {
     /// hybrid (default), lexical, vector or overlap.
     #[serde(default)]
     pub mode: Option<String>,
+    /// Archived memories too (their text read back from the archive; slower).
+    #[serde(default)]
+    pub include_archived: bool,
+    /// Only the memories of this cluster of the user (see the clusters of `GET /v1/clusters`).
+    #[serde(default)]
+    pub cluster: Option<u32>,
 }
 
 /// Arguments of `similar`.
@@ -446,6 +452,8 @@ impl MuistiMcp {
             min_score: a.min_score,
             mode: a.mode,
             explain: false,
+            include_archived: a.include_archived,
+            cluster: a.cluster,
         };
         let result = self.run(&ctx, move |e| ops::recall(&e, q)).await?;
         structured(&result)

@@ -389,6 +389,8 @@ pub fn recall(engine: &Engine, q: api::RecallQuery) -> Result<api::RecallResult>
     req.filter = filter(q.user_id, q.session_id, q.filters)?;
     req.min_score = q.min_score;
     req.mode = mode;
+    req.include_archived = q.include_archived;
+    req.cluster = q.cluster;
     Ok(hits_out(engine.recall(&req)?, q.explain))
 }
 
@@ -537,8 +539,15 @@ pub fn maintenance_options(
             "prune needs max_memories, the cap a user's memories are pruned to",
         ));
     }
+    let defaults = muisti::lifecycle::MaintenanceOptions::default();
     let options = muisti::lifecycle::MaintenanceOptions {
-        near_duplicates: muisti::lifecycle::MaintenanceOptions::default().near_duplicates,
+        near_duplicates: defaults.near_duplicates,
+        archive_after: req.archive_after_days.map_or(defaults.archive_after, |d| {
+            std::time::Duration::from_secs(u64::from(d) * 24 * 3600)
+        }),
+        archive_max_access: req
+            .archive_max_access
+            .unwrap_or(defaults.archive_max_access),
         user_id: req.user_id,
         namespace,
         jobs,
@@ -574,6 +583,9 @@ pub fn report_out(r: &muisti::lifecycle::MaintenanceReport) -> api::MaintenanceR
         consolidated: r.consolidated,
         promoted: r.promoted,
         pruned: r.pruned,
+        archived: r.archived,
+        swept: r.swept,
+        clustered: r.clustered,
         users: r.users,
         busy: r.busy,
         dry_run: r.dry_run,
@@ -590,7 +602,77 @@ pub fn maintained_counts(r: &api::MaintenanceReport) -> Vec<(&'static str, u64)>
         ("consolidate", r.consolidated),
         ("promote", r.promoted),
         ("prune", r.pruned),
+        ("archive", r.archived),
+        ("cluster", r.clustered),
     ]
+}
+
+/// Brings an archived memory back (text, vector, full-text entry); another memory is
+/// returned as it is.
+pub fn restore(engine: &Engine, id: &str) -> Result<api::Memory> {
+    let id = memory_id(id)?;
+    Ok(memory_out(&engine.restore(id)?))
+}
+
+/// A user's memories grouped by topic, with each cluster's size now.
+pub fn clusters(engine: &Engine, p: api::ClusterParams) -> Result<api::Clusters> {
+    let user = cluster_user(&p)?;
+    let ns = namespace(p.namespace.as_deref())?;
+    let (clustering, members) = engine.cluster_members(&ns, Some(&user))?;
+    Ok(api::Clusters {
+        namespace: ns.to_string(),
+        user_id: user,
+        clusters: clustering
+            .clusters
+            .iter()
+            .map(|c| api::ClusterInfo {
+                id: c.id,
+                label: c.label.clone(),
+                terms: c.terms.clone(),
+                size: members.get(&c.id).map_or(0, |m| m.len() as u64),
+                fitted_size: c.size,
+            })
+            .collect(),
+        silhouette: clustering.silhouette,
+        fitted_on: clustering.memories,
+        computed_at: clustering.computed_at.to_string(),
+    })
+}
+
+/// One page of a cluster's memories, in id order.
+pub fn cluster_memories(
+    engine: &Engine,
+    cluster: u32,
+    p: api::ClusterParams,
+) -> Result<api::MemoryPage> {
+    let user = cluster_user(&p)?;
+    let ns = namespace(p.namespace.as_deref())?;
+    let limit = limit(p.limit, DEFAULT_PAGE, MAX_PAGE)?;
+    let after = cursor(p.cursor.as_deref())?;
+    let ids: Vec<muisti::MemoryId> = engine
+        .cluster_ids(&ns, Some(&user), cluster)?
+        .into_iter()
+        .filter(|id| after.is_none_or(|a| *id > a))
+        .collect();
+    let (page, rest) = ids.split_at(ids.len().min(limit));
+    let mut items = Vec::with_capacity(page.len());
+    for id in page {
+        if let Some(m) = engine.get_by_id(*id)? {
+            items.push(memory_out(&m));
+        }
+    }
+    Ok(api::MemoryPage {
+        items,
+        next_cursor: (!rest.is_empty())
+            .then(|| page.last().map(ToString::to_string))
+            .flatten(),
+    })
+}
+
+/// The user of a cluster request, checked as every owner field.
+fn cluster_user(p: &api::ClusterParams) -> Result<String> {
+    filter(Some(p.user_id.clone()), None, None)?;
+    Ok(p.user_id.clone())
 }
 
 /// The API form of a proposal.

@@ -338,6 +338,56 @@ pub async fn similar(
         .map(Json)
 }
 
+/// Brings an archived memory back from the archive: its text, vector and full-text entry
+/// are restored and its state is `active` again; a memory that is not archived is returned
+/// as it is.
+#[utoipa::path(post, path = "/v1/memories/{id}/restore", tag = "memories",
+    params(("id" = String, Path, description = "Memory id (ULID)")),
+    responses((status = 200, body = api::Memory), (status = 404, body = api::ErrorBody),
+        (status = 409, description = "The memory changed while it was restored (`conflict`)", body = api::ErrorBody),
+        (status = 422, body = api::ErrorBody)))]
+pub async fn restore_memory(
+    State(s): State<AppState>,
+    caller: Caller,
+    ApiPath(id): ApiPath<String>,
+) -> ApiResult<Response> {
+    let m = run(&s, &caller, move |e| ops::restore(&e, &id)).await?;
+    Ok(with_etag(StatusCode::OK, m))
+}
+
+/// A user's memories grouped by topic (after the `cluster` maintenance job ran for them):
+/// each cluster's label (its top terms), size now and size when fitted.
+#[utoipa::path(get, path = "/v1/clusters", tag = "recall",
+    params(api::ClusterParams),
+    responses((status = 200, body = api::Clusters), (status = 404, description = "The user's memories were not clustered yet", body = api::ErrorBody),
+        (status = 400, body = api::ErrorBody), (status = 422, body = api::ErrorBody)))]
+pub async fn clusters(
+    State(s): State<AppState>,
+    caller: Caller,
+    ApiQuery(p): ApiQuery<api::ClusterParams>,
+) -> ApiResult<Json<api::Clusters>> {
+    run(&s, &caller, move |e| ops::clusters(&e, p))
+        .await
+        .map(Json)
+}
+
+/// One page of a cluster's memories, in id order (a memory belongs to the cluster of its
+/// nearest centroid, memories written since the clustering included).
+#[utoipa::path(get, path = "/v1/clusters/{id}/memories", tag = "recall",
+    params(("id" = u32, Path, description = "Cluster number"), api::ClusterParams),
+    responses((status = 200, body = api::MemoryPage), (status = 404, body = api::ErrorBody),
+        (status = 400, body = api::ErrorBody), (status = 422, body = api::ErrorBody)))]
+pub async fn cluster_memories(
+    State(s): State<AppState>,
+    caller: Caller,
+    ApiPath(id): ApiPath<u32>,
+    ApiQuery(p): ApiQuery<api::ClusterParams>,
+) -> ApiResult<Json<api::MemoryPage>> {
+    run(&s, &caller, move |e| ops::cluster_memories(&e, id, p))
+        .await
+        .map(Json)
+}
+
 /// The memories that best match a query (hybrid full-text and vector recall).
 #[utoipa::path(post, path = "/v1/recall", tag = "recall",
     request_body = api::RecallQuery,
@@ -510,8 +560,9 @@ pub async fn maintain(
 }
 
 /// Runs maintenance now (operator key), the seed's `runMaintenance`: expire, then per user
-/// consolidate exact duplicates, promote what is recalled, prune to `max_memories`; with
-/// `dry_run`, reports what would change.
+/// consolidate exact duplicates, promote what is recalled, prune to `max_memories`; when
+/// named, archive cold memories and group memories by topic; with `dry_run`, reports what
+/// would change.
 #[utoipa::path(post, path = "/v1/maintenance", tag = "admin",
     request_body = api::MaintenanceRequest,
     responses((status = 200, body = api::MaintenanceReport),

@@ -51,5 +51,8 @@ pub use muisti_redis::RedisStore;
 #[cfg(feature = "sqlite")]
 pub use muisti_sqlite::SqliteStore;
 pub use muisti_store::{FileStore, MemStore, PrivacyStore, RouterStore};
-pub use open::{DEFAULT_STORE_ENV, default_store_url, embedder_from_spec, open_store, registry};
+pub use open::{
+    DEFAULT_STORE_ENV, default_archive_url, default_store_url, embedder_from_spec, open_archive,
+    open_store, registry,
+};
 pub use recall::{Fusion, RecallConfig, RecallHit, RecallMode, RecallRequest, Signals, Weights};

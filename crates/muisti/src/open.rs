@@ -126,3 +126,42 @@ pub fn default_store_url() -> Result<String> {
         Ok(format!("file://{}", dir.display()))
     }
 }
+
+/// The archive of a store when none is configured: beside the store's own files for the
+/// stores on this machine (`sqlite://PATH` → `file://PATH.archive`, `file://DIR` →
+/// `file://DIR.archive`), in memory for `mem://`, and none for stores shared over a network
+/// (Redis, PostgreSQL, MySQL): their servers need one archive they all reach, so it is
+/// configured (`s3://bucket/prefix`, or a directory they share).
+pub fn default_archive_url(store_url: &str) -> Option<String> {
+    let beside = |path: &str| -> Option<String> {
+        let path = path.split('?').next().unwrap_or(path);
+        if path.is_empty() || path == ":memory:" {
+            return None;
+        }
+        let absolute = std::path::absolute(path).ok()?;
+        Some(format!("file://{}.archive", absolute.display()))
+    };
+    if store_url.starts_with("mem://") {
+        Some("memory:".to_owned())
+    } else if let Some(path) = store_url.strip_prefix("sqlite://") {
+        beside(path)
+    } else if let Some(dir) = store_url.strip_prefix("file://") {
+        beside(dir.trim_end_matches('/'))
+    } else {
+        None
+    }
+}
+
+/// The archive to use: the one `configured` names, else the store's default
+/// ([`default_archive_url`]), else none.
+pub fn open_archive(
+    store_url: &str,
+    configured: Option<&str>,
+) -> Result<Option<Arc<crate::lifecycle::archive::Archive>>> {
+    let url = match configured {
+        Some(u) if !u.trim().is_empty() => Some(u.trim().to_owned()),
+        _ => default_archive_url(store_url),
+    };
+    url.map(|u| crate::lifecycle::archive::Archive::open(&u).map(Arc::new))
+        .transpose()
+}

@@ -147,6 +147,14 @@ pub struct RecallRequest {
     /// Retrievers.
     #[serde(default)]
     pub mode: RecallMode,
+    /// Archived memories too: their objects are read and scored beside the others (slower:
+    /// one object read per archived memory the filter admits).
+    #[serde(default)]
+    pub include_archived: bool,
+    /// Only the memories of this cluster of the filter's user
+    /// ([`crate::lifecycle::cluster`]; needs `filter.user_id`).
+    #[serde(default)]
+    pub cluster: Option<u32>,
 }
 
 impl RecallRequest {
@@ -159,6 +167,8 @@ impl RecallRequest {
             filter: Filter::default(),
             min_score: None,
             mode: RecallMode::Hybrid,
+            include_archived: false,
+            cluster: None,
         }
     }
 }

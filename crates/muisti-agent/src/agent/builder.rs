@@ -29,7 +29,7 @@ impl Agent {
 }
 
 enum MemorySource {
-    Engine(Engine),
+    Engine(Box<Engine>),
     Store(Arc<dyn Store>),
 }
 
@@ -58,7 +58,7 @@ pub struct AgentBuilder {
 impl AgentBuilder {
     /// Memory through an engine (its tenant, embedder and recall settings are used).
     pub fn memory(mut self, engine: Engine) -> Self {
-        self.memory = Some(MemorySource::Engine(engine));
+        self.memory = Some(MemorySource::Engine(Box::new(engine)));
         self
     }
 
@@ -196,7 +196,7 @@ impl AgentBuilder {
         let run_retention = Ttl::new(self.run_retention)?;
         let mut memory = match self.memory {
             None => None,
-            Some(MemorySource::Engine(e)) => Some(e),
+            Some(MemorySource::Engine(e)) => Some(*e),
             Some(MemorySource::Store(s)) => Some(Engine::builder(s).build()?),
         };
         if self.durable_runs && memory.is_none() {

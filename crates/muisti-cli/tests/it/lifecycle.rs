@@ -242,3 +242,97 @@ fn two_runs_at_once_never_work_on_the_same_user() {
     assert_eq!(sum("consolidated"), 2000, "{reports:?}");
     assert_eq!(memories_of(&engine(&url), "k4").len(), 1000);
 }
+
+/// Archiving: 300 cold memories; after the kills and a last run, each archived exactly once
+/// with its object (one object each: what a killed run left behind was swept), and each
+/// reads back with its text.
+#[test]
+fn archiving_killed_at_random_points_archives_each_once() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let url = format!("sqlite://{}", dir.path().join("m.db").display());
+    let texts: Vec<(MemoryId, String)> = {
+        let e = engine(&url);
+        let partition = e.partition(&Namespace::default_ns());
+        let puts: Vec<Put> = (0..300)
+            .map(|i| {
+                let mut p = Put::new(partition.clone(), None, format!("an old note {i}"));
+                p.owner.user_id = Some("k5".into());
+                p
+            })
+            .collect();
+        e.store()
+            .put_many(puts)
+            .expect("seed")
+            .into_iter()
+            .map(|w| (w.memory.id, w.memory.text().into_owned()))
+            .collect()
+    };
+    killed_then_finished(
+        &url,
+        &[
+            "--user",
+            "k5",
+            "--job",
+            "archive",
+            "--archive-after-days",
+            "0",
+            "--archive-max-access",
+            "0",
+        ],
+        6,
+        0x5bd1_e995,
+    );
+    let e = Engine::builder(muisti::open_store(&url).expect("store"))
+        .embedder(None)
+        .archive(muisti::open_archive(&url, None).expect("archive"))
+        .build()
+        .expect("engine");
+    let archive_dir = dir.path().join("m.db.archive");
+    let files: Vec<_> = muisti_testkit::paths_under(&archive_dir)
+        .into_iter()
+        .filter(|p| p.is_file())
+        .collect();
+    let strays: Vec<_> = files
+        .iter()
+        .filter(|p| !p.to_string_lossy().ends_with(".json.zst"))
+        .collect();
+    assert!(strays.is_empty(), "no staging file left: {strays:?}");
+    assert_eq!(files.len(), 300, "one object per memory, no orphan left");
+    for (id, text) in texts {
+        let m = e.get_by_id(id).expect("reads").expect("kept");
+        assert_eq!(m.state, muisti::MemoryState::Archived);
+        assert_eq!(m.text(), text, "read back from its object");
+    }
+}
+
+/// Clustering killed at random points leaves either no clustering or a whole one; the last
+/// run leaves a whole one.
+#[test]
+fn clustering_killed_at_random_points_leaves_a_whole_clustering() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let url = format!("sqlite://{}", dir.path().join("m.db").display());
+    {
+        let e = Engine::open(&url).expect("engine");
+        for i in 0..120 {
+            let topic = [
+                "cooking pasta sauce",
+                "hiking mountain trails",
+                "rust compiler errors",
+            ][i % 3];
+            let mut p = Put::new(
+                e.partition(&Namespace::default_ns()),
+                None,
+                format!("{topic} note {i}"),
+            );
+            p.owner.user_id = Some("k6".into());
+            e.remember(p).expect("remember");
+        }
+    }
+    killed_then_finished(&url, &["--user", "k6", "--job", "cluster"], 4, 0x7f4a_7c15);
+    let e = Engine::open(&url).expect("engine");
+    let (clustering, members) = e
+        .cluster_members(&Namespace::default_ns(), Some("k6"))
+        .expect("clustered");
+    assert!(clustering.clusters.len() >= 2);
+    assert_eq!(members.values().map(Vec::len).sum::<usize>(), 120);
+}

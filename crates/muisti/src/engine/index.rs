@@ -57,7 +57,7 @@ impl Engine {
 
     /// Before a write that stores vectors: records the engine's embedder in a store that has
     /// none yet, or refuses if another engine recorded a different one since this one opened.
-    pub(super) fn note_model(&self) -> Result<()> {
+    pub(crate) fn note_model(&self) -> Result<()> {
         let Some(embedder) = &self.embedder else {
             return Ok(());
         };
@@ -183,7 +183,7 @@ impl Engine {
     }
 
     /// Adds vectors to writes that have none, with the engine's embedder (one batch).
-    pub(super) fn embed_puts(&self, puts: &mut [Put]) -> Result<()> {
+    pub(crate) fn embed_puts(&self, puts: &mut [Put]) -> Result<()> {
         let Some(embedder) = &self.embedder else {
             return Ok(());
         };

@@ -37,6 +37,7 @@ impl Engine {
         let partition = self.partition(namespace);
         let _span = info_span!("memory.flush", namespace = %namespace).entered();
         let n = self.store.flush(&partition)?;
+        self.drop_archived_namespace(namespace)?;
         self.emit(Event::Forget {
             partition,
             key: None,

@@ -40,6 +40,7 @@ pub struct EngineBuilder {
     lifetimes: Lifetimes,
     graph: crate::graph::GraphExtraction,
     graph_interval: crate::graph::GraphInterval,
+    archive: Option<Arc<crate::lifecycle::archive::Archive>>,
 }
 
 /// What [`EngineBuilder::build`] does when the store was indexed by another embedder.
@@ -132,6 +133,13 @@ impl EngineBuilder {
         self
     }
 
+    /// The archive cold memories move to ([`crate::lifecycle::archive`]; none: the archive
+    /// job and reads of archived text are refused).
+    pub fn archive(mut self, archive: Option<Arc<crate::lifecycle::archive::Archive>>) -> Self {
+        self.archive = archive;
+        self
+    }
+
     /// The engine. With an embedder, checks that the store was indexed by the same model
     /// (a store with none recorded gets this one's at its first write: opening writes
     /// nothing).
@@ -160,6 +168,7 @@ impl EngineBuilder {
             graph_extraction: self.graph,
             graph_interval: self.graph_interval,
             graph_worker: None,
+            archive: self.archive,
         };
         engine.check_model(on_mismatch)?;
         if engine.graph_extraction.extractor().is_some() {
@@ -243,6 +252,8 @@ pub struct Engine {
     pub(crate) graph_interval: crate::graph::GraphInterval,
     /// The graph worker (none without extraction, and in the worker's own engine).
     pub(crate) graph_worker: Option<Arc<crate::graph::worker::Worker>>,
+    /// Where cold memories are archived (none: archiving is refused).
+    pub(crate) archive: Option<Arc<crate::lifecycle::archive::Archive>>,
 }
 
 /// How much a namespace holds.
@@ -283,12 +294,16 @@ impl Engine {
             lifetimes: Lifetimes::default(),
             graph: crate::graph::GraphExtraction::default(),
             graph_interval: crate::graph::GraphInterval::default(),
+            archive: None,
         }
     }
 
-    /// An engine over the store a URL names, in the default tenant.
+    /// An engine over the store a URL names, in the default tenant, with the store's default
+    /// archive ([`crate::default_archive_url`]).
     pub fn open(url: &str) -> Result<Self> {
-        Self::builder(crate::open_store(url)?).build()
+        Self::builder(crate::open_store(url)?)
+            .archive(crate::open_archive(url, None)?)
+            .build()
     }
 
     /// The same engine with `judge` deciding which entry a declarative write replaces,
@@ -475,9 +490,29 @@ impl Engine {
     pub fn update(&self, mut req: UpdateRequest) -> Result<Memory> {
         req.at = self.confine(&req.at);
         req.validate()?;
-        let Some(current) = self.store.get(&req.at)? else {
+        let Some(mut current) = self.store.get(&req.at)? else {
             return Err(Error::NotFound(req.at.describe()));
         };
+        // An archived memory comes back before it changes (the version it was read at
+        // stands for the restored one).
+        if current.state == muisti_core::MemoryState::Archived
+            && current
+                .metadata
+                .contains_key(crate::lifecycle::archive::ARCHIVED)
+        {
+            if req.expected_version.is_some_and(|v| v != current.version) {
+                return Err(Error::Conflict(format!(
+                    "{} is at version {}",
+                    req.at.describe(),
+                    current.version
+                )));
+            }
+            let archived_at = current.version;
+            current = self.restore(current.id)?;
+            if req.expected_version == Some(archived_at) {
+                req.expected_version = Some(current.version);
+            }
+        }
         let declarative = current.scope == MemoryScope::Declarative;
         if declarative != (req.patch.scope.unwrap_or(current.scope) == MemoryScope::Declarative) {
             return Err(Error::conflicting(
@@ -662,7 +697,10 @@ impl Engine {
     pub fn get(&self, at: &Locator) -> Result<Option<Memory>> {
         let at = self.confine(at);
         let _span = info_span!("memory.read").entered();
-        let found = self.store.get(&at)?;
+        let found = match self.store.get(&at)? {
+            Some(m) => Some(self.hydrate(m)?),
+            None => None,
+        };
         let (partition, key) = match (&at, &found) {
             (_, Some(m)) => (Some(m.partition.clone()), Some(m.key.clone())),
             (Locator::Key { partition, key }, None) => (Some(partition.clone()), Some(key.clone())),
@@ -701,6 +739,11 @@ impl Engine {
         let _span = info_span!("memory.forget").entered();
         let target = self.store.get(&at)?;
         let deleted = self.store.delete(&at)?;
+        if let Some(m) = &target
+            && deleted
+        {
+            self.drop_archived(m)?;
+        }
         if let Some(m) = &target
             && deleted
             && m.scope == MemoryScope::Declarative
@@ -749,6 +792,13 @@ impl Engine {
                 ..Filter::default()
             };
             self.delete_matching(&own_namespace(crate::graph::FOCUS_NAMESPACE), &focus)?;
+        }
+        // And their topics of this namespace.
+        if let Some(user) = &filter.user_id
+            && filter.agent_id.is_none()
+            && filter.session_id.is_none()
+        {
+            self.forget_clustering(namespace, user)?;
         }
         // A user's data goes with their declarative entries' history and proposals.
         if let Some(user) = &filter.user_id

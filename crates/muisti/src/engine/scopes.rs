@@ -260,6 +260,9 @@ impl Engine {
                 id: m.id,
             })?;
             evicted += u64::from(deleted);
+            if deleted {
+                self.drop_archived(m)?;
+            }
             if deleted && crate::graph::worker::is_extracted(m) {
                 gone.push(m.id);
             }
@@ -299,6 +302,9 @@ impl Engine {
                     id: m.id,
                 })?;
                 deleted += u64::from(gone);
+                if gone {
+                    self.drop_archived(m)?;
+                }
                 if gone && crate::graph::worker::is_extracted(m) {
                     sourced
                         .entry(m.owner.user_id.clone())

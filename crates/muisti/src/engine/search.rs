@@ -42,24 +42,57 @@ impl Engine {
                 (SearchMode::Scan, hits)
             }
             mode => {
-                let lexical = if mode == RecallMode::Vector {
-                    Vec::new()
-                } else {
-                    self.store
-                        .text_search(&recall::text_query(partition.clone(), req, n))?
-                };
-                let vector = match (&self.embedder, mode) {
+                let q = match (&self.embedder, mode) {
                     (Some(e), RecallMode::Hybrid | RecallMode::Vector) => {
-                        let q = e.embed_one(&req.query).map_err(embed_err)?;
-                        self.store.vector_search(&recall::vector_query(
+                        Some(e.embed_one(&req.query).map_err(embed_err)?)
+                    }
+                    _ => None,
+                };
+                let from_store = || -> Result<crate::lifecycle::Candidates> {
+                    let lexical = if mode == RecallMode::Vector {
+                        Vec::new()
+                    } else {
+                        self.store
+                            .text_search(&recall::text_query(partition.clone(), req, n))?
+                    };
+                    let vector = match &q {
+                        Some(q) => self.store.vector_search(&recall::vector_query(
                             partition.clone(),
                             req,
-                            q,
+                            q.clone(),
                             n,
-                        ))?
-                    }
-                    _ => Vec::new(),
+                        ))?,
+                        None => Vec::new(),
+                    };
+                    Ok(crate::lifecycle::Candidates {
+                        lexical,
+                        vector,
+                        records: HashMap::new(),
+                    })
                 };
+                let crate::lifecycle::Candidates {
+                    mut lexical,
+                    mut vector,
+                    records: mut archived,
+                } = match req.cluster {
+                    Some(cluster) => {
+                        self.cluster_candidates(&partition, req, cluster, q.as_deref(), n)?
+                    }
+                    None => from_store()?,
+                };
+                if req.include_archived {
+                    let more = self.archived_candidates(
+                        &partition,
+                        &req.filter,
+                        &req.query,
+                        q.as_deref(),
+                        mode != RecallMode::Vector,
+                        n,
+                    )?;
+                    lexical = crate::lifecycle::archive::merge_scored(lexical, more.lexical, n);
+                    vector = crate::lifecycle::archive::merge_scored(vector, more.vector, n);
+                    archived.extend(more.records);
+                }
                 let mut fused = recall::fuse(config.fusion, &lexical, &vector);
                 if config.graph > 0.0 {
                     let evidence = self.graph_candidates(&partition, req, &fused, n)?;
@@ -78,7 +111,17 @@ impl Engine {
                     SearchMode::Scan
                 };
                 let mut hits = self.with_records(ranked)?;
-                hits.retain(|h| crate::declarative::readable(&req.filter, &h.memory));
+                for h in &mut hits {
+                    if let Some(m) = archived.remove(&h.memory.id) {
+                        h.memory = m;
+                    }
+                }
+                // An archived memory the graph named has no text here unless asked for.
+                hits.retain(|h| {
+                    crate::declarative::readable(&req.filter, &h.memory)
+                        && (req.include_archived
+                            || h.memory.state != muisti_core::MemoryState::Archived)
+                });
                 (mode, hits)
             }
         };

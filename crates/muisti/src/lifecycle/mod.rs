@@ -4,6 +4,56 @@
 //! through atomic store steps and is idempotent, so a job killed at any point finishes on
 //! its next run with nothing lost or counted twice; a job on a user holds a lease, so two
 //! servers never run it on the same user at once; a dry run reports and changes nothing.
+//!
+//! [`archive`] moves cold memories to an object store and back; [`cluster`] groups a user's
+//! memories by topic.
+//!
+//! # The seed's example
+//!
+//! Seed 002 stores three memories of `user_123`, recalls, reads the statistics and runs
+//! `runMaintenance('user_123')` (expire, consolidate, promote, prune to 1,000):
+//!
+//! ```
+//! use muisti::{Engine, Namespace, Put, lifecycle::MaintenanceOptions};
+//! # fn main() -> muisti::Result<()> {
+//! let memory = Engine::open("mem://")?;
+//! let ns = Namespace::new("default")?;
+//! for (content, tags, importance) in [
+//!     ("User prefers dark mode for all applications", ["preferences", "ui"], 0.8),
+//!     ("User's favorite programming language is PHP", ["preferences", "programming"], 0.7),
+//!     ("User asked about implementing authentication in Laravel", ["history", "technical"], 0.5),
+//! ] {
+//!     let mut put = Put::new(memory.partition(&ns), None, content);
+//!     put.owner.user_id = Some("user_123".into());
+//!     put.tags = tags.map(String::from).to_vec();
+//!     put.importance = Some(importance);
+//!     memory.remember(put)?;
+//! }
+//! let hits = memory.search(
+//!     &ns,
+//!     "What are the user's programming preferences?",
+//!     3,
+//!     muisti::Filter { user_id: Some("user_123".into()), ..Default::default() },
+//! )?;
+//! assert!(hits[0].memory.text().contains("PHP"));
+//!
+//! let stats = memory.memory_stats(&ns, Some("user_123"))?;
+//! assert_eq!(stats.total, 3);
+//! assert!((stats.avg_importance - 0.6667).abs() < 0.01);
+//!
+//! let report = memory.run_maintenance(&MaintenanceOptions {
+//!     user_id: Some("user_123".into()),
+//!     max_memories: Some(1000),
+//!     ..MaintenanceOptions::default()
+//! })?;
+//! assert_eq!((report.consolidated, report.pruned), (0, 0));
+//! assert_eq!(report.users, 1);
+//! # Ok(())
+//! # }
+//! ```
+
+pub mod archive;
+pub mod cluster;
 
 use std::collections::{BTreeMap, HashMap};
 
@@ -29,11 +79,33 @@ pub enum Job {
     Consolidate,
     /// Raise the importance of a user's memories as they are recalled.
     Promote,
+    /// Move a user's cold memories to the archive (only when named: it moves data).
+    Archive,
+    /// Group a user's memories by topic (k-means over their vectors).
+    Cluster,
 }
 
 impl Job {
-    /// Every job, in the order a run takes them (the seed's `runMaintenance` order).
-    pub const ALL: [Job; 4] = [Job::Expire, Job::Consolidate, Job::Promote, Job::Prune];
+    /// Every job, in the order a run takes them (the seed's `runMaintenance` order, then
+    /// archive and cluster).
+    pub const ALL: [Job; 6] = [
+        Job::Expire,
+        Job::Consolidate,
+        Job::Promote,
+        Job::Prune,
+        Job::Archive,
+        Job::Cluster,
+    ];
+
+    /// The jobs a run with none named takes: all but archive, which moves data and runs
+    /// only when named.
+    pub const DEFAULT: [Job; 5] = [
+        Job::Expire,
+        Job::Consolidate,
+        Job::Promote,
+        Job::Prune,
+        Job::Cluster,
+    ];
 
     /// Its name.
     pub fn as_str(self) -> &'static str {
@@ -42,6 +114,8 @@ impl Job {
             Job::Prune => "prune",
             Job::Consolidate => "consolidate",
             Job::Promote => "promote",
+            Job::Archive => "archive",
+            Job::Cluster => "cluster",
         }
     }
 }
@@ -56,7 +130,9 @@ impl std::str::FromStr for Job {
             .ok_or_else(|| {
                 muisti_core::Error::invalid(
                     "job",
-                    format!("{s:?} is not one of expire, prune, consolidate, promote"),
+                    format!(
+                        "{s:?} is not one of expire, prune, consolidate, promote, archive, cluster"
+                    ),
                 )
             })
     }
@@ -69,7 +145,7 @@ pub struct MaintenanceOptions {
     pub user_id: Option<String>,
     /// The namespace (none: every namespace of the tenant but the engine's own).
     pub namespace: Option<Namespace>,
-    /// The jobs (empty: all of them; prune only with a cap).
+    /// The jobs (empty: [`Job::DEFAULT`], all but archive; prune only with a cap).
     pub jobs: Vec<Job>,
     /// Prune's cap: memories a user keeps per namespace (none: prune does nothing).
     pub max_memories: Option<u64>,
@@ -89,6 +165,10 @@ pub struct MaintenanceOptions {
     /// default: on pairs written blind to the rules its precision is 0.741 (`muisti bench
     /// duplicates`), short of what deleting a user's memory needs.
     pub near_duplicates: bool,
+    /// Archive moves memories not written or recalled for this long (default 90 days).
+    pub archive_after: std::time::Duration,
+    /// Archive moves only memories recalled at most this many times (default 2).
+    pub archive_max_access: u64,
 }
 
 impl Default for MaintenanceOptions {
@@ -103,6 +183,8 @@ impl Default for MaintenanceOptions {
             dry_run: false,
             lease: DEFAULT_LEASE,
             near_duplicates: false,
+            archive_after: DEFAULT_ARCHIVE_AFTER,
+            archive_max_access: DEFAULT_ARCHIVE_MAX_ACCESS,
         }
     }
 }
@@ -137,6 +219,13 @@ impl MaintenanceOptions {
     }
 }
 
+/// Archive's default age: memories not written or recalled for 90 days.
+pub const DEFAULT_ARCHIVE_AFTER: std::time::Duration =
+    std::time::Duration::from_secs(90 * 24 * 3600);
+
+/// Archive's default access ceiling: memories recalled at most twice.
+pub const DEFAULT_ARCHIVE_MAX_ACCESS: u64 = 2;
+
 /// Prune's default importance floor: memories at or above it are never pruned.
 pub const DEFAULT_MIN_IMPORTANCE: f32 = 0.5;
 
@@ -167,6 +256,12 @@ pub struct MaintenanceReport {
     pub consolidated: u64,
     /// Memories whose importance was raised.
     pub promoted: u64,
+    /// Memories moved to the archive.
+    pub archived: u64,
+    /// Archive objects no record named, deleted (left by a run or a restore that died).
+    pub swept: u64,
+    /// Users whose memories were grouped by topic.
+    pub clustered: u64,
     /// Users whose memories were looked at.
     pub users: u64,
     /// Users skipped because another process held their job's lease.
@@ -241,7 +336,7 @@ impl Engine {
         let _span = info_span!("memory.run_maintenance", dry_run = options.dry_run).entered();
         options.validate()?;
         let jobs: Vec<Job> = if options.jobs.is_empty() {
-            Job::ALL.to_vec()
+            Job::DEFAULT.to_vec()
         } else {
             Job::ALL
                 .into_iter()
@@ -267,6 +362,8 @@ impl Engine {
                 Job::Consolidate => report.consolidated,
                 Job::Promote => report.promoted,
                 Job::Prune => report.pruned,
+                Job::Archive => report.archived,
+                Job::Cluster => report.clustered,
             };
             self.emit(muisti_core::Event::Maintained {
                 tenant: self.tenant.clone(),
@@ -332,6 +429,9 @@ impl Engine {
                 }
                 done?;
             }
+            if per_user.contains(&Job::Archive) && !options.dry_run {
+                report.swept += self.sweep_archive(ns, options.lease)?;
+            }
         }
         progress(total, total);
         Ok(())
@@ -387,7 +487,7 @@ impl Engine {
                     memories = left;
                     if options.near_duplicates {
                         let (n, left) = self.consolidate(memories, options.dry_run, |m| {
-                            crate::declarative::detect::fact_key(&m.text())
+                            crate::declarative::detect::near_duplicate_key(&m.text())
                         })?;
                         report.consolidated += n;
                         memories = left;
@@ -401,18 +501,26 @@ impl Engine {
                         report.pruned += self.prune(&mut memories, cap, options)?;
                     }
                 }
+                Job::Archive => {
+                    report.archived += self.archive_cold(&mut memories, options)?;
+                }
+                Job::Cluster => {
+                    report.clustered += u64::from(self.cluster_user(&memories, options)?);
+                }
                 Job::Expire => {}
             }
         }
         Ok(())
     }
 
-    /// Folds duplicates into the oldest of each group of the same `key` (the content hash
-    /// for exact duplicates, [`crate::declarative::detect::fact_key`] for near ones, then
-    /// confirmed by the rules): it takes their accesses, tags and metadata it lacks, and
-    /// records them in `metadata.merged_from` in the same atomic update; then they are
-    /// deleted. A duplicate already recorded is only deleted (the run before stopped in
-    /// between). Returns how many were folded and the memories left.
+    /// Folds duplicates into the oldest memory they repeat, within each group of the same
+    /// `key` (the content hash for exact duplicates, [`near_duplicate_key`] for near ones,
+    /// then each pair confirmed by [`near_duplicates`]): it takes their accesses, tags and
+    /// metadata it lacks, and records them in `metadata.merged_from` in the same atomic
+    /// update; then they are deleted. A duplicate already recorded is only deleted (the run
+    /// before stopped in between). Returns how many were folded and the memories left.
+    ///
+    /// [`near_duplicate_key`]: crate::declarative::detect::near_duplicate_key
     fn consolidate(
         &self,
         memories: Vec<Memory>,
@@ -432,36 +540,31 @@ impl Engine {
         let mut folded = 0;
         for (_, mut group) in groups {
             group.sort_by_key(|m| (m.created_at, m.id));
-            let mut group = group.into_iter();
-            let Some(mut kept) = group.next() else {
-                continue;
-            };
+            // The memories kept so far, oldest first; each next one folds into the first it
+            // repeats, or is kept.
+            let mut kept: Vec<Memory> = Vec::new();
             for dup in group {
-                // Same key, same fact: exact duplicates always; near ones by the rules.
-                let same = dup.content_hash == kept.content_hash
-                    || crate::declarative::detect::same_fact(
-                        &kept.text(),
-                        &dup.text(),
-                        None,
-                        f32::INFINITY,
-                    );
-                if !same {
-                    left.push(dup);
+                let into = kept.iter().position(|k| {
+                    dup.content_hash == k.content_hash
+                        || near_duplicates(&k.text(), &dup.text(), None, f32::INFINITY)
+                });
+                let Some(i) = into else {
+                    kept.push(dup);
                     continue;
-                }
+                };
                 folded += 1;
                 if dry_run {
                     continue;
                 }
-                if !merged_from(&kept).contains(&dup.id) {
-                    kept = self.fold(&kept, &dup)?;
+                if !merged_from(&kept[i]).contains(&dup.id) {
+                    kept[i] = self.fold(&kept[i], &dup)?;
                 }
                 self.forget(&Locator::Id {
                     tenant: self.tenant.clone(),
                     id: dup.id,
                 })?;
             }
-            left.push(kept);
+            left.extend(kept);
         }
         left.sort_by_key(|m| m.id);
         Ok((folded, left))
@@ -626,6 +729,54 @@ impl Engine {
     }
 }
 
+/// Recall's candidates from outside the store's indexes (a cluster's members, archived
+/// memories): both ranked lists and the records read on the way (by id).
+#[derive(Default)]
+pub(crate) struct Candidates {
+    pub(crate) lexical: Vec<muisti_core::Scored>,
+    pub(crate) vector: Vec<muisti_core::Scored>,
+    pub(crate) records: HashMap<MemoryId, Memory>,
+}
+
+impl Candidates {
+    /// Ranks `records` for a query as the store's retrievers would, among themselves: BM25
+    /// over their indexed text (unless `lexical` is false) and the nearest of `vectors` to
+    /// the query's vector (if any). The one way recall scores memories it read itself.
+    pub(crate) fn rank<'a>(
+        records: Vec<Memory>,
+        vectors: impl IntoIterator<Item = (MemoryId, &'a [f32])>,
+        query: &str,
+        query_vector: Option<&[f32]>,
+        lexical: bool,
+        limit: usize,
+    ) -> Self {
+        let lexical = if lexical {
+            let texts: Vec<(MemoryId, String, Option<String>)> = records
+                .iter()
+                .map(|m| (m.id, m.index_text().into_owned(), m.context.clone()))
+                .collect();
+            muisti_core::text::Bm25::default().rank(
+                texts
+                    .iter()
+                    .map(|(id, t, c)| (*id, t.as_str(), c.as_deref())),
+                query,
+                limit,
+            )
+        } else {
+            Vec::new()
+        };
+        let vector = match query_vector {
+            Some(q) => muisti_core::text::nearest(vectors, q, limit),
+            None => Vec::new(),
+        };
+        Self {
+            lexical,
+            vector,
+            records: records.into_iter().map(|m| (m.id, m)).collect(),
+        }
+    }
+}
+
 /// Where a kept memory records the duplicates folded into it.
 pub const MERGED_FROM: &str = "merged_from";
 
@@ -700,8 +851,15 @@ impl DuplicateScores {
     }
 }
 
-/// Scores [`crate::declarative::detect::same_fact`] at `threshold` on `pairs` (`cosines`:
-/// each pair's cosine, in order, if an embedder gave one).
+/// The near-duplicate rule of consolidation: two memories state the same fact in other
+/// words ([`crate::declarative::detect::near_duplicate`]: the same words once their form is
+/// set aside), or their vectors' cosine reaches `cosine_at_least` (off at more than 1).
+pub fn near_duplicates(a: &str, b: &str, cosine: Option<f32>, cosine_at_least: f32) -> bool {
+    crate::declarative::detect::near_duplicate(a, b) || cosine.is_some_and(|c| c >= cosine_at_least)
+}
+
+/// Scores [`near_duplicates`] at `threshold` on `pairs` (`cosines`: each pair's cosine, in
+/// order, if an embedder gave one).
 pub fn score_duplicates(
     pairs: &[&LabelledDuplicate],
     cosines: &[Option<f32>],
@@ -709,7 +867,7 @@ pub fn score_duplicates(
 ) -> DuplicateScores {
     let mut s = DuplicateScores::default();
     for (p, c) in pairs.iter().zip(cosines) {
-        let judged = crate::declarative::detect::same_fact(&p.a, &p.b, *c, threshold);
+        let judged = near_duplicates(&p.a, &p.b, *c, threshold);
         s.pairs += 1;
         s.duplicates += usize::from(p.duplicate);
         s.right += usize::from(judged && p.duplicate);

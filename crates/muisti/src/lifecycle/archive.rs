@@ -1,0 +1,816 @@
+//! The archive tier (seed 002: "move rarely accessed memories to cold storage, keep metadata
+//! in the primary database, load from archive only when needed").
+//!
+//! A cold memory (not used for [`MaintenanceOptions::archive_after`], recalled at most
+//! [`MaintenanceOptions::archive_max_access`] times, no expiry) is written whole, with its
+//! vector, as one zstd-compressed JSON object to an [`Archive`] (a local directory, memory, or
+//! an S3-compatible bucket, through the `object_store` crate); the object is made durable
+//! (local files and their directory are fsynced) and read back and compared before the store
+//! is touched. Then one conditional update leaves the record in the store as
+//! [`MemoryState::Archived`] with its metadata, owner, tags and statistics, its text emptied
+//! (so no full-text entry) and its vector dropped, and `metadata.archived` naming the object
+//! and its SHA-256. [`Engine::get`] reads such a memory back from its object transparently,
+//! recall reads archived memories only when asked (`include_archived`), and
+//! [`Engine::restore`] puts the text back and re-indexes it (embedding it again), then deletes
+//! the object. Deleting an archived memory deletes its object.
+//!
+//! Crashes: an object written whose record was not changed (a crash, or a record changed
+//! meanwhile) is an orphan; a restore that crashed before deleting its object leaves one too.
+//! Each archive run sweeps the namespaces it works on: an object whose record does not name it
+//! and that is older than the run's lease (no run can still be about to name it) is deleted.
+
+use std::{collections::HashMap, future::Future, sync::Arc, time::Duration};
+
+use futures_util::StreamExt;
+use muisti_core::{
+    Error, Locator, Memory, MemoryId, MemoryState, Namespace, Partition, Patch, Result, Scored,
+    Timestamp, UpdateRequest,
+};
+use object_store::{ObjectStore, ObjectStoreExt, PutPayload, path::Path};
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+use sha2::{Digest, Sha256};
+
+use super::{Candidates, MaintenanceOptions, kept_by_jobs};
+
+/// A vector with the model that made it.
+type Vector = (String, Vec<f32>);
+use crate::Engine;
+
+/// Where an archived memory's record names its object: `{"object", "sha256", "bytes",
+/// "archived_at"}` in its metadata.
+pub const ARCHIVED: &str = "archived";
+
+/// The format an archive object declares.
+const FORMAT: &str = "muisti.archive.v1";
+
+/// Where archived memories are kept: an object store and the prefix of every object's path.
+///
+/// Opened from a URL ([`Archive::open`]): `file:///dir` (a local directory, files and
+/// directory fsynced), `memory:` (this process only; for tests), or `s3://bucket/prefix`
+/// (with the `s3` feature) with `endpoint`, `region` and `allow_http` as query parameters and
+/// the credentials from the environment (`AWS_ACCESS_KEY_ID`, `AWS_SECRET_ACCESS_KEY`).
+pub struct Archive {
+    /// What the URL names; the object store is made on first use, so opening writes nothing.
+    place: Place,
+    objects: std::sync::OnceLock<Arc<dyn ObjectStore>>,
+    prefix: Path,
+    location: String,
+    /// Runs the object store's futures, so the engine stays synchronous (ADR 0001); started
+    /// on first use.
+    runtime: std::sync::Mutex<Option<tokio::runtime::Runtime>>,
+}
+
+/// Where an archive's objects live.
+enum Place {
+    Memory,
+    Directory(std::path::PathBuf),
+    #[cfg_attr(not(feature = "s3"), allow(dead_code))]
+    Remote(Arc<dyn ObjectStore>),
+}
+
+impl std::fmt::Debug for Archive {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Archive")
+            .field("location", &self.location)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Drop for Archive {
+    fn drop(&mut self) {
+        // Dropping a runtime blocks, which panics inside another runtime: let it go instead.
+        let rt = match self.runtime.get_mut() {
+            Ok(rt) => rt.take(),
+            Err(poisoned) => poisoned.into_inner().take(),
+        };
+        if let Some(rt) = rt {
+            rt.shutdown_background();
+        }
+    }
+}
+
+impl Archive {
+    /// Opens the archive a URL names (see [`Archive`]). Nothing is written or started until
+    /// it is used: a local directory is made by the first object written.
+    pub fn open(url: &str) -> Result<Self> {
+        let bad = |why: &str| Error::invalid("archive url", format!("{why} (got {url:?})"));
+        let (place, prefix) = if url == "memory:" {
+            (Place::Memory, Path::default())
+        } else if let Some(dir) = url.strip_prefix("file://") {
+            if dir.is_empty() || !dir.starts_with('/') {
+                return Err(bad("file:// needs an absolute directory"));
+            }
+            (Place::Directory(dir.into()), Path::default())
+        } else if let Some(rest) = url.strip_prefix("s3://") {
+            let (store, prefix) = s3(url, rest)?;
+            (Place::Remote(store), prefix)
+        } else {
+            return Err(bad(
+                "an archive is file:///dir, memory: or s3://bucket/prefix",
+            ));
+        };
+        Ok(Self {
+            place,
+            objects: std::sync::OnceLock::new(),
+            prefix,
+            location: redact(url),
+            runtime: std::sync::Mutex::new(None),
+        })
+    }
+
+    /// The object store; `None` for a local directory not made yet when `create` is false
+    /// (nothing was ever archived there).
+    fn objects(&self, create: bool) -> Result<Option<Arc<dyn ObjectStore>>> {
+        if let Some(o) = self.objects.get() {
+            return Ok(Some(Arc::clone(o)));
+        }
+        let made: Arc<dyn ObjectStore> = match &self.place {
+            Place::Memory => Arc::new(object_store::memory::InMemory::new()),
+            Place::Remote(o) => Arc::clone(o),
+            Place::Directory(dir) => {
+                if !dir.exists() {
+                    if !create {
+                        return Ok(None);
+                    }
+                    std::fs::create_dir_all(dir).map_err(|e| Error::Unavailable {
+                        target: self.location.clone(),
+                        reason: e.to_string(),
+                    })?;
+                }
+                Arc::new(
+                    object_store::local::LocalFileSystem::new_with_prefix(dir)
+                        .map_err(|e| backend(&self.location, e))?
+                        .with_fsync(true),
+                )
+            }
+        };
+        Ok(Some(Arc::clone(self.objects.get_or_init(|| made))))
+    }
+
+    /// The URL it was opened from (no credentials are ever in it).
+    pub fn location(&self) -> &str {
+        &self.location
+    }
+
+    /// Runs a future of the object store on the archive's runtime and waits for it (from any
+    /// thread, inside another runtime too).
+    fn run<T: Send + 'static>(
+        &self,
+        fut: impl Future<Output = object_store::Result<T>> + Send + 'static,
+    ) -> Result<T> {
+        let rx = {
+            let mut rt = self
+                .runtime
+                .lock()
+                .map_err(|_| self.unavailable("the archive's runtime failed"))?;
+            if rt.is_none() {
+                *rt = Some(
+                    tokio::runtime::Builder::new_multi_thread()
+                        .worker_threads(1)
+                        .thread_name("muisti-archive")
+                        .enable_all()
+                        .build()
+                        .map_err(|e| backend(&self.location, e))?,
+                );
+            }
+            let Some(rt) = rt.as_ref() else {
+                return Err(self.unavailable("the archive is closing"));
+            };
+            let (tx, rx) = std::sync::mpsc::sync_channel(1);
+            rt.spawn(async move {
+                // The receiver waits; if it is gone, nobody wants the answer.
+                let _ = tx.send(fut.await);
+            });
+            rx
+        };
+        rx.recv()
+            .map_err(|_| self.unavailable("the archive stopped"))?
+            .map_err(|e| self.error(e))
+    }
+
+    fn unavailable(&self, why: &str) -> Error {
+        Error::Unavailable {
+            target: self.location.clone(),
+            reason: why.to_owned(),
+        }
+    }
+
+    fn error(&self, e: object_store::Error) -> Error {
+        match e {
+            object_store::Error::NotFound { path, .. } => {
+                Error::NotFound(format!("archive object {path}"))
+            }
+            other => Error::Unavailable {
+                target: self.location.clone(),
+                reason: other.to_string(),
+            },
+        }
+    }
+
+    /// The path of a memory's object: tenant and namespace as hex (one-to-one, any name),
+    /// then the id.
+    fn object_path(&self, partition: &Partition, id: MemoryId) -> Path {
+        let mut parts: Vec<String> = self.prefix.parts().map(|p| p.as_ref().to_owned()).collect();
+        parts.extend([
+            "v1".to_owned(),
+            hex(partition.tenant.as_str()),
+            hex(partition.namespace.as_str()),
+            format!("{id}.json.zst"),
+        ]);
+        Path::from_iter(parts)
+    }
+
+    /// The folder of a partition's objects.
+    fn partition_path(&self, partition: &Partition) -> Path {
+        let mut parts: Vec<String> = self.prefix.parts().map(|p| p.as_ref().to_owned()).collect();
+        parts.extend([
+            "v1".to_owned(),
+            hex(partition.tenant.as_str()),
+            hex(partition.namespace.as_str()),
+        ]);
+        Path::from_iter(parts)
+    }
+
+    /// Writes an object and reads it back: it returns only once the bytes are stored (local
+    /// files fsynced with their directory) and read back equal.
+    fn put_verified(&self, path: &Path, body: Vec<u8>) -> Result<()> {
+        let Some(objects) = self.objects(true)? else {
+            return Err(self.unavailable("no archive directory"));
+        };
+        let at = path.clone();
+        let payload = PutPayload::from(body.clone());
+        self.run(async move { objects.put(&at, payload).await.map(|_| ()) })?;
+        match self.get(path)? {
+            Some(back) if back == body => Ok(()),
+            _ => Err(Error::Corrupted {
+                location: format!("{}/{path}", self.location),
+                reason: "the archive object read back differs from what was written".into(),
+            }),
+        }
+    }
+
+    /// An object's bytes (`None` if there is none).
+    fn get(&self, path: &Path) -> Result<Option<Vec<u8>>> {
+        let Some(objects) = self.objects(false)? else {
+            return Ok(None);
+        };
+        let at = path.clone();
+        match self.run(async move { objects.get(&at).await?.bytes().await }) {
+            Ok(b) => Ok(Some(b.to_vec())),
+            Err(Error::NotFound(_)) => Ok(None),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// Many objects' bytes at once, in order.
+    fn get_many(&self, paths: &[Path]) -> Result<Vec<Option<Vec<u8>>>> {
+        let Some(objects) = self.objects(false)? else {
+            return Ok(vec![None; paths.len()]);
+        };
+        let paths = paths.to_vec();
+        let all = self.run(async move {
+            let reads = paths.into_iter().map(move |p| {
+                let objects = Arc::clone(&objects);
+                async move {
+                    match objects.get(&p).await {
+                        Ok(r) => r.bytes().await.map(|b| Some(b.to_vec())),
+                        Err(object_store::Error::NotFound { .. }) => Ok(None),
+                        Err(e) => Err(e),
+                    }
+                }
+            });
+            let got: Vec<object_store::Result<Option<Vec<u8>>>> = futures_util::stream::iter(reads)
+                .buffered(16)
+                .collect()
+                .await;
+            got.into_iter().collect::<object_store::Result<Vec<_>>>()
+        })?;
+        Ok(all)
+    }
+
+    /// Deletes an object; one that is not there is no error.
+    fn delete(&self, path: &Path) -> Result<()> {
+        let Some(objects) = self.objects(false)? else {
+            return Ok(());
+        };
+        let at = path.clone();
+        match self.run(async move { objects.delete(&at).await }) {
+            Ok(()) | Err(Error::NotFound(_)) => Ok(()),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// Deletes what a killed write left in a local directory's folder: the object store's
+    /// staging files (`<object>#<n>`, never listed as objects) last written before `before`.
+    /// Nothing to do elsewhere (an object store's uploads are whole or absent).
+    fn sweep_staged(&self, folder: &Path, before: Timestamp) -> Result<u64> {
+        let Place::Directory(root) = &self.place else {
+            return Ok(0);
+        };
+        let dir = folder.parts().fold(root.clone(), |d, p| d.join(p.as_ref()));
+        let Ok(entries) = std::fs::read_dir(&dir) else {
+            return Ok(0);
+        };
+        let mut swept = 0;
+        for entry in entries.flatten() {
+            let name = entry.file_name().to_string_lossy().into_owned();
+            let staged = name.rsplit_once('#').is_some_and(|(object, n)| {
+                object.ends_with(".json.zst") && n.bytes().all(|b| b.is_ascii_digit())
+            });
+            let written = entry
+                .metadata()
+                .and_then(|m| m.modified())
+                .ok()
+                .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+                .map(|d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX));
+            if staged && written.is_some_and(|w| w < before.as_millis()) {
+                std::fs::remove_file(entry.path()).map_err(|e| Error::Unavailable {
+                    target: self.location.clone(),
+                    reason: e.to_string(),
+                })?;
+                swept += 1;
+            }
+        }
+        Ok(swept)
+    }
+
+    /// The objects under a folder, with when each was last written.
+    fn list(&self, folder: &Path) -> Result<Vec<(Path, Timestamp)>> {
+        let Some(objects) = self.objects(false)? else {
+            return Ok(Vec::new());
+        };
+        let at = folder.clone();
+        self.run(async move {
+            let mut out = Vec::new();
+            let mut listing = objects.list(Some(&at));
+            while let Some(meta) = listing.next().await {
+                let meta = meta?;
+                out.push((
+                    meta.location,
+                    Timestamp::from_millis(meta.last_modified.timestamp_millis()),
+                ));
+            }
+            Ok(out)
+        })
+    }
+}
+
+#[cfg(feature = "s3")]
+fn s3(url: &str, rest: &str) -> Result<(Arc<dyn ObjectStore>, Path)> {
+    use object_store::aws::AmazonS3Builder;
+    let (place, query) = rest.split_once('?').unwrap_or((rest, ""));
+    let (bucket, prefix) = place.split_once('/').unwrap_or((place, ""));
+    if bucket.is_empty() {
+        return Err(Error::invalid(
+            "archive url",
+            format!("s3:// needs a bucket (got {:?})", redact(url)),
+        ));
+    }
+    let mut b = AmazonS3Builder::from_env().with_bucket_name(bucket);
+    for pair in query.split('&').filter(|p| !p.is_empty()) {
+        let (k, v) = pair.split_once('=').unwrap_or((pair, ""));
+        b = match k {
+            "endpoint" => b.with_endpoint(v),
+            "region" => b.with_region(v),
+            "allow_http" => b.with_allow_http(v == "true" || v == "1"),
+            _ => {
+                return Err(Error::invalid(
+                    "archive url",
+                    format!("{k:?} is not endpoint, region or allow_http"),
+                ));
+            }
+        };
+    }
+    let store = b.build().map_err(|e| backend(url, e))?;
+    Ok((Arc::new(store), Path::from(prefix)))
+}
+
+#[cfg(not(feature = "s3"))]
+fn s3(url: &str, _rest: &str) -> Result<(Arc<dyn ObjectStore>, Path)> {
+    Err(Error::invalid(
+        "archive url",
+        format!(
+            "{:?}: an S3 archive needs muisti built with the `s3` feature",
+            redact(url)
+        ),
+    ))
+}
+
+fn backend(url: &str, e: impl std::fmt::Display) -> Error {
+    Error::Unavailable {
+        target: redact(url),
+        reason: e.to_string(),
+    }
+}
+
+/// A URL without anything after `?` that could carry a secret a user put there.
+fn redact(url: &str) -> String {
+    match url.split_once('?') {
+        Some((base, q)) => {
+            let keys: Vec<&str> = q
+                .split('&')
+                .map(|p| p.split_once('=').map_or(p, |(k, _)| k))
+                .collect();
+            format!("{base}?{}", keys.join("&"))
+        }
+        None => url.to_owned(),
+    }
+}
+
+fn hex(s: &str) -> String {
+    s.bytes().map(|b| format!("{b:02x}")).collect()
+}
+
+/// What an archive object holds: the record as it was archived and its vector.
+#[derive(Serialize, Deserialize)]
+struct Object {
+    format: String,
+    memory: Memory,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    vector: Option<Vector>,
+}
+
+fn encode(memory: &Memory, vector: Option<Vector>) -> Result<Vec<u8>> {
+    let object = Object {
+        format: FORMAT.to_owned(),
+        memory: memory.clone(),
+        vector,
+    };
+    let json = serde_json::to_vec(&object).map_err(|e| Error::backend("archive", e))?;
+    zstd::bulk::compress(&json, 3).map_err(|e| Error::backend("archive", e))
+}
+
+fn decode(location: &str, bytes: &[u8]) -> Result<Object> {
+    let corrupted = |reason: String| Error::Corrupted {
+        location: location.to_owned(),
+        reason,
+    };
+    // The record's own size limit bounds what a memory's object can decompress to.
+    let json = zstd::stream::decode_all(bytes).map_err(|e| corrupted(e.to_string()))?;
+    let object: Object = serde_json::from_slice(&json).map_err(|e| corrupted(e.to_string()))?;
+    if object.format != FORMAT {
+        return Err(corrupted(format!("format {:?}", object.format)));
+    }
+    Ok(object)
+}
+
+fn sha256(bytes: &[u8]) -> String {
+    Sha256::digest(bytes)
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
+/// Where an archived record's object is and its checksum (`None` for a record that is not
+/// archived, or was marked archived without an object: it is then read as it is).
+fn marker(m: &Memory) -> Option<(String, String)> {
+    if m.state != MemoryState::Archived {
+        return None;
+    }
+    let a = m.metadata.get(ARCHIVED)?;
+    Some((
+        a.get("object")?.as_str()?.to_owned(),
+        a.get("sha256")?.as_str()?.to_owned(),
+    ))
+}
+
+/// Whether a memory is one the archive job moves: one the jobs keep, without an expiry (it
+/// goes by itself), recalled at most `max_access` times and not written or recalled for
+/// `after`.
+pub fn is_cold(m: &Memory, now: Timestamp, after: Duration, max_access: u64) -> bool {
+    let last_used = m
+        .last_accessed_at
+        .map_or(m.updated_at, |a| a.max(m.updated_at));
+    kept_by_jobs(m)
+        && m.expires_at.is_none()
+        && m.access_count <= max_access
+        && last_used.plus(after) <= now
+}
+
+impl Engine {
+    /// The archive (none: archiving and reading archived text are refused).
+    pub fn archive(&self) -> Option<&Arc<Archive>> {
+        self.archive.as_ref()
+    }
+
+    fn archive_or_refuse(&self) -> Result<&Archive> {
+        self.archive.as_deref().ok_or_else(|| {
+            Error::invalid(
+                "archive",
+                "no archive is configured (archive_url: file:///dir or s3://bucket/prefix)",
+            )
+        })
+    }
+
+    /// Moves a user's cold memories ([`is_cold`]) to the archive, each in turn: object
+    /// written and verified, then the record stripped in one conditional update. Returns how
+    /// many; `memories` keeps the ones left hot.
+    pub(crate) fn archive_cold(
+        &self,
+        memories: &mut Vec<Memory>,
+        options: &MaintenanceOptions,
+    ) -> Result<u64> {
+        let now = self.clock.now();
+        let cold: Vec<usize> = (0..memories.len())
+            .filter(|&i| {
+                is_cold(
+                    &memories[i],
+                    now,
+                    options.archive_after,
+                    options.archive_max_access,
+                )
+            })
+            .collect();
+        if cold.is_empty() || options.dry_run {
+            let n = cold.len() as u64;
+            return Ok(n);
+        }
+        let archive = self.archive_or_refuse()?;
+        // The user's vectors, read once (the object keeps its memory's).
+        let first = &memories[cold[0]];
+        let vectors: HashMap<MemoryId, Vector> = self
+            .store
+            .vectors(
+                &first.partition,
+                &muisti_core::Filter {
+                    user_id: first.owner.user_id.clone(),
+                    ..muisti_core::Filter::default()
+                },
+            )?
+            .into_iter()
+            .map(|v| (v.id, (v.model, v.vector)))
+            .collect();
+        let mut moved = Vec::new();
+        for i in cold {
+            let m = &memories[i];
+            let path = archive.object_path(&m.partition, m.id);
+            let body = encode(m, vectors.get(&m.id).cloned())?;
+            let checksum = sha256(&body);
+            let bytes = body.len();
+            archive.put_verified(&path, body)?;
+            let mut metadata = m.metadata.clone();
+            metadata.insert(
+                ARCHIVED.into(),
+                json!({"object": path.to_string(), "sha256": checksum, "bytes": bytes,
+                    "archived_at": now}),
+            );
+            let patch = Patch {
+                content: Some(Value::String(String::new())),
+                context: Some(None),
+                state: Some(MemoryState::Archived),
+                metadata: Some(metadata),
+                ..Patch::default()
+            };
+            let at = Locator::Id {
+                tenant: self.tenant.clone(),
+                id: m.id,
+            };
+            match self
+                .store
+                .update(&UpdateRequest::new(at, patch).expecting(Some(m.version)))
+            {
+                Ok(_) => moved.push(m.id),
+                // Changed or gone meanwhile: its object names nothing; the next run decides.
+                Err(e) if matches!(e.kind(), muisti_core::ErrorKind::Conflict) => {
+                    archive.delete(&path)?;
+                }
+                Err(e) if matches!(e.kind(), muisti_core::ErrorKind::NotFound) => {
+                    archive.delete(&path)?;
+                }
+                Err(e) => return Err(e),
+            }
+        }
+        memories.retain(|m| !moved.contains(&m.id));
+        Ok(moved.len() as u64)
+    }
+
+    /// Deletes the objects of `namespace` that no record names and that are older than
+    /// `grace` (no run of the archive job can still be about to name them). Returns how many.
+    pub(crate) fn sweep_archive(&self, namespace: &Namespace, grace: Duration) -> Result<u64> {
+        let Some(archive) = self.archive.as_deref() else {
+            return Ok(0);
+        };
+        let partition = self.partition(namespace);
+        let folder = archive.partition_path(&partition);
+        let listed = archive.list(&folder)?;
+        let before = self.clock.now().as_millis() - i64::try_from(grace.as_millis()).unwrap_or(0);
+        let mut swept = archive.sweep_staged(&folder, Timestamp::from_millis(before))?;
+        for chunk in listed.chunks(500) {
+            let ids: Vec<MemoryId> = chunk
+                .iter()
+                .filter_map(|(p, _)| p.filename()?.strip_suffix(".json.zst")?.parse().ok())
+                .collect();
+            let named: std::collections::HashSet<String> = self
+                .store
+                .get_many(&self.tenant, &ids)?
+                .iter()
+                .filter_map(|m| marker(m).map(|(object, _)| object))
+                .collect();
+            for (path, written) in chunk {
+                if !named.contains(&path.to_string()) && written.as_millis() < before {
+                    archive.delete(path)?;
+                    swept += 1;
+                }
+            }
+        }
+        Ok(swept)
+    }
+
+    /// The object of an archived record, read and checked against the record's checksum.
+    fn read_object(&self, m: &Memory) -> Result<Option<(String, Object)>> {
+        let Some((object, checksum)) = marker(m) else {
+            return Ok(None);
+        };
+        let archive = self.archive_or_refuse()?;
+        let path = Path::from(object.as_str());
+        let bytes = archive.get(&path)?.ok_or_else(|| Error::Corrupted {
+            location: format!("{}/{object}", archive.location()),
+            reason: format!(
+                "memory {} is archived there, but the object is missing",
+                m.id
+            ),
+        })?;
+        let checked = self.check_object(archive, &object, &checksum, &bytes)?;
+        Ok(Some((object, checked)))
+    }
+
+    fn check_object(
+        &self,
+        archive: &Archive,
+        object: &str,
+        checksum: &str,
+        bytes: &[u8],
+    ) -> Result<Object> {
+        let location = format!("{}/{object}", archive.location());
+        if sha256(bytes) != checksum {
+            return Err(Error::Corrupted {
+                location,
+                reason: "the archive object's checksum differs from the record's".into(),
+            });
+        }
+        decode(&location, bytes)
+    }
+
+    /// An archived record with its text read back from its object (state still
+    /// `archived`, `metadata.archived` naming the object); any other record as it is.
+    pub fn hydrate(&self, m: Memory) -> Result<Memory> {
+        match self.read_object(&m)? {
+            Some((_, object)) => Ok(with_text_of(m, &object.memory)),
+            None => Ok(m),
+        }
+    }
+
+    /// Archived records of many, with their text (objects read at once); others as they are.
+    fn hydrate_many(&self, records: Vec<Memory>) -> Result<Vec<(Memory, Option<Vector>)>> {
+        let wanted: Vec<(usize, String, String)> = records
+            .iter()
+            .enumerate()
+            .filter_map(|(i, m)| marker(m).map(|(o, c)| (i, o, c)))
+            .collect();
+        if wanted.is_empty() {
+            return Ok(records.into_iter().map(|m| (m, None)).collect());
+        }
+        let archive = self.archive_or_refuse()?;
+        let paths: Vec<Path> = wanted
+            .iter()
+            .map(|(_, o, _)| Path::from(o.as_str()))
+            .collect();
+        let bodies = archive.get_many(&paths)?;
+        let mut objects: HashMap<usize, Object> = HashMap::new();
+        for ((i, object, checksum), body) in wanted.iter().zip(bodies) {
+            let bytes = body.ok_or_else(|| Error::Corrupted {
+                location: format!("{}/{object}", archive.location()),
+                reason: "an archived memory's object is missing".into(),
+            })?;
+            objects.insert(*i, self.check_object(archive, object, checksum, &bytes)?);
+        }
+        Ok(records
+            .into_iter()
+            .enumerate()
+            .map(|(i, m)| match objects.remove(&i) {
+                Some(o) => (with_text_of(m, &o.memory), o.vector),
+                None => (m, None),
+            })
+            .collect())
+    }
+
+    /// Brings an archived memory back: its text, context and metadata from its object, state
+    /// active, embedded and indexed again, in one conditional update; then the object is
+    /// deleted. A memory that is not archived is returned as it is.
+    pub fn restore(&self, id: MemoryId) -> Result<Memory> {
+        let at = Locator::Id {
+            tenant: self.tenant.clone(),
+            id,
+        };
+        let _span = tracing::info_span!("memory.restore").entered();
+        let Some(m) = self.store.get(&at)? else {
+            return Err(Error::NotFound(at.describe()));
+        };
+        let Some((object, archived)) = self.read_object(&m)? else {
+            return Ok(m);
+        };
+        let was = archived.memory;
+        let mut put = muisti_core::Put::new(m.partition.clone(), None, was.content.clone());
+        put.context = was.context.clone();
+        self.note_model()?;
+        self.embed_puts(std::slice::from_mut(&mut put))?;
+        let embedding = match (&self.embedder, put.embedding) {
+            (Some(e), Some(v)) => Some((e.id().to_owned(), v)),
+            _ => None,
+        };
+        let patch = Patch {
+            content: Some(was.content.clone()),
+            context: Some(was.context.clone()),
+            state: Some(MemoryState::Active),
+            metadata: Some(was.metadata.clone()),
+            embedding,
+            ..Patch::default()
+        };
+        let restored = self
+            .store
+            .update(&UpdateRequest::new(at, patch).expecting(Some(m.version)))?;
+        // A crash here leaves an object no record names: the next archive run sweeps it.
+        self.archive_or_refuse()?
+            .delete(&Path::from(object.as_str()))?;
+        self.emit(muisti_core::Event::Write {
+            partition: restored.partition.clone(),
+            key: restored.key.clone(),
+            bytes: restored.text().len(),
+            status: muisti_core::WriteStatus::Updated,
+        });
+        Ok(restored)
+    }
+
+    /// After `m` was deleted from the store: its archive object goes too.
+    pub(crate) fn drop_archived(&self, m: &Memory) -> Result<()> {
+        if let (Some((object, _)), Some(archive)) = (marker(m), self.archive.as_deref()) {
+            archive.delete(&Path::from(object.as_str()))?;
+        }
+        Ok(())
+    }
+
+    /// After a namespace was emptied: every archive object of it goes too.
+    pub(crate) fn drop_archived_namespace(&self, namespace: &Namespace) -> Result<()> {
+        let Some(archive) = self.archive.as_deref() else {
+            return Ok(());
+        };
+        let partition = self.partition(namespace);
+        for (path, _) in archive.list(&archive.partition_path(&partition))? {
+            archive.delete(&path)?;
+        }
+        Ok(())
+    }
+
+    /// Recall's candidates among the archived memories of `partition` that `filter` admits:
+    /// each object read, its text ranked among them and its vector (when made by this
+    /// engine's model) against the query's.
+    pub(crate) fn archived_candidates(
+        &self,
+        partition: &Partition,
+        filter: &muisti_core::Filter,
+        query: &str,
+        vector: Option<&[f32]>,
+        lexical: bool,
+        limit: usize,
+    ) -> Result<Candidates> {
+        let archived: Vec<Memory> = muisti_core::list_all(self.store.as_ref(), partition, filter)?
+            .into_iter()
+            .filter(|m| marker(m).is_some())
+            .collect();
+        if archived.is_empty() {
+            return Ok(Candidates::default());
+        }
+        let model = self.embedder.as_ref().map(|e| e.id().to_owned());
+        let (records, vectors): (Vec<Memory>, Vec<Option<Vector>>) =
+            self.hydrate_many(archived)?.into_iter().unzip();
+        let ids: Vec<MemoryId> = records.iter().map(|m| m.id).collect();
+        Ok(Candidates::rank(
+            records,
+            ids.iter().zip(&vectors).filter_map(|(id, v)| match v {
+                Some((made_by, v)) if Some(made_by) == model.as_ref() => Some((*id, v.as_slice())),
+                _ => None,
+            }),
+            query,
+            vector,
+            lexical,
+            limit,
+        ))
+    }
+}
+
+/// The hot record `m` with the text of the record as it was archived.
+fn with_text_of(mut m: Memory, archived: &Memory) -> Memory {
+    m.content = archived.content.clone();
+    m.context = archived.context.clone();
+    m.content_hash = archived.content_hash.clone();
+    m
+}
+
+/// Merges two lists of scored candidates into one, best first, at most `limit`.
+pub(crate) fn merge_scored(mut a: Vec<Scored>, b: Vec<Scored>, limit: usize) -> Vec<Scored> {
+    a.extend(b);
+    a.sort_by(|x, y| y.score.total_cmp(&x.score).then(x.id.cmp(&y.id)));
+    a.truncate(limit);
+    a
+}

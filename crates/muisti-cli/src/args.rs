@@ -241,6 +241,10 @@ pub(crate) enum Command {
         /// Archive only memories recalled at most this many times (default 2).
         #[arg(long, value_name = "N")]
         archive_max_access: Option<u64>,
+        /// Consolidate exact duplicates only (not memories stating the same fact in other
+        /// words).
+        #[arg(long)]
+        exact_only: bool,
     },
     /// Bring an archived memory back from the archive (text, vector, full-text entry).
     Restore {

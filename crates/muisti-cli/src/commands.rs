@@ -234,6 +234,7 @@ pub(crate) fn run(m: &dyn Memories, command: Command, json: bool) -> Result<Exit
             lease_secs,
             archive_after_days,
             archive_max_access,
+            exact_only,
         } => {
             let done = m.maintenance(muisti_client::api::MaintenanceRequest {
                 user_id,
@@ -247,6 +248,7 @@ pub(crate) fn run(m: &dyn Memories, command: Command, json: bool) -> Result<Exit
                 background: false,
                 archive_after_days,
                 archive_max_access,
+                near_duplicates: exact_only.then_some(false),
             })?;
             if json {
                 print_json(&done)?;

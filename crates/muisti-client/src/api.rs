@@ -669,6 +669,10 @@ pub struct MaintenanceRequest {
     /// Archive moves only memories recalled at most this many times (default 2).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub archive_max_access: Option<u64>,
+    /// Consolidate folds near-duplicates too, memories stating the same fact in other words
+    /// (default true; false: exact duplicates only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub near_duplicates: Option<bool>,
 }
 
 /// What a maintenance run did (or, dry, would do).

@@ -541,7 +541,7 @@ pub fn maintenance_options(
     }
     let defaults = muisti::lifecycle::MaintenanceOptions::default();
     let options = muisti::lifecycle::MaintenanceOptions {
-        near_duplicates: defaults.near_duplicates,
+        near_duplicates: req.near_duplicates.unwrap_or(defaults.near_duplicates),
         archive_after: req.archive_after_days.map_or(defaults.archive_after, |d| {
             std::time::Duration::from_secs(u64::from(d) * 24 * 3600)
         }),

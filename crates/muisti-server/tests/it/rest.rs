@@ -2031,3 +2031,151 @@ fn maintenance_in_the_background_reports_through_its_job() {
         refused.body
     );
 }
+
+/// The archive and topics over REST: maintenance archives a cold memory (its text read back
+/// by `GET` and by a recall with `include_archived`, restored by `POST .../restore`), the
+/// cluster job groups a user's memories (`GET /v1/clusters`, a cluster's memories paged,
+/// recall within a cluster), and each error status.
+#[test]
+fn archive_and_clusters_over_rest() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let url = format!("sqlite://{}/muisti.db", dir.path().display());
+    let engine = muisti::Engine::builder(muisti::open_store(&url).expect("store"))
+        .archive(muisti::open_archive(&url, None).expect("archive"))
+        .build()
+        .expect("engine");
+    let s = TestServer::serve(engine, ConfigLayer::default(), Some(dir));
+    let call = |method: &str, path: &str, body: Option<serde_json::Value>| {
+        raw(
+            method,
+            &s.url(path),
+            &[JSON],
+            body.map(|b| b.to_string()).as_deref(),
+        )
+    };
+    let created = call(
+        "POST",
+        "/v1/memories",
+        Some(json!({"content": "Alice prefers window seats on long flights", "user_id": "r1"})),
+    );
+    assert_eq!(created.status, 201, "{}", created.body);
+    let id = created.body["id"].as_str().expect("id").to_owned();
+    let archived = call(
+        "POST",
+        "/v1/maintenance",
+        Some(json!({"user_id": "r1", "jobs": ["archive"], "archive_after_days": 0, "archive_max_access": 0})),
+    );
+    assert_eq!(archived.status, 200, "{}", archived.body);
+    assert_eq!(archived.body["archived"], 1, "{}", archived.body);
+    let got = call("GET", &format!("/v1/memories/{id}"), None);
+    assert_eq!(got.status, 200, "{}", got.body);
+    assert_eq!(got.body["state"], "archived");
+    assert_eq!(
+        got.body["content"],
+        "Alice prefers window seats on long flights"
+    );
+    let recall = |archived: bool| {
+        call(
+            "POST",
+            "/v1/recall",
+            Some(json!({"query": "window seats", "user_id": "r1", "include_archived": archived})),
+        )
+    };
+    assert_eq!(recall(false).body["hits"].as_array().map(Vec::len), Some(0));
+    let with = recall(true);
+    assert_eq!(
+        with.body["hits"][0]["memory"]["content"], "Alice prefers window seats on long flights",
+        "{}",
+        with.body
+    );
+    let restored = call("POST", &format!("/v1/memories/{id}/restore"), None);
+    assert_eq!(restored.status, 200, "{}", restored.body);
+    assert_eq!(restored.body["state"], "active");
+    assert_eq!(recall(false).body["hits"].as_array().map(Vec::len), Some(1));
+
+    for (i, topic) in [
+        "baking bread and cooking pasta in the kitchen",
+        "hiking mountain trails and camping by the lake",
+        "debugging rust code and compiling programs",
+    ]
+    .iter()
+    .enumerate()
+    {
+        for n in 0..8 {
+            let r = call(
+                "POST",
+                "/v1/memories",
+                Some(json!({"content": format!("{topic}, day {n} of week {i}"), "user_id": "r2"})),
+            );
+            assert_eq!(r.status, 201, "{}", r.body);
+        }
+    }
+    let clustered = call(
+        "POST",
+        "/v1/maintenance",
+        Some(json!({"user_id": "r2", "jobs": ["cluster"]})),
+    );
+    assert_eq!(clustered.body["clustered"], 1, "{}", clustered.body);
+    let found = call("GET", "/v1/clusters?user_id=r2", None);
+    assert_eq!(found.status, 200, "{}", found.body);
+    let clusters = found.body["clusters"].as_array().expect("clusters");
+    assert!(clusters.len() >= 2, "{}", found.body);
+    let total: u64 = clusters.iter().filter_map(|c| c["size"].as_u64()).sum();
+    assert_eq!(total, 24);
+    let first = clusters[0]["id"].as_u64().expect("id");
+    let size = clusters[0]["size"].as_u64().expect("size");
+    let mut seen = 0;
+    let mut cursor = String::new();
+    loop {
+        let page = call(
+            "GET",
+            &format!("/v1/clusters/{first}/memories?user_id=r2&limit=2{cursor}"),
+            None,
+        );
+        assert_eq!(page.status, 200, "{}", page.body);
+        seen += page.body["items"].as_array().map_or(0, Vec::len) as u64;
+        match page.body["next_cursor"].as_str() {
+            Some(next) => cursor = format!("&cursor={next}"),
+            None => break,
+        }
+    }
+    assert_eq!(seen, size, "the pages hold the cluster");
+    let within = call(
+        "POST",
+        "/v1/recall",
+        Some(json!({"query": "mountain kitchen code", "user_id": "r2", "cluster": first, "limit": 50})),
+    );
+    assert_eq!(within.status, 200, "{}", within.body);
+    let hits = within.body["hits"].as_array().expect("hits");
+    assert!(!hits.is_empty() && hits.len() as u64 <= size, "{}", within.body);
+
+    for (method, path, body, status) in [
+        ("GET", "/v1/clusters", None, 400),
+        ("GET", "/v1/clusters?user_id=nobody", None, 404),
+        ("GET", "/v1/clusters/99/memories?user_id=r2", None, 404),
+        ("GET", "/v1/clusters/x/memories?user_id=r2", None, 400),
+        ("POST", "/v1/memories/not-an-id/restore", None, 422),
+        (
+            "POST",
+            "/v1/memories/01ARZ3NDEKTSV4RRFFQ69G5FAV/restore",
+            None,
+            404,
+        ),
+        (
+            "POST",
+            "/v1/recall",
+            Some(json!({"query": "x", "cluster": 0})),
+            409,
+        ),
+        (
+            "POST",
+            "/v1/maintenance",
+            Some(json!({"jobs": ["archive"], "archive_after_days": -1})),
+            422,
+        ),
+    ] {
+        let r = call(method, path, body.clone());
+        assert_eq!(r.status, status, "{method} {path} {body:?}: {}", r.body);
+        assert!(r.body["error"]["code"].is_string(), "{path}");
+    }
+}

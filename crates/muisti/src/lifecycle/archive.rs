@@ -301,6 +301,17 @@ impl Archive {
         }
     }
 
+    /// The paths of a partition's objects (what is archived of a namespace), sorted.
+    pub fn objects_in(&self, partition: &Partition) -> Result<Vec<String>> {
+        let mut paths: Vec<String> = self
+            .list(&self.partition_path(partition))?
+            .into_iter()
+            .map(|(p, _)| p.to_string())
+            .collect();
+        paths.sort();
+        Ok(paths)
+    }
+
     /// Deletes what a killed write left in a local directory's folder: the object store's
     /// staging files (`<object>#<n>`, never listed as objects) last written before `before`.
     /// Nothing to do elsewhere (an object store's uploads are whole or absent).
@@ -367,6 +378,9 @@ fn s3(url: &str, rest: &str) -> Result<(Arc<dyn ObjectStore>, Path)> {
             format!("s3:// needs a bucket (got {:?})", redact(url)),
         ));
     }
+    // The HTTP client's TLS needs the process's rustls provider: ring, the workspace's one
+    // (a provider installed before, by this or another part of the program, stays).
+    let _ = rustls::crypto::ring::default_provider().install_default();
     let mut b = AmazonS3Builder::from_env().with_bucket_name(bucket);
     for pair in query.split('&').filter(|p| !p.is_empty()) {
         let (k, v) = pair.split_once('=').unwrap_or((pair, ""));

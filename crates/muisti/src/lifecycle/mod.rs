@@ -161,9 +161,10 @@ pub struct MaintenanceOptions {
     /// once): until then another run skips the user (default a minute).
     pub lease: std::time::Duration,
     /// Consolidation folds near-duplicates too: memories stating the same fact in other
-    /// words ([`crate::declarative::detect::same_fact`], its rules without vectors). Off by
-    /// default: on pairs written blind to the rules its precision is 0.741 (`muisti bench
-    /// duplicates`), short of what deleting a user's memory needs.
+    /// words ([`near_duplicates`]: the same words once their form is set aside). On by
+    /// default: it judged 75 pairs duplicates on the two labelled sets, all rightly
+    /// (`muisti bench duplicates`: precision 1.000 at recall 0.545 on the set that guided
+    /// it, 1.000 at 0.156 on the set held out).
     pub near_duplicates: bool,
     /// Archive moves memories not written or recalled for this long (default 90 days).
     pub archive_after: std::time::Duration,
@@ -182,7 +183,7 @@ impl Default for MaintenanceOptions {
             promote_after: DEFAULT_PROMOTE_AFTER,
             dry_run: false,
             lease: DEFAULT_LEASE,
-            near_duplicates: false,
+            near_duplicates: true,
             archive_after: DEFAULT_ARCHIVE_AFTER,
             archive_max_access: DEFAULT_ARCHIVE_MAX_ACCESS,
         }

@@ -413,3 +413,70 @@ fn clusters_group_a_users_memories_by_topic() {
         },
     );
 }
+
+/// The archive on an S3-compatible server (`MUISTI_S3_URL`, for example
+/// `s3://muisti-test/ci?endpoint=http://127.0.0.1:PORT&region=us-east-1&allow_http=true`,
+/// credentials in `AWS_ACCESS_KEY_ID` / `AWS_SECRET_ACCESS_KEY`; `.ci/run` starts moto's
+/// server for it), over SQLite and the in-process store: archive, read back, recall, restore,
+/// delete, each object where it should be.
+#[test]
+fn archive_round_trip_on_s3() {
+    #[cfg(feature = "s3")]
+    {
+        let Some(base) = std::env::var("MUISTI_S3_URL")
+            .ok()
+            .filter(|u| !u.is_empty())
+        else {
+            muisti_testkit::service_unavailable("s3", "MUISTI_S3_URL is not set");
+            return;
+        };
+        let dir = tempfile::tempdir().expect("temp dir");
+        for store in [
+            "mem://".to_owned(),
+            format!("sqlite://{}", dir.path().join("s3.db").display()),
+        ] {
+            // A prefix of its own under the bucket's.
+            let (place, query) = base.split_once('?').unwrap_or((base.as_str(), ""));
+            let url = format!(
+                "{}/{}?{query}",
+                place.trim_end_matches('/'),
+                muisti::MemoryId::generate()
+            );
+            let archive =
+                Arc::new(muisti::lifecycle::archive::Archive::open(&url).expect("archive"));
+            let engine = Engine::builder(muisti::open_store(&store).expect("store"))
+                .archive(Some(Arc::clone(&archive)))
+                .build()
+                .expect("engine");
+            let partition = engine.partition(&ns("default"));
+            let seats = stored(&engine, "s1", "Alice prefers window seats on long flights");
+            let other = stored(&engine, "s1", "Bob is allergic to peanuts");
+            let done = engine.run_maintenance(&archive_now("s1")).expect("archive");
+            assert_eq!(done.archived, 2, "{store}");
+            assert_eq!(
+                archive.objects_in(&partition).expect("list").len(),
+                2,
+                "{store}"
+            );
+            let back = engine.get_by_id(seats.id).expect("get").expect("found");
+            assert_eq!(back.text(), seats.text(), "{store}");
+            let hits = recall(&engine, "s1", "window seats", true);
+            assert_eq!(hits.first().map(|h| h.memory.id), Some(seats.id), "{store}");
+            let restored = engine.restore(seats.id).expect("restore");
+            assert_eq!(restored.state, MemoryState::Active, "{store}");
+            assert_eq!(recall(&engine, "s1", "window seats", false).len(), 1);
+            engine
+                .forget(&muisti::Locator::Id {
+                    tenant: engine.tenant().clone(),
+                    id: other.id,
+                })
+                .expect("forget");
+            assert!(
+                archive.objects_in(&partition).expect("list").is_empty(),
+                "{store}: restored and forgotten, no object left"
+            );
+        }
+    }
+    #[cfg(not(feature = "s3"))]
+    muisti_testkit::service_unavailable("s3", "muisti was built without the s3 feature");
+}

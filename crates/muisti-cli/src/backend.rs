@@ -384,7 +384,24 @@ impl Memories for Remote {
     }
 
     fn maintenance(&self, req: MaintenanceRequest) -> Result<MaintenanceReport> {
-        Ok(self.0.maintenance(&req)?)
+        // A job on the server, polled: the same progress bar as a run here.
+        let mut job = self.0.start_maintenance(&req)?;
+        let mut bar = crate::progress_bar("maintaining users");
+        while job.state == "running" {
+            bar(job.done, job.total);
+            std::thread::sleep(std::time::Duration::from_millis(100));
+            job = self.0.job(&job.id)?;
+        }
+        crate::progress_done();
+        match (job.report, job.state.as_str()) {
+            (Some(report), "done") => Ok(report),
+            _ => Err(muisti_client::ClientError::Api {
+                status: job.error_status.unwrap_or(500),
+                code: job.error_code.unwrap_or_else(|| "internal".into()),
+                message: job.error.unwrap_or_else(|| "the run failed".into()),
+            }
+            .into()),
+        }
     }
 
     fn restore(&self, id: &str) -> Result<Memory> {

@@ -66,8 +66,8 @@ pub(crate) enum BenchCommand {
     },
     /// A full maintenance pass (default store: a fresh SQLite file): `N` memories of users
     /// of `--per-user` each (one in twenty repeating another of its user, one in ten
-    /// recalled twelve times), then expire, consolidate, promote and prune to
-    /// `--max-memories` timed (with `--with-recalls`, recalls of random users beside it,
+    /// recalled twelve times), then expire, consolidate (exact and near duplicates), promote
+    /// and prune to `--max-memories` (with `--full`, archive and cluster too) timed (with `--with-recalls`, recalls of random users beside it,
     /// their p50/p99 against 1,000 recalls before the pass); peak RSS reported.
     Maintain {
         /// Memories to write.
@@ -83,6 +83,14 @@ pub(crate) enum BenchCommand {
         /// their p50/p99 both ways.
         #[arg(long)]
         with_recalls: bool,
+        /// Every job, archive and cluster too: memories written with vectors (the built-in
+        /// model), nine in ten recalled once, the tenth archived (cold: never recalled; any
+        /// age), each user's memories clustered.
+        #[arg(long)]
+        full: bool,
+        /// Consolidate exact duplicates only (as before near-duplicates were folded).
+        #[arg(long)]
+        exact_only: bool,
     },
     /// Retrieval quality (recall@k) and speed on LoCoMo conversations.
     Locomo {
@@ -424,18 +432,37 @@ pub(crate) fn run(cmd: &BenchCommand, cli: &crate::Cli, json: bool) -> Result<()
             per_user,
             max_memories,
             with_recalls,
+            full,
+            exact_only,
         } => {
             let dir = bench_dir()?;
-            let store = match &cli.store {
-                Some(u) => muisti::open_store(u)?,
-                None => muisti::open_store(&format!(
-                    "sqlite://{}",
-                    dir.path().join("maintain.db").display()
-                ))?,
+            let url = match &cli.store {
+                Some(u) => u.clone(),
+                None => format!("sqlite://{}", dir.path().join("maintain.db").display()),
             };
-            let engine = muisti::Engine::builder(store).embedder(None).build()?;
-            let report =
-                maintain_bench(&engine, *memories, *per_user, *max_memories, *with_recalls)?;
+            let store = muisti::open_store(&url)?;
+            let archive = match (&cli.archive, full) {
+                (Some(a), _) => Some(a.clone()),
+                (None, true) => Some(format!("file://{}", dir.path().join("archive").display())),
+                (None, false) => None,
+            };
+            let engine = muisti::Engine::builder(store)
+                .embedder(if *full {
+                    muisti::embedder_from_spec(cli.embedder(), cli.embed_url.as_deref())?
+                } else {
+                    None
+                })
+                .archive(muisti::open_archive(&url, archive.as_deref())?)
+                .build()?;
+            let report = maintain_bench(
+                &engine,
+                *memories,
+                *per_user,
+                *max_memories,
+                *with_recalls,
+                *full,
+                *exact_only,
+            )?;
             outln!("{}", serde_json::to_string_pretty(&report)?)?;
             return Ok(());
         }
@@ -897,12 +924,15 @@ fn maintain_bench(
     per_user: u64,
     max_memories: u64,
     with_recalls: bool,
+    full: bool,
+    exact_only: bool,
 ) -> Result<serde_json::Value> {
     let partition = engine.partition(&muisti::Namespace::default_ns());
     let started = std::time::Instant::now();
     let mut recalled = Vec::new();
+    let mut once = Vec::new();
     for chunk in (0..memories as u64).collect::<Vec<_>>().chunks(1_000) {
-        let puts = chunk
+        let mut puts: Vec<muisti::Put> = chunk
             .iter()
             .map(|i| {
                 let user = i / per_user;
@@ -919,11 +949,26 @@ fn maintain_bench(
                 p
             })
             .collect();
+        if let Some(e) = engine.embedder().filter(|_| full) {
+            let texts: Vec<String> = puts.iter().map(|p| p.index_text().into_owned()).collect();
+            let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
+            for (p, v) in puts.iter_mut().zip(e.embed(&refs)?) {
+                p.embedding = Some(v);
+                p.embedding_model = Some(e.id().to_owned());
+            }
+        }
         for (w, i) in engine.store().put_many(puts)?.into_iter().zip(chunk) {
             if i % 10 == 3 {
                 recalled.push(w.memory.id);
+            } else if full && i % 10 != 7 {
+                once.push(w.memory.id);
             }
         }
+    }
+    for ids in once.chunks(1_000) {
+        engine
+            .store()
+            .touch(engine.tenant(), ids, muisti::Timestamp::now())?;
     }
     for ids in recalled.chunks(1_000) {
         let twelve: Vec<muisti::MemoryId> = ids.iter().flat_map(|id| [*id; 12]).collect();
@@ -970,6 +1015,14 @@ fn maintain_bench(
         let pass = scope.spawn(|| {
             engine.run_maintenance(&muisti::lifecycle::MaintenanceOptions {
                 max_memories: Some(max_memories),
+                jobs: if full {
+                    muisti::lifecycle::Job::ALL.to_vec()
+                } else {
+                    Vec::new()
+                },
+                archive_after: std::time::Duration::ZERO,
+                archive_max_access: 0,
+                near_duplicates: !exact_only,
                 ..Default::default()
             })
         });

@@ -815,6 +815,12 @@ pub struct Job {
     /// Why it failed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
+    /// The code of its failure, as the error shape's (`invalid_input`, `unavailable`, ...).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error_code: Option<String>,
+    /// The HTTP status its failure would have answered.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error_status: Option<u16>,
     /// A maintenance job's report, once done.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub report: Option<MaintenanceReport>,

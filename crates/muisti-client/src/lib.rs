@@ -644,6 +644,16 @@ impl Client {
         self.send_json("POST", "/v1/maintenance", req)
     }
 
+    /// Starts a maintenance run in the background (operator key); poll [`Client::job`] for
+    /// its progress and report.
+    pub fn start_maintenance(&self, req: &MaintenanceRequest) -> Result<Job, ClientError> {
+        let req = MaintenanceRequest {
+            background: true,
+            ..req.clone()
+        };
+        self.send_json("POST", "/v1/maintenance", &req)
+    }
+
     /// Brings an archived memory back (text, vector, full-text entry); another memory comes
     /// back as it is.
     pub fn restore(&self, id: &str) -> Result<Memory, ClientError> {

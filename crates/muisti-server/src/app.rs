@@ -101,6 +101,8 @@ impl Jobs {
             done: 0,
             total: 0,
             error: None,
+            error_code: None,
+            error_status: None,
             report: None,
         };
         {
@@ -145,8 +147,13 @@ impl Jobs {
             me.set(&id, |j| match result {
                 Ok(_) => j.state = "done".into(),
                 Err(e) => {
+                    // As the route would have answered: status, code and a message that
+                    // names no store detail.
+                    let answer = ApiError::from(e);
                     j.state = "failed".into();
-                    j.error = Some(e.to_string());
+                    j.error = Some(answer.message);
+                    j.error_code = Some(answer.code.to_owned());
+                    j.error_status = Some(answer.status.as_u16());
                 }
             });
         });
@@ -170,6 +177,8 @@ impl Jobs {
             done: 0,
             total: 0,
             error: None,
+            error_code: None,
+            error_status: None,
             report: None,
         };
         self.jobs
@@ -846,6 +855,8 @@ mod tests {
             done: 0,
             total: 10,
             error: None,
+            error_code: None,
+            error_status: None,
             report: None,
         };
         if let Ok(mut j) = jobs.jobs.lock() {

@@ -13,7 +13,7 @@
 //! Consistency: this process's writes and access counts are applied to the copies that hold
 //! their records as they are committed (while the writer connection is held, so in commit
 //! order); a load takes its snapshot while holding the writer connection and records what is
-//! committed after it, applied before the copy is used. Deletes drop the partition's copies;
+//! committed after it, applied before the copy is used. Deletes are applied in place too;
 //! commits by other connections or processes show in `PRAGMA data_version` and drop
 //! everything.
 
@@ -267,24 +267,37 @@ impl PartitionCache {
             .collect()
     }
 
+    /// Makes the row of `id`, if any, a never-live row with its fields, terms and vector
+    /// cleared (a replaced or deleted record); `true` if there was a live one.
+    fn kill(&mut self, id: &MemoryId) -> bool {
+        let Some(&i) = self.index.get(id) else {
+            return false;
+        };
+        let i = i as usize;
+        let old = &mut self.rows[i];
+        if old.expires_at == Some(i64::MIN) {
+            return false;
+        }
+        self.heap = self.heap.saturating_sub(old.heap_bytes());
+        old.expires_at = Some(i64::MIN);
+        old.tags.clear();
+        old.metadata.clear();
+        old.content_hash.clear();
+        self.heap += old.heap_bytes();
+        if let Some(slot) = self.vector_of[i] {
+            let slot = slot as usize;
+            self.data[slot * self.dim..(slot + 1) * self.dim].fill(0);
+        }
+        let (start, end) = (self.term_start[i] as usize, self.term_start[i + 1] as usize);
+        self.terms[start..end].iter_mut().for_each(|t| t.1 = 0.0);
+        self.dead += 1;
+        true
+    }
+
     /// Replaces the row of `fresh`'s id, if any, by `fresh` (added at the end). The old row
     /// stays as a never-live row with its fields and vector cleared.
     fn replace(&mut self, fresh: Fresh) {
-        if let Some(&i) = self.index.get(&fresh.row.id) {
-            let i = i as usize;
-            let old = &mut self.rows[i];
-            self.heap = self.heap.saturating_sub(old.heap_bytes());
-            old.expires_at = Some(i64::MIN);
-            old.tags.clear();
-            old.metadata.clear();
-            old.content_hash.clear();
-            self.heap += old.heap_bytes();
-            if let Some(slot) = self.vector_of[i] {
-                let slot = slot as usize;
-                self.data[slot * self.dim..(slot + 1) * self.dim].fill(0);
-            }
-            self.dead += 1;
-        }
+        self.kill(&fresh.row.id);
         self.push(
             fresh.row,
             fresh.vector.as_deref(),
@@ -696,6 +709,15 @@ impl Part {
         self.bytes.store(data.bytes(), Ordering::Relaxed);
         data.dead <= 1_000.max(data.rows.len() / 4)
     }
+
+    /// Applies this process's committed delete of `id`; `false` if the copy has so many
+    /// dead rows that it should be loaded afresh instead.
+    fn kill(&self, id: &MemoryId) -> bool {
+        let mut data = self.data.write().unwrap_or_else(|p| p.into_inner());
+        data.kill(id);
+        self.bytes.store(data.bytes(), Ordering::Relaxed);
+        data.dead <= 1_000.max(data.rows.len() / 4)
+    }
 }
 
 /// An HNSW graph over these vectors (ids are row indexes).
@@ -801,6 +823,7 @@ type Key = (Partition, Rows);
 enum Missed {
     Write(Box<Fresh>),
     Access(Vec<MemoryId>),
+    Delete(MemoryId),
 }
 
 /// A copy being loaded.
@@ -963,6 +986,9 @@ impl LoadTicket<'_> {
                     }
                 }
                 Missed::Access(ids) => cache.count_access(&ids),
+                Missed::Delete(id) => {
+                    cache.kill(&id);
+                }
             }
         }
         let part = Arc::new(Part::new(cache, caches.budget, &caches.grown));
@@ -1127,6 +1153,29 @@ impl PartitionCaches {
             {
                 s.parts.remove(&key);
             }
+        }
+    }
+
+    /// Applies a committed delete of this process to the copies that hold the record (the
+    /// partition's and its user's), in place, and records it for the loads that missed it.
+    /// Call while the writer connection is still held, as [`PartitionCaches::apply`].
+    pub(crate) fn delete(&self, p: &Partition, id: MemoryId, user: Option<&str>) {
+        let mut s = self.lock();
+        if s.is_empty() {
+            return;
+        }
+        let keys = std::iter::once(Rows::All)
+            .chain(user.map(|u| Rows::User(u.to_owned())))
+            .map(|rows| (p.clone(), rows));
+        for key in keys {
+            if let Some(part) = s.parts.get(&key)
+                && !part.kill(&id)
+            {
+                s.parts.remove(&key);
+            }
+        }
+        for (_, l) in s.loading.iter_mut().filter(|((q, _), l)| q == p && l.armed) {
+            l.missed.push(Missed::Delete(id));
         }
     }
 

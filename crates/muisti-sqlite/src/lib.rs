@@ -625,41 +625,62 @@ impl SqliteStore {
 
 impl SqliteStore {
     /// Deletes the addressed live row; the partition it was in, if there was one.
+    /// Deletes the addressed live record; its partition, id and user if there was one. The
+    /// loaded copies that held it drop its row in place, after the commit and while the
+    /// writer connection is held (so in commit order; a load racing it records it).
     fn delete_row(&self, at: &Locator, now: i64) -> Result<Option<Partition>> {
-        self.write(|tx| {
-            let namespace: Option<String> = match at {
-                Locator::Key { partition, key } => tx
-                    .prepare_cached(&format!(
-                        "DELETE FROM memories WHERE tenant = ? AND namespace = ? AND key = ? \
-                         AND {LIVE} RETURNING namespace"
-                    ))
-                    .and_then(|mut s| {
-                        s.query_row(
-                            params![
-                                partition.tenant.as_str(),
-                                partition.namespace.as_str(),
-                                key.as_str(),
-                                now
-                            ],
-                            |r| r.get(0),
-                        )
-                        .optional()
-                    }),
-                Locator::Id { tenant, id } => tx
-                    .prepare_cached(&format!(
-                        "DELETE FROM memories WHERE id = ? AND tenant = ? AND {LIVE} \
-                         RETURNING namespace"
-                    ))
-                    .and_then(|mut s| {
-                        s.query_row(params![id.to_string(), tenant.as_str(), now], |r| r.get(0))
+        type Gone = Option<(String, String, Option<String>)>;
+        let row = |r: &rusqlite::Row<'_>| -> rusqlite::Result<(String, String, Option<String>)> {
+            Ok((r.get(0)?, r.get(1)?, r.get(2)?))
+        };
+        let deleted = self.write_then(
+            |tx| {
+                let gone: Gone = match at {
+                    Locator::Key { partition, key } => tx
+                        .prepare_cached(&format!(
+                            "DELETE FROM memories WHERE tenant = ? AND namespace = ? AND key = ? \
+                             AND {LIVE} RETURNING namespace, id, user_id"
+                        ))
+                        .and_then(|mut s| {
+                            s.query_row(
+                                params![
+                                    partition.tenant.as_str(),
+                                    partition.namespace.as_str(),
+                                    key.as_str(),
+                                    now
+                                ],
+                                row,
+                            )
                             .optional()
-                    }),
-            }
-            .map_err(sql_err)?;
-            namespace
-                .map(|ns| Ok(Partition::new(at.tenant().clone(), Namespace::new(ns)?)))
+                        }),
+                    Locator::Id { tenant, id } => tx
+                        .prepare_cached(&format!(
+                            "DELETE FROM memories WHERE id = ? AND tenant = ? AND {LIVE} \
+                             RETURNING namespace, id, user_id"
+                        ))
+                        .and_then(|mut s| {
+                            s.query_row(params![id.to_string(), tenant.as_str(), now], row)
+                                .optional()
+                        }),
+                }
+                .map_err(sql_err)?;
+                gone.map(|(ns, id, user)| {
+                    let partition = Partition::new(at.tenant().clone(), Namespace::new(ns)?);
+                    let id = MemoryId::parse(&id).map_err(|e| Error::Corrupted {
+                        location: self.path.display().to_string(),
+                        reason: e.to_string(),
+                    })?;
+                    Ok((partition, id, user))
+                })
                 .transpose()
-        })
+            },
+            |gone| {
+                if let Some((partition, id, user)) = gone {
+                    self.cache.delete(partition, *id, user.as_deref());
+                }
+            },
+        )?;
+        Ok(deleted.map(|(partition, _, _)| partition))
     }
 
     fn flush_rows(&self, partition: &Partition) -> Result<u64> {
@@ -862,13 +883,7 @@ impl Store for SqliteStore {
 
     fn delete(&self, at: &Locator) -> Result<bool> {
         let now = self.now_ms();
-        // After the commit, so that no reader caches what was just deleted; only the
-        // partition that held it (a miss, such as another tenant's id, drops nothing).
-        let deleted = self.delete_row(at, now)?;
-        if let Some(partition) = &deleted {
-            self.cache.invalidate(partition);
-        }
-        Ok(deleted.is_some())
+        Ok(self.delete_row(at, now)?.is_some())
     }
 
     fn flush(&self, partition: &Partition) -> Result<u64> {

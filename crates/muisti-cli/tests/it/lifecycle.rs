@@ -336,3 +336,43 @@ fn clustering_killed_at_random_points_leaves_a_whole_clustering() {
     assert!(clustering.clusters.len() >= 2);
     assert_eq!(members.values().map(Vec::len).sum::<usize>(), 120);
 }
+
+/// Expiry: 200 expired memories among 200 that live on; after the kills and a last run, the
+/// expired ones are purged and every other one is there.
+#[test]
+fn expiry_killed_at_random_points_purges_only_the_expired() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let url = format!("sqlite://{}", dir.path().join("m.db").display());
+    let kept: Vec<MemoryId> = {
+        let e = engine(&url);
+        let partition = e.partition(&Namespace::default_ns());
+        let puts: Vec<Put> = (0..400)
+            .map(|i| {
+                let p = Put::new(partition.clone(), None, format!("a passing thought {i}"));
+                let mut p = if i % 2 == 0 {
+                    p.with_ttl(Some(muisti::Ttl::from_secs(1).expect("ttl")))
+                } else {
+                    p
+                };
+                p.owner.user_id = Some("k7".into());
+                p
+            })
+            .collect();
+        let written = e.store().put_many(puts).expect("seed");
+        written
+            .iter()
+            .skip(1)
+            .step_by(2)
+            .map(|w| w.memory.id)
+            .collect()
+    };
+    std::thread::sleep(Duration::from_millis(1_100));
+    killed_then_finished(&url, &["--job", "expire"], 4, 0x0bad_cafe);
+    let e = engine(&url);
+    assert_eq!(e.store().purge_expired().expect("purge"), 0, "all purged");
+    let mut left: Vec<MemoryId> = memories_of(&e, "k7").iter().map(|m| m.id).collect();
+    left.sort();
+    let mut want = kept;
+    want.sort();
+    assert_eq!(left, want, "every memory that lives on is there");
+}

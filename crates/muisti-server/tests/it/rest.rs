@@ -2063,7 +2063,9 @@ fn archive_and_clusters_over_rest() {
     let archived = call(
         "POST",
         "/v1/maintenance",
-        Some(json!({"user_id": "r1", "jobs": ["archive"], "archive_after_days": 0, "archive_max_access": 0})),
+        Some(
+            json!({"user_id": "r1", "jobs": ["archive"], "archive_after_days": 0, "archive_max_access": 0}),
+        ),
     );
     assert_eq!(archived.status, 200, "{}", archived.body);
     assert_eq!(archived.body["archived"], 1, "{}", archived.body);
@@ -2143,11 +2145,17 @@ fn archive_and_clusters_over_rest() {
     let within = call(
         "POST",
         "/v1/recall",
-        Some(json!({"query": "mountain kitchen code", "user_id": "r2", "cluster": first, "limit": 50})),
+        Some(
+            json!({"query": "mountain kitchen code", "user_id": "r2", "cluster": first, "limit": 50}),
+        ),
     );
     assert_eq!(within.status, 200, "{}", within.body);
     let hits = within.body["hits"].as_array().expect("hits");
-    assert!(!hits.is_empty() && hits.len() as u64 <= size, "{}", within.body);
+    assert!(
+        !hits.is_empty() && hits.len() as u64 <= size,
+        "{}",
+        within.body
+    );
 
     for (method, path, body, status) in [
         ("GET", "/v1/clusters", None, 400),

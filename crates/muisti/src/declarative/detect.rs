@@ -16,7 +16,7 @@
 //! thresholds are those measured in the research note; the tests at the end check that the
 //! port decides every pair of the labelled corpus as the prototype did.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeSet, HashMap};
 use std::sync::LazyLock;
 
 use muisti_core::text::{is_stop_word, tokenize};
@@ -359,11 +359,13 @@ fn tense(all: &[Word], compared: &[Word]) -> bool {
 
 /// What two near duplicates ([`near_duplicate`]) always share: the initials of the words
 /// compared, in alphabetical order (every letter of an acronym, none of "of" and "for",
-/// which an acronym may skip). A misspelling keeps a word's first letter and an exchange of
-/// phrases keeps the words, so near duplicates get the same key; memories with another key
-/// need not be compared. Coarse: memories with one key are not all near duplicates.
+/// which an acronym may skip), then the numbers whole. A misspelling keeps a word's first
+/// letter (and is never allowed in a number) and an exchange of phrases keeps the words, so
+/// near duplicates get the same key; memories with another key need not be compared. Coarse:
+/// memories with one key are not all near duplicates.
 pub fn near_duplicate_key(text: &str) -> String {
-    let mut letters: Vec<char> = content_words(&words(&comparable(text), &capitals(text)))
+    let compared = content_words(&words(&comparable(text), &capitals(text)));
+    let mut letters: Vec<char> = compared
         .iter()
         .filter(|w| !CONNECTORS.contains(&w.raw.as_str()))
         .flat_map(|w| {
@@ -372,7 +374,20 @@ pub fn near_duplicate_key(text: &str) -> String {
         })
         .collect();
     letters.sort_unstable();
-    letters.into_iter().collect()
+    // Numbers are compared as written (no typo is allowed in one): whole, they split the
+    // groups of memories that differ only in them.
+    let mut numbers: Vec<String> = compared
+        .iter()
+        .filter(|w| w.term.chars().any(|c| c.is_ascii_digit()))
+        .map(|w| w.term.clone())
+        .collect();
+    numbers.sort_unstable();
+    let mut key: String = letters.into_iter().collect();
+    for n in numbers {
+        key.push(' ');
+        key.push_str(&n);
+    }
+    key
 }
 
 /// A word of a memory as [`near_duplicate`] compares it.
@@ -677,14 +692,20 @@ fn comparable(text: &str) -> String {
     ASCII_WORD
         .replace_all(&timed, |c: &Captures<'_>| {
             let word = &c[0];
-            LEXICON
-                .iter()
-                .find(|(from, _)| *from == word)
-                .map_or(word, |&(_, to)| to)
-                .to_owned()
+            LEXICON_MAP.get(word).copied().unwrap_or(word).to_owned()
         })
         .into_owned()
 }
+
+/// [`LEXICON`] by word, the first entry of a word winning (looked up for every word of every
+/// memory consolidation compares).
+static LEXICON_MAP: LazyLock<HashMap<&'static str, &'static str>> = LazyLock::new(|| {
+    let mut map = HashMap::new();
+    for &(from, to) in LEXICON {
+        map.entry(from).or_insert(to);
+    }
+    map
+});
 
 /// Normalised text without its reporting frames ([`FRAMES_RE`], then [`unreported`], until
 /// none is left), a leading "she"/"he" after one read as the user.

@@ -722,7 +722,8 @@ impl Engine {
         })
     }
 
-    /// One page of a namespace's memories (the query's tenant is replaced by the engine's).
+    /// One page of a namespace's memories (the query's tenant is replaced by the engine's);
+    /// archived ones with their text, read back from the archive.
     pub fn list(&self, mut query: ListQuery) -> Result<Page> {
         query.partition.tenant = self.tenant.clone();
         crate::declarative::check_read(&query.filter)?;
@@ -730,6 +731,12 @@ impl Engine {
         let mut page = self.store.list(&query)?;
         page.items
             .retain(|m| crate::declarative::readable(&query.filter, m));
+        // Archived memories with their text, read back from their objects.
+        page.items = self
+            .hydrate_many(std::mem::take(&mut page.items))?
+            .into_iter()
+            .map(|(m, _)| m)
+            .collect();
         Ok(page)
     }
 

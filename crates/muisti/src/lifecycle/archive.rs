@@ -676,7 +676,10 @@ impl Engine {
     }
 
     /// Archived records of many, with their text (objects read at once); others as they are.
-    fn hydrate_many(&self, records: Vec<Memory>) -> Result<Vec<(Memory, Option<Vector>)>> {
+    pub(crate) fn hydrate_many(
+        &self,
+        records: Vec<Memory>,
+    ) -> Result<Vec<(Memory, Option<Vector>)>> {
         let wanted: Vec<(usize, String, String)> = records
             .iter()
             .enumerate()

@@ -526,12 +526,12 @@ impl Engine {
         &self,
         memories: Vec<Memory>,
         dry_run: bool,
-        key: impl Fn(&Memory) -> String,
+        key: impl Fn(&Memory) -> String + Sync,
     ) -> Result<(u64, Vec<Memory>)> {
         let mut groups: HashMap<String, Vec<Memory>> = HashMap::new();
         let mut left = Vec::new();
-        for m in memories {
-            let k = key(&m);
+        let keys = keys_of(&memories, &key);
+        for (m, k) in memories.into_iter().zip(keys) {
             if k.is_empty() {
                 left.push(m);
             } else {
@@ -776,6 +776,31 @@ impl Candidates {
             records: records.into_iter().map(|m| (m.id, m)).collect(),
         }
     }
+}
+
+/// Each memory's key, computed on every core for a user with many memories (a
+/// near-duplicate key reads the whole text).
+fn keys_of(memories: &[Memory], key: &(impl Fn(&Memory) -> String + Sync)) -> Vec<String> {
+    let threads = std::thread::available_parallelism().map_or(1, usize::from);
+    if threads < 2 || memories.len() < 512 {
+        return memories.iter().map(key).collect();
+    }
+    let chunk = memories.len().div_ceil(threads);
+    std::thread::scope(|scope| {
+        let parts: Vec<_> = memories
+            .chunks(chunk)
+            .map(|part| scope.spawn(move || part.iter().map(key).collect::<Vec<String>>()))
+            .collect();
+        let mut keys = Vec::with_capacity(memories.len());
+        for p in parts {
+            match p.join() {
+                Ok(part) => keys.extend(part),
+                // A part that failed is computed again here, so every memory has its key.
+                Err(_) => return memories.iter().map(key).collect(),
+            }
+        }
+        keys
+    })
 }
 
 /// Where a kept memory records the duplicates folded into it.

@@ -130,6 +130,25 @@ fn archive_round_trip_on_every_backend() {
             let back = engine.get_by_id(seats.id).expect("get").expect("found");
             assert_eq!(back.text(), seats.text(), "{url}: get reads the archive");
             assert_eq!(back.state, MemoryState::Archived, "{url}");
+            let listed = engine
+                .list(muisti::ListQuery {
+                    filter: Filter {
+                        user_id: Some("a1".into()),
+                        ..Filter::default()
+                    },
+                    ..muisti::ListQuery::all(engine.partition(&ns("default")))
+                })
+                .expect("list");
+            let seen = listed
+                .items
+                .iter()
+                .find(|m| m.id == seats.id)
+                .expect("listed");
+            assert_eq!(
+                seen.text(),
+                seats.text(),
+                "{url}: a listed one has its text"
+            );
             let hits = recall(&engine, "a1", "window seats on flights", true);
             assert_eq!(hits.first().map(|h| h.memory.id), Some(seats.id), "{url}");
             assert_eq!(hits[0].memory.text(), seats.text(), "{url}: with its text");

@@ -193,6 +193,57 @@ fn consolidation_folds_duplicates_into_the_oldest_once() {
     );
 }
 
+/// Near-duplicates (the same fact in other words) fold into the oldest as exact ones do;
+/// memories that differ in a number, a negation or a value stay; with `near_duplicates` off
+/// only exact duplicates fold.
+#[test]
+fn consolidation_folds_near_duplicates_and_keeps_near_misses() {
+    super::on_every_backend(
+        |store| {
+            Engine::builder(store)
+                .embedder(None)
+                .build()
+                .expect("engine")
+        },
+        |url, engine| {
+            let chess = stored(&engine, "n1", "User plays chess on weekends", 0.3);
+            let again = stored(
+                &engine,
+                "n1",
+                "As the user mentioned earlier, they play chess on weekends",
+                0.3,
+            );
+            recalled(&engine, again.id, 4);
+            let kept = [
+                stored(&engine, "n1", "User plays chess on Sundays", 0.3),
+                stored(&engine, "n1", "User does not play chess on weekends", 0.3),
+                stored(&engine, "n1", "User's cat Luna is 7 years old", 0.3),
+                stored(&engine, "n1", "User's cat Luna is 8 years old", 0.3),
+            ];
+            let options = MaintenanceOptions {
+                user_id: Some("n1".into()),
+                jobs: vec![Job::Consolidate],
+                ..MaintenanceOptions::default()
+            };
+            let exact = engine
+                .run_maintenance(&MaintenanceOptions {
+                    near_duplicates: false,
+                    ..options.clone()
+                })
+                .expect("exact only");
+            assert_eq!(exact.consolidated, 0, "{url}: no exact duplicate");
+            let done = engine.run_maintenance(&options).expect("consolidate");
+            assert_eq!(done.consolidated, 1, "{url}");
+            assert!(get(&engine, again.id).is_none(), "{url}: the newer folded");
+            let oldest = get(&engine, chess.id).expect("the oldest stays");
+            assert_eq!(oldest.access_count, 4, "{url}: its accesses taken");
+            for m in kept {
+                assert!(get(&engine, m.id).is_some(), "{url}: {} stays", m.text());
+            }
+        },
+    );
+}
+
 /// Promotion raises importance by 0.1 each time a memory was recalled `promote_after`
 /// more times, once per crossing: a rerun promotes nothing again.
 #[test]

@@ -35,6 +35,20 @@ pub(crate) fn value_line(v: &Value) -> String {
 }
 
 /// Recall hits: JSON, or a score and a line per memory (with `explain`, the signals).
+/// A page of memories: JSON, or a line each and where the next page starts.
+fn print_page(page: muisti_client::MemoryPage, json: bool) -> Result<()> {
+    if json {
+        return print_json(&page);
+    }
+    for item in &page.items {
+        outln!("{}", memory_line(item))?;
+    }
+    if let Some(next) = page.next_cursor {
+        eprintln!("more: --after {next}");
+    }
+    Ok(())
+}
+
 pub(crate) fn print_hits(hits: &[RecallHit], json: bool) -> Result<()> {
     if json {
         return print_json(&hits);
@@ -111,16 +125,7 @@ pub(crate) fn run(m: &dyn Memories, command: Command, json: bool) -> Result<Exit
                 cursor: a.after,
                 limit: Some(a.limit),
             })?;
-            if json {
-                print_json(&page)?;
-            } else {
-                for item in &page.items {
-                    outln!("{}", memory_line(item))?;
-                }
-                if let Some(next) = page.next_cursor {
-                    eprintln!("more: --after {next}");
-                }
-            }
+            print_page(page, json)?;
             Ok(ExitCode::SUCCESS)
         }
         Command::Update(a) => {
@@ -300,17 +305,7 @@ pub(crate) fn run(m: &dyn Memories, command: Command, json: bool) -> Result<Exit
                 cursor: after,
             };
             if let Some(c) = cluster {
-                let page = m.cluster_memories(c, params)?;
-                if json {
-                    print_json(&page)?;
-                } else {
-                    for item in &page.items {
-                        outln!("{}", memory_line(item))?;
-                    }
-                    if let Some(next) = page.next_cursor {
-                        eprintln!("more: --after {next}");
-                    }
-                }
+                print_page(m.cluster_memories(c, params)?, json)?;
                 return Ok(ExitCode::SUCCESS);
             }
             let found = m.clusters(params)?;

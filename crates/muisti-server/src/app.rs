@@ -499,7 +499,10 @@ pub fn router(state: AppState, config: &ServerConfig, mcp_stop: CancellationToke
         .route("/v1/memories/{id}/similar", get(rest::similar))
         .route("/v1/memories/{id}/restore", post(rest::restore_memory))
         .route("/v1/clusters", get(rest::clusters))
-        .route("/v1/clusters/{id}/memories", get(rest::cluster_memories))
+        .route(
+            "/v1/clusters/{cluster}/memories",
+            get(rest::cluster_memories),
+        )
         .route("/v1/recall", post(rest::recall))
         .route(
             "/v1/kv/{namespace}",

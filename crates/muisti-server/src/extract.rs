@@ -106,7 +106,7 @@ fn parse<T: DeserializeOwned>(json: bool, bytes: &[u8]) -> Result<T, ApiError> {
 }
 
 /// The API's integer fields, wherever they are in a body (never inside stored values).
-const INTEGER_FIELDS: [&str; 9] = [
+const INTEGER_FIELDS: [&str; 12] = [
     "limit",
     "confidence",
     "ttl_seconds",
@@ -116,6 +116,9 @@ const INTEGER_FIELDS: [&str; 9] = [
     "max_memories",
     "promote_after",
     "lease_secs",
+    "archive_after_days",
+    "archive_max_access",
+    "cluster",
 ];
 /// Fields holding the caller's own JSON, left exactly as sent.
 const OPAQUE_FIELDS: [&str; 3] = ["content", "metadata", "value"];

@@ -298,11 +298,18 @@ pub fn memory_state(s: &str) -> Result<MemoryState> {
 /// declarative entry of another user) is `NotFound`.
 pub fn delete(engine: &Engine, id: &str, user: Option<&str>) -> Result<()> {
     let id = memory_id(id)?;
-    visible(engine, id, user)?;
+    muisti::check_owner_field("user_id", &user.map(str::to_owned))?;
     let at = Locator::Id {
         tenant: engine.tenant().clone(),
         id,
     };
+    // The record as stored (an archived memory's text is not read: deleting it works with
+    // its archive out of reach, or its object gone).
+    engine
+        .store()
+        .get(&at)?
+        .filter(|m| muisti::declarative::visible_to(user, m))
+        .ok_or_else(|| Error::NotFound(format!("memory {id}")))?;
     if engine.forget(&at)? {
         Ok(())
     } else {
@@ -548,6 +555,7 @@ pub fn maintenance_options(
         archive_max_access: req
             .archive_max_access
             .unwrap_or(defaults.archive_max_access),
+        archive_grace: defaults.archive_grace,
         user_id: req.user_id,
         namespace,
         jobs,
@@ -611,6 +619,8 @@ pub fn maintained_counts(r: &api::MaintenanceReport) -> Vec<(&'static str, u64)>
 /// returned as it is.
 pub fn restore(engine: &Engine, id: &str) -> Result<api::Memory> {
     let id = memory_id(id)?;
+    // What the caller may see by id (a declarative entry is its user's only).
+    visible(engine, id, None)?;
     Ok(memory_out(&engine.restore(id)?))
 }
 

@@ -373,8 +373,8 @@ pub async fn clusters(
 
 /// One page of a cluster's memories, in id order (a memory belongs to the cluster of its
 /// nearest centroid, memories written since the clustering included).
-#[utoipa::path(get, path = "/v1/clusters/{id}/memories", tag = "recall",
-    params(("id" = u32, Path, description = "Cluster number"), api::ClusterParams),
+#[utoipa::path(get, path = "/v1/clusters/{cluster}/memories", tag = "recall",
+    params(("cluster" = u32, Path, description = "Cluster number"), api::ClusterParams),
     responses((status = 200, body = api::MemoryPage), (status = 404, body = api::ErrorBody),
         (status = 400, body = api::ErrorBody), (status = 422, body = api::ErrorBody)))]
 pub async fn cluster_memories(
@@ -392,7 +392,8 @@ pub async fn cluster_memories(
 #[utoipa::path(post, path = "/v1/recall", tag = "recall",
     request_body = api::RecallQuery,
     responses((status = 200, body = api::RecallResult), (status = 400, body = api::ErrorBody),
-        (status = 409, description = DECLARATIVE_WITHOUT_USER, body = api::ErrorBody),
+        (status = 404, description = "`cluster`: the user has no such cluster (or no clusters yet)", body = api::ErrorBody),
+        (status = 409, description = "`scope=declarative` without `user_id`, `cluster` without `user_id` or with `include_archived`, or `mode=overlap` with either (`conflicting_fields`)", body = api::ErrorBody),
         (status = 422, body = api::ErrorBody)))]
 pub async fn recall(
     State(s): State<AppState>,

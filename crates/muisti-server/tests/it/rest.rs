@@ -2039,6 +2039,7 @@ fn maintenance_in_the_background_reports_through_its_job() {
 #[test]
 fn archive_and_clusters_over_rest() {
     let dir = tempfile::tempdir().expect("tempdir");
+    let dir_path = dir.path().to_path_buf();
     let url = format!("sqlite://{}/muisti.db", dir.path().display());
     let engine = muisti::Engine::builder(muisti::open_store(&url).expect("store"))
         .archive(muisti::open_archive(&url, None).expect("archive"))
@@ -2090,6 +2091,32 @@ fn archive_and_clusters_over_rest() {
         "{}",
         with.body
     );
+    // A second memory archived, its object then lost: deleting it still works.
+    let lost = call(
+        "POST",
+        "/v1/memories",
+        Some(json!({"content": "The boiler was serviced in March", "user_id": "r3"})),
+    );
+    let lost_id = lost.body["id"].as_str().expect("id").to_owned();
+    call(
+        "POST",
+        "/v1/maintenance",
+        Some(
+            json!({"user_id": "r3", "jobs": ["archive"], "archive_after_days": 0, "archive_max_access": 0}),
+        ),
+    );
+    let object = muisti_testkit::paths_under(dir_path.as_path())
+        .into_iter()
+        .find(|p| {
+            p.to_string_lossy()
+                .ends_with(&format!("{lost_id}.json.zst"))
+        })
+        .expect("its object");
+    std::fs::remove_file(&object).expect("lose it");
+    let broken = call("GET", &format!("/v1/memories/{lost_id}"), None);
+    assert_eq!(broken.status, 500, "{}", broken.body);
+    let gone = call("DELETE", &format!("/v1/memories/{lost_id}"), None);
+    assert_eq!(gone.status, 204, "{}", gone.body);
     let restored = call("POST", &format!("/v1/memories/{id}/restore"), None);
     assert_eq!(restored.status, 200, "{}", restored.body);
     assert_eq!(restored.body["state"], "active");
@@ -2180,6 +2207,12 @@ fn archive_and_clusters_over_rest() {
             "/v1/maintenance",
             Some(json!({"jobs": ["archive"], "archive_after_days": -1})),
             422,
+        ),
+        (
+            "POST",
+            "/v1/recall",
+            Some(json!({"query": "x", "user_id": "r2", "cluster": 0, "include_archived": true})),
+            409,
         ),
     ] {
         let r = call(method, path, body.clone());

@@ -31,6 +31,19 @@ impl Engine {
         let config = &*self.recall;
         let n = config.candidates.max(req.limit);
         let now = self.clock.now();
+        if req.cluster.is_some() && req.include_archived {
+            return Err(Error::conflicting(
+                "include_archived",
+                "a cluster holds the memories that have vectors: recall within one reads no \
+                 archived memory",
+            ));
+        }
+        if req.mode == RecallMode::Overlap && (req.cluster.is_some() || req.include_archived) {
+            return Err(Error::conflicting(
+                "mode",
+                "overlap recall reads the live memories only: no cluster, no archive",
+            ));
+        }
         let (mode, hits) = match req.mode {
             RecallMode::Overlap => {
                 let mut all = list_all(&*self.store, &partition, &req.filter)?;
@@ -94,7 +107,7 @@ impl Engine {
                     archived.extend(more.records);
                 }
                 let mut fused = recall::fuse(config.fusion, &lexical, &vector);
-                if config.graph > 0.0 {
+                if config.graph > 0.0 && req.cluster.is_none() {
                     let evidence = self.graph_candidates(&partition, req, &fused, n)?;
                     recall::with_graph(&mut fused, &evidence, config.graph);
                 }

@@ -477,16 +477,27 @@ fn sha256(bytes: &[u8]) -> String {
 }
 
 /// Where an archived record's object is and its checksum (`None` for a record that is not
-/// archived, or was marked archived without an object: it is then read as it is).
+/// archived, or was marked archived without an object: it is then read as it is). A
+/// marker counts only when it names the memory's own object (`metadata` can be written by
+/// a client: a forged one must not read or delete another memory's object).
 fn marker(m: &Memory) -> Option<(String, String)> {
     if m.state != MemoryState::Archived {
         return None;
     }
     let a = m.metadata.get(ARCHIVED)?;
-    Some((
-        a.get("object")?.as_str()?.to_owned(),
-        a.get("sha256")?.as_str()?.to_owned(),
-    ))
+    let object = a.get("object")?.as_str()?;
+    let own = Path::from_iter([
+        "v1".to_owned(),
+        hex(m.partition.tenant.as_str()),
+        hex(m.partition.namespace.as_str()),
+        format!("{}.json.zst", m.id),
+    ]);
+    let own = own.to_string();
+    // The archive's prefix comes first; the rest is the memory's own path.
+    if !(object == own || object.ends_with(&format!("/{own}"))) {
+        return None;
+    }
+    Some((object.to_owned(), a.get("sha256")?.as_str()?.to_owned()))
 }
 
 /// Whether a memory is one the archive job moves: one the jobs keep, without an expiry (it
@@ -585,12 +596,26 @@ impl Engine {
                 .update(&UpdateRequest::new(at, patch).expecting(Some(m.version)))
             {
                 Ok(_) => moved.push(m.id),
-                // Changed or gone meanwhile: its object names nothing; the next run decides.
-                Err(e) if matches!(e.kind(), muisti_core::ErrorKind::Conflict) => {
-                    archive.delete(&path)?;
-                }
-                Err(e) if matches!(e.kind(), muisti_core::ErrorKind::NotFound) => {
-                    archive.delete(&path)?;
+                // Changed or gone meanwhile: the object goes unless the record names it now
+                // (another run that outlived its lease archived it first); the next run
+                // decides about the memory.
+                Err(e)
+                    if matches!(
+                        e.kind(),
+                        muisti_core::ErrorKind::Conflict | muisti_core::ErrorKind::NotFound
+                    ) =>
+                {
+                    let now_named = self
+                        .store
+                        .get(&Locator::Id {
+                            tenant: self.tenant.clone(),
+                            id: m.id,
+                        })?
+                        .and_then(|fresh| marker(&fresh))
+                        .is_some();
+                    if !now_named {
+                        archive.delete(&path)?;
+                    }
                 }
                 Err(e) => return Err(e),
             }
@@ -601,15 +626,30 @@ impl Engine {
 
     /// Deletes the objects of `namespace` that no record names and that are older than
     /// `grace` (no run of the archive job can still be about to name them). Returns how many.
-    pub(crate) fn sweep_archive(&self, namespace: &Namespace, grace: Duration) -> Result<u64> {
+    pub(crate) fn sweep_archive(
+        &self,
+        namespace: &Namespace,
+        lease: Duration,
+        grace: Duration,
+    ) -> Result<u64> {
         let Some(archive) = self.archive.as_deref() else {
             return Ok(0);
         };
         let partition = self.partition(namespace);
         let folder = archive.partition_path(&partition);
         let listed = archive.list(&folder)?;
-        let before = self.clock.now().as_millis() - i64::try_from(grace.as_millis()).unwrap_or(0);
-        let mut swept = archive.sweep_staged(&folder, Timestamp::from_millis(before))?;
+        let ago = |d: Duration| {
+            Timestamp::from_millis(
+                self.clock
+                    .now()
+                    .as_millis()
+                    .saturating_sub(i64::try_from(d.as_millis()).unwrap_or(i64::MAX)),
+            )
+        };
+        // Staging files are this machine's (its clock): older than a lease, their writer is
+        // gone. Objects carry the object store's clock: they wait out the grace as well.
+        let mut swept = archive.sweep_staged(&folder, ago(lease))?;
+        let before = ago(grace.max(lease)).as_millis();
         for chunk in listed.chunks(500) {
             let ids: Vec<MemoryId> = chunk
                 .iter()
@@ -759,10 +799,17 @@ impl Engine {
         Ok(restored)
     }
 
-    /// After `m` was deleted from the store: its archive object goes too.
+    /// After `m` was deleted from the store: its archive object goes too. So does the
+    /// object of a memory the archive job could have moved, even if the copy read before the
+    /// delete was not archived yet (a run may have archived it in between).
     pub(crate) fn drop_archived(&self, m: &Memory) -> Result<()> {
-        if let (Some((object, _)), Some(archive)) = (marker(m), self.archive.as_deref()) {
+        let Some(archive) = self.archive.as_deref() else {
+            return Ok(());
+        };
+        if let Some((object, _)) = marker(m) {
             archive.delete(&Path::from(object.as_str()))?;
+        } else if kept_by_jobs(m) && m.expires_at.is_none() {
+            archive.delete(&archive.object_path(&m.partition, m.id))?;
         }
         Ok(())
     }

@@ -97,15 +97,9 @@ impl Job {
         Job::Cluster,
     ];
 
-    /// The jobs a run with none named takes: all but archive, which moves data and runs
-    /// only when named.
-    pub const DEFAULT: [Job; 5] = [
-        Job::Expire,
-        Job::Consolidate,
-        Job::Promote,
-        Job::Prune,
-        Job::Cluster,
-    ];
+    /// The jobs a run with none named takes (the seed's `runMaintenance`): archive, which
+    /// moves data, and cluster, which fits every user's topics, run only when named.
+    pub const DEFAULT: [Job; 4] = [Job::Expire, Job::Consolidate, Job::Promote, Job::Prune];
 
     /// Its name.
     pub fn as_str(self) -> &'static str {
@@ -145,7 +139,7 @@ pub struct MaintenanceOptions {
     pub user_id: Option<String>,
     /// The namespace (none: every namespace of the tenant but the engine's own).
     pub namespace: Option<Namespace>,
-    /// The jobs (empty: [`Job::DEFAULT`], all but archive; prune only with a cap).
+    /// The jobs (empty: [`Job::DEFAULT`]; prune only with a cap).
     pub jobs: Vec<Job>,
     /// Prune's cap: memories a user keeps per namespace (none: prune does nothing).
     pub max_memories: Option<u64>,
@@ -170,6 +164,9 @@ pub struct MaintenanceOptions {
     pub archive_after: std::time::Duration,
     /// Archive moves only memories recalled at most this many times (default 2).
     pub archive_max_access: u64,
+    /// How old an archive object no record names must be before a run deletes it (default
+    /// 15 minutes, at least the lease: the object store's clock may differ from this one).
+    pub archive_grace: std::time::Duration,
 }
 
 impl Default for MaintenanceOptions {
@@ -186,6 +183,7 @@ impl Default for MaintenanceOptions {
             near_duplicates: true,
             archive_after: DEFAULT_ARCHIVE_AFTER,
             archive_max_access: DEFAULT_ARCHIVE_MAX_ACCESS,
+            archive_grace: DEFAULT_ARCHIVE_GRACE,
         }
     }
 }
@@ -223,6 +221,9 @@ impl MaintenanceOptions {
 /// Archive's default age: memories not written or recalled for 90 days.
 pub const DEFAULT_ARCHIVE_AFTER: std::time::Duration =
     std::time::Duration::from_secs(90 * 24 * 3600);
+
+/// How old an orphan archive object must be before a run deletes it, by default.
+pub const DEFAULT_ARCHIVE_GRACE: std::time::Duration = std::time::Duration::from_secs(15 * 60);
 
 /// Archive's default access ceiling: memories recalled at most twice.
 pub const DEFAULT_ARCHIVE_MAX_ACCESS: u64 = 2;
@@ -431,7 +432,7 @@ impl Engine {
                 done?;
             }
             if per_user.contains(&Job::Archive) && !options.dry_run {
-                report.swept += self.sweep_archive(ns, options.lease)?;
+                report.swept += self.sweep_archive(ns, options.lease, options.archive_grace)?;
             }
         }
         progress(total, total);

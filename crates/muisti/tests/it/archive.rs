@@ -37,6 +37,7 @@ fn archive_now(user: &str) -> MaintenanceOptions {
         archive_after: Duration::ZERO,
         archive_max_access: 0,
         lease: Duration::from_millis(1),
+        archive_grace: Duration::from_millis(1),
         ..MaintenanceOptions::default()
     }
 }
@@ -240,11 +241,66 @@ fn orphans_are_swept_and_a_missing_object_is_an_error() {
         engine.get_by_id(second.id).expect("get").map(|m| m.state),
         Some(MemoryState::Active)
     );
+    // A forged marker (state and metadata a client may write) naming another memory's
+    // object neither reads nor deletes it.
+    let forger = stored(&engine, "o2", "A note of my own");
+    let first_raw = engine
+        .store()
+        .get(&muisti::Locator::Id {
+            tenant: engine.tenant().clone(),
+            id: first.id,
+        })
+        .expect("get")
+        .expect("archived");
+    let mut forged = forger.metadata.clone();
+    forged.insert(ARCHIVED.into(), first_raw.metadata[ARCHIVED].clone());
+    engine
+        .store()
+        .update(&muisti::UpdateRequest::new(
+            muisti::Locator::Id {
+                tenant: engine.tenant().clone(),
+                id: forger.id,
+            },
+            muisti::Patch {
+                state: Some(MemoryState::Archived),
+                metadata: Some(forged),
+                ..muisti::Patch::default()
+            },
+        ))
+        .expect("forge");
+    let read = engine.get_by_id(forger.id).expect("get").expect("found");
+    assert_eq!(
+        read.text(),
+        "A note of my own",
+        "not the other memory's text"
+    );
+    engine
+        .forget(&muisti::Locator::Id {
+            tenant: engine.tenant().clone(),
+            id: forger.id,
+        })
+        .expect("forget");
+    assert!(object.exists(), "the other memory's object stays");
     std::fs::remove_file(&object).expect("remove");
     let err = engine
         .get_by_id(first.id)
         .expect_err("the object is missing");
     assert_eq!(err.kind(), ErrorKind::Corrupted);
+    // Recall within a cluster reads no archive; overlap recall neither.
+    let mut both = RecallRequest::new(ns("default"), "garden", 5);
+    both.filter.user_id = Some("o1".into());
+    both.include_archived = true;
+    both.cluster = Some(0);
+    assert_eq!(
+        engine.recall(&both).expect_err("both").kind(),
+        ErrorKind::ConflictingFields
+    );
+    both.cluster = None;
+    both.mode = muisti::RecallMode::Overlap;
+    assert_eq!(
+        engine.recall(&both).expect_err("overlap").kind(),
+        ErrorKind::ConflictingFields
+    );
     // A changed object fails its checksum.
     let third = stored(&engine, "o3", "The dentist appointment is on Friday");
     engine.run_maintenance(&archive_now("o3")).expect("archive");

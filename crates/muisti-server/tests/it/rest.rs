@@ -2220,3 +2220,75 @@ fn archive_and_clusters_over_rest() {
         assert!(r.body["error"]["code"].is_string(), "{path}");
     }
 }
+
+/// Every job through `POST /v1/maintenance`: expire, consolidate (near-duplicates written
+/// over REST), promote (a memory recalled twelve times) and their dry runs.
+#[test]
+fn each_job_over_rest() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let url = format!("sqlite://{}/muisti.db", dir.path().display());
+    let engine = muisti::Engine::builder(muisti::open_store(&url).expect("store"))
+        .build()
+        .expect("engine");
+    let s = TestServer::serve(engine.clone(), ConfigLayer::default(), Some(dir));
+    let call = |method: &str, path: &str, body: serde_json::Value| {
+        raw(method, &s.url(path), &[JSON], Some(&body.to_string()))
+    };
+    let write = |content: &str, more: serde_json::Value| {
+        let mut body = json!({"content": content, "user_id": "j1", "importance": 0.3});
+        if let (Some(b), Some(m)) = (body.as_object_mut(), more.as_object()) {
+            b.extend(m.clone());
+        }
+        let r = call("POST", "/v1/memories", body);
+        assert_eq!(r.status, 201, "{}", r.body);
+        r.body["id"].as_str().expect("id").to_owned()
+    };
+    let chess = write("User plays chess on weekends", json!({}));
+    let again = write(
+        "As the user mentioned earlier, they play chess on weekends",
+        json!({}),
+    );
+    let habit = write("User drinks green tea every morning", json!({}));
+    write("This one expires soon", json!({"ttl_seconds": 1}));
+    let id: muisti::MemoryId = habit.parse().expect("id");
+    engine
+        .store()
+        .touch(engine.tenant(), &[id; 12], muisti::Timestamp::now())
+        .expect("touch");
+    std::thread::sleep(std::time::Duration::from_millis(1_100));
+    let run = |jobs: &[&str], dry: bool| {
+        let r = call(
+            "POST",
+            "/v1/maintenance",
+            json!({"user_id": "j1", "jobs": jobs, "dry_run": dry}),
+        );
+        assert_eq!(r.status, 200, "{}", r.body);
+        r.body
+    };
+    let dry = run(&["consolidate", "promote"], true);
+    assert_eq!(
+        (dry["consolidated"].as_u64(), dry["promoted"].as_u64()),
+        (Some(1), Some(1))
+    );
+    assert_eq!(run(&["expire"], false)["expired"], 1);
+    assert_eq!(run(&["consolidate"], false)["consolidated"], 1);
+    assert_eq!(
+        call("GET", &format!("/v1/memories/{again}"), json!({})).status,
+        404,
+        "the newer near-duplicate folded"
+    );
+    let kept = call("GET", &format!("/v1/memories/{chess}"), json!({}));
+    assert_eq!(
+        kept.body["metadata"]["merged_from"][0]["id"],
+        again.as_str()
+    );
+    assert_eq!(run(&["promote"], false)["promoted"], 1);
+    let promoted = call("GET", &format!("/v1/memories/{habit}"), json!({}));
+    let importance = promoted.body["importance"].as_f64().expect("importance");
+    assert!((importance - 0.4).abs() < 1e-6, "{importance}");
+    assert_eq!(
+        run(&["consolidate", "promote"], false)["promoted"],
+        0,
+        "once"
+    );
+}

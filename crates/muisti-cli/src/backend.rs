@@ -385,13 +385,8 @@ impl Memories for Remote {
 
     fn maintenance(&self, req: MaintenanceRequest) -> Result<MaintenanceReport> {
         // A job on the server, polled: the same progress bar as a run here.
-        let mut job = self.0.start_maintenance(&req)?;
         let mut bar = crate::progress_bar("maintaining users");
-        while job.state == "running" {
-            bar(job.done, job.total);
-            std::thread::sleep(std::time::Duration::from_millis(100));
-            job = self.0.job(&job.id)?;
-        }
+        let job = crate::remote::wait_for(&self.0, self.0.start_maintenance(&req)?, &mut bar)?;
         crate::progress_done();
         match (job.report, job.state.as_str()) {
             (Some(report), "done") => Ok(report),

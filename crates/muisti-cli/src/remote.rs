@@ -9,13 +9,24 @@ use muisti_client::Client;
 
 use crate::print_json;
 
-/// Starts a reindex on the server and waits for it to finish.
-pub(crate) fn reindex(client: &Client, force: bool, json: bool) -> Result<ExitCode> {
-    let mut job = client.reindex(force)?;
+/// Polls a server's job until it is no longer running, telling `progress` its items done
+/// of how many on the way.
+pub(crate) fn wait_for(
+    client: &Client,
+    mut job: muisti_client::Job,
+    progress: &mut dyn FnMut(u64, u64),
+) -> Result<muisti_client::Job> {
     while job.state == "running" {
-        std::thread::sleep(std::time::Duration::from_millis(200));
+        progress(job.done, job.total);
+        std::thread::sleep(std::time::Duration::from_millis(100));
         job = client.job(&job.id)?;
     }
+    Ok(job)
+}
+
+/// Starts a reindex on the server and waits for it to finish.
+pub(crate) fn reindex(client: &Client, force: bool, json: bool) -> Result<ExitCode> {
+    let job = wait_for(client, client.reindex(force)?, &mut |_, _| {})?;
     if job.state != "done" {
         bail!(
             "reindex failed: {}",

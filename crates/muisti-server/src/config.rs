@@ -408,9 +408,7 @@ fn scheduled_maintenance(
         min_importance,
         archive_after: layer
             .archive_after_days
-            .map_or(defaults.archive_after, |d| {
-                Duration::from_secs(u64::from(d) * 24 * 3600)
-            }),
+            .map_or(defaults.archive_after, muisti::lifecycle::days),
         archive_max_access: layer
             .archive_max_access
             .unwrap_or(defaults.archive_max_access),

@@ -200,12 +200,18 @@ pub fn get(engine: &Engine, id: &str, user: Option<&str>) -> Result<api::Memory>
     visible(engine, id, user).map(|m| memory_out(&m))
 }
 
-/// [`Engine::get_for`], a memory the request cannot see being `NotFound`: the one check of
+/// The memory with `id` as the request may see it (`NotFound` otherwise): the one check of
 /// every route that names a memory by id. The acting user follows the owner-field rules.
 fn visible(engine: &Engine, id: MemoryId, user: Option<&str>) -> Result<Memory> {
+    visible_in(engine.get_by_id(id), id, user)
+}
+
+/// What a read found, as the acting user may see it (a declarative entry is its user's
+/// only), else `NotFound`; the acting user follows the owner-field rules.
+fn visible_in(found: Result<Option<Memory>>, id: MemoryId, user: Option<&str>) -> Result<Memory> {
     muisti::check_owner_field("user_id", &user.map(str::to_owned))?;
-    engine
-        .get_for(id, user)?
+    found?
+        .filter(|m| muisti::declarative::visible_to(user, m))
         .ok_or_else(|| Error::NotFound(format!("memory {id}")))
 }
 
@@ -298,18 +304,13 @@ pub fn memory_state(s: &str) -> Result<MemoryState> {
 /// declarative entry of another user) is `NotFound`.
 pub fn delete(engine: &Engine, id: &str, user: Option<&str>) -> Result<()> {
     let id = memory_id(id)?;
-    muisti::check_owner_field("user_id", &user.map(str::to_owned))?;
     let at = Locator::Id {
         tenant: engine.tenant().clone(),
         id,
     };
     // The record as stored (an archived memory's text is not read: deleting it works with
     // its archive out of reach, or its object gone).
-    engine
-        .store()
-        .get(&at)?
-        .filter(|m| muisti::declarative::visible_to(user, m))
-        .ok_or_else(|| Error::NotFound(format!("memory {id}")))?;
+    visible_in(engine.store().get(&at), id, user)?;
     if engine.forget(&at)? {
         Ok(())
     } else {
@@ -549,9 +550,9 @@ pub fn maintenance_options(
     let defaults = muisti::lifecycle::MaintenanceOptions::default();
     let options = muisti::lifecycle::MaintenanceOptions {
         near_duplicates: req.near_duplicates.unwrap_or(defaults.near_duplicates),
-        archive_after: req.archive_after_days.map_or(defaults.archive_after, |d| {
-            std::time::Duration::from_secs(u64::from(d) * 24 * 3600)
-        }),
+        archive_after: req
+            .archive_after_days
+            .map_or(defaults.archive_after, muisti::lifecycle::days),
         archive_max_access: req
             .archive_max_access
             .unwrap_or(defaults.archive_max_access),

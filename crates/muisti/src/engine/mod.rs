@@ -495,11 +495,7 @@ impl Engine {
         };
         // An archived memory comes back before it changes (the version it was read at
         // stands for the restored one).
-        if current.state == muisti_core::MemoryState::Archived
-            && current
-                .metadata
-                .contains_key(crate::lifecycle::archive::ARCHIVED)
-        {
+        if crate::lifecycle::archive::is_archived(&current) {
             if req.expected_version.is_some_and(|v| v != current.version) {
                 return Err(Error::Conflict(format!(
                     "{} is at version {}",

@@ -208,28 +208,23 @@ impl Archive {
         }
     }
 
-    /// The path of a memory's object: tenant and namespace as hex (one-to-one, any name),
-    /// then the id.
+    /// The path of a memory's object: the archive's prefix, then [`own_path`].
     fn object_path(&self, partition: &Partition, id: MemoryId) -> Path {
-        let mut parts: Vec<String> = self.prefix.parts().map(|p| p.as_ref().to_owned()).collect();
-        parts.extend([
-            "v1".to_owned(),
-            hex(partition.tenant.as_str()),
-            hex(partition.namespace.as_str()),
-            format!("{id}.json.zst"),
-        ]);
-        Path::from_iter(parts)
+        self.under_prefix(own_path(partition, Some(id)))
     }
 
     /// The folder of a partition's objects.
     fn partition_path(&self, partition: &Partition) -> Path {
-        let mut parts: Vec<String> = self.prefix.parts().map(|p| p.as_ref().to_owned()).collect();
-        parts.extend([
-            "v1".to_owned(),
-            hex(partition.tenant.as_str()),
-            hex(partition.namespace.as_str()),
-        ]);
-        Path::from_iter(parts)
+        self.under_prefix(own_path(partition, None))
+    }
+
+    fn under_prefix(&self, path: Path) -> Path {
+        Path::from_iter(
+            self.prefix
+                .parts()
+                .chain(path.parts())
+                .map(|p| p.as_ref().to_owned()),
+        )
     }
 
     /// Writes an object and reads it back: it returns only once the bytes are stored (local
@@ -432,6 +427,19 @@ fn redact(url: &str) -> String {
     }
 }
 
+/// Where a memory's object lives below the archive's prefix: `v1/`, tenant and namespace as
+/// hex (one-to-one, any name), then `<id>.json.zst` (without an id: the partition's folder).
+/// The one rule for it: writing, sweeping and checking a record's marker all read it.
+fn own_path(partition: &Partition, id: Option<MemoryId>) -> Path {
+    let mut parts = vec![
+        "v1".to_owned(),
+        hex(partition.tenant.as_str()),
+        hex(partition.namespace.as_str()),
+    ];
+    parts.extend(id.map(|id| format!("{id}.json.zst")));
+    Path::from_iter(parts)
+}
+
 fn hex(s: &str) -> String {
     s.bytes().map(|b| format!("{b:02x}")).collect()
 }
@@ -486,18 +494,18 @@ fn marker(m: &Memory) -> Option<(String, String)> {
     }
     let a = m.metadata.get(ARCHIVED)?;
     let object = a.get("object")?.as_str()?;
-    let own = Path::from_iter([
-        "v1".to_owned(),
-        hex(m.partition.tenant.as_str()),
-        hex(m.partition.namespace.as_str()),
-        format!("{}.json.zst", m.id),
-    ]);
-    let own = own.to_string();
+    let own = own_path(&m.partition, Some(m.id)).to_string();
     // The archive's prefix comes first; the rest is the memory's own path.
     if !(object == own || object.ends_with(&format!("/{own}"))) {
         return None;
     }
     Some((object.to_owned(), a.get("sha256")?.as_str()?.to_owned()))
+}
+
+/// Whether a record is archived (its marker names its own object): it is read through the
+/// archive and restored before it changes.
+pub(crate) fn is_archived(m: &Memory) -> bool {
+    marker(m).is_some()
 }
 
 /// Whether a memory is one the archive job moves: one the jobs keep, without an expiry (it
@@ -671,81 +679,65 @@ impl Engine {
         Ok(swept)
     }
 
-    /// The object of an archived record, read and checked against the record's checksum.
-    fn read_object(&self, m: &Memory) -> Result<Option<(String, Object)>> {
-        let Some((object, checksum)) = marker(m) else {
-            return Ok(None);
-        };
-        let archive = self.archive_or_refuse()?;
-        let path = Path::from(object.as_str());
-        let bytes = archive.get(&path)?.ok_or_else(|| Error::Corrupted {
-            location: format!("{}/{object}", archive.location()),
-            reason: format!(
-                "memory {} is archived there, but the object is missing",
-                m.id
-            ),
-        })?;
-        let checked = self.check_object(archive, &object, &checksum, &bytes)?;
-        Ok(Some((object, checked)))
-    }
-
-    fn check_object(
-        &self,
-        archive: &Archive,
-        object: &str,
-        checksum: &str,
-        bytes: &[u8],
-    ) -> Result<Object> {
-        let location = format!("{}/{object}", archive.location());
-        if sha256(bytes) != checksum {
-            return Err(Error::Corrupted {
-                location,
-                reason: "the archive object's checksum differs from the record's".into(),
-            });
+    /// The objects of the archived records among `records` (`None` for the others), read at
+    /// once and each checked against its record's checksum: the one way an object is read.
+    fn read_objects(&self, records: &[&Memory]) -> Result<Vec<Option<Object>>> {
+        let wanted: Vec<Option<(String, String)>> = records.iter().map(|m| marker(m)).collect();
+        if wanted.iter().all(Option::is_none) {
+            return Ok(records.iter().map(|_| None).collect());
         }
-        decode(&location, bytes)
+        let archive = self.archive_or_refuse()?;
+        let paths: Vec<Path> = wanted
+            .iter()
+            .flatten()
+            .map(|(o, _)| Path::from(o.as_str()))
+            .collect();
+        let mut bodies = archive.get_many(&paths)?.into_iter();
+        let mut out = Vec::with_capacity(records.len());
+        for (m, want) in records.iter().zip(wanted) {
+            let Some((object, checksum)) = want else {
+                out.push(None);
+                continue;
+            };
+            let location = format!("{}/{object}", archive.location());
+            let bytes = bodies.next().flatten().ok_or_else(|| Error::Corrupted {
+                location: location.clone(),
+                reason: format!(
+                    "memory {} is archived there, but the object is missing",
+                    m.id
+                ),
+            })?;
+            if sha256(&bytes) != checksum {
+                return Err(Error::Corrupted {
+                    location,
+                    reason: "the archive object's checksum differs from the record's".into(),
+                });
+            }
+            out.push(Some(decode(&location, &bytes)?));
+        }
+        Ok(out)
     }
 
     /// An archived record with its text read back from its object (state still
     /// `archived`, `metadata.archived` naming the object); any other record as it is.
     pub fn hydrate(&self, m: Memory) -> Result<Memory> {
-        match self.read_object(&m)? {
-            Some((_, object)) => Ok(with_text_of(m, &object.memory)),
-            None => Ok(m),
-        }
+        let object = self.read_objects(&[&m])?.pop().flatten();
+        Ok(match object {
+            Some(o) => with_text_of(m, &o.memory),
+            None => m,
+        })
     }
 
-    /// Archived records of many, with their text (objects read at once); others as they are.
+    /// Archived records of many, with their text and stored vector; others as they are.
     pub(crate) fn hydrate_many(
         &self,
         records: Vec<Memory>,
     ) -> Result<Vec<(Memory, Option<Vector>)>> {
-        let wanted: Vec<(usize, String, String)> = records
-            .iter()
-            .enumerate()
-            .filter_map(|(i, m)| marker(m).map(|(o, c)| (i, o, c)))
-            .collect();
-        if wanted.is_empty() {
-            return Ok(records.into_iter().map(|m| (m, None)).collect());
-        }
-        let archive = self.archive_or_refuse()?;
-        let paths: Vec<Path> = wanted
-            .iter()
-            .map(|(_, o, _)| Path::from(o.as_str()))
-            .collect();
-        let bodies = archive.get_many(&paths)?;
-        let mut objects: HashMap<usize, Object> = HashMap::new();
-        for ((i, object, checksum), body) in wanted.iter().zip(bodies) {
-            let bytes = body.ok_or_else(|| Error::Corrupted {
-                location: format!("{}/{object}", archive.location()),
-                reason: "an archived memory's object is missing".into(),
-            })?;
-            objects.insert(*i, self.check_object(archive, object, checksum, &bytes)?);
-        }
+        let objects = self.read_objects(&records.iter().collect::<Vec<_>>())?;
         Ok(records
             .into_iter()
-            .enumerate()
-            .map(|(i, m)| match objects.remove(&i) {
+            .zip(objects)
+            .map(|(m, o)| match o {
                 Some(o) => (with_text_of(m, &o.memory), o.vector),
                 None => (m, None),
             })
@@ -764,7 +756,9 @@ impl Engine {
         let Some(m) = self.store.get(&at)? else {
             return Err(Error::NotFound(at.describe()));
         };
-        let Some((object, archived)) = self.read_object(&m)? else {
+        let (Some((object, _)), Some(archived)) =
+            (marker(&m), self.read_objects(&[&m])?.pop().flatten())
+        else {
             return Ok(m);
         };
         let was = archived.memory;
@@ -799,17 +793,12 @@ impl Engine {
         Ok(restored)
     }
 
-    /// After `m` was deleted from the store: its archive object goes too. So does the
-    /// object of a memory the archive job could have moved, even if the copy read before the
-    /// delete was not archived yet (a run may have archived it in between).
+    /// After `m` was deleted from the store: its archive object goes too. (A run that
+    /// archived the memory between the caller's read and the delete leaves an object no
+    /// record names: the next archive run's sweep deletes it.)
     pub(crate) fn drop_archived(&self, m: &Memory) -> Result<()> {
-        let Some(archive) = self.archive.as_deref() else {
-            return Ok(());
-        };
-        if let Some((object, _)) = marker(m) {
+        if let (Some((object, _)), Some(archive)) = (marker(m), self.archive.as_deref()) {
             archive.delete(&Path::from(object.as_str()))?;
-        } else if kept_by_jobs(m) && m.expires_at.is_none() {
-            archive.delete(&archive.object_path(&m.partition, m.id))?;
         }
         Ok(())
     }

@@ -339,9 +339,28 @@ pub fn label_terms(texts: &[String], assigned: &[usize], k: usize) -> Vec<Vec<St
         .collect()
 }
 
+/// The hash that names a user's clustering of a namespace: its key, and the seed of its
+/// k-means.
+fn user_hash(namespace: &Namespace, user: Option<&str>) -> String {
+    content_hash(&format!("{namespace}\u{0}{}", user.unwrap_or("")))
+}
+
 /// The key of a user's clustering of a namespace.
 fn clustering_key(namespace: &Namespace, user: Option<&str>) -> Result<Key> {
-    Key::new(&content_hash(&format!("{namespace}\u{0}{}", user.unwrap_or("")))[..32])
+    Key::new(&user_hash(namespace, user)[..32])
+}
+
+impl Clustering {
+    /// Not found for a cluster this clustering does not have.
+    fn check(&self, cluster: u32) -> Result<()> {
+        if self.clusters.iter().any(|c| c.id == cluster) {
+            return Ok(());
+        }
+        Err(Error::NotFound(format!(
+            "cluster {cluster} (the user's clusters are 0 to {})",
+            self.clusters.len().saturating_sub(1)
+        )))
+    }
 }
 
 impl Engine {
@@ -387,14 +406,8 @@ impl Engine {
             return Ok(true);
         }
         let _span = tracing::info_span!("memory.cluster", memories = vectors.len()).entered();
-        let seed = u64::from_str_radix(
-            &content_hash(&format!(
-                "{namespace}\u{0}{}",
-                user.as_deref().unwrap_or("")
-            ))[..16],
-            16,
-        )
-        .unwrap_or(0);
+        let seed =
+            u64::from_str_radix(&user_hash(namespace, user.as_deref())[..16], 16).unwrap_or(0);
         let refs: Vec<&[f32]> = vectors.iter().map(|(_, v)| v.as_slice()).collect();
         let (_, silhouette, centroids, assigned) = choose_k(&refs, seed);
         let text_of: HashMap<MemoryId, String> = memories
@@ -467,6 +480,19 @@ impl Engine {
             .transpose()
     }
 
+    /// [`Engine::clustering`], not found when there is none yet.
+    fn clustering_or_not_found(
+        &self,
+        namespace: &Namespace,
+        user: Option<&str>,
+    ) -> Result<Clustering> {
+        self.clustering(namespace, user)?.ok_or_else(|| {
+            Error::NotFound(format!(
+                "clusters of {namespace} for this user (run the cluster job first)"
+            ))
+        })
+    }
+
     /// A user's memories of a namespace by cluster now (each memory with a vector of the
     /// clustering's model in the cluster of its nearest centroid; memories written since the
     /// fit included), with the clustering. Not found when the user has no clustering.
@@ -475,11 +501,7 @@ impl Engine {
         namespace: &Namespace,
         user: Option<&str>,
     ) -> Result<(Clustering, BTreeMap<u32, Vec<MemoryId>>)> {
-        let clustering = self.clustering(namespace, user)?.ok_or_else(|| {
-            Error::NotFound(format!(
-                "clusters of {namespace} for this user (run the cluster job first)"
-            ))
-        })?;
+        let clustering = self.clustering_or_not_found(namespace, user)?;
         let mut members: BTreeMap<u32, Vec<MemoryId>> = BTreeMap::new();
         for v in self.store.vectors(
             &self.partition(namespace),
@@ -509,12 +531,7 @@ impl Engine {
         cluster: u32,
     ) -> Result<Vec<MemoryId>> {
         let (clustering, mut members) = self.cluster_members(namespace, user)?;
-        if !clustering.clusters.iter().any(|c| c.id == cluster) {
-            return Err(Error::NotFound(format!(
-                "cluster {cluster} (the user's clusters are 0 to {})",
-                clustering.clusters.len().saturating_sub(1)
-            )));
-        }
+        clustering.check(cluster)?;
         Ok(members.remove(&cluster).unwrap_or_default())
     }
 }
@@ -546,17 +563,8 @@ impl Engine {
                 "clusters are a user's: recall within one names the user_id",
             ));
         };
-        let clustering = self
-            .clustering(&partition.namespace, Some(user))?
-            .ok_or_else(|| {
-                Error::NotFound(format!(
-                    "clusters of {} for this user (run the cluster job first)",
-                    partition.namespace
-                ))
-            })?;
-        if !clustering.clusters.iter().any(|c| c.id == cluster) {
-            return Err(Error::NotFound(format!("cluster {cluster}")));
-        }
+        let clustering = self.clustering_or_not_found(&partition.namespace, Some(user))?;
+        clustering.check(cluster)?;
         let vectors: Vec<muisti_core::StoredVector> = self
             .store
             .vectors(partition, &req.filter)?

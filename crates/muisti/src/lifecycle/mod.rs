@@ -218,6 +218,11 @@ impl MaintenanceOptions {
     }
 }
 
+/// `days` as a duration (the archive's age is given in days on every face).
+pub fn days(days: u32) -> std::time::Duration {
+    std::time::Duration::from_secs(u64::from(days) * 24 * 3600)
+}
+
 /// Archive's default age: memories not written or recalled for 90 days.
 pub const DEFAULT_ARCHIVE_AFTER: std::time::Duration =
     std::time::Duration::from_secs(90 * 24 * 3600);
@@ -527,12 +532,12 @@ impl Engine {
         &self,
         memories: Vec<Memory>,
         dry_run: bool,
-        key: impl Fn(&Memory) -> String + Sync,
+        key: impl Fn(&Memory) -> String,
     ) -> Result<(u64, Vec<Memory>)> {
         let mut groups: HashMap<String, Vec<Memory>> = HashMap::new();
         let mut left = Vec::new();
-        let keys = keys_of(&memories, &key);
-        for (m, k) in memories.into_iter().zip(keys) {
+        for m in memories {
+            let k = key(&m);
             if k.is_empty() {
                 left.push(m);
             } else {
@@ -777,31 +782,6 @@ impl Candidates {
             records: records.into_iter().map(|m| (m.id, m)).collect(),
         }
     }
-}
-
-/// Each memory's key, computed on every core for a user with many memories (a
-/// near-duplicate key reads the whole text).
-fn keys_of(memories: &[Memory], key: &(impl Fn(&Memory) -> String + Sync)) -> Vec<String> {
-    let threads = std::thread::available_parallelism().map_or(1, usize::from);
-    if threads < 2 || memories.len() < 512 {
-        return memories.iter().map(key).collect();
-    }
-    let chunk = memories.len().div_ceil(threads);
-    std::thread::scope(|scope| {
-        let parts: Vec<_> = memories
-            .chunks(chunk)
-            .map(|part| scope.spawn(move || part.iter().map(key).collect::<Vec<String>>()))
-            .collect();
-        let mut keys = Vec::with_capacity(memories.len());
-        for p in parts {
-            match p.join() {
-                Ok(part) => keys.extend(part),
-                // A part that failed is computed again here, so every memory has its key.
-                Err(_) => return memories.iter().map(key).collect(),
-            }
-        }
-        keys
-    })
 }
 
 /// Where a kept memory records the duplicates folded into it.

@@ -193,57 +193,6 @@ fn consolidation_folds_duplicates_into_the_oldest_once() {
     );
 }
 
-/// Near-duplicates (the same fact in other words) fold into the oldest as exact ones do;
-/// memories that differ in a number, a negation or a value stay; with `near_duplicates` off
-/// only exact duplicates fold.
-#[test]
-fn consolidation_folds_near_duplicates_and_keeps_near_misses() {
-    super::on_every_backend(
-        |store| {
-            Engine::builder(store)
-                .embedder(None)
-                .build()
-                .expect("engine")
-        },
-        |url, engine| {
-            let chess = stored(&engine, "n1", "User plays chess on weekends", 0.3);
-            let again = stored(
-                &engine,
-                "n1",
-                "As the user mentioned earlier, they play chess on weekends",
-                0.3,
-            );
-            recalled(&engine, again.id, 4);
-            let kept = [
-                stored(&engine, "n1", "User plays chess on Sundays", 0.3),
-                stored(&engine, "n1", "User does not play chess on weekends", 0.3),
-                stored(&engine, "n1", "User's cat Luna is 7 years old", 0.3),
-                stored(&engine, "n1", "User's cat Luna is 8 years old", 0.3),
-            ];
-            let options = MaintenanceOptions {
-                user_id: Some("n1".into()),
-                jobs: vec![Job::Consolidate],
-                ..MaintenanceOptions::default()
-            };
-            let exact = engine
-                .run_maintenance(&MaintenanceOptions {
-                    near_duplicates: false,
-                    ..options.clone()
-                })
-                .expect("exact only");
-            assert_eq!(exact.consolidated, 0, "{url}: no exact duplicate");
-            let done = engine.run_maintenance(&options).expect("consolidate");
-            assert_eq!(done.consolidated, 1, "{url}");
-            assert!(get(&engine, again.id).is_none(), "{url}: the newer folded");
-            let oldest = get(&engine, chess.id).expect("the oldest stays");
-            assert_eq!(oldest.access_count, 4, "{url}: its accesses taken");
-            for m in kept {
-                assert!(get(&engine, m.id).is_some(), "{url}: {} stays", m.text());
-            }
-        },
-    );
-}
-
 /// Promotion raises importance by 0.1 each time a memory was recalled `promote_after`
 /// more times, once per crossing: a rerun promotes nothing again.
 #[test]
@@ -330,8 +279,8 @@ fn statistics_of_a_user() {
     );
 }
 
-/// Near-duplicates (the same fact in other words) fold unless turned off, and only those the
-/// rule judges the same fact.
+/// Near-duplicates (the same fact in other words) fold into the oldest unless turned off,
+/// taking its accesses; memories that differ in a value, a number or a negation stay.
 #[test]
 fn near_duplicates_fold_unless_turned_off() {
     super::on_every_backend(
@@ -349,7 +298,21 @@ fn near_duplicates_fold_unless_turned_off() {
                 "The user said that they prefer aisle seats on trains",
                 0.3,
             );
-            let other = stored(&engine, "n1", "User prefers window seats on trains", 0.3);
+            recalled(&engine, said.id, 4);
+            let chess = stored(&engine, "n1", "User plays chess on weekends", 0.3);
+            let again = stored(
+                &engine,
+                "n1",
+                "As the user mentioned earlier, they play chess on weekends",
+                0.3,
+            );
+            let kept = [
+                stored(&engine, "n1", "User prefers window seats on trains", 0.3),
+                stored(&engine, "n1", "User plays chess on Sundays", 0.3),
+                stored(&engine, "n1", "User does not play chess on weekends", 0.3),
+                stored(&engine, "n1", "User's cat Luna is 7 years old", 0.3),
+                stored(&engine, "n1", "User's cat Luna is 8 years old", 0.3),
+            ];
             let run = |near: bool| {
                 engine
                     .run_maintenance(&MaintenanceOptions {
@@ -361,15 +324,17 @@ fn near_duplicates_fold_unless_turned_off() {
                     .expect("consolidate")
             };
             assert_eq!(run(false).consolidated, 0, "{url}: turned off");
-            assert_eq!(run(true).consolidated, 1, "{url}");
+            assert_eq!(run(true).consolidated, 2, "{url}");
             assert!(get(&engine, said.id).is_none(), "{url}");
-            assert!(
-                get(&engine, other.id).is_some(),
-                "{url}: another value stays"
-            );
-            let kept = get(&engine, first.id).expect("kept");
+            assert!(get(&engine, again.id).is_none(), "{url}");
+            assert!(get(&engine, chess.id).is_some(), "{url}");
+            for m in kept {
+                assert!(get(&engine, m.id).is_some(), "{url}: {} stays", m.text());
+            }
+            let first = get(&engine, first.id).expect("kept");
+            assert_eq!(first.access_count, 4, "{url}: its accesses taken");
             assert_eq!(
-                kept.metadata[MERGED_FROM].as_array().map(Vec::len),
+                first.metadata[MERGED_FROM].as_array().map(Vec::len),
                 Some(1),
                 "{url}"
             );

@@ -27,6 +27,7 @@ mod access;
 pub mod conversation;
 pub mod declarative;
 mod engine;
+pub mod facts;
 pub mod graph;
 pub mod labelled;
 pub mod lifecycle;

@@ -453,6 +453,15 @@ impl Engine {
         ))
     }
 
+    /// The active entry a write of `put` would lose to: the one it conflicts with and may
+    /// not replace (user-stated over learned, a learned entry of at least its confidence).
+    /// The rules of [`Engine::declare`], without writing or proposing.
+    pub(crate) fn declarative_winner(&self, put: &Put) -> Result<Option<Memory>> {
+        let text = value_text(&put.content).into_owned();
+        let (best, _) = self.conflicts(put, &text)?;
+        Ok(best.filter(|m| !wins(&put.source, put.confidence, m)))
+    }
+
     /// The entry a write names in `supersedes`: an active declarative entry of its user,
     /// namespace and type.
     fn named_target(&self, put: &Put, id: MemoryId) -> Result<Memory> {

@@ -165,6 +165,7 @@ impl EngineBuilder {
             model_checked: Arc::new(AtomicBool::new(false)),
             lifetimes: self.lifetimes,
             conflict_judge: None,
+            fact_extractor: None,
             graph_extraction: self.graph,
             graph_interval: self.graph_interval,
             graph_worker: None,
@@ -246,6 +247,8 @@ pub struct Engine {
     /// Decides declarative conflicts the detector finds candidates for (none: the
     /// detector's verdict).
     pub(crate) conflict_judge: Option<Arc<dyn crate::declarative::ConflictJudge>>,
+    /// Reads facts from conversations (none: the offline extractor).
+    pub(crate) fact_extractor: Option<Arc<dyn crate::facts::FactExtractor>>,
     /// How memories are read into the graph.
     pub(crate) graph_extraction: crate::graph::GraphExtraction,
     /// How often a conversation is read into the graph.

@@ -10,6 +10,7 @@ use serde_json::json;
 mod archive;
 mod conversations;
 mod declarative;
+mod facts;
 mod graph;
 mod lifecycle;
 mod scopes;

@@ -66,6 +66,7 @@ impl LlmExtractor {
             tools: Vec::new(),
             max_tokens: Some(800),
             temperature: Some(0.0),
+            json_schema: None,
         }
     }
 }
@@ -140,6 +141,7 @@ impl LlmExtractor {
             tools: Vec::new(),
             max_tokens: Some(50),
             temperature: Some(0.0),
+            json_schema: None,
         }
     }
 }

@@ -48,6 +48,7 @@ impl LlmJudge {
             tools: Vec::new(),
             max_tokens: Some(64),
             temperature: Some(0.0),
+            json_schema: None,
         }
     }
 }

@@ -27,6 +27,7 @@ mod answer;
 mod conversation;
 mod error;
 mod extract;
+mod facts;
 mod guard;
 mod inject;
 mod judge;
@@ -41,11 +42,12 @@ pub use agent::{
 pub use conversation::{CONVERSATIONS_NAMESPACE, Conversation, RUNS_NAMESPACE, Run, RunStatus};
 pub use error::{AgentError, AgentErrorKind, GuardTarget, Result};
 pub use extract::{EXTRACT_SYSTEM, LlmExtractor};
+pub use facts::{FACT_ATTEMPTS, FACTS_SYSTEM, LlmFactExtractor, facts_schema};
 pub use guard::Guard;
 pub use inject::{Block, MAX_BLOCK_BYTES, MEMORY_HEADER, USER_HEADER};
 pub use judge::{JUDGE_SYSTEM, LlmJudge};
 pub use message::{
-    ChatRequest, ChatResponse, FinishReason, Message, Role, ToolCall, ToolSpec, Usage,
+    ChatRequest, ChatResponse, FinishReason, JsonSchema, Message, Role, ToolCall, ToolSpec, Usage,
 };
 pub use provider::{Provider, ProviderConfig, ProviderKind};
 pub use tool::Tool;

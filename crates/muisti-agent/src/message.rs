@@ -99,6 +99,18 @@ pub struct ChatRequest {
     pub max_tokens: Option<u32>,
     /// Sampling temperature.
     pub temperature: Option<f32>,
+    /// The shape the answer must have (OpenAI-compatible APIs enforce it as a
+    /// `json_schema` response format; for Anthropic it is stated in the system prompt).
+    pub json_schema: Option<JsonSchema>,
+}
+
+/// A named JSON Schema an answer must follow.
+#[derive(Clone, Debug, PartialEq)]
+pub struct JsonSchema {
+    /// Its name (letters, digits, `_` and `-`).
+    pub name: String,
+    /// The schema.
+    pub schema: Value,
 }
 
 /// Why the model stopped.

@@ -84,6 +84,7 @@ impl Agent {
                 .collect(),
             max_tokens: inner.max_tokens,
             temperature: inner.temperature,
+            json_schema: None,
         };
         // Each drive (a first run or a resume) gets `max_steps` model calls.
         let limit = run.steps + inner.max_steps;

@@ -37,8 +37,17 @@ impl Anthropic {
             "max_tokens": req.max_tokens.unwrap_or(self.t.config.max_tokens),
             "messages": wire_messages(&req.messages),
         });
-        if let Some(system) = &req.system {
-            body["system"] = json!(system);
+        let schema = req.json_schema.as_ref().map(|s| {
+            format!(
+                "Answer with one JSON object that follows this JSON Schema: {}",
+                s.schema
+            )
+        });
+        match (&req.system, schema) {
+            (Some(system), Some(schema)) => body["system"] = json!(format!("{system}\n\n{schema}")),
+            (Some(system), None) => body["system"] = json!(system),
+            (None, Some(schema)) => body["system"] = json!(schema),
+            (None, None) => {}
         }
         if !req.tools.is_empty() {
             body["tools"] = req

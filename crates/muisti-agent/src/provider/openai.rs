@@ -57,6 +57,11 @@ impl OpenAi {
         if let Some(t) = req.temperature {
             body["temperature"] = json!(t);
         }
+        if let Some(s) = &req.json_schema {
+            body["response_format"] = json!({"type": "json_schema", "json_schema": {
+                "name": s.name, "schema": s.schema, "strict": true,
+            }});
+        }
         if stream {
             body["stream"] = json!(true);
             // Token counts arrive in a last chunk only when asked for.

@@ -2,6 +2,7 @@
 //! Anthropic wire protocols.
 
 mod conversations;
+mod facts;
 mod prompt;
 mod providers;
 mod scopes;

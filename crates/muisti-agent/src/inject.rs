@@ -65,6 +65,12 @@ impl Block {
         self.keys.is_empty()
     }
 
+    /// The block as a system message of its own: [`MEMORY_HEADER`] and the entries (what
+    /// the OpenAI-compatible proxy adds to a request).
+    pub fn system(&self) -> String {
+        format!("{MEMORY_HEADER}\n{}", self.text)
+    }
+
     /// The prompt sent to the model: the message as it is when the block is empty, else
     /// the header, the entries, a blank line, [`USER_HEADER`] and the message.
     pub fn prompt(&self, message: &str) -> String {

@@ -62,6 +62,22 @@ pub(crate) struct ServeArgs {
     /// (among the offline detector's candidates) [default: true with --llm-model].
     #[arg(long, env = "MUISTI_LLM_JUDGE_CONFLICTS", value_name = "BOOL")]
     llm_judge_conflicts: Option<bool>,
+    /// Whether the chat model also extracts facts from conversations
+    /// (/v1/memories/extract, the proxy) [default: true with --llm-model; else the offline
+    /// extractor].
+    #[arg(long, env = "MUISTI_LLM_EXTRACT_FACTS", value_name = "BOOL")]
+    llm_extract_facts: Option<bool>,
+    /// What /v1/chat/completions remembers of each exchange: extract (its facts, in the
+    /// background), messages (each as said) or off [default: extract].
+    #[arg(long, env = "MUISTI_PROXY_REMEMBER", value_name = "MODE")]
+    proxy_remember: Option<String>,
+    /// Background extraction reads a conversation once this many messages have gathered
+    /// [default: 6].
+    #[arg(long, env = "MUISTI_EXTRACT_AFTER_MESSAGES", value_name = "N")]
+    extract_after_messages: Option<usize>,
+    /// ... or once it has been quiet this many seconds [default: 10].
+    #[arg(long, env = "MUISTI_EXTRACT_QUIET_SECS", value_name = "SECS")]
+    extract_quiet_secs: Option<u64>,
 }
 
 /// `muisti keys ...`.
@@ -118,6 +134,10 @@ pub(crate) fn server_config(cli: &Cli, args: &ServeArgs) -> Result<ServerConfig>
         llm_system: args.llm_system.clone(),
         llm_timeout_secs: args.llm_timeout_secs,
         llm_judge_conflicts: args.llm_judge_conflicts,
+        llm_extract_facts: args.llm_extract_facts,
+        proxy_remember: args.proxy_remember.clone(),
+        extract_after_messages: args.extract_after_messages,
+        extract_quiet_secs: args.extract_quiet_secs,
         graph_extractor: cli.graph_extractor.clone(),
         graph_interval: cli.graph_interval.map(usize::from),
         archive_url: cli.archive.clone(),

@@ -264,6 +264,10 @@ pub struct AppState {
     pub jobs: Arc<Jobs>,
     /// The chat model, when `/v1/chat` is on.
     pub chat: Option<Arc<ChatService>>,
+    /// What the OpenAI-compatible proxy remembers of each exchange.
+    pub proxy_remember: crate::config::ProxyRemember,
+    /// Background fact extraction, debounced per user and conversation.
+    pub extraction: Arc<muisti::facts::ExtractionQueue>,
     /// The `Host`s and `Origin`s open mode answers.
     pub browser: Arc<crate::browser::BrowserPolicy>,
 }
@@ -541,10 +545,13 @@ pub fn router(state: AppState, config: &ServerConfig, mcp_stop: CancellationToke
         )
         .nest_service("/mcp", mcp)
         .layer(middleware::from_fn_with_state(state.clone(), authenticate));
-    // A model may take longer than the request deadline; its own timeout bounds chat.
+    // A model may take longer than the request deadline; its own timeout bounds chat and
+    // extraction.
     let chat = Router::new()
         .route("/v1/chat", post(chat::chat))
         .route("/v1/chat/stream", post(chat::chat_stream))
+        .route("/v1/memories/extract", post(rest::extract_memories))
+        .route("/v1/chat/completions", post(crate::proxy::chat_completions))
         .layer(middleware::from_fn_with_state(state.clone(), authenticate))
         .layer(DefaultBodyLimit::max(config.body_limit));
     Router::new()
@@ -568,6 +575,21 @@ pub fn router(state: AppState, config: &ServerConfig, mcp_stop: CancellationToke
         ))
         .layer(middleware::from_fn_with_state(state.clone(), observe))
         .with_state(state)
+}
+
+/// The background extraction queue: each read counted in the metrics.
+fn extraction_queue(
+    debounce: muisti::facts::Debounce,
+    metrics: Arc<Metrics>,
+) -> muisti::facts::ExtractionQueue {
+    muisti::facts::ExtractionQueue::start(
+        debounce,
+        Box::new(move |_, result| {
+            if let Ok(report) = result {
+                crate::ops::count_extraction(&metrics, &crate::ops::extract_out(report));
+            }
+        }),
+    )
 }
 
 /// A bound server, ready to run.
@@ -623,14 +645,24 @@ impl Server {
             )),
             _ => engine,
         };
+        // ... and extracts facts, unless told not to.
+        let engine = match (&chat, config.chat.as_ref().is_some_and(|c| c.extract_facts)) {
+            (Some(chat), true) => engine.with_fact_extractor(Arc::new(
+                muisti_agent::LlmFactExtractor::new(Arc::clone(chat.provider())),
+            )),
+            _ => engine,
+        };
+        let metrics: Arc<Metrics> = Arc::default();
         let state = AppState {
             engine,
             keys,
             open: Arc::new(OpenMode::new(open)),
             limiter: config.rate_limit.map(|l| Arc::new(RateLimiter::new(l))),
-            metrics: Arc::default(),
+            metrics: Arc::clone(&metrics),
             jobs: Arc::default(),
             chat,
+            proxy_remember: config.proxy_remember,
+            extraction: Arc::new(extraction_queue(config.debounce, Arc::clone(&metrics))),
             browser: Arc::new(crate::browser::BrowserPolicy {
                 hosts: config.allowed_hosts.clone(),
                 origins: config.allowed_origins.clone(),
@@ -728,6 +760,9 @@ impl Server {
         };
         let engine = self.state.engine.clone();
         let _ = ops::blocking(move || engine.flush_access()).await;
+        // Conversations gathered for extraction are read before the process goes.
+        let extraction = Arc::clone(&self.state.extraction);
+        let _ = ops::blocking(move || extraction.flush()).await;
         tracing::info!("stopped");
         result
     }

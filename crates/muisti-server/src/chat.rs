@@ -14,7 +14,9 @@ use axum::{
     },
 };
 use muisti::Engine;
-use muisti_agent::{Agent, AgentError, Conversation, Guard, Provider, ProviderConfig, Turn};
+use muisti_agent::{
+    Agent, AgentError, Conversation, Guard, Provider, ProviderConfig, Turn, provider::Upstream,
+};
 use muisti_client::api;
 
 use crate::{
@@ -30,12 +32,17 @@ impl ChatConfig {
     /// Connects the model (the API key from the environment): the chat's, the conflict
     /// judge's and the graph extractor's.
     pub fn connect(&self) -> Result<Arc<dyn Provider>, AgentError> {
+        self.provider_config().connect()
+    }
+
+    /// How to reach the model (the API key from the environment).
+    pub fn provider_config(&self) -> ProviderConfig {
         let mut provider = ProviderConfig::new(self.provider, self.model.clone());
         if let Some(url) = &self.base_url {
             provider = provider.base_url(url.clone());
         }
         provider.timeout = self.timeout;
-        provider.connect()
+        provider
     }
 }
 
@@ -48,6 +55,8 @@ pub const MAX_GRAPH_FACTS: usize = 50;
 /// The model and the rules every chat request shares.
 pub struct ChatService {
     provider: Arc<dyn Provider>,
+    /// The same model for the OpenAI-compatible proxy (requests forwarded as written).
+    upstream: Arc<Upstream>,
     system: Option<String>,
     guard: Option<Guard>,
 }
@@ -63,6 +72,7 @@ impl ChatService {
         });
         Ok(Self {
             provider: config.connect()?,
+            upstream: Arc::new(Upstream::new(&config.provider_config())?),
             system: config.system.clone(),
             guard,
         })
@@ -73,7 +83,17 @@ impl ChatService {
         &self.provider
     }
 
-    fn agent(&self, engine: Engine, msg: &api::ChatMessage) -> Result<Agent, AgentError> {
+    /// The model as the proxy's upstream.
+    pub fn upstream(&self) -> &Arc<Upstream> {
+        &self.upstream
+    }
+
+    /// The agent for one request: the caller's engine, the message's options.
+    pub(crate) fn agent(
+        &self,
+        engine: Engine,
+        msg: &api::ChatMessage,
+    ) -> Result<Agent, AgentError> {
         let mut b = Agent::builder()
             .memory(engine)
             .provider(Arc::clone(&self.provider))
@@ -129,7 +149,7 @@ impl From<AgentError> for ApiError {
 
 /// The chat service; without a model the chat routes answer 404 `chat_not_configured`: a
 /// client error that retrying will not fix (a 503 invites retries).
-fn service(s: &AppState) -> ApiResult<Arc<ChatService>> {
+pub(crate) fn service(s: &AppState) -> ApiResult<Arc<ChatService>> {
     s.chat.clone().ok_or_else(|| {
         ApiError::new(
             StatusCode::NOT_FOUND,
@@ -200,7 +220,7 @@ pub fn reply_in(r: muisti_agent::Reply, conversation_id: Option<String>) -> api:
     }
 }
 
-async fn blocking<T: Send + 'static>(
+pub(crate) async fn blocking<T: Send + 'static>(
     f: impl FnOnce() -> Result<T, AgentError> + Send + 'static,
 ) -> ApiResult<T> {
     ops::blocking(f)

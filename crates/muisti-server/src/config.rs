@@ -90,6 +90,15 @@ pub struct ConfigLayer {
     /// Whether the chat model also judges which declarative entry a write replaces, among
     /// the offline detector's candidates (default true when a chat model is set).
     pub llm_judge_conflicts: Option<bool>,
+    /// Whether the chat model also extracts facts (`/v1/memories/extract`, the proxy).
+    pub llm_extract_facts: Option<bool>,
+    /// What the OpenAI-compatible proxy remembers of each exchange: `extract`, `messages`
+    /// or `off`.
+    pub proxy_remember: Option<String>,
+    /// Read a conversation's gathered messages once this many have gathered.
+    pub extract_after_messages: Option<usize>,
+    /// ... or once the conversation has been quiet this long, in seconds.
+    pub extract_quiet_secs: Option<u64>,
     /// Graph extraction of users' long-term memories: `off` (default) or `offline`.
     pub graph_extractor: Option<String>,
     /// Memories of one conversation read into the graph together (1, the default, to 100).
@@ -159,6 +168,10 @@ impl ConfigLayer {
             llm_timeout_secs: self.llm_timeout_secs.or(lower.llm_timeout_secs),
             chat_blocked_phrases: self.chat_blocked_phrases.or(lower.chat_blocked_phrases),
             llm_judge_conflicts: self.llm_judge_conflicts.or(lower.llm_judge_conflicts),
+            llm_extract_facts: self.llm_extract_facts.or(lower.llm_extract_facts),
+            proxy_remember: self.proxy_remember.or(lower.proxy_remember),
+            extract_after_messages: self.extract_after_messages.or(lower.extract_after_messages),
+            extract_quiet_secs: self.extract_quiet_secs.or(lower.extract_quiet_secs),
             graph_extractor: self.graph_extractor.or(lower.graph_extractor),
             graph_interval: self.graph_interval.or(lower.graph_interval),
             maintain_jobs: self.maintain_jobs.or(lower.maintain_jobs),
@@ -222,6 +235,37 @@ pub struct ServerConfig {
     pub archive_url: Option<String>,
     /// The chat model, when `/v1/chat` is on.
     pub chat: Option<ChatConfig>,
+    /// What the OpenAI-compatible proxy remembers of each exchange.
+    pub proxy_remember: ProxyRemember,
+    /// When gathered messages are read for facts (the proxy's background extraction).
+    pub debounce: muisti::facts::Debounce,
+}
+
+/// What `POST /v1/chat/completions` remembers of each exchange.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum ProxyRemember {
+    /// The facts in it, extracted in the background, debounced (the default).
+    #[default]
+    Extract,
+    /// The user's message and the answer, each stored as said.
+    Messages,
+    /// Nothing.
+    Off,
+}
+
+impl std::str::FromStr for ProxyRemember {
+    type Err = ConfigError;
+    fn from_str(s: &str) -> Result<Self, ConfigError> {
+        match s.trim() {
+            "extract" => Ok(Self::Extract),
+            "messages" => Ok(Self::Messages),
+            "off" => Ok(Self::Off),
+            other => Err(ConfigError::Invalid {
+                name: "proxy_remember",
+                reason: format!("{other:?} is not extract, messages or off"),
+            }),
+        }
+    }
 }
 
 /// The model behind `/v1/chat`. Its API key comes from the environment only
@@ -242,6 +286,8 @@ pub struct ChatConfig {
     pub blocked_phrases: Vec<String>,
     /// Whether the model judges declarative conflicts too.
     pub judge_conflicts: bool,
+    /// Whether the model extracts facts too (else the offline extractor does).
+    pub extract_facts: bool,
 }
 
 /// The default listen address.
@@ -335,9 +381,28 @@ impl ServerConfig {
                 timeout: Duration::from_secs(llm_timeout),
                 blocked_phrases: layer.chat_blocked_phrases.unwrap_or_default(),
                 judge_conflicts: layer.llm_judge_conflicts.unwrap_or(true),
+                extract_facts: layer.llm_extract_facts.unwrap_or(true),
             });
+        let proxy_remember = layer
+            .proxy_remember
+            .as_deref()
+            .unwrap_or("extract")
+            .parse()?;
+        let after = layer.extract_after_messages.unwrap_or(6);
+        if after == 0 || after > muisti::facts::MAX_MESSAGES {
+            return Err(ConfigError::Invalid {
+                name: "extract_after_messages",
+                reason: format!("must be 1 to {}", muisti::facts::MAX_MESSAGES),
+            });
+        }
+        let debounce = muisti::facts::Debounce {
+            messages: after,
+            quiet: Duration::from_secs(layer.extract_quiet_secs.unwrap_or(10)),
+        };
         Ok(Self {
             chat,
+            proxy_remember,
+            debounce,
             listen,
             store: layer.store,
             embedder: layer.embedder.unwrap_or_else(|| "builtin".into()),

@@ -23,6 +23,7 @@ pub mod mcp;
 pub mod metrics;
 pub mod openapi;
 pub mod ops;
+pub mod proxy;
 pub mod rest;
 
 pub use app::{AppState, ServeError, Server, router, shutdown_signal};

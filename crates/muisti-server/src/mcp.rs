@@ -16,6 +16,44 @@ use serde_json::{Map, Value};
 
 use crate::{keys::Caller, ops};
 
+/// One message of `remember_conversation`.
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ConversationMessageArgs {
+    /// `user`, `assistant`, `system` or `tool`.
+    pub role: String,
+    /// What was said.
+    pub content: String,
+    /// Who said it (a speaker's name).
+    #[serde(default)]
+    pub name: Option<String>,
+    /// When (RFC 3339).
+    #[serde(default)]
+    pub created_at: Option<String>,
+}
+
+/// Arguments of `remember_conversation`.
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RememberConversationArgs {
+    /// The messages, oldest first.
+    pub messages: Vec<ConversationMessageArgs>,
+    /// Whose memory.
+    pub user_id: String,
+    /// The agent in the conversation.
+    #[serde(default)]
+    pub agent_id: Option<String>,
+    /// The conversation.
+    #[serde(default)]
+    pub session_id: Option<String>,
+    /// Namespace (default `default`).
+    #[serde(default)]
+    pub namespace: Option<String>,
+    /// Extract facts (default true) or store each message as said.
+    #[serde(default)]
+    pub infer: Option<bool>,
+}
+
 /// Arguments of `remember`.
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -599,6 +637,36 @@ impl MuistiMcp {
             .run(&ctx, move |e| ops::conversation(&e, &a.id))
             .await?;
         structured(&c)
+    }
+
+    /// Remembers a conversation: the facts in it, or each message as said.
+    #[tool(
+        description = "Remember a conversation: the lasting facts, preferences and rules it states about the user are extracted and each is added, updates the entry it changes, retracts one the user says no longer holds, or waits for the user's confirmation when only the assistant said it (infer false stores each message as said). Returns what happened to each fact: ADD, UPDATE, DELETE, NONE or CONFIRMATION_REQUIRED."
+    )]
+    async fn remember_conversation(
+        &self,
+        Parameters(a): Parameters<RememberConversationArgs>,
+        ctx: RequestContext<RoleServer>,
+    ) -> Result<CallToolResult, McpError> {
+        let req = api::ExtractRequest {
+            messages: a
+                .messages
+                .into_iter()
+                .map(|m| api::ExtractMessage {
+                    role: m.role,
+                    content: m.content,
+                    name: m.name,
+                    created_at: m.created_at,
+                })
+                .collect(),
+            user_id: a.user_id,
+            agent_id: a.agent_id,
+            session_id: a.session_id,
+            namespace: a.namespace,
+            infer: a.infer,
+        };
+        let done = self.run(&ctx, move |e| ops::extract(&e, req)).await?;
+        structured(&done)
     }
 
     /// A user's entities.

@@ -33,6 +33,11 @@ pub struct Metrics {
     maintained: Mutex<BTreeMap<&'static str, u64>>,
     /// Maintenance runs, by how they were started (`request`, `schedule`).
     maintenance_runs: Mutex<BTreeMap<&'static str, u64>>,
+    /// Model use by operation (`extract`, `manage`, `proxy`): calls, input and output
+    /// tokens.
+    model: Mutex<BTreeMap<&'static str, [u64; 3]>>,
+    /// Facts extraction decided, by event (`ADD`, `UPDATE`, ...).
+    facts: Mutex<BTreeMap<String, u64>>,
 }
 
 /// Escapes a label value.
@@ -94,6 +99,30 @@ impl Metrics {
         if let Ok(mut by_job) = self.maintained.lock() {
             for (job, n) in changed {
                 *by_job.entry(job).or_default() += n;
+            }
+        }
+    }
+
+    /// Counts the model calls and tokens one `operation` used.
+    pub fn model_usage(&self, operation: &'static str, calls: u64, input: u64, output: u64) {
+        if let Ok(mut by_op) = self.model.lock() {
+            let row = by_op.entry(operation).or_default();
+            row[0] += calls;
+            row[1] += input;
+            row[2] += output;
+        }
+    }
+
+    /// Counts what an extraction decided, fact by fact.
+    pub fn facts<'a>(&self, events: impl IntoIterator<Item = &'a str>) {
+        if let Ok(mut by_event) = self.facts.lock() {
+            for e in events {
+                // Only the engine's own event names: the label set stays bounded.
+                let e = match e {
+                    "ADD" | "UPDATE" | "DELETE" | "NONE" | "CONFIRMATION_REQUIRED" => e,
+                    _ => "OTHER",
+                };
+                *by_event.entry(e.to_owned()).or_default() += 1;
             }
         }
     }
@@ -165,6 +194,36 @@ impl Metrics {
         if let Ok(by_job) = self.maintained.lock() {
             for (job, n) in by_job.iter() {
                 let _ = writeln!(out, "muisti_maintained_records_total{{job=\"{job}\"}} {n}");
+            }
+        }
+        let _ = writeln!(
+            out,
+            "# HELP muisti_model_calls_total Model calls, by operation.\n# TYPE muisti_model_calls_total counter"
+        );
+        let model = self.model.lock().map(|m| m.clone()).unwrap_or_default();
+        for (op, [calls, _, _]) in &model {
+            let _ = writeln!(
+                out,
+                "muisti_model_calls_total{{operation=\"{op}\"}} {calls}"
+            );
+        }
+        let _ = writeln!(
+            out,
+            "# HELP muisti_model_tokens_total Model tokens, by operation and kind.\n# TYPE muisti_model_tokens_total counter"
+        );
+        for (op, [_, input, output]) in &model {
+            let _ = writeln!(
+                out,
+                "muisti_model_tokens_total{{operation=\"{op}\",kind=\"input\"}} {input}\nmuisti_model_tokens_total{{operation=\"{op}\",kind=\"output\"}} {output}"
+            );
+        }
+        let _ = writeln!(
+            out,
+            "# HELP muisti_extracted_facts_total Facts extraction decided, by event.\n# TYPE muisti_extracted_facts_total counter"
+        );
+        if let Ok(by_event) = self.facts.lock() {
+            for (event, n) in by_event.iter() {
+                let _ = writeln!(out, "muisti_extracted_facts_total{{event=\"{event}\"}} {n}");
             }
         }
         out

@@ -593,6 +593,27 @@ pub async fn maintenance(
     Ok(Json(report).into_response())
 }
 
+/// Remembers a conversation (mem0's `add(messages, infer)`): with `infer` (the default)
+/// the lasting facts it states about the user are extracted (by the server's model when it
+/// has one and `--llm-extract-facts` is on, else by the offline extractor) and each is
+/// decided by the declarative rules; without, each message is stored as said.
+#[utoipa::path(post, path = "/v1/memories/extract", tag = "memories",
+    request_body = api::ExtractRequest,
+    responses((status = 200, body = api::ExtractResponse),
+        (status = 400, body = api::ErrorBody),
+        (status = 422, body = api::ErrorBody),
+        (status = 503, description = "The extractor's model could not be reached or never answered in the shape asked (`unavailable`)", body = api::ErrorBody)))]
+pub async fn extract_memories(
+    State(s): State<AppState>,
+    caller: Caller,
+    ApiJson(req): ApiJson<api::ExtractRequest>,
+) -> ApiResult<Json<api::ExtractResponse>> {
+    let metrics = std::sync::Arc::clone(&s.metrics);
+    let done = run(&s, &caller, move |e| ops::extract(&e, req)).await?;
+    ops::count_extraction(&metrics, &done);
+    Ok(Json(done))
+}
+
 /// Deletes expired records now, in the whole store (admin key). Reads already hide them;
 /// this frees their space.
 #[utoipa::path(post, path = "/v1/purge", tag = "admin",

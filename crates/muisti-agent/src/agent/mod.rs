@@ -290,23 +290,7 @@ impl Agent {
             model = self.inner.provider.model()
         )
         .entered();
-        guard::check(&self.inner.guards, GuardTarget::Message, message)?;
-        let block = self.recall(message, conversation_id);
-        if !block.is_empty() {
-            guard::check(&self.inner.guards, GuardTarget::Memory, &block.text)?;
-            if let Some(m) = &self.inner.memory {
-                m.notify(Event::Recalled {
-                    partition: m.partition(&Namespace::default_ns()),
-                    keys: block
-                        .keys
-                        .iter()
-                        .filter_map(|k| muisti::Key::new(k.as_str()).ok())
-                        .collect(),
-                    count: block.keys.len(),
-                    bytes: block.text.len(),
-                });
-            }
-        }
+        let block = self.context_in(message, conversation_id)?;
         // The latest `history` messages within HISTORY_BYTES, starting at a user message
         // (Anthropic requires the first message to be the user's).
         let mut start = history.len().saturating_sub(self.inner.history);
@@ -338,6 +322,35 @@ impl Agent {
         };
         self.save_run(&mut run)?;
         self.drive(&mut run, on_text)
+    }
+
+    /// The memory block for `message`, as every prompt of this agent gets it: the
+    /// message's guards, the recall (the user's declarative entries first), the block's
+    /// guards, and the `memory.recalled` event. What the OpenAI-compatible proxy puts into
+    /// a request.
+    pub fn context(&self, message: &str) -> Result<Block> {
+        self.context_in(message, None)
+    }
+
+    fn context_in(&self, message: &str, conversation_id: Option<&str>) -> Result<Block> {
+        guard::check(&self.inner.guards, GuardTarget::Message, message)?;
+        let block = self.recall(message, conversation_id);
+        if !block.is_empty() {
+            guard::check(&self.inner.guards, GuardTarget::Memory, &block.text)?;
+            if let Some(m) = &self.inner.memory {
+                m.notify(Event::Recalled {
+                    partition: m.partition(&Namespace::default_ns()),
+                    keys: block
+                        .keys
+                        .iter()
+                        .filter_map(|k| muisti::Key::new(k.as_str()).ok())
+                        .collect(),
+                    count: block.keys.len(),
+                    bytes: block.text.len(),
+                });
+            }
+        }
+        Ok(block)
     }
 
     /// The memories to inject: the user's declarative entries, the conversation's

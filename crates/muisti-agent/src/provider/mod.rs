@@ -6,11 +6,13 @@ mod anthropic;
 mod openai;
 mod sse;
 mod transport;
+mod upstream;
 
 use std::{fmt, str::FromStr, sync::Arc, time::Duration};
 
 pub use anthropic::Anthropic;
 pub use openai::OpenAi;
+pub use upstream::{Streamed, Upstream, content_text};
 
 use crate::{AgentError, ChatRequest, ChatResponse, Result};
 

@@ -146,6 +146,9 @@ impl AddRequest {
                     ),
                 ));
             }
+            if m.content.trim().is_empty() {
+                return Err(Error::invalid("messages", format!("message {i} is empty")));
+            }
             if m.content.len() > MAX_MESSAGE_BYTES {
                 return Err(Error::invalid(
                     "messages",
@@ -368,7 +371,7 @@ impl Engine {
         let now = self.clock.now();
         let mut puts = Vec::new();
         let mut said = Vec::new();
-        for m in req.messages.iter().filter(|m| !m.content.trim().is_empty()) {
+        for m in &req.messages {
             let mut put = Put::new(
                 self.partition(&req.namespace),
                 None,

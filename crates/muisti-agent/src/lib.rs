@@ -31,6 +31,7 @@ mod facts;
 mod guard;
 mod inject;
 mod judge;
+mod manager;
 mod message;
 pub mod provider;
 mod tool;
@@ -46,6 +47,9 @@ pub use facts::{FACT_ATTEMPTS, FACTS_SYSTEM, LlmFactExtractor, facts_schema};
 pub use guard::Guard;
 pub use inject::{Block, MAX_BLOCK_BYTES, MEMORY_HEADER, USER_HEADER};
 pub use judge::{JUDGE_SYSTEM, LlmJudge};
+pub use manager::{
+    Command, MANAGER_MAX_STEPS, MANAGER_SYSTEM, Managed, Manager, ManagerAction, actor,
+};
 pub use message::{
     ChatRequest, ChatResponse, FinishReason, JsonSchema, Message, Role, ToolCall, ToolSpec, Usage,
 };

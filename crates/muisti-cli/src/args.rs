@@ -246,6 +246,34 @@ pub(crate) enum Command {
         #[arg(long)]
         exact_only: bool,
     },
+    /// Remember a conversation: the lasting facts it states about the user, each added,
+    /// updating or retracting an entry, or waiting for confirmation, as the declarative
+    /// rules decide (offline extractor here; with --server, the server's); with --no-infer
+    /// each message stored as said. Messages from --message ROLE:TEXT (repeatable) or
+    /// --file (a JSON array of {role, content, name?, created_at?}; - reads stdin).
+    Extract {
+        /// Whose memory.
+        #[arg(long = "user")]
+        user_id: String,
+        /// A message as ROLE:TEXT (user, assistant, system or tool); repeatable, in order.
+        #[arg(long = "message", short = 'm', value_name = "ROLE:TEXT")]
+        messages: Vec<String>,
+        /// A JSON file of messages (- for stdin).
+        #[arg(long, value_name = "FILE", conflicts_with = "messages")]
+        file: Option<String>,
+        /// Store each message as said instead of extracting facts.
+        #[arg(long)]
+        no_infer: bool,
+        /// The agent in the conversation.
+        #[arg(long = "agent")]
+        agent_id: Option<String>,
+        /// The conversation.
+        #[arg(long = "session")]
+        session_id: Option<String>,
+        /// The namespace (default `default`).
+        #[arg(short = 'n', long = "namespace")]
+        namespace: Option<String>,
+    },
     /// Bring an archived memory back from the archive (text, vector, full-text entry).
     Restore {
         /// A memory id (ULID).
@@ -334,6 +362,10 @@ pub(crate) enum Command {
     /// Talk to a model (OpenAI-compatible or Anthropic) with memory recalled into every
     /// prompt: an interactive session, or one message with --message.
     Chat(chat::ChatArgs),
+    /// Carry out a natural-language command over a user's memory with the memory manager
+    /// (a model with tools: search, get, list, remember, update, forget, graph, stats):
+    /// "forget my old address", "what do you know about my job?". Deletes need --yes.
+    Manage(chat::ManageArgs),
     /// Print the OpenAPI 3.1 document of the REST API.
     Openapi,
     /// Measure the store.

@@ -63,6 +63,9 @@ pub(crate) trait Memories {
     fn maintenance(&self, req: MaintenanceRequest) -> Result<MaintenanceReport>;
     /// Brings an archived memory back.
     fn restore(&self, id: &str) -> Result<Memory>;
+    /// Remembers a conversation (facts, or messages as said).
+    fn extract(&self, req: muisti_client::ExtractRequest)
+    -> Result<muisti_client::ExtractResponse>;
     /// A user's memories grouped by topic.
     fn clusters(&self, p: ClusterParams) -> Result<Clusters>;
     /// One page of a cluster's memories.
@@ -229,6 +232,13 @@ impl Memories for Local {
         Ok(ops::graph_merge(&self.0, m)?)
     }
 
+    fn extract(
+        &self,
+        req: muisti_client::ExtractRequest,
+    ) -> Result<muisti_client::ExtractResponse> {
+        Ok(ops::extract(&self.0, req)?)
+    }
+
     fn maintenance(&self, req: MaintenanceRequest) -> Result<MaintenanceReport> {
         let mut bar = crate::progress_bar("maintaining users");
         let report = ops::maintenance(&self.0, req, &mut bar);
@@ -381,6 +391,15 @@ impl Memories for Remote {
 
     fn graph_merge(&self, m: GraphMerge) -> Result<GraphEntity> {
         Ok(self.0.graph_merge(&m)?)
+    }
+
+    fn extract(
+        &self,
+        req: muisti_client::ExtractRequest,
+    ) -> Result<muisti_client::ExtractResponse> {
+        // The same checks as the server, before the request goes.
+        ops::add_request(req.clone())?;
+        Ok(self.0.extract_memories(&req)?)
     }
 
     fn maintenance(&self, req: MaintenanceRequest) -> Result<MaintenanceReport> {

@@ -352,3 +352,85 @@ pub(crate) fn chat(cli: &Cli, args: &ChatArgs) -> Result<ExitCode> {
     }
     Ok(ExitCode::SUCCESS)
 }
+
+/// `muisti manage` options.
+#[derive(Args, Debug)]
+pub(crate) struct ManageArgs {
+    /// What to do, in natural language ("forget my old address").
+    command: String,
+
+    /// Whose memory.
+    #[arg(long = "user", value_name = "USER")]
+    user_id: String,
+
+    /// Carry out deletes without asking (without it they are listed, not done).
+    #[arg(long)]
+    yes: bool,
+
+    /// The namespace (default `default`).
+    #[arg(short = 'n', long = "namespace")]
+    namespace: Option<String>,
+
+    /// Wire protocol: openai or anthropic.
+    #[arg(long, env = "MUISTI_LLM_PROVIDER", default_value = "openai")]
+    provider: String,
+
+    /// API base URL [default: the provider's public API].
+    #[arg(long, env = "MUISTI_LLM_URL", value_name = "URL")]
+    base_url: Option<String>,
+
+    /// Model name (required unless --server is given).
+    #[arg(long, env = "MUISTI_LLM_MODEL", value_name = "NAME")]
+    model: Option<String>,
+
+    /// Seconds before a model call is abandoned.
+    #[arg(long, default_value_t = 120, value_name = "SECS")]
+    timeout: u64,
+}
+
+/// `muisti manage`: the memory manager in this process, or a server's `/v1/manage`.
+pub(crate) fn manage(cli: &Cli, args: &ManageArgs) -> Result<ExitCode> {
+    let req = api::ManageRequest {
+        command: args.command.clone(),
+        user_id: args.user_id.clone(),
+        namespace: args.namespace.clone(),
+        yes: Some(args.yes),
+    };
+    // The server's rules, checked here for a local run as for a remote one.
+    let command = muisti_server::chat::manage_command(&req)
+        .map_err(|e| muisti::Error::invalid("manage", e.message))?;
+    let reply = match &cli.server {
+        Some(url) => muisti_client::Client::new(url)?
+            .with_key(cli.api_key.clone())
+            .manage(&req)?,
+        None => {
+            let Some(model) = &args.model else {
+                bail!("--model NAME is required (or MUISTI_LLM_MODEL), unless --server is given");
+            };
+            let mut config = ProviderConfig::new(args.provider.parse::<ProviderKind>()?, model);
+            if let Some(url) = &args.base_url {
+                config = config.base_url(url);
+            }
+            config.timeout = Duration::from_secs(args.timeout.max(1));
+            let tenant = Tenant::new(cli.tenant())?;
+            let engine = crate::open(cli, OnModelMismatch::Error)?.with_tenant(tenant);
+            let done = muisti_agent::Manager::new(config.connect()?).run(&engine, &command)?;
+            muisti_server::chat::managed_out(done)
+        }
+    };
+    if cli.json {
+        crate::print_json(&reply)?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    outln!("{}", reply.answer)?;
+    for a in &reply.actions {
+        outln!("  did {} {}", a.tool, a.arguments)?;
+    }
+    if !reply.pending.is_empty() {
+        for a in &reply.pending {
+            outln!("  waits for --yes: {} {}", a.tool, a.arguments)?;
+        }
+        eprintln!("nothing was deleted: run the command again with --yes to carry out the deletes");
+    }
+    Ok(ExitCode::SUCCESS)
+}

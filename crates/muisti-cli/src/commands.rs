@@ -282,6 +282,41 @@ pub(crate) fn run(m: &dyn Memories, command: Command, json: bool) -> Result<Exit
             }
             Ok(ExitCode::SUCCESS)
         }
+        Command::Extract {
+            user_id,
+            messages,
+            file,
+            no_infer,
+            agent_id,
+            session_id,
+            namespace,
+        } => {
+            let req = muisti_client::ExtractRequest {
+                messages: conversation(&messages, file.as_deref())?,
+                user_id,
+                agent_id,
+                session_id,
+                namespace,
+                infer: Some(!no_infer),
+            };
+            let done = m.extract(req)?;
+            if json {
+                print_json(&done)?;
+            } else {
+                for r in &done.results {
+                    let was = r
+                        .previous_memory
+                        .as_ref()
+                        .map(|p| format!(" (was: {p})"))
+                        .unwrap_or_default();
+                    outln!("{:<21} {} {}: {}{was}", r.event, r.id, r.kind, r.memory)?;
+                }
+                if done.results.is_empty() {
+                    outln!("no facts found")?;
+                }
+            }
+            Ok(ExitCode::SUCCESS)
+        }
         Command::Restore { id } => {
             let restored = m.restore(&id)?;
             if json {
@@ -444,6 +479,7 @@ pub(crate) fn run(m: &dyn Memories, command: Command, json: bool) -> Result<Exit
         | Command::Mcp
         | Command::Keys { .. }
         | Command::Chat(_)
+        | Command::Manage(_)
         | Command::Openapi
         | Command::Bench { .. } => bail!("not a memory command"),
     }
@@ -623,4 +659,42 @@ fn kv(m: &dyn Memories, command: KvCommand, json: bool) -> Result<ExitCode> {
             Ok(ExitCode::SUCCESS)
         }
     }
+}
+
+/// The messages of `muisti extract`: each `ROLE:TEXT`, or a JSON file (or stdin) of
+/// messages.
+fn conversation(
+    given: &[String],
+    file: Option<&str>,
+) -> Result<Vec<muisti_client::ExtractMessage>> {
+    if let Some(path) = file {
+        let text = if path == "-" {
+            std::io::read_to_string(std::io::stdin())?
+        } else {
+            std::fs::read_to_string(path).map_err(|e| anyhow::anyhow!("cannot read {path}: {e}"))?
+        };
+        return serde_json::from_str(&text).map_err(|e| {
+            muisti::Error::invalid(
+                "file",
+                format!("not a JSON array of {{role, content, name?, created_at?}}: {e}"),
+            )
+            .into()
+        });
+    }
+    given
+        .iter()
+        .map(|m| match m.split_once(':') {
+            Some((role, text)) => Ok(muisti_client::ExtractMessage {
+                role: role.trim().to_owned(),
+                content: text.trim().to_owned(),
+                name: None,
+                created_at: None,
+            }),
+            None => Err(muisti::Error::invalid(
+                "message",
+                format!("{m:?} is not ROLE:TEXT (user:I moved to Porto)"),
+            )
+            .into()),
+        })
+        .collect()
 }

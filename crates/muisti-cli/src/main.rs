@@ -184,6 +184,8 @@ fn namespace_arg(command: &Command) -> Option<&NsArg> {
         | Command::Keys { .. }
         | Command::Openapi
         | Command::Chat(_)
+        | Command::Manage(_)
+        | Command::Extract { .. }
         | Command::Purge
         | Command::Maintain { .. }
         | Command::Restore { .. }
@@ -328,6 +330,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
         Command::Serve(args) => return serve::serve(&cli, args),
         Command::Keys { command } => return serve::keys(&cli, command),
         Command::Chat(args) => return chat::chat(&cli, args),
+        Command::Manage(args) => return chat::manage(&cli, args),
         _ => {}
     }
     let tenant = Tenant::new(&cli.tenant)?;

@@ -600,6 +600,20 @@ impl Client {
         self.send_json("POST", "/v1/graph/entities/merge", merge)
     }
 
+    /// Remembers a conversation: the facts in it, each decided by the declarative rules,
+    /// or each message as said (`POST /v1/memories/extract`).
+    pub fn extract_memories(
+        &self,
+        req: &api::ExtractRequest,
+    ) -> Result<api::ExtractResponse, ClientError> {
+        self.send_json("POST", "/v1/memories/extract", req)
+    }
+
+    /// Carries out a natural-language command over a user's memory (`POST /v1/manage`).
+    pub fn manage(&self, req: &api::ManageRequest) -> Result<api::ManageReply, ClientError> {
+        self.send_json("POST", "/v1/manage", req)
+    }
+
     /// The relations matching a triple pattern.
     pub fn graph_relations(
         &self,

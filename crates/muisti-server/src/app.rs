@@ -552,6 +552,7 @@ pub fn router(state: AppState, config: &ServerConfig, mcp_stop: CancellationToke
         .route("/v1/chat/stream", post(chat::chat_stream))
         .route("/v1/memories/extract", post(rest::extract_memories))
         .route("/v1/chat/completions", post(crate::proxy::chat_completions))
+        .route("/v1/manage", post(chat::manage))
         .layer(middleware::from_fn_with_state(state.clone(), authenticate))
         .layer(DefaultBodyLimit::max(config.body_limit));
     Router::new()

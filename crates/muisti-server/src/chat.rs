@@ -312,3 +312,76 @@ pub async fn chat_stream(
     });
     Ok(Sse::new(events).into_response())
 }
+
+/// The manager's command a request asks for: the one check of its fields on every face
+/// (`POST /v1/manage`, `muisti manage` in both modes).
+pub fn manage_command(req: &api::ManageRequest) -> ApiResult<muisti_agent::Command> {
+    if req.command.trim().is_empty() {
+        return Err(ApiError::invalid("command must not be empty"));
+    }
+    if req.command.len() > muisti_agent::MAX_MESSAGE_BYTES {
+        return Err(ApiError::invalid(format!(
+            "command must be at most {} bytes",
+            muisti_agent::MAX_MESSAGE_BYTES
+        )));
+    }
+    muisti::check_owner_field("user_id", &Some(req.user_id.clone()))?;
+    Ok(muisti_agent::Command {
+        text: req.command.clone(),
+        user_id: req.user_id.clone(),
+        namespace: crate::ops::namespace(req.namespace.as_deref())?,
+        yes: req.yes.unwrap_or(false),
+    })
+}
+
+/// What the manager did, on the wire.
+pub fn managed_out(done: muisti_agent::Managed) -> api::ManageReply {
+    let action = |a: muisti_agent::ManagerAction| api::ManageAction {
+        tool: a.tool,
+        arguments: a.arguments,
+        result: a.result,
+    };
+    api::ManageReply {
+        answer: done.answer,
+        actions: done.actions.into_iter().map(action).collect(),
+        pending: done.pending.into_iter().map(action).collect(),
+        usage: api::ModelUsage {
+            calls: done.calls,
+            input_tokens: done.usage.input_tokens,
+            output_tokens: done.usage.output_tokens,
+        },
+    }
+}
+
+/// Carries out a natural-language command over the user's memory (the memory manager):
+/// the model searches, reads, remembers, updates and deletes through tools, every change
+/// recorded in the memory's history with the command as the actor. Deletes are done only
+/// with `yes`; otherwise they come back as `pending`.
+#[utoipa::path(post, path = "/v1/manage", tag = "chat",
+    request_body = api::ManageRequest,
+    responses((status = 200, body = api::ManageReply),
+        (status = 400, body = api::ErrorBody),
+        (status = 404, description = "The server has no model (`chat_not_configured`)", body = api::ErrorBody),
+        (status = 422, body = api::ErrorBody),
+        (status = 502, description = "The model failed (`provider_unavailable`, `provider_auth`, `step_limit`)", body = api::ErrorBody),
+        (status = 503, description = "The model is rate limiting (`provider_rate_limited`)", body = api::ErrorBody)))]
+pub async fn manage(
+    State(s): State<AppState>,
+    caller: Caller,
+    ApiJson(req): ApiJson<api::ManageRequest>,
+) -> ApiResult<Json<api::ManageReply>> {
+    let service = service(&s)?;
+    let command = manage_command(&req)?;
+    let engine = s.engine.with_tenant(caller.tenant);
+    let done = blocking(move || {
+        muisti_agent::Manager::new(Arc::clone(service.provider())).run(&engine, &command)
+    })
+    .await?;
+    s.metrics.model_usage(
+        "manage",
+        u64::from(done.calls),
+        done.usage.input_tokens,
+        done.usage.output_tokens,
+    );
+    Ok(Json(managed_out(done)))
+}

@@ -38,7 +38,8 @@ impl utoipa::Modify for BearerAuth {
         crate::rest::kv_forget, crate::rest::kv_all, crate::rest::kv_flush, crate::rest::stats,
         crate::rest::purge, crate::rest::maintain, crate::rest::maintenance, crate::rest::end_conversation, crate::rest::confirm_proposal, crate::rest::list_conversations, crate::rest::get_conversation, crate::rest::delete_conversation, crate::rest::reject_proposal, crate::rest::list_proposals, crate::rest::memory_history, crate::rest::graph_entities, crate::rest::graph_merge, crate::rest::graph_relations, crate::rest::reindex, crate::rest::job, crate::rest::create_key, crate::rest::list_keys,
         crate::rest::revoke_key, crate::rest::extract_memories, crate::rest::healthz, crate::rest::readyz, crate::rest::metrics,
-        crate::chat::chat, crate::chat::chat_stream),
+        crate::chat::chat, crate::chat::chat_stream, crate::chat::manage,
+        crate::proxy::chat_completions),
     modifiers(&BearerAuth),
     security(("bearer" = [])),
     tags((name = "memories", description = "Store, read, change and delete memories"),
@@ -308,6 +309,16 @@ mod exact {
                 json!({"message": "Book my usual seat to Lisbon", "long_term_memory": 5}),
             ),
             (
+                "ExtractRequest",
+                json!({"user_id": "alice", "messages": [
+                    {"role": "user", "content": "I moved to Porto last month, and I'm vegetarian."},
+                    {"role": "assistant", "content": "Noted! Any dinner plans?"}]}),
+            ),
+            (
+                "ManageRequest",
+                json!({"command": "forget my old address", "user_id": "alice"}),
+            ),
+            (
                 "ErrorBody",
                 json!({"error": {"code": "invalid_input", "message": "content must not be empty"}}),
             ),
@@ -413,6 +424,24 @@ mod exact {
                 }
             }
         }
+        // A conversation to remember: 1-200 messages of the four roles, never blank.
+        if let Some(m) = doc.pointer_mut("/components/schemas/ExtractRequest/properties/messages") {
+            m["minItems"] = json!(1);
+            m["maxItems"] = json!(muisti::facts::MAX_MESSAGES);
+        }
+        if let Some(r) = doc.pointer_mut("/components/schemas/ExtractMessage/properties/role") {
+            r["enum"] = json!(["user", "assistant", "system", "tool"]);
+        }
+        if let Some(n) = doc.pointer_mut("/components/schemas/ExtractMessage/properties/name") {
+            apply(
+                n,
+                &json!({"pattern": NO_CONTROL_PATTERN, "minLength": 1, "maxLength": 256}),
+            );
+        }
+        // A manager's command is never blank.
+        if let Some(c) = doc.pointer_mut("/components/schemas/ManageRequest/properties/command") {
+            c["not"] = json!({"type": "string", "pattern": blank_pattern()});
+        }
         // Every error code the server sends.
         if let Some(code) = doc.pointer_mut("/components/schemas/ErrorDetail/properties/code") {
             code["enum"] = json!(muisti_client::api::ERROR_CODES);
@@ -447,6 +476,18 @@ mod exact {
                     "401": {"description": "No valid API key"},
                     "422": {"description": "Invalid namespace or key"}
                 }
+            });
+        }
+        // The proxy answers an OpenAI chat completion, or its stream of chunks.
+        if let Some(ok) = paths
+            .get_mut("/v1/chat/completions")
+            .and_then(|p| p.pointer_mut("/post/responses/200"))
+        {
+            let description = ok["description"].clone();
+            *ok = json!({
+                "description": description,
+                "content": {"application/json": {"schema": {"type": "object"}},
+                    "text/event-stream": {"schema": {"type": "string"}}}
             });
         }
         // The stream is server-sent events, not a JSON object.
@@ -502,6 +543,8 @@ mod tests {
                 "NewKey" => parses::<api::NewKey>(example),
                 "ReindexRequest" => parses::<api::ReindexRequest>(example),
                 "ChatMessage" => parses::<api::ChatMessage>(example),
+                "ExtractRequest" => parses::<api::ExtractRequest>(example),
+                "ManageRequest" => parses::<api::ManageRequest>(example),
                 "ErrorBody" => parses::<api::ErrorBody>(example),
                 other => Err(format!("no wire type for {other}")),
             };

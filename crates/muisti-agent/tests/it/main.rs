@@ -3,6 +3,7 @@
 
 mod conversations;
 mod facts;
+mod manager;
 mod prompt;
 mod providers;
 mod scopes;

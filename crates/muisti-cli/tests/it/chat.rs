@@ -450,3 +450,85 @@ fn json_output_is_the_reply_record_only() {
     // Whole answers were asked for: no streaming when the output is one JSON record.
     assert!(body(&server.requests()[0]).get("stream").is_none());
 }
+
+/// An OpenAI answer calling `tool` with `args`.
+fn tool_call(tool: &str, args: Value) -> Reply {
+    Reply::json(
+        200,
+        json!({
+            "id": "c", "object": "chat.completion", "model": "m",
+            "choices": [{"index": 0, "finish_reason": "tool_calls", "message": {
+                "role": "assistant", "content": null,
+                "tool_calls": [{"id": "call_1", "type": "function",
+                    "function": {"name": tool, "arguments": args.to_string()}}]}}],
+        })
+        .to_string(),
+    )
+}
+
+#[test]
+fn manage_carries_out_a_command_and_deletes_only_with_yes() {
+    let home = tempfile::tempdir().expect("temp dir");
+    let h = home.path();
+    let made: Value = serde_json::from_str(&ok(muisti(
+        h,
+        &[
+            "remember",
+            "Ana's old address is 12 Rua Augusta",
+            "--user",
+            "ana",
+            "--json",
+        ],
+    )))
+    .expect("json");
+    let id = made["id"].as_str().expect("id").to_owned();
+    let script = || {
+        Server::start(vec![
+            tool_call("search", json!({"query": "old address"})),
+            tool_call("forget", json!({"id": id})),
+            llm::openai_reply("Your old address is deleted."),
+        ])
+    };
+    for yes in [false, true] {
+        let model = script();
+        let url = model.base_url();
+        let mut args = vec![
+            "manage",
+            "forget my old address",
+            "--user",
+            "ana",
+            "--model",
+            "m",
+            "--base-url",
+            &url,
+        ];
+        if yes {
+            args.push("--yes");
+        }
+        let out = chat(h, &args, "", &[]);
+        assert!(out.status.success(), "{}", stderr(&out));
+        let text = stdout(&out);
+        assert!(text.starts_with("Your old address is deleted."), "{text}");
+        assert!(text.contains("did search"), "{text}");
+        let found = muisti(h, &["get", &id]);
+        if yes {
+            assert!(text.contains("did forget"), "{text}");
+            assert_eq!(found.status.code(), Some(1), "deleted: {}", stderr(&found));
+        } else {
+            assert!(text.contains("waits for --yes: forget"), "{text}");
+            assert!(stderr(&out).contains("--yes"), "{}", stderr(&out));
+            assert!(found.status.success(), "kept without --yes");
+        }
+    }
+    // No model, no server: a usage error before anything runs.
+    let out = chat(h, &["manage", "forget it", "--user", "ana"], "", &[]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(stderr(&out).contains("--model"), "{}", stderr(&out));
+    let out = chat(
+        h,
+        &["manage", "  ", "--user", "ana", "--model", "m"],
+        "",
+        &[],
+    );
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+}

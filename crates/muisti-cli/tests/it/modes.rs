@@ -210,6 +210,48 @@ fn every_command_prints_the_same_locally_and_through_a_server() {
             vec!["kv", "flush", "-n", "remote"],
         ),
         (vec!["forget", &made[0]], vec!["forget", &made[1]]),
+        // A conversation: facts (added, then found again), or messages as said.
+        (
+            vec![
+                "extract",
+                "--user",
+                "el",
+                "-m",
+                "user:I live in Oslo and I like tea",
+            ],
+            vec![
+                "extract",
+                "--user",
+                "er",
+                "-m",
+                "user:I live in Oslo and I like tea",
+            ],
+        ),
+        (
+            vec![
+                "extract",
+                "--user",
+                "nl",
+                "--no-infer",
+                "-m",
+                "user:see you",
+                "-m",
+                "assistant:bye",
+            ],
+            vec![
+                "extract",
+                "--user",
+                "nr",
+                "--no-infer",
+                "-m",
+                "user:see you",
+                "-m",
+                "assistant:bye",
+            ],
+        ),
+        same(&["extract", "--user", "ex", "-m", "robot:hello"]),
+        same(&["extract", "--user", "ex", "-m", "no role here"]),
+        same(&["extract", "--user", "ex"]),
     ];
     for (local, remote) in cases {
         for json in [false, true] {
@@ -253,6 +295,8 @@ fn every_command_prints_the_same_locally_and_through_a_server() {
         &["search", "x", "-k", "0"],
         &["search", "x", "--min-score", "7"],
         &["remember", "x", "--ttl", "99999999999"],
+        &["extract", "--user", "u", "-m", "user:   "],
+        &["extract", "--user", "", "-m", "user:I like tea"],
     ] {
         for prefix in [&[][..], &server[..]] {
             let mut all = prefix.to_vec();

@@ -659,7 +659,7 @@ impl Engine {
             new,
             source: m.source.clone(),
             confidence: m.confidence,
-            actor: actor(m),
+            actor: self.actor.clone().unwrap_or_else(|| actor(m)),
             at: self.clock.now(),
         };
         // A delete comes after the entry's last version.

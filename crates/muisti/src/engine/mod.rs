@@ -166,6 +166,7 @@ impl EngineBuilder {
             lifetimes: self.lifetimes,
             conflict_judge: None,
             fact_extractor: None,
+            actor: None,
             graph_extraction: self.graph,
             graph_interval: self.graph_interval,
             graph_worker: None,
@@ -249,6 +250,9 @@ pub struct Engine {
     pub(crate) conflict_judge: Option<Arc<dyn crate::declarative::ConflictJudge>>,
     /// Reads facts from conversations (none: the offline extractor).
     pub(crate) fact_extractor: Option<Arc<dyn crate::facts::FactExtractor>>,
+    /// Who acts, when the caller says (the memory manager's command): every change this
+    /// engine makes is recorded in the changed memory's history with it as the actor.
+    pub(crate) actor: Option<String>,
     /// How memories are read into the graph.
     pub(crate) graph_extraction: crate::graph::GraphExtraction,
     /// How often a conversation is read into the graph.
@@ -315,6 +319,16 @@ impl Engine {
     pub fn with_conflict_judge(&self, judge: Arc<dyn crate::declarative::ConflictJudge>) -> Self {
         Self {
             conflict_judge: Some(judge),
+            ..self.clone()
+        }
+    }
+
+    /// The same engine acting as `actor` (for example the memory manager's command): every
+    /// write, update and delete it makes, of any memory, is recorded in that memory's
+    /// history ([`Engine::history`]) with `actor` as who made it.
+    pub fn with_actor(&self, actor: impl Into<String>) -> Self {
+        Self {
+            actor: Some(actor.into()),
             ..self.clone()
         }
     }
@@ -392,6 +406,14 @@ impl Engine {
         }
         let w = self.put_embedded(put)?;
         self.extract_later(&[&w]);
+        if self.actor.is_some() && w.status == WriteStatus::Created {
+            self.record(
+                &w.memory,
+                crate::declarative::HistoryEvent::Add,
+                None,
+                Some(w.memory.text().into_owned()),
+            )?;
+        }
         Ok(w)
     }
 
@@ -532,7 +554,16 @@ impl Engine {
             ));
         }
         if !declarative {
-            return self.update_unchecked(req);
+            let m = self.update_unchecked(req)?;
+            if self.actor.is_some() {
+                self.record(
+                    &m,
+                    crate::declarative::HistoryEvent::Update,
+                    Some(current.text().into_owned()),
+                    Some(m.text().into_owned()),
+                )?;
+            }
+            return Ok(m);
         }
         if req
             .patch
@@ -752,7 +783,7 @@ impl Engine {
         }
         if let Some(m) = &target
             && deleted
-            && m.scope == MemoryScope::Declarative
+            && (m.scope == MemoryScope::Declarative || self.actor.is_some())
         {
             self.record(
                 m,

@@ -37,6 +37,9 @@ const PATHS: &[(&str, &[&str])] = &[
     ("/v1/admin/keys/{}", &["DELETE"]),
     ("/v1/chat", &["POST"]),
     ("/v1/chat/stream", &["POST"]),
+    ("/v1/chat/completions", &["POST"]),
+    ("/v1/manage", &["POST"]),
+    ("/v1/memories/extract", &["POST"]),
     ("/mcp", &["POST", "GET", "DELETE"]),
     ("/healthz", &["GET"]),
     ("/readyz", &["GET"]),
@@ -49,6 +52,11 @@ const PATHS: &[(&str, &[&str])] = &[
 /// Field names the API reads, so that generated objects reach its validators.
 const FIELDS: &[&str] = &[
     "content",
+    "messages",
+    "role",
+    "infer",
+    "command",
+    "yes",
     "key",
     "namespace",
     "user_id",

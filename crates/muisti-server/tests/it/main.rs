@@ -6,6 +6,7 @@
 mod chat;
 mod cross_tenant;
 mod hostile;
+mod memorize;
 mod proxy;
 mod rest;
 mod tenancy;

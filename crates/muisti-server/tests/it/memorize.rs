@@ -1,0 +1,231 @@
+//! `POST /v1/memories/extract`, `POST /v1/manage` and the MCP tool `remember_conversation`:
+//! the decisions over HTTP, the error shape, tenants kept apart, the model's extraction
+//! and the manager against a scripted model.
+
+use muisti::Namespace;
+use muisti_server::ConfigLayer;
+use muisti_testkit::{
+    http::{Reply, Server as Scripted},
+    llm::openai_reply,
+};
+use serde_json::{Value, json};
+
+use crate::{JSON, TestServer, raw};
+
+fn post(s: &TestServer, path: &str, body: &Value, auth: Option<&str>) -> crate::Raw {
+    let bearer = auth.map(|k| format!("Bearer {k}"));
+    let mut headers = vec![JSON];
+    if let Some(b) = &bearer {
+        headers.push(("authorization", b.as_str()));
+    }
+    raw("POST", &s.url(path), &headers, Some(&body.to_string()))
+}
+
+fn events(r: &crate::Raw) -> Vec<String> {
+    r.body["results"]
+        .as_array()
+        .expect("results")
+        .iter()
+        .map(|x| x["event"].as_str().unwrap_or_default().to_owned())
+        .collect()
+}
+
+#[test]
+fn extract_decides_each_fact_over_http() {
+    let s = TestServer::open();
+    let said = |text: &str| json!({"user_id": "ana", "messages": [
+        {"role": "user", "content": text, "created_at": "2024-05-14T09:30:00Z"}]});
+    let r = post(&s, "/v1/memories/extract", &said("I live in Lisbon and I like jazz."), None);
+    assert_eq!(r.status, 200, "{}", r.body);
+    assert_eq!(events(&r), ["ADD", "ADD"]);
+    assert_eq!(r.body["extractor"], "offline");
+    assert_eq!(r.body["usage"]["calls"], 0);
+    assert_eq!(r.body["results"][0]["type"], "fact");
+    assert_eq!(r.body["results"][0]["speaker"], "user");
+    let r = post(&s, "/v1/memories/extract", &said("I moved to Porto last month."), None);
+    assert_eq!(events(&r), ["UPDATE"], "{}", r.body);
+    assert_eq!(r.body["results"][0]["previous_memory"], "I live in Lisbon");
+    assert_eq!(r.body["results"][0]["at"], "2024-04-14T00:00:00.000Z");
+    let r = post(&s, "/v1/memories/extract", &said("I don't like jazz anymore."), None);
+    assert_eq!(events(&r), ["DELETE"], "{}", r.body);
+    let r = post(
+        &s,
+        "/v1/memories/extract",
+        &json!({"user_id": "ana", "messages": [
+            {"role": "assistant", "content": "Since you're a nurse, nights must be hard."}]}),
+        None,
+    );
+    assert_eq!(events(&r), ["CONFIRMATION_REQUIRED"], "{}", r.body);
+    let proposal = r.body["results"][0]["id"].as_str().expect("id").to_owned();
+    let confirmed = post(&s, &format!("/v1/proposals/{proposal}/confirm"), &json!({}), None);
+    assert_eq!(confirmed.status, 201, "{}", confirmed.body);
+    let entries: Vec<String> = s
+        .engine
+        .declarative_entries(&Namespace::default_ns(), "ana")
+        .expect("entries")
+        .iter()
+        .map(|m| m.text().into_owned())
+        .collect();
+    assert_eq!(entries.len(), 2, "{entries:?}");
+    // Without inference: the messages as said.
+    let r = post(
+        &s,
+        "/v1/memories/extract",
+        &json!({"user_id": "ana", "infer": false, "messages": [
+            {"role": "user", "content": "see you at 5", "name": "Ana"}]}),
+        None,
+    );
+    assert_eq!(events(&r), ["ADD"]);
+    assert_eq!(r.body["results"][0]["type"], "conversation");
+    assert_eq!(r.body["results"][0]["speaker"], "Ana");
+    assert!(r.body.get("extractor").is_none());
+    // The metrics count the decisions.
+    let m = raw("GET", &s.url("/metrics"), &[], None);
+    let text = m.body.as_str().expect("text");
+    assert!(text.contains("muisti_extracted_facts_total{event=\"UPDATE\"} 1"), "{text}");
+}
+
+#[test]
+fn bad_extract_requests_get_the_error_shape_and_write_nothing() {
+    let s = TestServer::open();
+    let before = s.engine.stats().expect("stats").total;
+    for (body, status) in [
+        (json!({"user_id": "a", "messages": []}), 422),
+        (json!({"user_id": "a", "messages": [{"role": "robot", "content": "x"}]}), 422),
+        (json!({"user_id": "a", "messages": [{"role": "user", "content": "  "}]}), 422),
+        (json!({"user_id": "", "messages": [{"role": "user", "content": "I like tea"}]}), 422),
+        (json!({"user_id": "a", "messages": [{"role": "user", "content": "x", "created_at": "May"}]}), 422),
+        (json!({"user_id": "a", "namespace": "_muisti.history", "messages": [{"role": "user", "content": "x"}]}), 422),
+        (json!({"user_id": "a", "messages": [{"role": "user", "content": "x"}], "tenant": "b"}), 422),
+        (json!({"messages": [{"role": "user", "content": "x"}]}), 422),
+        (json!({"user_id": "a", "messages": "I like tea"}), 422),
+    ] {
+        let r = post(&s, "/v1/memories/extract", &body, None);
+        assert_eq!(r.status, status, "{body}: {}", r.body);
+        r.code();
+    }
+    assert_eq!(s.engine.stats().expect("stats").total, before);
+}
+
+#[test]
+fn a_tenants_extraction_stays_in_its_tenant() {
+    let mut keys = Vec::new();
+    let s = TestServer::start_with(ConfigLayer::default(), |ring| {
+        keys.push(ring.create("acme", false, None).expect("key"));
+        keys.push(ring.create("globex", false, None).expect("key"));
+    });
+    let body = json!({"user_id": "ana", "messages": [{"role": "user", "content": "I live in Oslo."}]});
+    let r = post(&s, "/v1/memories/extract", &body, Some(&keys[0].key));
+    assert_eq!(r.status, 200, "{}", r.body);
+    let tenant = |t: &str| s.engine.with_tenant(muisti::Tenant::new(t).expect("tenant"));
+    let count = |t: &str| {
+        tenant(t)
+            .declarative_entries(&Namespace::default_ns(), "ana")
+            .expect("entries")
+            .len()
+    };
+    assert_eq!((count("acme"), count("globex")), (1, 0));
+    // The same words in the other tenant are news there, not a restatement.
+    let r = post(&s, "/v1/memories/extract", &body, Some(&keys[1].key));
+    assert_eq!(events(&r), ["ADD"]);
+}
+
+/// An OpenAI answer calling `tool` with `args`.
+fn calls(tool: &str, args: Value) -> Reply {
+    Reply::json(
+        200,
+        json!({"id": "c", "object": "chat.completion", "model": "m",
+            "choices": [{"index": 0, "finish_reason": "tool_calls", "message": {
+                "role": "assistant", "content": null,
+                "tool_calls": [{"id": "call_1", "type": "function",
+                    "function": {"name": tool, "arguments": args.to_string()}}]}}],
+            "usage": {"prompt_tokens": 30, "completion_tokens": 5, "total_tokens": 35}})
+        .to_string(),
+    )
+}
+
+#[test]
+fn the_model_extracts_and_manages_when_the_server_has_one() {
+    let facts = json!({"facts": [{"text": "I live in Lisbon", "type": "fact", "message": 0,
+        "retract": false, "inferred": false, "confidence": null, "date": null}]});
+    let model = Scripted::start(vec![
+        openai_reply(&facts.to_string()),
+        calls("search", json!({"query": "where do I live"})),
+        openai_reply("You live in Lisbon."),
+    ]);
+    let s = TestServer::start_with(
+        ConfigLayer {
+            llm_base_url: Some(model.base_url()),
+            llm_model: Some("m".into()),
+            llm_judge_conflicts: Some(false),
+            ..ConfigLayer::default()
+        },
+        |_| {},
+    );
+    let r = post(
+        &s,
+        "/v1/memories/extract",
+        &json!({"user_id": "ana", "messages": [{"role": "user", "content": "Lisbon is home."}]}),
+        None,
+    );
+    assert_eq!(r.status, 200, "{}", r.body);
+    assert_eq!(events(&r), ["ADD"]);
+    assert_eq!(r.body["extractor"], "openai:m");
+    assert_eq!(r.body["usage"]["calls"], 1);
+    assert_eq!(r.body["usage"]["input_tokens"], 11);
+    let r = post(
+        &s,
+        "/v1/manage",
+        &json!({"command": "where do I live?", "user_id": "ana"}),
+        None,
+    );
+    assert_eq!(r.status, 200, "{}", r.body);
+    assert_eq!(r.body["answer"], "You live in Lisbon.");
+    assert_eq!(r.body["actions"][0]["tool"], "search");
+    assert!(
+        r.body["actions"][0]["result"].as_str().is_some_and(|t| t.contains("I live in Lisbon")),
+        "{}",
+        r.body
+    );
+    assert_eq!(r.body["pending"], json!([]));
+    assert_eq!(r.body["usage"]["calls"], 2);
+    let m = raw("GET", &s.url("/metrics"), &[], None);
+    let text = m.body.as_str().expect("text");
+    assert!(text.contains("muisti_model_calls_total{operation=\"extract\"} 1"), "{text}");
+    assert!(text.contains("muisti_model_calls_total{operation=\"manage\"} 2"), "{text}");
+    assert!(
+        text.contains("muisti_model_tokens_total{operation=\"manage\",kind=\"input\"} 41"),
+        "{text}"
+    );
+    // A blank command is refused before the model is asked.
+    let r = post(&s, "/v1/manage", &json!({"command": " ", "user_id": "ana"}), None);
+    assert_eq!(r.status, 422, "{}", r.body);
+    // Without a model, the manager is off.
+    let s = TestServer::open();
+    let r = post(&s, "/v1/manage", &json!({"command": "hi", "user_id": "ana"}), None);
+    assert_eq!(r.status, 404);
+    assert_eq!(r.code(), "chat_not_configured");
+}
+
+#[test]
+fn mcp_remembers_a_conversation() {
+    let s = TestServer::open();
+    let accept = ("accept", "application/json, text/event-stream");
+    let version = ("mcp-protocol-version", "2025-06-18");
+    let init = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}"#;
+    let r = raw("POST", &s.url("/mcp"), &[JSON, accept], Some(init));
+    assert_eq!(r.status, 200, "{:?}", r.body);
+    let call = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {
+        "name": "remember_conversation", "arguments": {"user_id": "ana", "messages": [
+            {"role": "user", "content": "Always answer in Portuguese."}]}}});
+    let r = raw(
+        "POST",
+        &s.url("/mcp"),
+        &[JSON, accept, version],
+        Some(&call.to_string()),
+    );
+    assert_eq!(r.status, 200, "{:?}", r.body);
+    let done = &r.body["result"]["structuredContent"];
+    assert_eq!(done["results"][0]["event"], "ADD", "{}", r.body);
+    assert_eq!(done["results"][0]["type"], "rule");
+}

@@ -82,7 +82,7 @@ fn serve(stream: TcpStream) -> std::io::Result<()> {
     }
 }
 
-fn instant_model() -> Result<SocketAddr> {
+pub(crate) fn instant_model() -> Result<SocketAddr> {
     let listener = TcpListener::bind("127.0.0.1:0").context("binding the instant model")?;
     let addr = listener.local_addr()?;
     thread::spawn(move || {
@@ -95,11 +95,11 @@ fn instant_model() -> Result<SocketAddr> {
     Ok(addr)
 }
 
-fn pct(sorted: &[f64], p: f64) -> f64 {
+pub(crate) fn pct(sorted: &[f64], p: f64) -> f64 {
     sorted[((sorted.len() as f64 - 1.0) * p).round() as usize]
 }
 
-fn time<T>(samples: &mut Vec<f64>, f: impl FnOnce() -> Result<T>) -> Result<T> {
+pub(crate) fn time<T>(samples: &mut Vec<f64>, f: impl FnOnce() -> Result<T>) -> Result<T> {
     let t = Instant::now();
     let out = f()?;
     samples.push(t.elapsed().as_secs_f64() * 1000.0);

@@ -24,6 +24,28 @@ pub(crate) enum BenchCommand {
         #[arg(long)]
         errors: bool,
     },
+    /// The fact extractor on labelled conversations (default: the repository's): fact
+    /// precision and recall, dates, and the decisions against each conversation's prior
+    /// memory, per split (`tune`, where the patterns were chosen; `test`, held out).
+    Extract {
+        /// The corpus: one JSON object per line (`prior`, `messages`, `facts`, `split`).
+        #[arg(long, default_value = "crates/muisti/tests/data/fact-extraction.jsonl")]
+        data: std::path::PathBuf,
+    },
+    /// What the OpenAI-compatible proxy adds to a chat completion: the same requests sent
+    /// straight to an instant model on loopback and through `muisti serve`'s
+    /// `/v1/chat/completions` (default store: a fresh SQLite file).
+    Proxy {
+        /// Memories of the one user the requests name.
+        #[arg(long, default_value_t = 10_000)]
+        memories: usize,
+        /// Messages to time (each sent both ways).
+        #[arg(long, default_value_t = 300)]
+        messages: usize,
+        /// What the proxy remembers of each exchange: extract, messages or off.
+        #[arg(long, default_value = "extract")]
+        remember: String,
+    },
     /// Precision and recall of the offline graph extractor's facts and entities on a
     /// labelled corpus of conversations (default: the repository's).
     GraphExtract {
@@ -256,7 +278,7 @@ fn http_target(
     let engine = muisti::Engine::builder(muisti::open_store(&url)?)
         .embedder(embedder)
         .build()?;
-    Ok(crate::http_bench::Target::Local(engine))
+    Ok(crate::http_bench::Target::Local(Box::new(engine)))
 }
 
 /// A temporary directory for a bench's store, removed when the bench ends or is stopped with
@@ -423,6 +445,25 @@ pub(crate) fn run(cmd: &BenchCommand, cli: &crate::Cli, json: bool) -> Result<()
             return Ok(());
         }
         BenchCommand::GraphExtract { data, names } => return graph_extract(data, names, json),
+        BenchCommand::Extract { data } => return fact_extract(data, json),
+        BenchCommand::Proxy {
+            memories,
+            messages,
+            remember,
+        } => {
+            let dir = bench_dir()?;
+            let url = match store {
+                Some(u) => u.to_owned(),
+                None => format!("sqlite://{}/proxy.db", dir.path().display()),
+            };
+            let embedder = muisti::embedder_from_spec(cli.embedder(), cli.embed_url.as_deref())?;
+            let engine = muisti::Engine::builder(muisti::open_store(&url)?)
+                .embedder(embedder)
+                .build()?;
+            let report = crate::proxy_bench::run(engine, *memories, (*messages).max(1), remember)?;
+            outln!("{}", serde_json::to_string_pretty(&report)?)?;
+            return Ok(());
+        }
         BenchCommand::Duplicates { data, errors } => {
             let embedder = muisti::embedder_from_spec(cli.embedder(), cli.embed_url.as_deref())?;
             return duplicates(data, embedder, *errors, json);
@@ -1154,6 +1195,56 @@ fn graph_bench(engine: &muisti::Engine, edges: usize, queries: usize) -> Result<
 }
 
 /// `muisti bench graph-extract`: the offline extractor's figures on a labelled corpus.
+/// `muisti bench extract`: the offline fact extractor on each split of the corpus.
+fn fact_extract(data: &std::path::Path, json: bool) -> Result<()> {
+    use muisti::facts::{OfflineExtractor, eval};
+    let corpus: Vec<eval::LabelledConversation> = read_labelled(data, "labelled conversations")?;
+    let mut all = serde_json::Map::new();
+    for split in ["tune", "test"] {
+        let part: Vec<eval::LabelledConversation> = corpus
+            .iter()
+            .filter(|c| c.split == split)
+            .cloned()
+            .collect();
+        let engine = |_: &eval::LabelledConversation| {
+            muisti::Engine::builder(muisti::open_store("mem://")?).build()
+        };
+        let s = eval::evaluate(
+            &part,
+            &engine,
+            &|_| std::sync::Arc::new(OfflineExtractor),
+            None,
+        )?;
+        if !json {
+            outln!(
+                "{split}: {} conversations; facts precision {:.3} ({} of {} extracted), recall {:.3} (of {} labelled); dates {:.3} ({} of {}); decisions {:.3} ({} of {}) {:?}",
+                s.conversations,
+                s.precision(),
+                s.right,
+                s.found,
+                s.recall(),
+                s.facts,
+                s.date_accuracy(),
+                s.dated_right,
+                s.dated,
+                s.decision_accuracy(),
+                s.decisions_right,
+                s.decisions,
+                s.by_event
+            )?;
+        }
+        all.insert(
+            split.to_owned(),
+            serde_json::json!({"scores": s, "precision": s.precision(), "recall": s.recall(),
+                "date_accuracy": s.date_accuracy(), "decision_accuracy": s.decision_accuracy()}),
+        );
+    }
+    if json {
+        outln!("{}", serde_json::to_string_pretty(&all)?)?;
+    }
+    Ok(())
+}
+
 fn graph_extract(data: &std::path::Path, names: &std::path::Path, json: bool) -> Result<()> {
     use muisti::graph::extract;
     let named: Vec<muisti::graph::LabelledNames> = read_labelled(names, "labelled names")?;

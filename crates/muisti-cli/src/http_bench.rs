@@ -41,7 +41,7 @@ pub(crate) struct Report {
 /// The server under load: one started in this process over an engine, or one running
 /// elsewhere.
 pub(crate) enum Target {
-    Local(Engine),
+    Local(Box<Engine>),
     Remote {
         url: String,
         api_key: Option<String>,
@@ -124,6 +124,7 @@ fn with_server<R>(
     let users = users_for(memories);
     match target {
         Target::Local(engine) => {
+            let engine = *engine;
             let ns = Namespace::new("bench")?;
             let partition = Partition::new(engine.tenant().clone(), ns);
             eprintln!("seeding {memories} memories");

@@ -15,6 +15,7 @@ mod chat;
 mod commands;
 mod http_bench;
 mod locomo;
+mod proxy_bench;
 mod remote;
 mod scale;
 mod serve;

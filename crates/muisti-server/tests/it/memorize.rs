@@ -33,20 +33,37 @@ fn events(r: &crate::Raw) -> Vec<String> {
 #[test]
 fn extract_decides_each_fact_over_http() {
     let s = TestServer::open();
-    let said = |text: &str| json!({"user_id": "ana", "messages": [
-        {"role": "user", "content": text, "created_at": "2024-05-14T09:30:00Z"}]});
-    let r = post(&s, "/v1/memories/extract", &said("I live in Lisbon and I like jazz."), None);
+    let said = |text: &str| {
+        json!({"user_id": "ana", "messages": [
+        {"role": "user", "content": text, "created_at": "2024-05-14T09:30:00Z"}]})
+    };
+    let r = post(
+        &s,
+        "/v1/memories/extract",
+        &said("I live in Lisbon and I like jazz."),
+        None,
+    );
     assert_eq!(r.status, 200, "{}", r.body);
     assert_eq!(events(&r), ["ADD", "ADD"]);
     assert_eq!(r.body["extractor"], "offline");
     assert_eq!(r.body["usage"]["calls"], 0);
     assert_eq!(r.body["results"][0]["type"], "fact");
     assert_eq!(r.body["results"][0]["speaker"], "user");
-    let r = post(&s, "/v1/memories/extract", &said("I moved to Porto last month."), None);
+    let r = post(
+        &s,
+        "/v1/memories/extract",
+        &said("I moved to Porto last month."),
+        None,
+    );
     assert_eq!(events(&r), ["UPDATE"], "{}", r.body);
     assert_eq!(r.body["results"][0]["previous_memory"], "I live in Lisbon");
     assert_eq!(r.body["results"][0]["at"], "2024-04-14T00:00:00.000Z");
-    let r = post(&s, "/v1/memories/extract", &said("I don't like jazz anymore."), None);
+    let r = post(
+        &s,
+        "/v1/memories/extract",
+        &said("I don't like jazz anymore."),
+        None,
+    );
     assert_eq!(events(&r), ["DELETE"], "{}", r.body);
     let r = post(
         &s,
@@ -57,7 +74,12 @@ fn extract_decides_each_fact_over_http() {
     );
     assert_eq!(events(&r), ["CONFIRMATION_REQUIRED"], "{}", r.body);
     let proposal = r.body["results"][0]["id"].as_str().expect("id").to_owned();
-    let confirmed = post(&s, &format!("/v1/proposals/{proposal}/confirm"), &json!({}), None);
+    let confirmed = post(
+        &s,
+        &format!("/v1/proposals/{proposal}/confirm"),
+        &json!({}),
+        None,
+    );
     assert_eq!(confirmed.status, 201, "{}", confirmed.body);
     let entries: Vec<String> = s
         .engine
@@ -82,7 +104,10 @@ fn extract_decides_each_fact_over_http() {
     // The metrics count the decisions.
     let m = raw("GET", &s.url("/metrics"), &[], None);
     let text = m.body.as_str().expect("text");
-    assert!(text.contains("muisti_extracted_facts_total{event=\"UPDATE\"} 1"), "{text}");
+    assert!(
+        text.contains("muisti_extracted_facts_total{event=\"UPDATE\"} 1"),
+        "{text}"
+    );
 }
 
 #[test]
@@ -91,12 +116,30 @@ fn bad_extract_requests_get_the_error_shape_and_write_nothing() {
     let before = s.engine.stats().expect("stats").total;
     for (body, status) in [
         (json!({"user_id": "a", "messages": []}), 422),
-        (json!({"user_id": "a", "messages": [{"role": "robot", "content": "x"}]}), 422),
-        (json!({"user_id": "a", "messages": [{"role": "user", "content": "  "}]}), 422),
-        (json!({"user_id": "", "messages": [{"role": "user", "content": "I like tea"}]}), 422),
-        (json!({"user_id": "a", "messages": [{"role": "user", "content": "x", "created_at": "May"}]}), 422),
-        (json!({"user_id": "a", "namespace": "_muisti.history", "messages": [{"role": "user", "content": "x"}]}), 422),
-        (json!({"user_id": "a", "messages": [{"role": "user", "content": "x"}], "tenant": "b"}), 422),
+        (
+            json!({"user_id": "a", "messages": [{"role": "robot", "content": "x"}]}),
+            422,
+        ),
+        (
+            json!({"user_id": "a", "messages": [{"role": "user", "content": "  "}]}),
+            422,
+        ),
+        (
+            json!({"user_id": "", "messages": [{"role": "user", "content": "I like tea"}]}),
+            422,
+        ),
+        (
+            json!({"user_id": "a", "messages": [{"role": "user", "content": "x", "created_at": "May"}]}),
+            422,
+        ),
+        (
+            json!({"user_id": "a", "namespace": "_muisti.history", "messages": [{"role": "user", "content": "x"}]}),
+            422,
+        ),
+        (
+            json!({"user_id": "a", "messages": [{"role": "user", "content": "x"}], "tenant": "b"}),
+            422,
+        ),
         (json!({"messages": [{"role": "user", "content": "x"}]}), 422),
         (json!({"user_id": "a", "messages": "I like tea"}), 422),
     ] {
@@ -114,10 +157,14 @@ fn a_tenants_extraction_stays_in_its_tenant() {
         keys.push(ring.create("acme", false, None).expect("key"));
         keys.push(ring.create("globex", false, None).expect("key"));
     });
-    let body = json!({"user_id": "ana", "messages": [{"role": "user", "content": "I live in Oslo."}]});
+    let body =
+        json!({"user_id": "ana", "messages": [{"role": "user", "content": "I live in Oslo."}]});
     let r = post(&s, "/v1/memories/extract", &body, Some(&keys[0].key));
     assert_eq!(r.status, 200, "{}", r.body);
-    let tenant = |t: &str| s.engine.with_tenant(muisti::Tenant::new(t).expect("tenant"));
+    let tenant = |t: &str| {
+        s.engine
+            .with_tenant(muisti::Tenant::new(t).expect("tenant"))
+    };
     let count = |t: &str| {
         tenant(t)
             .declarative_entries(&Namespace::default_ns(), "ana")
@@ -183,7 +230,9 @@ fn the_model_extracts_and_manages_when_the_server_has_one() {
     assert_eq!(r.body["answer"], "You live in Lisbon.");
     assert_eq!(r.body["actions"][0]["tool"], "search");
     assert!(
-        r.body["actions"][0]["result"].as_str().is_some_and(|t| t.contains("I live in Lisbon")),
+        r.body["actions"][0]["result"]
+            .as_str()
+            .is_some_and(|t| t.contains("I live in Lisbon")),
         "{}",
         r.body
     );
@@ -191,18 +240,34 @@ fn the_model_extracts_and_manages_when_the_server_has_one() {
     assert_eq!(r.body["usage"]["calls"], 2);
     let m = raw("GET", &s.url("/metrics"), &[], None);
     let text = m.body.as_str().expect("text");
-    assert!(text.contains("muisti_model_calls_total{operation=\"extract\"} 1"), "{text}");
-    assert!(text.contains("muisti_model_calls_total{operation=\"manage\"} 2"), "{text}");
+    assert!(
+        text.contains("muisti_model_calls_total{operation=\"extract\"} 1"),
+        "{text}"
+    );
+    assert!(
+        text.contains("muisti_model_calls_total{operation=\"manage\"} 2"),
+        "{text}"
+    );
     assert!(
         text.contains("muisti_model_tokens_total{operation=\"manage\",kind=\"input\"} 41"),
         "{text}"
     );
     // A blank command is refused before the model is asked.
-    let r = post(&s, "/v1/manage", &json!({"command": " ", "user_id": "ana"}), None);
+    let r = post(
+        &s,
+        "/v1/manage",
+        &json!({"command": " ", "user_id": "ana"}),
+        None,
+    );
     assert_eq!(r.status, 422, "{}", r.body);
     // Without a model, the manager is off.
     let s = TestServer::open();
-    let r = post(&s, "/v1/manage", &json!({"command": "hi", "user_id": "ana"}), None);
+    let r = post(
+        &s,
+        "/v1/manage",
+        &json!({"command": "hi", "user_id": "ana"}),
+        None,
+    );
     assert_eq!(r.status, 404);
     assert_eq!(r.code(), "chat_not_configured");
 }

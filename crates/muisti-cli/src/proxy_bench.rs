@@ -29,6 +29,13 @@ pub(crate) struct Report {
     proxy_p99_ms: f64,
     /// `proxy_p50_ms - direct_p50_ms`.
     overhead_p50_ms: f64,
+    /// Of the proxy's work, in this process without HTTP: the memory block for a message
+    /// (`Agent::context`: the user's declarative entries, recall, guards).
+    context_p50_ms: f64,
+    /// Of that: `Engine::recall` of the message for the user (limit 3).
+    recall_p50_ms: f64,
+    /// Of that: the user's declarative entries (`Engine::declarative_entries`).
+    declarative_p50_ms: f64,
     /// Mean memories the proxy put into a request.
     recalled_mean: f64,
 }
@@ -115,6 +122,39 @@ pub(crate) fn run(
         anyhow::ensure!(status == 200, "the proxy answered {status}");
         recalled += n;
     }
+    // The block alone, as the proxy makes it, without HTTP.
+    let agent = muisti_agent::Agent::builder()
+        .memory(engine.clone())
+        .provider(
+            muisti_agent::ProviderConfig::new(muisti_agent::ProviderKind::OpenAi, "instant")
+                .base_url(format!("http://{model}/v1"))
+                .api_key(None)
+                .connect()?,
+        )
+        .recall_filter(muisti::Filter {
+            user_id: Some(USER.into()),
+            ..muisti::Filter::default()
+        })
+        .build()?;
+    let mut context = Vec::new();
+    for _ in 0..messages {
+        let q = question(&mut rng);
+        time(&mut context, || Ok(agent.context(&q)?))?;
+    }
+    context.sort_by(f64::total_cmp);
+    let (mut rec, mut decl) = (Vec::new(), Vec::new());
+    for _ in 0..messages {
+        let q = question(&mut rng);
+        time(&mut rec, || {
+            let mut req = muisti::RecallRequest::new(ns.clone(), q.as_str(), 3);
+            req.filter.user_id = Some(USER.into());
+            Ok(engine.recall(&req)?)
+        })?;
+        time(&mut decl, || Ok(engine.declarative_entries(&ns, USER)?))?;
+    }
+    rec.sort_by(f64::total_cmp);
+    decl.sort_by(f64::total_cmp);
+
     let _ = stop.send(());
     let _ = runtime.block_on(running);
     direct.sort_by(f64::total_cmp);
@@ -128,6 +168,9 @@ pub(crate) fn run(
         proxy_p50_ms: pct(&proxied, 0.5),
         proxy_p99_ms: pct(&proxied, 0.99),
         overhead_p50_ms: pct(&proxied, 0.5) - pct(&direct, 0.5),
+        context_p50_ms: pct(&context, 0.5),
+        recall_p50_ms: pct(&rec, 0.5),
+        declarative_p50_ms: pct(&decl, 0.5),
         recalled_mean: recalled as f64 / messages.max(1) as f64,
     })
 }

@@ -161,26 +161,31 @@ pub async fn chat_completions(
     let upstream = Arc::clone(service.upstream());
     let p = read(body, &headers)?;
     let engine = s.engine.with_tenant(caller.tenant);
-    let prepared = {
-        let engine = engine.clone();
-        let service = Arc::clone(&service);
-        let (message, user, body) = (p.message.clone(), p.user.clone(), p.body);
-        let model = upstream.model().to_owned();
-        crate::chat::blocking(move || {
-            let agent = service.agent(
-                engine,
-                &api::ChatMessage {
-                    message: message.clone(),
-                    user_id: user,
-                    ..api::ChatMessage::default()
-                },
-            )?;
-            let block = agent.context(&message)?;
-            Ok((with_memory(body, &block, &model), block.keys.len()))
-        })
-        .await?
-    };
-    let (body, recalled) = prepared;
+    let stream_it = p.stream;
+    let (message, user) = (p.message.clone(), p.user.clone());
+    let model = upstream.model().to_owned();
+    let up = Arc::clone(&upstream);
+    let context_engine = engine.clone();
+    // One blocking task: the block, then (answered whole) the upstream call.
+    let (body, recalled, whole) = crate::chat::blocking(move || {
+        let agent = service.agent(
+            context_engine,
+            &api::ChatMessage {
+                message: message.clone(),
+                user_id: user,
+                ..api::ChatMessage::default()
+            },
+        )?;
+        let block = agent.context(&message)?;
+        let body = with_memory(p.body, &block, &model);
+        let whole = if stream_it {
+            None
+        } else {
+            Some(up.complete(&body)?)
+        };
+        Ok((body, block.keys.len(), whole))
+    })
+    .await?;
     let remember = Remember {
         state: s.clone(),
         engine,
@@ -188,11 +193,9 @@ pub async fn chat_completions(
         session: p.session,
         message: p.message,
     };
-    if p.stream {
+    let Some((answer, usage)) = whole else {
         return Ok(stream(upstream, body, recalled, remember));
-    }
-    let up = Arc::clone(&upstream);
-    let (answer, usage) = crate::chat::blocking(move || up.complete(&body)).await?;
+    };
     s.metrics
         .model_usage("proxy", 1, usage.input_tokens, usage.output_tokens);
     let text = answer

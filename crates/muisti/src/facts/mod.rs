@@ -1,8 +1,9 @@
 //! Memory from conversations (mem0's `add(messages, infer)`), in the engine over the store
 //! contract, so every backend carries it.
 //!
-//! * `infer = false`: each message is stored as it was said, one memory per message (its
-//!   role and speaker in the metadata, its time as `valid_from`).
+//! * `infer = false`: each user and assistant message is stored as it was said, one memory
+//!   per message (its role and speaker in the metadata, its time as `valid_from`; system
+//!   prompts and tool results are not stored).
 //! * `infer = true`: a [`FactExtractor`] (the offline [`OfflineExtractor`], or a model
 //!   through `muisti_agent::LlmFactExtractor`) reads the messages and proposes
 //!   [`Candidate`]s: a text, its type, the message that states it (attribution), its time
@@ -371,7 +372,12 @@ impl Engine {
         let now = self.clock.now();
         let mut puts = Vec::new();
         let mut said = Vec::new();
-        for m in &req.messages {
+        // What was said: system prompts and tool results are no memory of the user's.
+        for m in req
+            .messages
+            .iter()
+            .filter(|m| matches!(m.role.as_str(), "user" | "assistant"))
+        {
             let mut put = Put::new(
                 self.partition(&req.namespace),
                 None,

@@ -194,7 +194,11 @@ fn without_inference_each_message_is_stored_as_said() {
         let report = engine
             .add_messages(&AddRequest::new(
                 "mika",
-                vec![first, assistant("Spring is a lovely time for Kyoto.")],
+                vec![
+                    ChatMessage::new("system", "You are a travel agent."),
+                    first,
+                    assistant("Spring is a lovely time for Kyoto."),
+                ],
                 false,
             ))
             .expect("add");

@@ -298,6 +298,7 @@ pub(crate) fn run(m: &dyn Memories, command: Command, json: bool) -> Result<Exit
                 session_id,
                 namespace,
                 infer: Some(!no_infer),
+                background: None,
             };
             let done = m.extract(req)?;
             if json {

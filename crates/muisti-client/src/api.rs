@@ -1304,6 +1304,21 @@ pub struct ExtractRequest {
     /// Extract facts (default true) or store each message as said.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub infer: Option<bool>,
+    /// Queue the messages and answer at once (202): they are read for facts with the
+    /// conversation's (`session_id`) other queued messages once enough have gathered or it
+    /// has been quiet a while (the server's `extract_after_messages`,
+    /// `extract_quiet_secs`). Only with inference.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub background: Option<bool>,
+}
+
+/// Messages queued for extraction in the background (`202` of
+/// `POST /v1/memories/extract` with `background`).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(ToSchema))]
+pub struct ExtractQueued {
+    /// Messages queued by this request.
+    pub queued: usize,
 }
 
 /// What became of one fact (or message).

@@ -664,6 +664,7 @@ impl MuistiMcp {
             session_id: a.session_id,
             namespace: a.namespace,
             infer: a.infer,
+            background: None,
         };
         let done = self.run(&ctx, move |e| ops::extract(&e, req)).await?;
         structured(&done)

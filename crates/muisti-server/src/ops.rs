@@ -1015,6 +1015,12 @@ pub fn add_request(req: api::ExtractRequest) -> Result<muisti::facts::AddRequest
         infer: req.infer.unwrap_or(true),
     };
     add.validate()?;
+    if req.background == Some(true) && !add.infer {
+        return Err(Error::conflicting(
+            "background",
+            "background extraction reads facts: it needs infer true",
+        ));
+    }
     Ok(add)
 }
 

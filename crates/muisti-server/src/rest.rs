@@ -596,22 +596,33 @@ pub async fn maintenance(
 /// Remembers a conversation (mem0's `add(messages, infer)`): with `infer` (the default)
 /// the lasting facts it states about the user are extracted (by the server's model when it
 /// has one and `--llm-extract-facts` is on, else by the offline extractor) and each is
-/// decided by the declarative rules; without, each message is stored as said.
+/// decided by the declarative rules; without, each message is stored as said. With
+/// `background`, the messages are queued and read later with the conversation's others
+/// (debounced), and the answer is 202 at once.
 #[utoipa::path(post, path = "/v1/memories/extract", tag = "memories",
     request_body = api::ExtractRequest,
     responses((status = 200, body = api::ExtractResponse),
+        (status = 202, description = "With `background`: the messages are queued", body = api::ExtractQueued),
         (status = 400, body = api::ErrorBody),
+        (status = 409, description = "`background` without inference (`conflicting_fields`)", body = api::ErrorBody),
         (status = 422, body = api::ErrorBody),
         (status = 503, description = "The extractor's model could not be reached or never answered in the shape asked (`unavailable`)", body = api::ErrorBody)))]
 pub async fn extract_memories(
     State(s): State<AppState>,
     caller: Caller,
     ApiJson(req): ApiJson<api::ExtractRequest>,
-) -> ApiResult<Json<api::ExtractResponse>> {
+) -> ApiResult<Response> {
+    if req.background == Some(true) {
+        let add = ops::add_request(req)?;
+        let queued = add.messages.len();
+        s.extraction
+            .push(&s.engine.with_tenant(caller.tenant.clone()), add);
+        return Ok((StatusCode::ACCEPTED, Json(api::ExtractQueued { queued })).into_response());
+    }
     let metrics = std::sync::Arc::clone(&s.metrics);
     let done = run(&s, &caller, move |e| ops::extract(&e, req)).await?;
     ops::count_extraction(&metrics, &done);
-    Ok(Json(done))
+    Ok(Json(done).into_response())
 }
 
 /// Deletes expired records now, in the whole store (admin key). Reads already hide them;

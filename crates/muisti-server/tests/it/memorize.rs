@@ -294,3 +294,46 @@ fn mcp_remembers_a_conversation() {
     assert_eq!(done["results"][0]["event"], "ADD", "{}", r.body);
     assert_eq!(done["results"][0]["type"], "rule");
 }
+
+#[test]
+fn background_extraction_answers_at_once_and_reads_later() {
+    let s = TestServer::start_with(
+        ConfigLayer {
+            extract_quiet_secs: Some(0),
+            ..ConfigLayer::default()
+        },
+        |_| {},
+    );
+    let r = post(
+        &s,
+        "/v1/memories/extract",
+        &json!({"user_id": "ana", "background": true, "session_id": "c1",
+            "messages": [{"role": "user", "content": "I work as a pilot."}]}),
+        None,
+    );
+    assert_eq!(r.status, 202, "{}", r.body);
+    assert_eq!(r.body["queued"], 1);
+    let until = std::time::Instant::now() + std::time::Duration::from_secs(5);
+    loop {
+        let n = s
+            .engine
+            .declarative_entries(&Namespace::default_ns(), "ana")
+            .expect("entries")
+            .len();
+        if n == 1 {
+            break;
+        }
+        assert!(std::time::Instant::now() < until, "never read");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    // Without inference there is nothing to read in the background.
+    let r = post(
+        &s,
+        "/v1/memories/extract",
+        &json!({"user_id": "ana", "background": true, "infer": false,
+            "messages": [{"role": "user", "content": "hello"}]}),
+        None,
+    );
+    assert_eq!(r.status, 409, "{}", r.body);
+    assert_eq!(r.code(), "conflicting_fields");
+}

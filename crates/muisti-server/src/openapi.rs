@@ -424,6 +424,48 @@ mod exact {
                 }
             }
         }
+        // Namespaces starting `_muisti.` are the engine's own: every request refuses them
+        // (a response, such as the stats, may name them).
+        let reserved = json!({"not": {"type": "string", "pattern": "^_muisti\\."}});
+        let mut requests: Vec<String> = Vec::new();
+        for item in doc["paths"].as_object().into_iter().flatten() {
+            for op in item.1.as_object().into_iter().flatten() {
+                if let Some(r) =
+                    op.1.pointer("/requestBody/content/application~1json/schema/$ref")
+                        .and_then(Value::as_str)
+                {
+                    requests.push(r.trim_start_matches("#/components/schemas/").to_owned());
+                }
+                for p in op.1["parameters"].as_array().into_iter().flatten() {
+                    if let Some(r) = p.pointer("/schema/$ref").and_then(Value::as_str) {
+                        requests.push(r.trim_start_matches("#/components/schemas/").to_owned());
+                    }
+                }
+            }
+        }
+        for name in &requests {
+            if let Some(ns) =
+                doc.pointer_mut(&format!("/components/schemas/{name}/properties/namespace"))
+            {
+                apply(ns, &reserved);
+            }
+        }
+        if let Some(paths) = doc.get_mut("paths").and_then(Value::as_object_mut) {
+            for item in paths.values_mut() {
+                for op in item.as_object_mut().into_iter().flatten().map(|(_, v)| v) {
+                    for p in op
+                        .get_mut("parameters")
+                        .and_then(Value::as_array_mut)
+                        .into_iter()
+                        .flatten()
+                    {
+                        if p["name"] == "namespace" {
+                            apply(&mut p["schema"], &reserved);
+                        }
+                    }
+                }
+            }
+        }
         // A conversation to remember: 1-200 messages of the four roles, never blank.
         if let Some(m) = doc.pointer_mut("/components/schemas/ExtractRequest/properties/messages") {
             m["minItems"] = json!(1);

@@ -422,7 +422,11 @@ fn hits_out(hits: Vec<muisti::RecallHit>, explain: bool) -> api::RecallResult {
 pub fn similar(engine: &Engine, id: &str, p: api::SimilarParams) -> Result<api::RecallResult> {
     let id = memory_id(id)?;
     let limit = limit(p.limit, 5, MAX_RECALL)?;
-    let namespace = p.namespace.as_deref().map(Namespace::new).transpose()?;
+    let namespace = p
+        .namespace
+        .as_deref()
+        .map(|n| namespace(Some(n)))
+        .transpose()?;
     Ok(hits_out(
         engine.find_similar(id, namespace.as_ref(), limit, muisti::Filter::default())?,
         false,
@@ -527,7 +531,11 @@ pub fn maintenance_options(
     req: api::MaintenanceRequest,
 ) -> Result<muisti::lifecycle::MaintenanceOptions> {
     filter(req.user_id.clone(), None, None)?;
-    let namespace = req.namespace.as_deref().map(Namespace::new).transpose()?;
+    let namespace = req
+        .namespace
+        .as_deref()
+        .map(|n| namespace(Some(n)))
+        .transpose()?;
     let jobs = req
         .jobs
         .iter()

@@ -17,19 +17,8 @@ use crate::Cli;
 /// `muisti chat` options.
 #[derive(Args, Debug)]
 pub(crate) struct ChatArgs {
-    /// Wire protocol: openai (OpenAI, Ollama, vLLM, llama.cpp server, LM Studio) or
-    /// anthropic.
-    #[arg(long, env = "MUISTI_LLM_PROVIDER", default_value = "openai")]
-    provider: String,
-
-    /// API base URL, for example http://127.0.0.1:11434/v1. Default: the provider's public
-    /// API.
-    #[arg(long, env = "MUISTI_LLM_URL", value_name = "URL")]
-    base_url: Option<String>,
-
-    /// Model name (required unless --server is given).
-    #[arg(long, env = "MUISTI_LLM_MODEL", value_name = "NAME")]
-    model: Option<String>,
+    #[command(flatten)]
+    llm: ModelArgs,
 
     /// Continue this conversation (its id is printed when a chat starts).
     #[arg(long, value_name = "ID")]
@@ -72,10 +61,6 @@ pub(crate) struct ChatArgs {
     #[arg(long, value_name = "N")]
     max_tokens: Option<u32>,
 
-    /// Seconds before a model call is abandoned.
-    #[arg(long, default_value_t = 120, value_name = "SECS")]
-    timeout: u64,
-
     /// Wait for whole answers instead of streaming them.
     #[arg(long)]
     no_stream: bool,
@@ -90,18 +75,47 @@ pub(crate) struct ChatArgs {
     resume: Option<String>,
 }
 
-fn agent(engine: Engine, args: &ChatArgs) -> Result<Agent> {
-    let Some(model) = &args.model else {
-        bail!("--model NAME is required (or MUISTI_LLM_MODEL), unless --server is given");
-    };
-    let mut config = ProviderConfig::new(args.provider.parse::<ProviderKind>()?, model);
-    if let Some(url) = &args.base_url {
-        config = config.base_url(url);
+/// The model flags `muisti chat` and `muisti manage` share.
+#[derive(Args, Debug)]
+pub(crate) struct ModelArgs {
+    /// Wire protocol: openai (OpenAI, Ollama, vLLM, llama.cpp server, LM Studio) or
+    /// anthropic.
+    #[arg(long, env = "MUISTI_LLM_PROVIDER", default_value = "openai")]
+    provider: String,
+
+    /// API base URL, for example http://127.0.0.1:11434/v1. Default: the provider's public
+    /// API.
+    #[arg(long, env = "MUISTI_LLM_URL", value_name = "URL")]
+    base_url: Option<String>,
+
+    /// Model name (required unless --server is given).
+    #[arg(long, env = "MUISTI_LLM_MODEL", value_name = "NAME")]
+    model: Option<String>,
+
+    /// Seconds before a model call is abandoned.
+    #[arg(long, default_value_t = 120, value_name = "SECS")]
+    timeout: u64,
+}
+
+impl ModelArgs {
+    /// The model these flags name, connected.
+    fn connect(&self) -> Result<std::sync::Arc<dyn muisti_agent::Provider>> {
+        let Some(model) = &self.model else {
+            bail!("--model NAME is required (or MUISTI_LLM_MODEL), unless --server is given");
+        };
+        let mut config = ProviderConfig::new(self.provider.parse::<ProviderKind>()?, model);
+        if let Some(url) = &self.base_url {
+            config = config.base_url(url);
+        }
+        config.timeout = Duration::from_secs(self.timeout.max(1));
+        Ok(config.connect()?)
     }
-    config.timeout = Duration::from_secs(args.timeout.max(1));
+}
+
+fn agent(engine: Engine, args: &ChatArgs) -> Result<Agent> {
     let mut builder = Agent::builder()
         .memory(engine)
-        .provider(config.connect()?)
+        .provider(args.llm.connect()?)
         .long_term_memory(args.long_term_memory)
         .graph_context(args.graph_facts)
         .recall_filter(muisti::Filter {
@@ -239,8 +253,11 @@ fn remote(cli: &Cli, args: &ChatArgs, url: &str) -> Result<Remote> {
         (!args.blocked_phrases.is_empty(), "--block"),
         (!args.blocked_patterns.is_empty(), "--block-pattern"),
         (args.max_tokens.is_some(), "--max-tokens"),
-        (args.model.is_some(), "--model (or MUISTI_LLM_MODEL)"),
-        (args.base_url.is_some(), "--base-url (or MUISTI_LLM_URL)"),
+        (args.llm.model.is_some(), "--model (or MUISTI_LLM_MODEL)"),
+        (
+            args.llm.base_url.is_some(),
+            "--base-url (or MUISTI_LLM_URL)",
+        ),
     ];
     if let Some((_, flag)) = local_only.iter().find(|(set, _)| *set) {
         bail!("{flag} is set on the server (muisti serve --llm-...); drop it with --server");
@@ -371,21 +388,8 @@ pub(crate) struct ManageArgs {
     #[arg(short = 'n', long = "namespace")]
     namespace: Option<String>,
 
-    /// Wire protocol: openai or anthropic.
-    #[arg(long, env = "MUISTI_LLM_PROVIDER", default_value = "openai")]
-    provider: String,
-
-    /// API base URL [default: the provider's public API].
-    #[arg(long, env = "MUISTI_LLM_URL", value_name = "URL")]
-    base_url: Option<String>,
-
-    /// Model name (required unless --server is given).
-    #[arg(long, env = "MUISTI_LLM_MODEL", value_name = "NAME")]
-    model: Option<String>,
-
-    /// Seconds before a model call is abandoned.
-    #[arg(long, default_value_t = 120, value_name = "SECS")]
-    timeout: u64,
+    #[command(flatten)]
+    llm: ModelArgs,
 }
 
 /// `muisti manage`: the memory manager in this process, or a server's `/v1/manage`.
@@ -404,17 +408,10 @@ pub(crate) fn manage(cli: &Cli, args: &ManageArgs) -> Result<ExitCode> {
             .with_key(cli.api_key.clone())
             .manage(&req)?,
         None => {
-            let Some(model) = &args.model else {
-                bail!("--model NAME is required (or MUISTI_LLM_MODEL), unless --server is given");
-            };
-            let mut config = ProviderConfig::new(args.provider.parse::<ProviderKind>()?, model);
-            if let Some(url) = &args.base_url {
-                config = config.base_url(url);
-            }
-            config.timeout = Duration::from_secs(args.timeout.max(1));
+            let provider = args.llm.connect()?;
             let tenant = Tenant::new(cli.tenant())?;
             let engine = crate::open(cli, OnModelMismatch::Error)?.with_tenant(tenant);
-            let done = muisti_agent::Manager::new(config.connect()?).run(&engine, &command)?;
+            let done = muisti_agent::Manager::new(provider).run(&engine, &command)?;
             muisti_server::chat::managed_out(done)
         }
     };

@@ -46,6 +46,27 @@ pub fn service_unavailable(service: &str, why: &str) {
     println!("skipped: {service} unavailable ({why})");
 }
 
+/// A Python interpreter that can import `module`: `MUISTI_PYTHON`, else `python3` (`.ci/run`
+/// installs the packages the tests use); `None`, with [`service_unavailable`], when it
+/// cannot.
+pub fn python_with(module: &str) -> Option<String> {
+    let py = std::env::var("MUISTI_PYTHON").unwrap_or_else(|_| "python3".into());
+    let ok = std::process::Command::new(&py)
+        .args(["-c", &format!("import {module}")])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success());
+    if ok {
+        return Some(py);
+    }
+    service_unavailable(
+        &format!("python package {module}"),
+        "set MUISTI_PYTHON to a python with it (.ci/run installs it)",
+    );
+    None
+}
+
 /// Every path under `dir`, files and directories, recursively.
 pub fn paths_under(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
     let mut out = Vec::new();

@@ -8,6 +8,7 @@ use std::{
 };
 
 use muisti_client::{Client, NewMemory};
+use muisti_testkit::python_with;
 use serde_json::Value;
 
 use super::{muisti, ok, stderr, stdout};
@@ -301,26 +302,6 @@ fn serve_reads_a_config_file_and_flags_override_it() {
     );
     assert_eq!(out.status.code(), Some(2));
     assert!(stderr(&out).contains("lisen"), "{}", stderr(&out));
-}
-
-/// The python interpreter with the official `mcp` SDK: `MUISTI_PYTHON`, else `python3`.
-fn python_with(module: &str) -> Option<String> {
-    let py = std::env::var("MUISTI_PYTHON").unwrap_or_else(|_| "python3".into());
-    let ok = Command::new(&py)
-        .args(["-c", &format!("import {module}")])
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .status()
-        .is_ok_and(|s| s.success());
-    if ok {
-        Some(py)
-    } else {
-        muisti_testkit::service_unavailable(
-            &format!("python package {module}"),
-            "set MUISTI_PYTHON to a python with it (.ci/run installs it)",
-        );
-        None
-    }
 }
 
 fn check_mcp_session(out: &std::process::Output) {

@@ -4,7 +4,7 @@
 //! it, unchanged.
 
 use std::{
-    process::{Command, Stdio},
+    process::Command,
     time::{Duration, Instant},
 };
 
@@ -344,26 +344,6 @@ fn bad_requests_get_the_error_shape() {
     assert_eq!(r.code(), "chat_not_configured");
 }
 
-/// The python interpreter with the official `openai` SDK: `MUISTI_PYTHON`, else `python3`.
-fn python_with_openai() -> Option<String> {
-    let py = std::env::var("MUISTI_PYTHON").unwrap_or_else(|_| "python3".into());
-    let ok = Command::new(&py)
-        .args(["-c", "import openai"])
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .status()
-        .is_ok_and(|s| s.success());
-    if ok {
-        Some(py)
-    } else {
-        muisti_testkit::service_unavailable(
-            "python package openai",
-            "set MUISTI_PYTHON to a python with it (.ci/run installs it)",
-        );
-        None
-    }
-}
-
 const SDK_SCRIPT: &str = r#"
 import json, sys, openai
 c = openai.OpenAI(base_url=sys.argv[1] + "/v1", api_key="unused-on-loopback", max_retries=0)
@@ -378,7 +358,7 @@ print(json.dumps({"text": r.choices[0].message.content, "stream": parts,
 
 #[test]
 fn the_official_openai_sdk_works_through_the_proxy_unchanged() {
-    let Some(py) = python_with_openai() else {
+    let Some(py) = muisti_testkit::python_with("openai") else {
         return;
     };
     let model = Scripted::start(vec![

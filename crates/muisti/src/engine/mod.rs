@@ -553,18 +553,26 @@ impl Engine {
                 format!("a {scope} memory belongs to a conversation: it keeps a session_id"),
             ));
         }
-        if !declarative {
-            let m = self.update_unchecked(req)?;
-            if self.actor.is_some() {
-                self.record(
-                    &m,
-                    crate::declarative::HistoryEvent::Update,
-                    Some(current.text().into_owned()),
-                    Some(m.text().into_owned()),
-                )?;
-            }
-            return Ok(m);
+        if declarative {
+            Self::declarative_update(&current, &mut req)?;
         }
+        let m = self.update_unchecked(req)?;
+        // A declarative entry's history, or any memory's when an actor is named.
+        if declarative || self.actor.is_some() {
+            self.record(
+                &m,
+                crate::declarative::HistoryEvent::Update,
+                Some(current.text().into_owned()),
+                Some(m.text().into_owned()),
+            )?;
+        }
+        Ok(m)
+    }
+
+    /// The rules of an update of declarative entry `current`: it stays with its user and
+    /// takes no TTL, a new type must be one of the declarative ones, and an edit makes it
+    /// user-stated with no confidence, conditional on the version read.
+    fn declarative_update(current: &Memory, req: &mut UpdateRequest) -> Result<()> {
         if req
             .patch
             .user_id
@@ -590,14 +598,7 @@ impl Engine {
         req.patch.source = Some(muisti_core::Source::UserStated);
         req.patch.confidence = Some(None);
         req.expected_version = Some(req.expected_version.unwrap_or(current.version));
-        let m = self.update_unchecked(req)?;
-        self.record(
-            &m,
-            crate::declarative::HistoryEvent::Update,
-            Some(current.text().into_owned()),
-            Some(m.text().into_owned()),
-        )?;
-        Ok(m)
+        Ok(())
     }
 
     /// [`Engine::update`] without the declarative rules (the declarative write's own

@@ -44,6 +44,23 @@ pub fn openai_stream(pieces: &[&str]) -> Reply {
     Reply::sse(events)
 }
 
+/// An OpenAI chat completion calling `tool` with `args` (usage: 30 prompt, 5 completion
+/// tokens).
+pub fn openai_tool_call(tool: &str, args: serde_json::Value) -> Reply {
+    Reply::json(
+        200,
+        json!({
+            "id": "chatcmpl-1", "object": "chat.completion", "model": "test-model",
+            "choices": [{"index": 0, "finish_reason": "tool_calls", "message": {
+                "role": "assistant", "content": null,
+                "tool_calls": [{"id": format!("call_{tool}"), "type": "function",
+                    "function": {"name": tool, "arguments": args.to_string()}}]}}],
+            "usage": {"prompt_tokens": 30, "completion_tokens": 5, "total_tokens": 35},
+        })
+        .to_string(),
+    )
+}
+
 /// An Anthropic message answering `text` (usage: 12 input, 4 output tokens).
 pub fn anthropic_reply(text: &str) -> Reply {
     Reply::json(

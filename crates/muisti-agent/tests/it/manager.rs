@@ -5,28 +5,12 @@
 use muisti::{Category, Engine, Locator, MemoryScope, Namespace, Put};
 use muisti_agent::{Command, Manager, ProviderKind};
 use muisti_testkit::{
-    http::{Reply, Server},
-    llm::openai_reply,
+    http::Server,
+    llm::{openai_reply, openai_tool_call},
 };
 use serde_json::{Value, json};
 
 use super::{body, provider};
-
-/// An OpenAI answer calling `tool` with `args`.
-fn calls(tool: &str, args: Value) -> Reply {
-    Reply::json(
-        200,
-        json!({
-            "id": "c", "object": "chat.completion", "model": "test-model",
-            "choices": [{"index": 0, "finish_reason": "tool_calls", "message": {
-                "role": "assistant", "content": null,
-                "tool_calls": [{"id": format!("call_{tool}"), "type": "function",
-                    "function": {"name": tool, "arguments": args.to_string()}}]}}],
-            "usage": {"prompt_tokens": 20, "completion_tokens": 5, "total_tokens": 25},
-        })
-        .to_string(),
-    )
-}
 
 fn remember(engine: &Engine, user: &str, text: &str, kind: Option<Category>) -> muisti::Memory {
     let mut put = Put::new(
@@ -73,8 +57,8 @@ fn a_delete_waits_for_yes_and_is_recorded_with_the_command() {
     let keep = remember(&engine, "ana", "I like jazz", Some(Category::Preference));
     let script = || {
         vec![
-            calls("search", json!({"query": "address"})),
-            calls("forget", json!({"id": old.id.to_string()})),
+            openai_tool_call("search", json!({"query": "address"})),
+            openai_tool_call("forget", json!({"id": old.id.to_string()})),
             openai_reply("Your old address is deleted."),
         ]
     };
@@ -93,7 +77,7 @@ fn a_delete_waits_for_yes_and_is_recorded_with_the_command() {
     assert_eq!(done.pending.len(), 1);
     assert_eq!(done.pending[0].tool, "forget");
     assert_eq!(done.calls, 3);
-    assert_eq!(done.usage.input_tokens, 51);
+    assert_eq!(done.usage.input_tokens, 71);
     assert!(exists(&engine, &old), "not deleted without yes");
     // The model was told the delete waits.
     let requests = server.requests();
@@ -152,18 +136,18 @@ fn remember_update_list_get_and_stats_through_the_tools() {
     let engine = Engine::open("mem://").expect("engine");
     let job = remember(&engine, "ana", "I work at Stripe", Some(Category::Fact));
     let server = Server::start(vec![
-        calls(
+        openai_tool_call(
             "remember",
             json!({"text": "I moved to Berlin", "type": "fact"}),
         ),
-        calls(
+        openai_tool_call(
             "update",
             json!({"id": job.id.to_string(), "text": "I work at Spotify"}),
         ),
-        calls("list", json!({"scope": "declarative"})),
-        calls("get", json!({"id": job.id.to_string()})),
-        calls("stats", json!({})),
-        calls("graph", json!({"entity": "Ana"})),
+        openai_tool_call("list", json!({"scope": "declarative"})),
+        openai_tool_call("get", json!({"id": job.id.to_string()})),
+        openai_tool_call("stats", json!({})),
+        openai_tool_call("graph", json!({"entity": "Ana"})),
         openai_reply("Done: noted the move and the new job."),
     ]);
     let manager = Manager::new(provider(ProviderKind::OpenAi, &server));
@@ -209,9 +193,9 @@ fn another_users_memory_is_out_of_reach() {
     let engine = Engine::open("mem://").expect("engine");
     let theirs = remember(&engine, "bo", "Bo's PIN hint is the cat's name", None);
     let server = Server::start(vec![
-        calls("get", json!({"id": theirs.id.to_string()})),
-        calls("forget", json!({"id": theirs.id.to_string()})),
-        calls("search", json!({"query": "PIN hint"})),
+        openai_tool_call("get", json!({"id": theirs.id.to_string()})),
+        openai_tool_call("forget", json!({"id": theirs.id.to_string()})),
+        openai_tool_call("search", json!({"query": "PIN hint"})),
         openai_reply("I found nothing of yours about that."),
     ]);
     let manager = Manager::new(provider(ProviderKind::OpenAi, &server));

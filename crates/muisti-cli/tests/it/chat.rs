@@ -451,21 +451,6 @@ fn json_output_is_the_reply_record_only() {
     assert!(body(&server.requests()[0]).get("stream").is_none());
 }
 
-/// An OpenAI answer calling `tool` with `args`.
-fn tool_call(tool: &str, args: Value) -> Reply {
-    Reply::json(
-        200,
-        json!({
-            "id": "c", "object": "chat.completion", "model": "m",
-            "choices": [{"index": 0, "finish_reason": "tool_calls", "message": {
-                "role": "assistant", "content": null,
-                "tool_calls": [{"id": "call_1", "type": "function",
-                    "function": {"name": tool, "arguments": args.to_string()}}]}}],
-        })
-        .to_string(),
-    )
-}
-
 #[test]
 fn manage_carries_out_a_command_and_deletes_only_with_yes() {
     let home = tempfile::tempdir().expect("temp dir");
@@ -484,8 +469,8 @@ fn manage_carries_out_a_command_and_deletes_only_with_yes() {
     let id = made["id"].as_str().expect("id").to_owned();
     let script = || {
         Server::start(vec![
-            tool_call("search", json!({"query": "old address"})),
-            tool_call("forget", json!({"id": id})),
+            llm::openai_tool_call("search", json!({"query": "old address"})),
+            llm::openai_tool_call("forget", json!({"id": id})),
             llm::openai_reply("Your old address is deleted."),
         ])
     };

@@ -5,8 +5,8 @@
 use muisti::Namespace;
 use muisti_server::ConfigLayer;
 use muisti_testkit::{
-    http::{Reply, Server as Scripted},
-    llm::openai_reply,
+    http::Server as Scripted,
+    llm::{openai_reply, openai_tool_call},
 };
 use serde_json::{Value, json};
 
@@ -177,27 +177,13 @@ fn a_tenants_extraction_stays_in_its_tenant() {
     assert_eq!(events(&r), ["ADD"]);
 }
 
-/// An OpenAI answer calling `tool` with `args`.
-fn calls(tool: &str, args: Value) -> Reply {
-    Reply::json(
-        200,
-        json!({"id": "c", "object": "chat.completion", "model": "m",
-            "choices": [{"index": 0, "finish_reason": "tool_calls", "message": {
-                "role": "assistant", "content": null,
-                "tool_calls": [{"id": "call_1", "type": "function",
-                    "function": {"name": tool, "arguments": args.to_string()}}]}}],
-            "usage": {"prompt_tokens": 30, "completion_tokens": 5, "total_tokens": 35}})
-        .to_string(),
-    )
-}
-
 #[test]
 fn the_model_extracts_and_manages_when_the_server_has_one() {
     let facts = json!({"facts": [{"text": "I live in Lisbon", "type": "fact", "message": 0,
         "retract": false, "inferred": false, "confidence": null, "date": null}]});
     let model = Scripted::start(vec![
         openai_reply(&facts.to_string()),
-        calls("search", json!({"query": "where do I live"})),
+        openai_tool_call("search", json!({"query": "where do I live"})),
         openai_reply("You live in Lisbon."),
     ]);
     let s = TestServer::start_with(

@@ -68,6 +68,20 @@ fn header<'a>(r: &'a crate::Raw, name: &str) -> Option<&'a str> {
         .map(|(_, v)| v.as_str())
 }
 
+/// The text of a streamed answer: its chunks' `delta.content`, in order.
+fn streamed_text(events: &str) -> String {
+    events
+        .lines()
+        .filter_map(|l| l.strip_prefix("data: "))
+        .filter_map(|d| serde_json::from_str::<Value>(d).ok())
+        .filter_map(|v| {
+            v["choices"][0]["delta"]["content"]
+                .as_str()
+                .map(str::to_owned)
+        })
+        .collect()
+}
+
 /// Waits up to five seconds for `done`.
 fn eventually(what: &str, mut done: impl FnMut() -> bool) {
     let until = Instant::now() + Duration::from_secs(5);
@@ -142,20 +156,8 @@ fn a_streamed_answer_passes_through_chunk_by_chunk() {
         r.headers
     );
     let text = r.body.as_str().expect("event stream text");
-    let data: Vec<&str> = text
-        .lines()
-        .filter_map(|l| l.strip_prefix("data: "))
-        .collect();
-    assert_eq!(data.last(), Some(&"[DONE]"), "{text}");
-    let pieces: String = data
-        .iter()
-        .filter_map(|d| serde_json::from_str::<Value>(d).ok())
-        .filter_map(|v| {
-            v["choices"][0]["delta"]["content"]
-                .as_str()
-                .map(str::to_owned)
-        })
-        .collect();
+    assert!(text.trim_end().ends_with("data: [DONE]"), "{text}");
+    let pieces = streamed_text(text);
     assert_eq!(pieces, "Biscuit is a corgi.");
     let sent = body(&model.requests()[0]);
     assert_eq!(sent["stream"], true);
@@ -203,16 +205,7 @@ fn an_anthropic_upstream_is_spoken_to_in_its_own_format() {
         &[],
     );
     let text = r.body.as_str().expect("stream");
-    let pieces: String = text
-        .lines()
-        .filter_map(|l| l.strip_prefix("data: "))
-        .filter_map(|d| serde_json::from_str::<Value>(d).ok())
-        .filter_map(|v| {
-            v["choices"][0]["delta"]["content"]
-                .as_str()
-                .map(str::to_owned)
-        })
-        .collect();
+    let pieces = streamed_text(text);
     assert_eq!(pieces, "Biscuit");
     assert!(text.trim_end().ends_with("data: [DONE]"), "{text}");
 }

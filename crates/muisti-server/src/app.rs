@@ -473,8 +473,9 @@ async fn method_not_allowed() -> ApiError {
 /// The whole HTTP application over `state`; `/mcp` stops its streams when `mcp_stop` fires.
 pub fn router(state: AppState, config: &ServerConfig, mcp_stop: CancellationToken) -> Router {
     let engine = state.engine.clone();
+    let model = state.chat.as_ref().map(|c| Arc::clone(c.provider()));
     let mcp = StreamableHttpService::new(
-        move || Ok(MuistiMcp::http(engine.clone())),
+        move || Ok(MuistiMcp::http(engine.clone(), model.clone())),
         Arc::new(LocalSessionManager::default()),
         StreamableHttpServerConfig::default()
             .with_legacy_session_mode(false)

@@ -54,6 +54,22 @@ pub struct RememberConversationArgs {
     pub infer: Option<bool>,
 }
 
+/// Arguments of `manage`.
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ManageArgs {
+    /// What to do, in natural language ("forget my old address").
+    pub command: String,
+    /// Whose memory.
+    pub user_id: String,
+    /// Namespace (default `default`).
+    #[serde(default)]
+    pub namespace: Option<String>,
+    /// Carry out deletes (default false: they come back as `pending`).
+    #[serde(default)]
+    pub yes: Option<bool>,
+}
+
 /// Arguments of `remember`.
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -349,6 +365,8 @@ pub struct MuistiMcp {
     engine: Engine,
     /// Over HTTP the tenant comes from the request's credential, never from this engine.
     over_http: bool,
+    /// The server's chat model, for `manage` (none: the tool answers that it is off).
+    model: Option<std::sync::Arc<dyn muisti_agent::Provider>>,
     tool_router: ToolRouter<Self>,
 }
 
@@ -379,15 +397,18 @@ impl MuistiMcp {
         Self {
             engine,
             over_http: false,
+            model: None,
             tool_router: Self::tool_router(),
         }
     }
 
-    /// Tools for `/mcp`: each call acts as the tenant its request's credential names.
-    pub fn http(engine: Engine) -> Self {
+    /// Tools for `/mcp`: each call acts as the tenant its request's credential names;
+    /// `model` is the server's chat model, which the `manage` tool asks.
+    pub fn http(engine: Engine, model: Option<std::sync::Arc<dyn muisti_agent::Provider>>) -> Self {
         Self {
             engine,
             over_http: true,
+            model,
             tool_router: Self::tool_router(),
         }
     }
@@ -668,6 +689,46 @@ impl MuistiMcp {
         };
         let done = self.run(&ctx, move |e| ops::extract(&e, req)).await?;
         structured(&done)
+    }
+
+    /// Carries out a natural-language command with the memory manager.
+    #[tool(
+        description = "Carry out a natural-language command over a user's memory (\"forget my old address\", \"what do you know about my job?\") with the memory manager, a model with tools; answers what it did. Deletes are done only with yes true, else returned as pending. Needs the server's chat model."
+    )]
+    async fn manage(
+        &self,
+        Parameters(a): Parameters<ManageArgs>,
+        ctx: RequestContext<RoleServer>,
+    ) -> Result<CallToolResult, McpError> {
+        let req = api::ManageRequest {
+            command: a.command,
+            user_id: a.user_id,
+            namespace: a.namespace,
+            yes: a.yes,
+        };
+        let Some(model) = self.model.clone() else {
+            return Err(McpError::invalid_request(
+                "the manager is off: the server has no chat model (--llm-model)",
+                None,
+            ));
+        };
+        let command = crate::chat::manage_command(&req)
+            .map_err(|e| McpError::invalid_params(e.message, None))?;
+        let engine = self.engine_for(&ctx)?;
+        let done = ops::blocking(move || muisti_agent::Manager::new(model).run(&engine, &command))
+            .await
+            .map_err(|e| McpError::internal_error(e.to_string(), None))?
+            .map_err(|e| match e {
+                muisti_agent::AgentError::Memory(e) => mcp_error(e),
+                muisti_agent::AgentError::InvalidInput { .. } => {
+                    McpError::invalid_params(e.to_string(), None)
+                }
+                other => {
+                    tracing::warn!(error = %other, "the manager's model failed");
+                    McpError::internal_error(other.to_string(), None)
+                }
+            })?;
+        structured(&crate::chat::managed_out(done))
     }
 
     /// A user's entities.

@@ -185,6 +185,8 @@ fn the_model_extracts_and_manages_when_the_server_has_one() {
         openai_reply(&facts.to_string()),
         openai_tool_call("search", json!({"query": "where do I live"})),
         openai_reply("You live in Lisbon."),
+        openai_tool_call("list", json!({})),
+        openai_reply("One memory: you live in Lisbon."),
     ]);
     let s = TestServer::start_with(
         ConfigLayer {
@@ -238,6 +240,15 @@ fn the_model_extracts_and_manages_when_the_server_has_one() {
         text.contains("muisti_model_tokens_total{operation=\"manage\",kind=\"input\"} 41"),
         "{text}"
     );
+    // The manager as an MCP tool, with the same model.
+    let r = mcp_call(
+        &s,
+        "manage",
+        json!({"command": "what do you know?", "user_id": "ana"}),
+    );
+    let done = &r["result"]["structuredContent"];
+    assert_eq!(done["answer"], "One memory: you live in Lisbon.", "{r}");
+    assert_eq!(done["actions"][0]["tool"], "list", "{r}");
     // A blank command is refused before the model is asked.
     let r = post(
         &s,
@@ -258,17 +269,15 @@ fn the_model_extracts_and_manages_when_the_server_has_one() {
     assert_eq!(r.code(), "chat_not_configured");
 }
 
-#[test]
-fn mcp_remembers_a_conversation() {
-    let s = TestServer::open();
+/// One MCP tool call over `/mcp` (after an initialize): the JSON-RPC answer.
+fn mcp_call(s: &TestServer, tool: &str, arguments: Value) -> Value {
     let accept = ("accept", "application/json, text/event-stream");
     let version = ("mcp-protocol-version", "2025-06-18");
     let init = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}"#;
     let r = raw("POST", &s.url("/mcp"), &[JSON, accept], Some(init));
     assert_eq!(r.status, 200, "{:?}", r.body);
-    let call = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {
-        "name": "remember_conversation", "arguments": {"user_id": "ana", "messages": [
-            {"role": "user", "content": "Always answer in Portuguese."}]}}});
+    let call = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+        "params": {"name": tool, "arguments": arguments}});
     let r = raw(
         "POST",
         &s.url("/mcp"),
@@ -276,9 +285,29 @@ fn mcp_remembers_a_conversation() {
         Some(&call.to_string()),
     );
     assert_eq!(r.status, 200, "{:?}", r.body);
-    let done = &r.body["result"]["structuredContent"];
-    assert_eq!(done["results"][0]["event"], "ADD", "{}", r.body);
+    r.body
+}
+
+#[test]
+fn mcp_remembers_a_conversation() {
+    let s = TestServer::open();
+    let r = mcp_call(
+        &s,
+        "remember_conversation",
+        json!({"user_id": "ana", "messages": [
+            {"role": "user", "content": "Always answer in Portuguese."}]}),
+    );
+    let done = &r["result"]["structuredContent"];
+    assert_eq!(done["results"][0]["event"], "ADD", "{r}");
     assert_eq!(done["results"][0]["type"], "rule");
+    // Without a model the manager tool says it is off.
+    let r = mcp_call(&s, "manage", json!({"command": "hi", "user_id": "ana"}));
+    assert!(
+        r["error"]["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("no chat model")),
+        "{r}"
+    );
 }
 
 #[test]

@@ -431,14 +431,7 @@ pub(crate) fn run(cmd: &BenchCommand, cli: &crate::Cli, json: bool) -> Result<()
             declarative,
         } => {
             let dir = bench_dir()?;
-            let url = match store {
-                Some(u) => u.to_owned(),
-                None => format!("sqlite://{}/agent.db", dir.path().display()),
-            };
-            let embedder = muisti::embedder_from_spec(cli.embedder(), cli.embed_url.as_deref())?;
-            let engine = muisti::Engine::builder(muisti::open_store(&url)?)
-                .embedder(embedder)
-                .build()?;
+            let engine = bench_engine(cli, store, &dir, "agent.db")?;
             let report =
                 crate::agent_bench::run(engine, *memories, (*messages).max(1), *declarative)?;
             outln!("{}", serde_json::to_string_pretty(&report)?)?;
@@ -452,14 +445,7 @@ pub(crate) fn run(cmd: &BenchCommand, cli: &crate::Cli, json: bool) -> Result<()
             remember,
         } => {
             let dir = bench_dir()?;
-            let url = match store {
-                Some(u) => u.to_owned(),
-                None => format!("sqlite://{}/proxy.db", dir.path().display()),
-            };
-            let embedder = muisti::embedder_from_spec(cli.embedder(), cli.embed_url.as_deref())?;
-            let engine = muisti::Engine::builder(muisti::open_store(&url)?)
-                .embedder(embedder)
-                .build()?;
+            let engine = bench_engine(cli, store, &dir, "proxy.db")?;
             let report = crate::proxy_bench::run(engine, *memories, (*messages).max(1), remember)?;
             outln!("{}", serde_json::to_string_pretty(&report)?)?;
             return Ok(());
@@ -1195,6 +1181,24 @@ fn graph_bench(engine: &muisti::Engine, edges: usize, queries: usize) -> Result<
 }
 
 /// `muisti bench graph-extract`: the offline extractor's figures on a labelled corpus.
+/// The engine a bench runs on: the given store, else a fresh SQLite file `file` in `dir`,
+/// with the CLI's embedder.
+fn bench_engine(
+    cli: &crate::Cli,
+    store: Option<&str>,
+    dir: &tempfile::TempDir,
+    file: &str,
+) -> Result<muisti::Engine> {
+    let url = match store {
+        Some(u) => u.to_owned(),
+        None => format!("sqlite://{}/{file}", dir.path().display()),
+    };
+    let embedder = muisti::embedder_from_spec(cli.embedder(), cli.embed_url.as_deref())?;
+    Ok(muisti::Engine::builder(muisti::open_store(&url)?)
+        .embedder(embedder)
+        .build()?)
+}
+
 /// `muisti bench extract`: the offline fact extractor on each split of the corpus.
 fn fact_extract(data: &std::path::Path, json: bool) -> Result<()> {
     use muisti::facts::{OfflineExtractor, eval};

@@ -79,6 +79,8 @@ pub struct Declared {
     pub memory: Memory,
     /// What happened.
     pub outcome: Outcome,
+    /// For [`Outcome::Superseded`], the text the entry had before.
+    pub replaced: Option<String>,
     /// Entries that may say the same thing, left as they are (the detector is not sure
     /// enough to supersede them; a UI may ask).
     pub possible_conflicts: Vec<MemoryId>,
@@ -403,6 +405,7 @@ impl Engine {
                 return Ok(Declared {
                     memory: w.memory,
                     outcome: Outcome::Added,
+                    replaced: None,
                     possible_conflicts,
                 });
             };
@@ -413,6 +416,7 @@ impl Engine {
                 return Ok(Declared {
                     memory: existing,
                     outcome: Outcome::Unchanged,
+                    replaced: None,
                     possible_conflicts,
                 });
             }
@@ -436,10 +440,11 @@ impl Engine {
                         HistoryEvent::Supersede
                     };
                     let old = value_text(&existing.content).into_owned();
-                    self.record(&m, event, Some(old), Some(text))?;
+                    self.record(&m, event, Some(old.clone()), Some(text))?;
                     return Ok(Declared {
                         memory: m,
                         outcome: Outcome::Superseded,
+                        replaced: Some(old),
                         possible_conflicts,
                     });
                 }

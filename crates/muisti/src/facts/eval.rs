@@ -10,7 +10,7 @@ use serde::Deserialize;
 use serde_json::json;
 
 use super::{AddRequest, Candidate, ChatMessage, FactEvent, FactExtractor, retract_overlap};
-use crate::{Engine, declarative::ConflictJudge};
+use crate::{Engine, declarative::ConflictJudge, graph::extract::ratio};
 
 /// One labelled conversation.
 #[derive(Clone, Debug, Deserialize)]
@@ -130,10 +130,6 @@ impl FactScores {
     pub fn date_accuracy(&self) -> f64 {
         ratio(self.dated_right, self.dated)
     }
-}
-
-fn ratio(a: usize, b: usize) -> f64 {
-    if b == 0 { 1.0 } else { a as f64 / b as f64 }
 }
 
 /// Evaluates `extractor` on `corpus`: each conversation gets a fresh engine from `engine`

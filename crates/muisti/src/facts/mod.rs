@@ -471,12 +471,11 @@ impl Engine {
                     Outcome::Superseded => FactEvent::Update,
                     Outcome::Unchanged => FactEvent::None,
                 };
-                if d.outcome == Outcome::Superseded {
-                    result.previous_memory = self.history(d.memory.id)?.pop().and_then(|h| h.old);
-                }
-                if d.outcome == Outcome::Unchanged {
-                    result.previous_memory = Some(d.memory.text().into_owned());
-                }
+                result.previous_memory = match d.outcome {
+                    Outcome::Superseded => d.replaced,
+                    Outcome::Unchanged => Some(d.memory.text().into_owned()),
+                    Outcome::Added => None,
+                };
                 Ok(result)
             }
             Err(Error::ConfirmationRequired(p)) => {

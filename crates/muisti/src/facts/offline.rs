@@ -971,6 +971,14 @@ fn retraction(clause: &str) -> Option<(Category, String, bool)> {
     None
 }
 
+/// An instruction without its leading "please".
+fn without_please(clause: &str) -> &str {
+    clause
+        .strip_prefix("please ")
+        .or_else(|| clause.strip_prefix("Please "))
+        .unwrap_or(clause)
+}
+
 fn rule(clause: &str) -> Option<(Category, String, bool)> {
     if let Some(c) = CALL_ME.captures(clause) {
         return Some((Category::Fact, format!("I go by {}", &c["x"]), false));
@@ -982,12 +990,9 @@ fn rule(clause: &str) -> Option<(Category, String, bool)> {
         }
         return Some((
             Category::Rule,
-            tidy(
-                clause
-                    .trim_start_matches(|c: char| !c.is_alphabetic())
-                    .trim_start_matches("please ")
-                    .trim_start_matches("Please "),
-            ),
+            tidy(without_please(
+                clause.trim_start_matches(|c: char| !c.is_alphabetic()),
+            )),
             false,
         ));
     }
@@ -996,18 +1001,10 @@ fn rule(clause: &str) -> Option<(Category, String, bool)> {
         if !DONT_VERBS.contains(&v.as_str()) || c["rest"].trim().is_empty() {
             return None;
         }
-        let text = clause
-            .strip_prefix("please ")
-            .or_else(|| clause.strip_prefix("Please "))
-            .unwrap_or(clause);
-        return Some((Category::Rule, tidy(text), false));
+        return Some((Category::Rule, tidy(without_please(clause)), false));
     }
     if STYLE.is_match(clause) {
-        let text = clause
-            .strip_prefix("please ")
-            .or_else(|| clause.strip_prefix("Please "))
-            .unwrap_or(clause);
-        return Some((Category::Rule, tidy(text), false));
+        return Some((Category::Rule, tidy(without_please(clause)), false));
     }
     if let Some(c) = FROM_NOW.captures(clause) {
         let rest = c.name("rest")?.as_str();

@@ -668,6 +668,15 @@ pub(crate) struct ListArgs {
     /// Start after this id (the `next_cursor` of the previous page).
     #[arg(long)]
     pub(crate) after: Option<String>,
+    /// Only memories in this state: active, archived or superseded.
+    #[arg(long)]
+    pub(crate) state: Option<String>,
+    /// Only memories created at or after this time (RFC 3339).
+    #[arg(long)]
+    pub(crate) created_after: Option<String>,
+    /// Only memories created before this time (RFC 3339).
+    #[arg(long)]
+    pub(crate) created_before: Option<String>,
     #[command(flatten)]
     pub(crate) ns: NsArg,
 }

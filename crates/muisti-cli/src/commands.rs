@@ -122,6 +122,9 @@ pub(crate) fn run(m: &dyn Memories, command: Command, json: bool) -> Result<Exit
                 category: a.filter.category,
                 scope: a.filter.scope,
                 tag: a.filter.tags,
+                state: a.state,
+                created_after: a.created_after,
+                created_before: a.created_before,
                 cursor: a.after,
                 limit: Some(a.limit),
             })?;

@@ -147,18 +147,36 @@ fn acting(user_id: Option<&str>) -> String {
 
 impl ListParams {
     fn query(&self) -> String {
-        let limit = self.limit.map(|l| l.to_string());
+        // Destructured whole: a new parameter fails to compile until it is sent.
+        let ListParams {
+            namespace,
+            user_id,
+            agent_id,
+            session_id,
+            category,
+            scope,
+            tag,
+            state,
+            created_after,
+            created_before,
+            cursor,
+            limit,
+        } = self;
+        let limit = limit.map(|l| l.to_string());
         let pairs = [
-            ("namespace", self.namespace.as_deref()),
-            ("user_id", self.user_id.as_deref()),
-            ("agent_id", self.agent_id.as_deref()),
-            ("session_id", self.session_id.as_deref()),
-            ("category", self.category.as_deref()),
-            ("scope", self.scope.as_deref()),
-            ("cursor", self.cursor.as_deref()),
+            ("namespace", namespace.as_deref()),
+            ("user_id", user_id.as_deref()),
+            ("agent_id", agent_id.as_deref()),
+            ("session_id", session_id.as_deref()),
+            ("category", category.as_deref()),
+            ("scope", scope.as_deref()),
+            ("state", state.as_deref()),
+            ("created_after", created_after.as_deref()),
+            ("created_before", created_before.as_deref()),
+            ("cursor", cursor.as_deref()),
             ("limit", limit.as_deref()),
         ];
-        query_string(&pairs, &self.tag)
+        query_string(&pairs, tag)
     }
 }
 

@@ -209,6 +209,34 @@ impl MemoryState {
         MemoryState::Archived,
         MemoryState::Superseded,
     ];
+
+    /// Its name: `active`, `archived` or `superseded`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            MemoryState::Active => "active",
+            MemoryState::Archived => "archived",
+            MemoryState::Superseded => "superseded",
+        }
+    }
+
+    /// The state with this name.
+    pub fn parse(s: &str) -> Result<Self> {
+        Self::ALL
+            .into_iter()
+            .find(|state| state.as_str() == s)
+            .ok_or_else(|| {
+                Error::invalid(
+                    "state",
+                    format!("{s:?} is not one of active, archived, superseded"),
+                )
+            })
+    }
+}
+
+impl fmt::Display for MemoryState {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
 }
 
 /// Who a memory belongs to, within its partition. All optional; filters match on them.

@@ -75,6 +75,18 @@ impl Jobs {
         self.jobs.lock().ok()?.get(id).cloned()
     }
 
+    /// Every job this server ran or runs, newest first.
+    pub fn list(&self) -> Vec<api::Job> {
+        let mut all: Vec<api::Job> = self
+            .jobs
+            .lock()
+            .map(|jobs| jobs.values().cloned().collect())
+            .unwrap_or_default();
+        // Ids are ULIDs: their order is their start's.
+        all.sort_by(|a, b| b.id.cmp(&a.id));
+        all
+    }
+
     fn set(&self, id: &str, f: impl FnOnce(&mut api::Job)) {
         if let Ok(mut jobs) = self.jobs.lock()
             && let Some(j) = jobs.get_mut(id)
@@ -535,7 +547,10 @@ pub fn router(state: AppState, config: &ServerConfig, mcp_stop: CancellationToke
         )
         .route("/v1/conversations/{id}/end", post(rest::end_conversation))
         .route("/v1/reindex", post(rest::reindex))
+        .route("/v1/jobs", get(rest::jobs))
         .route("/v1/jobs/{id}", get(rest::job))
+        .route("/v1/analytics", get(rest::analytics))
+        .route("/v1/analytics/similarity", get(rest::similarity))
         .route(
             "/v1/admin/keys",
             get(rest::list_keys).post(rest::create_key),
@@ -561,6 +576,7 @@ pub fn router(state: AppState, config: &ServerConfig, mcp_stop: CancellationToke
         .route("/readyz", get(rest::readyz))
         .route("/metrics", get(rest::metrics))
         .route("/openapi.json", get(crate::openapi::openapi_json))
+        .merge(crate::ui::routes())
         .merge(protected)
         .fallback(not_found)
         .method_not_allowed_fallback(method_not_allowed)

@@ -25,6 +25,7 @@ pub mod openapi;
 pub mod ops;
 pub mod proxy;
 pub mod rest;
+pub mod ui;
 
 pub use app::{AppState, ServeError, Server, router, shutdown_signal};
 pub use config::{ChatConfig, ConfigError, ConfigLayer, ServerConfig};

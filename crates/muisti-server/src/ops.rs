@@ -48,12 +48,7 @@ pub fn memory_out(m: &muisti::Memory) -> api::Memory {
         importance: m.importance,
         source: m.source.to_string(),
         confidence: m.confidence,
-        state: match m.state {
-            MemoryState::Active => "active",
-            MemoryState::Archived => "archived",
-            MemoryState::Superseded => "superseded",
-        }
-        .to_owned(),
+        state: m.state.to_string(),
         valid_from: m.valid_from.map(|t| t.to_string()),
         valid_until: m.valid_until.map(|t| t.to_string()),
         created_at: m.created_at.to_string(),
@@ -259,7 +254,7 @@ pub fn update(engine: &Engine, id: &str, patch: api::MemoryPatch) -> Result<api:
         importance,
         source: source.as_deref().map(Source::parse).transpose()?,
         confidence: confidence.map(Some),
-        state: state.as_deref().map(memory_state).transpose()?,
+        state: state.as_deref().map(MemoryState::parse).transpose()?,
         superseded_by: superseded_by.as_deref().map(memory_id).transpose()?,
         valid_from: match valid_from {
             Some(v) => Some(timestamp("valid_from", Some(&v))?),
@@ -285,19 +280,6 @@ pub fn update(engine: &Engine, id: &str, patch: api::MemoryPatch) -> Result<api:
     };
     let m = engine.update(UpdateRequest::new(at, patch).expecting(expected_version))?;
     Ok(memory_out(&m))
-}
-
-/// A state name.
-pub fn memory_state(s: &str) -> Result<MemoryState> {
-    match s {
-        "active" => Ok(MemoryState::Active),
-        "archived" => Ok(MemoryState::Archived),
-        "superseded" => Ok(MemoryState::Superseded),
-        other => Err(Error::invalid(
-            "state",
-            format!("{other:?} is not one of active, archived, superseded"),
-        )),
-    }
 }
 
 /// Deletes the memory with `id` as a request acting for `user`; a missing one (or a
@@ -366,15 +348,21 @@ pub fn list(engine: &Engine, p: api::ListParams) -> Result<api::MemoryPage> {
         category: p.category,
         scope: p.scope,
         tags: p.tag,
+        created_after: p.created_after,
+        created_before: p.created_before,
         ..api::Filters::default()
     };
+    let state = p.state.as_deref().map(MemoryState::parse).transpose()?;
     let query = ListQuery {
         filter: filter(p.user_id, p.session_id, Some(more))?,
         after,
         limit,
         ..ListQuery::all(engine.partition(&namespace(p.namespace.as_deref())?))
     };
-    let page = engine.list(query)?;
+    let page = match state {
+        Some(state) => engine.list_in_state(query, state)?,
+        None => engine.list(query)?,
+    };
     Ok(api::MemoryPage {
         items: page.items.iter().map(memory_out).collect(),
         next_cursor: page.next.map(|id| id.to_string()),
@@ -1073,4 +1061,91 @@ pub fn count_extraction(metrics: &crate::metrics::Metrics, done: &api::ExtractRe
         done.usage.output_tokens,
     );
     metrics.facts(done.results.iter().map(|r| r.event.as_str()));
+}
+
+/// The aggregates of a namespace's memories.
+pub fn analytics(engine: &Engine, p: api::AnalyticsParams) -> Result<api::Analytics> {
+    let more = api::Filters {
+        agent_id: p.agent_id,
+        category: p.category,
+        scope: p.scope,
+        ..api::Filters::default()
+    };
+    let query = muisti::analytics::AnalyticsQuery {
+        filter: filter(p.user_id, None, Some(more))?,
+        days: p.days.unwrap_or(30),
+        top: match p.top {
+            None => 10,
+            Some(n) if n <= 100 => n,
+            Some(_) => return Err(Error::invalid("top", "must be 0 to 100")),
+        },
+    };
+    let a = engine.analytics(&namespace(p.namespace.as_deref())?, &query)?;
+    let days = |v: Vec<muisti::analytics::DayCount>| {
+        v.into_iter()
+            .map(|d| api::DayCount {
+                day: d.day,
+                scope: d.scope,
+                count: d.count,
+            })
+            .collect()
+    };
+    Ok(api::Analytics {
+        total: a.total,
+        by_scope: a.by_scope,
+        by_state: a.by_state,
+        by_category: a.by_category,
+        growth: days(a.growth),
+        last_accessed: days(a.last_accessed),
+        top_accessed: a.top_accessed.iter().map(memory_out).collect(),
+    })
+}
+
+/// How alike a page of a user's memories (or of one of their clusters) are.
+pub fn similarity(engine: &Engine, p: api::SimilarityParams) -> Result<api::Similarity> {
+    let size = p.limit.unwrap_or(20);
+    if !(2..=muisti::analytics::MAX_SIMILARITY).contains(&size) {
+        return Err(Error::invalid(
+            "limit",
+            format!("must be 2 to {}", muisti::analytics::MAX_SIMILARITY),
+        ));
+    }
+    let ns = namespace(p.namespace.as_deref())?;
+    let after = cursor(p.cursor.as_deref())?;
+    let user = Filter {
+        user_id: Some(p.user_id),
+        ..Filter::default()
+    };
+    user.validate()?;
+    let (records, next) = match p.cluster {
+        Some(cluster) => {
+            let ids: Vec<MemoryId> = engine
+                .cluster_ids(&ns, user.user_id.as_deref(), cluster)?
+                .into_iter()
+                .filter(|id| after.is_none_or(|a| *id > a))
+                .collect();
+            let (page, rest) = ids.split_at(ids.len().min(size));
+            let mut records = Vec::with_capacity(page.len());
+            for id in page {
+                records.extend(engine.get_by_id(*id)?);
+            }
+            let next = (!rest.is_empty()).then(|| page.last().copied()).flatten();
+            (records, next)
+        }
+        None => {
+            let query = ListQuery {
+                filter: user,
+                after,
+                limit: size,
+                ..ListQuery::all(engine.partition(&ns))
+            };
+            let page = engine.list_in_state(query, MemoryState::Active)?;
+            (page.items, page.next)
+        }
+    };
+    Ok(api::Similarity {
+        matrix: engine.similarity(&records)?,
+        items: records.iter().map(memory_out).collect(),
+        next_cursor: next.map(|id| id.to_string()),
+    })
 }

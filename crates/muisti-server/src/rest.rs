@@ -320,6 +320,41 @@ pub async fn list_memories(
         .map(Json)
 }
 
+/// Aggregates of a namespace's memories, computed on the server in one pass: counts by
+/// scope, state and category, growth per day by scope, memories by the day they were last
+/// accessed, and the most accessed.
+#[utoipa::path(get, path = "/v1/analytics", tag = "memories",
+    params(api::AnalyticsParams),
+    responses((status = 200, body = api::Analytics), (status = 400, body = api::ErrorBody),
+        (status = 409, description = DECLARATIVE_WITHOUT_USER, body = api::ErrorBody),
+        (status = 422, body = api::ErrorBody)))]
+pub async fn analytics(
+    State(s): State<AppState>,
+    caller: Caller,
+    ApiQuery(p): ApiQuery<api::AnalyticsParams>,
+) -> ApiResult<Json<api::Analytics>> {
+    run(&s, &caller, move |e| ops::analytics(&e, p))
+        .await
+        .map(Json)
+}
+
+/// How alike a page of a user's active memories (or of one of their clusters) are: the
+/// cosine similarity of every pair, by the server's embedder.
+#[utoipa::path(get, path = "/v1/analytics/similarity", tag = "memories",
+    params(api::SimilarityParams),
+    responses((status = 200, body = api::Similarity), (status = 400, body = api::ErrorBody),
+        (status = 404, description = "`cluster`: the user has no such cluster (or no clusters yet)", body = api::ErrorBody),
+        (status = 422, body = api::ErrorBody)))]
+pub async fn similarity(
+    State(s): State<AppState>,
+    caller: Caller,
+    ApiQuery(p): ApiQuery<api::SimilarityParams>,
+) -> ApiResult<Json<api::Similarity>> {
+    run(&s, &caller, move |e| ops::similarity(&e, p))
+        .await
+        .map(Json)
+}
+
 /// The memories closest in meaning to one memory (itself excluded), best first.
 #[utoipa::path(get, path = "/v1/memories/{id}/similar", tag = "recall",
     params(("id" = String, Path, description = "Memory id (ULID)"), api::SimilarParams),
@@ -653,6 +688,16 @@ pub async fn reindex(
         .await
         .map_err(|_| ApiError::internal())??;
     Ok((StatusCode::ACCEPTED, Json(job)).into_response())
+}
+
+/// The background jobs this server ran or runs, newest first (admin key).
+#[utoipa::path(get, path = "/v1/jobs", tag = "admin",
+    responses((status = 200, body = api::Jobs), (status = 403, body = api::ErrorBody)))]
+pub async fn jobs(State(s): State<AppState>, caller: Caller) -> ApiResult<Json<api::Jobs>> {
+    require_admin(&caller)?;
+    Ok(Json(api::Jobs {
+        items: s.jobs.list(),
+    }))
 }
 
 /// A background job's progress.

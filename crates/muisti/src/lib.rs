@@ -24,6 +24,7 @@
 //! ```
 
 mod access;
+pub mod analytics;
 pub mod conversation;
 pub mod declarative;
 mod engine;

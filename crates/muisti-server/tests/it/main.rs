@@ -5,6 +5,7 @@
 
 mod chat;
 mod cross_tenant;
+mod dashboard;
 mod hostile;
 mod memorize;
 mod proxy;

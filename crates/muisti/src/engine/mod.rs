@@ -17,8 +17,8 @@ use std::{
 
 use muisti_core::{
     Clock, Error, ErrorKind, Event, Filter, Key, ListQuery, Locator, Memory, MemoryId, MemoryScope,
-    Namespace, Observer, Page, Partition, Put, Result, SearchMode, Store, StoreInfo, StoredVector,
-    SystemClock, Tenant, Ttl, UpdateRequest, WriteStatus, Written, list_all,
+    MemoryState, Namespace, Observer, Page, Partition, Put, Result, SearchMode, Store, StoreInfo,
+    StoredVector, SystemClock, Tenant, Ttl, UpdateRequest, WriteStatus, Written, list_all,
 };
 use muisti_embed::{EmbedError, Embedder, StaticEmbedder};
 use serde::Serialize;
@@ -769,6 +769,45 @@ impl Engine {
             .map(|(m, _)| m)
             .collect();
         Ok(page)
+    }
+
+    /// One page of a namespace's memories in `state` (see [`Engine::list`]): the store is
+    /// read page by page until `query`'s page size of them are found or the namespace ends,
+    /// so a page is short only at the end, and its `next` is the last one returned.
+    pub fn list_in_state(&self, mut query: ListQuery, state: MemoryState) -> Result<Page> {
+        query.partition.tenant = self.tenant.clone();
+        crate::declarative::check_read(&query.filter)?;
+        let _span = info_span!("memory.list", namespace = %query.partition.namespace).entered();
+        let want = query.page_size();
+        let mut kept = Vec::with_capacity(want);
+        let mut scan = ListQuery {
+            limit: 0,
+            ..query.clone()
+        };
+        let next = loop {
+            let page = self.store.list(&scan)?;
+            for m in page.items {
+                if m.state == state && crate::declarative::readable(&query.filter, &m) {
+                    kept.push(m);
+                    if kept.len() == want {
+                        break;
+                    }
+                }
+            }
+            if kept.len() == want {
+                break kept.last().map(|m| m.id);
+            }
+            match page.next {
+                Some(n) => scan.after = Some(n),
+                None => break None,
+            }
+        };
+        let items = self
+            .hydrate_many(kept)?
+            .into_iter()
+            .map(|(m, _)| m)
+            .collect();
+        Ok(Page { items, next })
     }
 
     /// Deletes the addressed memory; `true` if it existed.

@@ -158,6 +158,28 @@ impl Engine {
         self.access.flush();
     }
 
+    /// The vectors of memories' texts (content and context, as when they were written), by
+    /// the engine's embedder, in order; empty vectors without one.
+    pub(crate) fn embed_memories(&self, memories: &[Memory]) -> Result<Vec<Vec<f32>>> {
+        let mut puts: Vec<Put> = memories
+            .iter()
+            .map(|m| {
+                let mut put = Put::new(
+                    m.partition.clone(),
+                    m.writer_key().cloned(),
+                    m.content.clone(),
+                );
+                put.context = m.context.clone();
+                put
+            })
+            .collect();
+        self.embed_puts(&mut puts)?;
+        Ok(puts
+            .into_iter()
+            .map(|p| p.embedding.unwrap_or_default())
+            .collect())
+    }
+
     /// The memories most similar in meaning to the one with `id` (itself excluded), in
     /// `namespace` (default: the memory's own).
     pub fn find_similar(
@@ -173,14 +195,10 @@ impl Engine {
         if self.embedder.is_none() {
             return Err(Error::invalid("embedder", "find_similar needs an embedder"));
         }
-        let mut put = Put::new(
-            m.partition.clone(),
-            m.writer_key().cloned(),
-            m.content.clone(),
-        );
-        put.context = m.context.clone();
-        self.embed_puts(std::slice::from_mut(&mut put))?;
-        let q = put.embedding.unwrap_or_default();
+        let q = self
+            .embed_memories(std::slice::from_ref(&m))?
+            .pop()
+            .unwrap_or_default();
         let partition = namespace.map_or_else(|| m.partition.clone(), |ns| self.partition(ns));
         crate::declarative::check_read(&filter)?;
         let vq = muisti_core::VectorQuery {

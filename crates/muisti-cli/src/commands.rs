@@ -500,6 +500,7 @@ fn graph(m: &dyn Memories, command: GraphCommand, json: bool) -> Result<ExitCode
                 user_id,
                 kind,
                 name,
+                limit: None,
             })?;
             if json {
                 print_json(&found)?;
@@ -557,9 +558,8 @@ fn graph(m: &dyn Memories, command: GraphCommand, json: bool) -> Result<ExitCode
             subject,
             predicate,
             object,
-            entity: None,
-            hops: None,
             as_of,
+            ..GraphRelationParams::default()
         })?,
     };
     if json {

@@ -1147,6 +1147,8 @@ pub struct GraphEntityParams {
     pub kind: Option<String>,
     /// Only the entity with this name or alias.
     pub name: Option<String>,
+    /// At most this many (1 to 10,000; default all), the rest marked by `truncated`.
+    pub limit: Option<usize>,
 }
 
 /// A triple pattern over one user's relations (`GET /v1/graph/relations`): each part given
@@ -1174,6 +1176,9 @@ pub struct GraphRelationParams {
     pub hops: Option<usize>,
     /// The relations that held at this time (RFC 3339); default: those that hold now.
     pub as_of: Option<String>,
+    /// At most this many, in the answer's order (1 to 10,000; default all), the rest marked
+    /// by `truncated`.
+    pub limit: Option<usize>,
 }
 
 /// A person, place, organisation or other thing the memories name.
@@ -1259,6 +1264,9 @@ pub struct GraphMerge {
 pub struct GraphEntities {
     /// By name.
     pub entities: Vec<GraphEntity>,
+    /// Whether `limit` left some out.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub truncated: bool,
 }
 
 /// Relations.
@@ -1267,6 +1275,9 @@ pub struct GraphEntities {
 pub struct GraphRelations {
     /// Oldest first.
     pub relations: Vec<GraphRelation>,
+    /// Whether `limit` left some out.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub truncated: bool,
 }
 
 /// One message of a conversation to remember (`POST /v1/memories/extract`).

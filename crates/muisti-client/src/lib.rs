@@ -182,10 +182,18 @@ impl ListParams {
 
 impl GraphEntityParams {
     fn query(&self) -> String {
+        let GraphEntityParams {
+            user_id,
+            kind,
+            name,
+            limit,
+        } = self;
+        let limit = limit.map(|l| l.to_string());
         let pairs = [
-            ("user_id", self.user_id.as_deref()),
-            ("type", self.kind.as_deref()),
-            ("name", self.name.as_deref()),
+            ("user_id", user_id.as_deref()),
+            ("type", kind.as_deref()),
+            ("name", name.as_deref()),
+            ("limit", limit.as_deref()),
         ];
         query_string(&pairs, &[])
     }
@@ -193,15 +201,27 @@ impl GraphEntityParams {
 
 impl GraphRelationParams {
     fn query(&self) -> String {
-        let hops = self.hops.map(|h| h.to_string());
+        let GraphRelationParams {
+            user_id,
+            subject,
+            predicate,
+            object,
+            entity,
+            hops,
+            as_of,
+            limit,
+        } = self;
+        let hops = hops.map(|h| h.to_string());
+        let limit = limit.map(|l| l.to_string());
         let pairs = [
-            ("user_id", self.user_id.as_deref()),
-            ("subject", self.subject.as_deref()),
-            ("predicate", self.predicate.as_deref()),
-            ("object", self.object.as_deref()),
-            ("entity", self.entity.as_deref()),
+            ("user_id", user_id.as_deref()),
+            ("subject", subject.as_deref()),
+            ("predicate", predicate.as_deref()),
+            ("object", object.as_deref()),
+            ("entity", entity.as_deref()),
             ("hops", hops.as_deref()),
-            ("as_of", self.as_of.as_deref()),
+            ("as_of", as_of.as_deref()),
+            ("limit", limit.as_deref()),
         ];
         query_string(&pairs, &[])
     }

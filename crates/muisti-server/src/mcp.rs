@@ -744,6 +744,7 @@ impl MuistiMcp {
             user_id: a.user_id,
             kind: a.kind,
             name: a.name,
+            limit: None,
         };
         let found = self.run(&ctx, move |e| ops::graph_entities(&e, p)).await?;
         structured(&found)
@@ -766,6 +767,7 @@ impl MuistiMcp {
             entity: a.entity,
             hops: a.hops,
             as_of: a.as_of,
+            limit: None,
         };
         let found = self.run(&ctx, move |e| ops::graph_relations(&e, p)).await?;
         structured(&found)

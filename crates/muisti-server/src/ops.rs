@@ -656,24 +656,34 @@ pub fn cluster_memories(
     let ns = namespace(p.namespace.as_deref())?;
     let limit = limit(p.limit, DEFAULT_PAGE, MAX_PAGE)?;
     let after = cursor(p.cursor.as_deref())?;
-    let ids: Vec<muisti::MemoryId> = engine
-        .cluster_ids(&ns, Some(&user), cluster)?
+    let (items, next) = cluster_page(engine, &ns, &user, cluster, after, limit)?;
+    Ok(api::MemoryPage {
+        items: items.iter().map(memory_out).collect(),
+        next_cursor: next.map(|id| id.to_string()),
+    })
+}
+
+/// One page of a cluster's memories, in id order, and the cursor of the next.
+fn cluster_page(
+    engine: &Engine,
+    ns: &Namespace,
+    user: &str,
+    cluster: u32,
+    after: Option<MemoryId>,
+    limit: usize,
+) -> Result<(Vec<Memory>, Option<MemoryId>)> {
+    let ids: Vec<MemoryId> = engine
+        .cluster_ids(ns, Some(user), cluster)?
         .into_iter()
         .filter(|id| after.is_none_or(|a| *id > a))
         .collect();
     let (page, rest) = ids.split_at(ids.len().min(limit));
     let mut items = Vec::with_capacity(page.len());
     for id in page {
-        if let Some(m) = engine.get_by_id(*id)? {
-            items.push(memory_out(&m));
-        }
+        items.extend(engine.get_by_id(*id)?);
     }
-    Ok(api::MemoryPage {
-        items,
-        next_cursor: (!rest.is_empty())
-            .then(|| page.last().map(ToString::to_string))
-            .flatten(),
-    })
+    let next = (!rest.is_empty()).then(|| page.last().copied()).flatten();
+    Ok((items, next))
 }
 
 /// The user of a cluster request, checked as every owner field.
@@ -914,8 +924,10 @@ pub fn graph_entities(engine: &Engine, p: api::GraphEntityParams) -> Result<api:
             .collect(),
         None => engine.graph_entities(user, p.kind.as_deref())?,
     };
+    let (entities, truncated) = at_most(entities, graph_limit(p.limit)?);
     Ok(api::GraphEntities {
         entities: entities.iter().map(entity_out).collect(),
+        truncated,
     })
 }
 
@@ -943,6 +955,7 @@ pub fn graph_relations(
         graph_name(field, v.as_deref())?;
     }
     let as_of = timestamp("as_of", p.as_of.as_deref())?;
+    let limit = graph_limit(p.limit)?;
     if let Some(h) = p.hops
         && !(1..=muisti::graph::MAX_HOPS).contains(&h)
     {
@@ -982,9 +995,33 @@ pub fn graph_relations(
             as_of,
         })?,
     };
+    let (relations, truncated) = at_most(relations, limit);
     Ok(api::GraphRelations {
         relations: relations.iter().map(relation_out).collect(),
+        truncated,
     })
+}
+
+/// Most entities or relations one graph answer holds when asked for a `limit`.
+const MAX_GRAPH_ANSWER: usize = 10_000;
+
+/// A graph answer's `limit`, checked (none: all).
+fn graph_limit(limit: Option<usize>) -> Result<usize> {
+    match limit {
+        None => Ok(usize::MAX),
+        Some(n) if (1..=MAX_GRAPH_ANSWER).contains(&n) => Ok(n),
+        Some(_) => Err(Error::invalid(
+            "limit",
+            format!("must be 1 to {MAX_GRAPH_ANSWER}"),
+        )),
+    }
+}
+
+/// The first `limit` items, and whether any were left out.
+fn at_most<T>(mut items: Vec<T>, limit: usize) -> (Vec<T>, bool) {
+    let truncated = items.len() > limit;
+    items.truncate(limit);
+    (items, truncated)
 }
 
 /// The engine's request for a conversation to remember: the one reading of its fields on
@@ -1112,29 +1149,12 @@ pub fn similarity(engine: &Engine, p: api::SimilarityParams) -> Result<api::Simi
     }
     let ns = namespace(p.namespace.as_deref())?;
     let after = cursor(p.cursor.as_deref())?;
-    let user = Filter {
-        user_id: Some(p.user_id),
-        ..Filter::default()
-    };
-    user.validate()?;
+    let owner = filter(Some(p.user_id.clone()), None, None)?;
     let (records, next) = match p.cluster {
-        Some(cluster) => {
-            let ids: Vec<MemoryId> = engine
-                .cluster_ids(&ns, user.user_id.as_deref(), cluster)?
-                .into_iter()
-                .filter(|id| after.is_none_or(|a| *id > a))
-                .collect();
-            let (page, rest) = ids.split_at(ids.len().min(size));
-            let mut records = Vec::with_capacity(page.len());
-            for id in page {
-                records.extend(engine.get_by_id(*id)?);
-            }
-            let next = (!rest.is_empty()).then(|| page.last().copied()).flatten();
-            (records, next)
-        }
+        Some(cluster) => cluster_page(engine, &ns, &p.user_id, cluster, after, size)?,
         None => {
             let query = ListQuery {
-                filter: user,
+                filter: owner,
                 after,
                 limit: size,
                 ..ListQuery::all(engine.partition(&ns))

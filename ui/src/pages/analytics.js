@@ -1,7 +1,7 @@
 // Analytics, aggregated on the server: growth per day by scope, access, the most accessed
 // memories, an embedding similarity heatmap of a user's memories (or of one topic), and the
 // user's topics with their labels and sizes.
-import { useMemo, useState } from 'preact/hooks';
+import { useEffect, useMemo, useState } from 'preact/hooks';
 import { get } from '../api.js';
 import { navigate, paramsOf } from '../route.js';
 import { Chart, ErrorBox, Field, Notice, html, text, useLoad } from '../ui.js';
@@ -100,6 +100,8 @@ function Clusters({ f }) {
 export function Analytics({ params }) {
   const f = paramsOf(params);
   const [v, setV] = useState(f);
+  // The form follows the address (back, forward, a link).
+  useEffect(() => setV(f), [params.toString()]);
   const set = (k) => (x) => setV({ ...v, [k]: x });
   const days = Math.min(366, Math.max(1, Number(f.days) || 30));
   const a = useLoad(() => get('/v1/analytics', {

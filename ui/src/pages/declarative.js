@@ -1,7 +1,7 @@
 // Declarative memory: a user's facts, preferences and rules with their confidence, the
 // proposals waiting for the user's confirmation, and the entries that were superseded, each
 // with its history.
-import { useState } from 'preact/hooks';
+import { useEffect, useState } from 'preact/hooks';
 import { get, post } from '../api.js';
 import { navigate, paramsOf } from '../route.js';
 import {
@@ -89,6 +89,8 @@ function Proposals({ f, onDecided }) {
 export function Declarative({ params }) {
   const f = paramsOf(params, ['c', 'sc']);
   const [v, setV] = useState(f);
+  // The form follows the address (back, forward, a link).
+  useEffect(() => setV(f), [params.toString()]);
   const [epoch, setEpoch] = useState(0);
   const set = (k) => (x) => setV({ ...v, [k]: x });
   return html`<h1>Declarative memory</h1>

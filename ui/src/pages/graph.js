@@ -1,13 +1,13 @@
 // The knowledge graph: a user's entities and the facts between them as an interactive
 // drawing (drag, zoom, click an entity for its neighbourhood), as they hold now or as of a
 // chosen time, with the same facts as a table.
-import { useMemo, useState } from 'preact/hooks';
+import { useEffect, useMemo, useState } from 'preact/hooks';
 import { get } from '../api.js';
 import { navigate, paramsOf } from '../route.js';
 import { Chart, ErrorBox, Field, Select, html, useLoad, when } from '../ui.js';
 
-// Most relations drawn at once (the table lists them all).
-const DRAWN = 400;
+// Most relations one view loads and draws (the server says when there are more).
+const SHOWN = 400;
 
 function option(relations) {
   const nodes = new Map();
@@ -15,7 +15,7 @@ function option(relations) {
     if (!nodes.has(name)) nodes.set(name, { name, value: 0, category: isValue ? 1 : 0 });
     nodes.get(name).value += 1;
   };
-  const links = relations.slice(0, DRAWN).map((r) => {
+  const links = relations.map((r) => {
     node(r.subject, false);
     node(r.object, !r.object_id);
     return { source: r.subject, target: r.object, value: r.predicate };
@@ -42,31 +42,33 @@ function option(relations) {
 export function Graph({ params }) {
   const f = paramsOf(params);
   const [v, setV] = useState(f);
+  // The form follows the address (back, forward, a link).
+  useEffect(() => setV(f), [params.toString()]);
   const set = (k) => (x) => setV({ ...v, [k]: x });
   const asOf = f.as_of ? new Date(f.as_of).toISOString() : undefined;
   const rel = useLoad(() => get('/v1/graph/relations', {
-    user_id: f.user_id, as_of: asOf, entity: f.entity, hops: f.entity ? f.hops : undefined,
+    user_id: f.user_id, as_of: asOf, entity: f.entity, hops: f.entity ? f.hops : undefined, limit: SHOWN,
   }), [params.toString()]);
-  const ent = useLoad(() => get('/v1/graph/entities', { user_id: f.user_id }), [f.user_id]);
   const relations = (rel.data && rel.data.relations) || [];
   const opt = useMemo(() => option(relations), [rel.data]);
-  const entities = (ent.data && ent.data.entities) || [];
+  const entities = useMemo(() => [...new Set(relations.flatMap((r) => (r.object_id ? [r.subject, r.object] : [r.subject])))].sort(),
+    [rel.data]);
   const focus = (name) => navigate('graph', { ...f, entity: name });
   return html`<h1>Knowledge graph</h1>
     <form class="filters" aria-label="graph filters" onSubmit=${(e) => { e.preventDefault(); navigate('graph', v); }}>
       <${Field} label="User" name="user_id" value=${v.user_id} onInput=${set('user_id')} />
       <${Field} label="As of" name="as_of" type="datetime-local" value=${v.as_of} onInput=${set('as_of')} />
       <${Field} label="Entity" name="entity" value=${v.entity} onInput=${set('entity')} list="entity-names" />
-      <datalist id="entity-names">${entities.slice(0, 500).map((e) => html`<option value=${e.name} />`)}</datalist>
+      <datalist id="entity-names">${entities.map((e) => html`<option value=${e} />`)}</datalist>
       <${Select} label="Hops" name="hops" value=${v.hops} onChange=${set('hops')} options=${['1', '2', '3']} any="1" />
       <div class="actions"><button type="submit">Show</button>
         ${f.entity && html`<button type="button" onClick=${() => navigate('graph', { ...f, entity: undefined, hops: undefined })}>
           Whole graph</button>`}</div>
     </form>
-    <${ErrorBox} error=${rel.error || ent.error} />
+    <${ErrorBox} error=${rel.error} />
     <p class="muted" aria-live="polite">${rel.loading ? 'Loading…' : `${relations.length} relations, ${entities.length} entities${
       f.as_of ? `, as of ${when(asOf)}` : ', as they hold now'}`}
-      ${relations.length > DRAWN ? ` (the first ${DRAWN} drawn)` : ''}</p>
+      ${rel.data && rel.data.truncated ? `; the first ${SHOWN} shown: pick an entity for its neighbourhood` : ''}</p>
     ${relations.length > 0 && html`<${Chart} option=${opt} height=${480} testid="graph"
       label=${`graph of ${relations.length} relations between ${entities.length} entities`} />`}
     <section aria-labelledby="rel-title"><h2 id="rel-title">Relations</h2>

@@ -1,6 +1,6 @@
 // Memories: filter, search (full text or by meaning), page through, view with history,
 // edit, delete, bulk delete. Every filter is in the address.
-import { useState } from 'preact/hooks';
+import { useEffect, useState } from 'preact/hooks';
 import { del, get, patch, post } from '../api.js';
 import { navigate, paramsOf } from '../route.js';
 import {
@@ -59,6 +59,8 @@ function load(f, cursor) {
 
 function Filters({ f, onApply }) {
   const [v, setV] = useState(f);
+  // The form follows the address (back, forward, a link).
+  useEffect(() => setV(f), [JSON.stringify(f)]);
   const set = (k) => (x) => setV({ ...v, [k]: x });
   const submit = (e) => {
     e.preventDefault();

@@ -1,6 +1,6 @@
 // The recall playground: a query with the request's options, and each hit with its score and
 // the signals that made it.
-import { useState } from 'preact/hooks';
+import { useEffect, useState } from 'preact/hooks';
 import { post } from '../api.js';
 import { navigate, paramsOf } from '../route.js';
 import { ErrorBox, Field, SCOPES, Select, html, text, useLoad } from '../ui.js';
@@ -28,6 +28,8 @@ function Bar({ label, value, raw }) {
 export function Recall({ params }) {
   const f = paramsOf(params);
   const [v, setV] = useState({ limit: '10', ...f });
+  // The form follows the address (back, forward, a link).
+  useEffect(() => setV({ limit: '10', ...f }), [params.toString()]);
   const set = (k) => (x) => setV({ ...v, [k]: x });
   const result = useLoad(() => {
     if (!f.query) return Promise.resolve(null);

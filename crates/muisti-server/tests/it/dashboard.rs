@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use muisti_server::ConfigLayer;
 use serde_json::{Value, json};
 
-use crate::{TestServer, raw};
+use crate::{JSON, TestServer, raw};
 
 /// The workspace's root.
 fn root() -> PathBuf {
@@ -99,14 +99,7 @@ fn dashboard_in_a_real_browser() {
     let Some((chromium, conversation)) = prerequisites() else {
         return;
     };
-    let dir = tempfile::tempdir().expect("tempdir");
-    let store =
-        muisti::open_store(&format!("sqlite://{}/muisti.db", dir.path().display())).expect("store");
-    let engine = muisti::Engine::builder(store)
-        .graph_extraction(muisti::graph::GraphExtraction::Offline)
-        .build()
-        .expect("engine");
-    let s = TestServer::serve(engine, ConfigLayer::default(), Some(dir));
+    let s = TestServer::with_offline_graph();
     // Graph facts, read by the offline extractor.
     for m in [
         "Alice works at Google in Mountain View.",
@@ -251,4 +244,259 @@ fn dashboard_in_a_real_browser() {
         "the browser checks failed:\n{stdout}\n{}",
         String::from_utf8_lossy(&run.stderr)
     );
+}
+
+/// `/ui` is the page from the binary, with headers that keep other sites out; its routes are
+/// the page; its built files are served with their media type; anything else under it is a
+/// JSON 404. The page needs no key; the API it calls does.
+#[test]
+fn the_dashboard_is_served_from_the_binary() {
+    let mut key = String::new();
+    let s = TestServer::start_with(ConfigLayer::default(), |ring| {
+        key = ring.create("t1", true, None).expect("key").key;
+    });
+    for path in ["/ui", "/ui/", "/ui/memories", "/ui/graph?user_id=ana"] {
+        let r = raw("GET", &s.url(path), &[], None);
+        assert_eq!(r.status, 200, "{path}");
+        assert!(
+            r.header("content-type")
+                .is_some_and(|t| t.starts_with("text/html"))
+        );
+        let page = r.body.as_str().expect("html");
+        assert!(page.contains("<html"), "{page}");
+        let csp = r.header("content-security-policy").expect("csp");
+        assert!(csp.contains("frame-ancestors 'none'") && csp.contains("script-src 'self'"));
+        assert_eq!(r.header("x-content-type-options"), Some("nosniff"));
+        assert_eq!(r.header("cache-control"), Some("no-cache"));
+    }
+    let page = raw("GET", &s.url("/ui"), &[], None);
+    let page = page.body.as_str().expect("html");
+    let script = page
+        .split("src=\"")
+        .nth(1)
+        .and_then(|rest| rest.split('"').next())
+        .expect("a script");
+    assert!(script.starts_with("/ui/assets/"), "{script}");
+    let r = raw("GET", &s.url(script), &[], None);
+    assert_eq!(r.status, 200);
+    assert_eq!(
+        r.header("content-type"),
+        Some("text/javascript; charset=utf-8")
+    );
+    assert!(
+        r.header("cache-control")
+            .is_some_and(|c| c.contains("immutable"))
+    );
+    for missing in ["/ui/assets/nope.js", "/ui/favicon.ico", "/ui/a/../b.txt"] {
+        let r = raw("GET", &s.url(missing), &[], None);
+        assert_eq!(r.status, 404, "{missing}");
+        assert_eq!(r.code(), "not_found");
+    }
+    let r = raw("POST", &s.url("/ui"), &[JSON], Some("{}"));
+    assert_eq!(r.status, 405);
+    assert_eq!(r.code(), "method_not_allowed");
+    // The data it shows needs the key.
+    let r = raw("GET", &s.url("/v1/analytics"), &[], None);
+    assert_eq!(r.status, 401);
+    let auth = format!("Bearer {key}");
+    let r = raw(
+        "GET",
+        &s.url("/v1/analytics"),
+        &[("authorization", &auth)],
+        None,
+    );
+    assert_eq!(r.status, 200, "{}", r.body);
+}
+
+/// Analytics over REST: counts by scope and state, growth per day, the most accessed first,
+/// confined to the caller's filter; a similarity matrix of a user's memories; bad
+/// parameters are typed errors.
+#[test]
+fn analytics_over_rest() {
+    let s = TestServer::open();
+    let write = |body: Value| {
+        let r = post(&s, "/v1/memories", &body);
+        assert_eq!(r.status, 201, "{}", r.body);
+        r.body["id"].as_str().expect("id").to_owned()
+    };
+    let cat = write(json!({"content": "Ana's cat is called Marmalade", "user_id": "ana"}));
+    write(
+        json!({"content": "Ana moved to Lisbon in May", "user_id": "ana", "scope": "short_term",
+        "session_id": "s1"}),
+    );
+    write(json!({"content": "Ana works as a nurse", "user_id": "ana"}));
+    write(json!({"content": "Bo collects stamps", "user_id": "bo"}));
+    for _ in 0..3 {
+        let r = post(
+            &s,
+            "/v1/recall",
+            &json!({"query": "what is the cat called", "user_id": "ana", "limit": 1}),
+        );
+        assert_eq!(r.status, 200, "{}", r.body);
+    }
+    muisti_testkit::wait_until("recalls are counted", || {
+        let r = raw("GET", &s.url(&format!("/v1/memories/{cat}")), &[], None);
+        r.body["access_count"].as_u64().is_some_and(|n| n >= 3)
+    });
+    let r = raw("GET", &s.url("/v1/analytics?user_id=ana"), &[], None);
+    assert_eq!(r.status, 200, "{}", r.body);
+    let a = &r.body;
+    assert_eq!(a["total"], 3, "{a}");
+    assert_eq!(a["by_scope"], json!({"long_term": 2, "short_term": 1}));
+    assert_eq!(a["by_state"], json!({"active": 3}));
+    let growth: u64 = a["growth"]
+        .as_array()
+        .expect("growth")
+        .iter()
+        .map(|d| d["count"].as_u64().expect("count"))
+        .sum();
+    assert_eq!(growth, 3, "everything was written today: {a}");
+    assert_eq!(a["top_accessed"][0]["id"], cat.as_str(), "{a}");
+    assert_eq!(a["last_accessed"][0]["count"], 1, "{a}");
+    let all = raw("GET", &s.url("/v1/analytics"), &[], None);
+    assert_eq!(all.body["total"], 4, "{}", all.body);
+
+    let r = raw(
+        "GET",
+        &s.url("/v1/analytics/similarity?user_id=ana&limit=3"),
+        &[],
+        None,
+    );
+    assert_eq!(r.status, 200, "{}", r.body);
+    let m = r.body["matrix"].as_array().expect("matrix");
+    assert_eq!(r.body["items"].as_array().map(Vec::len), Some(3));
+    assert_eq!(m.len(), 3);
+    for (i, row) in m.iter().enumerate() {
+        let row = row.as_array().expect("row");
+        assert_eq!(row.len(), 3);
+        let own = row[i].as_f64().expect("number");
+        assert!((own - 1.0).abs() < 1e-3, "{own}");
+        for (j, v) in row.iter().enumerate() {
+            let v = v.as_f64().expect("number");
+            assert!(v < 0.999 || i == j, "two different memories: {v}");
+            assert_eq!(Some(v), m[j][i].as_f64(), "symmetric");
+        }
+    }
+    for (path, status) in [
+        ("/v1/analytics?days=0", 422),
+        ("/v1/analytics?days=367", 422),
+        ("/v1/analytics?top=101", 422),
+        ("/v1/analytics?scope=nope", 422),
+        ("/v1/analytics?bogus=1", 400),
+        ("/v1/analytics?scope=declarative", 409),
+        ("/v1/analytics/similarity", 400),
+        ("/v1/analytics/similarity?user_id=ana&limit=1", 422),
+        ("/v1/analytics/similarity?user_id=ana&limit=61", 422),
+        ("/v1/analytics/similarity?user_id=ana&cluster=0", 404),
+    ] {
+        let r = raw("GET", &s.url(path), &[], None);
+        assert_eq!(r.status, status, "{path}: {}", r.body);
+        r.code();
+    }
+    // The server's jobs, newest first.
+    let r = raw("GET", &s.url("/v1/jobs"), &[], None);
+    assert_eq!(r.body, json!({"items": []}));
+    let mut started = Vec::new();
+    for _ in 0..2 {
+        let r = post(
+            &s,
+            "/v1/maintenance",
+            &json!({"background": true, "dry_run": true}),
+        );
+        assert_eq!(r.status, 202, "{}", r.body);
+        started.push(r.body["id"].as_str().expect("id").to_owned());
+    }
+    let r = raw("GET", &s.url("/v1/jobs"), &[], None);
+    let listed: Vec<&str> = r.body["items"]
+        .as_array()
+        .expect("items")
+        .iter()
+        .map(|j| j["id"].as_str().expect("id"))
+        .collect();
+    assert_eq!(listed, [started[1].as_str(), started[0].as_str()]);
+}
+
+/// Listing by state and by creation time: pages stay full when most memories are in
+/// another state, and their cursors go on where they stopped.
+#[test]
+fn memories_are_listed_by_state_and_time() {
+    let s = TestServer::open();
+    let mut ids = Vec::new();
+    for i in 0..12 {
+        let r = post(
+            &s,
+            "/v1/memories",
+            &json!({"content": format!("note number {i} about topic {}", i * 7), "user_id": "u"}),
+        );
+        assert_eq!(r.status, 201, "{}", r.body);
+        ids.push(r.body["id"].as_str().expect("id").to_owned());
+    }
+    // Every third one superseded by the next, the rest active.
+    for (i, id) in ids.iter().enumerate().step_by(3) {
+        let body = json!({"state": "superseded", "superseded_by": ids[i + 1]});
+        let r = raw(
+            "PATCH",
+            &s.url(&format!("/v1/memories/{id}")),
+            &[JSON],
+            Some(&body.to_string()),
+        );
+        assert_eq!(r.status, 200, "{}", r.body);
+    }
+    let mut seen = Vec::new();
+    let mut cursor = String::new();
+    loop {
+        let r = raw(
+            "GET",
+            &s.url(&format!(
+                "/v1/memories?user_id=u&state=superseded&limit=2{cursor}"
+            )),
+            &[],
+            None,
+        );
+        assert_eq!(r.status, 200, "{}", r.body);
+        let items = r.body["items"].as_array().expect("items").clone();
+        for m in &items {
+            assert_eq!(m["state"], "superseded");
+            seen.push(m["id"].as_str().expect("id").to_owned());
+        }
+        match r.body["next_cursor"].as_str() {
+            Some(next) => {
+                assert_eq!(items.len(), 2, "a page is short only at the end");
+                cursor = format!("&cursor={next}");
+            }
+            None => break,
+        }
+    }
+    let want: Vec<String> = ids.iter().step_by(3).cloned().collect();
+    assert_eq!(seen, want);
+    let active = raw(
+        "GET",
+        &s.url("/v1/memories?user_id=u&state=active"),
+        &[],
+        None,
+    );
+    assert_eq!(active.body["items"].as_array().map(Vec::len), Some(8));
+    let r = raw("GET", &s.url("/v1/memories?state=gone"), &[], None);
+    assert_eq!((r.status, r.code()), (422, "invalid_input"));
+    let later = raw(
+        "GET",
+        &s.url("/v1/memories?created_after=2999-01-01T00:00:00Z"),
+        &[],
+        None,
+    );
+    assert_eq!(later.body["items"], json!([]));
+    let earlier = raw(
+        "GET",
+        &s.url("/v1/memories?user_id=u&created_before=2999-01-01T00:00:00Z"),
+        &[],
+        None,
+    );
+    assert_eq!(earlier.body["items"].as_array().map(Vec::len), Some(12));
+    let r = raw(
+        "GET",
+        &s.url("/v1/memories?created_after=yesterday"),
+        &[],
+        None,
+    );
+    assert_eq!(r.status, 422, "{}", r.body);
 }

@@ -80,6 +80,19 @@ impl TestServer {
         }
     }
 
+    /// An open server over a fresh SQLite store whose engine reads memories into the graph
+    /// with the offline extractor.
+    pub fn with_offline_graph() -> Self {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let url = format!("sqlite://{}/muisti.db", dir.path().display());
+        let store = muisti::open_store(&url).expect("open store");
+        let engine = Engine::builder(store)
+            .graph_extraction(muisti::graph::GraphExtraction::Offline)
+            .build()
+            .expect("engine");
+        Self::serve(engine, ConfigLayer::default(), Some(dir))
+    }
+
     /// A server with no keys on loopback: open mode.
     pub fn open() -> Self {
         Self::start_with(ConfigLayer::default(), |_| {})

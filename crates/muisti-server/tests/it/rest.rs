@@ -1737,14 +1737,7 @@ fn conversations_over_rest() {
 /// kind or name; bad parameters are typed errors.
 #[test]
 fn the_graph_over_rest() {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let store =
-        muisti::open_store(&format!("sqlite://{}/muisti.db", dir.path().display())).expect("store");
-    let engine = muisti::Engine::builder(store)
-        .graph_extraction(muisti::graph::GraphExtraction::Offline)
-        .build()
-        .expect("engine");
-    let s = TestServer::serve(engine, ConfigLayer::default(), Some(dir));
+    let s = TestServer::with_offline_graph();
     for (text, at) in [
         (
             "Alice works at Google in Mountain View.",
@@ -1872,11 +1865,27 @@ fn the_graph_over_rest() {
         ("relations?user_id=g1&entity=bob&hops=4", 422),
         ("relations?user_id=g1&entity=bob&hops=0", 422),
         ("relations?user_id=g1&hops=2", 409),
+        ("relations?user_id=g1&limit=0", 422),
+        ("entities?user_id=g1&limit=10001", 422),
     ] {
         let r = get(q);
         assert_eq!(r.status, status, "{q}: {}", r.body);
         assert!(r.body["error"]["code"].is_string(), "{q}: the error shape");
     }
+    // A limit: the first of the answer, and a mark that there were more.
+    let all = get("relations?user_id=g1");
+    let total = all.body["relations"].as_array().map_or(0, Vec::len);
+    assert!(total >= 3, "{}", all.body);
+    assert!(all.body.get("truncated").is_none(), "{}", all.body);
+    let one = get("relations?user_id=g1&limit=1");
+    assert_eq!(pairs(&one), pairs(&all)[..1]);
+    assert_eq!(one.body["truncated"], true);
+    let enough = get(&format!("relations?user_id=g1&limit={total}"));
+    assert_eq!(pairs(&enough), pairs(&all));
+    assert!(enough.body.get("truncated").is_none());
+    let first = get("entities?user_id=g1&limit=1");
+    assert_eq!(first.body["entities"].as_array().map(Vec::len), Some(1));
+    assert_eq!(first.body["truncated"], true);
 }
 
 /// `POST /v1/maintenance`: a dry run reports, a run prunes a user to the cap (never the

@@ -118,28 +118,14 @@ impl Engine {
                     .filter(|m| force || m.embedding_model.as_deref() != Some(embedder.id()))
                     .collect();
                 if !todo.is_empty() {
-                    let mut puts: Vec<Put> = todo
-                        .iter()
-                        .map(|m| {
-                            let mut put = Put::new(
-                                m.partition.clone(),
-                                m.writer_key().cloned(),
-                                m.content.clone(),
-                            );
-                            put.context = m.context.clone();
-                            put
-                        })
-                        .collect();
-                    self.embed_puts(&mut puts)?;
                     let vectors: Vec<StoredVector> = todo
                         .iter()
-                        .zip(puts)
-                        .filter_map(|(m, put)| {
-                            Some(StoredVector {
-                                id: m.id,
-                                model: embedder.id().to_owned(),
-                                vector: put.embedding?,
-                            })
+                        .zip(self.embed_memories(todo.iter().copied())?)
+                        .filter(|(_, vector)| !vector.is_empty())
+                        .map(|(m, vector)| StoredVector {
+                            id: m.id,
+                            model: embedder.id().to_owned(),
+                            vector,
                         })
                         .collect();
                     report.reembedded += self.store.set_vectors(&p.tenant, &vectors)?;

@@ -160,9 +160,12 @@ impl Engine {
 
     /// The vectors of memories' texts (content and context, as when they were written), by
     /// the engine's embedder, in order; empty vectors without one.
-    pub(crate) fn embed_memories(&self, memories: &[Memory]) -> Result<Vec<Vec<f32>>> {
+    pub(crate) fn embed_memories<'a>(
+        &self,
+        memories: impl IntoIterator<Item = &'a Memory>,
+    ) -> Result<Vec<Vec<f32>>> {
         let mut puts: Vec<Put> = memories
-            .iter()
+            .into_iter()
             .map(|m| {
                 let mut put = Put::new(
                     m.partition.clone(),

@@ -7,6 +7,7 @@ use muisti::{Engine, Event, Filter, Locator, Namespace, SearchMode, Tenant, Ttl,
 use muisti_testkit::redis_keys::KeyPrefix;
 use serde_json::json;
 
+mod analytics;
 mod archive;
 mod conversations;
 mod declarative;

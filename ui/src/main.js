@@ -81,7 +81,8 @@ function App() {
         ? html`<${Page} key=${`${route.page}-${epoch}`} params=${route.params} />`
         : html`<div class="error" role="alert">No page ${route.page}.
             <a href="/ui/memories">Memories</a></div>`}
-    </main>`;
+    </main>
+    <footer><a href="/ui/assets/third-party-licenses.txt">Third-party licences</a></footer>`;
 }
 
 const root = document.getElementById('app');

@@ -47,12 +47,7 @@ async fn page() -> Response {
 async fn asset_or_page(Path(path): Path<String>) -> Response {
     if let Some(name) = path.strip_prefix("assets/") {
         return match UI.get_file(format!("assets/{name}")) {
-            // Built names carry a hash of their content: cache them for good.
-            Some(f) => file(
-                f.contents(),
-                content_type(name),
-                "public, max-age=31536000, immutable",
-            ),
+            Some(f) => file(f.contents(), content_type(name), cache_of(name)),
             None => ApiError::not_found(format!("no asset {name}")).into_response(),
         };
     }
@@ -84,6 +79,16 @@ fn file(body: &'static [u8], kind: &'static str, cache: &'static str) -> Respons
     r
 }
 
+/// How long a built file may be cached: scripts and styles carry a hash of their content in
+/// their names (cached for good); the licence notices do not.
+fn cache_of(name: &str) -> &'static str {
+    if name.ends_with(".js") || name.ends_with(".css") {
+        "public, max-age=31536000, immutable"
+    } else {
+        "no-cache"
+    }
+}
+
 /// The media type of a built file, by its extension.
 fn content_type(name: &str) -> &'static str {
     match name.rsplit_once('.').map(|(_, ext)| ext) {
@@ -95,6 +100,7 @@ fn content_type(name: &str) -> &'static str {
         Some("ico") => "image/x-icon",
         Some("woff2") => "font/woff2",
         Some("json" | "map") => "application/json",
+        Some("txt") => "text/plain; charset=utf-8",
         _ => "application/octet-stream",
     }
 }

@@ -287,6 +287,21 @@ fn the_dashboard_is_served_from_the_binary() {
         r.header("cache-control")
             .is_some_and(|c| c.contains("immutable"))
     );
+    let notices = raw(
+        "GET",
+        &s.url("/ui/assets/third-party-licenses.txt"),
+        &[],
+        None,
+    );
+    assert_eq!(notices.status, 200);
+    assert_eq!(
+        notices.header("content-type"),
+        Some("text/plain; charset=utf-8")
+    );
+    let notices = notices.body.as_str().expect("text");
+    for package in ["echarts", "preact", "htm", "zrender"] {
+        assert!(notices.contains(&format!("==== {package} ")), "{package}");
+    }
     for missing in ["/ui/assets/nope.js", "/ui/favicon.ico", "/ui/a/../b.txt"] {
         let r = raw("GET", &s.url(missing), &[], None);
         assert_eq!(r.status, 404, "{missing}");

@@ -319,4 +319,5 @@ var le,v,Ze,U,Te,Xe,et,pe,X,J,tt,we,he,fe,oe={},ae=[],vt=/acit|ex(?:s|g|n|p|$)|r
       ${e&&u`<${hn} onDone=${()=>{n(!1),a(o+1)}} />`}
       ${i?u`<${i} key=${`${t.page}-${o}`} params=${t.params} />`:u`<div class="error" role="alert">No page ${t.page}.
             <a href="/ui/memories">Memories</a></div>`}
-    </main>`}const gt=document.getElementById("app");gt.textContent="";It(u`<${fn} />`,gt);
+    </main>
+    <footer><a href="/ui/assets/third-party-licenses.txt">Third-party licences</a></footer>`}const gt=document.getElementById("app");gt.textContent="";It(u`<${fn} />`,gt);

@@ -79,6 +79,15 @@ export function useConfirm() {
     setPending({ message, action, label });
   };
   const close = () => setPending(null);
+  const confirmButton = useRef(null);
+  // Open: the confirm button has the focus; Escape cancels.
+  useEffect(() => {
+    if (!pending) return undefined;
+    if (confirmButton.current) confirmButton.current.focus();
+    const onKey = (e) => e.key === 'Escape' && setPending(null);
+    document.addEventListener('keydown', onKey);
+    return () => document.removeEventListener('keydown', onKey);
+  }, [pending]);
   const confirm = async () => {
     setBusy(true);
     try {
@@ -98,7 +107,7 @@ export function useConfirm() {
           <${ErrorBox} error=${error} />
           <div class="actions">
             <button type="button" onClick=${close} disabled=${busy}>Cancel</button>
-            <button type="button" class="danger" onClick=${confirm} disabled=${busy} autofocus>
+            <button type="button" class="danger" onClick=${confirm} disabled=${busy} ref=${confirmButton}>
               ${pending.label}
             </button>
           </div>

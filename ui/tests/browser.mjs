@@ -87,14 +87,24 @@ await page.getByRole('button', { name: 'Save' }).click();
 await page.getByText('Saved.').waitFor();
 let got = await api(fx.base, 'GET', `/v1/memories/${fx.edit.id}`);
 check(got.status === 200 && got.body.content === fx.edit.content, 'an edit takes effect in the API');
+got = await api(fx.base, 'GET', `/v1/memories/${fx.edit.id}/history`);
+check(got.status === 200 && got.body.history.some((e) => e.actor === 'dashboard' && e.new === fx.edit.content),
+  'the edit is in the memory\'s history, made by the dashboard');
+await page.locator('.history li', { hasText: 'dashboard' }).waitFor()
+  .then(() => check(true, 'the page shows the edit in the history'), () => check(false, 'the page shows the edit in the history'));
 await page.screenshot({ path: join(fx.out, 'memory-detail.png'), fullPage: true });
 
 // Delete, confirmed in a dialog; first cancelled.
 await page.goto(`${fx.base}/ui/memories?user_id=${encodeURIComponent(fx.user)}&id=${fx.delete_id}`);
 await page.locator('.detail').getByRole('button', { name: 'Delete' }).click();
 await page.getByRole('dialog').getByRole('button', { name: 'Cancel' }).click();
+await page.locator('.detail').getByRole('button', { name: 'Delete' }).click();
+await page.waitForFunction(() => document.activeElement && document.activeElement.closest('[role=dialog]'), null, { timeout: 5000 })
+  .then(() => check(true, 'the confirmation dialog takes the focus'), () => check(false, 'the confirmation dialog takes the focus'));
+await page.keyboard.press('Escape');
+await page.getByRole('dialog').waitFor({ state: 'detached' });
 got = await api(fx.base, 'GET', `/v1/memories/${fx.delete_id}`);
-check(got.status === 200, 'a cancelled delete deletes nothing');
+check(got.status === 200, 'a delete cancelled (by the button, then by Escape) deletes nothing');
 await page.locator('.detail').getByRole('button', { name: 'Delete' }).click();
 await page.screenshot({ path: join(fx.out, 'confirm-delete.png') });
 await page.getByRole('dialog').getByRole('button', { name: 'Delete' }).click();

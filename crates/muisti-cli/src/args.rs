@@ -611,6 +611,9 @@ pub(crate) struct UpdateArgs {
     /// Refuse (exit 2, "conflict") unless the memory is still at this version.
     #[arg(long, value_name = "VERSION")]
     pub(crate) expected_version: Option<u64>,
+    /// Record the change in the memory's history as made by this name.
+    #[arg(long)]
+    pub(crate) actor: Option<String>,
 }
 
 impl UpdateArgs {
@@ -639,6 +642,7 @@ impl UpdateArgs {
             state: self.state.clone(),
             superseded_by: self.superseded_by.clone(),
             expected_version: self.expected_version,
+            actor: self.actor.clone(),
         })
     }
 }

@@ -277,6 +277,11 @@ pub struct MemoryPatch {
     /// `If-Match` header carries the same condition.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub expected_version: Option<u64>,
+    /// Record this change in the memory's history (`GET /v1/memories/{id}/history`) as made
+    /// by this name (`dashboard`, a tool's name: 1-64 letters, digits and `_ . : -`).
+    /// Declarative entries record every change anyway.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub actor: Option<String>,
 }
 
 /// One page of memories (`GET /v1/memories`).

@@ -150,12 +150,14 @@ mod exact {
     const OPEN_NAME_PATTERN: &str = "^[A-Za-z0-9_.:-]{1,64}$";
     /// `If-Match`: a version ETag (`"3"`, `W/"3"`, `3`) or `*`.
     const IF_MATCH_PATTERN: &str = "^\\s*(\\*|(W/)?\"[0-9]{1,19}\"|(W/)?[0-9]{1,19})\\s*$";
-    /// Fields whose name means something else in these schemas: a job's state, and the
-    /// content of a stored record (a key-value entry's may be any value, blank text too).
-    const NOT_BY_NAME: [(&str, &str); 3] = [
+    /// Fields whose name means something else in these schemas: a job's state, the
+    /// content of a stored record (a key-value entry's may be any value, blank text too),
+    /// an error's message, and who made a change in a history (an agent's id too).
+    const NOT_BY_NAME: [(&str, &str); 4] = [
         ("Job", "state"),
         ("Memory", "content"),
         ("ErrorDetail", "message"),
+        ("HistoryEntry", "actor"),
     ];
 
     /// The constraints of a field or parameter called `name` (merged into its schema).
@@ -176,7 +178,7 @@ mod exact {
             "label" => json!({"pattern": NO_CONTROL_OR_EMPTY_PATTERN, "maxLength": 200}),
             "tags" | "tag" => json!({"maxItems": 64, "items": {"pattern": NO_CONTROL_PATTERN,
                 "minLength": 1, "maxLength": 64}}),
-            "category" | "source" | "type" => json!({"pattern": OPEN_NAME_PATTERN}),
+            "category" | "source" | "type" | "actor" => json!({"pattern": OPEN_NAME_PATTERN}),
             "cursor" | "superseded_by" | "supersedes" => json!({"pattern": ULID_PATTERN}),
             "If-Match" => json!({"type": "string", "pattern": IF_MATCH_PATTERN}),
             // Content is never null nor blank text; a key-value entry's value never null.
@@ -381,6 +383,15 @@ mod exact {
                         // Names and values of the graph, as the server checks them.
                         Some(json!({"pattern": NO_CONTROL_PATTERN, "minLength": 1,
                             "maxLength": crate::ops::MAX_GRAPH_NAME_CHARS}))
+                    } else if name == "limit" && path.starts_with("/v1/graph/") {
+                        Some(json!({"minimum": 1, "maximum": crate::ops::MAX_GRAPH_ANSWER}))
+                    } else if name == "limit" && path == "/v1/analytics/similarity" {
+                        Some(json!({"minimum": 2,
+                            "maximum": muisti::analytics::MAX_SIMILARITY}))
+                    } else if name == "days" && path == "/v1/analytics" {
+                        Some(json!({"minimum": 1, "maximum": muisti::analytics::MAX_DAYS}))
+                    } else if name == "top" && path == "/v1/analytics" {
+                        Some(json!({"minimum": 0, "maximum": crate::ops::MAX_TOP_ACCESSED}))
                     } else if name == "key" && p["in"] == "path" {
                         // A path segment is percent-decoded: a `%` escape of a control
                         // character is one too.

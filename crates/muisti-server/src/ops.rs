@@ -236,7 +236,16 @@ pub fn update(engine: &Engine, id: &str, patch: api::MemoryPatch) -> Result<api:
         state,
         superseded_by,
         expected_version,
+        actor,
     } = patch;
+    if let Some(a) = &actor
+        && !muisti::is_open_name(a)
+    {
+        return Err(Error::invalid(
+            "actor",
+            "an actor is 1-64 letters, digits and _ . : -",
+        ));
+    }
     if matches!(content, Some(Value::Null)) {
         return Err(Error::invalid("content", "must not be null"));
     }
@@ -278,7 +287,11 @@ pub fn update(engine: &Engine, id: &str, patch: api::MemoryPatch) -> Result<api:
         tenant: engine.tenant().clone(),
         id,
     };
-    let m = engine.update(UpdateRequest::new(at, patch).expecting(expected_version))?;
+    let request = UpdateRequest::new(at, patch).expecting(expected_version);
+    let m = match actor {
+        Some(actor) => engine.with_actor(actor).update(request)?,
+        None => engine.update(request)?,
+    };
     Ok(memory_out(&m))
 }
 
@@ -1003,7 +1016,7 @@ pub fn graph_relations(
 }
 
 /// Most entities or relations one graph answer holds when asked for a `limit`.
-const MAX_GRAPH_ANSWER: usize = 10_000;
+pub const MAX_GRAPH_ANSWER: usize = 10_000;
 
 /// A graph answer's `limit`, checked (none: all).
 fn graph_limit(limit: Option<usize>) -> Result<usize> {
@@ -1100,6 +1113,9 @@ pub fn count_extraction(metrics: &crate::metrics::Metrics, done: &api::ExtractRe
     metrics.facts(done.results.iter().map(|r| r.event.as_str()));
 }
 
+/// Most of the most accessed memories an analytics answer lists.
+pub const MAX_TOP_ACCESSED: usize = 100;
+
 /// The aggregates of a namespace's memories.
 pub fn analytics(engine: &Engine, p: api::AnalyticsParams) -> Result<api::Analytics> {
     let more = api::Filters {
@@ -1113,8 +1129,13 @@ pub fn analytics(engine: &Engine, p: api::AnalyticsParams) -> Result<api::Analyt
         days: p.days.unwrap_or(30),
         top: match p.top {
             None => 10,
-            Some(n) if n <= 100 => n,
-            Some(_) => return Err(Error::invalid("top", "must be 0 to 100")),
+            Some(n) if n <= MAX_TOP_ACCESSED => n,
+            Some(_) => {
+                return Err(Error::invalid(
+                    "top",
+                    format!("must be 0 to {MAX_TOP_ACCESSED}"),
+                ));
+            }
         },
     };
     let a = engine.analytics(&namespace(p.namespace.as_deref())?, &query)?;

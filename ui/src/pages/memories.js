@@ -107,6 +107,7 @@ function Detail({ id, f, onChanged, onClose, ask }) {
         importance: Number(edit.importance),
         tags: edit.tags.split(',').map((t) => t.trim()).filter(Boolean),
         expected_version: mem.version,
+        actor: 'dashboard',
       };
       if (edit.category && edit.category !== mem.category) body.category = edit.category;
       if (mem.scope === 'declarative' && mem.user_id) body.user_id = mem.user_id;

@@ -555,3 +555,44 @@ fn memories_are_listed_by_state_and_time() {
     );
     assert_eq!(r.status, 422, "{}", r.body);
 }
+
+/// An update with an `actor` is in the memory's history under that name (as the
+/// dashboard's edits are); without one, a plain memory keeps no history; a bad name is
+/// refused and changes nothing.
+#[test]
+fn an_update_with_an_actor_is_in_the_history() {
+    let s = TestServer::open();
+    let r = post(
+        &s,
+        "/v1/memories",
+        &json!({"content": "The boat is red", "user_id": "u"}),
+    );
+    let id = r.body["id"].as_str().expect("id").to_owned();
+    let patch = |body: Value| {
+        raw(
+            "PATCH",
+            &s.url(&format!("/v1/memories/{id}")),
+            &[JSON],
+            Some(&body.to_string()),
+        )
+    };
+    let history = || {
+        raw(
+            "GET",
+            &s.url(&format!("/v1/memories/{id}/history")),
+            &[],
+            None,
+        )
+    };
+    assert_eq!(patch(json!({"content": "The boat is blue"})).status, 200);
+    assert_eq!(history().body["history"], json!([]));
+    let r = patch(json!({"content": "The boat is green", "actor": "bad actor!"}));
+    assert_eq!((r.status, r.code()), (422, "invalid_input"));
+    let r = patch(json!({"content": "The boat is green", "actor": "dashboard"}));
+    assert_eq!(r.status, 200, "{}", r.body);
+    let h = history().body;
+    assert_eq!(h["history"].as_array().map(Vec::len), Some(1), "{h}");
+    assert_eq!(h["history"][0]["actor"], "dashboard");
+    assert_eq!(h["history"][0]["old"], "The boat is blue");
+    assert_eq!(h["history"][0]["new"], "The boat is green");
+}

@@ -111,7 +111,8 @@ function Keys() {
       <tbody>${keys.data.keys.map((k) => html`<tr key=${k.id}><td>${k.id}</td><td>${k.tenant}</td><td>${k.label || ''}</td>
         <td>${[k.admin && 'admin', k.operator && 'operator'].filter(Boolean).join(', ') || 'user'}</td><td>${when(k.created_at)}</td>
         <td><button type="button" class="danger" onClick=${() => revoke(k)}>Revoke</button></td></tr>`)}</tbody></table>
-      ${!keys.data.keys.length && html`<p class="muted">No keys: the server is open on loopback.</p>`}`}
+      ${!keys.data.keys.length && html`<p class="muted">No keys: the server is open on loopback. The first key
+        made ends that: from then on every request, this page's too, needs a key.</p>`}`}
     ${!keys.error && html`<form class="filters" onSubmit=${create} aria-label="new key">
       <${Field} label="Tenant" name="k-tenant" value=${form.tenant} onInput=${(x) => setForm({ ...form, tenant: x })} required />
       <${Field} label="Label" name="k-label" value=${form.label} onInput=${(x) => setForm({ ...form, label: x })} />

@@ -1,6 +1,7 @@
 // Pieces every page uses: the template tag, loading with errors shown, forms, confirmation
 // of destructive actions, cursor paging.
 import { h } from 'preact';
+import { get } from './api.js';
 import { useCallback, useEffect, useRef, useState } from 'preact/hooks';
 import htm from 'htm';
 
@@ -170,4 +171,17 @@ export function Chart({ option, label, height = 320, testid }) {
   if (error) return html`<${ErrorBox} error=${error} />`;
   return html`<div class="chart" ref=${el} role="img" aria-label=${label} data-testid=${testid}
     style=${`height:${height}px`}></div>`;
+}
+
+// A memory's recorded changes, as the API gives them (`user` acts for a declarative entry).
+export function History({ id, user }) {
+  const h = useLoad(() => get(`/v1/memories/${id}/history`, { user_id: user }), [id, user]);
+  if (h.error) return html`<${ErrorBox} error=${h.error} />`;
+  if (!h.data) return html`<p class="loading">Loading…</p>`;
+  if (!h.data.history.length) return html`<p class="muted">No recorded changes.</p>`;
+  return html`<ol class="history">${h.data.history.map((e) => html`<li>
+    <${Badge}>${e.event}</${Badge}> ${when(e.at)} by ${e.actor}
+    ${e.confidence !== undefined && e.confidence !== null ? ` · confidence ${e.confidence}` : ''}
+    ${e.old ? html`<div><del>${e.old}</del></div>` : ''}${e.new ? html`<div><ins>${e.new}</ins></div>` : ''}
+  </li>`)}</ol>`;
 }

@@ -5,20 +5,8 @@ import { useEffect, useState } from 'preact/hooks';
 import { get, post } from '../api.js';
 import { navigate, paramsOf } from '../route.js';
 import {
-  Badge, ErrorBox, Field, Notice, Pager, Select, TYPES, html, useConfirm, useLoad, when,
+  Badge, ErrorBox, Field, History, Notice, Pager, Select, TYPES, html, useConfirm, useLoad, when,
 } from '../ui.js';
-
-function History({ id, user }) {
-  const h = useLoad(() => get(`/v1/memories/${id}/history`, { user_id: user }), [id, user]);
-  if (h.error) return html`<${ErrorBox} error=${h.error} />`;
-  if (!h.data) return html`<p class="loading">Loading…</p>`;
-  if (!h.data.history.length) return html`<p class="muted">No recorded changes.</p>`;
-  return html`<ol class="history">${h.data.history.map((e) => html`<li>
-    <${Badge}>${e.event}</${Badge}> ${when(e.at)} by ${e.actor}
-    ${e.confidence !== undefined && e.confidence !== null ? ` · confidence ${e.confidence}` : ''}
-    ${e.old ? html`<div><del>${e.old}</del></div>` : ''}${e.new ? html`<div><ins>${e.new}</ins></div>` : ''}
-  </li>`)}</ol>`;
-}
 
 function Entries({ f, state, title, cursors, onPage }) {
   const [open, setOpen] = useState(null);

@@ -4,7 +4,7 @@ import { useEffect, useState } from 'preact/hooks';
 import { del, get, patch, post } from '../api.js';
 import { navigate, paramsOf } from '../route.js';
 import {
-  Badge, ErrorBox, Field, Notice, Pager, SCOPES, STATES, Select, html, text, useConfirm,
+  ErrorBox, Field, History, Notice, Pager, SCOPES, STATES, Select, html, text, useConfirm,
   useLoad, when,
 } from '../ui.js';
 
@@ -90,7 +90,6 @@ function Filters({ f, onApply }) {
 function Detail({ id, f, onChanged, onClose, ask }) {
   const acting = f.user_id || undefined;
   const m = useLoad(() => get(`/v1/memories/${id}`, { user_id: acting }), [id, acting]);
-  const hist = useLoad(() => get(`/v1/memories/${id}/history`, { user_id: acting }), [id, acting]);
   const [edit, setEdit] = useState(null);
   const [error, setError] = useState(null);
   const [saved, setSaved] = useState(false);
@@ -115,7 +114,6 @@ function Detail({ id, f, onChanged, onClose, ask }) {
       setEdit(null);
       setSaved(true);
       m.reload();
-      hist.reload();
       onChanged();
     } catch (err) {
       setError(err);
@@ -161,13 +159,7 @@ function Detail({ id, f, onChanged, onClose, ask }) {
         .map(([k, v]) => html`<dt>${k}</dt><dd>${String(v)}</dd>`)}
     </dl>
     <h3>History</h3>
-    ${hist.error ? html`<${ErrorBox} error=${hist.error} />`
-      : hist.data && hist.data.history.length
-        ? html`<ol class="history">${hist.data.history.map((e) => html`<li>
-            <${Badge}>${e.event}</${Badge}> ${when(e.at)} by ${e.actor}
-            ${e.old ? html`<div><del>${e.old}</del></div>` : ''}${e.new ? html`<div><ins>${e.new}</ins></div>` : ''}
-          </li>`)}</ol>`
-        : html`<p class="muted">No recorded changes.</p>`}
+    <${History} key=${mem.version} id=${id} user=${acting} />
   </section>`;
 }
 

@@ -786,14 +786,13 @@ impl Engine {
         };
         let next = loop {
             let page = self.store.list(&scan)?;
-            for m in page.items {
-                if m.state == state && crate::declarative::readable(&query.filter, &m) {
-                    kept.push(m);
-                    if kept.len() == want {
-                        break;
-                    }
-                }
-            }
+            let room = want - kept.len();
+            kept.extend(
+                page.items
+                    .into_iter()
+                    .filter(|m| m.state == state && crate::declarative::readable(&query.filter, m))
+                    .take(room),
+            );
             if kept.len() == want {
                 break kept.last().map(|m| m.id);
             }

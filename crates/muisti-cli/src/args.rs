@@ -6,7 +6,7 @@ use clap::{Args, Parser, Subcommand};
 use muisti::Namespace;
 use serde_json::Value;
 
-use crate::{bench, chat, parse_meta, serve};
+use crate::{bench, chat, parse_meta, serve, transfer};
 
 /// muisti: long-term memory for AI agents.
 #[derive(Parser)]
@@ -350,6 +350,14 @@ pub(crate) enum Command {
         #[arg(long)]
         force: bool,
     },
+    /// Write the store's records (the tenant's, or every tenant's with --all-tenants) to
+    /// standard output: JSON Lines, one whole record per line (`import` reads it back into
+    /// any store), or Markdown to read.
+    Export(transfer::ExportArgs),
+    /// Read an export (standard input, --input FILE, or another store with --from URL) into
+    /// the store: every field kept, idempotent by id (importing twice changes nothing);
+    /// vectors made again when the export has none or another model made them.
+    Import(transfer::ImportArgs),
     /// Serve the REST API (/v1), MCP (/mcp), /metrics and /openapi.json over HTTP.
     Serve(serve::ServeArgs),
     /// Serve the MCP tools over standard input and output (for assistants that spawn it).

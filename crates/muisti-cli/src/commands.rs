@@ -479,6 +479,8 @@ pub(crate) fn run(m: &dyn Memories, command: Command, json: bool) -> Result<Exit
             Ok(ExitCode::SUCCESS)
         }
         Command::Reindex { .. }
+        | Command::Export(_)
+        | Command::Import(_)
         | Command::Serve(_)
         | Command::Mcp
         | Command::Keys { .. }

@@ -19,6 +19,7 @@ mod proxy_bench;
 mod remote;
 mod scale;
 mod serve;
+mod transfer;
 
 use std::{io::Write, process::ExitCode};
 
@@ -200,6 +201,8 @@ fn namespace_arg(command: &Command) -> Option<&NsArg> {
         | Command::History { .. }
         | Command::Similar { .. }
         | Command::Reindex { .. }
+        | Command::Export(_)
+        | Command::Import(_)
         | Command::Bench { .. } => None,
     }
 }
@@ -332,6 +335,8 @@ fn run(cli: Cli) -> Result<ExitCode> {
         Command::Keys { command } => return serve::keys(&cli, command),
         Command::Chat(args) => return chat::chat(&cli, args),
         Command::Manage(args) => return chat::manage(&cli, args),
+        Command::Export(args) => return transfer::export(&cli, args),
+        Command::Import(args) => return transfer::import(&cli, args),
         _ => {}
     }
     let tenant = Tenant::new(&cli.tenant)?;

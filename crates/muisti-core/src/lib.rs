@@ -29,6 +29,7 @@ mod name;
 mod proposal;
 mod query;
 pub mod rank;
+mod record;
 mod store;
 pub mod text;
 mod time;
@@ -50,6 +51,7 @@ pub use query::{
     Filter, Filterable, Hit, ListQuery, Locator, MAX_PAGE, Page, RankFields, Scored, SearchMode,
     TextQuery, VectorQuery,
 };
+pub use record::Record;
 pub use store::{
     Capabilities, Health, Store, StoreInfo, StoredVector, WriteStatus, Written,
     exact_vector_search, list_all, touch_counts,

@@ -4,7 +4,7 @@ use serde::Serialize;
 
 use crate::{
     Filter, Limits, ListQuery, Locator, Memory, MemoryId, Namespace, Page, Partition, Put,
-    RankFields, Result, Scored, Tenant, TextQuery, Timestamp, UpdateRequest, VectorQuery,
+    RankFields, Record, Result, Scored, Tenant, TextQuery, Timestamp, UpdateRequest, VectorQuery,
     text::{Bm25, nearest},
 };
 
@@ -141,6 +141,17 @@ pub trait Store: Send + Sync {
         Put::validate_all(&puts, &self.limits())?;
         puts.into_iter().map(|p| self.put(p)).collect()
     }
+
+    /// Writes whole records as they are, for import, restore and moving data between
+    /// stores: every field is kept (id, key, timestamps, version, state, access statistics)
+    /// and the vector stored with `embedding_model`, or none.
+    ///
+    /// Idempotent by id: a record of the tenant with the same id is replaced (wherever it
+    /// is), a record at the same key with another id is removed, so writing the same records
+    /// twice leaves the store as writing them once. Records already expired are skipped.
+    /// [`Record::validate`] runs on every record before any IO; the batch is one transaction
+    /// where the backend has them. Returns how many records were written.
+    fn import(&self, records: Vec<Record>) -> Result<u64>;
 
     /// The limits this store enforces on writes.
     fn limits(&self) -> Limits;

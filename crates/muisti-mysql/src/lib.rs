@@ -33,8 +33,9 @@ use std::{collections::HashMap, sync::Arc, time::Duration};
 
 use muisti_core::{
     Capabilities, Clock, Error, Filter, Health, Limits, ListQuery, Locator, Memory, MemoryId,
-    Namespace, Page, Partition, Put, Result, Scored, Store, StoreInfo, StoredVector, SystemClock,
-    Tenant, TextQuery, Timestamp, UpdateRequest, VectorChange, VectorQuery, WriteStatus, Written,
+    Namespace, Page, Partition, Put, Record, Result, Scored, Store, StoreInfo, StoredVector,
+    SystemClock, Tenant, TextQuery, Timestamp, UpdateRequest, VectorChange, VectorQuery,
+    WriteStatus, Written,
     text::{Bm25, CorpusStats, TermCounts, nearest, query_terms, vector_from_bytes},
 };
 use muisti_store::{StoreRegistry, StoreUrl};
@@ -612,6 +613,41 @@ impl Store for MysqlStore {
             self.purge_in(tx, now.as_millis())?;
             puts.iter().map(|p| self.put_in(tx, p, now)).collect()
         })
+    }
+
+    fn import(&self, records: Vec<Record>) -> Result<u64> {
+        Record::validate_all(&records, &self.limits)?;
+        let now = self.now();
+        let live: Vec<&Record> = records
+            .iter()
+            .filter(|r| !r.memory.is_expired(now))
+            .collect();
+        let memories = &self.q.memories;
+        self.write(|tx| {
+            for r in &live {
+                let m = &r.memory;
+                // Postings go with their records (ON DELETE CASCADE).
+                tx.exec_drop(
+                    format!(
+                        "DELETE FROM {memories} WHERE tenant = ? AND (id = ? OR \
+                         (namespace = ? AND `key` = ?))"
+                    ),
+                    params(vec![
+                        bytes(m.partition.tenant.as_str()),
+                        bytes(&m.id.to_string()),
+                        bytes(m.partition.namespace.as_str()),
+                        bytes(m.key.as_str()),
+                    ]),
+                )?;
+                let vector = match &r.vector {
+                    Some(v) => VectorChange::Set(v.clone()),
+                    None => VectorChange::Drop,
+                };
+                self.write_row(tx, m, &vector, None)?;
+            }
+            Ok(())
+        })?;
+        Ok(live.len() as u64)
     }
 
     fn update(&self, req: &UpdateRequest) -> Result<Memory> {

@@ -51,9 +51,9 @@ use std::{
 
 use muisti_core::{
     Capabilities, Clock, Error, Filter, Health, Limits, ListQuery, Locator, Memory, MemoryId,
-    Namespace, Page, Partition, Put, RankFields, Result, Scored, Store, StoreInfo, StoredVector,
-    SystemClock, Tenant, TextQuery, Timestamp, UpdateRequest, VectorChange, VectorQuery,
-    WriteStatus, Written,
+    Namespace, Page, Partition, Put, RankFields, Record, Result, Scored, Store, StoreInfo,
+    StoredVector, SystemClock, Tenant, TextQuery, Timestamp, UpdateRequest, VectorChange,
+    VectorQuery, WriteStatus, Written,
     text::{Bm25, CorpusStats, TermCounts, query_terms, top_scored},
 };
 use muisti_store::{StoreRegistry, StoreUrl};
@@ -676,6 +676,45 @@ impl Store for PostgresStore {
         })?;
         self.wrote(written.len());
         Ok(written)
+    }
+
+    fn import(&self, records: Vec<Record>) -> Result<u64> {
+        Record::validate_all(&records, &self.limits)?;
+        let now = self.now();
+        let slot = self.coherent.slot();
+        let live: Vec<&Record> = records
+            .iter()
+            .filter(|r| !r.memory.is_expired(now))
+            .collect();
+        self.write(|tx| {
+            let mut changed: Vec<(Partition, MemoryId)> = Vec::with_capacity(live.len());
+            for r in &live {
+                let m = &r.memory;
+                let gone = tx.query(
+                    "DELETE FROM memories WHERE tenant = $1 AND (id = $2 OR \
+                     (namespace = $3 AND key = $4)) RETURNING id, namespace",
+                    &[
+                        &m.partition.tenant.as_str(),
+                        &m.id.to_string(),
+                        &m.partition.namespace.as_str(),
+                        &m.key.as_str(),
+                    ],
+                )?;
+                for row in &gone {
+                    changed.push(self.located(&m.partition.tenant, row)?);
+                }
+                let vector = match &r.vector {
+                    Some(v) => VectorChange::Set(v.clone()),
+                    None => VectorChange::Drop,
+                };
+                write_row(tx, m, &vector, None)?;
+                changed.push((m.partition.clone(), m.id));
+            }
+            self.bump_located(tx, slot, &changed)?;
+            Ok(())
+        })?;
+        self.wrote(live.len());
+        Ok(live.len() as u64)
     }
 
     fn update(&self, req: &UpdateRequest) -> Result<Memory> {

@@ -39,9 +39,9 @@ use std::{
 
 use muisti_core::{
     Capabilities, Clock, Error, Filter, Health, Limits, ListQuery, Locator, Memory, MemoryId,
-    Namespace, Page, Partition, Put, RankFields, Result, Scored, Store, StoreInfo, StoredVector,
-    SystemClock, Tenant, TextQuery, Timestamp, UpdateRequest, VectorChange, VectorQuery,
-    WriteStatus, Written, redact_url,
+    Namespace, Page, Partition, Put, RankFields, Record, Result, Scored, Store, StoreInfo,
+    StoredVector, SystemClock, Tenant, TextQuery, Timestamp, UpdateRequest, VectorChange,
+    VectorQuery, WriteStatus, Written, redact_url,
     text::{vector_from_bytes, vector_to_bytes},
 };
 use muisti_store::{StoreRegistry, StoreUrl};
@@ -673,6 +673,97 @@ impl RedisStore {
         }
     }
 
+    /// Whole records of one tenant written as they are (see `Store::import`) in one
+    /// WATCH/MULTI transaction, retried until it applies: the record at each key with
+    /// another id, and each id's record at another key, are removed in the same transaction.
+    fn import_batch(
+        &self,
+        c: &mut Connection,
+        tenant: &Tenant,
+        records: &[&Record],
+    ) -> Result<(), Fail> {
+        let rkeys: Vec<String> = records
+            .iter()
+            .map(|r| self.record_key(&r.memory.partition, r.memory.key.as_str()))
+            .collect();
+        let ids: Vec<MemoryId> = records.iter().map(|r| r.memory.id).collect();
+        let mut watched: Vec<String> = rkeys.clone();
+        watched.extend(ids.iter().map(|id| self.id_key(tenant, *id)));
+        watched.sort_unstable();
+        watched.dedup();
+        loop {
+            redis::cmd("WATCH").arg(&watched).exec(c)?;
+            let at_keys: Vec<Option<String>> = redis::cmd("MGET").arg(&rkeys).query(c)?;
+            let located = self.locate(c, tenant, &ids)?;
+            let mut pipe = redis::pipe();
+            pipe.atomic();
+            // (record, its vector, whether it is removed): removals first, so a copy that
+            // applies them in order ends with the imported records.
+            let mut removed: Vec<Memory> = Vec::new();
+            for ((r, rkey), (json, found)) in records
+                .iter()
+                .zip(&rkeys)
+                .zip(at_keys.into_iter().zip(located))
+            {
+                if let Some(json) = json {
+                    let old = self.decode(rkey, &json)?;
+                    if old.id != r.memory.id {
+                        pipe.del(self.id_key(tenant, old.id))
+                            .ignore()
+                            .del(self.vector_key(tenant, old.id))
+                            .ignore()
+                            .zrem(
+                                self.index_key(&old.partition),
+                                format!("{}/{}", old.id, old.key),
+                            )
+                            .ignore();
+                        removed.push(old);
+                    }
+                }
+                if let Some((elsewhere, Some(json))) = found
+                    && elsewhere != *rkey
+                {
+                    let old = self.decode(&elsewhere, &json)?;
+                    pipe.del(&elsewhere)
+                        .ignore()
+                        .zrem(
+                            self.index_key(&old.partition),
+                            format!("{}/{}", old.id, old.key),
+                        )
+                        .ignore();
+                    removed.push(old);
+                }
+            }
+            for (r, rkey) in records.iter().zip(&rkeys) {
+                self.queue_write(&mut pipe, rkey, &r.memory, r.vector.as_deref())?;
+            }
+            let changed: Vec<(&Memory, Option<&[f32]>, bool)> = removed
+                .iter()
+                .map(|m| (m, None, true))
+                .chain(
+                    records
+                        .iter()
+                        .map(|r| (&r.memory, r.vector.as_deref(), false)),
+                )
+                .collect();
+            if self.commit(
+                c,
+                pipe,
+                &changed,
+                |(m, _, _)| m,
+                |copy, (m, v, gone)| {
+                    if *gone {
+                        copy.remove(m.id);
+                    } else {
+                        copy.upsert((*m).clone(), *v);
+                    }
+                },
+            )? {
+                return Ok(());
+            }
+        }
+    }
+
     /// Adds the commands that store `memory` at `rkey` to a transaction.
     fn queue_write(
         &self,
@@ -1052,6 +1143,33 @@ impl Store for RedisStore {
             }
             Ok(out)
         })
+    }
+
+    fn import(&self, records: Vec<Record>) -> Result<u64> {
+        Record::validate_all(&records, &self.limits)?;
+        let now = self.now();
+        let live: Vec<&Record> = records
+            .iter()
+            .filter(|r| !r.memory.is_expired(now))
+            .collect();
+        self.with_conn(|c| {
+            for chunk in live.chunks(CHUNK) {
+                let mut tenants: Vec<&Tenant> =
+                    chunk.iter().map(|r| &r.memory.partition.tenant).collect();
+                tenants.sort_unstable();
+                tenants.dedup();
+                for tenant in tenants {
+                    let mine: Vec<&Record> = chunk
+                        .iter()
+                        .copied()
+                        .filter(|r| r.memory.partition.tenant == *tenant)
+                        .collect();
+                    self.import_batch(c, tenant, &mine)?;
+                }
+            }
+            Ok(())
+        })?;
+        Ok(live.len() as u64)
     }
 
     fn update(&self, req: &UpdateRequest) -> Result<Memory> {

@@ -28,9 +28,9 @@ use std::{
 use cache::{CachedRow, Fresh, Lookup, PartitionCache, PartitionCaches, Rows};
 use muisti_core::{
     Capabilities, Category, Clock, Error, Filter, Health, Limits, ListQuery, Locator, Memory,
-    MemoryId, MemoryScope, Namespace, Owner, Page, Partition, Put, RankFields, Result, Scored,
-    Store, StoreInfo, StoredVector, SystemClock, Tenant, TextQuery, Timestamp, UpdateRequest,
-    VectorQuery, Written,
+    MemoryId, MemoryScope, Namespace, Owner, Page, Partition, Put, RankFields, Record, Result,
+    Scored, Store, StoreInfo, StoredVector, SystemClock, Tenant, TextQuery, Timestamp,
+    UpdateRequest, VectorQuery, Written,
     text::{query_terms, vector_from_bytes, vector_to_bytes},
 };
 use muisti_store::{StoreRegistry, StoreUrl};
@@ -45,7 +45,7 @@ mod write;
 use migrate::migrate;
 use row::{decode, decode_from};
 use sql::{COLUMNS, GET_BY_ID, GET_BY_KEY, LIVE, filter_sql, needs_rust_filter, partition_args};
-use write::{purge_in, put_in, update_in};
+use write::{import_in, purge_in, put_in, update_in};
 
 const IDLE_READERS: usize = 8;
 
@@ -786,6 +786,24 @@ impl Store for SqliteStore {
                 .unzip();
             Ok((purged, written, fresh))
         })
+    }
+
+    fn import(&self, records: Vec<Record>) -> Result<u64> {
+        Record::validate_all(&records, &self.limits)?;
+        let now = self.now();
+        // Rows are removed and replaced wholesale: the in-memory copies are dropped, as
+        // after a purge, and loaded again when next used.
+        self.write_then(
+            |tx| {
+                let mut n = 0;
+                for r in records.iter().filter(|r| !r.memory.is_expired(now)) {
+                    import_in(tx, r)?;
+                    n += 1;
+                }
+                Ok(n)
+            },
+            |_| self.cache.invalidate_all(),
+        )
     }
 
     fn update(&self, req: &UpdateRequest) -> Result<Memory> {

@@ -2,7 +2,7 @@
 //! run inside a transaction the store opened.
 
 use muisti_core::{
-    Error, Limits, Locator, Memory, Put, Result, Timestamp, UpdateRequest, VectorChange,
+    Error, Limits, Locator, Memory, Put, Record, Result, Timestamp, UpdateRequest, VectorChange,
     WriteStatus, Written, text::vector_from_bytes,
 };
 use rusqlite::{OptionalExtension, params};
@@ -118,6 +118,27 @@ pub(crate) fn update_in(
     let mut fresh = write_row(tx, &memory, vector.as_deref(), rowid)?;
     fresh.replaced_user = live.map(|m| m.owner.user_id);
     Ok((memory, fresh))
+}
+
+/// Writes one whole record inside a transaction (see `Store::import`): the rows with its
+/// id in its tenant, or at its key, are deleted (their full-text and access rows with them,
+/// by trigger) and the record inserted as it is.
+pub(crate) fn import_in(tx: &rusqlite::Transaction<'_>, r: &Record) -> Result<()> {
+    let m = &r.memory;
+    tx.prepare_cached(
+        "DELETE FROM memories WHERE tenant = ?1 AND (id = ?2 OR (namespace = ?3 AND key = ?4))",
+    )
+    .and_then(|mut s| {
+        s.execute(params![
+            m.partition.tenant.as_str(),
+            m.id.to_string(),
+            m.partition.namespace.as_str(),
+            m.key.as_str()
+        ])
+    })
+    .map_err(sql_err)?;
+    write_row(tx, m, r.vector.as_deref(), None)?;
+    Ok(())
 }
 
 pub(crate) fn purge_in(tx: &rusqlite::Transaction<'_>, now: i64) -> Result<u64> {

@@ -1,16 +1,27 @@
-//! The file store: one JSON file per namespace.
+//! The file stores: one JSON file per namespace (`file://`), or Markdown files people read
+//! and edit by hand (`markdown://`).
 //!
-//! Layout: `ROOT/<tenant>/<namespace>.json`, names encoded so that the mapping is one-to-one
-//! even on case-insensitive file systems: `a-z 0-9 _ -` stay as they are, every other
-//! character becomes `%XX` (upper-case hex), so `user:1`, `user.1` and `user_1` are
-//! `user%3A1.json`, `user%2E1.json` and `user_1.json`.
+//! JSON layout: `ROOT/<tenant>/<namespace>.json`. Markdown layout: `ROOT/<tenant>/<namespace>.md`
+//! holds the namespace's memories without a user, `ROOT/<tenant>/<namespace>/<user>.md` each
+//! user's, `ROOT/<tenant>/.muisti/<namespace>.vectors.json` the vectors (each with the hash
+//! of the text it was made from: a vector whose text was edited by hand is dropped, and the
+//! record's `embedding_model` with it, so reindexing makes a new one) and
+//! `ROOT/<tenant>/.muisti/<namespace>.lock` the lock. The format of a Markdown file is in
+//! `markdown.rs`.
 //!
-//! Writers take an exclusive lock on `<namespace>.lock`, read the file, write a temporary
-//! file, `fsync` it and rename it into place, so readers (which take no lock) see the old or
-//! the new file, never a torn one, and writers in several processes lose no write.
+//! Names are encoded so that the mapping is one-to-one even on case-insensitive file
+//! systems: `a-z 0-9 _ -` stay as they are, every other byte becomes `%XX` (upper-case
+//! hex), so `user:1`, `user.1` and `user_1` are `user%3A1.json`, `user%2E1.json` and
+//! `user_1.json`. A user's file name longer than 100 bytes is cut and ends with a hash of
+//! the whole name.
+//!
+//! Writers take an exclusive lock, read the files, write temporary files, `fsync` them and
+//! rename them into place (then `fsync` the directory), so readers (which take no lock) see
+//! the old or the new file, never a torn one, and writers in several processes lose no
+//! write. A file changed by anyone (an editor included) is read again on the next read.
 
 use std::{
-    collections::HashMap,
+    collections::{BTreeMap, HashMap},
     fs::{self, File, OpenOptions},
     io::{self, Write},
     path::{Path, PathBuf},
@@ -20,21 +31,38 @@ use std::{
 
 use muisti_core::{
     Capabilities, Clock, Error, Filter, Health, Limits, ListQuery, Locator, Memory, MemoryId,
-    Namespace, Page, Partition, Put, Result, Scored, Store, StoreInfo, StoredVector, SystemClock,
-    Tenant, TextQuery, Timestamp, UpdateRequest, Written,
+    Namespace, Page, Partition, Put, Record, Result, Scored, Store, StoreInfo, StoredVector,
+    SystemClock, Tenant, TextQuery, Timestamp, UpdateRequest, Written,
 };
 use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
 
-use crate::table::Table;
+use crate::{markdown, table::Table};
 
 const FORMAT: &str = "muisti-file/1";
+const VECTORS_FORMAT: &str = "muisti-vectors/1";
+/// The directory of a tenant's files that are not namespaces (Markdown layout); no encoded
+/// name starts with a dot.
+const META_DIR: &str = ".muisti";
+/// Longest file name made from a user id, in bytes, before it is cut and hashed.
+const MAX_USER_FILE: usize = 100;
 
-/// Stores each namespace as one JSON file under a directory. Suits a script or a single
-/// server; several processes on one machine may share it.
+/// How a store lays out its files.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Format {
+    Json,
+    Markdown,
+}
+
+/// Stores each namespace as files under a directory: one JSON file ([`FileStore::open`]) or
+/// Markdown files that people read, grep, keep in git and edit by hand
+/// ([`FileStore::open_markdown`]). Suits a script or a single server; several processes on
+/// one machine may share it.
 pub struct FileStore {
     root: PathBuf,
+    format: Format,
     limits: Limits,
-    cache: Mutex<HashMap<PathBuf, (Stamp, Arc<Table>)>>,
+    cache: Mutex<HashMap<PathBuf, (Stamps, Arc<Table>)>>,
     clock: Arc<dyn Clock>,
 }
 
@@ -46,6 +74,12 @@ struct Stamp {
     inode: u64,
 }
 
+/// The files holding a partition now, each with its stamp, sorted by path.
+type Stamps = Vec<(PathBuf, Stamp)>;
+
+/// Partitions with their tables.
+type Tables = Vec<(Partition, Arc<Table>)>;
+
 #[derive(Serialize)]
 struct FileOut<'a> {
     format: &'static str,
@@ -55,11 +89,14 @@ struct FileOut<'a> {
     vectors: Vec<VectorRow>,
 }
 
-/// A vector as the file holds it.
+/// A vector as a file holds it; `hash` (Markdown layout) is the content hash of the text it
+/// was made from.
 #[derive(Serialize, Deserialize)]
 struct VectorRow {
     id: MemoryId,
     model: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    hash: Option<String>,
     vector: Vec<f32>,
 }
 
@@ -73,15 +110,20 @@ struct FileIn {
     vectors: Vec<VectorRow>,
 }
 
-/// Encodes a validated name as a file name (see the module docs).
+#[derive(Serialize, Deserialize)]
+struct VectorsFile {
+    format: String,
+    vectors: Vec<VectorRow>,
+}
+
+/// Encodes a name as a file name (see the module docs).
 pub fn encode_name(name: &str) -> String {
     let mut out = String::with_capacity(name.len());
-    for c in name.chars() {
-        if c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_' || c == '-' {
-            out.push(c);
+    for b in name.bytes() {
+        if b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_' || b == b'-' {
+            out.push(char::from(b));
         } else {
-            // Valid names are ASCII, so one byte.
-            out.push_str(&format!("%{:02X}", c as u32));
+            out.push_str(&format!("%{b:02X}"));
         }
     }
     out
@@ -89,31 +131,90 @@ pub fn encode_name(name: &str) -> String {
 
 /// The inverse of [`encode_name`]; `None` if `s` is not an encoding.
 pub fn decode_name(s: &str) -> Option<String> {
-    let mut out = String::with_capacity(s.len());
-    let mut chars = s.chars();
-    while let Some(c) = chars.next() {
-        if c == '%' {
-            let hex: String = chars.by_ref().take(2).collect();
-            let b = u8::from_str_radix(&hex, 16).ok()?;
-            out.push(b as char);
+    let mut out = Vec::with_capacity(s.len());
+    let bytes = s.as_bytes();
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i] == b'%' {
+            let hex = s.get(i + 1..i + 3)?;
+            out.push(u8::from_str_radix(hex, 16).ok()?);
+            i += 3;
         } else {
-            out.push(c);
+            out.push(bytes[i]);
+            i += 1;
         }
     }
-    Some(out)
+    String::from_utf8(out).ok()
+}
+
+/// The file name of a user's Markdown file.
+fn user_file(user: &str) -> String {
+    let encoded = encode_name(user);
+    if encoded.len() <= MAX_USER_FILE {
+        return format!("{encoded}.md");
+    }
+    let digest = Sha256::digest(user.as_bytes());
+    let hash: String = digest[..8].iter().map(|b| format!("{b:02x}")).collect();
+    // Encoded names are ASCII, so any byte index is a char boundary.
+    format!("{}~{hash}.md", &encoded[..MAX_USER_FILE - 17])
 }
 
 fn io_err(path: &Path, e: io::Error) -> Error {
     Error::backend("file", format!("{}: {e}", path.display()))
 }
 
+/// Writes `bytes` to `path` atomically: a temporary file, `fsync`, rename, `fsync` of the
+/// directory.
+fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
+    let name = path.file_name().map(|n| n.to_string_lossy().into_owned());
+    let tmp = path.with_file_name(format!(
+        ".{}.tmp.{}",
+        name.unwrap_or_default(),
+        std::process::id()
+    ));
+    let write = || -> io::Result<()> {
+        let mut f = File::create(&tmp)?;
+        f.write_all(bytes)?;
+        f.sync_all()?;
+        fs::rename(&tmp, path)?;
+        if let Some(dir) = path.parent() {
+            // Make the rename durable; not every platform can open a directory.
+            if let Ok(d) = File::open(dir) {
+                let _ = d.sync_all();
+            }
+        }
+        Ok(())
+    };
+    write().map_err(|e| {
+        let _ = fs::remove_file(&tmp);
+        io_err(path, e)
+    })
+}
+
+fn remove_if_there(path: &Path) -> Result<()> {
+    match fs::remove_file(path) {
+        Ok(()) => Ok(()),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(()),
+        Err(e) => Err(io_err(path, e)),
+    }
+}
+
 impl FileStore {
-    /// Opens (creating if needed) the store under `root`.
+    /// Opens (creating if needed) the JSON store under `root`.
     pub fn open(root: impl Into<PathBuf>) -> Result<Self> {
-        let root = root.into();
+        Self::open_as(root.into(), Format::Json)
+    }
+
+    /// Opens (creating if needed) the Markdown store under `root`.
+    pub fn open_markdown(root: impl Into<PathBuf>) -> Result<Self> {
+        Self::open_as(root.into(), Format::Markdown)
+    }
+
+    fn open_as(root: PathBuf, format: Format) -> Result<Self> {
         fs::create_dir_all(&root).map_err(|e| io_err(&root, e))?;
         Ok(Self {
             root,
+            format,
             limits: Limits::default(),
             cache: Mutex::new(HashMap::new()),
             clock: Arc::new(SystemClock),
@@ -145,9 +246,43 @@ impl FileStore {
         self.root.join(encode_name(tenant.as_str()))
     }
 
+    fn extension(&self) -> &'static str {
+        match self.format {
+            Format::Json => "json",
+            Format::Markdown => "md",
+        }
+    }
+
+    /// The partition's main file (its only one in the JSON layout): the cache's key.
     fn data_path(&self, p: &Partition) -> PathBuf {
+        self.tenant_dir(&p.tenant).join(format!(
+            "{}.{}",
+            encode_name(p.namespace.as_str()),
+            self.extension()
+        ))
+    }
+
+    /// The directory of a partition's users' files (Markdown layout).
+    fn users_dir(&self, p: &Partition) -> PathBuf {
         self.tenant_dir(&p.tenant)
-            .join(format!("{}.json", encode_name(p.namespace.as_str())))
+            .join(encode_name(p.namespace.as_str()))
+    }
+
+    fn meta_file(&self, p: &Partition, suffix: &str) -> PathBuf {
+        self.tenant_dir(&p.tenant)
+            .join(META_DIR)
+            .join(format!("{}.{suffix}", encode_name(p.namespace.as_str())))
+    }
+
+    fn lock_path(&self, p: &Partition) -> PathBuf {
+        match self.format {
+            Format::Json => self.data_path(p).with_extension("lock"),
+            Format::Markdown => self.meta_file(p, "lock"),
+        }
+    }
+
+    fn vectors_path(&self, p: &Partition) -> PathBuf {
+        self.meta_file(p, "vectors.json")
     }
 
     fn stamp(path: &Path) -> Result<Option<Stamp>> {
@@ -162,44 +297,136 @@ impl FileStore {
         }
     }
 
+    /// The files holding the partition now, with their stamps.
+    fn stamps(&self, p: &Partition) -> Result<Stamps> {
+        let mut paths = vec![self.data_path(p)];
+        if self.format == Format::Markdown {
+            let dir = self.users_dir(p);
+            match fs::read_dir(&dir) {
+                Ok(entries) => {
+                    for entry in entries {
+                        let path = entry.map_err(|e| io_err(&dir, e))?.path();
+                        let name = path.file_name().and_then(|n| n.to_str()).unwrap_or(".");
+                        if name.ends_with(".md") && !name.starts_with('.') {
+                            paths.push(path);
+                        }
+                    }
+                }
+                Err(e) if e.kind() == io::ErrorKind::NotFound => {}
+                Err(e) => return Err(io_err(&dir, e)),
+            }
+            paths.push(self.vectors_path(p));
+        }
+        let mut out = Vec::with_capacity(paths.len());
+        for path in paths {
+            if let Some(stamp) = Self::stamp(&path)? {
+                out.push((path, stamp));
+            }
+        }
+        out.sort_by(|a, b| a.0.cmp(&b.0));
+        Ok(out)
+    }
+
     /// The table of a partition as it is on disk now (empty if there is no file).
     fn load(&self, p: &Partition) -> Result<Arc<Table>> {
-        let path = self.data_path(p);
+        let key = self.data_path(p);
         loop {
-            let Some(stamp) = Self::stamp(&path)? else {
+            let stamps = self.stamps(p)?;
+            if stamps.is_empty() {
                 return Ok(Arc::new(Table::default()));
-            };
-            if let Some((s, t)) = self.cache().get(&path)
-                && *s == stamp
+            }
+            if let Some((s, t)) = self.cache().get(&key)
+                && *s == stamps
             {
                 return Ok(Arc::clone(t));
             }
-            let bytes = match fs::read(&path) {
-                Ok(b) => b,
-                // Replaced or removed between stat and read: look again.
-                Err(e) if e.kind() == io::ErrorKind::NotFound => continue,
-                Err(e) => return Err(io_err(&path, e)),
-            };
-            if Self::stamp(&path)? != Some(stamp) {
+            let mut files = Vec::with_capacity(stamps.len());
+            let mut gone = false;
+            for (path, _) in &stamps {
+                match fs::read(path) {
+                    Ok(b) => files.push((path.as_path(), b)),
+                    // Replaced or removed between stat and read: look again.
+                    Err(e) if e.kind() == io::ErrorKind::NotFound => gone = true,
+                    Err(e) => return Err(io_err(path, e)),
+                }
+            }
+            if gone || self.stamps(p)? != stamps {
                 continue;
             }
-            let table = Arc::new(parse(&path, &bytes, p)?);
-            self.cache().insert(path, (stamp, Arc::clone(&table)));
+            let table = Arc::new(match self.format {
+                Format::Json => parse_json(files[0].0, &files[0].1, p)?,
+                Format::Markdown => self.parse_markdown(&files, p)?,
+            });
+            self.cache().insert(key, (stamps, Arc::clone(&table)));
             return Ok(table);
         }
     }
 
-    fn cache(&self) -> std::sync::MutexGuard<'_, HashMap<PathBuf, (Stamp, Arc<Table>)>> {
+    /// The table of a partition's Markdown files and vectors.
+    fn parse_markdown(&self, files: &[(&Path, Vec<u8>)], p: &Partition) -> Result<Table> {
+        let vectors_path = self.vectors_path(p);
+        let mut records: HashMap<MemoryId, Memory> = HashMap::new();
+        let mut rows = Vec::new();
+        for (path, bytes) in files {
+            if *path == vectors_path {
+                let doc: VectorsFile =
+                    serde_json::from_slice(bytes).map_err(|e| Error::Corrupted {
+                        location: path.display().to_string(),
+                        reason: e.to_string(),
+                    })?;
+                rows = doc.vectors;
+                continue;
+            }
+            let text = std::str::from_utf8(bytes).map_err(|e| Error::Corrupted {
+                location: path.display().to_string(),
+                reason: format!("not UTF-8 text: {e}"),
+            })?;
+            for m in markdown::parse(path, text, p)? {
+                // The same record in two files (a write interrupted while it moved it to
+                // another user's file): the later version wins.
+                match records.get(&m.id) {
+                    Some(had) if (had.version, had.updated_at) >= (m.version, m.updated_at) => {}
+                    _ => {
+                        records.insert(m.id, m);
+                    }
+                }
+            }
+        }
+        let mut vectors = Vec::with_capacity(rows.len());
+        for row in rows {
+            let Some(m) = records.get_mut(&row.id) else {
+                continue;
+            };
+            if row.hash.as_deref() == Some(m.content_hash.as_str())
+                && m.embedding_model.as_deref() == Some(row.model.as_str())
+            {
+                vectors.push(StoredVector {
+                    id: row.id,
+                    model: row.model,
+                    vector: row.vector,
+                });
+            } else {
+                // Edited by hand since it was embedded: no vector until reindexed.
+                m.embedding_model = None;
+            }
+        }
+        Ok(Table::from_records(
+            records.into_values().collect(),
+            vectors,
+        ))
+    }
+
+    fn cache(&self) -> std::sync::MutexGuard<'_, HashMap<PathBuf, (Stamps, Arc<Table>)>> {
         self.cache.lock().unwrap_or_else(|p| p.into_inner())
     }
 
     /// Runs `f` on the partition's table under the exclusive lock and writes the result back
     /// if `f` reports a change.
     fn mutate<R>(&self, p: &Partition, f: impl FnOnce(&mut Table) -> (R, bool)) -> Result<R> {
-        let dir = self.tenant_dir(&p.tenant);
-        fs::create_dir_all(&dir).map_err(|e| io_err(&dir, e))?;
-        let path = self.data_path(p);
-        let lock_path = path.with_extension("lock");
+        let lock_path = self.lock_path(p);
+        if let Some(dir) = lock_path.parent() {
+            fs::create_dir_all(dir).map_err(|e| io_err(dir, e))?;
+        }
         let lock = OpenOptions::new()
             .create(true)
             .truncate(false)
@@ -210,21 +437,26 @@ impl FileStore {
         let mut table = (*self.load(p)?).clone();
         let (out, changed) = f(&mut table);
         if changed {
-            self.write_table(p, &path, &table)?;
+            let written = match self.format {
+                Format::Json => self.write_json(p, &table),
+                Format::Markdown => self.write_markdown(p, &table),
+            };
+            if let Err(e) = written {
+                self.cache().remove(&self.data_path(p));
+                return Err(e);
+            }
+            let stamps = self.stamps(p)?;
+            self.cache()
+                .insert(self.data_path(p), (stamps, Arc::new(table)));
         }
         drop(lock);
         Ok(out)
     }
 
-    fn write_table(&self, p: &Partition, path: &Path, table: &Table) -> Result<()> {
+    fn write_json(&self, p: &Partition, table: &Table) -> Result<()> {
+        let path = self.data_path(p);
         if table.records().next().is_none() {
-            match fs::remove_file(path) {
-                Ok(()) => {}
-                Err(e) if e.kind() == io::ErrorKind::NotFound => {}
-                Err(e) => return Err(io_err(path, e)),
-            }
-            self.cache().remove(path);
-            return Ok(());
+            return remove_if_there(&path);
         }
         let doc = FileOut {
             format: FORMAT,
@@ -236,32 +468,75 @@ impl FileStore {
                 .map(|v| VectorRow {
                     id: v.id,
                     model: v.model,
+                    hash: None,
                     vector: v.vector,
                 })
                 .collect(),
         };
         let bytes = serde_json::to_vec(&doc).map_err(|e| Error::backend("file", e))?;
-        let tmp = path.with_extension(format!("tmp.{}", std::process::id()));
-        let write = || -> io::Result<()> {
-            let mut f = File::create(&tmp)?;
-            f.write_all(&bytes)?;
-            f.sync_all()?;
-            fs::rename(&tmp, path)?;
-            if let Some(dir) = path.parent() {
-                // Make the rename durable; not every platform can open a directory.
-                if let Ok(d) = File::open(dir) {
-                    let _ = d.sync_all();
-                }
-            }
-            Ok(())
-        };
-        if let Err(e) = write() {
-            let _ = fs::remove_file(&tmp);
-            return Err(io_err(path, e));
+        write_atomic(&path, &bytes)
+    }
+
+    /// Writes the files of a partition that changed: vectors first, then each file that
+    /// gains or changes records, then those that lose all of theirs are removed.
+    fn write_markdown(&self, p: &Partition, table: &Table) -> Result<()> {
+        let hashes: HashMap<MemoryId, &str> = table
+            .records()
+            .map(|m| (m.id, m.content_hash.as_str()))
+            .collect();
+        let mut rows: Vec<VectorRow> = table
+            .all_vectors()
+            .map(|v| VectorRow {
+                hash: hashes.get(&v.id).map(|h| (*h).to_owned()),
+                id: v.id,
+                model: v.model,
+                vector: v.vector,
+            })
+            .collect();
+        rows.sort_by_key(|r| r.id);
+        let vectors_path = self.vectors_path(p);
+        if rows.is_empty() {
+            remove_if_there(&vectors_path)?;
+        } else {
+            let doc = VectorsFile {
+                format: VECTORS_FORMAT.into(),
+                vectors: rows,
+            };
+            let bytes = serde_json::to_vec(&doc).map_err(|e| Error::backend("file", e))?;
+            write_atomic(&vectors_path, &bytes)?;
         }
-        if let Some(stamp) = Self::stamp(path)? {
-            self.cache()
-                .insert(path.to_path_buf(), (stamp, Arc::new(table.clone())));
+        let mut by_user: BTreeMap<Option<&str>, Vec<&Memory>> = BTreeMap::new();
+        for m in table.records() {
+            by_user
+                .entry(m.owner.user_id.as_deref())
+                .or_default()
+                .push(m);
+        }
+        let main = self.data_path(p);
+        let users = self.users_dir(p);
+        let mut wanted = Vec::with_capacity(by_user.len());
+        for (user, records) in &by_user {
+            let path = match user {
+                None => main.clone(),
+                Some(u) => users.join(user_file(u)),
+            };
+            let text = markdown::render(p, *user, records);
+            if fs::read(&path).ok().as_deref() != Some(text.as_bytes()) {
+                if let Some(dir) = path.parent() {
+                    fs::create_dir_all(dir).map_err(|e| io_err(dir, e))?;
+                }
+                write_atomic(&path, text.as_bytes())?;
+            }
+            wanted.push(path);
+        }
+        for (path, _) in self.stamps(p)? {
+            if path != vectors_path && !wanted.contains(&path) {
+                remove_if_there(&path)?;
+            }
+        }
+        if by_user.keys().all(Option::is_none) {
+            // Empty now (or never made): leave no empty directory behind.
+            let _ = fs::remove_dir(&users);
         }
         Ok(())
     }
@@ -274,18 +549,30 @@ impl FileStore {
             Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Vec::new()),
             Err(e) => return Err(io_err(&dir, e)),
         };
+        let suffix = format!(".{}", self.extension());
         let mut out = Vec::new();
         for entry in entries {
             let entry = entry.map_err(|e| io_err(&dir, e))?;
             let name = entry.file_name();
-            let Some(stem) = name.to_str().and_then(|n| n.strip_suffix(".json")) else {
+            let Some(name) = name.to_str().filter(|n| !n.starts_with('.')) else {
                 continue;
+            };
+            let stem = match name.strip_suffix(&suffix) {
+                Some(stem) => stem,
+                // A directory of users' files (Markdown layout).
+                None if self.format == Format::Markdown
+                    && entry.file_type().is_ok_and(|t| t.is_dir()) =>
+                {
+                    name
+                }
+                None => continue,
             };
             if let Some(ns) = decode_name(stem).and_then(|n| Namespace::new(n).ok()) {
                 out.push(ns);
             }
         }
         out.sort();
+        out.dedup();
         Ok(out)
     }
 
@@ -297,6 +584,7 @@ impl FileStore {
             if let Some(t) = entry
                 .file_name()
                 .to_str()
+                .filter(|n| !n.starts_with('.'))
                 .and_then(decode_name)
                 .and_then(|n| Tenant::new(n).ok())
             {
@@ -306,19 +594,52 @@ impl FileStore {
         Ok(out)
     }
 
-    /// Finds the partition holding a live id, scanning the tenant's namespaces.
-    fn find_id(&self, tenant: &Tenant, id: MemoryId, now: Timestamp) -> Result<Option<Memory>> {
+    /// The partitions of a tenant with their tables; a partition whose files cannot be read
+    /// is skipped, and its error returned by `first_error` when nothing else answers.
+    fn tables_of(&self, tenant: &Tenant) -> Result<(Tables, Option<Error>)> {
+        let mut out = Vec::new();
+        let mut first_error = None;
         for ns in self.files_of(tenant)? {
             let p = Partition::new(tenant.clone(), ns);
-            if let Some(m) = self.load(&p)?.get_by_id(id, now) {
+            match self.load(&p) {
+                Ok(t) => out.push((p, t)),
+                Err(e) => {
+                    tracing::warn!(partition = %p, error = %e, "a namespace's files cannot be read");
+                    first_error.get_or_insert(e);
+                }
+            }
+        }
+        Ok((out, first_error))
+    }
+
+    /// Finds the partition holding a live id, scanning the tenant's namespaces. A namespace
+    /// whose files are broken does not hide the others' records; its error is returned only
+    /// when the id is nowhere else.
+    fn find_id(&self, tenant: &Tenant, id: MemoryId, now: Timestamp) -> Result<Option<Memory>> {
+        let (tables, error) = self.tables_of(tenant)?;
+        for (_, t) in &tables {
+            if let Some(m) = t.get_by_id(id, now) {
                 return Ok(Some(m.clone()));
             }
         }
-        Ok(None)
+        match error {
+            Some(e) => Err(e),
+            None => Ok(None),
+        }
+    }
+
+    /// Writes whole records of one partition (see [`Store::import`]).
+    fn import_into(&self, p: &Partition, records: Vec<Record>) -> Result<()> {
+        self.mutate(p, |t| {
+            for r in records {
+                t.import(r);
+            }
+            ((), true)
+        })
     }
 }
 
-fn parse(path: &Path, bytes: &[u8], p: &Partition) -> Result<Table> {
+fn parse_json(path: &Path, bytes: &[u8], p: &Partition) -> Result<Table> {
     let corrupted = |reason: String| Error::Corrupted {
         location: path.display().to_string(),
         reason,
@@ -363,9 +684,13 @@ fn inode(_md: &fs::Metadata) -> u64 {
 
 impl Store for FileStore {
     fn info(&self) -> StoreInfo {
+        let backend = match self.format {
+            Format::Json => "file",
+            Format::Markdown => "markdown",
+        };
         StoreInfo {
-            backend: "file",
-            location: format!("file://{}", self.root.display()),
+            backend,
+            location: format!("{backend}://{}", self.root.display()),
             capabilities: Capabilities {
                 native_text: false,
                 native_vector: false,
@@ -416,6 +741,35 @@ impl Store for FileStore {
             }
         }
         Ok(out.into_iter().flatten().collect())
+    }
+
+    fn import(&self, records: Vec<Record>) -> Result<u64> {
+        Record::validate_all(&records, &self.limits)?;
+        let now = self.now();
+        let mut groups: Vec<(Partition, Vec<Record>)> = Vec::new();
+        let mut n = 0;
+        for r in records.into_iter().filter(|r| !r.memory.is_expired(now)) {
+            // The same id elsewhere in the tenant is replaced: removed there first.
+            let p = &r.memory.partition;
+            let elsewhere = self
+                .tables_of(&p.tenant)?
+                .0
+                .into_iter()
+                .find(|(q, t)| q != p && t.get_by_id(r.memory.id, now).is_some());
+            if let Some((q, _)) = elsewhere {
+                let id = r.memory.id;
+                self.mutate(&q, |t| ((), t.remove_id(id, now).is_some()))?;
+            }
+            match groups.iter_mut().find(|(q, _)| q == p) {
+                Some((_, g)) => g.push(r),
+                None => groups.push((p.clone(), vec![r])),
+            }
+            n += 1;
+        }
+        for (p, group) in groups {
+            self.import_into(&p, group)?;
+        }
+        Ok(n)
     }
 
     fn update(&self, req: &UpdateRequest) -> Result<Memory> {
@@ -494,7 +848,8 @@ impl Store for FileStore {
         let mut out = Vec::new();
         for ns in self.files_of(tenant)? {
             let p = Partition::new(tenant.clone(), ns);
-            if !self.load(&p)?.is_empty(now) {
+            // A namespace whose files are broken is listed: it holds records.
+            if self.load(&p).map_or(true, |t| !t.is_empty(now)) {
                 out.push(p.namespace);
             }
         }
@@ -502,9 +857,7 @@ impl Store for FileStore {
     }
 
     fn touch(&self, tenant: &Tenant, ids: &[MemoryId], at: Timestamp) -> Result<()> {
-        for ns in self.files_of(tenant)? {
-            let p = Partition::new(tenant.clone(), ns);
-            let here = self.load(&p)?;
+        for (p, here) in self.tables_of(tenant)?.0 {
             if ids.iter().any(|id| here.get_by_id(*id, at).is_some()) {
                 self.mutate(&p, |t| {
                     let changed = t.touch(ids, at);
@@ -537,9 +890,7 @@ impl Store for FileStore {
     fn set_vectors(&self, tenant: &Tenant, vectors: &[StoredVector]) -> Result<u64> {
         let now = self.now();
         let mut n = 0;
-        for ns in self.files_of(tenant)? {
-            let p = Partition::new(tenant.clone(), ns);
-            let here = self.load(&p)?;
+        for (p, here) in self.tables_of(tenant)?.0 {
             let mine: Vec<StoredVector> = vectors
                 .iter()
                 .filter(|v| here.get_by_id(v.id, now).is_some())
@@ -559,8 +910,10 @@ impl Store for FileStore {
         let now = self.now();
         let mut n = 0;
         for tenant in FileStore::tenants(self)? {
-            for ns in self.files_of(&tenant)? {
-                let p = Partition::new(tenant.clone(), ns);
+            for (p, here) in self.tables_of(&tenant)?.0 {
+                if !here.any_expired(now) {
+                    continue;
+                }
                 n += self.mutate(&p, |t| {
                     let purged = t.purge(now).len() as u64;
                     (purged, purged > 0)

@@ -1,12 +1,14 @@
 //! Stores with light dependencies, and the pieces that compose stores.
 //!
 //! * [`MemStore`]: in-process, for tests and scratch data.
-//! * [`FileStore`]: one JSON file per namespace under a directory.
+//! * [`FileStore`]: one JSON file per namespace under a directory (`file://`), or Markdown
+//!   files people read and edit by hand (`markdown://`).
 //! * [`RouterStore`]: sends each namespace to a store (exact match, else a default).
 //! * [`PrivacyStore`]: drops every write; reads, delete and flush pass through.
 //! * [`Columns`]: a record as the columns of a SQL row (the SQL backends' one codec).
 //! * [`copy`]: in-process copies of partitions for stores shared by many processes.
-//! * [`StoreRegistry`]: opens stores from URLs (`mem://`, `file:///dir`, and any scheme an
+//! * [`StoreRegistry`]: opens stores from URLs (`mem://`, `file:///dir`, `markdown:///dir`,
+//!   and any scheme an
 //!   application registers).
 //!
 //! ```
@@ -24,6 +26,7 @@
 mod columns;
 pub mod copy;
 mod file;
+pub mod markdown;
 mod mem;
 mod privacy;
 mod router;

@@ -10,8 +10,8 @@ use std::{
 
 use muisti_core::{
     Capabilities, Clock, Error, Filter, Health, Limits, ListQuery, Locator, Memory, MemoryId,
-    Namespace, Page, Partition, Put, Result, Scored, Store, StoreInfo, StoredVector, SystemClock,
-    Tenant, TextQuery, Timestamp, UpdateRequest, Written,
+    Namespace, Page, Partition, Put, Record, Result, Scored, Store, StoreInfo, StoredVector,
+    SystemClock, Tenant, TextQuery, Timestamp, UpdateRequest, Written,
 };
 
 use crate::table::Table;
@@ -96,6 +96,29 @@ impl Inner {
         written
     }
 
+    fn import(&mut self, record: Record) {
+        let partition = record.memory.partition.clone();
+        let id = record.memory.id;
+        if let Some(elsewhere) = self
+            .ids
+            .get(&id)
+            .filter(|p| p.tenant == partition.tenant && **p != partition)
+            .cloned()
+            && let Some(t) = self.tables.get_mut(&elsewhere)
+        {
+            t.remove_id(id, Timestamp::from_millis(0));
+        }
+        if let Some(displaced) = self
+            .tables
+            .entry(partition.clone())
+            .or_default()
+            .import(record)
+        {
+            self.ids.remove(&displaced);
+        }
+        self.ids.insert(id, partition);
+    }
+
     fn purge(&mut self, now: Timestamp) -> u64 {
         let mut n = 0;
         for table in self.tables.values_mut() {
@@ -148,6 +171,18 @@ impl Store for MemStore {
         let now = self.now();
         let mut inner = self.write();
         Ok(puts.into_iter().map(|p| inner.put(p, now)).collect())
+    }
+
+    fn import(&self, records: Vec<Record>) -> Result<u64> {
+        Record::validate_all(&records, &self.limits)?;
+        let now = self.now();
+        let mut inner = self.write();
+        let mut n = 0;
+        for r in records.into_iter().filter(|r| !r.memory.is_expired(now)) {
+            inner.import(r);
+            n += 1;
+        }
+        Ok(n)
     }
 
     fn update(&self, req: &UpdateRequest) -> Result<Memory> {

@@ -4,8 +4,8 @@ use std::sync::Arc;
 
 use muisti_core::{
     Filter, Health, Limits, ListQuery, Locator, Memory, MemoryId, Namespace, Page, Partition, Put,
-    RankFields, Result, Scored, Store, StoreInfo, StoredVector, Tenant, TextQuery, Timestamp,
-    UpdateRequest, VectorQuery, WriteStatus, Written,
+    RankFields, Record, Result, Scored, Store, StoreInfo, StoredVector, Tenant, TextQuery,
+    Timestamp, UpdateRequest, VectorQuery, WriteStatus, Written,
 };
 
 /// Wraps a store and silently drops every write (`put`, `put_many`, `update`, `touch`), while reads,
@@ -56,6 +56,12 @@ impl Store for PrivacyStore {
     fn put_many(&self, puts: Vec<Put>) -> Result<Vec<Written>> {
         Put::validate_all(&puts, &self.inner.limits())?;
         puts.into_iter().map(|p| self.discard(p)).collect()
+    }
+
+    /// Validated, then dropped: nothing is written.
+    fn import(&self, records: Vec<Record>) -> Result<u64> {
+        Record::validate_all(&records, &self.inner.limits())?;
+        Ok(0)
     }
 
     /// Validated and applied to the stored record as any update, then dropped: the record

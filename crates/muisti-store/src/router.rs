@@ -4,8 +4,8 @@ use std::{collections::HashMap, sync::Arc};
 
 use muisti_core::{
     Filter, Health, Limits, ListQuery, Locator, Memory, MemoryId, Namespace, Page, Partition, Put,
-    RankFields, Result, Scored, Store, StoreInfo, StoredVector, Tenant, TextQuery, Timestamp,
-    UpdateRequest, VectorQuery, Written,
+    RankFields, Record, Result, Scored, Store, StoreInfo, StoredVector, Tenant, TextQuery,
+    Timestamp, UpdateRequest, VectorQuery, Written,
 };
 
 /// Routes each namespace to a store: an exact match in `routes`, else `default`.
@@ -103,6 +103,26 @@ impl Store for RouterStore {
                 puts.into_iter().map(|p| self.put(p)).collect()
             }
         }
+    }
+
+    fn import(&self, records: Vec<Record>) -> Result<u64> {
+        for r in &records {
+            r.validate(&self.store_for(&r.memory.partition.namespace).limits())?;
+        }
+        // One batch per store, in the order first met.
+        let mut groups: Vec<(&Arc<dyn Store>, Vec<Record>)> = Vec::new();
+        for r in records {
+            let s = self.store_for(&r.memory.partition.namespace);
+            match groups.iter_mut().find(|(g, _)| Arc::ptr_eq(g, s)) {
+                Some((_, g)) => g.push(r),
+                None => groups.push((s, vec![r])),
+            }
+        }
+        let mut n = 0;
+        for (s, group) in groups {
+            n += s.import(group)?;
+        }
+        Ok(n)
     }
 
     fn update(&self, req: &UpdateRequest) -> Result<Memory> {

@@ -6,8 +6,8 @@ use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, OnceLock};
 
 use muisti_core::{
-    Filter, Key, Limits, ListQuery, Memory, MemoryId, Page, Put, Result, Scored, StoredVector,
-    TextQuery, Timestamp, UpdateRequest, VectorChange, WriteStatus, Written,
+    Filter, Key, Limits, ListQuery, Memory, MemoryId, Page, Put, Record, Result, Scored,
+    StoredVector, TextQuery, Timestamp, UpdateRequest, VectorChange, WriteStatus, Written,
     text::{Bm25, CONTEXT_WEIGHT, InvertedIndex},
 };
 
@@ -132,6 +132,33 @@ impl Table {
         Written { memory, status }
     }
 
+    /// Writes a whole record as it is (see [`Store::import`](muisti_core::Store::import)):
+    /// a record here with the same id is replaced, one at the same key with another id
+    /// removed; returns that one's id.
+    pub(crate) fn import(&mut self, record: Record) -> Option<MemoryId> {
+        let Record { memory, vector } = record;
+        if let Some(old) = self.by_id.remove(&memory.id)
+            && self.by_key.get(&old.key) == Some(&old.id)
+        {
+            self.by_key.remove(&old.key);
+        }
+        let displaced = self
+            .by_key
+            .get(&memory.key)
+            .copied()
+            .filter(|id| *id != memory.id);
+        match (vector, &memory.embedding_model) {
+            (Some(v), Some(model)) => {
+                self.vectors.insert(memory.id, (model.clone(), v));
+            }
+            _ => {
+                self.vectors.remove(&memory.id);
+            }
+        }
+        self.insert(memory);
+        displaced
+    }
+
     /// Applies an update to the live record with `id` (the caller found it here), by
     /// [`UpdateRequest::apply`]. Nothing changes on error.
     pub(crate) fn update(
@@ -239,6 +266,11 @@ impl Table {
             }
         }
         any
+    }
+
+    /// Whether any record here has expired at `now`.
+    pub(crate) fn any_expired(&self, now: Timestamp) -> bool {
+        self.by_id.values().any(|m| m.is_expired(now))
     }
 
     /// Drops expired records; returns their ids.

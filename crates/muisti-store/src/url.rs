@@ -187,7 +187,7 @@ impl Default for StoreRegistry {
 }
 
 impl StoreRegistry {
-    /// A registry that knows `mem://` and `file://`.
+    /// A registry that knows `mem://`, `file://` and `markdown://`.
     pub fn new() -> Self {
         let mut r = Self::empty();
         r.register("mem", |url: &StoreUrl| {
@@ -197,6 +197,11 @@ impl StoreRegistry {
         r.register("file", |url: &StoreUrl| {
             url.allow_params(&[])?;
             let store = FileStore::open(url.path()?)?.with_limits(url.limits()?);
+            Ok(Arc::new(store) as Arc<dyn Store>)
+        });
+        r.register("markdown", |url: &StoreUrl| {
+            url.allow_params(&[])?;
+            let store = FileStore::open_markdown(url.path()?)?.with_limits(url.limits()?);
             Ok(Arc::new(store) as Arc<dyn Store>)
         });
         r

@@ -34,6 +34,7 @@ pub mod labelled;
 pub mod lifecycle;
 mod open;
 mod recall;
+pub mod transfer;
 
 pub use engine::{
     Engine, EngineBuilder, Lifetimes, Maintained, NamespaceStats, OnModelMismatch, ReindexReport,

@@ -1,4 +1,4 @@
-//! Conformance of the in-process and file stores, the router and the privacy wrapper.
+//! Conformance of the in-process, file and Markdown stores, the router and the privacy wrapper.
 
 mod mem {
     use std::sync::Arc;
@@ -61,6 +61,42 @@ mod file {
 
     pub(crate) fn harness() -> Option<FileHarness> {
         Some(FileHarness(tempfile::tempdir().expect("temp dir")))
+    }
+
+    muisti_testkit::conformance!(harness());
+    muisti_testkit::conformance_persistent!(harness());
+}
+
+mod markdown {
+    use std::sync::Arc;
+
+    use muisti_core::{Limits, Store};
+    use muisti_store::FileStore;
+    use muisti_testkit::Harness;
+
+    pub(crate) struct MarkdownHarness(pub(crate) tempfile::TempDir);
+
+    impl Harness for MarkdownHarness {
+        fn open(&self) -> Arc<dyn Store> {
+            Arc::new(FileStore::open_markdown(self.0.path()).expect("opens"))
+        }
+        fn open_with_limits(&self, limits: Limits) -> Arc<dyn Store> {
+            Arc::new(
+                FileStore::open_markdown(self.0.path())
+                    .expect("opens")
+                    .with_limits(limits),
+            )
+        }
+        fn location(&self) -> Option<String> {
+            Some(self.0.path().display().to_string())
+        }
+        fn open_at(&self, location: &str) -> Arc<dyn Store> {
+            Arc::new(FileStore::open_markdown(location).expect("opens"))
+        }
+    }
+
+    pub(crate) fn harness() -> Option<MarkdownHarness> {
+        Some(MarkdownHarness(tempfile::tempdir().expect("temp dir")))
     }
 
     muisti_testkit::conformance!(harness());

@@ -6,6 +6,7 @@
 
 mod concurrency;
 mod expiry;
+mod import;
 mod listing;
 mod processes;
 mod records;
@@ -14,6 +15,7 @@ mod update;
 
 pub use concurrency::*;
 pub use expiry::*;
+pub use import::*;
 pub use listing::*;
 pub use processes::*;
 pub use records::*;

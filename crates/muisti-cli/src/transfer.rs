@@ -1,0 +1,191 @@
+//! `muisti export` and `muisti import`: a store's records as a stream, and back.
+
+use std::{
+    fs::File,
+    io::{BufRead, BufReader, BufWriter, Write},
+    path::PathBuf,
+    process::ExitCode,
+    time::Instant,
+};
+
+use anyhow::{Context, Result};
+use clap::{Args, ValueEnum};
+use muisti::{
+    Engine, Namespace, OnModelMismatch, Partition, Tenant,
+    transfer::{BATCH, JsonlReader, JsonlWriter, Selection},
+};
+
+use crate::{Cli, open, open_store, progress_bar, progress_done, usage};
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub(crate) enum ExportFormat {
+    /// One whole record per line, after a header line; `muisti import` reads it.
+    Jsonl,
+    /// Sections as the Markdown store writes them, per namespace: to read, grep or diff.
+    Markdown,
+}
+
+#[derive(Args)]
+pub(crate) struct ExportArgs {
+    /// Output format.
+    #[arg(long, value_enum, default_value = "jsonl")]
+    format: ExportFormat,
+    /// Include each record's vector (JSON Lines only; without, `import` embeds again).
+    #[arg(long)]
+    with_vectors: bool,
+    /// Only this namespace.
+    #[arg(long = "namespace", value_name = "N")]
+    namespace: Option<String>,
+    /// Only this user's records.
+    #[arg(long = "user", value_name = "U")]
+    user: Option<String>,
+    /// Every tenant of the store, muisti's own included (API keys, queues), instead of
+    /// --tenant's.
+    #[arg(long)]
+    all_tenants: bool,
+    /// Write to this file instead of standard output.
+    #[arg(long, short = 'o', value_name = "FILE")]
+    output: Option<PathBuf>,
+}
+
+#[derive(Args)]
+pub(crate) struct ImportArgs {
+    /// Read the export from this file instead of standard input.
+    #[arg(long, short = 'i', value_name = "FILE", conflicts_with = "from")]
+    input: Option<PathBuf>,
+    /// Copy every record of another store (its URL) instead of reading an export.
+    #[arg(long, value_name = "URL")]
+    from: Option<String>,
+}
+
+/// `muisti export`.
+pub(crate) fn export(cli: &Cli, args: &ExportArgs) -> Result<ExitCode> {
+    if cli.server.is_some() {
+        return Err(usage(
+            "export reads a store: give --store (or MUISTI_STORE), not --server",
+        ));
+    }
+    if args.with_vectors && args.format == ExportFormat::Markdown {
+        return Err(usage("--with-vectors applies to --format jsonl only"));
+    }
+    let selection = Selection {
+        tenants: (!args.all_tenants)
+            .then(|| Tenant::new(&cli.tenant).map(|t| vec![t]))
+            .transpose()?,
+        namespace: args.namespace.as_deref().map(Namespace::new).transpose()?,
+        user_id: args.user.clone(),
+    };
+    let engine = open(cli, OnModelMismatch::Ignore)?;
+    let sink: Box<dyn Write> = match &args.output {
+        Some(path) => Box::new(
+            File::create(path).with_context(|| format!("cannot create {}", path.display()))?,
+        ),
+        None => Box::new(std::io::stdout().lock()),
+    };
+    let out = BufWriter::with_capacity(1 << 16, sink);
+    let start = Instant::now();
+    let mut bar = progress_bar("exporting");
+    let n = match args.format {
+        ExportFormat::Jsonl => {
+            let mut w = JsonlWriter::new(out, engine.store_model()?, args.with_vectors)?;
+            let n = engine.export(&selection, args.with_vectors, &mut bar, &mut |r| {
+                w.write(&r)
+            });
+            w.finish()?;
+            n
+        }
+        ExportFormat::Markdown => {
+            let mut out = out;
+            let mut current: Option<Partition> = None;
+            let mut text = String::new();
+            let n = engine.export(&selection, false, &mut bar, &mut |r| {
+                text.clear();
+                if current.as_ref() != Some(&r.memory.partition) {
+                    if current.is_some() {
+                        text.push('\n');
+                    }
+                    text.push_str(&muisti::transfer::markdown::heading(
+                        &r.memory.partition,
+                        None,
+                    ));
+                    current = Some(r.memory.partition.clone());
+                }
+                text.push('\n');
+                muisti::transfer::markdown::section(&mut text, &r.memory);
+                out.write_all(text.as_bytes())
+                    .map_err(|e| muisti::Error::backend("export", e))
+            });
+            out.flush()?;
+            n
+        }
+    };
+    progress_done();
+    let n = n?;
+    eprintln!(
+        "exported {n} records in {:.1}s",
+        start.elapsed().as_secs_f64()
+    );
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `muisti import`.
+pub(crate) fn import(cli: &Cli, args: &ImportArgs) -> Result<ExitCode> {
+    if cli.server.is_some() {
+        return Err(usage(
+            "import writes to a store: give --store (or MUISTI_STORE), not --server",
+        ));
+    }
+    let engine = open(cli, OnModelMismatch::Error)?;
+    let start = Instant::now();
+    let n = match &args.from {
+        Some(url) => copy_from(&engine, url)?,
+        None => {
+            let input: Box<dyn BufRead> = match &args.input {
+                Some(path) => Box::new(BufReader::with_capacity(
+                    1 << 16,
+                    File::open(path).with_context(|| format!("cannot open {}", path.display()))?,
+                )),
+                None => Box::new(BufReader::with_capacity(1 << 16, std::io::stdin().lock())),
+            };
+            read_into(&engine, input)?
+        }
+    };
+    eprintln!(
+        "imported {n} records in {:.1}s",
+        start.elapsed().as_secs_f64()
+    );
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Imports a JSON Lines export in batches; progress on a terminal.
+fn read_into(engine: &Engine, input: Box<dyn BufRead>) -> Result<u64> {
+    let mut bar = progress_bar("importing");
+    let mut n = 0;
+    for batch in JsonlReader::new(input).batches(BATCH) {
+        n += engine.import(batch?)?;
+        bar(n, n);
+    }
+    progress_done();
+    Ok(n)
+}
+
+/// Copies every record of the store at `url` (every tenant), a page at a time.
+fn copy_from(engine: &Engine, url: &str) -> Result<u64> {
+    let source = Engine::builder(open_store(Some(url))?)
+        .embedder(None)
+        .on_model_mismatch(OnModelMismatch::Ignore)
+        .build()?;
+    let mut bar = progress_bar("importing");
+    let mut batch = Vec::with_capacity(BATCH);
+    let mut n = 0;
+    source.export(&Selection::default(), true, &mut bar, &mut |r| {
+        batch.push(r);
+        if batch.len() == BATCH {
+            n += engine.import(std::mem::take(&mut batch))?;
+        }
+        Ok(())
+    })?;
+    n += engine.import(batch)?;
+    progress_done();
+    Ok(n)
+}

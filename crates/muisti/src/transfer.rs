@@ -1,0 +1,347 @@
+//! Moving memory between stores: an export is a stream of whole records (every field, the
+//! history, graph, declarative and conversation records of the engine's own namespaces
+//! included, since they are records too), an import writes them back through
+//! [`Store::import`], idempotent by id.
+//!
+//! The JSON Lines format: a header line (`{"format":"muisti-export/1",...}`), then one
+//! record per line, its fields as [`Memory`] serializes them plus `vector` when the export
+//! carries vectors. Embeddings are optional: an import embeds again every record that had
+//! a vector (`embedding_model` set) when the export carries none, or one made by another
+//! model than the engine's.
+//!
+//! ```
+//! use muisti::{Engine, Namespace, transfer::{JsonlReader, JsonlWriter, Selection}};
+//!
+//! let a = Engine::open("mem://")?;
+//! a.kv_set(&Namespace::default_ns(), "city", "Lisbon".into(), None)?;
+//! let mut out = Vec::new();
+//! let mut w = JsonlWriter::new(&mut out, a.store_model()?, false)?;
+//! a.export(&Selection::default(), false, &mut |_, _| {}, &mut |r| w.write(&r))?;
+//! let b = Engine::open("mem://")?;
+//! for batch in JsonlReader::new(&out[..]).batches(500) {
+//!     b.import(batch?)?;
+//! }
+//! assert_eq!(b.kv_get(&Namespace::default_ns(), "city")?, Some("Lisbon".into()));
+//! # Ok::<(), muisti::Error>(())
+//! ```
+
+use std::io::{BufRead, Write};
+
+use muisti_core::{
+    Error, Filter, ListQuery, Memory, Namespace, Partition, Record, Result, Store, Tenant,
+    Timestamp,
+};
+use serde::{Deserialize, Serialize};
+
+use crate::{Engine, SYSTEM_TENANT, engine::system_partition};
+
+pub use muisti_store::markdown;
+
+/// The format name in an export's header.
+pub const FORMAT: &str = "muisti-export/1";
+
+/// Records read and written per batch by the CLI's import.
+pub const BATCH: usize = 1_000;
+
+/// What an export covers.
+#[derive(Clone, Debug, Default)]
+pub struct Selection {
+    /// These tenants; every tenant of the store when `None` (muisti's own included: its API
+    /// keys, leases and queues, so a snapshot restores a whole server).
+    pub tenants: Option<Vec<Tenant>>,
+    /// Only this namespace.
+    pub namespace: Option<Namespace>,
+    /// Only this user's records.
+    pub user_id: Option<String>,
+}
+
+/// The first line of a JSON Lines export.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Header {
+    /// [`FORMAT`].
+    pub format: String,
+    /// The embedder the exported store's vectors were made with, if recorded.
+    #[serde(default)]
+    pub embedding_model: Option<String>,
+    /// Whether records carry their vectors.
+    #[serde(default)]
+    pub with_vectors: bool,
+    /// When the export was made.
+    pub exported_at: Timestamp,
+}
+
+#[derive(Serialize)]
+struct LineOut<'a> {
+    #[serde(flatten)]
+    memory: &'a Memory,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    vector: Option<&'a [f32]>,
+}
+
+#[derive(Deserialize)]
+struct LineIn {
+    #[serde(flatten)]
+    memory: Memory,
+    #[serde(default)]
+    vector: Option<Vec<f32>>,
+}
+
+impl Engine {
+    /// Streams every live record the selection covers to `out`, partition by partition, a
+    /// page at a time (memory stays constant however large the store), with its vector when
+    /// `with_vectors`. `progress(done, total)` is called after each page. Returns how many
+    /// records were exported.
+    pub fn export(
+        &self,
+        selection: &Selection,
+        with_vectors: bool,
+        progress: &mut dyn FnMut(u64, u64),
+        out: &mut dyn FnMut(Record) -> Result<()>,
+    ) -> Result<u64> {
+        let store = &**self.store();
+        let filter = Filter {
+            user_id: selection.user_id.clone(),
+            ..Filter::default()
+        };
+        filter.validate()?;
+        let tenants = match &selection.tenants {
+            Some(t) => t.clone(),
+            None => store.tenants()?,
+        };
+        let mut partitions = Vec::new();
+        let mut total = 0;
+        for tenant in tenants {
+            for ns in store.namespaces(&tenant)? {
+                if selection.namespace.as_ref().is_some_and(|want| *want != ns) {
+                    continue;
+                }
+                let p = Partition::new(tenant.clone(), ns);
+                total += store.count(&p, &filter)?;
+                partitions.push(p);
+            }
+        }
+        progress(0, total);
+        let mut done = 0;
+        for p in partitions {
+            let mut query = ListQuery {
+                partition: p.clone(),
+                filter: filter.clone(),
+                after: None,
+                limit: 0,
+            };
+            loop {
+                let page = store.list(&query)?;
+                let mut vectors = if with_vectors {
+                    page_vectors(store, &p, &filter, &page.items)?
+                } else {
+                    Default::default()
+                };
+                for memory in page.items {
+                    let vector = vectors.remove(&memory.id);
+                    out(Record { memory, vector })?;
+                    done += 1;
+                }
+                progress(done, total.max(done));
+                match page.next {
+                    Some(next) => query.after = Some(next),
+                    None => break,
+                }
+            }
+        }
+        Ok(done)
+    }
+
+    /// Writes whole records to the store as they are ([`Store::import`]: idempotent by id,
+    /// every field kept). With an embedder, a record that had a vector (`embedding_model`
+    /// set) but comes without one, or with one of another model, is embedded again; the
+    /// store's record of its embedder stays this engine's. Returns how many were written.
+    pub fn import(&self, mut records: Vec<Record>) -> Result<u64> {
+        if let Some(embedder) = self.embedder() {
+            let meta = system_partition("meta")?;
+            records
+                .retain(|r| !(r.memory.partition == meta && r.memory.key.as_str() == "embedder"));
+            let todo: Vec<usize> = (0..records.len())
+                .filter(|&i| {
+                    let m = &records[i].memory;
+                    m.embedding_model.is_some()
+                        && m.partition.tenant.as_str() != SYSTEM_TENANT
+                        && (records[i].vector.is_none()
+                            || m.embedding_model.as_deref() != Some(embedder.id()))
+                })
+                .collect();
+            if !todo.is_empty() {
+                self.note_model()?;
+                let vectors = self.embed_memories(todo.iter().map(|&i| &records[i].memory))?;
+                for (&i, v) in todo.iter().zip(vectors) {
+                    let r = &mut records[i];
+                    if v.is_empty() {
+                        r.vector = None;
+                        r.memory.embedding_model = None;
+                    } else {
+                        r.vector = Some(v);
+                        r.memory.embedding_model = Some(embedder.id().to_owned());
+                    }
+                }
+            }
+        }
+        self.store().import(records)
+    }
+}
+
+/// The vectors of a page's records: those of the partition's records created within the
+/// page's time span, by id.
+fn page_vectors(
+    store: &dyn Store,
+    p: &Partition,
+    filter: &Filter,
+    items: &[Memory],
+) -> Result<std::collections::HashMap<muisti_core::MemoryId, Vec<f32>>> {
+    let (Some(first), Some(last)) = (
+        items.iter().map(|m| m.created_at).min(),
+        items.iter().map(|m| m.created_at).max(),
+    ) else {
+        return Ok(Default::default());
+    };
+    let span = Filter {
+        created_after: Some(first),
+        created_before: Some(Timestamp::from_millis(last.as_millis().saturating_add(1))),
+        ..filter.clone()
+    };
+    let wanted: std::collections::HashSet<_> = items.iter().map(|m| m.id).collect();
+    Ok(store
+        .vectors(p, &span)?
+        .into_iter()
+        .filter(|v| wanted.contains(&v.id))
+        .map(|v| (v.id, v.vector))
+        .collect())
+}
+
+/// Writes an export as JSON Lines: the header at creation, then one line per record.
+pub struct JsonlWriter<W: Write> {
+    out: W,
+}
+
+impl<W: Write> JsonlWriter<W> {
+    /// Writes the header to `out`.
+    pub fn new(mut out: W, embedding_model: Option<String>, with_vectors: bool) -> Result<Self> {
+        let header = Header {
+            format: FORMAT.into(),
+            embedding_model,
+            with_vectors,
+            exported_at: Timestamp::now(),
+        };
+        serde_json::to_writer(&mut out, &header).map_err(io_error)?;
+        out.write_all(b"\n").map_err(io_error)?;
+        Ok(Self { out })
+    }
+
+    /// Writes one record as a line.
+    pub fn write(&mut self, r: &Record) -> Result<()> {
+        let line = LineOut {
+            memory: &r.memory,
+            vector: r.vector.as_deref(),
+        };
+        serde_json::to_writer(&mut self.out, &line).map_err(io_error)?;
+        self.out.write_all(b"\n").map_err(io_error)
+    }
+
+    /// Flushes and returns the writer.
+    pub fn finish(mut self) -> Result<W> {
+        self.out.flush().map_err(io_error)?;
+        Ok(self.out)
+    }
+}
+
+fn io_error(e: impl std::fmt::Display) -> Error {
+    Error::backend("export", e.to_string())
+}
+
+/// Reads a JSON Lines export: the header (optional) and the records, each error naming its
+/// line.
+pub struct JsonlReader<R: BufRead> {
+    input: R,
+    line: usize,
+    buf: String,
+    header: Option<Header>,
+}
+
+impl<R: BufRead> JsonlReader<R> {
+    /// Reads from `input`.
+    pub fn new(input: R) -> Self {
+        Self {
+            input,
+            line: 0,
+            buf: String::new(),
+            header: None,
+        }
+    }
+
+    /// The header, once the first line was read.
+    pub fn header(&self) -> Option<&Header> {
+        self.header.as_ref()
+    }
+
+    /// The records in batches of at most `size`.
+    pub fn batches(self, size: usize) -> impl Iterator<Item = Result<Vec<Record>>> {
+        let mut records = self;
+        let size = size.max(1);
+        std::iter::from_fn(move || {
+            let mut batch = Vec::with_capacity(size.min(BATCH));
+            for r in records.by_ref() {
+                match r {
+                    Ok(r) => batch.push(r),
+                    Err(e) => return Some(Err(e)),
+                }
+                if batch.len() == size {
+                    break;
+                }
+            }
+            (!batch.is_empty()).then_some(Ok(batch))
+        })
+    }
+
+    fn invalid(&self, reason: impl std::fmt::Display) -> Error {
+        Error::invalid("import", format!("line {}: {reason}", self.line))
+    }
+}
+
+impl<R: BufRead> Iterator for JsonlReader<R> {
+    type Item = Result<Record>;
+
+    fn next(&mut self) -> Option<Result<Record>> {
+        loop {
+            self.buf.clear();
+            match self.input.read_line(&mut self.buf) {
+                Ok(0) => return None,
+                Ok(_) => self.line += 1,
+                Err(e) => return Some(Err(self.invalid(e))),
+            }
+            let text = self.buf.trim();
+            if text.is_empty() {
+                continue;
+            }
+            if self.line == 1 && text.contains("\"format\"") && !text.contains("\"content_hash\"") {
+                match serde_json::from_str::<Header>(text) {
+                    Ok(h) if h.format == FORMAT => {
+                        self.header = Some(h);
+                        continue;
+                    }
+                    Ok(h) => {
+                        return Some(Err(
+                            self.invalid(format!("the format {:?} is not {FORMAT}", h.format))
+                        ));
+                    }
+                    Err(e) => return Some(Err(self.invalid(e))),
+                }
+            }
+            return Some(
+                serde_json::from_str::<LineIn>(text)
+                    .map(|l| Record {
+                        memory: l.memory,
+                        vector: l.vector,
+                    })
+                    .map_err(|e| self.invalid(e)),
+            );
+        }
+    }
+}

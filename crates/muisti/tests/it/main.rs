@@ -15,6 +15,7 @@ mod facts;
 mod graph;
 mod lifecycle;
 mod scopes;
+mod transfer;
 
 fn ns(s: &str) -> Namespace {
     Namespace::new(s).expect("valid")
@@ -30,6 +31,47 @@ fn redis_url() -> Option<(String, KeyPrefix)> {
     }
     let keys = KeyPrefix::fresh(base, "muisti-engine-test");
     Some((keys.store_url(), keys))
+}
+
+/// A PostgreSQL store URL with a schema of its own (dropped with the guard), or `None`
+/// (with a printed line; a failure under `MUISTI_REQUIRE_SERVICES=1`) when
+/// `MUISTI_POSTGRES_URL` is not set or does not answer.
+#[cfg(feature = "postgres")]
+fn postgres_url(tag: &str) -> Option<(String, PgSchema)> {
+    let Some(base) = std::env::var("MUISTI_POSTGRES_URL")
+        .ok()
+        .filter(|u| !u.is_empty())
+    else {
+        muisti_testkit::service_unavailable("postgres", "MUISTI_POSTGRES_URL is not set");
+        return None;
+    };
+    let fresh = muisti::MemoryId::generate().to_string().to_lowercase();
+    let sep = if base.contains('?') { '&' } else { '?' };
+    let url = format!("{base}{sep}schema={tag}_{fresh}&pool_size=2");
+    match muisti::PostgresStore::open(&url) {
+        Ok(store) => Some((url, PgSchema(store))),
+        Err(e) => {
+            muisti_testkit::service_unavailable("postgres", &e.to_string());
+            None
+        }
+    }
+}
+
+#[cfg(not(feature = "postgres"))]
+fn postgres_url(_tag: &str) -> Option<(String, ())> {
+    muisti_testkit::service_unavailable("postgres", "the postgres feature is off");
+    None
+}
+
+/// Drops its schema when dropped.
+#[cfg(feature = "postgres")]
+struct PgSchema(muisti::PostgresStore);
+
+#[cfg(feature = "postgres")]
+impl Drop for PgSchema {
+    fn drop(&mut self) {
+        let _ = self.0.drop_schema();
+    }
 }
 
 /// Runs `check` against an engine on each backend.

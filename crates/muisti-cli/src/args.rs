@@ -358,6 +358,9 @@ pub(crate) enum Command {
     /// the store: every field kept, idempotent by id (importing twice changes nothing);
     /// vectors made again when the export has none or another model made them.
     Import(transfer::ImportArgs),
+    /// Snapshots of the whole store (every tenant): create (SQLite: an online backup; other
+    /// stores: an export), list, restore (replaces everything in the store; needs --yes).
+    Snapshot(transfer::SnapshotArgs),
     /// Serve the REST API (/v1), MCP (/mcp), /metrics and /openapi.json over HTTP.
     Serve(serve::ServeArgs),
     /// Serve the MCP tools over standard input and output (for assistants that spawn it).

@@ -481,6 +481,7 @@ pub(crate) fn run(m: &dyn Memories, command: Command, json: bool) -> Result<Exit
         Command::Reindex { .. }
         | Command::Export(_)
         | Command::Import(_)
+        | Command::Snapshot(_)
         | Command::Serve(_)
         | Command::Mcp
         | Command::Keys { .. }

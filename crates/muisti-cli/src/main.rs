@@ -203,6 +203,7 @@ fn namespace_arg(command: &Command) -> Option<&NsArg> {
         | Command::Reindex { .. }
         | Command::Export(_)
         | Command::Import(_)
+        | Command::Snapshot(_)
         | Command::Bench { .. } => None,
     }
 }
@@ -337,6 +338,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
         Command::Manage(args) => return chat::manage(&cli, args),
         Command::Export(args) => return transfer::export(&cli, args),
         Command::Import(args) => return transfer::import(&cli, args),
+        Command::Snapshot(args) => return transfer::snapshot(&cli, args),
         _ => {}
     }
     let tenant = Tenant::new(&cli.tenant)?;

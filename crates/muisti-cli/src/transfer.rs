@@ -9,13 +9,14 @@ use std::{
 };
 
 use anyhow::{Context, Result};
-use clap::{Args, ValueEnum};
+use clap::{Args, Subcommand, ValueEnum};
 use muisti::{
     Engine, Namespace, OnModelMismatch, Partition, Tenant,
+    snapshot::Snapshots,
     transfer::{BATCH, JsonlReader, JsonlWriter, Selection},
 };
 
-use crate::{Cli, open, open_store, progress_bar, progress_done, usage};
+use crate::{Cli, open, open_store, print_json, progress_bar, progress_done, usage};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 pub(crate) enum ExportFormat {
@@ -188,4 +189,107 @@ fn copy_from(engine: &Engine, url: &str) -> Result<u64> {
     n += engine.import(batch)?;
     progress_done();
     Ok(n)
+}
+
+#[derive(Args)]
+pub(crate) struct SnapshotArgs {
+    #[command(subcommand)]
+    command: SnapshotCommand,
+    /// Where snapshots are kept. Default: beside a SQLite file, a file or a Markdown store
+    /// (`<path>.snapshots`), else `muisti/snapshots` under the data directory.
+    #[arg(long, global = true, env = "MUISTI_SNAPSHOT_DIR", value_name = "DIR")]
+    dir: Option<PathBuf>,
+}
+
+#[derive(Subcommand)]
+enum SnapshotCommand {
+    /// Snapshot the whole store now (writers may go on).
+    Create,
+    /// The snapshots, oldest first.
+    List,
+    /// Replace everything in the store with a snapshot's records.
+    Restore {
+        /// The snapshot's id (see `list`).
+        id: String,
+        /// Confirms that the store's present content is replaced.
+        #[arg(long)]
+        yes: bool,
+    },
+}
+
+/// `muisti snapshot`.
+pub(crate) fn snapshot(cli: &Cli, args: &SnapshotArgs) -> Result<ExitCode> {
+    if cli.server.is_some() {
+        return Err(usage(
+            "snapshot works on a store: give --store, or use the server's /v1/admin/snapshots",
+        ));
+    }
+    if let SnapshotCommand::Restore { yes: false, id } = &args.command {
+        return Err(usage(format!(
+            "restoring {id} replaces everything in the store; add --yes to go on"
+        )));
+    }
+    let dir = match &args.dir {
+        Some(d) => d.clone(),
+        None => {
+            let url = match cli.store.as_deref() {
+                Some(u) => u.to_owned(),
+                None => muisti::default_store_url()?,
+            };
+            muisti::default_snapshot_dir(&url)?
+        }
+    };
+    let snapshots = Snapshots::new(dir);
+    match &args.command {
+        SnapshotCommand::List => {
+            let list = snapshots.list()?;
+            if cli.json {
+                print_json(&list)?;
+            } else if list.is_empty() {
+                outln!("no snapshots in {}", snapshots.dir().display())?;
+            } else {
+                for s in list {
+                    outln!(
+                        "{}  {}  {} records  {} bytes  ({} of {})",
+                        s.id,
+                        s.created_at,
+                        s.records,
+                        s.bytes,
+                        s.format,
+                        s.backend
+                    )?;
+                }
+            }
+        }
+        SnapshotCommand::Create => {
+            let engine = open(cli, OnModelMismatch::Ignore)?;
+            let s = snapshots.create(&engine)?;
+            if cli.json {
+                print_json(&s)?;
+            } else {
+                outln!(
+                    "snapshot {}: {} records, {} bytes ({}) in {}",
+                    s.id,
+                    s.records,
+                    s.bytes,
+                    s.format,
+                    snapshots.dir().display()
+                )?;
+            }
+        }
+        SnapshotCommand::Restore { id, .. } => {
+            let engine = open(cli, OnModelMismatch::Ignore)?;
+            let report = snapshots.restore(&engine, id)?;
+            if cli.json {
+                print_json(&report)?;
+            } else {
+                outln!(
+                    "restored {id}: {} records deleted, {} restored",
+                    report.deleted,
+                    report.restored
+                )?;
+            }
+        }
+    }
+    Ok(ExitCode::SUCCESS)
 }

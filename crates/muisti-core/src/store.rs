@@ -153,6 +153,14 @@ pub trait Store: Send + Sync {
     /// where the backend has them. Returns how many records were written.
     fn import(&self, records: Vec<Record>) -> Result<u64>;
 
+    /// Writes a consistent copy of the whole store to the file `to` while writers go on,
+    /// when the backend can (SQLite's online backup); `false` when it cannot, and then
+    /// snapshots are made by exporting. The file is a store of the same backend.
+    fn backup_to(&self, to: &std::path::Path) -> Result<bool> {
+        let _ = to;
+        Ok(false)
+    }
+
     /// The limits this store enforces on writes.
     fn limits(&self) -> Limits;
 

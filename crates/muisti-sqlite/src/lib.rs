@@ -788,6 +788,26 @@ impl Store for SqliteStore {
         })
     }
 
+    /// `VACUUM INTO` on a connection of its own: one read transaction, so the copy is the
+    /// database at one commit while writers go on (WAL), compacted.
+    fn backup_to(&self, to: &Path) -> Result<bool> {
+        if to.exists() {
+            return Err(Error::invalid(
+                "backup",
+                format!("{} exists already", to.display()),
+            ));
+        }
+        let conn = Connection::open_with_flags(&self.path, OpenFlags::SQLITE_OPEN_READ_ONLY)
+            .map_err(sql_err)?;
+        conn.busy_timeout(Duration::from_secs(30))
+            .map_err(sql_err)?;
+        let target = to
+            .to_str()
+            .ok_or_else(|| Error::invalid("backup", format!("{} is not UTF-8", to.display())))?;
+        conn.execute("VACUUM INTO ?1", [target]).map_err(sql_err)?;
+        Ok(true)
+    }
+
     fn import(&self, records: Vec<Record>) -> Result<u64> {
         Record::validate_all(&records, &self.limits)?;
         let now = self.now();

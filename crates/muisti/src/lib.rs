@@ -34,6 +34,7 @@ pub mod labelled;
 pub mod lifecycle;
 mod open;
 mod recall;
+pub mod snapshot;
 pub mod transfer;
 
 pub use engine::{
@@ -55,7 +56,7 @@ pub use muisti_redis::RedisStore;
 pub use muisti_sqlite::SqliteStore;
 pub use muisti_store::{FileStore, MemStore, PrivacyStore, RouterStore};
 pub use open::{
-    DEFAULT_STORE_ENV, default_archive_url, default_store_url, embedder_from_spec, open_archive,
-    open_store, registry,
+    DEFAULT_STORE_ENV, default_archive_url, default_snapshot_dir, default_store_url,
+    embedder_from_spec, open_archive, open_store, registry,
 };
 pub use recall::{Fusion, RecallConfig, RecallHit, RecallMode, RecallRequest, Signals, Weights};

@@ -127,6 +127,31 @@ pub fn default_store_url() -> Result<String> {
     }
 }
 
+/// Where snapshots of the store at `store_url` are kept unless told: beside a SQLite file,
+/// a file or a Markdown store's directory (`<path>.snapshots`), else under the platform data
+/// directory (`muisti/snapshots`).
+pub fn default_snapshot_dir(store_url: &str) -> Result<PathBuf> {
+    let local = ["sqlite://", "file://", "markdown://"]
+        .iter()
+        .find_map(|scheme| store_url.strip_prefix(scheme))
+        .map(|p| p.split('?').next().unwrap_or(p).trim_end_matches('/'))
+        .filter(|p| !p.is_empty() && *p != ":memory:");
+    if let Some(path) = local {
+        let absolute = std::path::absolute(path)
+            .map_err(|e| Error::invalid("store url", format!("{path}: {e}")))?;
+        return Ok(PathBuf::from(format!("{}.snapshots", absolute.display())));
+    }
+    Ok(dirs::data_dir()
+        .ok_or_else(|| {
+            Error::invalid(
+                "snapshot dir",
+                "no platform data directory (set HOME or XDG_DATA_HOME, or pass --dir)",
+            )
+        })?
+        .join("muisti")
+        .join("snapshots"))
+}
+
 /// The archive of a store when none is configured: beside the store's own files for the
 /// stores on this machine (`sqlite://PATH` → `file://PATH.archive`, `file://DIR` →
 /// `file://DIR.archive`), in memory for `mem://`, and none for stores shared over a network

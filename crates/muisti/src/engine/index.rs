@@ -23,7 +23,7 @@ impl Engine {
         }))
     }
 
-    pub(super) fn record_model(&self, embedder: &dyn Embedder) -> Result<()> {
+    pub(crate) fn record_model(&self, embedder: &dyn Embedder) -> Result<()> {
         let Locator::Key { partition, key } = Self::model_locator()? else {
             return Ok(());
         };

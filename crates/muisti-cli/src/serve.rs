@@ -78,6 +78,10 @@ pub(crate) struct ServeArgs {
     /// ... or once it has been quiet this many seconds [default: 10].
     #[arg(long, env = "MUISTI_EXTRACT_QUIET_SECS", value_name = "SECS")]
     extract_quiet_secs: Option<u64>,
+    /// Where snapshots are kept (POST /v1/admin/snapshots) [default: beside a SQLite, file or
+    /// Markdown store, else muisti/snapshots under the data directory].
+    #[arg(long, env = "MUISTI_SNAPSHOT_DIR", value_name = "DIR")]
+    snapshot_dir: Option<String>,
 }
 
 /// `muisti keys ...`.
@@ -141,6 +145,7 @@ pub(crate) fn server_config(cli: &Cli, args: &ServeArgs) -> Result<ServerConfig>
         graph_extractor: cli.graph_extractor.clone(),
         graph_interval: cli.graph_interval.map(usize::from),
         archive_url: cli.archive.clone(),
+        snapshot_dir: args.snapshot_dir.clone(),
         ..ConfigLayer::default()
     };
     let file = match &args.config {

@@ -895,6 +895,42 @@ pub struct KeyList {
     pub keys: Vec<KeyInfo>,
 }
 
+/// A snapshot of the whole store (`/v1/admin/snapshots`).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(ToSchema))]
+pub struct Snapshot {
+    /// Its id: the time it was made, `YYYYMMDDTHHMMSSmmmZ`.
+    pub id: String,
+    /// When it was made (RFC 3339).
+    pub created_at: String,
+    /// The backend of the store it was made from.
+    pub backend: String,
+    /// `sqlite` (an online backup) or `jsonl` (an export).
+    pub format: String,
+    /// Records in it.
+    pub records: u64,
+    /// Size of its data file in bytes.
+    pub bytes: u64,
+}
+
+/// The snapshots of the server's store.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(ToSchema))]
+pub struct SnapshotList {
+    /// Oldest first.
+    pub snapshots: Vec<Snapshot>,
+}
+
+/// What restoring a snapshot did.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(ToSchema))]
+pub struct Restored {
+    /// Records deleted from the store first.
+    pub deleted: u64,
+    /// Records written from the snapshot.
+    pub restored: u64,
+}
+
 /// The body of every error response.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(ToSchema))]

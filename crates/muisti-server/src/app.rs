@@ -282,6 +282,8 @@ pub struct AppState {
     pub extraction: Arc<muisti::facts::ExtractionQueue>,
     /// The `Host`s and `Origin`s open mode answers.
     pub browser: Arc<crate::browser::BrowserPolicy>,
+    /// Snapshots of the whole store (`/v1/admin/snapshots`).
+    pub snapshots: Arc<muisti::snapshot::Snapshots>,
 }
 
 /// Whether the server still runs without keys. It starts open only on loopback with no key
@@ -559,6 +561,14 @@ pub fn router(state: AppState, config: &ServerConfig, mcp_stop: CancellationToke
             "/v1/admin/keys/{id}",
             axum::routing::delete(rest::revoke_key),
         )
+        .route(
+            "/v1/admin/snapshots",
+            get(rest::list_snapshots).post(rest::create_snapshot),
+        )
+        .route(
+            "/v1/admin/snapshots/{id}/restore",
+            post(rest::restore_snapshot),
+        )
         .nest_service("/mcp", mcp)
         .layer(middleware::from_fn_with_state(state.clone(), authenticate));
     // A model may take longer than the request deadline; its own timeout bounds chat and
@@ -670,8 +680,19 @@ impl Server {
             )),
             _ => engine,
         };
+        let snapshot_dir = match &config.snapshot_dir {
+            Some(dir) => dir.clone(),
+            None => {
+                let url = match &config.store {
+                    Some(u) => u.clone(),
+                    None => muisti::default_store_url().map_err(ServeError::Store)?,
+                };
+                muisti::default_snapshot_dir(&url).map_err(ServeError::Store)?
+            }
+        };
         let metrics: Arc<Metrics> = Arc::default();
         let state = AppState {
+            snapshots: Arc::new(muisti::snapshot::Snapshots::new(snapshot_dir)),
             engine,
             keys,
             open: Arc::new(OpenMode::new(open)),

@@ -109,6 +109,9 @@ pub struct ConfigLayer {
     /// Where archived memories go: `file:///dir`, `s3://bucket/prefix?endpoint=...` (default:
     /// beside a SQLite or file store; none for network stores).
     pub archive_url: Option<String>,
+    /// Where snapshots are kept (default: beside a SQLite, file or Markdown store, else
+    /// `muisti/snapshots` under the data directory).
+    pub snapshot_dir: Option<String>,
     /// Archive moves memories not written or recalled for this many days (default 90).
     pub archive_after_days: Option<u32>,
     /// Archive moves only memories recalled at most this many times (default 2).
@@ -176,6 +179,7 @@ impl ConfigLayer {
             graph_interval: self.graph_interval.or(lower.graph_interval),
             maintain_jobs: self.maintain_jobs.or(lower.maintain_jobs),
             archive_url: self.archive_url.or(lower.archive_url),
+            snapshot_dir: self.snapshot_dir.or(lower.snapshot_dir),
             archive_after_days: self.archive_after_days.or(lower.archive_after_days),
             archive_max_access: self.archive_max_access.or(lower.archive_max_access),
             max_memories: self.max_memories.or(lower.max_memories),
@@ -233,6 +237,8 @@ pub struct ServerConfig {
     pub maintenance: muisti::lifecycle::MaintenanceOptions,
     /// The archive's URL, when configured (else the store's default).
     pub archive_url: Option<String>,
+    /// Where snapshots are kept, when configured (else the store's default).
+    pub snapshot_dir: Option<std::path::PathBuf>,
     /// The chat model, when `/v1/chat` is on.
     pub chat: Option<ChatConfig>,
     /// What the OpenAI-compatible proxy remembers of each exchange.
@@ -422,6 +428,7 @@ impl ServerConfig {
             graph_interval,
             maintenance,
             archive_url: layer.archive_url.clone(),
+            snapshot_dir: layer.snapshot_dir.clone().map(Into::into),
             maintain_interval: match layer.maintain_interval_secs.unwrap_or(3600) {
                 0 => None,
                 secs => Some(Duration::from_secs(secs)),

@@ -37,6 +37,7 @@ impl utoipa::Modify for BearerAuth {
         crate::rest::cluster_memories, crate::rest::recall, crate::rest::kv_get, crate::rest::kv_set,
         crate::rest::kv_forget, crate::rest::kv_all, crate::rest::kv_flush, crate::rest::stats,
         crate::rest::purge, crate::rest::maintain, crate::rest::maintenance, crate::rest::end_conversation, crate::rest::confirm_proposal, crate::rest::list_conversations, crate::rest::get_conversation, crate::rest::delete_conversation, crate::rest::reject_proposal, crate::rest::list_proposals, crate::rest::memory_history, crate::rest::graph_entities, crate::rest::graph_merge, crate::rest::graph_relations, crate::rest::reindex, crate::rest::jobs, crate::rest::job, crate::rest::analytics, crate::rest::similarity, crate::rest::create_key, crate::rest::list_keys,
+        crate::rest::list_snapshots, crate::rest::create_snapshot, crate::rest::restore_snapshot,
         crate::rest::revoke_key, crate::rest::extract_memories, crate::rest::healthz, crate::rest::readyz, crate::rest::metrics,
         crate::chat::chat, crate::chat::chat_stream, crate::chat::manage,
         crate::proxy::chat_completions),
@@ -48,7 +49,7 @@ impl utoipa::Modify for BearerAuth {
         (name = "declarative", description = "A user's facts, preferences and rules: proposals to confirm, histories"),
         (name = "graph", description = "Entities and the facts between them, as they are now or as of a time"),
         (name = "chat", description = "Talk to a model with the memories that matter recalled into every prompt"),
-        (name = "admin", description = "Keys, reindexing, statistics"),
+        (name = "admin", description = "Keys, snapshots, reindexing, statistics"),
         (name = "health", description = "Liveness, readiness, metrics")),
 )]
 pub struct ApiDoc;

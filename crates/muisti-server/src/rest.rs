@@ -737,6 +737,64 @@ pub async fn create_key(
     Ok((StatusCode::CREATED, Json(made)).into_response())
 }
 
+fn snapshot_wire(s: muisti::snapshot::SnapshotInfo) -> api::Snapshot {
+    api::Snapshot {
+        id: s.id,
+        created_at: s.created_at.to_string(),
+        backend: s.backend,
+        format: s.format,
+        records: s.records,
+        bytes: s.bytes,
+    }
+}
+
+/// The snapshots of the whole store, oldest first (operator key).
+#[utoipa::path(get, path = "/v1/admin/snapshots", tag = "admin",
+    responses((status = 200, body = api::SnapshotList), (status = 403, body = api::ErrorBody)))]
+pub async fn list_snapshots(
+    State(s): State<AppState>,
+    caller: Caller,
+) -> ApiResult<Json<api::SnapshotList>> {
+    require_operator(&caller)?;
+    let snapshots = s.snapshots.clone();
+    let list = task(move || snapshots.list()).await?;
+    Ok(Json(api::SnapshotList {
+        snapshots: list.into_iter().map(snapshot_wire).collect(),
+    }))
+}
+
+/// Snapshots the whole store now, every tenant (operator key): SQLite's online backup, or
+/// an export of any other store. Writers go on meanwhile. Answers when it is written.
+#[utoipa::path(post, path = "/v1/admin/snapshots", tag = "admin",
+    responses((status = 201, body = api::Snapshot), (status = 403, body = api::ErrorBody)))]
+pub async fn create_snapshot(State(s): State<AppState>, caller: Caller) -> ApiResult<Response> {
+    require_operator(&caller)?;
+    let (snapshots, engine) = (s.snapshots.clone(), s.engine.clone());
+    let made = task(move || snapshots.create(&engine)).await?;
+    Ok((StatusCode::CREATED, Json(snapshot_wire(made))).into_response())
+}
+
+/// Replaces everything in the store with a snapshot's records (operator key): every
+/// partition of every tenant is emptied, API keys included, then the snapshot's records are
+/// written back with every field.
+#[utoipa::path(post, path = "/v1/admin/snapshots/{id}/restore", tag = "admin",
+    params(("id" = String, Path, description = "The snapshot's id")),
+    responses((status = 200, body = api::Restored), (status = 403, body = api::ErrorBody),
+        (status = 404, body = api::ErrorBody), (status = 422, body = api::ErrorBody)))]
+pub async fn restore_snapshot(
+    State(s): State<AppState>,
+    caller: Caller,
+    ApiPath(id): ApiPath<String>,
+) -> ApiResult<Json<api::Restored>> {
+    require_operator(&caller)?;
+    let (snapshots, engine) = (s.snapshots.clone(), s.engine.clone());
+    let report = task(move || snapshots.restore(&engine, &id)).await?;
+    Ok(Json(api::Restored {
+        deleted: report.deleted,
+        restored: report.restored,
+    }))
+}
+
 /// Every API key (never the secrets).
 #[utoipa::path(get, path = "/v1/admin/keys", tag = "admin",
     responses((status = 200, body = api::KeyList), (status = 403, body = api::ErrorBody)))]

@@ -41,7 +41,7 @@ pub use muisti_store::markdown;
 pub const FORMAT: &str = "muisti-export/1";
 
 /// Records read and written per batch by the CLI's import.
-pub const BATCH: usize = 1_000;
+pub const BATCH: usize = 5_000;
 
 /// What an export covers.
 #[derive(Clone, Debug, Default)]

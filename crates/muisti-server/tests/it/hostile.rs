@@ -38,6 +38,8 @@ const PATHS: &[(&str, &[&str])] = &[
     ("/v1/analytics/similarity", &["GET"]),
     ("/v1/admin/keys", &["GET", "POST"]),
     ("/v1/admin/keys/{}", &["DELETE"]),
+    ("/v1/admin/snapshots", &["GET", "POST"]),
+    ("/v1/admin/snapshots/{}/restore", &["POST"]),
     ("/v1/chat", &["POST"]),
     ("/v1/chat/stream", &["POST"]),
     ("/v1/chat/completions", &["POST"]),

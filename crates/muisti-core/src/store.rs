@@ -222,6 +222,25 @@ pub trait Store: Send + Sync {
         ))
     }
 
+    /// The stored vectors of these records (read from the store; `None` where a record has
+    /// none or is gone), in the order given: what an export with vectors reads page by page.
+    /// The default reads each partition's vectors once per call; backends answer by id.
+    fn vectors_for(&self, records: &[Memory]) -> Result<Vec<Option<Vec<f32>>>> {
+        let mut found: std::collections::HashMap<MemoryId, Vec<f32>> =
+            std::collections::HashMap::new();
+        let mut partitions: Vec<&Partition> = records.iter().map(|m| &m.partition).collect();
+        partitions.sort_unstable();
+        partitions.dedup();
+        for p in partitions {
+            found.extend(
+                self.vectors(p, &Filter::default())?
+                    .into_iter()
+                    .map(|v| (v.id, v.vector)),
+            );
+        }
+        Ok(records.iter().map(|m| found.remove(&m.id)).collect())
+    }
+
     /// The `limit` records whose vectors are nearest the query's (dot product of unit
     /// vectors), best first; vectors of another length are skipped. The default compares
     /// every vector; backends with an index answer natively.

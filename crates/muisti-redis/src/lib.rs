@@ -1172,6 +1172,17 @@ impl Store for RedisStore {
         Ok(live.len() as u64)
     }
 
+    fn vectors_for(&self, records: &[Memory]) -> Result<Vec<Option<Vec<f32>>>> {
+        self.with_conn(|c| {
+            let mut out = Vec::with_capacity(records.len());
+            // Runs of one tenant, each read in one MGET per chunk.
+            for run in records.chunk_by(|a, b| a.partition.tenant == b.partition.tenant) {
+                out.extend(self.vectors_of(c, &run[0].partition.tenant, run)?);
+            }
+            Ok(out)
+        })
+    }
+
     fn update(&self, req: &UpdateRequest) -> Result<Memory> {
         req.validate()?;
         self.with_conn(|c| self.update_record(c, req))

@@ -1084,6 +1084,48 @@ impl Store for SqliteStore {
         })
     }
 
+    fn vectors_for(&self, records: &[Memory]) -> Result<Vec<Option<Vec<f32>>>> {
+        let now = self.now_ms();
+        let mut found: HashMap<String, Vec<f32>> = HashMap::with_capacity(records.len());
+        self.read(|conn| {
+            for chunk in records.chunks(500) {
+                let marks = vec!["(?, ?)"; chunk.len()].join(", ");
+                let sql = format!(
+                    "SELECT id, vector FROM memories WHERE (tenant, id) IN (VALUES {marks}) \
+                     AND vector IS NOT NULL AND {LIVE}"
+                );
+                let mut args: Vec<SqlValue> = Vec::with_capacity(chunk.len() * 2 + 1);
+                for m in chunk {
+                    args.push(SqlValue::Text(m.partition.tenant.as_str().to_owned()));
+                    args.push(SqlValue::Text(m.id.to_string()));
+                }
+                args.push(SqlValue::Integer(now));
+                let mut stmt = conn.prepare_cached(&sql).map_err(sql_err)?;
+                let mut rows = stmt
+                    .query(rusqlite::params_from_iter(args))
+                    .map_err(sql_err)?;
+                while let Some(row) = rows.next().map_err(sql_err)? {
+                    let id: String = row.get(0).map_err(sql_err)?;
+                    let blob: Vec<u8> = row.get(1).map_err(sql_err)?;
+                    let vector = vector_from_bytes(&blob).ok_or_else(|| Error::Corrupted {
+                        location: format!("sqlite row id {id}"),
+                        reason: "bad vector".into(),
+                    })?;
+                    found.insert(id, vector);
+                }
+            }
+            Ok(())
+        })?;
+        Ok(records
+            .iter()
+            .map(|m| {
+                found
+                    .remove(&m.id.to_string())
+                    .filter(|_| m.embedding_model.is_some())
+            })
+            .collect())
+    }
+
     fn text_search(&self, query: &TextQuery) -> Result<Vec<Scored>> {
         let terms = query_terms(&query.query);
         if terms.is_empty() {

@@ -28,8 +28,7 @@
 use std::io::{BufRead, Write};
 
 use muisti_core::{
-    Error, Filter, ListQuery, Memory, Namespace, Partition, Record, Result, Store, Tenant,
-    Timestamp,
+    Error, Filter, ListQuery, Memory, Namespace, Partition, Record, Result, Tenant, Timestamp,
 };
 use serde::{Deserialize, Serialize};
 
@@ -131,13 +130,12 @@ impl Engine {
             };
             loop {
                 let page = store.list(&query)?;
-                let mut vectors = if with_vectors {
-                    page_vectors(store, &p, &filter, &page.items)?
+                let vectors = if with_vectors {
+                    store.vectors_for(&page.items)?
                 } else {
-                    Default::default()
+                    vec![None; page.items.len()]
                 };
-                for memory in page.items {
-                    let vector = vectors.remove(&memory.id);
+                for (memory, vector) in page.items.into_iter().zip(vectors) {
                     out(Record { memory, vector })?;
                     done += 1;
                 }
@@ -186,34 +184,6 @@ impl Engine {
         }
         self.store().import(records)
     }
-}
-
-/// The vectors of a page's records: those of the partition's records created within the
-/// page's time span, by id.
-fn page_vectors(
-    store: &dyn Store,
-    p: &Partition,
-    filter: &Filter,
-    items: &[Memory],
-) -> Result<std::collections::HashMap<muisti_core::MemoryId, Vec<f32>>> {
-    let (Some(first), Some(last)) = (
-        items.iter().map(|m| m.created_at).min(),
-        items.iter().map(|m| m.created_at).max(),
-    ) else {
-        return Ok(Default::default());
-    };
-    let span = Filter {
-        created_after: Some(first),
-        created_before: Some(Timestamp::from_millis(last.as_millis().saturating_add(1))),
-        ..filter.clone()
-    };
-    let wanted: std::collections::HashSet<_> = items.iter().map(|m| m.id).collect();
-    Ok(store
-        .vectors(p, &span)?
-        .into_iter()
-        .filter(|v| wanted.contains(&v.id))
-        .map(|v| (v.id, v.vector))
-        .collect())
 }
 
 /// Writes an export as JSON Lines: the header at creation, then one line per record.

@@ -2320,7 +2320,12 @@ fn snapshots_over_rest_restore_the_whole_store() {
     let kept = c
         .create(&NewMemory::text("The staging database lives in Frankfurt"))
         .expect("create");
-    let r = raw("POST", &s.url("/v1/admin/snapshots"), &[("authorization", &admin)], None);
+    let r = raw(
+        "POST",
+        &s.url("/v1/admin/snapshots"),
+        &[("authorization", &admin)],
+        None,
+    );
     assert_eq!(
         (r.status, r.code()),
         (403, "forbidden"),
@@ -2336,11 +2341,20 @@ fn snapshots_over_rest_restore_the_whole_store() {
     let id = r.body["id"].as_str().expect("an id").to_owned();
     assert_eq!(r.body["format"], "sqlite");
     // The memory, the API keys and the store's record of its embedder.
-    assert!(r.body["records"].as_u64().expect("records") >= 3, "{:?}", r.body);
+    assert!(
+        r.body["records"].as_u64().expect("records") >= 3,
+        "{:?}",
+        r.body
+    );
     let later = c
         .create(&NewMemory::text("A memory written after the snapshot"))
         .expect("create");
-    let r = raw("GET", &s.url("/v1/admin/snapshots"), &[("authorization", &operator)], None);
+    let r = raw(
+        "GET",
+        &s.url("/v1/admin/snapshots"),
+        &[("authorization", &operator)],
+        None,
+    );
     assert_eq!(r.status, 200);
     assert_eq!(r.body["snapshots"][0]["id"], id.as_str());
     let r = raw(
@@ -2352,11 +2366,19 @@ fn snapshots_over_rest_restore_the_whole_store() {
     assert_eq!(r.status, 200, "{:?}", r.body);
     assert!(r.body["restored"].as_u64().expect("restored") >= 2);
     assert_eq!(c.get(&kept.id).expect("get").map(|m| m.id), Some(kept.id));
-    assert_eq!(c.get(&later.id).expect("get"), None, "written after the snapshot");
+    assert_eq!(
+        c.get(&later.id).expect("get"),
+        None,
+        "written after the snapshot"
+    );
     // The keys came back with the store: the operator's still works.
     assert_eq!(c.stats().expect("stats").tenant, "acme");
     for (path, status, code) in [
-        ("/v1/admin/snapshots/20000101T000000000Z/restore", 404, "not_found"),
+        (
+            "/v1/admin/snapshots/20000101T000000000Z/restore",
+            404,
+            "not_found",
+        ),
         ("/v1/admin/snapshots/..%2Fetc/restore", 422, "invalid_input"),
     ] {
         let r = raw("POST", &s.url(path), &[("authorization", &operator)], None);

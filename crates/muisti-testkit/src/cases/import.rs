@@ -174,3 +174,25 @@ pub fn imported_records_are_searched(h: &dyn Harness) {
     };
     assert_eq!(listed(&*s, &p, bob), vec!["b".to_owned()]);
 }
+
+/// `vectors_for` reads the vectors of the records given, in their order: `None` for a
+/// record without one and for one that is gone.
+pub fn vectors_for_reads_them_in_order(h: &dyn Harness) {
+    let s = h.open();
+    let p = part("imported");
+    let mut a = full_record(&p, "a", "first");
+    a.vector = Some(vec![1.0, 0.0]);
+    let mut b = full_record(&p, "b", "second, without a vector");
+    b.vector = None;
+    b.memory.embedding_model = None;
+    let mut c = full_record(&p, "c", "third");
+    c.vector = Some(vec![0.0, 1.0]);
+    s.import(vec![a.clone(), b.clone(), c.clone()]).unwrap();
+    let gone = set(&*s, &p, "gone", "deleted below");
+    assert!(s.delete(&at(&p, "gone")).unwrap());
+    let records = vec![c.memory.clone(), gone, a.memory.clone(), b.memory.clone()];
+    assert_eq!(
+        s.vectors_for(&records).unwrap(),
+        vec![c.vector, None, a.vector, None]
+    );
+}

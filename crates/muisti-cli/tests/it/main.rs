@@ -586,3 +586,86 @@ fn the_graph_from_the_command_line() {
     let off = muisti(h, &["--graph-extractor", "llm-maybe", "graph", "entities"]);
     assert!(!off.status.success(), "an unknown extractor is refused");
 }
+
+/// `muisti export | muisti import` between two stores, twice; a bad line; snapshots.
+#[test]
+fn export_import_and_snapshots_from_the_command_line() {
+    let home = tempfile::tempdir().expect("temp dir");
+    let h = home.path();
+    for i in 0..5 {
+        ok(muisti(
+            h,
+            &[
+                "remember",
+                &format!("note {i} about the staging cluster"),
+                "--user",
+                "ana",
+            ],
+        ));
+    }
+    let dump = ok(muisti(h, &["export"]));
+    assert_eq!(
+        dump.lines().count(),
+        1 + 5,
+        "a header and five records: {dump}"
+    );
+    let md = format!("markdown://{}", h.join("md").display());
+    for _ in 0..2 {
+        let out = muisti_with_stdin(h, &["--store", &md, "import"], Some(dump.as_bytes()));
+        assert!(out.status.success(), "{}", stderr(&out));
+        assert!(
+            stderr(&out).contains("imported 5 records"),
+            "{}",
+            stderr(&out)
+        );
+    }
+    let listed = ok(muisti(
+        h,
+        &["--store", &md, "list", "--user", "ana", "--json"],
+    ));
+    let listed: Value = serde_json::from_str(&listed).expect("json");
+    let items = listed.get("items").unwrap_or(&listed);
+    assert_eq!(items.as_array().map(Vec::len), Some(5), "{listed}");
+    // A store copied directly, and the Markdown export to read.
+    let copy = format!("sqlite://{}", h.join("copy.db").display());
+    let out = muisti(h, &["--store", &copy, "import", "--from", &md]);
+    assert!(
+        stderr(&out).contains("imported 5 records"),
+        "{}",
+        stderr(&out)
+    );
+    let text = ok(muisti(
+        h,
+        &["--store", &copy, "export", "--format", "markdown"],
+    ));
+    assert!(text.contains("note 3 about the staging cluster"), "{text}");
+    // A bad line: exit 2, its number.
+    let bad = format!("{}\n{{\"id\": 7}}\n", dump.lines().next().expect("header"));
+    let out = muisti_with_stdin(h, &["--store", &md, "import"], Some(bad.as_bytes()));
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(stderr(&out).contains("line 2"), "{}", stderr(&out));
+    let out = muisti(h, &["--server", "http://127.0.0.1:9", "export"]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    // Snapshots of the default store.
+    let made = ok(muisti(h, &["snapshot", "create", "--json"]));
+    let made: Value = serde_json::from_str(&made).expect("json");
+    let id = made["id"].as_str().expect("id").to_owned();
+    ok(muisti(
+        h,
+        &["remember", "written after the snapshot", "--user", "ana"],
+    ));
+    let out = muisti(h, &["snapshot", "restore", &id]);
+    assert_eq!(
+        out.status.code(),
+        Some(2),
+        "restore needs --yes: {}",
+        stderr(&out)
+    );
+    ok(muisti(h, &["snapshot", "restore", &id, "--yes"]));
+    let after = ok(muisti(
+        h,
+        &["search", "written after the snapshot", "--user", "ana"],
+    ));
+    assert!(!after.contains("written after the snapshot"), "{after}");
+    assert!(ok(muisti(h, &["snapshot", "list"])).contains(&id));
+}

@@ -1,7 +1,7 @@
 //! Snapshots of a whole store: every tenant, muisti's own records included (API keys,
 //! queues), kept as files in a directory, listed and restored.
 //!
-//! A snapshot of a SQLite store is SQLite's online backup ([`Store::backup_to`]: one read
+//! A snapshot of a SQLite store is SQLite's online backup ([`Store::backup_to`](muisti_core::Store::backup_to): one read
 //! transaction, so the copy is the database at one commit while writers go on); of any
 //! other store, an export with vectors in JSON Lines ([`crate::transfer`]), consistent per
 //! page, not across the store: writes during it may be in it or not. Each snapshot is a

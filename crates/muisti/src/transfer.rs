@@ -1,7 +1,7 @@
 //! Moving memory between stores: an export is a stream of whole records (every field, the
 //! history, graph, declarative and conversation records of the engine's own namespaces
 //! included, since they are records too), an import writes them back through
-//! [`Store::import`], idempotent by id.
+//! [`Store::import`](muisti_core::Store::import), idempotent by id.
 //!
 //! The JSON Lines format: a header line (`{"format":"muisti-export/1",...}`), then one
 //! record per line, its fields as [`Memory`] serializes them plus `vector` when the export
@@ -149,7 +149,7 @@ impl Engine {
         Ok(done)
     }
 
-    /// Writes whole records to the store as they are ([`Store::import`]: idempotent by id,
+    /// Writes whole records to the store as they are ([`Store::import`](muisti_core::Store::import): idempotent by id,
     /// every field kept). With an embedder, a record that had a vector (`embedding_model`
     /// set) but comes without one, or with one of another model, is embedded again; the
     /// store's record of its embedder stays this engine's. Returns how many were written.

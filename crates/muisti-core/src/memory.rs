@@ -544,6 +544,20 @@ pub(crate) fn check_fields(
     Ok(())
 }
 
+/// The field rules and the size limit a whole record meets (an updated record, an
+/// imported one): the one definition both call.
+pub(crate) fn check_record(m: &Memory, limits: &Limits) -> Result<()> {
+    check_fields(
+        &m.owner,
+        Some(m.importance),
+        m.confidence,
+        &m.tags,
+        m.valid_from,
+        m.valid_until,
+    )?;
+    check_size(&m.content, &m.metadata, m.context.as_deref(), limits)
+}
+
 /// The rule for a stored vector.
 pub(crate) fn check_vector(v: &[f32]) -> Result<()> {
     if v.is_empty() || v.len() > MAX_DIMENSIONS || v.iter().any(|x| !x.is_finite()) {

@@ -2,8 +2,8 @@
 //! back, every field kept.
 
 use crate::{
-    Error, Limits, Memory, Result,
-    memory::{check_fields, check_size, check_vector},
+    Error, Limits, Memory, Result, Timestamp,
+    memory::{check_record, check_vector},
 };
 
 /// A stored record with its vector, written back as it is by
@@ -31,14 +31,6 @@ impl Record {
     /// model that made it, a version of at least 1, and a key of its own or its id.
     pub fn validate(&self, limits: &Limits) -> Result<()> {
         let m = &self.memory;
-        check_fields(
-            &m.owner,
-            Some(m.importance),
-            m.confidence,
-            &m.tags,
-            m.valid_from,
-            m.valid_until,
-        )?;
         if let Some(v) = &self.vector {
             if m.embedding_model.is_none() {
                 return Err(Error::invalid(
@@ -54,12 +46,23 @@ impl Record {
         if m.updated_at < m.created_at {
             return Err(Error::conflicting("updated_at", "it is before created_at"));
         }
-        check_size(&m.content, &m.metadata, m.context.as_deref(), limits)
+        check_record(m, limits)
     }
 
     /// Validates every record of a batch; the first failure is returned and nothing should
     /// be written.
     pub fn validate_all(records: &[Record], limits: &Limits) -> Result<()> {
         records.iter().try_for_each(|r| r.validate(limits))
+    }
+
+    /// What a store's import writes of a batch: every record validated first (the first
+    /// failure is returned and nothing should be written), then those already expired at
+    /// `now` left out. Every backend's [`Store::import`](crate::Store::import) starts here.
+    pub fn admit(records: Vec<Record>, limits: &Limits, now: Timestamp) -> Result<Vec<Record>> {
+        Self::validate_all(&records, limits)?;
+        Ok(records
+            .into_iter()
+            .filter(|r| !r.memory.is_expired(now))
+            .collect())
     }
 }

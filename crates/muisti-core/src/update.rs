@@ -4,7 +4,7 @@ use serde_json::{Map, Value};
 
 use crate::{
     Category, Error, Limits, Locator, Memory, MemoryId, MemoryScope, MemoryState, Result, Source,
-    Timestamp, Ttl, content_hash, memory::check_fields, value_text,
+    Timestamp, Ttl, content_hash, memory::check_record, value_text,
 };
 
 /// The fields an update changes; `None` keeps a field as it is.
@@ -259,15 +259,7 @@ impl UpdateRequest {
             }
             None => VectorChange::Keep,
         };
-        check_fields(
-            &m.owner,
-            Some(m.importance),
-            m.confidence,
-            &m.tags,
-            m.valid_from,
-            m.valid_until,
-        )?;
-        crate::memory::check_size(&m.content, &m.metadata, m.context.as_deref(), limits)?;
+        check_record(&m, limits)?;
         m.version = old.version.saturating_add(1);
         m.updated_at = now;
         Ok((m, vector))

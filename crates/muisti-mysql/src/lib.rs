@@ -616,12 +616,7 @@ impl Store for MysqlStore {
     }
 
     fn import(&self, records: Vec<Record>) -> Result<u64> {
-        Record::validate_all(&records, &self.limits)?;
-        let now = self.now();
-        let live: Vec<&Record> = records
-            .iter()
-            .filter(|r| !r.memory.is_expired(now))
-            .collect();
+        let live = Record::admit(records, &self.limits, self.now())?;
         let memories = &self.q.memories;
         self.write(|tx| {
             for r in &live {

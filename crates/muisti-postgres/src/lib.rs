@@ -679,13 +679,8 @@ impl Store for PostgresStore {
     }
 
     fn import(&self, records: Vec<Record>) -> Result<u64> {
-        Record::validate_all(&records, &self.limits)?;
-        let now = self.now();
+        let live = Record::admit(records, &self.limits, self.now())?;
         let slot = self.coherent.slot();
-        let live: Vec<&Record> = records
-            .iter()
-            .filter(|r| !r.memory.is_expired(now))
-            .collect();
         self.write(|tx| {
             let mut changed: Vec<(Partition, MemoryId)> = Vec::with_capacity(live.len());
             for r in &live {

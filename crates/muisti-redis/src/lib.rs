@@ -1146,12 +1146,8 @@ impl Store for RedisStore {
     }
 
     fn import(&self, records: Vec<Record>) -> Result<u64> {
-        Record::validate_all(&records, &self.limits)?;
-        let now = self.now();
-        let live: Vec<&Record> = records
-            .iter()
-            .filter(|r| !r.memory.is_expired(now))
-            .collect();
+        let admitted = Record::admit(records, &self.limits, self.now())?;
+        let live: Vec<&Record> = admitted.iter().collect();
         self.with_conn(|c| {
             for chunk in live.chunks(CHUNK) {
                 let mut tenants: Vec<&Tenant> =

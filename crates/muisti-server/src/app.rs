@@ -682,13 +682,9 @@ impl Server {
         };
         let snapshot_dir = match &config.snapshot_dir {
             Some(dir) => dir.clone(),
-            None => {
-                let url = match &config.store {
-                    Some(u) => u.clone(),
-                    None => muisti::default_store_url().map_err(ServeError::Store)?,
-                };
-                muisti::default_snapshot_dir(&url).map_err(ServeError::Store)?
-            }
+            // Beside the store the engine serves, wherever it came from.
+            None => muisti::default_snapshot_dir(&engine.store().info().location)
+                .map_err(ServeError::Store)?,
         };
         let metrics: Arc<Metrics> = Arc::default();
         let state = AppState {

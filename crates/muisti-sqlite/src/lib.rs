@@ -809,18 +809,15 @@ impl Store for SqliteStore {
     }
 
     fn import(&self, records: Vec<Record>) -> Result<u64> {
-        Record::validate_all(&records, &self.limits)?;
-        let now = self.now();
+        let records = Record::admit(records, &self.limits, self.now())?;
         // Rows are removed and replaced wholesale: the in-memory copies are dropped, as
         // after a purge, and loaded again when next used.
         self.write_then(
             |tx| {
-                let mut n = 0;
-                for r in records.iter().filter(|r| !r.memory.is_expired(now)) {
+                for r in &records {
                     import_in(tx, r)?;
-                    n += 1;
                 }
-                Ok(n)
+                Ok(records.len() as u64)
             },
             |_| self.cache.invalidate_all(),
         )

@@ -744,11 +744,11 @@ impl Store for FileStore {
     }
 
     fn import(&self, records: Vec<Record>) -> Result<u64> {
-        Record::validate_all(&records, &self.limits)?;
         let now = self.now();
+        let records = Record::admit(records, &self.limits, now)?;
+        let n = records.len() as u64;
         let mut groups: Vec<(Partition, Vec<Record>)> = Vec::new();
-        let mut n = 0;
-        for r in records.into_iter().filter(|r| !r.memory.is_expired(now)) {
+        for r in records {
             // The same id elsewhere in the tenant is replaced: removed there first.
             let p = &r.memory.partition;
             let elsewhere = self
@@ -764,7 +764,6 @@ impl Store for FileStore {
                 Some((_, g)) => g.push(r),
                 None => groups.push((p.clone(), vec![r])),
             }
-            n += 1;
         }
         for (p, group) in groups {
             self.import_into(&p, group)?;

@@ -174,13 +174,11 @@ impl Store for MemStore {
     }
 
     fn import(&self, records: Vec<Record>) -> Result<u64> {
-        Record::validate_all(&records, &self.limits)?;
-        let now = self.now();
+        let records = Record::admit(records, &self.limits, self.now())?;
+        let n = records.len() as u64;
         let mut inner = self.write();
-        let mut n = 0;
-        for r in records.into_iter().filter(|r| !r.memory.is_expired(now)) {
+        for r in records {
             inner.import(r);
-            n += 1;
         }
         Ok(n)
     }

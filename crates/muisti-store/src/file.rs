@@ -748,18 +748,23 @@ impl Store for FileStore {
         let records = Record::admit(records, &self.limits, now)?;
         let n = records.len() as u64;
         let mut groups: Vec<(Partition, Vec<Record>)> = Vec::new();
+        // Where each id of the tenants met so far is now, read once per tenant.
+        let mut located: HashMap<MemoryId, Partition> = HashMap::new();
+        let mut tenants: Vec<Tenant> = Vec::new();
         for r in records {
-            // The same id elsewhere in the tenant is replaced: removed there first.
             let p = &r.memory.partition;
-            let elsewhere = self
-                .tables_of(&p.tenant)?
-                .0
-                .into_iter()
-                .find(|(q, t)| q != p && t.get_by_id(r.memory.id, now).is_some());
-            if let Some((q, _)) = elsewhere {
-                let id = r.memory.id;
-                self.mutate(&q, |t| ((), t.remove_id(id, now).is_some()))?;
+            if !tenants.contains(&p.tenant) {
+                for (q, t) in self.tables_of(&p.tenant)?.0 {
+                    located.extend(t.records().map(|m| (m.id, q.clone())));
+                }
+                tenants.push(p.tenant.clone());
             }
+            // The same id elsewhere in the tenant is replaced: removed there first.
+            if let Some(q) = located.get(&r.memory.id).filter(|q| *q != p) {
+                let id = r.memory.id;
+                self.mutate(q, |t| ((), t.remove_id(id, now).is_some()))?;
+            }
+            located.insert(r.memory.id, p.clone());
             match groups.iter_mut().find(|(q, _)| q == p) {
                 Some((_, g)) => g.push(r),
                 None => groups.push((p.clone(), vec![r])),

@@ -59,6 +59,11 @@ fn follows(generation: i64, entry: String) -> impl FnOnce(&Version) -> Option<Ve
     move |have| (have.0 + 1 == generation).then_some((generation, entry))
 }
 
+/// A record's member in its partition's listing index: `{id}/{key}`.
+fn index_member(m: &Memory) -> String {
+    format!("{}/{}", m.id, m.key)
+}
+
 /// The default key prefix.
 pub const DEFAULT_PREFIX: &str = "muisti:";
 
@@ -712,10 +717,7 @@ impl RedisStore {
                             .ignore()
                             .del(self.vector_key(tenant, old.id))
                             .ignore()
-                            .zrem(
-                                self.index_key(&old.partition),
-                                format!("{}/{}", old.id, old.key),
-                            )
+                            .zrem(self.index_key(&old.partition), index_member(&old))
                             .ignore();
                         removed.push(old);
                     }
@@ -726,10 +728,7 @@ impl RedisStore {
                     let old = self.decode(&elsewhere, &json)?;
                     pipe.del(&elsewhere)
                         .ignore()
-                        .zrem(
-                            self.index_key(&old.partition),
-                            format!("{}/{}", old.id, old.key),
-                        )
+                        .zrem(self.index_key(&old.partition), index_member(&old))
                         .ignore();
                     removed.push(old);
                 }
@@ -803,7 +802,7 @@ impl RedisStore {
         pipe.cmd("ZADD")
             .arg(self.index_key(p))
             .arg(0)
-            .arg(format!("{}/{}", memory.id, memory.key))
+            .arg(index_member(memory))
             .ignore();
         pipe.cmd("SADD")
             .arg(self.tenant_key(&p.tenant))
@@ -925,7 +924,7 @@ impl RedisStore {
                 .ignore()
                 .del(self.vector_key(&m.partition.tenant, m.id))
                 .ignore()
-                .zrem(self.index_key(&m.partition), format!("{}/{}", m.id, m.key))
+                .zrem(self.index_key(&m.partition), index_member(&m))
                 .ignore();
             if self.commit(c, pipe, &[m], |m| m, |copy, m| copy.remove(m.id))? {
                 return Ok(true);
@@ -1222,7 +1221,7 @@ impl Store for RedisStore {
                         .ignore();
                     pipe.del(self.id_key(&partition.tenant, m.id)).ignore();
                     pipe.del(self.vector_key(&partition.tenant, m.id)).ignore();
-                    pipe.zrem(&index, format!("{}/{}", m.id, m.key)).ignore();
+                    pipe.zrem(&index, index_member(m)).ignore();
                 }
                 self.queue_bump(&mut pipe, partition, "*");
                 pipe.ignore();

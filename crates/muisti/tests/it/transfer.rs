@@ -6,8 +6,8 @@
 use std::sync::Arc;
 
 use muisti::{
-    Category, Engine, ErrorKind, Filter, Memory, MemoryScope, Namespace, Owner, Patch, Put,
-    RecallRequest, Source, Store, Tenant, UpdateRequest,
+    Category, Engine, ErrorKind, Filter, Memory, MemoryScope, Owner, Patch, Put, RecallRequest,
+    Source, Store, Tenant, UpdateRequest,
     graph::GraphExtraction,
     list_all,
     transfer::{JsonlReader, JsonlWriter, Selection},
@@ -315,5 +315,4 @@ fn a_broken_file_names_its_line_and_other_namespaces_keep_working() {
         .search(&ns("default"), "cat", 3, Default::default())
         .expect("reads again");
     assert_eq!(hits.len(), 1);
-    let _ = Namespace::default_ns();
 }

@@ -209,8 +209,17 @@ fn namespace_arg(command: &Command) -> Option<&NsArg> {
 }
 
 pub(crate) fn open(cli: &Cli, on_mismatch: OnModelMismatch) -> Result<Engine> {
+    open_at(cli, cli.store.as_deref(), on_mismatch)
+}
+
+/// [`open`], on the store at `url` (the default store if `None`).
+pub(crate) fn open_at(
+    cli: &Cli,
+    url: Option<&str>,
+    on_mismatch: OnModelMismatch,
+) -> Result<Engine> {
     open_with(EngineSpec {
-        url: cli.store.as_deref(),
+        url,
         embedder: cli.embedder(),
         embed_url: cli.embed_url.as_deref(),
         on_mismatch,
@@ -259,7 +268,12 @@ pub(crate) fn open_with(spec: EngineSpec<'_>) -> Result<Engine> {
 /// The store at `url`, or the default store (whose directory, and only its, is made on
 /// demand: a typo in a given path is an error, not a new store).
 pub(crate) fn open_store(url: Option<&str>) -> Result<std::sync::Arc<dyn muisti::Store>> {
-    let url = match url {
+    muisti::open_store(&store_url(url)?).context("cannot open store")
+}
+
+/// `url`, or the default store's URL (its directory made on demand).
+pub(crate) fn store_url(url: Option<&str>) -> Result<String> {
+    Ok(match url {
         Some(u) => u.to_owned(),
         None => {
             let url = muisti::default_store_url()?;
@@ -273,8 +287,7 @@ pub(crate) fn open_store(url: Option<&str>) -> Result<std::sync::Arc<dyn muisti:
             }
             url
         }
-    };
-    muisti::open_store(&url).context("cannot open store")
+    })
 }
 
 /// `--meta KEY=VALUE` arguments as a metadata object (VALUE parsed as JSON when it is JSON).

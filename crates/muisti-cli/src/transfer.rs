@@ -16,7 +16,7 @@ use muisti::{
     transfer::{BATCH, JsonlReader, JsonlWriter, Selection},
 };
 
-use crate::{Cli, open, open_store, print_json, progress_bar, progress_done, usage};
+use crate::{Cli, open_at, open_store, print_json, progress_bar, progress_done, store_url, usage};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 pub(crate) enum ExportFormat {
@@ -76,7 +76,7 @@ pub(crate) fn export(cli: &Cli, args: &ExportArgs) -> Result<ExitCode> {
         namespace: args.namespace.as_deref().map(Namespace::new).transpose()?,
         user_id: args.user.clone(),
     };
-    let engine = open(cli, OnModelMismatch::Ignore)?;
+    let engine = open_bulk(cli, OnModelMismatch::Ignore)?;
     let sink: Box<dyn Write> = match &args.output {
         Some(path) => Box::new(
             File::create(path).with_context(|| format!("cannot create {}", path.display()))?,
@@ -129,6 +129,23 @@ pub(crate) fn export(cli: &Cli, args: &ExportArgs) -> Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
+/// The engine a bulk command (export, import, snapshots) works with: on the store `cli`
+/// names, a SQLite file read and written without its memory map unless the URL sets
+/// `mmap_mb`: a command that goes through every record once gains nothing from the map,
+/// whose pages would count in its resident memory.
+fn open_bulk(cli: &Cli, on_mismatch: OnModelMismatch) -> Result<Engine> {
+    let mut url = store_url(cli.store.as_deref())?;
+    let parsed = muisti::StoreUrl::parse(&url)?;
+    if parsed.scheme() == "sqlite" && parsed.param("mmap_mb").is_none() {
+        url.push_str(if url.contains('?') {
+            "&mmap_mb=0"
+        } else {
+            "?mmap_mb=0"
+        });
+    }
+    open_at(cli, Some(&url), on_mismatch)
+}
+
 /// `muisti import`.
 pub(crate) fn import(cli: &Cli, args: &ImportArgs) -> Result<ExitCode> {
     if cli.server.is_some() {
@@ -136,7 +153,7 @@ pub(crate) fn import(cli: &Cli, args: &ImportArgs) -> Result<ExitCode> {
             "import writes to a store: give --store (or MUISTI_STORE), not --server",
         ));
     }
-    let engine = open(cli, OnModelMismatch::Error)?;
+    let engine = open_bulk(cli, OnModelMismatch::Error)?;
     let start = Instant::now();
     let n = match &args.from {
         Some(url) => copy_from(&engine, url)?,
@@ -161,11 +178,16 @@ pub(crate) fn import(cli: &Cli, args: &ImportArgs) -> Result<ExitCode> {
 /// Imports a JSON Lines export in batches; progress on a terminal.
 fn read_into(engine: &Engine, input: Box<dyn BufRead>) -> Result<u64> {
     let mut bar = progress_bar("importing");
-    let mut n = 0;
-    for batch in JsonlReader::new(input).batches(BATCH) {
-        n += engine.import(batch?)?;
-        bar(n, n);
-    }
+    let n = engine.import_all(|sink| {
+        let mut read = 0;
+        for batch in JsonlReader::new(input).batches(BATCH) {
+            let batch = batch?;
+            read += batch.len() as u64;
+            sink(batch)?;
+            bar(read, read);
+        }
+        Ok(())
+    })?;
     progress_done();
     Ok(n)
 }
@@ -177,16 +199,7 @@ fn copy_from(engine: &Engine, url: &str) -> Result<u64> {
         .on_model_mismatch(OnModelMismatch::Ignore)
         .build()?;
     let mut bar = progress_bar("importing");
-    let mut batch = Vec::with_capacity(BATCH);
-    let mut n = 0;
-    source.export(&Selection::default(), true, &mut bar, &mut |r| {
-        batch.push(r);
-        if batch.len() == BATCH {
-            n += engine.import(std::mem::take(&mut batch))?;
-        }
-        Ok(())
-    })?;
-    n += engine.import(batch)?;
+    let n = engine.import_from(&source, &mut bar)?;
     progress_done();
     Ok(n)
 }
@@ -262,7 +275,7 @@ pub(crate) fn snapshot(cli: &Cli, args: &SnapshotArgs) -> Result<ExitCode> {
             }
         }
         SnapshotCommand::Create => {
-            let engine = open(cli, OnModelMismatch::Ignore)?;
+            let engine = open_bulk(cli, OnModelMismatch::Ignore)?;
             let s = snapshots.create(&engine)?;
             if cli.json {
                 print_json(&s)?;
@@ -278,7 +291,7 @@ pub(crate) fn snapshot(cli: &Cli, args: &SnapshotArgs) -> Result<ExitCode> {
             }
         }
         SnapshotCommand::Restore { id, .. } => {
-            let engine = open(cli, OnModelMismatch::Ignore)?;
+            let engine = open_bulk(cli, OnModelMismatch::Ignore)?;
             let report = snapshots.restore(&engine, id)?;
             if cli.json {
                 print_json(&report)?;

@@ -153,6 +153,17 @@ pub trait Store: Send + Sync {
     /// where the backend has them. Returns how many records were written.
     fn import(&self, records: Vec<Record>) -> Result<u64>;
 
+    /// Runs `load`, a run of [`Store::import`] calls that brings most of the store's
+    /// records (an import into a new store, a restore), as one bulk load: a backend may set
+    /// its secondary indexes aside while `load` runs and build each once at the end, which
+    /// costs far less than keeping them up to date record by record. Reads and writes
+    /// meanwhile stay correct, if slower, and a load cut short (a crash included) leaves
+    /// the indexes to be built when the store is next opened. The default runs `load` as
+    /// it is. Returns what `load` returns.
+    fn bulk_load(&self, load: &mut dyn FnMut() -> Result<u64>) -> Result<u64> {
+        load()
+    }
+
     /// Writes a consistent copy of the whole store to the file `to` while writers go on,
     /// when the backend can (SQLite's online backup); `false` when it cannot, and then
     /// snapshots are made by exporting. The file is a store of the same backend.

@@ -42,12 +42,18 @@ mod row;
 mod sql;
 mod write;
 
-use migrate::migrate;
+use migrate::{migrate, restore_indexes, set_indexes_aside};
 use row::{decode, decode_from};
 use sql::{COLUMNS, GET_BY_ID, GET_BY_KEY, LIVE, filter_sql, needs_rust_filter, partition_args};
 use write::{import_in, purge_in, put_in, update_in};
 
 const IDLE_READERS: usize = 8;
+/// Bytes of the database file a connection maps into memory unless the URL says otherwise
+/// (`mmap_mb`): reads of mapped pages skip a copy.
+const MMAP_BYTES: u64 = 256 << 20;
+/// A bulk load sets the secondary indexes aside only in a store with fewer rows than this:
+/// one that the load fills (see [`muisti_core::Store::bulk_load`]).
+const BULK_LOAD_MAX_ROWS: i64 = 10_000;
 
 /// How hard SQLite syncs to disk on commit.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -64,6 +70,8 @@ pub struct SqliteStore {
     path: PathBuf,
     limits: Limits,
     durability: Durability,
+    /// Bytes of the file each connection maps into memory (`PRAGMA mmap_size`).
+    mmap_bytes: u64,
     writer: Arc<Mutex<Connection>>,
     readers: Mutex<Vec<Connection>>,
     cache: Arc<PartitionCaches>,
@@ -103,8 +111,9 @@ pub(crate) fn sql_err(e: rusqlite::Error) -> Error {
 /// Registers the `sqlite` scheme: `sqlite:///path/muisti.db`, with the parameters
 /// `synchronous` (`normal`, the default, or `full`), `ann_threshold` (vectors from which
 /// search uses an HNSW graph; 0 never), `cache_mb` (the memory budget of the in-memory
-/// copies, default 2048; see [`SqliteStore::with_cache_budget`]) and the limits every store
-/// URL takes.
+/// copies, default 2048; see [`SqliteStore::with_cache_budget`]), `mmap_mb` (how much of the
+/// file is memory-mapped, default 256; see [`SqliteStore::with_mmap`]) and the limits every
+/// store URL takes.
 pub fn register(registry: &mut StoreRegistry) {
     registry.register("sqlite", |url: &StoreUrl| {
         Ok(Arc::new(SqliteStore::open_url(url)?) as Arc<dyn Store>)
@@ -114,7 +123,7 @@ pub fn register(registry: &mut StoreRegistry) {
 impl SqliteStore {
     /// Opens the store a `sqlite://` URL names (see [`register`] for its parameters).
     pub fn open_url(url: &StoreUrl) -> Result<Self> {
-        url.allow_params(&["synchronous", "ann_threshold", "cache_mb"])?;
+        url.allow_params(&["synchronous", "ann_threshold", "cache_mb", "mmap_mb"])?;
         let durability = match url.param("synchronous") {
             None | Some("normal") => Durability::Normal,
             Some("full") => Durability::Full,
@@ -131,6 +140,9 @@ impl SqliteStore {
         }
         if let Some(mb) = url.whole("cache_mb", 1..=1 << 24)? {
             store = store.with_cache_budget(mb << 20);
+        }
+        if let Some(mb) = url.whole("mmap_mb", 0..=1 << 24)? {
+            store = store.with_mmap((mb as u64) << 20)?;
         }
         Ok(store)
     }
@@ -157,12 +169,15 @@ impl SqliteStore {
                 reason: format!("the directory {} does not exist", dir.display()),
             });
         }
-        let writer = connect(&path, durability)?;
+        let mut writer = connect(&path, durability, MMAP_BYTES)?;
         migrate(&writer, &path)?;
+        // A bulk load cut short left its indexes set aside.
+        restore_indexes(&mut writer)?;
         Ok(Self {
             path,
             limits,
             durability,
+            mmap_bytes: MMAP_BYTES,
             writer: Arc::new(Mutex::new(writer)),
             readers: Mutex::new(Vec::new()),
             cache: Arc::new(PartitionCaches::new(cache::CACHE_BUDGET)),
@@ -209,6 +224,22 @@ impl SqliteStore {
     pub fn with_cache_budget(mut self, bytes: usize) -> Self {
         self.cache = Arc::new(PartitionCaches::new(bytes));
         self
+    }
+
+    /// Maps at most `bytes` of the database file into memory on each connection (default
+    /// 256 MiB; 0 maps nothing). Mapped pages are read without a copy, and count in the
+    /// process's resident memory while the kernel keeps them: a command that reads or
+    /// writes every record once (export, import) runs in less memory without the map.
+    pub fn with_mmap(mut self, bytes: u64) -> Result<Self> {
+        self.writer()
+            .execute_batch(&format!("PRAGMA mmap_size = {bytes}"))
+            .map_err(sql_err)?;
+        self.readers
+            .get_mut()
+            .unwrap_or_else(|p| p.into_inner())
+            .clear();
+        self.mmap_bytes = bytes;
+        Ok(self)
     }
 
     /// Whether a one-user copy's first load also starts loading the copy of every row of
@@ -275,7 +306,7 @@ impl SqliteStore {
         let pooled = self.readers.lock().unwrap_or_else(|p| p.into_inner()).pop();
         let conn = match pooled {
             Some(c) => c,
-            None => connect(&self.path, self.durability)?,
+            None => connect(&self.path, self.durability, self.mmap_bytes)?,
         };
         let out = f(&conn);
         let mut pool = self.readers.lock().unwrap_or_else(|p| p.into_inner());
@@ -365,11 +396,12 @@ impl SqliteStore {
             Arc::clone(&self.cache),
             self.path.clone(),
         );
-        let (durability, ann_threshold, p) = (self.durability, self.ann_threshold, p.clone());
+        let (durability, mmap_bytes) = (self.durability, self.mmap_bytes);
+        let (ann_threshold, p) = (self.ann_threshold, p.clone());
         let _ = std::thread::Builder::new()
             .name("muisti-load".into())
             .spawn(move || {
-                let Ok(conn) = connect(&path, durability) else {
+                let Ok(conn) = connect(&path, durability, mmap_bytes) else {
                     return;
                 };
                 let rows: Option<usize> = conn
@@ -455,6 +487,25 @@ fn load_rows(
     rows: &Rows,
     ann_threshold: usize,
 ) -> Result<PartitionCache> {
+    match load_rows_by(conn, p, rows, ann_threshold, " INDEXED BY memories_user") {
+        // A bulk load has the index set aside (see `Store::bulk_load`): the planner's own
+        // choice is slower, not wrong.
+        Err(Error::Backend { reason, .. }) if reason.contains("no such index") => {
+            load_rows_by(conn, p, rows, ann_threshold, "")
+        }
+        other => other,
+    }
+}
+
+/// [`load_rows`], one user's rows through the index `user_index` names (an `INDEXED BY`
+/// clause, or nothing).
+fn load_rows_by(
+    conn: &Connection,
+    p: &Partition,
+    rows: &Rows,
+    ann_threshold: usize,
+    user_index: &str,
+) -> Result<PartitionCache> {
     const SELECT: &str = "SELECT m.id, m.user_id, m.agent_id, m.session_id, m.category, \
          m.scope, m.created_at, m.expires_at, m.vector, f.tokens, f.context, m.tags, \
          m.metadata, m.content_hash, m.updated_at, m.importance, \
@@ -477,8 +528,7 @@ fn load_rows(
                 // By the user index: the planner otherwise prefers the partition's
                 // (tenant, namespace, id) index, which skips the sort but reads every
                 // row of the partition.
-                "WITH o AS MATERIALIZED (SELECT rowid AS r FROM memories \
-                 INDEXED BY memories_user \
+                "WITH o AS MATERIALIZED (SELECT rowid AS r FROM memories{user_index} \
                  WHERE tenant = ?1 AND user_id = ?3 AND namespace = ?2 ORDER BY id) {SELECT}"
             ),
             Some(u.as_str()),
@@ -531,7 +581,7 @@ fn load_rows(
     Ok(out)
 }
 
-fn connect(path: &Path, durability: Durability) -> Result<Connection> {
+fn connect(path: &Path, durability: Durability, mmap_bytes: u64) -> Result<Connection> {
     let flags = OpenFlags::SQLITE_OPEN_READ_WRITE
         | OpenFlags::SQLITE_OPEN_CREATE
         | OpenFlags::SQLITE_OPEN_NO_MUTEX
@@ -549,7 +599,7 @@ fn connect(path: &Path, durability: Durability) -> Result<Connection> {
     let pragmas = format!(
         "PRAGMA journal_mode=WAL; PRAGMA synchronous={sync}; PRAGMA foreign_keys=ON; \
          PRAGMA secure_delete=ON; \
-         PRAGMA cache_size=-32768; PRAGMA mmap_size=268435456; PRAGMA temp_store=MEMORY; \
+         PRAGMA cache_size=-32768; PRAGMA mmap_size={mmap_bytes}; PRAGMA temp_store=MEMORY; \
          PRAGMA wal_autocheckpoint=8192; PRAGMA journal_size_limit=67108864;"
     );
     // `journal_mode` can answer SQLITE_BUSY without waiting on the busy handler while
@@ -588,17 +638,8 @@ impl SqliteStore {
         limit: usize,
         now: i64,
     ) -> Result<Vec<Memory>> {
-        // Without statistics the planner prefers the (tenant, namespace, id) index, which
-        // avoids the sort but scans the whole partition for a content hash (the dedupe check
-        // of every write): the hash index finds the few candidates directly.
-        let index = if filter.content_hash.is_some() {
-            " INDEXED BY memories_hash"
-        } else {
-            ""
-        };
-        let mut sql = format!(
-            "SELECT {COLUMNS} FROM memories{index} WHERE tenant = ? AND namespace = ? AND {LIVE}"
-        );
+        let mut sql =
+            format!("SELECT {COLUMNS} FROM memories WHERE tenant = ? AND namespace = ? AND {LIVE}");
         let mut args = vec![
             SqlValue::Text(partition.tenant.as_str().to_owned()),
             SqlValue::Text(partition.namespace.as_str().to_owned()),
@@ -609,7 +650,16 @@ impl SqliteStore {
             args.push(SqlValue::Text(after.to_string()));
         }
         filter_sql(filter, &mut sql, &mut args);
-        sql.push_str(" ORDER BY id LIMIT ?");
+        // Without statistics the planner prefers the (tenant, namespace, id) index, which
+        // avoids the sort but scans the whole partition for a content hash (the dedupe check
+        // of every write): ordering by an expression (`+id`) leaves the order to a sort of
+        // the few candidates the hash index finds. (Not `INDEXED BY`, which fails while a
+        // bulk load has the index set aside.)
+        sql.push_str(if filter.content_hash.is_some() {
+            " ORDER BY +id LIMIT ?"
+        } else {
+            " ORDER BY id LIMIT ?"
+        });
         args.push(SqlValue::Integer(limit as i64));
         let mut stmt = conn.prepare_cached(&sql).map_err(sql_err)?;
         let rows = stmt
@@ -806,6 +856,23 @@ impl Store for SqliteStore {
             .ok_or_else(|| Error::invalid("backup", format!("{} is not UTF-8", to.display())))?;
         conn.execute("VACUUM INTO ?1", [target]).map_err(sql_err)?;
         Ok(true)
+    }
+
+    /// Sets the secondary indexes aside when the store holds fewer than
+    /// 10,000 rows (`BULK_LOAD_MAX_ROWS`), and builds them again at the end (see
+    /// `migrate::set_indexes_aside`). At a million records this takes an import from keeping
+    /// six B-trees in step, one at random (the content hashes), to appending rows and
+    /// sorting each index once.
+    fn bulk_load(&self, load: &mut dyn FnMut() -> Result<u64>) -> Result<u64> {
+        let set_aside = set_indexes_aside(&mut self.writer(), BULK_LOAD_MAX_ROWS)?;
+        let loaded = load();
+        if set_aside {
+            let restored = restore_indexes(&mut self.writer());
+            let n = loaded?;
+            restored?;
+            return Ok(n);
+        }
+        loaded
     }
 
     fn import(&self, records: Vec<Record>) -> Result<u64> {

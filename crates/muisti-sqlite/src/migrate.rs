@@ -11,14 +11,15 @@ use crate::{
     sql_err,
 };
 
-pub(crate) const SCHEMA_VERSION: i64 = 5;
+pub(crate) const SCHEMA_VERSION: i64 = 6;
 /// Migrations: the SQL that takes the schema from version `i` to `i + 1`.
-pub(crate) const MIGRATIONS: [&str; 5] = [
+pub(crate) const MIGRATIONS: [&str; 6] = [
     include_str!("schema.sql"),
     include_str!("schema_v2.sql"),
     include_str!("schema_v3.sql"),
     include_str!("schema_v4.sql"),
     include_str!("schema_v5.sql"),
+    include_str!("schema_v6.sql"),
 ];
 
 pub(crate) fn migrate(conn: &Connection, path: &Path) -> Result<()> {
@@ -55,6 +56,103 @@ pub(crate) fn migrate(conn: &Connection, path: &Path) -> Result<()> {
         backfill_fts(&tx)?;
     }
     tx.execute_batch(&format!("PRAGMA user_version = {SCHEMA_VERSION}"))
+        .map_err(sql_err)?;
+    tx.commit().map_err(sql_err)
+}
+
+/// Sets the secondary indexes of `memories` aside for a bulk load (see
+/// [`muisti_core::Store::bulk_load`]) when the table holds fewer than `max_rows` rows:
+/// building an index again sorts every row, which pays only when the load brings most of
+/// them. Each index's statement goes to `deferred_indexes` in the transaction that drops it.
+/// The unique indexes stay: they enforce the table's constraints. Returns whether any index
+/// was set aside (none when a load running elsewhere already has them).
+pub(crate) fn set_indexes_aside(conn: &mut Connection, max_rows: i64) -> Result<bool> {
+    let tx = conn
+        .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
+        .map_err(sql_err)?;
+    let rows: i64 = tx
+        .query_row(
+            "SELECT count(*) FROM (SELECT 1 FROM memories LIMIT ?1)",
+            [max_rows],
+            |r| r.get(0),
+        )
+        .map_err(sql_err)?;
+    if rows >= max_rows {
+        return Ok(false);
+    }
+    let indexes: Vec<(String, String)> = tx
+        .prepare(
+            "SELECT name, sql FROM sqlite_master \
+             WHERE type = 'index' AND tbl_name = 'memories' AND sql IS NOT NULL",
+        )
+        .and_then(|mut s| {
+            s.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?
+                .collect::<rusqlite::Result<_>>()
+        })
+        .map_err(sql_err)?;
+    for (name, sql) in &indexes {
+        tx.execute(
+            "INSERT OR REPLACE INTO deferred_indexes (name, sql) VALUES (?1, ?2)",
+            params![name, sql],
+        )
+        .map_err(sql_err)?;
+        // The name comes from sqlite_master: an identifier SQLite itself accepted.
+        tx.execute_batch(&format!("DROP INDEX \"{}\"", name.replace('"', "\"\"")))
+            .map_err(sql_err)?;
+    }
+    tx.commit().map_err(sql_err)?;
+    Ok(!indexes.is_empty())
+}
+
+/// Builds again every index a bulk load set aside (at its end, or when the store is opened
+/// after a load was cut short) and forgets them, in one transaction.
+pub(crate) fn restore_indexes(conn: &mut Connection) -> Result<()> {
+    let pending: bool = conn
+        .query_row("SELECT EXISTS (SELECT 1 FROM deferred_indexes)", [], |r| {
+            r.get(0)
+        })
+        .map_err(sql_err)?;
+    if !pending {
+        return Ok(());
+    }
+    // Each build reads every row once and sorts its keys: through the page cache rather
+    // than the memory map, and with the sorter spilling to a file beyond the cache size,
+    // its memory stays that of the cache instead of growing with the table.
+    let pragma = |name: &str| -> Result<i64> {
+        conn.query_row(&format!("PRAGMA {name}"), [], |r| r.get(0))
+            .map_err(sql_err)
+    };
+    let (temp_store, mmap_size) = (pragma("temp_store")?, pragma("mmap_size")?);
+    conn.execute_batch("PRAGMA temp_store = FILE; PRAGMA mmap_size = 0;")
+        .map_err(sql_err)?;
+    let built = build_deferred(conn);
+    let reset = conn
+        .execute_batch(&format!(
+            "PRAGMA temp_store = {temp_store}; PRAGMA mmap_size = {mmap_size};"
+        ))
+        .map_err(sql_err);
+    built.and(reset)
+}
+
+fn build_deferred(conn: &mut Connection) -> Result<()> {
+    let tx = conn
+        .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
+        .map_err(sql_err)?;
+    let deferred: Vec<(String, String)> = tx
+        .prepare(
+            "SELECT d.name, d.sql FROM deferred_indexes d \
+             WHERE NOT EXISTS (SELECT 1 FROM sqlite_master m \
+                               WHERE m.type = 'index' AND m.name = d.name)",
+        )
+        .and_then(|mut s| {
+            s.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?
+                .collect::<rusqlite::Result<_>>()
+        })
+        .map_err(sql_err)?;
+    for (_, sql) in &deferred {
+        tx.execute_batch(sql).map_err(sql_err)?;
+    }
+    tx.execute("DELETE FROM deferred_indexes", [])
         .map_err(sql_err)?;
     tx.commit().map_err(sql_err)
 }

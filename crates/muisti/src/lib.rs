@@ -54,7 +54,7 @@ pub use muisti_postgres::PostgresStore;
 pub use muisti_redis::RedisStore;
 #[cfg(feature = "sqlite")]
 pub use muisti_sqlite::SqliteStore;
-pub use muisti_store::{FileStore, MemStore, PrivacyStore, RouterStore};
+pub use muisti_store::{FileStore, MemStore, PrivacyStore, RouterStore, StoreUrl};
 pub use open::{
     DEFAULT_STORE_ENV, default_archive_url, default_snapshot_dir, default_store_url,
     embedder_from_spec, open_archive, open_store, registry,

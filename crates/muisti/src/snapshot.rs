@@ -184,26 +184,18 @@ impl Snapshots {
                 report.deleted += store.flush(&Partition::new(tenant.clone(), ns))?;
             }
         }
-        match info.format.as_str() {
-            "sqlite" => {
-                let copy = open_copy(&data)?;
-                let mut batch = Vec::with_capacity(BATCH);
-                copy.export(&Selection::default(), true, &mut |_, _| {}, &mut |r| {
-                    batch.push(r);
-                    if batch.len() == BATCH {
-                        report.restored += engine.import(std::mem::take(&mut batch))?;
-                    }
-                    Ok(())
-                })?;
-                report.restored += engine.import(batch)?;
-            }
+        report.restored = match info.format.as_str() {
+            "sqlite" => engine.import_from(&open_copy(&data)?, &mut |_, _| {})?,
             _ => {
                 let file = File::open(&data).map_err(|e| self.io(&data, e))?;
-                for batch in JsonlReader::new(BufReader::new(file)).batches(BATCH) {
-                    report.restored += engine.import(batch?)?;
-                }
+                engine.import_all(|sink| {
+                    for batch in JsonlReader::new(BufReader::new(file)).batches(BATCH) {
+                        sink(batch?)?;
+                    }
+                    Ok(())
+                })?
             }
-        }
+        };
         if let Some(embedder) = engine.embedder() {
             engine.record_model(&**embedder)?;
         }

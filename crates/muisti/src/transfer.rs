@@ -153,7 +153,68 @@ impl Engine {
     /// every field kept). With an embedder, a record that had a vector (`embedding_model`
     /// set) but comes without one, or with one of another model, is embedded again; the
     /// store's record of its embedder stays this engine's. Returns how many were written.
-    pub fn import(&self, mut records: Vec<Record>) -> Result<u64> {
+    pub fn import(&self, records: Vec<Record>) -> Result<u64> {
+        let records = self.prepare_import(records)?;
+        self.store().import(records)
+    }
+
+    /// Imports every batch `source` hands to its sink, as [`Engine::import`] would, in one
+    /// bulk load ([`Store::bulk_load`](muisti_core::Store::bulk_load): a store the load
+    /// fills may build its indexes once, at the end). The store writes a batch on a thread
+    /// of its own while `source` reads (and this engine embeds) the next. Returns how many
+    /// records were written; `source`'s error, or the store's, stops the load (what was
+    /// written stays: importing again is idempotent).
+    pub fn import_all(
+        &self,
+        source: impl FnOnce(&mut dyn FnMut(Vec<Record>) -> Result<()>) -> Result<()>,
+    ) -> Result<u64> {
+        let (to_writer, batches) = std::sync::mpsc::sync_channel::<Vec<Record>>(1);
+        std::thread::scope(|scope| {
+            let writer = scope.spawn(move || {
+                let store = self.store();
+                store.bulk_load(&mut || {
+                    let mut n = 0;
+                    for batch in batches.iter() {
+                        n += store.import(batch)?;
+                    }
+                    Ok(n)
+                })
+            });
+            let read = source(&mut |batch| {
+                let batch = self.prepare_import(batch)?;
+                // The writer stopped: its error is the one to report.
+                to_writer
+                    .send(batch)
+                    .map_err(|_| Error::backend("import", "the store stopped writing"))
+            });
+            drop(to_writer);
+            let written = writer
+                .join()
+                .unwrap_or_else(|panic| std::panic::resume_unwind(panic))?;
+            read?;
+            Ok(written)
+        })
+    }
+
+    /// Imports every record of `source`'s store (every tenant, with vectors) in one bulk
+    /// load ([`Engine::import_all`]); `progress` as [`Engine::export`]'s.
+    pub fn import_from(&self, source: &Engine, progress: &mut dyn FnMut(u64, u64)) -> Result<u64> {
+        self.import_all(|sink| {
+            let mut batch = Vec::with_capacity(BATCH);
+            source.export(&Selection::default(), true, progress, &mut |r| {
+                batch.push(r);
+                if batch.len() == BATCH {
+                    sink(std::mem::take(&mut batch))?;
+                }
+                Ok(())
+            })?;
+            sink(batch)
+        })
+    }
+
+    /// Embeds again what [`Engine::import`] must (see there) and drops the store's record
+    /// of the exporting engine's embedder.
+    fn prepare_import(&self, mut records: Vec<Record>) -> Result<Vec<Record>> {
         if let Some(embedder) = self.embedder() {
             let meta = system_partition("meta")?;
             records
@@ -182,7 +243,7 @@ impl Engine {
                 }
             }
         }
-        self.store().import(records)
+        Ok(records)
     }
 }
 

@@ -83,7 +83,7 @@ fn a_version_1_database_is_migrated_and_its_records_are_searchable() {
     conn.execute_batch(
         "DROP TRIGGER memories_deleted; DROP TRIGGER memories_access_folded; \
          DROP INDEX memories_scope_user; DROP INDEX memories_scope_session; \
-         DROP TABLE memory_terms; DROP TABLE memory_access; \
+         DROP TABLE memory_terms; DROP TABLE memory_access; DROP TABLE deferred_indexes; \
          ALTER TABLE memories DROP COLUMN vector; \
          ALTER TABLE memories DROP COLUMN context; ALTER TABLE memories DROP COLUMN version; \
          PRAGMA user_version = 1;",
@@ -105,7 +105,7 @@ fn a_version_1_database_is_migrated_and_its_records_are_searchable() {
         .expect("opens")
         .query_row("PRAGMA user_version", [], |r| r.get(0))
         .expect("reads");
-    assert_eq!(version, 5);
+    assert_eq!(version, 6);
     let m = s
         .get(&muisti_core::Locator::Id {
             tenant: muisti_core::Tenant::default(),
@@ -147,7 +147,8 @@ fn a_version_3_database_keeps_its_terms_and_access_counts() {
          DROP TRIGGER memories_deleted; DROP TRIGGER memories_access_folded; \
          DROP INDEX memories_scope_user; DROP INDEX memories_scope_session; \
          UPDATE memories SET access_count = 1 + (SELECT access_count FROM memory_access); \
-         DROP TABLE memory_terms; DROP TABLE memory_access; PRAGMA user_version = 3;",
+         DROP TABLE memory_terms; DROP TABLE memory_access; DROP TABLE deferred_indexes; \
+         PRAGMA user_version = 3;",
     )
     .expect("downgrades");
     drop(conn);
@@ -900,4 +901,75 @@ fn rank_fields_without_a_kept_copy_come_from_the_records() {
     assert_eq!(fields.len(), ids.len());
     assert_eq!(fields, kept.rank_fields(&p, &ids).expect("fields"));
     assert_eq!(fields[0].access_count, 1);
+}
+
+/// The secondary indexes of `memories` in the file at `path`, by name.
+fn secondary_indexes(path: &std::path::Path) -> Vec<String> {
+    let conn = rusqlite::Connection::open(path).expect("opens");
+    let mut stmt = conn
+        .prepare(
+            "SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'memories' \
+             AND sql IS NOT NULL ORDER BY name",
+        )
+        .expect("prepares");
+    stmt.query_map([], |r| r.get(0))
+        .expect("reads")
+        .collect::<rusqlite::Result<_>>()
+        .expect("reads")
+}
+
+#[test]
+fn a_bulk_load_sets_the_indexes_aside_and_builds_them_again() {
+    use muisti_core::{Key, Namespace, Partition, Put};
+    let dir = tempfile::tempdir().expect("temp dir");
+    let path = dir.path().join("muisti.db");
+    let s = SqliteStore::open(&path).expect("opens");
+    let all = secondary_indexes(&path);
+    assert!(all.len() >= 6, "{all:?}");
+    let p = Partition::of(Namespace::default_ns());
+    let puts = |from: usize, to: usize| -> Vec<Put> {
+        (from..to)
+            .map(|i| {
+                let key = Key::new(format!("k{i}")).expect("valid");
+                Put::new(p.clone(), Some(key), format!("fact number {i}"))
+            })
+            .collect()
+    };
+    let n = s
+        .bulk_load(&mut || {
+            assert_eq!(secondary_indexes(&path), Vec::<String>::new());
+            let n = s.put_many(puts(0, 100))?.len() as u64;
+            // A handle opened meanwhile (as after a crash, when the load never ended)
+            // builds them again.
+            drop(SqliteStore::open(&path)?);
+            assert_eq!(secondary_indexes(&path), all);
+            Ok(n)
+        })
+        .expect("loads");
+    assert_eq!(n, 100);
+    assert_eq!(secondary_indexes(&path), all);
+    let pending: i64 = rusqlite::Connection::open(&path)
+        .expect("opens")
+        .query_row("SELECT count(*) FROM deferred_indexes", [], |r| r.get(0))
+        .expect("reads");
+    assert_eq!(pending, 0);
+    // A load cut short by an error builds them again too.
+    let err = s
+        .bulk_load(&mut || {
+            assert_eq!(secondary_indexes(&path), Vec::<String>::new());
+            Err(muisti_core::Error::invalid("load", "stopped"))
+        })
+        .expect_err("fails");
+    assert_eq!(err.kind(), muisti_core::ErrorKind::InvalidInput);
+    assert_eq!(secondary_indexes(&path), all);
+    // A store the load would not fill keeps its indexes: rebuilding them would cost a sort
+    // of every row already there.
+    for from in (100..10_100).step_by(1_000) {
+        s.put_many(puts(from, from + 1_000)).expect("writes");
+    }
+    s.bulk_load(&mut || {
+        assert_eq!(secondary_indexes(&path), all);
+        Ok(0)
+    })
+    .expect("loads");
 }

@@ -196,3 +196,58 @@ pub fn vectors_for_reads_them_in_order(h: &dyn Harness) {
         vec![c.vector, None, a.vector, None]
     );
 }
+
+/// A bulk load: while it runs, reads by user and by content hash and a write stay correct;
+/// once it ends, what it imported is listed, filtered and searched like any record; an
+/// error from the load comes back as it is and leaves the store working.
+pub fn a_bulk_load_imports_and_stays_readable(h: &dyn Harness) {
+    let s = h.open();
+    let store = &*s;
+    let p = part("bulk");
+    let records: Vec<Record> = (0..50)
+        .map(|i| {
+            let mut r = full_record(&p, &format!("k{i}"), &format!("bulk fact number {i}"));
+            if i % 2 == 0 {
+                r.memory.owner.user_id = Some("bob".into());
+            }
+            r
+        })
+        .collect();
+    let bob = || Filter {
+        user_id: Some("bob".into()),
+        ..Filter::default()
+    };
+    let hash = |text: &str| Filter {
+        content_hash: Some(muisti_core::content_hash(text)),
+        ..Filter::default()
+    };
+    let n = store
+        .bulk_load(&mut || {
+            let mut n = store.import(records[..25].to_vec())?;
+            assert_eq!(list_all(store, &p, &bob())?.len(), 13);
+            assert_eq!(listed(store, &p, hash("bulk fact number 3")), vec!["k3"]);
+            set(store, &p, "during", "written while the load runs");
+            n += store.import(records[25..].to_vec())?;
+            Ok(n)
+        })
+        .unwrap();
+    assert_eq!(n, 50);
+    assert_eq!(store.count(&p, &Filter::default()).unwrap(), 51);
+    assert_eq!(list_all(store, &p, &bob()).unwrap().len(), 25);
+    assert_eq!(listed(store, &p, hash("bulk fact number 42")), vec!["k42"]);
+    assert_eq!(
+        listed(store, &p, hash("written while the load runs")),
+        vec!["during"]
+    );
+    let hits = text_hits(store, &p, "number 37", Filter::default());
+    assert_eq!(hits.first().map(|m| m.key.as_str()), Some("k37"));
+    assert_eq!(
+        store.get(&by_id(&records[7].memory)).unwrap().as_ref(),
+        Some(&records[7].memory)
+    );
+    let err = store
+        .bulk_load(&mut || Err(muisti_core::Error::invalid("load", "stopped")))
+        .unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::InvalidInput);
+    assert_eq!(list_all(store, &p, &bob()).unwrap().len(), 25);
+}

@@ -143,12 +143,15 @@ fn export(from: &Engine, with_vectors: bool) -> Vec<u8> {
     out
 }
 
+/// Imports JSON Lines in batches of 7, in one bulk load (as `muisti import` does).
 fn import(into: &Engine, lines: &[u8]) -> u64 {
-    let mut n = 0;
-    for batch in JsonlReader::new(lines).batches(7) {
-        n += into.import(batch.expect("a valid line")).expect("import");
-    }
-    n
+    into.import_all(|sink| {
+        for batch in JsonlReader::new(lines).batches(7) {
+            sink(batch?)?;
+        }
+        Ok(())
+    })
+    .expect("import")
 }
 
 #[test]
@@ -218,6 +221,56 @@ fn an_export_without_vectors_is_embedded_again() {
         .expect_err("not a record");
     assert_eq!(err.kind(), ErrorKind::InvalidInput);
     assert!(err.to_string().contains("line 2"), "{err}");
+}
+
+#[test]
+fn a_bulk_import_stopped_by_its_source_or_its_store_says_why_and_keeps_what_it_wrote() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let source_url = format!("sqlite://{}", dir.path().join("source.db").display());
+    seed(muisti::open_store(&source_url).expect("store"));
+    let source = Engine::open(&source_url).expect("opens");
+    let lines = export(&source, true);
+    // Records of the users' tenants (the engine's own record of its embedder is not imported).
+    let records: Vec<_> = JsonlReader::new(&lines[..])
+        .collect::<muisti::Result<Vec<_>>>()
+        .expect("records")
+        .into_iter()
+        .filter(|r| r.memory.partition.tenant.as_str() != muisti::SYSTEM_TENANT)
+        .collect();
+    let to_url = format!("sqlite://{}", dir.path().join("to.db").display());
+    let to = Engine::open(&to_url).expect("opens");
+    // The source fails after its first batch: its error comes back, the batch is written.
+    let err = to
+        .import_all(|sink| {
+            sink(records[..3].to_vec())?;
+            Err(muisti::Error::invalid("input", "line 4 is not a record"))
+        })
+        .expect_err("stops");
+    assert!(err.to_string().contains("line 4"), "{err}");
+    for r in &records[..3] {
+        let at = muisti::Locator::Id {
+            tenant: r.memory.partition.tenant.clone(),
+            id: r.memory.id,
+        };
+        assert!(to.store().get(&at).expect("reads").is_some());
+    }
+    // The store refuses a batch: its error comes back, not the source's.
+    let mut bad = records[3].clone();
+    bad.memory.importance = 2.0;
+    let err = to
+        .import_all(|sink| {
+            sink(vec![bad])?;
+            // The writer may still be taking the batch: keep offering until it has stopped.
+            loop {
+                sink(records[4..5].to_vec())?;
+            }
+        })
+        .expect_err("stops");
+    assert_eq!(err.kind(), ErrorKind::InvalidInput, "{err}");
+    assert!(err.to_string().contains("importance"), "{err}");
+    // And the store is whole afterwards: importing everything gives the source's records.
+    import(&to, &lines);
+    assert_eq!(everything(&**to.store()), everything(&**source.store()));
 }
 
 /// The file of `user`'s memories in namespace `default` of a Markdown store at `root`.

@@ -13,7 +13,7 @@ use clap::{Args, Subcommand, ValueEnum};
 use muisti::{
     Engine, Namespace, OnModelMismatch, Partition, Tenant,
     snapshot::Snapshots,
-    transfer::{BATCH, JsonlReader, JsonlWriter, Selection},
+    transfer::{JsonlWriter, Selection},
 };
 
 use crate::{Cli, open_at, open_store, print_json, progress_bar, progress_done, store_url, usage};
@@ -178,16 +178,7 @@ pub(crate) fn import(cli: &Cli, args: &ImportArgs) -> Result<ExitCode> {
 /// Imports a JSON Lines export in batches; progress on a terminal.
 fn read_into(engine: &Engine, input: Box<dyn BufRead>) -> Result<u64> {
     let mut bar = progress_bar("importing");
-    let n = engine.import_all(|sink| {
-        let mut read = 0;
-        for batch in JsonlReader::new(input).batches(BATCH) {
-            let batch = batch?;
-            read += batch.len() as u64;
-            sink(batch)?;
-            bar(read, read);
-        }
-        Ok(())
-    })?;
+    let n = engine.import_jsonl(input, &mut bar)?;
     progress_done();
     Ok(n)
 }

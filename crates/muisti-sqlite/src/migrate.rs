@@ -80,16 +80,11 @@ pub(crate) fn set_indexes_aside(conn: &mut Connection, max_rows: i64) -> Result<
     if rows >= max_rows {
         return Ok(false);
     }
-    let indexes: Vec<(String, String)> = tx
-        .prepare(
-            "SELECT name, sql FROM sqlite_master \
-             WHERE type = 'index' AND tbl_name = 'memories' AND sql IS NOT NULL",
-        )
-        .and_then(|mut s| {
-            s.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?
-                .collect::<rusqlite::Result<_>>()
-        })
-        .map_err(sql_err)?;
+    let indexes = names_and_statements(
+        &tx,
+        "SELECT name, sql FROM sqlite_master \
+         WHERE type = 'index' AND tbl_name = 'memories' AND sql IS NOT NULL",
+    )?;
     for (name, sql) in &indexes {
         tx.execute(
             "INSERT OR REPLACE INTO deferred_indexes (name, sql) VALUES (?1, ?2)",
@@ -138,23 +133,25 @@ fn build_deferred(conn: &mut Connection) -> Result<()> {
     let tx = conn
         .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
         .map_err(sql_err)?;
-    let deferred: Vec<(String, String)> = tx
-        .prepare(
-            "SELECT d.name, d.sql FROM deferred_indexes d \
-             WHERE NOT EXISTS (SELECT 1 FROM sqlite_master m \
-                               WHERE m.type = 'index' AND m.name = d.name)",
-        )
-        .and_then(|mut s| {
-            s.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?
-                .collect::<rusqlite::Result<_>>()
-        })
-        .map_err(sql_err)?;
+    let deferred = names_and_statements(
+        &tx,
+        "SELECT d.name, d.sql FROM deferred_indexes d \
+         WHERE NOT EXISTS (SELECT 1 FROM sqlite_master m \
+                           WHERE m.type = 'index' AND m.name = d.name)",
+    )?;
     for (_, sql) in &deferred {
         tx.execute_batch(sql).map_err(sql_err)?;
     }
     tx.execute("DELETE FROM deferred_indexes", [])
         .map_err(sql_err)?;
     tx.commit().map_err(sql_err)
+}
+
+/// The (index name, `CREATE INDEX` statement) pairs `query` selects.
+fn names_and_statements(conn: &Connection, query: &str) -> Result<Vec<(String, String)>> {
+    conn.prepare(query)
+        .and_then(|mut s| s.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?.collect())
+        .map_err(sql_err)
 }
 
 /// Indexes every existing record in the full-text table (migration to version 2).

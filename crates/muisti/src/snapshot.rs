@@ -22,7 +22,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::{
     Engine, OnModelMismatch,
-    transfer::{BATCH, JsonlReader, JsonlWriter, Selection},
+    transfer::{JsonlWriter, Selection},
 };
 
 /// What a snapshot holds.
@@ -188,12 +188,7 @@ impl Snapshots {
             "sqlite" => engine.import_from(&open_copy(&data)?, &mut |_, _| {})?,
             _ => {
                 let file = File::open(&data).map_err(|e| self.io(&data, e))?;
-                engine.import_all(|sink| {
-                    for batch in JsonlReader::new(BufReader::new(file)).batches(BATCH) {
-                        sink(batch?)?;
-                    }
-                    Ok(())
-                })?
+                engine.import_jsonl(BufReader::new(file), &mut |_, _| {})?
             }
         };
         if let Some(embedder) = engine.embedder() {

@@ -212,6 +212,26 @@ impl Engine {
         })
     }
 
+    /// Imports a JSON Lines export (see [`JsonlReader`]) in batches of [`BATCH`], in one bulk
+    /// load ([`Engine::import_all`]); `progress` gets the records read so far (twice, as
+    /// [`Engine::export`]'s done and total).
+    pub fn import_jsonl(
+        &self,
+        input: impl BufRead,
+        progress: &mut dyn FnMut(u64, u64),
+    ) -> Result<u64> {
+        self.import_all(|sink| {
+            let mut read = 0;
+            for batch in JsonlReader::new(input).batches(BATCH) {
+                let batch = batch?;
+                read += batch.len() as u64;
+                sink(batch)?;
+                progress(read, read);
+            }
+            Ok(())
+        })
+    }
+
     /// Embeds again what [`Engine::import`] must (see there) and drops the store's record
     /// of the exporting engine's embedder.
     fn prepare_import(&self, mut records: Vec<Record>) -> Result<Vec<Record>> {

@@ -621,6 +621,16 @@ impl Client {
         self.get_json(&format!("/v1/conversations/{}", encode(id)))
     }
 
+    /// Appends messages to a conversation (made on first use); answers the stored messages.
+    pub fn append_messages(
+        &self,
+        id: &str,
+        messages: &api::AppendMessages,
+    ) -> Result<AppendedMessages, ClientError> {
+        let path = format!("/v1/conversations/{}/messages", encode(id));
+        self.send_json("POST", &path, messages)
+    }
+
     /// Deletes a conversation: its messages and its scratch and short-term memories.
     pub fn delete_conversation(&self, id: &str) -> Result<Deleted, ClientError> {
         let path = format!("/v1/conversations/{}", encode(id));

@@ -548,6 +548,10 @@ pub fn router(state: AppState, config: &ServerConfig, mcp_stop: CancellationToke
             get(rest::get_conversation).delete(rest::delete_conversation),
         )
         .route("/v1/conversations/{id}/end", post(rest::end_conversation))
+        .route(
+            "/v1/conversations/{id}/messages",
+            post(rest::append_messages),
+        )
         .route("/v1/reindex", post(rest::reindex))
         .route("/v1/jobs", get(rest::jobs))
         .route("/v1/jobs/{id}", get(rest::job))

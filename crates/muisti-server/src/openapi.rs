@@ -36,7 +36,7 @@ impl utoipa::Modify for BearerAuth {
         crate::rest::similar, crate::rest::restore_memory, crate::rest::clusters,
         crate::rest::cluster_memories, crate::rest::recall, crate::rest::kv_get, crate::rest::kv_set,
         crate::rest::kv_forget, crate::rest::kv_all, crate::rest::kv_flush, crate::rest::stats,
-        crate::rest::purge, crate::rest::maintain, crate::rest::maintenance, crate::rest::end_conversation, crate::rest::confirm_proposal, crate::rest::list_conversations, crate::rest::get_conversation, crate::rest::delete_conversation, crate::rest::reject_proposal, crate::rest::list_proposals, crate::rest::memory_history, crate::rest::graph_entities, crate::rest::graph_merge, crate::rest::graph_relations, crate::rest::reindex, crate::rest::jobs, crate::rest::job, crate::rest::analytics, crate::rest::similarity, crate::rest::create_key, crate::rest::list_keys,
+        crate::rest::purge, crate::rest::maintain, crate::rest::maintenance, crate::rest::end_conversation, crate::rest::confirm_proposal, crate::rest::list_conversations, crate::rest::get_conversation, crate::rest::append_messages, crate::rest::delete_conversation, crate::rest::reject_proposal, crate::rest::list_proposals, crate::rest::memory_history, crate::rest::graph_entities, crate::rest::graph_merge, crate::rest::graph_relations, crate::rest::reindex, crate::rest::jobs, crate::rest::job, crate::rest::analytics, crate::rest::similarity, crate::rest::create_key, crate::rest::list_keys,
         crate::rest::list_snapshots, crate::rest::create_snapshot, crate::rest::restore_snapshot,
         crate::rest::revoke_key, crate::rest::extract_memories, crate::rest::healthz, crate::rest::readyz, crate::rest::metrics,
         crate::chat::chat, crate::chat::chat_stream, crate::chat::manage,
@@ -482,6 +482,21 @@ mod exact {
         if let Some(m) = doc.pointer_mut("/components/schemas/ExtractRequest/properties/messages") {
             m["minItems"] = json!(1);
             m["maxItems"] = json!(muisti::facts::MAX_MESSAGES);
+        }
+        // Messages a caller appends: 1-200, each with a role name and a speaker name as
+        // owner fields are (muisti::conversation::check_new_messages).
+        if let Some(m) = doc.pointer_mut("/components/schemas/AppendMessages/properties/messages") {
+            m["minItems"] = json!(1);
+            m["maxItems"] = json!(muisti::facts::MAX_MESSAGES);
+        }
+        if let Some(r) = doc.pointer_mut("/components/schemas/NewMessage/properties/role") {
+            apply(r, &json!({"pattern": OPEN_NAME_PATTERN}));
+        }
+        if let Some(n) = doc.pointer_mut("/components/schemas/NewMessage/properties/name") {
+            apply(
+                n,
+                &json!({"pattern": NO_CONTROL_PATTERN, "minLength": 1, "maxLength": 256}),
+            );
         }
         if let Some(r) = doc.pointer_mut("/components/schemas/ExtractMessage/properties/role") {
             r["enum"] = json!(["user", "assistant", "system", "tool"]);

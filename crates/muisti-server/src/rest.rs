@@ -552,6 +552,26 @@ pub async fn get_conversation(
         .map(Json)
 }
 
+/// Appends messages to a conversation, which is made on first use (a chat history kept by
+/// the caller: LangChain's, the SDKs'); answers the stored messages with their places. A
+/// conversation with a user keeps it (another `user_id` is 409 `conflicting_fields`).
+#[utoipa::path(post, path = "/v1/conversations/{id}/messages", tag = "memories",
+    params(("id" = String, Path, description = "The conversation's id")),
+    request_body = api::AppendMessages,
+    responses((status = 200, body = api::AppendedMessages), (status = 400, body = api::ErrorBody),
+        (status = 409, description = "`user_id` is not the conversation's (`conflicting_fields`)", body = api::ErrorBody),
+        (status = 422, body = api::ErrorBody)))]
+pub async fn append_messages(
+    State(s): State<AppState>,
+    caller: Caller,
+    ApiPath(id): ApiPath<String>,
+    ApiJson(req): ApiJson<api::AppendMessages>,
+) -> ApiResult<Json<api::AppendedMessages>> {
+    run(&s, &caller, move |e| ops::append_messages(&e, &id, req))
+        .await
+        .map(Json)
+}
+
 /// Deletes a conversation: its messages, its header, and its scratch and short-term
 /// memories → how many records went.
 #[utoipa::path(delete, path = "/v1/conversations/{id}", tag = "memories",

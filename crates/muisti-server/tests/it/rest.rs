@@ -1732,6 +1732,76 @@ fn conversations_over_rest() {
     assert_eq!(c.stats().expect("stats").total, 0, "the note went too");
 }
 
+/// Messages appended over REST: made on first use, numbered on from what is there, kept with
+/// their extra fields; another user's conversation, a blank message or a bad role are typed
+/// errors that write nothing.
+#[test]
+fn messages_are_appended_over_rest() {
+    let s = TestServer::open();
+    let c = s.client(None);
+    let append = |body: serde_json::Value| {
+        raw(
+            "POST",
+            &s.url("/v1/conversations/lc%2F1/messages"),
+            &[JSON],
+            Some(&body.to_string()),
+        )
+    };
+    let first = c
+        .append_messages(
+            "lc/1",
+            &serde_json::from_value(json!({"user_id": "ada", "messages": [
+                {"role": "user", "content": "I moved to Porto"},
+                {"role": "assistant", "content": "Noted", "extra": {"tool_calls": [{"id": "t1"}]}}]}))
+            .expect("wire"),
+        )
+        .expect("append");
+    let seqs: Vec<u64> = first.items.iter().map(|m| m.seq).collect();
+    assert_eq!(seqs, [0, 1]);
+    assert_eq!(first.items[1].extra["tool_calls"][0]["id"], "t1");
+    // Without user_id: the conversation's own user.
+    let r = append(json!({"messages": [{"role": "tool", "content": "42", "name": "calc"}]}));
+    assert_eq!(r.status, 200, "{}", r.body);
+    let detail = c.conversation("lc/1").expect("read");
+    assert_eq!(detail.summary.user_id.as_deref(), Some("ada"));
+    let roles: Vec<&str> = detail.items.iter().map(|m| m.role.as_str()).collect();
+    assert_eq!(roles, ["user", "assistant", "tool"]);
+    assert_eq!(detail.items[2].name.as_deref(), Some("calc"));
+    assert_eq!(detail.items[1].extra["tool_calls"][0]["id"], "t1");
+    for (body, status, code) in [
+        (
+            json!({"user_id": "bob", "messages": [{"role": "user", "content": "hi"}]}),
+            409,
+            "conflicting_fields",
+        ),
+        (
+            json!({"messages": [{"role": "user", "content": "  "}]}),
+            422,
+            "invalid_input",
+        ),
+        (
+            json!({"messages": [{"role": "a b", "content": "hi"}]}),
+            422,
+            "invalid_input",
+        ),
+        (json!({"messages": []}), 422, "invalid_input"),
+        (
+            json!({"messages": [{"role": "user", "content": "hi", "colour": 1}]}),
+            422,
+            "invalid_input",
+        ),
+    ] {
+        let r = append(body.clone());
+        assert_eq!(r.status, status, "{body}: {}", r.body);
+        assert_eq!(r.body["error"]["code"], code, "{body}: {}", r.body);
+    }
+    assert_eq!(
+        c.conversation("lc/1").expect("read").items.len(),
+        3,
+        "nothing written"
+    );
+}
+
 /// The graph over REST: memories written through the API are read into the graph in the
 /// background; relations by triple pattern or entity, now or as of a time; entities by
 /// kind or name; bad parameters are typed errors.

@@ -95,3 +95,11 @@ async def test_the_async_client_retries_too():
         assert len(s.seen) == 3
     finally:
         s.close()
+
+
+def test_a_refused_connection_is_retried_then_a_connection_error():
+    from muisti import ConnectionError as MuistiConnectionError
+
+    with pytest.raises(MuistiConnectionError) as failed:
+        Client("http://127.0.0.1:9", max_retries=1, backoff=0.01).stats()
+    assert failed.value.url == "http://127.0.0.1:9"

@@ -216,8 +216,20 @@ pub struct MuistiMemory {
 }
 
 impl MuistiMemory {
+    /// An empty memory held in this process (muisti over `mem://`, the built-in embedder),
+    /// in the default namespace: the interface's `InMemoryBackend::new()`.
+    ///
+    /// # Panics
+    /// Never in practice: opening memory with the built-in embedder reads no input that can
+    /// fail; the constructor keeps the interface's signature (`new() -> Self`).
+    #[allow(clippy::expect_used)]
+    pub fn new() -> Self {
+        let engine = Engine::open("mem://").expect("muisti over memory opens");
+        Self::over(engine, DEFAULT_NAMESPACE).expect("the default namespace is valid")
+    }
+
     /// Over an engine, in `namespace`.
-    pub fn new(engine: Engine, namespace: &str) -> Result<Self> {
+    pub fn over(engine: Engine, namespace: &str) -> Result<Self> {
         let name = engine.store().info().backend.to_owned();
         Ok(Self {
             engine: AsyncEngine::new(engine),
@@ -229,7 +241,7 @@ impl MuistiMemory {
     /// Over the store at `url`, in `namespace`.
     pub async fn open(url: &str, namespace: &str) -> Result<Self> {
         let engine = AsyncEngine::open(url).await?;
-        Self::new(engine.engine().clone(), namespace)
+        Self::over(engine.engine().clone(), namespace)
     }
 
     /// The async engine underneath.
@@ -253,6 +265,12 @@ impl MuistiMemory {
             session_id: session_id.map(str::to_owned),
             ..Filter::default()
         }
+    }
+}
+
+impl Default for MuistiMemory {
+    fn default() -> Self {
+        Self::new()
     }
 }
 
@@ -366,72 +384,6 @@ impl Memory for MuistiMemory {
     }
 }
 
-/// The interface's in-memory backend, as muisti over memory (`mem://`): what the interface's
-/// own example tests construct.
-#[derive(Clone)]
-pub struct InMemoryBackend(MuistiMemory);
-
-impl InMemoryBackend {
-    /// An empty in-memory backend.
-    ///
-    /// # Panics
-    /// Never in practice: opening memory with the built-in embedder has no input that can
-    /// fail; the constructor keeps the interface's signature (`new() -> Self`).
-    #[allow(clippy::expect_used)]
-    pub fn new() -> Self {
-        let engine = Engine::open("mem://").expect("muisti over memory opens");
-        Self(MuistiMemory::new(engine, DEFAULT_NAMESPACE).expect("the default namespace is valid"))
-    }
-}
-
-impl Default for InMemoryBackend {
-    fn default() -> Self {
-        Self::new()
-    }
-}
-
-#[async_trait]
-impl Memory for InMemoryBackend {
-    fn name(&self) -> &str {
-        self.0.name()
-    }
-    async fn store(
-        &self,
-        key: &str,
-        content: &str,
-        category: MemoryCategory,
-        session_id: Option<&str>,
-    ) -> Result<()> {
-        self.0.store(key, content, category, session_id).await
-    }
-    async fn recall(
-        &self,
-        query: &str,
-        limit: usize,
-        session_id: Option<&str>,
-    ) -> Result<Vec<MemoryEntry>> {
-        self.0.recall(query, limit, session_id).await
-    }
-    async fn get(&self, key: &str) -> Result<Option<MemoryEntry>> {
-        self.0.get(key).await
-    }
-    async fn list(
-        &self,
-        category: Option<&MemoryCategory>,
-        session_id: Option<&str>,
-    ) -> Result<Vec<MemoryEntry>> {
-        self.0.list(category, session_id).await
-    }
-    async fn forget(&self, key: &str) -> Result<bool> {
-        self.0.forget(key).await
-    }
-    async fn count(&self) -> Result<usize> {
-        self.0.count().await
-    }
-    async fn health_check(&self) -> bool {
-        self.0.health_check().await
-    }
-    async fn reindex(&self, progress_callback: Option<Progress>) -> Result<usize> {
-        self.0.reindex(progress_callback).await
-    }
-}
+/// The interface's in-memory backend (what its own example tests construct): muisti over
+/// memory, `InMemoryBackend::new()`.
+pub type InMemoryBackend = MuistiMemory;

@@ -44,40 +44,21 @@ pub struct NewMessage {
 /// [`MAX_MESSAGE_BYTES`](crate::facts::MAX_MESSAGE_BYTES), and a speaker name as owner fields
 /// are. The one check every face calls.
 pub fn check_new_messages(messages: &[NewMessage]) -> Result<()> {
-    use crate::facts::{MAX_MESSAGE_BYTES, MAX_MESSAGES};
-    if messages.is_empty() {
-        return Err(Error::invalid("messages", "give at least one message"));
-    }
-    if messages.len() > MAX_MESSAGES {
-        return Err(Error::invalid(
-            "messages",
-            format!("at most {MAX_MESSAGES} messages per call"),
-        ));
-    }
-    for (i, m) in messages.iter().enumerate() {
-        if !muisti_core::is_open_name(&m.role) {
-            return Err(Error::invalid(
-                "messages",
-                format!("message {i}: role must be 1-64 characters of a-z A-Z 0-9 _ - . :"),
-            ));
-        }
-        if m.content.trim().is_empty() {
-            return Err(Error::invalid("messages", format!("message {i} is empty")));
-        }
-        if m.content.len() > MAX_MESSAGE_BYTES {
-            return Err(Error::invalid(
-                "messages",
-                format!("message {i} is longer than {MAX_MESSAGE_BYTES} bytes"),
-            ));
-        }
-        muisti_core::check_owner_field("name", &m.name).map_err(|_| {
-            Error::invalid(
-                "messages",
-                format!("message {i}: name must be 1-256 characters without control characters"),
-            )
-        })?;
-    }
-    Ok(())
+    crate::facts::check_messages(
+        messages
+            .iter()
+            .map(|m| (m.role.as_str(), m.content.as_str(), &m.name)),
+        |i, role| {
+            if muisti_core::is_open_name(role) {
+                Ok(())
+            } else {
+                Err(Error::invalid(
+                    "messages",
+                    format!("message {i}: role must be 1-64 characters of a-z A-Z 0-9 _ - . :"),
+                ))
+            }
+        },
+    )
 }
 
 /// A stored message.

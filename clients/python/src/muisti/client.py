@@ -119,6 +119,31 @@ def _retry_after(response: httpx.Response) -> Optional[float]:
         return None
 
 
+def _retry(
+    client: Any,
+    attempt: int,
+    *,
+    response: Optional[httpx.Response] = None,
+    error: Optional[httpx.TransportError] = None,
+) -> Optional[float]:
+    """The one retry rule of both clients: how long to wait before trying again, or `None`
+    to take this answer. A failed connection or a 429/503 answer is retried until
+    `max_retries`; past it a failed connection raises `ConnectionError` and an answer is
+    taken (and raised typed by `_answer`)."""
+    if error is not None:
+        if attempt >= client.max_retries:
+            raise ConnectionError(client.base_url, str(error) or type(error).__name__) from error
+        return retry_delay(None, attempt, client.backoff)
+    if response is not None and response.status_code in RETRY_STATUSES and attempt < client.max_retries:
+        return retry_delay(response, attempt, client.backoff)
+    return None
+
+
+def _answer(request: _Request, response: httpx.Response) -> Any:
+    _raise_for(request, response)
+    return request.decode(response)
+
+
 def _raise_for(request: _Request, response: httpx.Response) -> None:
     if response.status_code < 400 or response.status_code in request.accept:
         return
@@ -524,17 +549,13 @@ class Client(_Operations):
             try:
                 response = self._http.request(request.method, request.path, params=request.params, json=request.body)
             except httpx.TransportError as e:
-                if attempt >= self.max_retries:
-                    raise ConnectionError(self.base_url, str(e) or type(e).__name__) from e
-                time.sleep(retry_delay(None, attempt, self.backoff))
-                attempt += 1
-                continue
-            if response.status_code in RETRY_STATUSES and attempt < self.max_retries:
-                time.sleep(retry_delay(response, attempt, self.backoff))
-                attempt += 1
-                continue
-            _raise_for(request, response)
-            return request.decode(response)
+                wait = _retry(self, attempt, error=e)
+            else:
+                wait = _retry(self, attempt, response=response)
+                if wait is None:
+                    return _answer(request, response)
+            time.sleep(wait)
+            attempt += 1
 
     def iter_memories(self, **filters: Any) -> Iterator[t.Memory]:
         """Every memory matching `filters` (those of `list`), page by page, oldest first."""
@@ -611,17 +632,13 @@ class AsyncClient(_Operations):
             try:
                 response = await self._http.request(request.method, request.path, params=request.params, json=request.body)
             except httpx.TransportError as e:
-                if attempt >= self.max_retries:
-                    raise ConnectionError(self.base_url, str(e) or type(e).__name__) from e
-                await asyncio.sleep(retry_delay(None, attempt, self.backoff))
-                attempt += 1
-                continue
-            if response.status_code in RETRY_STATUSES and attempt < self.max_retries:
-                await asyncio.sleep(retry_delay(response, attempt, self.backoff))
-                attempt += 1
-                continue
-            _raise_for(request, response)
-            return request.decode(response)
+                wait = _retry(self, attempt, error=e)
+            else:
+                wait = _retry(self, attempt, response=response)
+                if wait is None:
+                    return _answer(request, response)
+            await asyncio.sleep(wait)
+            attempt += 1
 
     async def iter_memories(self, **filters: Any) -> AsyncIterator[t.Memory]:
         """Every memory matching `filters` (those of `list`), page by page, oldest first."""

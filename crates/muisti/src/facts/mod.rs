@@ -128,45 +128,62 @@ impl AddRequest {
                 "namespaces starting with _muisti. are the engine's own",
             ));
         }
-        if self.messages.is_empty() {
-            return Err(Error::invalid("messages", "give at least one message"));
+        check_messages(
+            self.messages
+                .iter()
+                .map(|m| (m.role.as_str(), m.content.as_str(), &m.name)),
+            |i, role| {
+                if matches!(role, "user" | "assistant" | "system" | "tool") {
+                    Ok(())
+                } else {
+                    Err(Error::invalid(
+                        "messages",
+                        format!(
+                            "message {i}: role {role:?} is not user, assistant, system or tool"
+                        ),
+                    ))
+                }
+            },
+        )
+    }
+}
+
+/// The rules every caller-given list of messages shares, on every route that takes them
+/// (extraction, appending to a conversation): 1 to [`MAX_MESSAGES`] messages, each with text
+/// that is not blank and at most [`MAX_MESSAGE_BYTES`], and a speaker name as owner fields
+/// are; `role` holds each message's role to its route's rule. Items: (role, text, name).
+pub(crate) fn check_messages<'a>(
+    messages: impl ExactSizeIterator<Item = (&'a str, &'a str, &'a Option<String>)>,
+    role: impl Fn(usize, &str) -> Result<()>,
+) -> Result<()> {
+    if messages.len() == 0 {
+        return Err(Error::invalid("messages", "give at least one message"));
+    }
+    if messages.len() > MAX_MESSAGES {
+        return Err(Error::invalid(
+            "messages",
+            format!("at most {MAX_MESSAGES} messages per call"),
+        ));
+    }
+    for (i, (r, content, name)) in messages.enumerate() {
+        role(i, r)?;
+        if content.trim().is_empty() {
+            return Err(Error::invalid("messages", format!("message {i} is empty")));
         }
-        if self.messages.len() > MAX_MESSAGES {
+        if content.len() > MAX_MESSAGE_BYTES {
             return Err(Error::invalid(
                 "messages",
-                format!("at most {MAX_MESSAGES} messages per call"),
+                format!("message {i} is longer than {MAX_MESSAGE_BYTES} bytes"),
             ));
         }
-        for (i, m) in self.messages.iter().enumerate() {
-            if !matches!(m.role.as_str(), "user" | "assistant" | "system" | "tool") {
-                return Err(Error::invalid(
-                    "messages",
-                    format!(
-                        "message {i}: role {:?} is not user, assistant, system or tool",
-                        m.role
-                    ),
-                ));
-            }
-            if m.content.trim().is_empty() {
-                return Err(Error::invalid("messages", format!("message {i} is empty")));
-            }
-            if m.content.len() > MAX_MESSAGE_BYTES {
-                return Err(Error::invalid(
-                    "messages",
-                    format!("message {i} is longer than {MAX_MESSAGE_BYTES} bytes"),
-                ));
-            }
-            muisti_core::check_owner_field("name", &m.name).map_err(|_| {
-                Error::invalid(
-                    "messages",
-                    format!(
-                        "message {i}: name must be 1-256 characters without control characters"
-                    ),
-                )
-            })?;
-        }
-        Ok(())
+        muisti_core::check_owner_field("name", name).map_err(|_| {
+            Error::invalid(
+                "messages",
+                format!("message {i}: name must be 1-256 characters without control characters"),
+            )
+        })?;
     }
+    Ok(())
 }
 
 /// A fact an extractor proposes. The engine decides what becomes of it.

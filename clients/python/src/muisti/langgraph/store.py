@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import warnings
 from collections.abc import Iterable
 from datetime import datetime
 from typing import Any, Optional, Union
@@ -116,7 +117,8 @@ class MuistiStore(BaseStore):
     ```
 
     `index`: which fields of a value are searchable (`{"fields": ["text"]}`; default: the
-    whole value). `ttl`: LangGraph's `TTLConfig` (`default_ttl` minutes, `refresh_on_read`).
+    whole value); the server embeds, so an `embed` function or `dims` there is not used (a
+    warning says so). `ttl`: LangGraph's `TTLConfig` (`default_ttl` minutes, `refresh_on_read`).
     The async methods run the blocking client on a worker thread.
     """
 
@@ -132,6 +134,11 @@ class MuistiStore(BaseStore):
     ) -> None:
         self.client = client
         self.namespace = check_prefix(namespace)
+        if index and (index.get("embed") is not None or index.get("dims") is not None):
+            warnings.warn(
+                "MuistiStore searches with the muisti server's embedder: index 'embed' and 'dims' are not used",
+                stacklevel=2,
+            )
         self.fields = list((index or {}).get("fields") or ["$"])
         self.ttl_config = ttl
 

@@ -140,6 +140,16 @@ pub(crate) enum BenchCommand {
         /// The graph weights --graph compares (the first is preferred on ties).
         #[arg(long, value_delimiter = ',', default_value = "0,0.05,0.1,0.2,0.4")]
         graph_weights: Vec<f32>,
+        /// Leave-one-conversation-out: every setting of --loco-grid is a run of its own; for
+        /// each conversation the setting best on the other four is scored on it; prints that
+        /// held-out recall@10 beside the plain run's (the flags' setting), per category.
+        #[arg(long, conflicts_with = "graph")]
+        loco: bool,
+        /// The settings --loco chooses among: `;`-separated dimensions `NAME=V1,V2,...` over
+        /// fusion (rrf[:K], weighted:W), candidates, mode and graph (a graph weight); every
+        /// combination is a setting. The plain setting is run first and preferred on ties.
+        #[arg(long, default_value = DEFAULT_LOCO_GRID)]
+        loco_grid: String,
     },
     /// Ingest and recall on a deterministic synthetic corpus (default store: a fresh SQLite
     /// file; each user owns 1,000 memories).
@@ -522,26 +532,35 @@ pub(crate) fn run(cmd: &BenchCommand, cli: &crate::Cli, json: bool) -> Result<()
             candidates,
             graph,
             graph_weights,
+            loco,
+            loco_grid,
         } => {
-            let mut config = muisti::RecallConfig {
+            let config = muisti::RecallConfig {
                 track_access: !no_access_tracking,
                 ..Default::default()
             };
-            if let Some(c) = candidates {
-                config.candidates = *c;
-            }
+            let plain = LocomoSetting {
+                fusion: match fusion {
+                    Some(f) => parse_fusion(f)?,
+                    None => config.fusion,
+                },
+                candidates: candidates.unwrap_or(config.candidates),
+                mode: mode.parse()?,
+                graph: 0.0,
+            };
             let embedder = muisti::embedder_from_spec(cli.embedder(), cli.embed_url.as_deref())?;
-            let graph = graph.then_some(graph_weights.as_slice());
-            return locomo(
-                data,
-                store,
-                embedder,
-                mode,
-                fusion.as_deref(),
-                config,
-                graph,
-                json,
-            );
+            let grid = if *graph {
+                if graph_weights.is_empty()
+                    || graph_weights.iter().any(|w| !w.is_finite() || *w < 0.0)
+                {
+                    anyhow::bail!("--graph-weights: give one or more weights, each 0 or more");
+                }
+                let weights: Vec<String> = graph_weights.iter().map(f32::to_string).collect();
+                Some(format!("graph={}", weights.join(",")))
+            } else {
+                loco.then(|| loco_grid.clone())
+            };
+            return locomo(data, store, embedder, config, plain, grid.as_deref(), json);
         }
     };
     let dir = bench_dir()?;
@@ -740,37 +759,117 @@ fn bench_store(store: &dyn Store, name: &str, n: usize, singles: usize) -> Resul
     Ok(out)
 }
 
-#[allow(clippy::too_many_arguments)]
+/// The settings `muisti bench locomo --loco` chooses among by default: the fusion of the two
+/// retrievers and the candidates each gives.
+const DEFAULT_LOCO_GRID: &str = "fusion=weighted:0.5,weighted:0.6,weighted:0.7,weighted:0.8,weighted:0.9,rrf:60;candidates=50,100";
+
+/// What one LoCoMo run varies: the recall settings a choice is made among.
+#[derive(Clone, Debug, PartialEq)]
+struct LocomoSetting {
+    fusion: muisti::Fusion,
+    candidates: usize,
+    mode: muisti::RecallMode,
+    /// The graph's weight in relevance (0: the graph is not read).
+    graph: f32,
+}
+
+impl LocomoSetting {
+    fn label(&self) -> String {
+        let fusion = match self.fusion {
+            muisti::Fusion::Rrf { k } => format!("rrf:{k}"),
+            muisti::Fusion::Weighted { lexical } => format!("weighted:{lexical}"),
+        };
+        let mode = serde_json::to_value(self.mode)
+            .ok()
+            .and_then(|v| v.as_str().map(str::to_owned))
+            .unwrap_or_default();
+        format!(
+            "fusion={fusion} candidates={} mode={mode} graph={}",
+            self.candidates, self.graph
+        )
+    }
+
+    /// Every combination of the grid's values, this setting where a dimension is not given.
+    fn grid(&self, spec: &str) -> Result<Vec<LocomoSetting>> {
+        let mut settings = vec![self.clone()];
+        for dimension in spec.split(';').map(str::trim).filter(|d| !d.is_empty()) {
+            let Some((name, values)) = dimension.split_once('=') else {
+                anyhow::bail!("--loco-grid: {dimension:?} is not NAME=V1,V2,...");
+            };
+            let values: Vec<&str> = values.split(',').map(str::trim).collect();
+            if values.iter().any(|v| v.is_empty()) {
+                anyhow::bail!("--loco-grid: {name} has an empty value");
+            }
+            let mut next = Vec::new();
+            for s in &settings {
+                for v in &values {
+                    let mut t = s.clone();
+                    match name.trim() {
+                        "fusion" => t.fusion = parse_fusion(v)?,
+                        "candidates" => {
+                            t.candidates = v.parse().with_context(|| format!("candidates {v:?}"))?
+                        }
+                        "mode" => t.mode = v.parse()?,
+                        "graph" => {
+                            let w: f32 =
+                                v.parse().with_context(|| format!("graph weight {v:?}"))?;
+                            if !w.is_finite() || w < 0.0 {
+                                anyhow::bail!("--loco-grid: a graph weight is 0 or more");
+                            }
+                            t.graph = w;
+                        }
+                        other => anyhow::bail!(
+                            "--loco-grid: {other:?} is not fusion, candidates, mode or graph"
+                        ),
+                    }
+                    next.push(t);
+                }
+            }
+            settings = next;
+        }
+        // The plain setting first (preferred on ties), each setting once.
+        let mut out = vec![self.clone()];
+        for s in settings {
+            if !out.contains(&s) {
+                out.push(s);
+            }
+        }
+        Ok(out)
+    }
+}
+
+/// `rrf`, `rrf:K` or `weighted:W`: the one spelling of a fusion on the command line.
+fn parse_fusion(spec: &str) -> Result<muisti::Fusion> {
+    Ok(match spec.split_once(':') {
+        Some(("rrf", k)) => muisti::Fusion::Rrf { k: k.parse()? },
+        None if spec == "rrf" => muisti::Fusion::Rrf { k: 60.0 },
+        Some(("weighted", w)) => muisti::Fusion::Weighted {
+            lexical: w.parse()?,
+        },
+        _ => anyhow::bail!("fusion {spec:?} is not rrf[:K] or weighted:W"),
+    })
+}
+
 fn locomo(
     data: &std::path::Path,
     store: Option<&str>,
     embedder: Option<std::sync::Arc<dyn muisti::Embedder>>,
-    mode: &str,
-    fusion: Option<&str>,
-    mut config: muisti::RecallConfig,
-    graph: Option<&[f32]>,
+    config: muisti::RecallConfig,
+    plain: LocomoSetting,
+    grid: Option<&str>,
     json: bool,
 ) -> Result<()> {
     let dir = tempfile::tempdir().context("temporary directory")?;
-    let mode: muisti::RecallMode = mode.parse()?;
-    if let Some(fusion) = fusion {
-        config.fusion = match fusion.split_once(':') {
-            Some(("rrf", k)) => muisti::Fusion::Rrf { k: k.parse()? },
-            None if fusion == "rrf" => muisti::Fusion::Rrf { k: 60.0 },
-            Some(("weighted", w)) => muisti::Fusion::Weighted {
-                lexical: w.parse()?,
-            },
-            _ => anyhow::bail!("--fusion {fusion:?} is not rrf[:K] or weighted:W"),
-        };
-    }
-    let run = |weight: Option<f32>, file: &str| -> Result<crate::locomo::Report> {
+    let run = |setting: &LocomoSetting, file: &str| -> Result<crate::locomo::Report> {
         let url = match store {
             Some(u) => u.to_owned(),
             None => format!("sqlite://{}", dir.path().join(file).display()),
         };
         let mut config = config.clone();
-        config.graph = weight.unwrap_or(0.0);
-        let graph = weight.is_some_and(|w| w > 0.0);
+        config.fusion = setting.fusion;
+        config.candidates = setting.candidates;
+        config.graph = setting.graph;
+        let graph = setting.graph > 0.0;
         let extraction = if graph {
             muisti::graph::GraphExtraction::Offline
         } else {
@@ -784,12 +883,12 @@ fn locomo(
         crate::locomo::run(crate::locomo::Options {
             data,
             engine,
-            mode,
+            mode: setting.mode,
             graph,
         })
     };
-    let Some(weights) = graph else {
-        let report = run(None, "locomo.db")?;
+    let Some(grid) = grid else {
+        let report = run(&plain, "locomo.db")?;
         if json {
             outln!("{}", serde_json::to_string_pretty(&report)?)?;
         } else {
@@ -799,21 +898,20 @@ fn locomo(
         }
         return Ok(());
     };
-    if store.is_some() {
+    let settings = plain.grid(grid)?;
+    if store.is_some() && settings.iter().any(|s| s.graph > 0.0) {
         anyhow::bail!(
-            "--graph runs each weight on a fresh SQLite file: leave out --store (a store's \
-             graph would carry over from one run to the next)"
+            "a graph weight runs on a fresh SQLite file: leave out --store (a store's graph \
+             would carry over from one run to the next)"
         );
     }
-    if weights.is_empty() || weights.iter().any(|w| !w.is_finite() || *w < 0.0) {
-        anyhow::bail!("--graph-weights: give one or more weights, each 0 or more");
-    }
     let mut runs = Vec::new();
-    for (i, w) in weights.iter().enumerate() {
-        let report = run(Some(*w), &format!("locomo-{i}.db"))?;
-        runs.push((format!("{w}"), report));
+    for (i, setting) in settings.iter().enumerate() {
+        let report = run(setting, &format!("locomo-{i}.db"))?;
+        runs.push((setting.label(), report));
     }
     let (held_out, chosen) = crate::locomo::leave_one_out(&runs);
+    let plain_r10 = crate::locomo::by_category(runs[0].1.scores.iter());
     let fmt = |m: &std::collections::BTreeMap<String, f64>| {
         m.iter()
             .map(|(k, v)| format!("{k}: {v:.3}"))
@@ -821,35 +919,38 @@ fn locomo(
             .join("  ")
     };
     if json {
-        let per_weight: Vec<serde_json::Value> = runs
+        let per_setting: Vec<serde_json::Value> = runs
             .iter()
-            .map(|(w, r)| serde_json::json!({"graph_weight": w, "report": r, "recall_at_10": crate::locomo::by_category(r.scores.iter())}))
+            .map(|(label, r)| serde_json::json!({"setting": label, "report": r, "recall_at_10": crate::locomo::by_category(r.scores.iter())}))
             .collect();
         outln!(
             "{}",
             serde_json::to_string_pretty(&serde_json::json!({
-                "runs": per_weight,
+                "runs": per_setting,
+                "plain": {"setting": runs[0].0, "recall_at_10": plain_r10},
                 "leave_one_conversation_out": {"recall_at_10": held_out, "chosen": chosen},
             }))?
         )?;
         return Ok(());
     }
-    for (w, r) in &runs {
+    for (label, r) in &runs {
         outln!(
-            "graph weight {w}: recall@10  {}",
+            "{label}: recall@10  {}",
             fmt(&crate::locomo::by_category(r.scores.iter()))
         )?;
         outln!("  {}", r.lines()[4..].join("\n  "))?;
     }
+    outln!("plain ({}): recall@10  {}", runs[0].0, fmt(&plain_r10))?;
     outln!(
-        "leave-one-conversation-out (weight chosen on the other four): recall@10  {}",
+        "leave-one-conversation-out (chosen on the other four among {} settings): recall@10  {}",
+        runs.len(),
         fmt(&held_out)
     )?;
     outln!(
         "  chosen: {}",
         chosen
             .iter()
-            .map(|(c, w)| format!("{c} → {w}"))
+            .map(|(c, s)| format!("{c} → {s}"))
             .collect::<Vec<_>>()
             .join(", ")
     )?;
@@ -1385,4 +1486,54 @@ fn conflicts(
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn plain() -> LocomoSetting {
+        LocomoSetting {
+            fusion: muisti::Fusion::Weighted { lexical: 0.7 },
+            candidates: 50,
+            mode: muisti::RecallMode::Hybrid,
+            graph: 0.0,
+        }
+    }
+
+    #[test]
+    fn a_grid_is_every_combination_with_the_plain_setting_first_and_once() {
+        let settings = plain()
+            .grid("fusion=rrf,weighted:0.7; candidates=50,100")
+            .expect("grid");
+        let labels: Vec<String> = settings.iter().map(LocomoSetting::label).collect();
+        assert_eq!(
+            labels,
+            [
+                "fusion=weighted:0.7 candidates=50 mode=hybrid graph=0",
+                "fusion=rrf:60 candidates=50 mode=hybrid graph=0",
+                "fusion=rrf:60 candidates=100 mode=hybrid graph=0",
+                "fusion=weighted:0.7 candidates=100 mode=hybrid graph=0",
+            ]
+        );
+        let modes = plain().grid("mode=lexical;graph=0,0.2").expect("grid");
+        assert_eq!(modes.len(), 3, "plain, lexical/0, lexical/0.2");
+        assert_eq!(modes[2].graph, 0.2);
+    }
+
+    #[test]
+    fn a_bad_grid_says_what_is_wrong() {
+        for (spec, says) in [
+            ("fusion", "NAME=V1"),
+            ("colour=red", "not fusion"),
+            ("fusion=weighted:x", "invalid float"),
+            ("candidates=many", "candidates"),
+            ("graph=-1", "0 or more"),
+            ("fusion=rrf,", "empty value"),
+        ] {
+            let e = plain().grid(spec).expect_err(spec);
+            assert!(format!("{e:#}").contains(says), "{spec}: {e:#}");
+        }
+        assert_eq!(plain().grid("").expect("empty grid"), vec![plain()]);
+    }
 }

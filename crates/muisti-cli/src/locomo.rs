@@ -399,3 +399,59 @@ pub(crate) fn leave_one_out(
     }
     (by_category(held_out.iter()), chosen)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn report(scores: &[(&str, i64, f64)]) -> Report {
+        Report {
+            recall_at: BTreeMap::new(),
+            hit_at: BTreeMap::new(),
+            per_category: BTreeMap::new(),
+            ingest_per_s: 0.0,
+            ingest_with_graph_per_s: None,
+            query_p50_ms: 0.0,
+            query_p95_ms: 0.0,
+            peak_rss_mib: 0.0,
+            questions: scores.len(),
+            memories: 0,
+            conversations: 0,
+            scores: scores
+                .iter()
+                .map(|(c, k, x)| ((*c).to_owned(), *k, *x))
+                .collect(),
+        }
+    }
+
+    /// Each conversation is scored with the setting best on the others, never with the one
+    /// best on itself.
+    #[test]
+    fn leave_one_out_chooses_on_the_other_conversations() {
+        // "a" is best on conversations 1 and 2, "b" only on 3 (by far).
+        let a = report(&[("1", 1, 1.0), ("2", 1, 1.0), ("3", 2, 0.0)]);
+        let b = report(&[("1", 1, 0.5), ("2", 1, 0.5), ("3", 2, 1.0)]);
+        let (held_out, chosen) = leave_one_out(&[("a".to_owned(), a), ("b".to_owned(), b)]);
+        // Held out 1: a scores 0.5 on {2, 3}, b 0.75: b is chosen and scores 0.5 on 1.
+        // Held out 2: likewise b, 0.5. Held out 3: a 1.0 on {1, 2} against b 0.5: a, 0.0.
+        assert_eq!(
+            chosen,
+            [
+                ("1".to_owned(), "b".to_owned()),
+                ("2".to_owned(), "b".to_owned()),
+                ("3".to_owned(), "a".to_owned())
+            ]
+        );
+        assert!((held_out["all"] - (0.5 + 0.5 + 0.0) / 3.0).abs() < 1e-9);
+        assert!((held_out["1"] - 0.5).abs() < 1e-9);
+        assert!((held_out["2"] - 0.0).abs() < 1e-9);
+    }
+
+    #[test]
+    fn equally_good_settings_keep_the_first() {
+        let a = report(&[("1", 1, 0.5), ("2", 1, 0.5)]);
+        let b = report(&[("1", 1, 0.5), ("2", 1, 0.5)]);
+        let (_, chosen) = leave_one_out(&[("a".to_owned(), a), ("b".to_owned(), b)]);
+        assert!(chosen.iter().all(|(_, s)| s == "a"));
+    }
+}

@@ -507,6 +507,10 @@ mod exact {
                 &json!({"pattern": NO_CONTROL_PATTERN, "minLength": 1, "maxLength": 256}),
             );
         }
+        // A recall's query is never blank (RecallRequest::validate).
+        if let Some(q) = doc.pointer_mut("/components/schemas/RecallQuery/properties/query") {
+            q["not"] = json!({"type": "string", "pattern": blank_pattern()});
+        }
         // A manager's command is never blank.
         if let Some(c) = doc.pointer_mut("/components/schemas/ManageRequest/properties/command") {
             c["not"] = json!({"type": "string", "pattern": blank_pattern()});

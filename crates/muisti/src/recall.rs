@@ -158,6 +158,18 @@ pub struct RecallRequest {
 }
 
 impl RecallRequest {
+    /// The rules of a recall every face shares: a query that is not blank (a blank one has
+    /// nothing to be relevant to; list memories to read them all).
+    pub fn validate(&self) -> muisti_core::Result<()> {
+        if self.query.trim().is_empty() {
+            return Err(muisti_core::Error::invalid(
+                "query",
+                "must not be empty: give the message or question to recall for (list memories to read them all)",
+            ));
+        }
+        Ok(())
+    }
+
     /// The top `limit` of `namespace` for `query`, hybrid, no filter.
     pub fn new(namespace: Namespace, query: impl Into<String>, limit: usize) -> Self {
         Self {
@@ -458,6 +470,24 @@ mod tests {
                 score: *score,
             })
             .collect()
+    }
+
+    #[test]
+    fn a_blank_query_is_refused_in_every_mode() {
+        for mode in RecallMode::ALL {
+            for query in ["", " ", "\n\t \u{3000}"] {
+                let mut req = RecallRequest::new(Namespace::default_ns(), query, 5);
+                req.mode = mode;
+                let e = req.validate().expect_err(query);
+                assert_eq!(e.kind(), muisti_core::ErrorKind::InvalidInput);
+                assert!(e.to_string().contains("query"), "{e}");
+            }
+        }
+        assert!(
+            RecallRequest::new(Namespace::default_ns(), " x ", 5)
+                .validate()
+                .is_ok()
+        );
     }
 
     #[test]

@@ -161,6 +161,17 @@ fn remember_then_search_round_trip() {
     assert_eq!(got["access_count"], 2);
     let listed = ok(muisti(home.path(), &["list", "--user", "alice"]));
     assert_eq!(listed.lines().count(), 1);
+    // A blank query is refused with one line, as the API refuses it (422).
+    for blank in ["", "   "] {
+        let refused = muisti(home.path(), &["search", blank]);
+        assert_eq!(refused.status.code(), Some(2), "{refused:?}");
+        let said = String::from_utf8_lossy(&refused.stderr);
+        assert_eq!(said.trim().lines().count(), 1, "{said}");
+        assert!(
+            said.contains("query") && said.contains("must not be empty"),
+            "{said}"
+        );
+    }
     ok(muisti(home.path(), &["forget", id]));
     assert_eq!(muisti(home.path(), &["get", id]).status.code(), Some(1));
 }

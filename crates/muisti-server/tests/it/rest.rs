@@ -355,6 +355,9 @@ fn recall_returns_scored_hits_with_filters_and_explain() {
             r#"{"query": "x", "filters": {"category": "no spaces allowed"}}"#,
             "category",
         ),
+        (r#"{"query": ""}"#, "query"),
+        (r#"{"query": " \n\t "}"#, "query"),
+        (r#"{"query": "   ", "mode": "overlap"}"#, "query"),
     ] {
         let r = raw("POST", &s.url("/v1/recall"), &[JSON], Some(body));
         assert_eq!((r.status, r.code()), (422, "invalid_input"), "{body}");

@@ -24,6 +24,7 @@ impl Engine {
     /// recall config turns it off); those counts are written in the background, off the recall
     /// path (see [`Engine::flush_access`]).
     pub fn recall(&self, req: &RecallRequest) -> Result<Vec<RecallHit>> {
+        req.validate()?;
         crate::declarative::check_read(&req.filter)?;
         let partition = self.partition(&req.namespace);
         let _span =

@@ -56,6 +56,10 @@ pub(crate) struct Report {
     questions: usize,
     memories: usize,
     conversations: usize,
+    /// Score quantiles (p10, p50, p90, p99) of the evidence turns found in the top 20, of
+    /// each question's best hit, and of the best hit of unrelated questions (another
+    /// conversation's, asked of this one's memories): what a score means.
+    calibration: BTreeMap<String, BTreeMap<String, f64>>,
     /// Each question's recall@10: its conversation, category and share of evidence found.
     #[serde(skip)]
     pub(crate) scores: Vec<(String, i64, f64)>,
@@ -216,6 +220,8 @@ pub(crate) fn run(opts: Options<'_>) -> Result<Report> {
     let mut latencies = Vec::new();
     let mut asked = 0usize;
     let mut scores = Vec::new();
+    let mut evidence_scores = Vec::new();
+    let mut top_scores = Vec::new();
     for conv in &convs {
         let user = format!("locomo-{}", conv.id);
         for q in &conv.questions {
@@ -243,6 +249,15 @@ pub(crate) fn run(opts: Options<'_>) -> Result<Report> {
                 .filter_map(|h| h.memory.metadata.get("dia_id").and_then(Value::as_str))
                 .collect();
             let evidence: HashSet<&str> = q.evidence.iter().map(String::as_str).collect();
+            for h in &hits {
+                let dia = h.memory.metadata.get("dia_id").and_then(Value::as_str);
+                if dia.is_some_and(|d| evidence.contains(d)) {
+                    evidence_scores.push(f64::from(h.score));
+                }
+            }
+            if let Some(top) = hits.first() {
+                top_scores.push(f64::from(top.score));
+            }
             for k in KS {
                 let found = ranked
                     .iter()
@@ -265,8 +280,37 @@ pub(crate) fn run(opts: Options<'_>) -> Result<Report> {
             asked += 1;
         }
     }
+    // What a score means: the best score of another conversation's questions asked of this
+    // one's memories (unrelated: other people, other events).
+    let mut unrelated_scores = Vec::new();
+    for (i, conv) in convs.iter().enumerate() {
+        let Some(other) = convs.get((i + 1) % convs.len()).filter(|_| convs.len() > 1) else {
+            break;
+        };
+        let user = format!("locomo-{}", conv.id);
+        for q in other.questions.iter().filter(|q| !q.evidence.is_empty()) {
+            let mut req = RecallRequest::new(ns.clone(), q.text.clone(), 1);
+            req.filter.user_id = Some(user.clone());
+            req.mode = opts.mode;
+            if let Some(top) = engine.recall(&req)?.first() {
+                unrelated_scores.push(f64::from(top.score));
+            }
+        }
+    }
     engine.store().flush(&partition)?;
     latencies.sort_by(f64::total_cmp);
+    let quantiles = |mut v: Vec<f64>| -> BTreeMap<String, f64> {
+        v.sort_by(f64::total_cmp);
+        [("p10", 0.1), ("p50", 0.5), ("p90", 0.9), ("p99", 0.99)]
+            .into_iter()
+            .map(|(name, p)| (name.to_owned(), percentile(&v, p)))
+            .collect()
+    };
+    let calibration = BTreeMap::from([
+        ("evidence_hits".to_owned(), quantiles(evidence_scores)),
+        ("top_hit".to_owned(), quantiles(top_scores)),
+        ("top_hit_unrelated".to_owned(), quantiles(unrelated_scores)),
+    ]);
     let n = asked.max(1) as f64;
     Ok(Report {
         recall_at: found_at
@@ -290,6 +334,7 @@ pub(crate) fn run(opts: Options<'_>) -> Result<Report> {
         questions: asked,
         memories,
         conversations: convs.len(),
+        calibration,
         scores,
     })
 }
@@ -327,6 +372,20 @@ impl Report {
                 self.query_p50_ms, self.query_p95_ms
             ),
             format!("peak RSS  {:.1} MiB", self.peak_rss_mib),
+            format!(
+                "scores (p10/p50/p90/p99)  {}",
+                self.calibration
+                    .iter()
+                    .map(|(what, q)| format!(
+                        "{what}: {}",
+                        q.values()
+                            .map(|v| format!("{v:.2}"))
+                            .collect::<Vec<_>>()
+                            .join("/")
+                    ))
+                    .collect::<Vec<_>>()
+                    .join("  ")
+            ),
         ]
         .into_iter()
         .chain(
@@ -417,6 +476,7 @@ mod tests {
             questions: scores.len(),
             memories: 0,
             conversations: 0,
+            calibration: BTreeMap::new(),
             scores: scores
                 .iter()
                 .map(|(c, k, x)| ((*c).to_owned(), *k, *x))

@@ -68,6 +68,26 @@ pub enum Fusion {
         /// The weight of the lexical score, 0 to 1.
         lexical: f32,
     },
+    /// Relevance on a fixed scale, not relative to the query's best candidate: `lexical ×
+    /// bm25 / (bm25 + saturation) + (1 − lexical) × max(cosine, 0)`, so a memory nothing in
+    /// the query matches scores near 0 whatever else is there. Recency, access and
+    /// importance then scale relevance down by at most their share of the weights
+    /// ([`Fusion::is_absolute`]). Not the default: BM25's scale follows the partition's
+    /// size (its idf), so the same match scores lower in a small store (docs/recall.md).
+    Absolute {
+        /// The weight of the lexical score, 0 to 1.
+        lexical: f32,
+        /// The BM25 score that maps to 0.5.
+        saturation: f32,
+    },
+}
+
+impl Fusion {
+    /// Whether scores are absolute (comparable across queries; [`Fusion::Absolute`]) rather
+    /// than relative to the best candidate of the query.
+    pub fn is_absolute(self) -> bool {
+        matches!(self, Fusion::Absolute { .. })
+    }
 }
 
 /// Weights of the signals in the final score (normalised by their sum).
@@ -203,7 +223,8 @@ pub struct Signals {
     /// The graph's evidence for it, 0 to 1 (graph-aware recall only).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub graph: Option<f32>,
-    /// Fused relevance, 0 to 1 (1 for the most relevant candidate).
+    /// Fused relevance, 0 to 1: relative to the query's most relevant candidate (1), or
+    /// absolute with [`Fusion::Absolute`].
     pub relevance: f32,
     /// Recency, 0 to 1 (1 now, 0.5 one half-life ago).
     pub recency: f32,
@@ -233,12 +254,12 @@ pub(crate) fn fuse(
     let mut out: HashMap<MemoryId, (f32, Signals)> = HashMap::new();
     let weight = |lexical_list: bool| match fusion {
         Fusion::Rrf { .. } => 1.0,
-        Fusion::Weighted { lexical } if lexical_list => lexical,
-        Fusion::Weighted { lexical } => 1.0 - lexical,
+        Fusion::Weighted { lexical } | Fusion::Absolute { lexical, .. } if lexical_list => lexical,
+        Fusion::Weighted { lexical } | Fusion::Absolute { lexical, .. } => 1.0 - lexical,
     };
     for (i, (s, part)) in lexical
         .iter()
-        .zip(contributions(fusion, lexical, weight(true)))
+        .zip(contributions(fusion, lexical, weight(true), true))
         .enumerate()
     {
         let e = out.entry(s.id).or_default();
@@ -248,7 +269,7 @@ pub(crate) fn fuse(
     }
     for (i, (s, part)) in vector
         .iter()
-        .zip(contributions(fusion, vector, weight(false)))
+        .zip(contributions(fusion, vector, weight(false), false))
         .enumerate()
     {
         let e = out.entry(s.id).or_default();
@@ -256,18 +277,31 @@ pub(crate) fn fuse(
         e.1.similarity = Some(s.score);
         e.0 += part;
     }
-    let best = out.values().map(|(f, _)| *f).fold(0.0f32, f32::max);
-    for (f, sig) in out.values_mut() {
-        sig.relevance = if best > 0.0 { *f / best } else { 0.0 };
-        *f = sig.relevance;
-    }
+    normalise(fusion, &mut out);
     out
+}
+
+/// Relevance from fused scores: relative to the best candidate (RRF, weighted), or as it is,
+/// at most 1 (absolute).
+fn normalise(fusion: Fusion, fused: &mut HashMap<MemoryId, (f32, Signals)>) {
+    let best = fused.values().map(|(f, _)| *f).fold(0.0f32, f32::max);
+    for (f, sig) in fused.values_mut() {
+        *f = if fusion.is_absolute() {
+            f.clamp(0.0, 1.0)
+        } else if best > 0.0 {
+            *f / best
+        } else {
+            0.0
+        };
+        sig.relevance = *f;
+    }
 }
 
 /// Adds the graph's evidence to fused candidates: each memory with evidence `g` gains
 /// `weight × g` (a memory only the graph found joins with that alone), and relevance is
 /// normalised to the best again.
 pub(crate) fn with_graph(
+    fusion: Fusion,
     fused: &mut HashMap<MemoryId, (f32, Signals)>,
     evidence: &HashMap<MemoryId, f32>,
     weight: f32,
@@ -277,11 +311,7 @@ pub(crate) fn with_graph(
         e.1.graph = Some(*g);
         e.0 += weight * g;
     }
-    let best = fused.values().map(|(f, _)| *f).fold(0.0f32, f32::max);
-    for (f, sig) in fused.values_mut() {
-        *f = if best > 0.0 { *f / best } else { 0.0 };
-        sig.relevance = *f;
-    }
+    normalise(fusion, fused);
 }
 
 /// The candidates that can still reach the top `limit` once recency, access and importance
@@ -299,22 +329,47 @@ pub(crate) fn contenders(
     let Some(&(_, kth)) = by_relevance.get(limit.saturating_sub(1)) else {
         return by_relevance.into_iter().map(|(id, _)| id).collect();
     };
-    let slack = if w.relevance > 0.0 {
-        (w.recency + w.access + w.importance) / w.relevance
+    // Absolute: a score is relevance scaled by a factor in [1 − boost share, 1], so a
+    // candidate can overtake the k-th only if its relevance is at least (1 − share) × kth.
+    let floor = if config.fusion.is_absolute() {
+        kth * (1.0 - boost_share(&w))
+    } else if w.relevance > 0.0 {
+        kth - (w.recency + w.access + w.importance) / w.relevance
     } else {
-        f32::INFINITY
+        f32::NEG_INFINITY
     };
     by_relevance
         .into_iter()
-        .filter(|(_, r)| *r >= kth - slack)
+        .filter(|(_, r)| *r >= floor)
         .map(|(id, _)| id)
         .collect()
 }
 
+/// The share of the weights that recency, access and importance hold: with absolute scores,
+/// the most they can take off a memory's relevance.
+fn boost_share(w: &Weights) -> f32 {
+    let boosts = w.recency + w.access + w.importance;
+    let total = (w.relevance + boosts).max(f32::EPSILON);
+    (boosts / total).clamp(0.0, 1.0)
+}
+
 /// What each entry of one ranked list adds to its candidate's fused score: `1 / (k + rank)`
-/// for RRF, `weight ×` the min-max normalised score for a weighted sum.
-fn contributions(fusion: Fusion, list: &[Scored], weight: f32) -> Vec<f32> {
+/// for RRF, `weight ×` the min-max normalised score for a weighted sum, `weight ×` the score
+/// on its fixed scale for absolute fusion (BM25 saturated, cosine as it is).
+fn contributions(fusion: Fusion, list: &[Scored], weight: f32, lexical: bool) -> Vec<f32> {
     match fusion {
+        Fusion::Absolute { saturation, .. } => list
+            .iter()
+            .map(|s| {
+                weight
+                    * if lexical {
+                        let b = s.score.max(0.0);
+                        b / (b + saturation.max(f32::EPSILON))
+                    } else {
+                        s.score.clamp(0.0, 1.0)
+                    }
+            })
+            .collect(),
         Fusion::Rrf { k } => (0..list.len())
             .map(|i| 1.0 / (k + i as f32 + 1.0))
             .collect(),
@@ -365,6 +420,8 @@ pub(crate) fn rescore(
 ) -> Vec<Ranked> {
     let w = config.weights;
     let total = (w.relevance + w.recency + w.access + w.importance).max(f32::EPSILON);
+    let boosts = (w.recency + w.access + w.importance).max(f32::EPSILON);
+    let share = boost_share(&w);
     let mut ranked: Vec<Ranked> = candidates
         .into_iter()
         .filter_map(|m| {
@@ -372,11 +429,17 @@ pub(crate) fn rescore(
             signals.recency = recency(m.updated_at, now, config.half_life);
             signals.access = access(m.access_count);
             signals.importance = m.importance.clamp(0.0, 1.0);
-            let score = (w.relevance * signals.relevance
-                + w.recency * signals.recency
+            let boost = (w.recency * signals.recency
                 + w.access * signals.access
                 + w.importance * signals.importance)
-                / total;
+                / boosts;
+            let score = if config.fusion.is_absolute() {
+                // Bounded: the boosts scale relevance within [1 − share, 1], so they order
+                // equally relevant memories and never lift an irrelevant one.
+                signals.relevance * (1.0 - share + share * boost)
+            } else {
+                (w.relevance * signals.relevance + boosts * boost) / total
+            };
             Some(Ranked {
                 id: m.id,
                 score,
@@ -518,17 +581,91 @@ mod tests {
 
     #[test]
     fn contenders_keep_exactly_those_that_can_still_win() {
-        let config = RecallConfig::default();
+        let relative = RecallConfig {
+            fusion: Fusion::Weighted { lexical: 0.7 },
+            ..RecallConfig::default()
+        };
         let i = ids(4);
-        let mut fused = HashMap::new();
-        for (id, r) in i.iter().zip([1.0, 0.9, 0.7, 0.2]) {
-            fused.insert(*id, (r, Signals::default()));
-        }
-        // slack = (0.1 + 0.05 + 0.1) / 1.0 = 0.25: for limit 2 the 2nd best is 0.9, so
-        // 0.7 can still overtake it and 0.2 cannot.
-        let kept = contenders(&config, &fused, 2);
+        let fused = |scores: [f32; 4]| {
+            let mut fused = HashMap::new();
+            for (id, r) in i.iter().zip(scores) {
+                fused.insert(*id, (r, Signals::default()));
+            }
+            fused
+        };
+        // Relative: slack = (0.1 + 0.05 + 0.1) / 1.0 = 0.25: for limit 2 the 2nd best is
+        // 0.9, so 0.7 can still overtake it and 0.2 cannot.
+        let kept = contenders(&relative, &fused([1.0, 0.9, 0.7, 0.2]), 2);
         assert_eq!(kept, vec![i[0], i[1], i[2]]);
-        assert_eq!(contenders(&config, &fused, 10).len(), 4);
+        assert_eq!(
+            contenders(&relative, &fused([1.0, 0.9, 0.7, 0.2]), 10).len(),
+            4
+        );
+        // Absolute: the boosts take at most their share (0.25 / 1.25 = 0.2) off relevance,
+        // so a candidate must reach 0.8 × 0.9 = 0.72 to overtake the 2nd.
+        let absolute = RecallConfig {
+            fusion: Fusion::Absolute {
+                lexical: 0.9,
+                saturation: 20.0,
+            },
+            ..RecallConfig::default()
+        };
+        let kept = contenders(&absolute, &fused([1.0, 0.9, 0.75, 0.7]), 2);
+        assert_eq!(kept, vec![i[0], i[1], i[2]]);
+    }
+
+    #[test]
+    fn absolute_scores_do_not_depend_on_the_other_candidates() {
+        let i = ids(3);
+        let fusion = Fusion::Absolute {
+            lexical: 0.9,
+            saturation: 20.0,
+        };
+        let alone = fuse(fusion, &scored(&[i[0]], &[20.0]), &scored(&[i[0]], &[0.5]));
+        let with_better = fuse(
+            fusion,
+            &scored(&[i[1], i[0]], &[200.0, 20.0]),
+            &scored(&[i[1], i[0]], &[0.9, 0.5]),
+        );
+        // 0.9 × 20 / (20 + 20) + 0.1 × 0.5 = 0.5, whatever else was found.
+        assert!((alone[&i[0]].0 - 0.5).abs() < 1e-6);
+        assert!((with_better[&i[0]].0 - 0.5).abs() < 1e-6);
+        assert!(with_better[&i[1]].0 > 0.9 && with_better[&i[1]].0 <= 1.0);
+        // A candidate only a weak cosine found stays near 0 even when it is the best.
+        let weak = fuse(fusion, &[], &scored(&[i[2]], &[0.2]));
+        assert!((weak[&i[2]].0 - 0.02).abs() < 1e-6);
+    }
+
+    #[test]
+    fn absolute_rescoring_never_lifts_a_memory_above_its_relevance() {
+        let now = Timestamp::from_millis(0);
+        let p = muisti_core::Partition::default();
+        let mut m = muisti_core::Put::new(p, None, "m").apply(None, now);
+        m.importance = 1.0;
+        m.access_count = 1_000;
+        for relevance in [0.05f32, 0.5, 1.0] {
+            let mut fused = HashMap::new();
+            fused.insert(
+                m.id,
+                (
+                    relevance,
+                    Signals {
+                        relevance,
+                        ..Signals::default()
+                    },
+                ),
+            );
+            let config = RecallConfig {
+                fusion: Fusion::Absolute {
+                    lexical: 0.9,
+                    saturation: 20.0,
+                },
+                ..RecallConfig::default()
+            };
+            let hits = rescore(&config, vec![RankFields::of(&m)], fused, now);
+            // Every boost at its best: the score is the relevance itself, never more.
+            assert!((hits[0].score - relevance).abs() < 1e-6, "{relevance}");
+        }
     }
 
     #[test]

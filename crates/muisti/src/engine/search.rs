@@ -110,7 +110,7 @@ impl Engine {
                 let mut fused = recall::fuse(config.fusion, &lexical, &vector);
                 if config.graph > 0.0 && req.cluster.is_none() {
                     let evidence = self.graph_candidates(&partition, req, &fused, n)?;
-                    recall::with_graph(&mut fused, &evidence, config.graph);
+                    recall::with_graph(config.fusion, &mut fused, &evidence, config.graph);
                 }
                 let ids = recall::contenders(config, &fused, req.limit);
                 let fields = self.store.rank_fields(&partition, &ids)?;
@@ -217,7 +217,16 @@ impl Engine {
             .into_iter()
             .filter(|s| s.id != id)
             .collect();
-        let fused = recall::fuse(Fusion::Rrf { k: 60.0 }, &[], &found);
+        // Similarity alone: the cosine itself with absolute scores, else relative to the best.
+        let fusion = if self.recall.fusion.is_absolute() {
+            Fusion::Absolute {
+                lexical: 0.0,
+                saturation: 1.0,
+            }
+        } else {
+            Fusion::Rrf { k: 60.0 }
+        };
+        let fused = recall::fuse(fusion, &[], &found);
         let ids: Vec<MemoryId> = found.iter().map(|s| s.id).collect();
         let fields = self.store.rank_fields(&partition, &ids)?;
         let mut ranked = recall::rescore(&self.recall, fields, fused, self.clock.now());

@@ -1754,7 +1754,7 @@ export interface components {
              * @description New confidence.
              */
             confidence?: number | null;
-            /** @description New content. */
+            /** @description New content (absent or null: kept). */
             content?: unknown;
             /** @description New context. */
             context?: string | null;
@@ -2048,7 +2048,8 @@ export interface components {
             memory: components["schemas"]["Memory"];
             /**
              * Format: float
-             * @description The final score, 0 to 1.
+             * @description The final score, 0 to 1, comparable across queries: about the share of the query the
+             *     memory matches (0.3 and above: a match; below 0.1: no word in common).
              */
             score: number;
             /** @description What made the score (with `explain`). */

@@ -122,8 +122,8 @@ pub(crate) enum BenchCommand {
         /// hybrid, lexical, vector or overlap.
         #[arg(long, default_value = "hybrid")]
         mode: String,
-        /// rrf[:K], weighted:LEXICAL_WEIGHT or absolute:LEXICAL_WEIGHT:SATURATION (default:
-        /// the engine's).
+        /// rrf[:K], weighted:LEXICAL_WEIGHT or absolute:LEXICAL_WEIGHT (default: the
+        /// engine's).
         #[arg(long)]
         fusion: Option<String>,
         /// Do not count accesses on recalled memories (they feed the access signal).
@@ -779,10 +779,7 @@ impl LocomoSetting {
         let fusion = match self.fusion {
             muisti::Fusion::Rrf { k } => format!("rrf:{k}"),
             muisti::Fusion::Weighted { lexical } => format!("weighted:{lexical}"),
-            muisti::Fusion::Absolute {
-                lexical,
-                saturation,
-            } => format!("absolute:{lexical}:{saturation}"),
+            muisti::Fusion::Absolute { lexical } => format!("absolute:{lexical}"),
         };
         let mode = serde_json::to_value(self.mode)
             .ok()
@@ -843,8 +840,8 @@ impl LocomoSetting {
     }
 }
 
-/// `rrf`, `rrf:K`, `weighted:W` or `absolute:W:SATURATION`: the one spelling of a fusion on
-/// the command line.
+/// `rrf`, `rrf:K`, `weighted:W` or `absolute:W`: the one spelling of a fusion on the command
+/// line.
 fn parse_fusion(spec: &str) -> Result<muisti::Fusion> {
     Ok(match spec.split_once(':') {
         Some(("rrf", k)) => muisti::Fusion::Rrf { k: k.parse()? },
@@ -852,14 +849,10 @@ fn parse_fusion(spec: &str) -> Result<muisti::Fusion> {
         Some(("weighted", w)) => muisti::Fusion::Weighted {
             lexical: w.parse()?,
         },
-        Some(("absolute", rest)) => match rest.split_once(':') {
-            Some((w, k)) => muisti::Fusion::Absolute {
-                lexical: w.parse()?,
-                saturation: k.parse()?,
-            },
-            None => anyhow::bail!("fusion {spec:?}: absolute:W:SATURATION"),
+        Some(("absolute", w)) => muisti::Fusion::Absolute {
+            lexical: w.parse()?,
         },
-        _ => anyhow::bail!("fusion {spec:?} is not rrf[:K], weighted:W or absolute:W:SATURATION"),
+        _ => anyhow::bail!("fusion {spec:?} is not rrf[:K], weighted:W or absolute:W"),
     })
 }
 

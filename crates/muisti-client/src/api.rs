@@ -217,7 +217,7 @@ pub struct Memories {
 #[cfg_attr(feature = "openapi", derive(ToSchema))]
 #[serde(deny_unknown_fields)]
 pub struct MemoryPatch {
-    /// New content.
+    /// New content (absent or null: kept).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub content: Option<Value>,
     /// New context.
@@ -456,7 +456,8 @@ impl RecallQuery {
 pub struct RecallHit {
     /// The memory.
     pub memory: Memory,
-    /// The final score, 0 to 1.
+    /// The final score, 0 to 1, comparable across queries: about the share of the query the
+    /// memory matches (0.3 and above: a match; below 0.1: no word in common).
     pub score: f32,
     /// What made the score (with `explain`).
     #[serde(default, skip_serializing_if = "Option::is_none")]

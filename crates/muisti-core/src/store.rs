@@ -218,8 +218,10 @@ pub trait Store: Send + Sync {
     fn vectors(&self, partition: &Partition, filter: &Filter) -> Result<Vec<StoredVector>>;
 
     /// The best `limit` records for a full-text query, by BM25 over the
-    /// [`tokenize`](crate::text::tokenize)d [`Memory::index_text`]. The default scores every
-    /// matching record in memory; backends with a full-text index answer natively.
+    /// [`tokenize`](crate::text::tokenize)d [`Memory::index_text`], each score divided by
+    /// the query's attainable score ([`Bm25::finish`](crate::text::Bm25::finish): about 1
+    /// for a record matching every query term). The default scores every matching record in
+    /// memory; backends with a full-text index answer natively.
     fn text_search(&self, query: &TextQuery) -> Result<Vec<Scored>> {
         let all = list_all(self, &query.partition, &query.filter)?;
         let texts: Vec<(MemoryId, std::borrow::Cow<'_, str>, Option<&str>)> = all

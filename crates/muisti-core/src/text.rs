@@ -225,12 +225,12 @@ impl Default for Bm25 {
 
 impl Bm25 {
     /// Ranks `docs` (id, content text, context text) for `query`, best first, at most
-    /// `limit`. The scoring is SQLite FTS5's `bm25()` with column weights, so every backend
-    /// ranks alike: a term's frequency is its count in the content plus `context_weight` ×
-    /// its count in the context; the document length is both fields' together; the IDF is
-    /// `ln((N − n + 0.5) / (n + 0.5))`, floored near zero (a term in more than half the
-    /// documents weighs almost nothing). Documents sharing no term with the query are left
-    /// out.
+    /// `limit`. The scoring is BM25 as SQLite FTS5's `bm25()` with column weights computes
+    /// it, with Lucene's idf ([`idf`]), and every backend ranks through it: a term's
+    /// frequency is its count in the content plus `context_weight` × its count in the
+    /// context; the document length is both fields' together. Documents sharing no term with
+    /// the query are left out. Scores are divided by the query's attainable score
+    /// ([`Bm25::finish`]).
     pub fn rank<'a>(
         &self,
         docs: impl IntoIterator<Item = (MemoryId, &'a str, Option<&'a str>)>,
@@ -311,7 +311,7 @@ impl InvertedIndex {
             idf.push(self::idf(n_docs, df));
         }
         let avgdl = total_len as f32 / n_docs as f32;
-        let mut scored: Vec<Scored> = tf
+        let scored: Vec<Scored> = tf
             .into_iter()
             .map(|(d, f)| {
                 let (id, len) = self.docs[d as usize];
@@ -321,8 +321,7 @@ impl InvertedIndex {
                 }
             })
             .collect();
-        top_scored(&mut scored, limit);
-        scored
+        Bm25::finish(scored, &idf, limit)
     }
 }
 
@@ -416,13 +415,33 @@ impl Bm25 {
             .map(|k| idf(n, docs.iter().filter(|(_, tf, _)| tf[k] > 0.0).count()))
             .collect();
         let avgdl = stats.total_len as f32 / stats.docs as f32;
-        let mut scored: Vec<Scored> = docs
+        let scored: Vec<Scored> = docs
             .iter()
             .map(|(id, tf, len)| Scored {
                 id: *id,
                 score: self.score(&idf, tf, *len as usize, avgdl),
             })
             .collect();
+        Self::finish(scored, &idf, limit)
+    }
+
+    /// What a document with each of the query's terms once, at the average length, scores:
+    /// the sum of the terms' idf (terms the corpus lacks included, at their highest idf).
+    /// Floored, so a query of terms in every document does not divide by nothing.
+    pub fn attainable(idf: &[f32]) -> f32 {
+        idf.iter().sum::<f32>().max(1e-3)
+    }
+
+    /// The last step of every BM25 ranking, on every backend: each score divided by the
+    /// query's [`attainable`](Bm25::attainable) score, so a score says how much of the query
+    /// a document matches (about 1: every term, once, at the average length; more with
+    /// repeated terms or a short document) on the same scale in any corpus; the best
+    /// `limit`, best first. Dividing by one number per query keeps the order.
+    pub fn finish(mut scored: Vec<Scored>, idf: &[f32], limit: usize) -> Vec<Scored> {
+        let attainable = Self::attainable(idf);
+        for s in &mut scored {
+            s.score /= attainable;
+        }
         top_scored(&mut scored, limit);
         scored
     }
@@ -439,9 +458,12 @@ impl Bm25 {
     }
 }
 
-/// FTS5's inverse document frequency of a term in `df` of `n` documents, floored near zero.
+/// The inverse document frequency of a term in `df` of `n` documents: `ln(1 + (n − df +
+/// 0.5) / (df + 0.5))` (Lucene's BM25 idf), positive for every term, so a match counts in a
+/// store of any size (FTS5's `ln((n − df + 0.5) / (df + 0.5))` is zero or less for a term in
+/// half the documents or more: in a store of one or two memories every term weighed nothing).
 pub fn idf(n: usize, df: usize) -> f32 {
-    ((n as f32 - df as f32 + 0.5) / (df as f32 + 0.5))
+    (1.0 + (n as f32 - df as f32 + 0.5) / (df as f32 + 0.5))
         .ln()
         .max(1e-6)
 }

@@ -507,6 +507,10 @@ mod exact {
                 &json!({"pattern": NO_CONTROL_PATTERN, "minLength": 1, "maxLength": 256}),
             );
         }
+        // A patch's content: absent or null keeps the memory's, never blank.
+        if let Some(c) = doc.pointer_mut("/components/schemas/MemoryPatch/properties/content") {
+            c["not"] = json!({"type": "string", "pattern": blank_pattern()});
+        }
         // A recall's query is never blank (RecallRequest::validate).
         if let Some(q) = doc.pointer_mut("/components/schemas/RecallQuery/properties/query") {
             q["not"] = json!({"type": "string", "pattern": blank_pattern()});

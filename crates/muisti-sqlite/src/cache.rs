@@ -571,7 +571,7 @@ impl PartitionCache {
         let idf: Vec<f32> = df.iter().map(|&d| text::idf(n_docs, d)).collect();
         let bm25 = text::Bm25::default();
         let avgdl = total_len as f32 / n_docs as f32;
-        let mut scored: Vec<Scored> = matched
+        let scored: Vec<Scored> = matched
             .iter()
             .zip(tfs.chunks_exact(width))
             .map(|(&i, f)| Scored {
@@ -579,8 +579,7 @@ impl PartitionCache {
                 score: bm25.score(&idf, f, self.lengths[i] as usize, avgdl),
             })
             .collect();
-        text::top_scored(&mut scored, limit);
-        scored
+        text::Bm25::finish(scored, &idf, limit)
     }
 }
 

@@ -59,4 +59,6 @@ pub use open::{
     DEFAULT_STORE_ENV, default_archive_url, default_snapshot_dir, default_store_url,
     embedder_from_spec, open_archive, open_store, registry,
 };
-pub use recall::{Fusion, RecallConfig, RecallHit, RecallMode, RecallRequest, Signals, Weights};
+pub use recall::{
+    Fusion, RELEVANT_SCORE, RecallConfig, RecallHit, RecallMode, RecallRequest, Signals, Weights,
+};

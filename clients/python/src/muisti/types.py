@@ -995,7 +995,7 @@ class MemoryPatch(Wire):
     confidence: Optional[int] = None
     """New confidence."""
     content: Any = None
-    """New content."""
+    """New content (absent or null: kept)."""
     context: Optional[str] = None
     """New context."""
     expected_version: Optional[int] = None
@@ -1262,7 +1262,10 @@ class RecallHit(Wire):
     memory: Memory
     """The memory."""
     score: float
-    """The final score, 0 to 1."""
+    """
+    The final score, 0 to 1, comparable across queries: about the share of the query the
+    memory matches (0.3 and above: a match; below 0.1: no word in common).
+    """
     signals: Optional[dict[str, Any]] = None
     """What made the score (with `explain`)."""
     _unknown: dict[str, Any] = field(default_factory=dict, repr=False)

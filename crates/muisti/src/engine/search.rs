@@ -219,10 +219,7 @@ impl Engine {
             .collect();
         // Similarity alone: the cosine itself with absolute scores, else relative to the best.
         let fusion = if self.recall.fusion.is_absolute() {
-            Fusion::Absolute {
-                lexical: 0.0,
-                saturation: 1.0,
-            }
+            Fusion::Absolute { lexical: 0.0 }
         } else {
             Fusion::Rrf { k: 60.0 }
         };

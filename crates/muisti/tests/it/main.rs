@@ -605,6 +605,70 @@ fn recall_modes_filters_and_similar_on_every_backend() {
     });
 }
 
+/// Scores are absolute: a query sharing nothing with the memories scores below
+/// `RELEVANT_SCORE` on every backend, however it ranks them, while a query the memory
+/// answers scores above it; the same match scores alike whatever else the store holds.
+#[test]
+fn an_unrelated_query_scores_below_the_relevant_threshold_on_every_backend() {
+    use muisti::RecallRequest;
+    on_every_backend(
+        |store| Engine::builder(store).build().expect("engine"),
+        |url, e| {
+            let n = ns("scores");
+            let alice = e
+                .remember(muisti::Put::new(
+                    e.partition(&n),
+                    None,
+                    "Alice prefers window seats",
+                ))
+                .expect("write")
+                .memory;
+            e.remember(muisti::Put::new(
+                e.partition(&n),
+                None,
+                "Bob is allergic to peanuts",
+            ))
+            .expect("write");
+            e.kv_set(&n, "theme", json!("dark"), None).expect("kv");
+            let recall = |q: &str| {
+                e.recall(&RecallRequest::new(n.clone(), q, 5))
+                    .expect("recall")
+            };
+            let unrelated = recall("quantum chromodynamics lattice");
+            assert!(
+                unrelated.iter().all(|h| h.score < muisti::RELEVANT_SCORE),
+                "{url}: {:?}",
+                unrelated.iter().map(|h| h.score).collect::<Vec<_>>()
+            );
+            let mut strict = RecallRequest::new(n.clone(), "quantum chromodynamics lattice", 5);
+            strict.min_score = Some(muisti::RELEVANT_SCORE);
+            assert!(e.recall(&strict).expect("recall").is_empty(), "{url}");
+            let answered = recall("which seats does Alice prefer");
+            assert_eq!(answered[0].memory.id, alice.id, "{url}");
+            assert!(
+                answered[0].score >= muisti::RELEVANT_SCORE,
+                "{url}: {}",
+                answered[0].score
+            );
+            // The same match in a store with a thousand more memories scores about the same.
+            let filler: Vec<muisti::Put> = (0..1000)
+                .map(|i| {
+                    muisti::Put::new(e.partition(&n), None, format!("note {i} about the garden"))
+                })
+                .collect();
+            e.remember_many(filler).expect("write");
+            let again = recall("which seats does Alice prefer");
+            assert_eq!(again[0].memory.id, alice.id, "{url}");
+            assert!(
+                (again[0].score - answered[0].score).abs() < 0.15,
+                "{url}: {} then {}",
+                answered[0].score,
+                again[0].score
+            );
+        },
+    );
+}
+
 /// Time comes from the clock the engine and store are given: expiry is tested by moving a
 /// manual clock, never by sleeping.
 #[test]

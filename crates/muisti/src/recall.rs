@@ -237,9 +237,23 @@ pub struct Signals {
     /// The graph's evidence for it, 0 to 1 (graph-aware recall only).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub graph: Option<f32>,
-    /// Fused relevance, 0 to 1: relative to the query's most relevant candidate (1), or
-    /// absolute with [`Fusion::Absolute`].
+    /// What the full-text strategy added to the fused score (its weight × its score on the
+    /// fusion's scale), if it found the memory.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub from_lexical: Option<f32>,
+    /// What the vector strategy added to the fused score, if it found the memory.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub from_vector: Option<f32>,
+    /// What the graph added to the fused score (graph-aware recall only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub from_graph: Option<f32>,
+    /// Fused relevance, 0 to 1: the strategies' parts summed, as they are (at most 1) with
+    /// [`Fusion::Absolute`], else relative to the query's most relevant candidate (1).
     pub relevance: f32,
+    /// With [`Fusion::Absolute`]: what recency, access and importance multiply relevance by
+    /// (between 1 minus their share of the weights and 1); the score is `relevance × boost`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub boost: Option<f32>,
     /// Recency, 0 to 1 (1 now, 0.5 one half-life ago).
     pub recency: f32,
     /// Access frequency, 0 to 1, log-scaled.
@@ -279,6 +293,7 @@ pub(crate) fn fuse(
         let e = out.entry(s.id).or_default();
         e.1.lexical_rank = Some(i as u32 + 1);
         e.1.lexical_score = Some(s.score);
+        e.1.from_lexical = Some(part);
         e.0 += part;
     }
     for (i, (s, part)) in vector
@@ -289,6 +304,7 @@ pub(crate) fn fuse(
         let e = out.entry(s.id).or_default();
         e.1.vector_rank = Some(i as u32 + 1);
         e.1.similarity = Some(s.score);
+        e.1.from_vector = Some(part);
         e.0 += part;
     }
     normalise(fusion, &mut out);
@@ -323,6 +339,7 @@ pub(crate) fn with_graph(
     for (id, g) in evidence {
         let e = fused.entry(*id).or_default();
         e.1.graph = Some(*g);
+        e.1.from_graph = Some(weight * g);
         e.0 += weight * g;
     }
     normalise(fusion, fused);
@@ -444,7 +461,9 @@ pub(crate) fn rescore(
             let score = if config.fusion.is_absolute() {
                 // Bounded: the boosts scale relevance within [1 − share, 1], so they order
                 // equally relevant memories and never lift an irrelevant one.
-                signals.relevance * (1.0 - share + share * boost)
+                let factor = 1.0 - share + share * boost;
+                signals.boost = Some(factor);
+                signals.relevance * factor
             } else {
                 (w.relevance * signals.relevance + boosts * boost) / total
             };
@@ -641,6 +660,32 @@ mod tests {
     }
 
     #[test]
+    fn every_strategys_part_is_explained_and_they_add_up() {
+        let i = ids(3);
+        let fusion = Fusion::Absolute { lexical: 0.9 };
+        let mut fused = fuse(
+            fusion,
+            &scored(&[i[0], i[1]], &[0.8, 0.4]),
+            &scored(&[i[0], i[2]], &[0.5, 0.6]),
+        );
+        with_graph(fusion, &mut fused, &HashMap::from([(i[2], 0.5)]), 0.2);
+        for (id, (relevance, s)) in &fused {
+            let parts = s.from_lexical.unwrap_or(0.0)
+                + s.from_vector.unwrap_or(0.0)
+                + s.from_graph.unwrap_or(0.0);
+            assert!((parts.min(1.0) - relevance).abs() < 1e-6, "{id}");
+        }
+        let both = &fused[&i[0]].1;
+        assert!((both.from_lexical.unwrap_or(0.0) - 0.72).abs() < 1e-6);
+        assert!((both.from_vector.unwrap_or(0.0) - 0.05).abs() < 1e-6);
+        assert_eq!(
+            fused[&i[1]].1.from_vector, None,
+            "the vectors did not find it"
+        );
+        assert!((fused[&i[2]].1.from_graph.unwrap_or(0.0) - 0.1).abs() < 1e-6);
+    }
+
+    #[test]
     fn absolute_rescoring_never_lifts_a_memory_above_its_relevance() {
         let now = Timestamp::from_millis(0);
         let p = muisti_core::Partition::default();
@@ -666,6 +711,11 @@ mod tests {
             let hits = rescore(&config, vec![RankFields::of(&m)], fused, now);
             // Every boost at its best: the score is the relevance itself, never more.
             assert!((hits[0].score - relevance).abs() < 1e-6, "{relevance}");
+            let boost = hits[0].signals.boost.unwrap_or(0.0);
+            assert!(
+                (hits[0].score - relevance * boost).abs() < 1e-6,
+                "explained"
+            );
         }
     }
 

@@ -282,8 +282,8 @@ pub(crate) fn fuse(
     let mut out: HashMap<MemoryId, (f32, Signals)> = HashMap::new();
     let weight = |lexical_list: bool| match fusion {
         Fusion::Rrf { .. } => 1.0,
-        Fusion::Weighted { lexical } | Fusion::Absolute { lexical, .. } if lexical_list => lexical,
-        Fusion::Weighted { lexical } | Fusion::Absolute { lexical, .. } => 1.0 - lexical,
+        Fusion::Weighted { lexical } | Fusion::Absolute { lexical } if lexical_list => lexical,
+        Fusion::Weighted { lexical } | Fusion::Absolute { lexical } => 1.0 - lexical,
     };
     for (i, (s, part)) in lexical
         .iter()
@@ -329,7 +329,7 @@ fn normalise(fusion: Fusion, fused: &mut HashMap<MemoryId, (f32, Signals)>) {
 
 /// Adds the graph's evidence to fused candidates: each memory with evidence `g` gains
 /// `weight × g` (a memory only the graph found joins with that alone), and relevance is
-/// normalised to the best again.
+/// made again by the fusion's rule ([`normalise`]).
 pub(crate) fn with_graph(
     fusion: Fusion,
     fused: &mut HashMap<MemoryId, (f32, Signals)>,

@@ -107,7 +107,8 @@ class MuistiSaver(BaseCheckpointSaver[str]):
         writes.sort(key=lambda w: writes_sort_key(w["task_path"], w["task_id"], w["idx"]))
         return [(w["task_id"], w["channel"], self._load(w["value"])) for w in writes]
 
-    def _tuple(self, entry: dict[str, Any]) -> Optional[CheckpointTuple]:
+    def _tuple(self, entry: dict[str, Any], metadata: Optional[CheckpointMetadata] = None) -> Optional[CheckpointTuple]:
+        """The tuple of an index entry (`metadata`: already decoded, when the caller has it)."""
         thread_id, ns, cid = entry["thread_id"], entry["checkpoint_ns"], entry["checkpoint_id"]
         try:
             blob = self.client.kv_get(self._blobs(thread_id), self._key(ns, cid)).value
@@ -117,7 +118,7 @@ class MuistiSaver(BaseCheckpointSaver[str]):
         return CheckpointTuple(
             config={"configurable": {"thread_id": thread_id, "checkpoint_ns": ns, "checkpoint_id": cid}},
             checkpoint=self._load(blob),
-            metadata=self._load(entry["metadata"]),
+            metadata=metadata if metadata is not None else self._load(entry["metadata"]),
             parent_config=(
                 {"configurable": {"thread_id": thread_id, "checkpoint_ns": ns, "checkpoint_id": parent}}
                 if parent
@@ -172,11 +173,12 @@ class MuistiSaver(BaseCheckpointSaver[str]):
                     continue
                 if before_id and entry["checkpoint_id"] >= before_id:
                     continue
+                metadata = None
                 if filter:
                     metadata = self._load(entry["metadata"])
                     if not all(k in metadata and metadata[k] == v for k, v in filter.items()):
                         continue
-                found = self._tuple(entry)
+                found = self._tuple(entry, metadata)
                 if found is None:
                     continue
                 yield found

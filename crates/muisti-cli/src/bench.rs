@@ -147,10 +147,15 @@ pub(crate) enum BenchCommand {
         #[arg(long, conflicts_with = "graph")]
         loco: bool,
         /// The settings --loco chooses among: `;`-separated dimensions `NAME=V1,V2,...` over
-        /// fusion (rrf[:K], weighted:W), candidates, mode and graph (a graph weight); every
-        /// combination is a setting. The plain setting is run first and preferred on ties.
+        /// fusion (rrf[:K], weighted:W, absolute:W), candidates, mode, graph (a graph
+        /// weight), temporal (the temporal strategy's weight), temporal_after (days) and
+        /// neighbours (neighbourhood evidence's weight); every combination is a setting. The plain setting is run first and preferred on ties.
         #[arg(long, default_value = DEFAULT_LOCO_GRID)]
         loco_grid: String,
+        /// Write each question's top 50 hits with their signals to this file (JSON lines;
+        /// a plain run only), to study what a strategy would change.
+        #[arg(long, conflicts_with_all = ["loco", "graph"])]
+        dump: Option<std::path::PathBuf>,
     },
     /// Ingest and recall on a deterministic synthetic corpus (default store: a fresh SQLite
     /// file; each user owns 1,000 memories).
@@ -535,6 +540,7 @@ pub(crate) fn run(cmd: &BenchCommand, cli: &crate::Cli, json: bool) -> Result<()
             graph_weights,
             loco,
             loco_grid,
+            dump,
         } => {
             let config = muisti::RecallConfig {
                 track_access: !no_access_tracking,
@@ -548,6 +554,9 @@ pub(crate) fn run(cmd: &BenchCommand, cli: &crate::Cli, json: bool) -> Result<()
                 candidates: candidates.unwrap_or(config.candidates),
                 mode: mode.parse()?,
                 graph: 0.0,
+                temporal: config.temporal,
+                temporal_after_days: (config.temporal_after.as_secs() / 86_400) as u32,
+                neighbours: config.neighbours,
             };
             let embedder = muisti::embedder_from_spec(cli.embedder(), cli.embed_url.as_deref())?;
             let grid = if *graph {
@@ -561,7 +570,16 @@ pub(crate) fn run(cmd: &BenchCommand, cli: &crate::Cli, json: bool) -> Result<()
             } else {
                 loco.then(|| loco_grid.clone())
             };
-            return locomo(data, store, embedder, config, plain, grid.as_deref(), json);
+            return locomo(
+                data,
+                store,
+                embedder,
+                config,
+                plain,
+                grid.as_deref(),
+                dump.as_deref(),
+                json,
+            );
         }
     };
     let dir = bench_dir()?;
@@ -772,6 +790,12 @@ struct LocomoSetting {
     mode: muisti::RecallMode,
     /// The graph's weight in relevance (0: the graph is not read).
     graph: f32,
+    /// The temporal strategy's weight (0: off).
+    temporal: f32,
+    /// How many days after a period a memory still speaks of it.
+    temporal_after_days: u32,
+    /// Neighbourhood evidence's weight (0: off).
+    neighbours: f32,
 }
 
 impl LocomoSetting {
@@ -785,9 +809,17 @@ impl LocomoSetting {
             .ok()
             .and_then(|v| v.as_str().map(str::to_owned))
             .unwrap_or_default();
+        let temporal = if self.temporal > 0.0 {
+            format!(
+                " temporal={} temporal_after={}",
+                self.temporal, self.temporal_after_days
+            )
+        } else {
+            String::new()
+        };
         format!(
-            "fusion={fusion} candidates={} mode={mode} graph={}",
-            self.candidates, self.graph
+            "fusion={fusion} candidates={} mode={mode} graph={}{temporal} neighbours={}",
+            self.candidates, self.graph, self.neighbours
         )
     }
 
@@ -820,8 +852,32 @@ impl LocomoSetting {
                             }
                             t.graph = w;
                         }
+                        "temporal" => {
+                            let w: f32 = v
+                                .parse()
+                                .with_context(|| format!("temporal weight {v:?}"))?;
+                            if !w.is_finite() || w < 0.0 {
+                                anyhow::bail!("--loco-grid: a temporal weight is 0 or more");
+                            }
+                            t.temporal = w;
+                        }
+                        "temporal_after" => {
+                            t.temporal_after_days = v
+                                .parse()
+                                .with_context(|| format!("temporal_after {v:?} (days)"))?
+                        }
+                        "neighbours" => {
+                            let w: f32 = v
+                                .parse()
+                                .with_context(|| format!("neighbours weight {v:?}"))?;
+                            if !w.is_finite() || w < 0.0 {
+                                anyhow::bail!("--loco-grid: a neighbours weight is 0 or more");
+                            }
+                            t.neighbours = w;
+                        }
                         other => anyhow::bail!(
-                            "--loco-grid: {other:?} is not fusion, candidates, mode or graph"
+                            "--loco-grid: {other:?} is not fusion, candidates, mode, graph, \
+                             temporal, temporal_after or neighbours"
                         ),
                     }
                     next.push(t);
@@ -856,6 +912,7 @@ fn parse_fusion(spec: &str) -> Result<muisti::Fusion> {
     })
 }
 
+#[allow(clippy::too_many_arguments)]
 fn locomo(
     data: &std::path::Path,
     store: Option<&str>,
@@ -863,6 +920,7 @@ fn locomo(
     config: muisti::RecallConfig,
     plain: LocomoSetting,
     grid: Option<&str>,
+    dump: Option<&std::path::Path>,
     json: bool,
 ) -> Result<()> {
     let dir = tempfile::tempdir().context("temporary directory")?;
@@ -875,6 +933,10 @@ fn locomo(
         config.fusion = setting.fusion;
         config.candidates = setting.candidates;
         config.graph = setting.graph;
+        config.temporal = setting.temporal;
+        config.temporal_after =
+            std::time::Duration::from_secs(u64::from(setting.temporal_after_days) * 86_400);
+        config.neighbours = setting.neighbours;
         let graph = setting.graph > 0.0;
         let extraction = if graph {
             muisti::graph::GraphExtraction::Offline
@@ -891,6 +953,7 @@ fn locomo(
             engine,
             mode: setting.mode,
             graph,
+            dump: dump.map(std::path::Path::to_path_buf),
         })
     };
     let Some(grid) = grid else {
@@ -1504,6 +1567,9 @@ mod tests {
             candidates: 50,
             mode: muisti::RecallMode::Hybrid,
             graph: 0.0,
+            temporal: 0.0,
+            temporal_after_days: 0,
+            neighbours: 0.0,
         }
     }
 
@@ -1525,6 +1591,15 @@ mod tests {
         let modes = plain().grid("mode=lexical;graph=0,0.2").expect("grid");
         assert_eq!(modes.len(), 3, "plain, lexical/0, lexical/0.2");
         assert_eq!(modes[2].graph, 0.2);
+        let temporal = plain()
+            .grid("temporal=0,0.1;temporal_after=7")
+            .expect("grid");
+        assert_eq!(
+            temporal.last().map(LocomoSetting::label).as_deref(),
+            Some(
+                "fusion=weighted:0.7 candidates=50 mode=hybrid graph=0 temporal=0.1 temporal_after=7"
+            )
+        );
     }
 
     #[test]
@@ -1535,6 +1610,8 @@ mod tests {
             ("fusion=weighted:x", "invalid float"),
             ("candidates=many", "candidates"),
             ("graph=-1", "0 or more"),
+            ("temporal=-0.1", "0 or more"),
+            ("temporal_after=soon", "days"),
             ("fusion=rrf,", "empty value"),
         ] {
             let e = plain().grid(spec).expect_err(spec);

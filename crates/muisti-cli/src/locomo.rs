@@ -26,13 +26,36 @@ pub(crate) struct Options<'a> {
     /// Whether the engine reads memories into the graph (the run then waits for it before
     /// asking, and reports ingest with extraction).
     pub graph: bool,
+    /// Write each question's ranked hits (top 50) to this file as JSON lines.
+    pub dump: Option<PathBuf>,
 }
 
 struct Conversation {
     id: String,
-    /// Turn id, content, and the turn before it in the same session.
-    turns: Vec<(String, String, Option<String>)>,
+    turns: Vec<Turn>,
     questions: Vec<Question>,
+}
+
+/// One dialog turn.
+struct Turn {
+    /// Its id (`D<session>:<n>`).
+    dia: String,
+    /// `"<speaker>: <text>"`.
+    content: String,
+    /// The turn before it in the same session.
+    previous: Option<String>,
+    /// `session_<n>`.
+    session: String,
+    /// When the session took place, if its date parses.
+    said_at: Option<muisti::Timestamp>,
+}
+
+/// A LoCoMo session date (`"1:56 pm on 8 May, 2023"`), as UTC.
+fn session_time(text: &str) -> Option<muisti::Timestamp> {
+    let t = chrono::NaiveDateTime::parse_from_str(text.trim(), "%I:%M %p on %d %B, %Y").ok()?;
+    Some(muisti::Timestamp::from_millis(
+        t.and_utc().timestamp_millis(),
+    ))
 }
 
 struct Question {
@@ -87,7 +110,11 @@ fn load(path: &Path) -> Result<Conversation> {
         .collect();
     sessions.sort_by_key(|(n, _)| *n);
     let mut turns = Vec::new();
-    for (_, session) in sessions {
+    for (n, session) in sessions {
+        let said_at = conv
+            .get(format!("session_{n}_date_time"))
+            .and_then(Value::as_str)
+            .and_then(session_time);
         let mut previous: Option<String> = None;
         for t in session {
             let (Some(speaker), Some(dia), Some(said)) = (
@@ -101,7 +128,13 @@ fn load(path: &Path) -> Result<Conversation> {
             if let Some(caption) = t.get("blip_caption").and_then(Value::as_str) {
                 content.push_str(&format!(" [shares {caption}]"));
             }
-            turns.push((dia.to_owned(), content.clone(), previous.replace(content)));
+            turns.push(Turn {
+                dia: dia.to_owned(),
+                content: content.clone(),
+                previous: previous.replace(content),
+                session: format!("session_{n}"),
+                said_at,
+            });
         }
     }
     let questions = doc
@@ -185,13 +218,15 @@ pub(crate) fn run(opts: Options<'_>) -> Result<Report> {
         let puts: Vec<Put> = conv
             .turns
             .iter()
-            .map(|(dia, content, previous)| {
-                let mut p = Put::new(partition.clone(), None, content.as_str());
-                // A turn is indexed with the turn it answers.
-                p.context = previous.clone();
+            .map(|t| {
+                let mut p = Put::new(partition.clone(), None, t.content.as_str());
+                // A turn is indexed with the turn it answers, and dated by its session.
+                p.context = t.previous.clone();
+                p.valid_from = t.said_at;
                 p.owner.user_id = Some(user.clone());
+                p.owner.session_id = Some(t.session.clone());
                 p.category = muisti::Category::Conversation;
-                p.metadata.insert("dia_id".into(), json!(dia));
+                p.metadata.insert("dia_id".into(), json!(t.dia));
                 p
             })
             .collect();
@@ -222,6 +257,7 @@ pub(crate) fn run(opts: Options<'_>) -> Result<Report> {
     let mut scores = Vec::new();
     let mut evidence_scores = Vec::new();
     let mut top_scores = Vec::new();
+    let mut dump = Vec::new();
     for conv in &convs {
         let user = format!("locomo-{}", conv.id);
         for q in &conv.questions {
@@ -231,7 +267,7 @@ pub(crate) fn run(opts: Options<'_>) -> Result<Report> {
             let req = RecallRequest {
                 namespace: ns.clone(),
                 query: q.text.clone(),
-                limit: 20,
+                limit: if opts.dump.is_some() { 50 } else { 20 },
                 filter: Filter {
                     user_id: Some(user.clone()),
                     ..Filter::default()
@@ -244,12 +280,32 @@ pub(crate) fn run(opts: Options<'_>) -> Result<Report> {
             let start = Instant::now();
             let hits = engine.recall(&req)?;
             latencies.push(start.elapsed().as_secs_f64() * 1000.0);
+            if opts.dump.is_some() {
+                let hits: Vec<Value> = hits
+                    .iter()
+                    .map(|h| {
+                        json!({
+                            "dia": h.memory.metadata.get("dia_id"),
+                            "score": h.score,
+                            "signals": h.signals,
+                        })
+                    })
+                    .collect();
+                dump.push(json!({
+                    "conversation": conv.id,
+                    "category": q.category,
+                    "question": q.text,
+                    "evidence": q.evidence,
+                    "hits": hits,
+                }));
+            }
+            let hits = &hits[..hits.len().min(20)];
             let ranked: Vec<&str> = hits
                 .iter()
                 .filter_map(|h| h.memory.metadata.get("dia_id").and_then(Value::as_str))
                 .collect();
             let evidence: HashSet<&str> = q.evidence.iter().map(String::as_str).collect();
-            for h in &hits {
+            for h in hits {
                 let dia = h.memory.metadata.get("dia_id").and_then(Value::as_str);
                 if dia.is_some_and(|d| evidence.contains(d)) {
                     evidence_scores.push(f64::from(h.score));
@@ -298,6 +354,11 @@ pub(crate) fn run(opts: Options<'_>) -> Result<Report> {
         }
     }
     engine.store().flush(&partition)?;
+    if let Some(path) = &opts.dump {
+        let lines: Vec<String> = dump.iter().map(Value::to_string).collect();
+        std::fs::write(path, lines.join("\n") + "\n")
+            .with_context(|| format!("writing {}", path.display()))?;
+    }
     latencies.sort_by(f64::total_cmp);
     let quantiles = |mut v: Vec<f64>| -> BTreeMap<String, f64> {
         v.sort_by(f64::total_cmp);

@@ -212,6 +212,10 @@ pub struct RankFields {
     pub access_count: u64,
     /// Its importance.
     pub importance: f32,
+    /// When what it says happened, as far as the store knows: its `valid_from`, else when
+    /// it was created ([`RankFields::time_of`]). Recall's temporal strategy matches it
+    /// against the periods a query names.
+    pub time: Timestamp,
 }
 
 impl RankFields {
@@ -222,7 +226,14 @@ impl RankFields {
             updated_at: m.updated_at,
             access_count: m.access_count,
             importance: m.importance,
+            time: Self::time_of(m.valid_from, m.created_at),
         }
+    }
+
+    /// A memory's time: when it became true if the writer said so, else when it was
+    /// created. The one rule every backend's copy of the fields follows.
+    pub fn time_of(valid_from: Option<Timestamp>, created_at: Timestamp) -> Timestamp {
+        valid_from.unwrap_or(created_at)
     }
 }
 

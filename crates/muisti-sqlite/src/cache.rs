@@ -133,6 +133,7 @@ impl Fresh {
                 content_hash: m.content_hash.clone(),
                 created_at: m.created_at,
                 updated_at: m.updated_at,
+                time: RankFields::time_of(m.valid_from, m.created_at),
                 importance: m.importance,
                 expires_at: m.expires_at.map(Timestamp::as_millis),
                 access_count: m.access_count.into(),
@@ -159,6 +160,8 @@ pub(crate) struct CachedRow {
     pub(crate) content_hash: String,
     pub(crate) created_at: Timestamp,
     pub(crate) updated_at: Timestamp,
+    /// [`RankFields::time`].
+    pub(crate) time: Timestamp,
     pub(crate) importance: f32,
     pub(crate) expires_at: Option<i64>,
     /// The stored count plus the accesses this process committed since the load.
@@ -177,6 +180,7 @@ impl Clone for CachedRow {
             content_hash: self.content_hash.clone(),
             created_at: self.created_at,
             updated_at: self.updated_at,
+            time: self.time,
             importance: self.importance,
             expires_at: self.expires_at,
             access_count: self.access_count.load(Ordering::Relaxed).into(),
@@ -408,6 +412,7 @@ impl PartitionCache {
                     updated_at: r.updated_at,
                     access_count: r.access_count.load(Ordering::Relaxed),
                     importance: r.importance,
+                    time: r.time,
                 }),
         )
     }

@@ -509,7 +509,7 @@ fn load_rows_by(
     const SELECT: &str = "SELECT m.id, m.user_id, m.agent_id, m.session_id, m.category, \
          m.scope, m.created_at, m.expires_at, m.vector, f.tokens, f.context, m.tags, \
          m.metadata, m.content_hash, m.updated_at, m.importance, \
-         m.access_count + IFNULL(a.access_count, 0) \
+         m.access_count + IFNULL(a.access_count, 0), IFNULL(m.valid_from, m.created_at) \
          FROM o CROSS JOIN memories m ON m.rowid = o.r \
          CROSS JOIN memory_terms f ON f.rowid = m.rowid \
          LEFT JOIN memory_access a ON a.rowid = m.rowid";
@@ -569,6 +569,8 @@ fn load_rows_by(
             content_hash: r.get(13).map_err(sql_err)?,
             created_at: Timestamp::from_millis(r.get(6).map_err(sql_err)?),
             updated_at: Timestamp::from_millis(r.get(14).map_err(sql_err)?),
+            // RankFields::time_of, in SQL.
+            time: Timestamp::from_millis(r.get(17).map_err(sql_err)?),
             importance: r.get::<_, f64>(15).map_err(sql_err)? as f32,
             expires_at: r.get(7).map_err(sql_err)?,
             access_count: u64::try_from(access_count).unwrap_or(0).into(),

@@ -35,6 +35,7 @@ pub mod lifecycle;
 mod open;
 mod recall;
 pub mod snapshot;
+pub mod temporal;
 pub mod transfer;
 
 pub use engine::{
@@ -60,5 +61,6 @@ pub use open::{
     embedder_from_spec, open_archive, open_store, registry,
 };
 pub use recall::{
-    Fusion, RELEVANT_SCORE, RecallConfig, RecallHit, RecallMode, RecallRequest, Signals, Weights,
+    DEFAULT_NEIGHBOURS, DEFAULT_TEMPORAL, Fusion, NEIGHBOUR_SEEDS, RELEVANT_SCORE, RecallConfig,
+    RecallHit, RecallMode, RecallRequest, Signals, Weights,
 };

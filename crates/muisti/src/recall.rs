@@ -127,6 +127,23 @@ pub struct RecallConfig {
     /// them.
     #[serde(default)]
     pub graph: f32,
+    /// The temporal strategy: the weight in relevance of a memory's time falling in a
+    /// period the query names ("in May 2023", "last summer": [`crate::temporal`]); 0 leaves
+    /// it out. A candidate whose time ([`RankFields::time`]) is in such a period, or up to
+    /// [`RecallConfig::temporal_after`] later, gains this much.
+    #[serde(default)]
+    pub temporal: f32,
+    /// How long after a period a memory still counts as speaking of it (people tell of
+    /// events after they happen).
+    #[serde(default)]
+    pub temporal_after: Duration,
+    /// Neighbourhood evidence: how relevant the memory written next in the same session as a
+    /// relevant hit is at least, as a share of that hit's relevance (a conversation's answer
+    /// follows its question). Each of the [`NEIGHBOUR_SEEDS`] most relevant candidates at or
+    /// above [`RELEVANT_SCORE`] raises its session's next memory to this times its own
+    /// relevance; 0 leaves it out, below 1 keeps a neighbour under the hit that lifted it.
+    #[serde(default)]
+    pub neighbours: f32,
 }
 
 /// The score at and above which a hit is a match (with the default, absolute scores): the
@@ -142,6 +159,21 @@ pub struct RecallConfig {
 /// (median; p10 0.29) and the best hit of another conversation's question asked of the same
 /// memories 0.20 (median; p90 0.34) (`muisti bench locomo` prints these quantiles).
 pub const RELEVANT_SCORE: f32 = 0.3;
+
+/// The temporal strategy's default weight ([`RecallConfig::temporal`]): chosen by
+/// leave-one-conversation-out on the LoCoMo dev set among 0, 0.05, 0.1, 0.2 and 0.4 (0.1 on
+/// four folds of five, 0.2 on the other; docs/recall.md). Small beside lexical relevance, so
+/// a memory of the named period gains order among comparable matches and an unrelated one
+/// stays below [`RELEVANT_SCORE`] unless it already scores 0.2.
+pub const DEFAULT_TEMPORAL: f32 = 0.1;
+
+/// Neighbourhood evidence's default weight ([`RecallConfig::neighbours`]), chosen by
+/// leave-one-conversation-out on the LoCoMo dev set (docs/recall.md).
+pub const DEFAULT_NEIGHBOURS: f32 = 0.8;
+
+/// How many of the most relevant candidates lift the memory written after them in their
+/// session ([`RecallConfig::neighbours`]).
+pub const NEIGHBOUR_SEEDS: usize = 5;
 
 impl Default for RecallConfig {
     fn default() -> Self {
@@ -159,6 +191,9 @@ impl Default for RecallConfig {
             track_access: true,
             dedupe: true,
             graph: 0.0,
+            temporal: DEFAULT_TEMPORAL,
+            temporal_after: Duration::ZERO,
+            neighbours: DEFAULT_NEIGHBOURS,
         }
     }
 }
@@ -247,6 +282,13 @@ pub struct Signals {
     /// What the graph added to the fused score (graph-aware recall only).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub from_graph: Option<f32>,
+    /// What the temporal strategy added: the memory's time is in a period the query names.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub from_time: Option<f32>,
+    /// What neighbourhood evidence added: the memory written just before it in its session
+    /// is a relevant hit ([`RecallConfig::neighbours`]).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub from_neighbour: Option<f32>,
     /// Fused relevance, 0 to 1: the strategies' parts summed, as they are (at most 1) with
     /// [`Fusion::Absolute`], else relative to the query's most relevant candidate (1).
     pub relevance: f32,
@@ -345,13 +387,82 @@ pub(crate) fn with_graph(
     normalise(fusion, fused);
 }
 
+/// Adds the temporal strategy's part to fused candidates: each one whose time is in one of
+/// `periods` (or up to `config.temporal_after` later) gains `config.temporal`, and
+/// relevance is made again by the fusion's rule ([`normalise`]).
+pub(crate) fn with_time(
+    config: &RecallConfig,
+    fused: &mut HashMap<MemoryId, (f32, Signals)>,
+    fields: &[RankFields],
+    periods: &[crate::temporal::Period],
+) {
+    for f in fields {
+        if !periods
+            .iter()
+            .any(|p| p.contains(f.time, config.temporal_after))
+        {
+            continue;
+        }
+        if let Some(e) = fused.get_mut(&f.id) {
+            e.1.from_time = Some(config.temporal);
+            e.0 = e.1.relevance + config.temporal;
+        }
+    }
+    normalise(config.fusion, fused);
+}
+
+/// The seeds of neighbourhood evidence: the [`NEIGHBOUR_SEEDS`] most relevant of `ids` whose
+/// relevance is at least [`RELEVANT_SCORE`], best first.
+pub(crate) fn neighbour_seeds(
+    fused: &HashMap<MemoryId, (f32, Signals)>,
+    ids: &[MemoryId],
+) -> Vec<(MemoryId, f32)> {
+    let mut seeds: Vec<(MemoryId, f32)> = ids
+        .iter()
+        .filter_map(|id| fused.get(id).map(|(_, s)| (*id, s.relevance)))
+        .filter(|(_, r)| *r >= RELEVANT_SCORE)
+        .collect();
+    seeds.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+    seeds.truncate(NEIGHBOUR_SEEDS);
+    seeds
+}
+
+/// Adds neighbourhood evidence to fused candidates: each `(next, seed relevance)` raises the
+/// relevance of the memory `next` to `weight × seed relevance` if it is lower (the highest
+/// when several seeds name it; a memory no retriever found joins with that alone). With a
+/// weight below 1 a neighbour ranks under the hit that lifted it, so the best hit stays
+/// first. Relevance is made again by the fusion's rule ([`normalise`]).
+pub(crate) fn with_neighbours(
+    fusion: Fusion,
+    fused: &mut HashMap<MemoryId, (f32, Signals)>,
+    lifts: &[(MemoryId, f32)],
+    weight: f32,
+) {
+    let mut best: HashMap<MemoryId, f32> = HashMap::new();
+    for (id, seed) in lifts {
+        let lift = weight * seed;
+        let e = best.entry(*id).or_insert(lift);
+        *e = e.max(lift);
+    }
+    for (id, lift) in best {
+        let e = fused.entry(id).or_default();
+        if lift > e.0 {
+            e.1.from_neighbour = Some(lift - e.0);
+            e.0 = lift;
+        }
+    }
+    normalise(fusion, fused);
+}
+
 /// The candidates that can still reach the top `limit` once recency, access and importance
 /// are added: those whose relevance is within `(w_recency + w_access + w_importance) /
-/// w_relevance` of the `limit`-th best (the others cannot overtake it). Only these are read.
+/// w_relevance` of the `limit`-th best (the others cannot overtake it), or within `lift`
+/// more (what a later strategy may still add to a candidate). Only these are read.
 pub(crate) fn contenders(
     config: &RecallConfig,
     fused: &HashMap<MemoryId, (f32, Signals)>,
     limit: usize,
+    lift: f32,
 ) -> Vec<MemoryId> {
     let w = config.weights;
     let mut by_relevance: Vec<(MemoryId, f32)> =
@@ -368,7 +479,7 @@ pub(crate) fn contenders(
         kth - (w.recency + w.access + w.importance) / w.relevance
     } else {
         f32::NEG_INFINITY
-    };
+    } - lift;
     by_relevance
         .into_iter()
         .filter(|(_, r)| *r >= floor)
@@ -623,10 +734,10 @@ mod tests {
         };
         // Relative: slack = (0.1 + 0.05 + 0.1) / 1.0 = 0.25: for limit 2 the 2nd best is
         // 0.9, so 0.7 can still overtake it and 0.2 cannot.
-        let kept = contenders(&relative, &fused([1.0, 0.9, 0.7, 0.2]), 2);
+        let kept = contenders(&relative, &fused([1.0, 0.9, 0.7, 0.2]), 2, 0.0);
         assert_eq!(kept, vec![i[0], i[1], i[2]]);
         assert_eq!(
-            contenders(&relative, &fused([1.0, 0.9, 0.7, 0.2]), 10).len(),
+            contenders(&relative, &fused([1.0, 0.9, 0.7, 0.2]), 10, 0.0).len(),
             4
         );
         // Absolute: the boosts take at most their share (0.25 / 1.25 = 0.2) off relevance,
@@ -635,7 +746,7 @@ mod tests {
             fusion: Fusion::Absolute { lexical: 0.9 },
             ..RecallConfig::default()
         };
-        let kept = contenders(&absolute, &fused([1.0, 0.9, 0.75, 0.7]), 2);
+        let kept = contenders(&absolute, &fused([1.0, 0.9, 0.75, 0.7]), 2, 0.0);
         assert_eq!(kept, vec![i[0], i[1], i[2]]);
     }
 
@@ -683,6 +794,66 @@ mod tests {
             "the vectors did not find it"
         );
         assert!((fused[&i[2]].1.from_graph.unwrap_or(0.0) - 0.1).abs() < 1e-6);
+    }
+
+    #[test]
+    fn time_and_neighbours_are_explained_and_add_up() {
+        let i = ids(4);
+        let fusion = Fusion::Absolute { lexical: 0.9 };
+        let config = RecallConfig {
+            fusion,
+            temporal: 0.1,
+            ..RecallConfig::default()
+        };
+        let mut fused = fuse(
+            fusion,
+            &scored(&[i[0], i[1], i[2]], &[0.8, 0.5, 0.1]),
+            &scored(&[i[0]], &[0.5]),
+        );
+        // i[1] is dated 10 May 2023, i[0] in August: "in May 2023" lifts i[1] only.
+        let field = |id: MemoryId, time: i64| RankFields {
+            id,
+            updated_at: Timestamp::from_millis(time),
+            access_count: 0,
+            importance: 0.5,
+            time: Timestamp::from_millis(time),
+        };
+        let fields = [
+            field(i[0], 1_692_532_800_000),
+            field(i[1], 1_683_720_000_000),
+        ];
+        let periods = crate::temporal::periods("in May 2023", Timestamp::from_millis(0));
+        with_time(&config, &mut fused, &fields, &periods);
+        assert_eq!(fused[&i[1]].1.from_time, Some(0.1));
+        assert_eq!(fused[&i[0]].1.from_time, None);
+        // Seeds: the relevant ones only (0.77 and 0.55 of i[0] and i[1]; i[2] is at 0.09).
+        let seeds = neighbour_seeds(&fused, &i);
+        assert_eq!(
+            seeds.iter().map(|s| s.0).collect::<Vec<_>>(),
+            vec![i[0], i[1]]
+        );
+        // i[0] lifts i[3] (no retriever found it) to 0.8 of its relevance, and i[2] above
+        // its own; a lift below what a memory already has changes nothing.
+        let lifts = [
+            (i[3], seeds[0].1),
+            (i[2], seeds[1].1),
+            (i[1], seeds[0].1 * 0.5),
+        ];
+        with_neighbours(fusion, &mut fused, &lifts, 0.8);
+        assert!((fused[&i[3]].0 - 0.8 * seeds[0].1).abs() < 1e-6);
+        assert!(
+            fused[&i[3]].0 < fused[&i[0]].0,
+            "under the hit that lifted it"
+        );
+        assert!((fused[&i[2]].0 - 0.8 * seeds[1].1).abs() < 1e-6);
+        assert_eq!(fused[&i[1]].1.from_neighbour, None);
+        for (id, (relevance, s)) in &fused {
+            let parts = s.from_lexical.unwrap_or(0.0)
+                + s.from_vector.unwrap_or(0.0)
+                + s.from_time.unwrap_or(0.0)
+                + s.from_neighbour.unwrap_or(0.0);
+            assert!((parts.min(1.0) - relevance).abs() < 1e-6, "{id}");
+        }
     }
 
     #[test]

@@ -112,8 +112,37 @@ impl Engine {
                     let evidence = self.graph_candidates(&partition, req, &fused, n)?;
                     recall::with_graph(config.fusion, &mut fused, &evidence, config.graph);
                 }
-                let ids = recall::contenders(config, &fused, req.limit);
-                let fields = self.store.rank_fields(&partition, &ids)?;
+                // The temporal strategy: the periods the query names, matched against each
+                // contender's time once its fields are read.
+                let periods = if config.temporal > 0.0 {
+                    crate::temporal::periods(&req.query, now)
+                } else {
+                    Vec::new()
+                };
+                let lift = if periods.is_empty() {
+                    0.0
+                } else {
+                    config.temporal
+                };
+                let ids = recall::contenders(config, &fused, req.limit, lift);
+                let mut fields = self.store.rank_fields(&partition, &ids)?;
+                if !periods.is_empty() {
+                    recall::with_time(config, &mut fused, &fields, &periods);
+                }
+                if config.neighbours > 0.0 && req.cluster.is_none() {
+                    let seeds = recall::neighbour_seeds(&fused, &ids);
+                    let next = self.next_in_session(&partition, req, &seeds, now)?;
+                    let lifts: Vec<(MemoryId, f32)> =
+                        next.iter().map(|(m, seed)| (m.id, *seed)).collect();
+                    recall::with_neighbours(config.fusion, &mut fused, &lifts, config.neighbours);
+                    let read: HashSet<MemoryId> = fields.iter().map(|f| f.id).collect();
+                    let mut added = HashSet::new();
+                    for (m, _) in &next {
+                        if !read.contains(&m.id) && added.insert(m.id) {
+                            fields.push(muisti_core::RankFields::of(m));
+                        }
+                    }
+                }
                 let mut ranked = recall::rescore(config, fields, fused, now);
                 if let Some(min) = req.min_score {
                     ranked.retain(|h| h.score >= min);
@@ -270,6 +299,63 @@ impl Engine {
             }
         }
         Ok(evidence)
+    }
+
+    /// Neighbourhood evidence: for each seed `(id, relevance)`, the live memory written next
+    /// after it in its session and scope (the first of those later memories, in id order,
+    /// that the request's filter admits: a conversation's next turn, not a fact filed
+    /// meanwhile), with the seed's relevance. A seed without a session has no neighbour.
+    fn next_in_session(
+        &self,
+        partition: &Partition,
+        req: &RecallRequest,
+        seeds: &[(MemoryId, f32)],
+        now: muisti_core::Timestamp,
+    ) -> Result<Vec<(Memory, f32)>> {
+        /// Later memories read per seed to find a live one (a superseded or archived turn
+        /// is skipped, not a gap).
+        const LOOKAHEAD: usize = 2;
+        if seeds.is_empty() {
+            return Ok(Vec::new());
+        }
+        let ids: Vec<MemoryId> = seeds.iter().map(|(id, _)| *id).collect();
+        let records: HashMap<MemoryId, Memory> = self
+            .store
+            .get_many(&self.tenant, &ids)?
+            .into_iter()
+            .map(|m| (m.id, m))
+            .collect();
+        let mut next = Vec::new();
+        for (id, relevance) in seeds {
+            let Some(seed) = records.get(id) else {
+                continue;
+            };
+            let Some(session) = &seed.owner.session_id else {
+                continue;
+            };
+            if seed.partition != *partition {
+                continue;
+            }
+            let page = self.store.list(&ListQuery {
+                partition: partition.clone(),
+                filter: Filter {
+                    session_id: Some(session.clone()),
+                    scope: Some(seed.scope),
+                    ..req.filter.clone()
+                },
+                after: Some(*id),
+                limit: LOOKAHEAD,
+            })?;
+            let live = page.items.into_iter().find(|m| {
+                m.state == MemoryState::Active
+                    && !m.is_expired(now)
+                    && crate::declarative::readable(&req.filter, m)
+            });
+            if let Some(m) = live {
+                next.push((m, *relevance));
+            }
+        }
+        Ok(next)
     }
 
     /// Reads the records of ranked candidates (only those: the rescoring itself reads

@@ -15,6 +15,7 @@ mod facts;
 mod graph;
 mod lifecycle;
 mod scopes;
+mod strategies;
 mod transfer;
 
 fn ns(s: &str) -> Namespace {

@@ -1,0 +1,418 @@
+//! Time expressions: the periods a text speaks of ("in May 2023", "last summer", "on 3 June",
+//! "yesterday", "two weeks ago"), resolved against a reference time. Recall's temporal
+//! strategy matches the periods of a query against each memory's time (its `valid_from`, or
+//! when it was written).
+//!
+//! English only, and deliberately plain: calendar dates, months, years, seasons and the
+//! common relative expressions. A month or season without a year ("in June", "during the
+//! summer") means that month or season of any year, so it needs no reference time.
+
+use chrono::{DateTime, Datelike, Duration, NaiveDate};
+use muisti_core::Timestamp;
+
+/// A period a text speaks of.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Period {
+    /// From `start` (included) to `end` (excluded).
+    Span {
+        /// First instant.
+        start: Timestamp,
+        /// First instant after the period.
+        end: Timestamp,
+    },
+    /// One month (1 to 12) of any year ("in June").
+    Month(u32),
+    /// Several months of any year: a season ("in the summer"), as its first month and how
+    /// many months it lasts (northern hemisphere).
+    Months {
+        /// First month, 1 to 12.
+        first: u32,
+        /// How many months.
+        count: u32,
+    },
+}
+
+impl Period {
+    /// Whether `t` falls in the period, or up to `after` later (people speak of events after
+    /// they happen: "we went camping last week" is said after the week in question).
+    pub fn contains(&self, t: Timestamp, after: std::time::Duration) -> bool {
+        let after_ms = i64::try_from(after.as_millis()).unwrap_or(i64::MAX);
+        match *self {
+            Period::Span { start, end } => {
+                t >= start && t.as_millis() < end.as_millis().saturating_add(after_ms)
+            }
+            Period::Month(month) => Period::Months {
+                first: month,
+                count: 1,
+            }
+            .contains(t, after),
+            Period::Months { first, count } => {
+                // The month of `t`, and of every instant up to `after` earlier.
+                let Some(at) = DateTime::from_timestamp_millis(t.as_millis()) else {
+                    return false;
+                };
+                let Some(earliest) =
+                    DateTime::from_timestamp_millis(t.as_millis().saturating_sub(after_ms))
+                else {
+                    return false;
+                };
+                let in_season = |m: u32| (m + 12 - first) % 12 < count;
+                // Walk the months from `earliest` to `at` (at most a year's worth matters).
+                let mut y = earliest.year();
+                let mut m = earliest.month();
+                for _ in 0..13 {
+                    if in_season(m) {
+                        return true;
+                    }
+                    if (y, m) >= (at.year(), at.month()) {
+                        break;
+                    }
+                    (y, m) = if m == 12 { (y + 1, 1) } else { (y, m + 1) };
+                }
+                false
+            }
+        }
+    }
+}
+
+const MONTHS: [&str; 12] = [
+    "january",
+    "february",
+    "march",
+    "april",
+    "may",
+    "june",
+    "july",
+    "august",
+    "september",
+    "october",
+    "november",
+    "december",
+];
+
+/// The month a word names (full name or three-letter abbreviation; "sept" too).
+fn month(word: &str) -> Option<u32> {
+    if word == "sept" {
+        return Some(9);
+    }
+    MONTHS
+        .iter()
+        .position(|m| *m == word || (word.len() == 3 && m.starts_with(word)))
+        .map(|i| i as u32 + 1)
+}
+
+/// A day of the month: `3`, `03`, `3rd`, `21st`.
+fn day(word: &str) -> Option<u32> {
+    let digits = word.trim_end_matches(|c: char| c.is_ascii_alphabetic());
+    let suffix = &word[digits.len()..];
+    if !matches!(suffix, "" | "st" | "nd" | "rd" | "th") || digits.is_empty() || digits.len() > 2 {
+        return None;
+    }
+    digits.parse().ok().filter(|d| (1..=31).contains(d))
+}
+
+/// A year from 1900 to 2199.
+fn year(word: &str) -> Option<i32> {
+    (word.len() == 4)
+        .then(|| word.parse().ok())
+        .flatten()
+        .filter(|y| (1900..2200).contains(y))
+}
+
+/// A season's first month and length.
+fn season(word: &str) -> Option<(u32, u32)> {
+    match word {
+        "spring" => Some((3, 3)),
+        "summer" => Some((6, 3)),
+        "autumn" | "fall" => Some((9, 3)),
+        "winter" => Some((12, 3)),
+        _ => None,
+    }
+}
+
+fn at(date: NaiveDate) -> Timestamp {
+    Timestamp::from_millis(
+        date.and_hms_opt(0, 0, 0)
+            .map_or(0, |d| d.and_utc().timestamp_millis()),
+    )
+}
+
+fn span(start: NaiveDate, end: NaiveDate) -> Period {
+    Period::Span {
+        start: at(start),
+        end: at(end),
+    }
+}
+
+fn month_span(y: i32, m: u32, count: u32) -> Option<Period> {
+    let start = NaiveDate::from_ymd_opt(y, m, 1)?;
+    let end = start.checked_add_months(chrono::Months::new(count))?;
+    Some(span(start, end))
+}
+
+fn year_span(y: i32) -> Option<Period> {
+    month_span(y, 1, 12)
+}
+
+/// The periods `text` speaks of, relative expressions resolved against `reference`.
+pub fn periods(text: &str, reference: Timestamp) -> Vec<Period> {
+    let words: Vec<String> = text
+        .split(|c: char| !c.is_alphanumeric())
+        .filter(|w| !w.is_empty())
+        .map(str::to_lowercase)
+        .collect();
+    let today = DateTime::from_timestamp_millis(reference.as_millis())
+        .map(|d| d.date_naive())
+        .unwrap_or_default();
+    let mut out: Vec<Period> = Vec::new();
+    let word = |i: usize| words.get(i).map(String::as_str).unwrap_or("");
+    let mut used = vec![false; words.len()];
+    let mut i = 0;
+    while i < words.len() {
+        let w = word(i);
+        if let Some(m) = month(w) {
+            // "8 May 2023", "May 8, 2023", "May 2023", "in May". "may" and "march" are
+            // also verbs: without a day or year beside them they count only after a word
+            // that introduces a time.
+            let day_before = i
+                .checked_sub(1)
+                .filter(|p| !used[*p])
+                .and_then(|p| day(word(p)));
+            let day_after = day(word(i + 1));
+            let d = day_before.or(day_after);
+            let y_at = if day_after.is_some() { i + 2 } else { i + 1 };
+            let y = year(word(y_at));
+            let introduced = i.checked_sub(1).is_some_and(|p| {
+                matches!(
+                    word(p),
+                    "in" | "of"
+                        | "since"
+                        | "during"
+                        | "early"
+                        | "late"
+                        | "mid"
+                        | "until"
+                        | "by"
+                        | "last"
+                        | "this"
+                        | "next"
+                        | "through"
+                )
+            });
+            let ambiguous = matches!(w, "may" | "march") || w.len() == 3 && w != "may";
+            if d.is_none() && y.is_none() && ambiguous && !introduced {
+                i += 1;
+                continue;
+            }
+            let period = match (d, y) {
+                (Some(d), Some(y)) => {
+                    NaiveDate::from_ymd_opt(y, m, d).and_then(|s| Some(span(s, s.succ_opt()?)))
+                }
+                (None, Some(y)) => month_span(y, m, 1),
+                // A day without a year: that month of any year is the best one can say.
+                (_, None) => Some(Period::Month(m)),
+            };
+            out.extend(period);
+            used[i] = true;
+            if y.is_some() {
+                used[y_at] = true;
+                i = y_at;
+            }
+            i += 1;
+            continue;
+        }
+        if let Some((first, count)) = season(w) {
+            let prev = i.checked_sub(1).map(word).unwrap_or("");
+            let period = if let Some(y) = year(word(i + 1)) {
+                used[i + 1] = true;
+                month_span(y, first, count)
+            } else {
+                // The season of the reference year that has begun by the reference time
+                // ("this summer"), or the one before it ("last summer").
+                let this_year = if today.month() >= first {
+                    today.year()
+                } else {
+                    today.year() - 1
+                };
+                match prev {
+                    "last" | "past" => month_span(this_year - 1, first, count),
+                    "this" => month_span(this_year, first, count),
+                    // "fall", "spring": also words for other things; a season is introduced.
+                    "in" | "during" | "the" | "over" | "that" | "early" | "late" | "mid" => {
+                        Some(Period::Months { first, count })
+                    }
+                    _ => None,
+                }
+            };
+            out.extend(period);
+            i += 1;
+            continue;
+        }
+        if let Some(y) = year(w).filter(|_| !used[i]) {
+            out.extend(year_span(y));
+            i += 1;
+            continue;
+        }
+        let relative = match (w, word(i + 1)) {
+            ("yesterday", _) => today.pred_opt().map(|d| span(d, today)),
+            ("today" | "tonight", _) => today.succ_opt().map(|d| span(today, d)),
+            ("last" | "past", "week") => Some(span(today - Duration::days(14), today)),
+            ("last" | "past", "weekend") => Some(span(today - Duration::days(9), today)),
+            ("last", "month") => {
+                let first = today.with_day(1).unwrap_or(today);
+                first
+                    .checked_sub_months(chrono::Months::new(1))
+                    .map(|s| span(s, first))
+            }
+            ("last", "year") => year_span(today.year() - 1),
+            ("this", "year") => year_span(today.year()),
+            ("this", "month") => month_span(today.year(), today.month(), 1),
+            _ => None,
+        };
+        if let Some(p) = relative {
+            out.push(p);
+            i += 2;
+            continue;
+        }
+        // "3 days ago", "two weeks ago", "a month ago".
+        if word(i + 2) == "ago" {
+            let n = match w {
+                "a" | "an" | "one" => Some(1),
+                "two" => Some(2),
+                "three" => Some(3),
+                "four" => Some(4),
+                "five" => Some(5),
+                "six" => Some(6),
+                "few" | "several" => Some(3),
+                _ => w.parse::<i64>().ok().filter(|n| (1..=100).contains(n)),
+            };
+            let unit = match word(i + 1).trim_end_matches('s') {
+                "day" => Some(1),
+                "week" => Some(7),
+                "month" => Some(30),
+                "year" => Some(365),
+                _ => None,
+            };
+            if let (Some(n), Some(unit)) = (n, unit) {
+                // About then: half a unit either side.
+                let centre = today - Duration::days(n * unit);
+                let half = Duration::days((unit / 2).max(1));
+                out.push(span(centre - half, centre + half));
+                i += 3;
+                continue;
+            }
+        }
+        i += 1;
+    }
+    out.dedup();
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ts(y: i32, m: u32, d: u32) -> Timestamp {
+        at(NaiveDate::from_ymd_opt(y, m, d).expect("a date"))
+    }
+
+    const NONE: std::time::Duration = std::time::Duration::ZERO;
+
+    #[test]
+    fn calendar_dates_months_and_years() {
+        let r = ts(2026, 12, 2);
+        assert_eq!(
+            periods("Who did Maria have dinner with on May 3, 2023?", r),
+            [span(
+                NaiveDate::from_ymd_opt(2023, 5, 3).expect("d"),
+                NaiveDate::from_ymd_opt(2023, 5, 4).expect("d")
+            )]
+        );
+        assert_eq!(
+            periods("What did Jon find on 1 February, 2023?", r),
+            periods("what did jon find on february 1st 2023", r)
+        );
+        let march = periods("What did John attend in March 2023?", r);
+        assert_eq!(march, [month_span(2023, 3, 1).expect("m")]);
+        assert!(march[0].contains(ts(2023, 3, 31), NONE));
+        assert!(!march[0].contains(ts(2023, 4, 1), NONE));
+        assert_eq!(
+            periods("How many times has Melanie gone to the beach in 2023?", r),
+            [year_span(2023).expect("y")]
+        );
+        assert_eq!(
+            periods("When did Melanie go camping in June?", r),
+            [Period::Month(6)]
+        );
+    }
+
+    #[test]
+    fn may_and_march_as_verbs_are_not_months() {
+        let r = ts(2026, 12, 2);
+        assert!(periods("What may happen if they march on?", r).is_empty());
+        assert!(periods("Is she a good sport?", r).is_empty());
+        assert_eq!(periods("She moved in May", r), [Period::Month(5)]);
+    }
+
+    #[test]
+    fn seasons_with_and_without_a_year() {
+        let r = ts(2023, 10, 1);
+        let summer = periods("What state did Joanna visit in summer 2021?", r);
+        assert_eq!(summer, [month_span(2021, 6, 3).expect("s")]);
+        assert_eq!(
+            periods("the pride parade during the summer", r),
+            [Period::Months { first: 6, count: 3 }]
+        );
+        assert_eq!(
+            periods("where did they go last summer", r),
+            [month_span(2022, 6, 3).expect("s")]
+        );
+        // Winter spans the turn of the year.
+        let winter = Period::Months {
+            first: 12,
+            count: 3,
+        };
+        assert!(winter.contains(ts(2023, 1, 15), NONE));
+        assert!(winter.contains(ts(2022, 12, 1), NONE));
+        assert!(!winter.contains(ts(2023, 3, 1), NONE));
+    }
+
+    #[test]
+    fn relative_expressions_resolve_against_the_reference() {
+        let r = ts(2023, 5, 8);
+        assert_eq!(
+            periods("I went to a support group yesterday", r),
+            [span(
+                NaiveDate::from_ymd_opt(2023, 5, 7).expect("d"),
+                NaiveDate::from_ymd_opt(2023, 5, 8).expect("d")
+            )]
+        );
+        assert_eq!(
+            periods("we did that last year", r),
+            [year_span(2022).expect("y")]
+        );
+        let ago = periods("she moved here 4 years ago", r);
+        assert_eq!(ago.len(), 1);
+        assert!(ago[0].contains(ts(2019, 5, 8), NONE));
+        assert!(!ago[0].contains(ts(2021, 5, 8), NONE));
+    }
+
+    #[test]
+    fn a_period_may_be_spoken_of_later() {
+        let june = Period::Month(6);
+        let july_2 = ts(2023, 7, 2);
+        assert!(!june.contains(july_2, NONE));
+        assert!(june.contains(july_2, std::time::Duration::from_secs(7 * 86_400)));
+        let may_2023 = month_span(2023, 5, 1).expect("m");
+        assert!(may_2023.contains(ts(2023, 6, 5), std::time::Duration::from_secs(7 * 86_400)));
+        assert!(!may_2023.contains(ts(2023, 4, 30), std::time::Duration::from_secs(7 * 86_400)));
+    }
+
+    #[test]
+    fn text_without_time_has_no_period() {
+        let r = ts(2026, 12, 2);
+        for text in ["", "What is Caroline's identity?", "2", "12345", "room 3b"] {
+            assert!(periods(text, r).is_empty(), "{text}");
+        }
+    }
+}

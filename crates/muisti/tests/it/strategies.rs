@@ -1,0 +1,164 @@
+//! Recall's strategies beside the two retrievers, on hand-written cases, through the engine
+//! on every backend: the temporal strategy (a question naming a period finds what is dated
+//! in it) and neighbourhood evidence (a relevant turn lifts the turn written next in its
+//! session).
+
+use muisti::{Engine, Owner, Put, RecallRequest, Timestamp};
+
+use super::{ns, on_every_backend};
+
+/// 2023-05-10T12:00:00Z and 2023-08-20T12:00:00Z.
+const MAY_2023: i64 = 1_683_720_000_000;
+const AUGUST_2023: i64 = 1_692_532_800_000;
+
+fn dated(engine: &Engine, namespace: &str, text: &str, at: i64) -> Put {
+    let mut p = Put::new(engine.partition(&ns(namespace)), None, text);
+    p.valid_from = Some(Timestamp::from_millis(at));
+    p
+}
+
+fn turn(engine: &Engine, namespace: &str, session: &str, text: &str) -> Put {
+    let mut p = Put::new(engine.partition(&ns(namespace)), None, text);
+    p.owner = Owner {
+        session_id: Some(session.into()),
+        ..Owner::default()
+    };
+    p
+}
+
+/// Two memories say nearly the same; the one dated in the month the question names ranks
+/// first although its words match less well, and its signals show what time added.
+#[test]
+fn a_question_naming_a_period_finds_the_memory_dated_in_it_on_every_backend() {
+    on_every_backend(
+        |store| Engine::builder(store).build().expect("engine"),
+        |url, e| {
+            let may = e
+                .remember(dated(
+                    &e,
+                    "temporal",
+                    "went hiking in the hills with Sam and the dog and a picnic",
+                    MAY_2023,
+                ))
+                .expect("write")
+                .memory;
+            let august = e
+                .remember(dated(
+                    &e,
+                    "temporal",
+                    "went hiking in the hills with Sam",
+                    AUGUST_2023,
+                ))
+                .expect("write")
+                .memory;
+            let hits = e
+                .recall(&RecallRequest::new(
+                    ns("temporal"),
+                    "where did we go hiking in the hills in May 2023",
+                    5,
+                ))
+                .expect("recall");
+            let of = |id| {
+                hits.iter()
+                    .find(|h| h.memory.id == id)
+                    .unwrap_or_else(|| panic!("{url}: {id} recalled"))
+            };
+            let (m, a) = (of(may.id), of(august.id));
+            assert!(
+                m.signals.from_lexical < a.signals.from_lexical,
+                "{url}: the August memory matches the words better"
+            );
+            assert_eq!(hits[0].memory.id, may.id, "{url}: May ranks first");
+            assert_eq!(m.signals.from_time, Some(muisti::DEFAULT_TEMPORAL), "{url}");
+            assert_eq!(a.signals.from_time, None, "{url}");
+            // Without a period in the question, time adds nothing.
+            let plain = e
+                .recall(&RecallRequest::new(
+                    ns("temporal"),
+                    "where did we go hiking in the hills",
+                    5,
+                ))
+                .expect("recall");
+            assert_eq!(plain[0].memory.id, august.id, "{url}");
+            assert!(plain.iter().all(|h| h.signals.from_time.is_none()), "{url}");
+        },
+    );
+}
+
+/// A question matches one turn; the reply written next in the same session shares none of
+/// its words, yet is recalled just under it. A memory of another session written between
+/// the two is not lifted, nor is the turn before a relevant one.
+#[test]
+fn a_relevant_turn_lifts_the_next_turn_of_its_session_on_every_backend() {
+    on_every_backend(
+        |store| Engine::builder(store).build().expect("engine"),
+        |url, e| {
+            let n = "neighbours";
+            let question = e
+                .remember(turn(
+                    &e,
+                    n,
+                    "party",
+                    "what did you cook for the birthday party",
+                ))
+                .expect("write")
+                .memory;
+            let elsewhere = e
+                .remember(turn(
+                    &e,
+                    n,
+                    "garage",
+                    "the mechanic replaced the brake pads",
+                ))
+                .expect("write")
+                .memory;
+            let reply = e
+                .remember(turn(
+                    &e,
+                    n,
+                    "party",
+                    "a lasagne with spinach, and a lemon tart",
+                ))
+                .expect("write")
+                .memory;
+            e.remember(turn(&e, n, "party", "the neighbours brought wine"))
+                .expect("write");
+            let hits = e
+                .recall(&RecallRequest::new(
+                    ns(n),
+                    "what did you cook for the birthday party",
+                    5,
+                ))
+                .expect("recall");
+            let ids: Vec<_> = hits.iter().map(|h| h.memory.id).collect();
+            assert_eq!(ids.first(), Some(&question.id), "{url}");
+            assert_eq!(ids.get(1), Some(&reply.id), "{url}: the reply follows");
+            // Every memory is a vector candidate: the other session's one may be there, but
+            // weak and not lifted.
+            if let Some(h) = hits.iter().find(|h| h.memory.id == elsewhere.id) {
+                assert!(h.signals.from_neighbour.is_none(), "{url}");
+                assert!(h.score < muisti::RELEVANT_SCORE, "{url}: {}", h.score);
+            }
+            let (q, r) = (&hits[0], &hits[1]);
+            assert!(r.signals.from_lexical.is_none(), "{url}: no word in common");
+            assert!(r.signals.from_neighbour.is_some(), "{url}: lifted");
+            assert!(
+                (r.signals.relevance - muisti::DEFAULT_NEIGHBOURS * q.signals.relevance).abs()
+                    < 1e-4,
+                "{url}: its relevance is the share of the question's"
+            );
+            assert!(r.score < q.score, "{url}");
+            // The reply is asked about: the question before it is not lifted by it.
+            let back = e
+                .recall(&RecallRequest::new(ns(n), "lasagne with spinach", 5))
+                .expect("recall");
+            assert_eq!(back.first().map(|h| h.memory.id), Some(reply.id), "{url}");
+            assert!(
+                back.iter()
+                    .filter(|h| h.memory.id == question.id)
+                    .all(|h| h.signals.from_neighbour.is_none()),
+                "{url}: only the next turn is lifted"
+            );
+        },
+    );
+}

@@ -476,6 +476,9 @@ fn graph_aware_recall_pulls_linked_memories_within_the_filter() {
             Engine::builder(store.clone())
                 .recall_config(muisti::RecallConfig {
                     graph: weight,
+                    // Bob's memory is the turn after Alice's: neighbourhood evidence would
+                    // lift it too; this test is about the graph alone.
+                    neighbours: 0.0,
                     ..muisti::RecallConfig::default()
                 })
                 .build()

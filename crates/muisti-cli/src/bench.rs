@@ -809,17 +809,19 @@ impl LocomoSetting {
             .ok()
             .and_then(|v| v.as_str().map(str::to_owned))
             .unwrap_or_default();
-        let temporal = if self.temporal > 0.0 {
-            format!(
+        let mut strategies = String::new();
+        if self.temporal > 0.0 {
+            strategies.push_str(&format!(
                 " temporal={} temporal_after={}",
                 self.temporal, self.temporal_after_days
-            )
-        } else {
-            String::new()
-        };
+            ));
+        }
+        if self.neighbours > 0.0 {
+            strategies.push_str(&format!(" neighbours={}", self.neighbours));
+        }
         format!(
-            "fusion={fusion} candidates={} mode={mode} graph={}{temporal} neighbours={}",
-            self.candidates, self.graph, self.neighbours
+            "fusion={fusion} candidates={} mode={mode} graph={}{strategies}",
+            self.candidates, self.graph
         )
     }
 
@@ -1600,6 +1602,12 @@ mod tests {
                 "fusion=weighted:0.7 candidates=50 mode=hybrid graph=0 temporal=0.1 temporal_after=7"
             )
         );
+        let neighbours = plain().grid("neighbours=0.5,0.8").expect("grid");
+        assert_eq!(neighbours.len(), 3, "plain, 0.5, 0.8");
+        assert_eq!(
+            neighbours[2].label(),
+            "fusion=weighted:0.7 candidates=50 mode=hybrid graph=0 neighbours=0.8"
+        );
     }
 
     #[test]
@@ -1612,6 +1620,8 @@ mod tests {
             ("graph=-1", "0 or more"),
             ("temporal=-0.1", "0 or more"),
             ("temporal_after=soon", "days"),
+            ("neighbours=-1", "0 or more"),
+            ("neighbours=lots", "neighbours"),
             ("fusion=rrf,", "empty value"),
         ] {
             let e = plain().grid(spec).expect_err(spec);

@@ -75,7 +75,8 @@ impl Period {
     }
 }
 
-const MONTHS: [&str; 12] = [
+/// The months' names, January first (the one list: the graph's date reader uses it too).
+pub(crate) const MONTHS: [&str; 12] = [
     "january",
     "february",
     "march",

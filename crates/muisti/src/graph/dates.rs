@@ -8,20 +8,7 @@ use chrono::{DateTime, Datelike, Duration, Months, NaiveDate, Utc};
 use muisti_core::Timestamp;
 use regex::Regex;
 
-const MONTHS: [&str; 12] = [
-    "january",
-    "february",
-    "march",
-    "april",
-    "may",
-    "june",
-    "july",
-    "august",
-    "september",
-    "october",
-    "november",
-    "december",
-];
+use crate::temporal::MONTHS;
 
 static ISO: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"\b(?P<y>\d{4})-(?P<m>\d{2})-(?P<d>\d{2})\b").expect("valid pattern")

@@ -846,37 +846,14 @@ impl LocomoSetting {
                             t.candidates = v.parse().with_context(|| format!("candidates {v:?}"))?
                         }
                         "mode" => t.mode = v.parse()?,
-                        "graph" => {
-                            let w: f32 =
-                                v.parse().with_context(|| format!("graph weight {v:?}"))?;
-                            if !w.is_finite() || w < 0.0 {
-                                anyhow::bail!("--loco-grid: a graph weight is 0 or more");
-                            }
-                            t.graph = w;
-                        }
-                        "temporal" => {
-                            let w: f32 = v
-                                .parse()
-                                .with_context(|| format!("temporal weight {v:?}"))?;
-                            if !w.is_finite() || w < 0.0 {
-                                anyhow::bail!("--loco-grid: a temporal weight is 0 or more");
-                            }
-                            t.temporal = w;
-                        }
+                        "graph" => t.graph = grid_weight("graph", v)?,
+                        "temporal" => t.temporal = grid_weight("temporal", v)?,
                         "temporal_after" => {
                             t.temporal_after_days = v
                                 .parse()
                                 .with_context(|| format!("temporal_after {v:?} (days)"))?
                         }
-                        "neighbours" => {
-                            let w: f32 = v
-                                .parse()
-                                .with_context(|| format!("neighbours weight {v:?}"))?;
-                            if !w.is_finite() || w < 0.0 {
-                                anyhow::bail!("--loco-grid: a neighbours weight is 0 or more");
-                            }
-                            t.neighbours = w;
-                        }
+                        "neighbours" => t.neighbours = grid_weight("neighbours", v)?,
                         other => anyhow::bail!(
                             "--loco-grid: {other:?} is not fusion, candidates, mode, graph, \
                              temporal, temporal_after or neighbours"
@@ -912,6 +889,15 @@ fn parse_fusion(spec: &str) -> Result<muisti::Fusion> {
         },
         _ => anyhow::bail!("fusion {spec:?} is not rrf[:K], weighted:W or absolute:W"),
     })
+}
+
+/// A strategy's weight in a `--loco-grid` value: a number, 0 or more.
+fn grid_weight(name: &str, v: &str) -> Result<f32> {
+    let w: f32 = v.parse().with_context(|| format!("{name} weight {v:?}"))?;
+    if !w.is_finite() || w < 0.0 {
+        anyhow::bail!("--loco-grid: a {name} weight is 0 or more");
+    }
+    Ok(w)
 }
 
 #[allow(clippy::too_many_arguments)]

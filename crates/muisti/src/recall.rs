@@ -405,7 +405,7 @@ pub(crate) fn with_time(
         }
         if let Some(e) = fused.get_mut(&f.id) {
             e.1.from_time = Some(config.temporal);
-            e.0 = e.1.relevance + config.temporal;
+            e.0 += config.temporal;
         }
     }
     normalise(config.fusion, fused);

@@ -317,6 +317,12 @@ mod tests {
         at(NaiveDate::from_ymd_opt(y, m, d).expect("a date"))
     }
 
+    /// The period of one whole day.
+    fn one_day(y: i32, m: u32, d: u32) -> Period {
+        let day = NaiveDate::from_ymd_opt(y, m, d).expect("a date");
+        span(day, day.succ_opt().expect("a next day"))
+    }
+
     const NONE: std::time::Duration = std::time::Duration::ZERO;
 
     #[test]
@@ -324,10 +330,7 @@ mod tests {
         let r = ts(2026, 12, 2);
         assert_eq!(
             periods("Who did Maria have dinner with on May 3, 2023?", r),
-            [span(
-                NaiveDate::from_ymd_opt(2023, 5, 3).expect("d"),
-                NaiveDate::from_ymd_opt(2023, 5, 4).expect("d")
-            )]
+            [one_day(2023, 5, 3)]
         );
         assert_eq!(
             periods("What did Jon find on 1 February, 2023?", r),
@@ -383,10 +386,7 @@ mod tests {
         let r = ts(2023, 5, 8);
         assert_eq!(
             periods("I went to a support group yesterday", r),
-            [span(
-                NaiveDate::from_ymd_opt(2023, 5, 7).expect("d"),
-                NaiveDate::from_ymd_opt(2023, 5, 8).expect("d")
-            )]
+            [one_day(2023, 5, 7)]
         );
         assert_eq!(
             periods("we did that last year", r),

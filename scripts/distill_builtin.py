@@ -9,12 +9,18 @@ model2vec, stores the embedding table as float16, and writes
     crates/muisti-embed/model/config.json         model2vec's config
     crates/muisti-embed/model/reference.json      vectors model2vec computes for a few sentences
 
-Run through scripts/distill_builtin.sh, which pins every package version.
+Run through scripts/distill_builtin.sh, which pins every package version. Options (for
+measuring variants; the defaults make the built-in model):
+
+    --pca-dims N|none     dimensions kept by PCA (default 256; none keeps all 384)
+    --vocabulary-top N    also distil the N most frequent English words (wordfreq) that are
+                          whole words, as model2vec's added vocabulary (default: none)
 """
 
+import argparse
 import json
 import os
-import sys
+import re
 from pathlib import Path
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
@@ -29,9 +35,21 @@ PCA_DIMS = 256
 
 
 def main() -> None:
-    out = Path(sys.argv[1] if len(sys.argv) > 1 else "crates/muisti-embed/model")
+    parser = argparse.ArgumentParser()
+    parser.add_argument("out", nargs="?", default="crates/muisti-embed/model")
+    parser.add_argument("--pca-dims", default=str(PCA_DIMS))
+    parser.add_argument("--vocabulary-top", type=int, default=0)
+    args = parser.parse_args()
+    out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
-    model = distill(model_name=str(get_model_path()), pca_dims=PCA_DIMS)
+    pca_dims = None if args.pca_dims == "none" else int(args.pca_dims)
+    vocabulary = None
+    if args.vocabulary_top:
+        import wordfreq
+
+        words = wordfreq.top_n_list("en", args.vocabulary_top)
+        vocabulary = [w for w in words if re.fullmatch(r"[a-z]+", w)]
+    model = distill(model_name=str(get_model_path()), pca_dims=pca_dims, vocabulary=vocabulary)
     tmp = out / "_model2vec"
     model.save_pretrained(str(tmp))
     from safetensors.numpy import load_file

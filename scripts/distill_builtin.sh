@@ -15,5 +15,8 @@ python3 -m venv "$venv"
   "sentence-transformers==6.2.0" \
   "scikit-learn==1.9.1" \
   "safetensors==0.8.0" \
-  "numpy==2.4.6"
-HF_HUB_OFFLINE=1 "$venv/bin/python" scripts/distill_builtin.py crates/muisti-embed/model
+  "numpy==2.4.6" \
+  "wordfreq==3.1.1"
+# Arguments: an output directory (default crates/muisti-embed/model) and the variant options
+# of distill_builtin.py (--pca-dims, --vocabulary-top), for measuring other distillations.
+HF_HUB_OFFLINE=1 "$venv/bin/python" scripts/distill_builtin.py "$@"

@@ -183,25 +183,25 @@ impl TransformerEmbedder {
         Self::from_dir("transformer:all-MiniLM-L6-v2", &dir)
     }
 
-    fn batch(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbedError> {
-        let mut rows: Vec<Vec<u32>> = texts
-            .iter()
-            .map(|t| {
-                let mut ids = vec![self.cls];
-                self.tokenizer.encode_into(t, &mut ids);
-                ids.truncate(self.max_tokens - 1);
-                ids.push(self.sep);
-                ids
-            })
-            .collect();
-        let len = rows.iter().map(Vec::len).max().unwrap_or(2);
-        let mut mask = Vec::with_capacity(rows.len() * len);
-        for r in &mut rows {
-            mask.extend((0..len).map(|i| u32::from(i < r.len())));
-            r.resize(len, 0);
-        }
+    /// A text's token ids: `[CLS]`, its word pieces (truncated), `[SEP]`.
+    fn tokens(&self, text: &str) -> Vec<u32> {
+        let mut ids = vec![self.cls];
+        self.tokenizer.encode_into(text, &mut ids);
+        ids.truncate(self.max_tokens - 1);
+        ids.push(self.sep);
+        ids
+    }
+
+    /// One forward pass over token rows, padded to the longest of them.
+    fn batch(&self, rows: &[&[u32]]) -> Result<Vec<Vec<f32>>, EmbedError> {
+        let len = rows.iter().map(|r| r.len()).max().unwrap_or(2);
         let n = rows.len();
-        let ids: Vec<u32> = rows.into_iter().flatten().collect();
+        let mut ids = Vec::with_capacity(n * len);
+        let mut mask = Vec::with_capacity(n * len);
+        for r in rows {
+            ids.extend(r.iter().copied().chain(std::iter::repeat(0)).take(len));
+            mask.extend((0..len).map(|i| u32::from(i < r.len())));
+        }
         let input = Tensor::from_vec(ids, (n, len), &self.device).map_err(model_err)?;
         let mask = Tensor::from_vec(mask, (n, len), &self.device).map_err(model_err)?;
         let types = input.zeros_like().map_err(model_err)?;
@@ -232,9 +232,17 @@ impl Embedder for TransformerEmbedder {
     }
 
     fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbedError> {
-        let mut out = Vec::with_capacity(texts.len());
-        for chunk in texts.chunks(BATCH) {
-            out.extend(self.batch(chunk)?);
+        // Batches of texts of about the same length: padding to a batch's longest text is
+        // work thrown away, and texts in arrival order mix short and long ones.
+        let rows: Vec<Vec<u32>> = texts.iter().map(|t| self.tokens(t)).collect();
+        let mut order: Vec<usize> = (0..rows.len()).collect();
+        order.sort_by_key(|&i| rows[i].len());
+        let mut out = vec![Vec::new(); rows.len()];
+        for chunk in order.chunks(BATCH) {
+            let batch: Vec<&[u32]> = chunk.iter().map(|&i| rows[i].as_slice()).collect();
+            for (&i, v) in chunk.iter().zip(self.batch(&batch)?) {
+                out[i] = v;
+            }
         }
         Ok(out)
     }

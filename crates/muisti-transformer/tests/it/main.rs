@@ -45,6 +45,28 @@ fn matches_sentence_transformers() {
 }
 
 #[test]
+fn batches_of_mixed_lengths_keep_their_order() {
+    let Some(m) = model() else { return };
+    let refs: Vec<Reference> =
+        serde_json::from_str(include_str!("../reference.json")).expect("reference");
+    // More texts than one forward pass takes, long and short interleaved: the embedder
+    // batches them by length and must give each its own vector back in place.
+    let texts: Vec<&str> = (0..75)
+        .map(|i| refs[(i * 3) % refs.len()].text.as_str())
+        .collect();
+    let got = m.embed(&texts).expect("embeds");
+    assert_eq!(got.len(), texts.len());
+    for (t, v) in texts.iter().zip(&got) {
+        let r = refs
+            .iter()
+            .find(|r| r.text == *t)
+            .expect("a reference text");
+        let cos: f32 = r.vector.iter().zip(v).map(|(a, b)| a * b).sum();
+        assert!(cos > 0.9999, "{t:?}: cosine {cos}");
+    }
+}
+
+#[test]
 fn downloads_from_a_hub_then_loads() {
     use muisti_testkit::http::{Reply, Server};
     let Some(local) = std::env::var_os(muisti_transformer::MODEL_DIR_ENV) else {

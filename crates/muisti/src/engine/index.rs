@@ -1,7 +1,7 @@
 //! Vectors: which embedder indexed the store, embedding writes, reindexing, and the
 //! duplicate check of keyless writes.
 
-use std::sync::atomic::Ordering;
+use std::{collections::HashMap, sync::atomic::Ordering};
 
 use super::*;
 
@@ -197,8 +197,7 @@ impl Engine {
             })
             .collect();
         texts.extend(with_context.iter().filter_map(|&i| puts[i].context.clone()));
-        let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
-        let mut vectors = embedder.embed(&refs).map_err(embed_err)?;
+        let mut vectors = embed_distinct(embedder.as_ref(), &texts)?;
         // `with_context` is in the order of `todo`, so its vectors are met in turn.
         let mut context_vectors = with_context
             .iter()
@@ -221,5 +220,71 @@ impl Engine {
     /// The embedder, if recall uses vectors.
     pub fn embedder(&self) -> Option<&Arc<dyn Embedder>> {
         self.embedder.as_ref()
+    }
+}
+
+/// Embeds `texts`, each distinct text once (a conversation turn is the next turn's context,
+/// so a batch of turns holds most texts twice), in one call to the embedder.
+fn embed_distinct(embedder: &dyn Embedder, texts: &[String]) -> Result<Vec<Vec<f32>>> {
+    let mut first: HashMap<&str, usize> = HashMap::with_capacity(texts.len());
+    let mut distinct: Vec<&str> = Vec::with_capacity(texts.len());
+    let slots: Vec<usize> = texts
+        .iter()
+        .map(|t| {
+            *first.entry(t.as_str()).or_insert_with(|| {
+                distinct.push(t.as_str());
+                distinct.len() - 1
+            })
+        })
+        .collect();
+    let vectors = embedder.embed(&distinct).map_err(embed_err)?;
+    if vectors.len() != distinct.len() {
+        return Err(embed_err(EmbedError::Model(format!(
+            "the embedder returned {} vectors for {} texts",
+            vectors.len(),
+            distinct.len()
+        ))));
+    }
+    Ok(slots.into_iter().map(|i| vectors[i].clone()).collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Mutex;
+
+    use super::*;
+
+    /// Records the texts it is asked for; a text's vector is its length.
+    #[derive(Default)]
+    struct Recording(Mutex<Vec<String>>);
+
+    impl Embedder for Recording {
+        fn id(&self) -> &str {
+            "recording"
+        }
+        fn dimensions(&self) -> usize {
+            1
+        }
+        fn embed(&self, texts: &[&str]) -> std::result::Result<Vec<Vec<f32>>, EmbedError> {
+            let mut seen = self.0.lock().unwrap_or_else(|p| p.into_inner());
+            seen.extend(texts.iter().map(|t| (*t).to_owned()));
+            Ok(texts.iter().map(|t| vec![t.len() as f32]).collect())
+        }
+    }
+
+    #[test]
+    fn each_distinct_text_is_embedded_once_and_every_text_gets_its_vector() {
+        let e = Recording::default();
+        let texts: Vec<String> = ["one", "three", "one", "sixteen", "three"]
+            .into_iter()
+            .map(String::from)
+            .collect();
+        let got = embed_distinct(&e, &texts).expect("embeds");
+        assert_eq!(
+            *e.0.lock().expect("lock"),
+            ["one", "three", "sixteen"].map(String::from)
+        );
+        let want: Vec<Vec<f32>> = texts.iter().map(|t| vec![t.len() as f32]).collect();
+        assert_eq!(got, want);
     }
 }

@@ -23,7 +23,7 @@ import numpy as np
 from model2vec import StaticModel
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from locomo_rerank_sim import turns  # noqa: E402
+from locomo_rerank_sim import held_out, turns  # noqa: E402
 
 VECTOR_WEIGHT = 0.1
 VECTOR_CANDIDATES = 50
@@ -84,13 +84,7 @@ def main():
     conv_of = np.array([q["conversation"] for q in questions])
     for g in GRID:
         print(f"beta={g[0]} depth={g[1]}: recall@10 {per[g].mean():.4f}")
-    held = np.zeros(len(questions))
-    chosen = []
-    for c in sorted(set(conv_of)):
-        train = conv_of != c
-        best = max(GRID, key=lambda g: (per[g][train].mean(), -GRID.index(g)))
-        chosen.append((str(c), best))
-        held[~train] = per[best][~train]
+    held, chosen = held_out(per, GRID, conv_of)
     print(f"held out: recall@10 {held.mean():.4f}; chosen {chosen}")
 
 

@@ -52,6 +52,20 @@ def turns(data_dir):
     return out
 
 
+def held_out(per, grid, conv_of):
+    """Leave-one-conversation-out: for each conversation, the setting best on the others
+    (the first of the grid on ties) scores it. Returns per-question recall and the choices.
+    `per` maps each setting to its per-question recall@10."""
+    held = np.zeros(len(conv_of))
+    chosen = []
+    for c in sorted(set(conv_of)):
+        train = conv_of != c
+        best = max(grid, key=lambda g: (per[g][train].mean(), -grid.index(g)))
+        chosen.append((str(c), best))
+        held[~train] = per[best][~train]
+    return held, chosen
+
+
 def main():
     dump, data_dir = sys.argv[1], sys.argv[2]
     texts = turns(data_dir)
@@ -89,13 +103,7 @@ def main():
     cat_of = np.array([q["category"] for q in questions])
     for g in GRID:
         print(f"w={g[0]} K={g[1]}: recall@10 {per[g].mean():.4f}")
-    held = np.zeros(len(questions))
-    chosen = []
-    for c in sorted(set(conv_of)):
-        train = conv_of != c
-        best = max(GRID, key=lambda g: (per[g][train].mean(), -GRID.index(g)))
-        chosen.append((str(c), best))
-        held[~train] = per[best][~train]
+    held, chosen = held_out(per, GRID, conv_of)
     print(f"held out: recall@10 {held.mean():.4f}; chosen {chosen}")
     for cat in sorted(set(cat_of)):
         print(

@@ -237,7 +237,7 @@ fn embed_distinct(embedder: &dyn Embedder, texts: &[String]) -> Result<Vec<Vec<f
             })
         })
         .collect();
-    let vectors = embedder.embed(&distinct).map_err(embed_err)?;
+    let mut vectors = embedder.embed(&distinct).map_err(embed_err)?;
     if vectors.len() != distinct.len() {
         return Err(embed_err(EmbedError::Model(format!(
             "the embedder returned {} vectors for {} texts",
@@ -245,7 +245,22 @@ fn embed_distinct(embedder: &dyn Embedder, texts: &[String]) -> Result<Vec<Vec<f
             distinct.len()
         ))));
     }
-    Ok(slots.into_iter().map(|i| vectors[i].clone()).collect())
+    // A vector is copied for each earlier use of its text and moved to the last one.
+    let mut last = vec![0; distinct.len()];
+    for (k, &i) in slots.iter().enumerate() {
+        last[i] = k;
+    }
+    Ok(slots
+        .iter()
+        .enumerate()
+        .map(|(k, &i)| {
+            if last[i] == k {
+                std::mem::take(&mut vectors[i])
+            } else {
+                vectors[i].clone()
+            }
+        })
+        .collect())
 }
 
 #[cfg(test)]

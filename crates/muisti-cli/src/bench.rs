@@ -148,8 +148,10 @@ pub(crate) enum BenchCommand {
         loco: bool,
         /// The settings --loco chooses among: `;`-separated dimensions `NAME=V1,V2,...` over
         /// fusion (rrf[:K], weighted:W, absolute:W), candidates, mode, graph (a graph
-        /// weight), temporal (the temporal strategy's weight), temporal_after (days) and
-        /// neighbours (neighbourhood evidence's weight); every combination is a setting. The plain setting is run first and preferred on ties.
+        /// weight), temporal (the temporal strategy's weight), temporal_after (days),
+        /// temporal_text (0 or 1: memories' own time expressions) and neighbours
+        /// (neighbourhood evidence's weight); every combination is a setting. The plain
+        /// setting is run first and preferred on ties.
         #[arg(long, default_value = DEFAULT_LOCO_GRID)]
         loco_grid: String,
         /// Write each question's top 50 hits with their signals to this file (JSON lines;
@@ -556,6 +558,7 @@ pub(crate) fn run(cmd: &BenchCommand, cli: &crate::Cli, json: bool) -> Result<()
                 graph: 0.0,
                 temporal: config.temporal,
                 temporal_after_days: (config.temporal_after.as_secs() / 86_400) as u32,
+                temporal_text: config.temporal_text,
                 neighbours: config.neighbours,
             };
             let embedder = muisti::embedder_from_spec(cli.embedder(), cli.embed_url.as_deref())?;
@@ -794,6 +797,8 @@ struct LocomoSetting {
     temporal: f32,
     /// How many days after a period a memory still speaks of it.
     temporal_after_days: u32,
+    /// Whether memories' own time expressions count.
+    temporal_text: bool,
     /// Neighbourhood evidence's weight (0: off).
     neighbours: f32,
 }
@@ -815,6 +820,9 @@ impl LocomoSetting {
                 " temporal={} temporal_after={}",
                 self.temporal, self.temporal_after_days
             ));
+            if self.temporal_text {
+                strategies.push_str(" temporal_text=1");
+            }
         }
         if self.neighbours > 0.0 {
             strategies.push_str(&format!(" neighbours={}", self.neighbours));
@@ -853,10 +861,17 @@ impl LocomoSetting {
                                 .parse()
                                 .with_context(|| format!("temporal_after {v:?} (days)"))?
                         }
+                        "temporal_text" => {
+                            t.temporal_text = match *v {
+                                "0" => false,
+                                "1" => true,
+                                _ => anyhow::bail!("--loco-grid: temporal_text is 0 or 1"),
+                            }
+                        }
                         "neighbours" => t.neighbours = grid_weight("neighbours", v)?,
                         other => anyhow::bail!(
                             "--loco-grid: {other:?} is not fusion, candidates, mode, graph, \
-                             temporal, temporal_after or neighbours"
+                             temporal, temporal_after, temporal_text or neighbours"
                         ),
                     }
                     next.push(t);
@@ -924,6 +939,7 @@ fn locomo(
         config.temporal = setting.temporal;
         config.temporal_after =
             std::time::Duration::from_secs(u64::from(setting.temporal_after_days) * 86_400);
+        config.temporal_text = setting.temporal_text;
         config.neighbours = setting.neighbours;
         let graph = setting.graph > 0.0;
         let extraction = if graph {
@@ -1557,6 +1573,7 @@ mod tests {
             graph: 0.0,
             temporal: 0.0,
             temporal_after_days: 0,
+            temporal_text: false,
             neighbours: 0.0,
         }
     }
@@ -1608,6 +1625,7 @@ mod tests {
             ("temporal_after=soon", "days"),
             ("neighbours=-1", "0 or more"),
             ("neighbours=lots", "neighbours"),
+            ("temporal_text=yes", "0 or 1"),
             ("fusion=rrf,", "empty value"),
         ] {
             let e = plain().grid(spec).expect_err(spec);

@@ -1,7 +1,10 @@
 //! Hybrid recall: full-text and vector candidates, fused, then rescored by recency, access
 //! and importance.
 
-use std::{collections::HashMap, time::Duration};
+use std::{
+    collections::{HashMap, HashSet},
+    time::Duration,
+};
 
 use muisti_core::{
     Filter, Memory, MemoryId, Namespace, RankFields, Scored, TextQuery, Timestamp, VectorQuery,
@@ -137,6 +140,14 @@ pub struct RecallConfig {
     /// events after they happen).
     #[serde(default)]
     pub temporal_after: Duration,
+    /// The temporal strategy also reads the contenders' own time expressions ("last month",
+    /// "in May"), resolved against each one's time: a memory whose text names a period
+    /// that meets one the query names matches as one dated in it does ([`speaks_of`]).
+    /// Costs one read of the contenders' records, only for queries that name a period.
+    /// Off by default: on the LoCoMo dev set it changed one question's recall, for the
+    /// worse (docs/recall.md).
+    #[serde(default)]
+    pub temporal_text: bool,
     /// Neighbourhood evidence: how relevant the memory written next in the same session as a
     /// relevant hit is at least, as a share of that hit's relevance (a conversation's answer
     /// follows its question). Each of the [`NEIGHBOUR_SEEDS`] most relevant candidates at or
@@ -193,6 +204,7 @@ impl Default for RecallConfig {
             graph: 0.0,
             temporal: DEFAULT_TEMPORAL,
             temporal_after: Duration::ZERO,
+            temporal_text: false,
             neighbours: DEFAULT_NEIGHBOURS,
         }
     }
@@ -387,23 +399,39 @@ pub(crate) fn with_graph(
     normalise(fusion, fused);
 }
 
-/// Adds the temporal strategy's part to fused candidates: each one whose time is in one of
-/// `periods` (or up to `config.temporal_after` later) gains `config.temporal`, and
-/// relevance is made again by the fusion's rule ([`normalise`]).
+/// Whether a memory speaks of one of `periods` (the temporal strategy's one rule): its
+/// time falls in one (or up to `config.temporal_after` later), or, when `text` is given, a
+/// period its text names, resolved against its time ("last week", said on 12 June), meets
+/// one.
+pub(crate) fn speaks_of(
+    config: &RecallConfig,
+    periods: &[crate::temporal::Period],
+    time: Timestamp,
+    text: Option<&str>,
+) -> bool {
+    if periods
+        .iter()
+        .any(|p| p.contains(time, config.temporal_after))
+    {
+        return true;
+    }
+    text.is_some_and(|text| {
+        crate::temporal::periods(text, time)
+            .iter()
+            .any(|own| periods.iter().any(|p| p.overlaps(own)))
+    })
+}
+
+/// Adds the temporal strategy's part to fused candidates: each of `matched` (those that
+/// [`speaks_of`] a period the query names) gains `config.temporal`, and relevance is made
+/// again by the fusion's rule ([`normalise`]).
 pub(crate) fn with_time(
     config: &RecallConfig,
     fused: &mut HashMap<MemoryId, (f32, Signals)>,
-    fields: &[RankFields],
-    periods: &[crate::temporal::Period],
+    matched: &HashSet<MemoryId>,
 ) {
-    for f in fields {
-        if !periods
-            .iter()
-            .any(|p| p.contains(f.time, config.temporal_after))
-        {
-            continue;
-        }
-        if let Some(e) = fused.get_mut(&f.id) {
+    for id in matched {
+        if let Some(e) = fused.get_mut(id) {
             e.1.from_time = Some(config.temporal);
             e.0 += config.temporal;
         }
@@ -596,8 +624,10 @@ pub(crate) fn rescore(
 
 /// The ranked candidates as hits, with the records `read` returns for their ids (in any
 /// order); a candidate whose record is gone meanwhile is left out.
-pub(crate) fn with_records(ranked: Vec<Ranked>, read: Vec<Memory>) -> Vec<RecallHit> {
-    let mut records: HashMap<MemoryId, Memory> = read.into_iter().map(|m| (m.id, m)).collect();
+pub(crate) fn with_records(
+    ranked: Vec<Ranked>,
+    mut records: HashMap<MemoryId, Memory>,
+) -> Vec<RecallHit> {
     ranked
         .into_iter()
         .filter_map(|r| {
@@ -823,7 +853,12 @@ mod tests {
             field(i[1], 1_683_720_000_000),
         ];
         let periods = crate::temporal::periods("in May 2023", Timestamp::from_millis(0));
-        with_time(&config, &mut fused, &fields, &periods);
+        let matched: HashSet<MemoryId> = fields
+            .iter()
+            .filter(|f| speaks_of(&config, &periods, f.time, None))
+            .map(|f| f.id)
+            .collect();
+        with_time(&config, &mut fused, &matched);
         assert_eq!(fused[&i[1]].1.from_time, Some(0.1));
         assert_eq!(fused[&i[0]].1.from_time, None);
         // Seeds: the relevant ones only (0.77 and 0.55 of i[0] and i[1]; i[2] is at 0.09).

@@ -73,6 +73,36 @@ impl Period {
             }
         }
     }
+
+    /// Whether the two periods share an instant (a memory's "last week", said on 12 June,
+    /// and a query's "on 9 June").
+    pub fn overlaps(&self, other: &Period) -> bool {
+        match (*self, *other) {
+            (Period::Span { start, end }, Period::Span { start: s, end: e }) => {
+                s < end && start < e
+            }
+            // A span meets months when one of its instants falls in them: the walk from its
+            // last instant back over its length that `contains` does.
+            (months, Period::Span { start, end }) | (Period::Span { start, end }, months) => {
+                let last = end.as_millis().saturating_sub(1);
+                let length = u64::try_from(last.saturating_sub(start.as_millis())).unwrap_or(0);
+                months.contains(
+                    Timestamp::from_millis(last),
+                    std::time::Duration::from_millis(length),
+                )
+            }
+            (a, b) => (1..=12).any(|m| a.has_month(m) && b.has_month(m)),
+        }
+    }
+
+    /// Whether a month (1 to 12) is one of a month-of-any-year period's (never for a span).
+    fn has_month(&self, month: u32) -> bool {
+        match *self {
+            Period::Span { .. } => false,
+            Period::Month(m) => m == month,
+            Period::Months { first, count } => (month + 12 - first) % 12 < count,
+        }
+    }
 }
 
 /// The months' names, January first (the one list: the graph's date reader uses it too).
@@ -407,6 +437,40 @@ mod tests {
         let may_2023 = month_span(2023, 5, 1).expect("m");
         assert!(may_2023.contains(ts(2023, 6, 5), std::time::Duration::from_secs(7 * 86_400)));
         assert!(!may_2023.contains(ts(2023, 4, 30), std::time::Duration::from_secs(7 * 86_400)));
+    }
+
+    #[test]
+    fn periods_overlap_when_they_share_an_instant() {
+        // "last week", said on 21 November 2023, meets "16 November 2023"; "last month"
+        // said on 3 July meets "in June" and "June 2023", not "in May" or "August 2023".
+        let last_week = periods("last week I had a setback", ts(2023, 11, 21));
+        assert!(last_week[0].overlaps(&one_day(2023, 11, 16)));
+        assert!(one_day(2023, 11, 16).overlaps(&last_week[0]));
+        assert!(
+            !last_week[0].overlaps(&one_day(2023, 11, 21)),
+            "the end is excluded"
+        );
+        let last_month = periods("last month we went kayaking", ts(2023, 7, 3));
+        assert_eq!(last_month, [month_span(2023, 6, 1).expect("m")]);
+        for (query, meets) in [
+            (Period::Month(6), true),
+            (Period::Month(5), false),
+            (Period::Months { first: 6, count: 3 }, true),
+            (month_span(2023, 6, 1).expect("m"), true),
+            (month_span(2023, 8, 1).expect("m"), false),
+            (year_span(2023).expect("y"), true),
+            (year_span(2022).expect("y"), false),
+        ] {
+            assert_eq!(query.overlaps(&last_month[0]), meets, "{query:?}");
+            assert_eq!(last_month[0].overlaps(&query), meets, "{query:?}");
+        }
+        // Months of any year: winter meets January, not July.
+        let winter = Period::Months {
+            first: 12,
+            count: 3,
+        };
+        assert!(winter.overlaps(&Period::Month(1)));
+        assert!(!winter.overlaps(&Period::Month(7)));
     }
 
     #[test]

@@ -126,21 +126,24 @@ impl Engine {
                 };
                 let ids = recall::contenders(config, &fused, req.limit, lift);
                 let mut fields = self.store.rank_fields(&partition, &ids)?;
+                // Records the strategies read on the way, so the hits need not be read again.
+                let mut read = HashMap::new();
                 if !periods.is_empty() {
-                    recall::with_time(config, &mut fused, &fields, &periods);
+                    let matched = self.speaking_of(&fields, &periods, &mut read)?;
+                    recall::with_time(config, &mut fused, &matched);
                 }
                 if config.neighbours > 0.0 && req.cluster.is_none() {
                     let seeds = recall::neighbour_seeds(&fused, &ids);
-                    let next = self.next_in_session(&partition, req, &seeds, now)?;
+                    let next = self.next_in_session(&partition, req, &seeds, now, &mut read)?;
                     let lifts: Vec<(MemoryId, f32)> =
                         next.iter().map(|(m, seed)| (m.id, *seed)).collect();
                     recall::with_neighbours(config.fusion, &mut fused, &lifts, config.neighbours);
-                    let read: HashSet<MemoryId> = fields.iter().map(|f| f.id).collect();
-                    let mut added = HashSet::new();
-                    for (m, _) in &next {
-                        if !read.contains(&m.id) && added.insert(m.id) {
-                            fields.push(muisti_core::RankFields::of(m));
+                    let known: HashSet<MemoryId> = fields.iter().map(|f| f.id).collect();
+                    for (m, _) in next {
+                        if !known.contains(&m.id) && !read.contains_key(&m.id) {
+                            fields.push(muisti_core::RankFields::of(&m));
                         }
+                        read.insert(m.id, m);
                     }
                 }
                 let mut ranked = recall::rescore(config, fields, fused, now);
@@ -153,12 +156,9 @@ impl Engine {
                 } else {
                     SearchMode::Scan
                 };
-                let mut hits = self.with_records(ranked)?;
-                for h in &mut hits {
-                    if let Some(m) = archived.remove(&h.memory.id) {
-                        h.memory = m;
-                    }
-                }
+                // An archived candidate's record came with it.
+                read.extend(archived);
+                let mut hits = self.with_records(ranked, read)?;
                 // An archived memory the graph named has no text here unless asked for.
                 hits.retain(|h| {
                     crate::declarative::readable(&req.filter, &h.memory)
@@ -257,7 +257,7 @@ impl Engine {
         let fields = self.store.rank_fields(&partition, &ids)?;
         let mut ranked = recall::rescore(&self.recall, fields, fused, self.clock.now());
         ranked.truncate(limit);
-        let mut hits = self.with_records(ranked)?;
+        let mut hits = self.with_records(ranked, HashMap::new())?;
         hits.retain(|h| crate::declarative::readable(&vq.filter, &h.memory));
         Ok(hits)
     }
@@ -301,6 +301,40 @@ impl Engine {
         Ok(evidence)
     }
 
+    /// The contenders that speak of one of the periods a query names ([`recall::speaks_of`]):
+    /// by their time, and with [`RecallConfig::temporal_text`] by their own words (the
+    /// records of those their time does not place are read for it).
+    fn speaking_of(
+        &self,
+        fields: &[muisti_core::RankFields],
+        periods: &[crate::temporal::Period],
+        read: &mut HashMap<MemoryId, Memory>,
+    ) -> Result<HashSet<MemoryId>> {
+        let config = &*self.recall;
+        let mut matched = HashSet::new();
+        let mut unplaced = HashMap::new();
+        for f in fields {
+            if recall::speaks_of(config, periods, f.time, None) {
+                matched.insert(f.id);
+            } else {
+                unplaced.insert(f.id, f.time);
+            }
+        }
+        if config.temporal_text && !unplaced.is_empty() {
+            let ids: Vec<MemoryId> = unplaced.keys().copied().collect();
+            for m in self.store.get_many(&self.tenant, &ids)? {
+                let Some(time) = unplaced.get(&m.id) else {
+                    continue;
+                };
+                if recall::speaks_of(config, periods, *time, Some(&m.text())) {
+                    matched.insert(m.id);
+                }
+                read.insert(m.id, m);
+            }
+        }
+        Ok(matched)
+    }
+
     /// Neighbourhood evidence: for each seed `(id, relevance)`, the live memory written next
     /// after it in its session and scope (the first of those later memories, in id order,
     /// that the request's filter admits: a conversation's next turn, not a fact filed
@@ -311,6 +345,7 @@ impl Engine {
         req: &RecallRequest,
         seeds: &[(MemoryId, f32)],
         now: muisti_core::Timestamp,
+        read: &mut HashMap<MemoryId, Memory>,
     ) -> Result<Vec<(Memory, f32)>> {
         /// Later memories read per seed to find a live one (a superseded or archived turn
         /// is skipped, not a gap).
@@ -318,16 +353,17 @@ impl Engine {
         if seeds.is_empty() {
             return Ok(Vec::new());
         }
-        let ids: Vec<MemoryId> = seeds.iter().map(|(id, _)| *id).collect();
-        let records: HashMap<MemoryId, Memory> = self
-            .store
-            .get_many(&self.tenant, &ids)?
-            .into_iter()
-            .map(|m| (m.id, m))
+        let ids: Vec<MemoryId> = seeds
+            .iter()
+            .map(|(id, _)| *id)
+            .filter(|id| !read.contains_key(id))
             .collect();
+        for m in self.store.get_many(&self.tenant, &ids)? {
+            read.insert(m.id, m);
+        }
         let mut next = Vec::new();
         for (id, relevance) in seeds {
-            let Some(seed) = records.get(id) else {
+            let Some(seed) = read.get(id) else {
                 continue;
             };
             let Some(session) = &seed.owner.session_id else {
@@ -358,11 +394,21 @@ impl Engine {
         Ok(next)
     }
 
-    /// Reads the records of ranked candidates (only those: the rescoring itself reads
-    /// [`Store::rank_fields`]).
-    pub(super) fn with_records(&self, ranked: Vec<recall::Ranked>) -> Result<Vec<RecallHit>> {
-        let ids: Vec<MemoryId> = ranked.iter().map(|r| r.id).collect();
-        let read = self.store.get_many(&self.tenant, &ids)?;
+    /// The records of ranked candidates: those in `read` (already read by this recall), the
+    /// others read now (only these: the rescoring itself reads [`Store::rank_fields`]).
+    pub(super) fn with_records(
+        &self,
+        ranked: Vec<recall::Ranked>,
+        mut read: HashMap<MemoryId, Memory>,
+    ) -> Result<Vec<RecallHit>> {
+        let missing: Vec<MemoryId> = ranked
+            .iter()
+            .map(|r| r.id)
+            .filter(|id| !read.contains_key(id))
+            .collect();
+        for m in self.store.get_many(&self.tenant, &missing)? {
+            read.insert(m.id, m);
+        }
         Ok(recall::with_records(ranked, read))
     }
 }

@@ -10,6 +10,8 @@ use super::{ns, on_every_backend};
 /// 2023-05-10T12:00:00Z and 2023-08-20T12:00:00Z.
 const MAY_2023: i64 = 1_683_720_000_000;
 const AUGUST_2023: i64 = 1_692_532_800_000;
+/// 2023-07-03T12:00:00Z.
+const JULY_2023: i64 = 1_688_385_600_000;
 
 fn dated(engine: &Engine, namespace: &str, text: &str, at: i64) -> Put {
     let mut p = Put::new(engine.partition(&ns(namespace)), None, text);
@@ -81,6 +83,85 @@ fn a_question_naming_a_period_finds_the_memory_dated_in_it_on_every_backend() {
                 .expect("recall");
             assert_eq!(plain[0].memory.id, august.id, "{url}");
             assert!(plain.iter().all(|h| h.signals.from_time.is_none()), "{url}");
+        },
+    );
+}
+
+/// With `temporal_text`, a memory's own time expression counts: "last month", written on 3
+/// July 2023, speaks of June 2023, so a question about June finds it although it was
+/// written in July and another memory matches the question's words better; without it
+/// (the default) only the memories' times count.
+#[test]
+fn a_memory_speaking_of_the_asked_period_is_found_with_temporal_text_on_every_backend() {
+    on_every_backend(
+        |store| {
+            Engine::builder(store)
+                .recall_config(muisti::RecallConfig {
+                    temporal_text: true,
+                    ..muisti::RecallConfig::default()
+                })
+                .build()
+                .expect("engine")
+        },
+        |url, e| {
+            let n = "temporal-text";
+            let told = e
+                .remember(dated(
+                    &e,
+                    n,
+                    "last month we went kayaking on the lake, then had a picnic and a swim",
+                    JULY_2023,
+                ))
+                .expect("write")
+                .memory;
+            let other = e
+                .remember(dated(&e, n, "went kayaking on the lake", AUGUST_2023))
+                .expect("write")
+                .memory;
+            let question = "where did we go kayaking in June 2023";
+            let hits = e
+                .recall(&RecallRequest::new(ns(n), question, 5))
+                .expect("recall");
+            let of = |id| {
+                hits.iter()
+                    .find(|h| h.memory.id == id)
+                    .unwrap_or_else(|| panic!("{url}: {id} recalled"))
+            };
+            let (t, o) = (of(told.id), of(other.id));
+            assert!(
+                t.signals.from_lexical < o.signals.from_lexical,
+                "{url}: the August memory matches the words better"
+            );
+            assert_eq!(hits[0].memory.id, told.id, "{url}: June's ranks first");
+            assert_eq!(t.signals.from_time, Some(muisti::DEFAULT_TEMPORAL), "{url}");
+            assert_eq!(o.signals.from_time, None, "{url}");
+        },
+    );
+    // The default reads only the memories' times: neither is dated in June.
+    on_every_backend(
+        |store| Engine::builder(store).build().expect("engine"),
+        |url, e| {
+            let n = "temporal-text-off";
+            e.remember(dated(
+                &e,
+                n,
+                "last month we went kayaking on the lake, then had a picnic and a swim",
+                JULY_2023,
+            ))
+            .expect("write");
+            let other = e
+                .remember(dated(&e, n, "went kayaking on the lake", AUGUST_2023))
+                .expect("write")
+                .memory;
+            let hits = e
+                .recall(&RecallRequest::new(
+                    ns(n),
+                    "where did we go kayaking in June 2023",
+                    5,
+                ))
+                .expect("recall");
+            assert_eq!(hits[0].memory.id, other.id, "{url}");
+            assert!(hits.iter().all(|h| h.signals.from_time.is_none()), "{url}");
         },
     );
 }

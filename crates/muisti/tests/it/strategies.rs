@@ -3,7 +3,7 @@
 //! in it) and neighbourhood evidence (a relevant turn lifts the turn written next in its
 //! session).
 
-use muisti::{Engine, Owner, Put, RecallRequest, Timestamp};
+use muisti::{Engine, MemoryId, Owner, Put, RecallHit, RecallRequest, Timestamp};
 
 use super::{ns, on_every_backend};
 
@@ -28,6 +28,27 @@ fn turn(engine: &Engine, namespace: &str, session: &str, text: &str) -> Put {
     p
 }
 
+/// Checks that `timed` (matched by time) ranks first among `hits` although `other` matches
+/// the question's words better, and that the signals show time's part in `timed` only.
+fn time_ranks_first(url: &str, hits: &[RecallHit], timed: MemoryId, other: MemoryId) {
+    let of = |id| {
+        hits.iter()
+            .find(|h| h.memory.id == id)
+            .unwrap_or_else(|| panic!("{url}: {id} recalled"))
+    };
+    let (t, o) = (of(timed), of(other));
+    assert!(
+        t.signals.from_lexical < o.signals.from_lexical,
+        "{url}: the other memory matches the words better"
+    );
+    assert_eq!(
+        hits[0].memory.id, timed,
+        "{url}: the one of the period ranks first"
+    );
+    assert_eq!(t.signals.from_time, Some(muisti::DEFAULT_TEMPORAL), "{url}");
+    assert_eq!(o.signals.from_time, None, "{url}");
+}
+
 /// Two memories say nearly the same; the one dated in the month the question names ranks
 /// first although its words match less well, and its signals show what time added.
 #[test]
@@ -35,10 +56,11 @@ fn a_question_naming_a_period_finds_the_memory_dated_in_it_on_every_backend() {
     on_every_backend(
         |store| Engine::builder(store).build().expect("engine"),
         |url, e| {
+            let n = "temporal";
             let may = e
                 .remember(dated(
                     &e,
-                    "temporal",
+                    n,
                     "went hiking in the hills with Sam and the dog and a picnic",
                     MAY_2023,
                 ))
@@ -47,44 +69,47 @@ fn a_question_naming_a_period_finds_the_memory_dated_in_it_on_every_backend() {
             let august = e
                 .remember(dated(
                     &e,
-                    "temporal",
+                    n,
                     "went hiking in the hills with Sam",
                     AUGUST_2023,
                 ))
                 .expect("write")
                 .memory;
-            let hits = e
-                .recall(&RecallRequest::new(
-                    ns("temporal"),
-                    "where did we go hiking in the hills in May 2023",
-                    5,
-                ))
-                .expect("recall");
-            let of = |id| {
-                hits.iter()
-                    .find(|h| h.memory.id == id)
-                    .unwrap_or_else(|| panic!("{url}: {id} recalled"))
-            };
-            let (m, a) = (of(may.id), of(august.id));
-            assert!(
-                m.signals.from_lexical < a.signals.from_lexical,
-                "{url}: the August memory matches the words better"
-            );
-            assert_eq!(hits[0].memory.id, may.id, "{url}: May ranks first");
-            assert_eq!(m.signals.from_time, Some(muisti::DEFAULT_TEMPORAL), "{url}");
-            assert_eq!(a.signals.from_time, None, "{url}");
+            let ask = |q: &str| e.recall(&RecallRequest::new(ns(n), q, 5)).expect("recall");
+            let hits = ask("where did we go hiking in the hills in May 2023");
+            time_ranks_first(url, &hits, may.id, august.id);
             // Without a period in the question, time adds nothing.
-            let plain = e
-                .recall(&RecallRequest::new(
-                    ns("temporal"),
-                    "where did we go hiking in the hills",
-                    5,
-                ))
-                .expect("recall");
+            let plain = ask("where did we go hiking in the hills");
             assert_eq!(plain[0].memory.id, august.id, "{url}");
             assert!(plain.iter().all(|h| h.signals.from_time.is_none()), "{url}");
         },
     );
+}
+
+/// Writes a memory telling in July of what happened "last month" and another, dated August,
+/// that matches the question's words better; asks about June. Returns both and the hits.
+fn june_told_in_july(e: &Engine, n: &str) -> (MemoryId, MemoryId, Vec<RecallHit>) {
+    let told = e
+        .remember(dated(
+            e,
+            n,
+            "last month we went kayaking on the lake, then had a picnic and a swim",
+            JULY_2023,
+        ))
+        .expect("write")
+        .memory;
+    let other = e
+        .remember(dated(e, n, "went kayaking on the lake", AUGUST_2023))
+        .expect("write")
+        .memory;
+    let hits = e
+        .recall(&RecallRequest::new(
+            ns(n),
+            "where did we go kayaking in June 2023",
+            5,
+        ))
+        .expect("recall");
+    (told.id, other.id, hits)
 }
 
 /// With `temporal_text`, a memory's own time expression counts: "last month", written on 3
@@ -104,63 +129,16 @@ fn a_memory_speaking_of_the_asked_period_is_found_with_temporal_text_on_every_ba
                 .expect("engine")
         },
         |url, e| {
-            let n = "temporal-text";
-            let told = e
-                .remember(dated(
-                    &e,
-                    n,
-                    "last month we went kayaking on the lake, then had a picnic and a swim",
-                    JULY_2023,
-                ))
-                .expect("write")
-                .memory;
-            let other = e
-                .remember(dated(&e, n, "went kayaking on the lake", AUGUST_2023))
-                .expect("write")
-                .memory;
-            let question = "where did we go kayaking in June 2023";
-            let hits = e
-                .recall(&RecallRequest::new(ns(n), question, 5))
-                .expect("recall");
-            let of = |id| {
-                hits.iter()
-                    .find(|h| h.memory.id == id)
-                    .unwrap_or_else(|| panic!("{url}: {id} recalled"))
-            };
-            let (t, o) = (of(told.id), of(other.id));
-            assert!(
-                t.signals.from_lexical < o.signals.from_lexical,
-                "{url}: the August memory matches the words better"
-            );
-            assert_eq!(hits[0].memory.id, told.id, "{url}: June's ranks first");
-            assert_eq!(t.signals.from_time, Some(muisti::DEFAULT_TEMPORAL), "{url}");
-            assert_eq!(o.signals.from_time, None, "{url}");
+            let (told, other, hits) = june_told_in_july(&e, "temporal-text");
+            time_ranks_first(url, &hits, told, other);
         },
     );
     // The default reads only the memories' times: neither is dated in June.
     on_every_backend(
         |store| Engine::builder(store).build().expect("engine"),
         |url, e| {
-            let n = "temporal-text-off";
-            e.remember(dated(
-                &e,
-                n,
-                "last month we went kayaking on the lake, then had a picnic and a swim",
-                JULY_2023,
-            ))
-            .expect("write");
-            let other = e
-                .remember(dated(&e, n, "went kayaking on the lake", AUGUST_2023))
-                .expect("write")
-                .memory;
-            let hits = e
-                .recall(&RecallRequest::new(
-                    ns(n),
-                    "where did we go kayaking in June 2023",
-                    5,
-                ))
-                .expect("recall");
-            assert_eq!(hits[0].memory.id, other.id, "{url}");
+            let (_, other, hits) = june_told_in_july(&e, "temporal-text-off");
+            assert_eq!(hits[0].memory.id, other, "{url}");
             assert!(hits.iter().all(|h| h.signals.from_time.is_none()), "{url}");
         },
     );

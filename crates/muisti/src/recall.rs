@@ -142,7 +142,8 @@ pub struct RecallConfig {
     pub temporal_after: Duration,
     /// The temporal strategy also reads the contenders' own time expressions ("last month",
     /// "in May"), resolved against each one's time: a memory whose text names a period
-    /// that meets one the query names matches as one dated in it does ([`speaks_of`]).
+    /// that meets one the query names ([`Period::overlaps`](crate::temporal::Period::overlaps))
+    /// matches as one dated in it does.
     /// Costs one read of the contenders' records, only for queries that name a period.
     /// Off by default: on the LoCoMo dev set it changed one question's recall, for the
     /// worse (docs/recall.md).

@@ -20,6 +20,10 @@ pub fn tokenize(text: &str) -> impl Iterator<Item = String> + '_ {
 /// How many words' terms each thread remembers ([`term`]); the memory is emptied when full.
 const REMEMBERED_TERMS: usize = 16_384;
 
+/// Longer words (in bytes) are reduced without being remembered: rare, and they would make
+/// the memory's size follow its input (a long run of base64 is one word).
+const REMEMBERED_WORD_LEN: usize = 32;
+
 thread_local! {
     /// Words already reduced on this thread, with their terms: conversational text repeats
     /// a small vocabulary, and a lookup costs a fraction of the stemmer.
@@ -40,16 +44,22 @@ fn term(word: &str) -> String {
     } else {
         std::borrow::Cow::Owned(word.to_lowercase())
     };
+    let reduce = |lower: &str| {
+        if is_stop_word(lower) {
+            lower.to_owned()
+        } else {
+            let stemmer = STEMMER.get_or_init(|| Stemmer::create(Algorithm::English));
+            stemmer.stem(lower).into_owned()
+        }
+    };
+    if lower.len() > REMEMBERED_WORD_LEN {
+        return reduce(&lower);
+    }
     TERMS.with(|remembered| {
         if let Some(t) = remembered.borrow().get(lower.as_ref()) {
             return t.clone();
         }
-        let t = if is_stop_word(&lower) {
-            lower.clone().into_owned()
-        } else {
-            let stemmer = STEMMER.get_or_init(|| Stemmer::create(Algorithm::English));
-            stemmer.stem(&lower).into_owned()
-        };
+        let t = reduce(&lower);
         let mut remembered = remembered.borrow_mut();
         if remembered.len() >= REMEMBERED_TERMS {
             remembered.clear();
@@ -636,6 +646,11 @@ mod tests {
         for w in words {
             assert_eq!(term(w), direct(w), "{w}");
         }
+        // A word too long to remember is reduced all the same.
+        let long = format!("{}ing", "Abc".repeat(20));
+        assert!(long.len() > REMEMBERED_WORD_LEN);
+        assert_eq!(term(&long), direct(&long));
+        assert!(TERMS.with(|t| !t.borrow().contains_key(&long.to_lowercase())));
     }
 
     #[test]

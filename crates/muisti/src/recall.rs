@@ -403,24 +403,25 @@ pub(crate) fn with_graph(
 /// Whether a memory speaks of one of `periods` (the temporal strategy's one rule): its
 /// time falls in one (or up to `config.temporal_after` later), or, when `text` is given, a
 /// period its text names, resolved against its time ("last week", said on 12 June), meets
-/// one.
+/// one ([`told_of`]).
 pub(crate) fn speaks_of(
     config: &RecallConfig,
     periods: &[crate::temporal::Period],
     time: Timestamp,
     text: Option<&str>,
 ) -> bool {
-    if periods
+    periods
         .iter()
         .any(|p| p.contains(time, config.temporal_after))
-    {
-        return true;
-    }
-    text.is_some_and(|text| {
-        crate::temporal::periods(text, time)
-            .iter()
-            .any(|own| periods.iter().any(|p| p.overlaps(own)))
-    })
+        || text.is_some_and(|text| told_of(periods, time, text))
+}
+
+/// The text half of [`speaks_of`]: whether a period `text` names, resolved against the
+/// memory's `time`, meets one of `periods`.
+pub(crate) fn told_of(periods: &[crate::temporal::Period], time: Timestamp, text: &str) -> bool {
+    crate::temporal::periods(text, time)
+        .iter()
+        .any(|own| periods.iter().any(|p| p.overlaps(own)))
 }
 
 /// Adds the temporal strategy's part to fused candidates: each of `matched` (those that

@@ -41,12 +41,7 @@ impl Period {
             Period::Span { start, end } => {
                 t >= start && t.as_millis() < end.as_millis().saturating_add(after_ms)
             }
-            Period::Month(month) => Period::Months {
-                first: month,
-                count: 1,
-            }
-            .contains(t, after),
-            Period::Months { first, count } => {
+            Period::Month(_) | Period::Months { .. } => {
                 // The month of `t`, and of every instant up to `after` earlier.
                 let Some(at) = DateTime::from_timestamp_millis(t.as_millis()) else {
                     return false;
@@ -56,12 +51,11 @@ impl Period {
                 else {
                     return false;
                 };
-                let in_season = |m: u32| (m + 12 - first) % 12 < count;
                 // Walk the months from `earliest` to `at` (at most a year's worth matters).
                 let mut y = earliest.year();
                 let mut m = earliest.month();
                 for _ in 0..13 {
-                    if in_season(m) {
+                    if self.has_month(m) {
                         return true;
                     }
                     if (y, m) >= (at.year(), at.month()) {

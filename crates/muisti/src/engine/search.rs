@@ -326,7 +326,8 @@ impl Engine {
                 let Some(time) = unplaced.get(&m.id) else {
                     continue;
                 };
-                if recall::speaks_of(config, periods, *time, Some(&m.text())) {
+                // Their time did not place them: their words may.
+                if recall::told_of(periods, *time, &m.text()) {
                     matched.insert(m.id);
                 }
                 read.insert(m.id, m);

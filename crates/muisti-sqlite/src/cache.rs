@@ -34,6 +34,8 @@ use muisti_core::{
 };
 use serde_json::{Map, Value};
 
+use crate::records::{RecordCache, json_bytes};
+
 /// One partition in memory: for each record the fields filters and rescoring read, its
 /// vector (stored contiguously) and its full-text terms. Rows are indexed by id and by user.
 #[derive(Default)]
@@ -204,16 +206,6 @@ impl CachedRow {
                 .iter()
                 .map(|(k, v)| k.len() + json_bytes(v) + 48)
                 .sum::<usize>()
-    }
-}
-
-/// The heap bytes of a JSON value (estimated).
-fn json_bytes(v: &Value) -> usize {
-    match v {
-        Value::String(s) => s.len(),
-        Value::Array(a) => a.iter().map(|x| json_bytes(x) + 32).sum(),
-        Value::Object(o) => o.iter().map(|(k, x)| k.len() + json_bytes(x) + 48).sum(),
-        _ => 0,
     }
 }
 
@@ -906,11 +898,17 @@ impl State {
 /// The default cache budget: 2 GiB.
 pub(crate) const CACHE_BUDGET: usize = 2 << 30;
 
+/// The share of the budget the decoded records get on top of it (one 32nd: 64 MiB of the
+/// default budget, a hundred thousand conversation turns or so).
+const RECORDS_SHARE: usize = 32;
+
 /// The in-memory copies, within a memory budget: the least recently used copies are dropped
 /// to make room, a copy larger than the whole budget answers the query that loaded it and is
 /// not kept, and a graph is built only where it fits.
 pub(crate) struct PartitionCaches {
     state: Mutex<State>,
+    /// Decoded records, kept in step by the same hooks as the copies.
+    records: RecordCache,
     budget: usize,
     /// Set when a copy grew (its graph was built): the budget is enforced on the next look-up.
     grown: Arc<AtomicBool>,
@@ -1024,6 +1022,7 @@ impl PartitionCaches {
     pub(crate) fn new(budget: usize) -> Self {
         Self {
             state: Mutex::default(),
+            records: RecordCache::new(budget / RECORDS_SHARE),
             budget,
             grown: Arc::default(),
             clock: AtomicU64::new(0),
@@ -1093,19 +1092,46 @@ impl PartitionCaches {
         self.lock().parts.values().map(|p| p.bytes()).sum()
     }
 
-    /// Forgets one partition's copies (after this process deleted from it).
+    /// Forgets one partition's copies (after this process deleted from it), and the
+    /// decoded records.
     pub(crate) fn invalidate(&self, p: &Partition) {
+        self.records.clear();
         self.lock().drop_where(|(q, _)| q == p);
     }
 
     /// Forgets everything.
     pub(crate) fn invalidate_all(&self) {
+        self.records.clear();
         self.lock().drop_where(|_| true);
     }
 
-    /// Adds one access to each id in the tenant's copies. Call while the writer connection
-    /// is still held (after the commit), so loads record exactly the accesses they missed.
-    pub(crate) fn count_access(&self, tenant: &Tenant, ids: &[MemoryId]) {
+    /// The decoded records, kept in step with this process's writes by the hooks here.
+    pub(crate) fn records(&self) -> &RecordCache {
+        &self.records
+    }
+
+    /// Forgets everything if another process wrote since `data_version` (`None`: not
+    /// checked this time).
+    pub(crate) fn validate(&self, data_version: Option<i64>) {
+        let mut s = self.lock();
+        self.validate_locked(&mut s, data_version);
+    }
+
+    fn validate_locked(&self, s: &mut State, data_version: Option<i64>) {
+        if let Some(v) = data_version
+            && s.data_version != Some(v)
+        {
+            s.data_version = Some(v);
+            s.drop_where(|_| true);
+            self.records.clear();
+        }
+    }
+
+    /// Adds one access at `at` to each id in the tenant's copies and decoded records. Call
+    /// while the writer connection is still held (after the commit), so loads record exactly
+    /// the accesses they missed.
+    pub(crate) fn count_access(&self, tenant: &Tenant, ids: &[MemoryId], at: Timestamp) {
+        self.records.touch(tenant, ids, at);
         let mut s = self.lock();
         if s.is_empty() {
             return;
@@ -1126,6 +1152,7 @@ impl PartitionCaches {
     /// records them for the loads that missed them. Call while the writer connection is still
     /// held, so copies see writes in commit order.
     pub(crate) fn apply(&self, fresh: Vec<Fresh>) {
+        self.records.forget(fresh.iter().map(|f| f.row.id));
         let mut s = self.lock();
         if s.is_empty() {
             return;
@@ -1167,6 +1194,7 @@ impl PartitionCaches {
     /// partition's and its user's), in place, and records it for the loads that missed it.
     /// Call while the writer connection is still held, as [`PartitionCaches::apply`].
     pub(crate) fn delete(&self, p: &Partition, id: MemoryId, user: Option<&str>) {
+        self.records.forget([id]);
         let mut s = self.lock();
         if s.is_empty() {
             return;
@@ -1230,12 +1258,7 @@ impl PartitionCaches {
         data_version: Option<i64>,
     ) -> Lookup<'_> {
         let mut s = self.lock();
-        if let Some(v) = data_version
-            && s.data_version != Some(v)
-        {
-            s.data_version = Some(v);
-            s.drop_where(|_| true);
-        }
+        self.validate_locked(&mut s, data_version);
         if self.grown.swap(false, Ordering::Relaxed) {
             self.enforce(&mut s);
         }

@@ -40,6 +40,7 @@ use rusqlite::{
 
 mod cache;
 mod migrate;
+mod records;
 mod row;
 mod sql;
 mod write;
@@ -375,7 +376,8 @@ impl SqliteStore {
             Err(std::sync::TryLockError::Poisoned(p)) => p.into_inner(),
             Err(std::sync::TryLockError::WouldBlock) => return Ok(None),
         };
-        conn.query_row("PRAGMA data_version", [], |r| r.get(0))
+        conn.prepare_cached("PRAGMA data_version")
+            .and_then(|mut s| s.query_row([], |r| r.get(0)))
             .map(Some)
             .map_err(sql_err)
     }
@@ -910,33 +912,26 @@ impl Store for SqliteStore {
     }
 
     fn get(&self, at: &Locator) -> Result<Option<Memory>> {
+        let (partition, key) = match at {
+            Locator::Id { tenant, id } => {
+                return Ok(self.get_many(tenant, std::slice::from_ref(id))?.pop());
+            }
+            Locator::Key { partition, key } => (partition, key),
+        };
         self.read(|conn| {
-            let found = match at {
-                Locator::Key { partition, key } => {
-                    let mut stmt = conn.prepare_cached(GET_BY_KEY).map_err(sql_err)?;
-                    stmt.query_row(
-                        params![
-                            partition.tenant.as_str(),
-                            partition.namespace.as_str(),
-                            key.as_str(),
-                            self.now_ms()
-                        ],
-                        decode,
-                    )
-                    .optional()
-                    .map_err(sql_err)?
-                }
-                Locator::Id { tenant, id } => {
-                    let mut stmt = conn.prepare_cached(GET_BY_ID).map_err(sql_err)?;
-                    stmt.query_row(
-                        params![id.to_string(), tenant.as_str(), self.now_ms()],
-                        decode,
-                    )
-                    .optional()
-                    .map_err(sql_err)?
-                }
-            };
-            found.transpose()
+            let mut stmt = conn.prepare_cached(GET_BY_KEY).map_err(sql_err)?;
+            stmt.query_row(
+                params![
+                    partition.tenant.as_str(),
+                    partition.namespace.as_str(),
+                    key.as_str(),
+                    self.now_ms()
+                ],
+                decode,
+            )
+            .optional()
+            .map_err(sql_err)?
+            .transpose()
         })
     }
 
@@ -1029,7 +1024,7 @@ impl Store for SqliteStore {
             }
             Ok(())
         };
-        self.write_then(write, |_| self.cache.count_access(tenant, ids))
+        self.write_then(write, |_| self.cache.count_access(tenant, ids, at))
     }
 
     fn purge_expired(&self) -> Result<u64> {
@@ -1101,15 +1096,31 @@ impl Store for SqliteStore {
         if ids.is_empty() {
             return Ok(Vec::new());
         }
-        let now = self.now_ms();
-        self.read(|conn| {
+        // The decoded records first (after checking no other process wrote), the database
+        // for the others, which then join them.
+        self.cache.validate(self.data_version()?);
+        let now = self.now();
+        let found = self.cache.records().get(tenant, ids, now);
+        let missing: Vec<MemoryId> = ids
+            .iter()
+            .zip(&found.records)
+            .filter(|(_, m)| m.is_none())
+            .map(|(id, _)| *id)
+            .collect();
+        if missing.is_empty() {
+            return Ok(found.records.into_iter().flatten().collect());
+        }
+        let read = self.read(|conn| {
             // One point query per id on one connection: a statement over a JSON array of
             // ids was re-prepared by SQLite on most executions, which cost more.
             let mut stmt = conn.prepare_cached(GET_BY_ID).map_err(sql_err)?;
-            let mut out = Vec::with_capacity(ids.len());
-            for id in ids {
+            let mut out = Vec::with_capacity(missing.len());
+            for id in &missing {
                 let found = stmt
-                    .query_row(params![id.to_string(), tenant.as_str(), now], decode)
+                    .query_row(
+                        params![id.to_string(), tenant.as_str(), now.as_millis()],
+                        decode,
+                    )
                     .optional()
                     .map_err(sql_err)?;
                 if let Some(m) = found {
@@ -1117,7 +1128,14 @@ impl Store for SqliteStore {
                 }
             }
             Ok(out)
-        })
+        })?;
+        self.cache.records().fill(found.generation, &read);
+        let read: HashMap<MemoryId, Memory> = read.into_iter().map(|m| (m.id, m)).collect();
+        Ok(ids
+            .iter()
+            .zip(found.records)
+            .filter_map(|(id, m)| m.or_else(|| read.get(id).cloned()))
+            .collect())
     }
 
     fn vectors(&self, partition: &Partition, filter: &Filter) -> Result<Vec<StoredVector>> {

@@ -511,7 +511,7 @@ fn copies_follow_writes(open: impl Fn(&std::path::Path) -> SqliteStore, queries:
         put.embedding = Some(vector);
         put
     };
-    let compare = |warm: &SqliteStore, step: &str| {
+    let compare = |warm: &SqliteStore, ids: &[muisti_core::MemoryId], step: &str| {
         let cold = SqliteStore::open(&path)
             .expect("opens")
             .with_ann_threshold(0);
@@ -557,6 +557,12 @@ fn copies_follow_writes(open: impl Fn(&std::path::Path) -> SqliteStore, queries:
                 );
             }
         }
+        // The decoded records (read again and again) as the database has them.
+        assert_eq!(
+            warm.get_many(&p.tenant, ids).expect("reads"),
+            cold.get_many(&p.tenant, ids).expect("reads"),
+            "{step}: records"
+        );
         if queries == Queries::Budget {
             assert!(
                 warm.cache_bytes() <= BUDGET,
@@ -575,7 +581,7 @@ fn copies_follow_writes(open: impl Fn(&std::path::Path) -> SqliteStore, queries:
                 .id,
         );
     }
-    compare(&warm, "loaded");
+    compare(&warm, &ids, "loaded");
     for step in 0..40u32 {
         let r = rand();
         match step % 4 {
@@ -606,7 +612,7 @@ fn copies_follow_writes(open: impl Fn(&std::path::Path) -> SqliteStore, queries:
                 warm.update(&req).expect("updates");
             }
         }
-        compare(&warm, &format!("after write {step}"));
+        compare(&warm, &ids, &format!("after write {step}"));
     }
     if queries == Queries::Budget {
         // The budget did bite: the whole copy alone is larger.
@@ -972,4 +978,122 @@ fn a_bulk_load_sets_the_indexes_aside_and_builds_them_again() {
         Ok(0)
     })
     .expect("loads");
+}
+
+/// Records read once are kept decoded (recall reads the same ones again and again): what a
+/// read returns stays what the database holds through this handle's accesses, deletes and
+/// updates, another handle's writes, and expiry.
+#[test]
+fn decoded_records_stay_what_the_database_holds() {
+    use muisti_core::{
+        Key, Locator, ManualClock, MemoryId, Namespace, Partition, Patch, Put, Tenant, Timestamp,
+        Ttl, UpdateRequest,
+    };
+    let dir = tempfile::tempdir().expect("temp dir");
+    let path = dir.path().join("m.db");
+    let clock = Arc::new(ManualClock::new(Timestamp::from_millis(1_000_000)));
+    let store = SqliteStore::open(&path)
+        .expect("opens")
+        .with_clock(clock.clone());
+    let other = SqliteStore::open(&path)
+        .expect("opens")
+        .with_clock(clock.clone());
+    let p = Partition::of(Namespace::default_ns());
+    let tenant = p.tenant.clone();
+    let ids: Vec<MemoryId> = store
+        .put_many(
+            (0..4)
+                .map(|i| {
+                    let mut put = Put::new(
+                        p.clone(),
+                        Some(Key::new(format!("k{i}")).expect("key")),
+                        format!("note {i}"),
+                    );
+                    if i == 3 {
+                        put.ttl = Some(Ttl::new(std::time::Duration::from_secs(60)).expect("ttl"));
+                    }
+                    put
+                })
+                .collect(),
+        )
+        .expect("writes")
+        .into_iter()
+        .map(|w| w.memory.id)
+        .collect();
+    // What a handle that keeps nothing decoded reads.
+    let truth = |ids: &[MemoryId]| {
+        SqliteStore::open(&path)
+            .expect("opens")
+            .with_clock(clock.clone())
+            .with_cache_budget(0)
+            .get_many(&tenant, ids)
+            .expect("reads")
+    };
+    let read = |ids: &[MemoryId]| store.get_many(&tenant, ids).expect("reads");
+    assert_eq!(read(&ids).len(), 4);
+    assert_eq!(
+        read(&ids),
+        truth(&ids),
+        "read twice, the second time decoded"
+    );
+    // Accesses are counted on the decoded records as in the database.
+    store
+        .touch(&tenant, &ids[..2], Timestamp::from_millis(1_000_500))
+        .expect("touches");
+    let after = read(&ids);
+    assert_eq!(after[0].access_count, 1);
+    assert_eq!(
+        after[0].last_accessed_at,
+        Some(Timestamp::from_millis(1_000_500))
+    );
+    assert_eq!(after, truth(&ids), "after accesses");
+    // This handle's update and delete.
+    let update = |s: &SqliteStore, id: MemoryId, text: &str| {
+        let patch = Patch {
+            content: Some(text.into()),
+            ..Patch::default()
+        };
+        s.update(&UpdateRequest::new(
+            Locator::Id {
+                tenant: tenant.clone(),
+                id,
+            },
+            patch,
+        ))
+        .expect("updates");
+    };
+    update(&store, ids[0], "note zero, changed here");
+    assert!(
+        store
+            .delete(&Locator::Id {
+                tenant: tenant.clone(),
+                id: ids[1],
+            })
+            .expect("deletes")
+    );
+    let after = read(&ids);
+    assert_eq!(after.len(), 3, "the deleted one is gone");
+    assert_eq!(after[0].content, "note zero, changed here");
+    assert_eq!(after, truth(&ids), "after this handle's writes");
+    // Another handle's (another process's) update.
+    update(&other, ids[2], "note two, changed elsewhere");
+    let after = read(&ids);
+    assert_eq!(after[1].content, "note two, changed elsewhere");
+    assert_eq!(after, truth(&ids), "after another handle's write");
+    // By id and by key alike.
+    let by_id = store
+        .get(&Locator::Id {
+            tenant: tenant.clone(),
+            id: ids[2],
+        })
+        .expect("reads");
+    assert_eq!(by_id.as_ref(), after.get(1));
+    // Expiry: a decoded record past its time is gone.
+    assert!(read(&ids).iter().any(|m| m.id == ids[3]));
+    clock.advance(std::time::Duration::from_secs(61));
+    assert!(!read(&ids).iter().any(|m| m.id == ids[3]), "expired");
+    assert_eq!(read(&ids), truth(&ids), "after expiry");
+    // A record of another tenant is not found by its id.
+    let stranger = Tenant::new("someone-else").expect("tenant");
+    assert!(store.get_many(&stranger, &ids).expect("reads").is_empty());
 }

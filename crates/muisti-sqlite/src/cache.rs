@@ -61,6 +61,9 @@ pub(crate) struct PartitionCache {
     terms: Vec<(u32, f32)>,
     term_start: Vec<u32>,
     by_user: HashMap<String, Vec<u32>>,
+    /// Per session, its rows (any user's): a list of one session's records is answered
+    /// from them (recall's look-up of a turn's next one).
+    by_session: HashMap<String, Vec<u32>>,
     /// From how many vectors (in the partition and in a query's scope) nearest-neighbour
     /// search uses an HNSW graph instead of an exact scan; 0 never.
     ann_threshold: usize,
@@ -324,6 +327,15 @@ impl PartitionCache {
                 })
                 .push(i);
         }
+        if let Some(session) = &row.owner.session_id {
+            self.by_session
+                .entry(session.clone())
+                .or_insert_with(|| {
+                    self.heap += session.len() + 48;
+                    Vec::new()
+                })
+                .push(i);
+        }
         self.rows.push(row);
         let mut slot = None;
         if let Some(v) = vector {
@@ -378,7 +390,8 @@ impl PartitionCache {
             + self.terms.capacity() * size_of::<(u32, f32)>()
             + self.term_start.capacity() * size_of::<u32>()
             + self.by_user.capacity() * (size_of::<(String, Vec<u32>)>() + 1)
-            + self.rows.len() * size_of::<u32>()
+            + self.by_session.capacity() * (size_of::<(String, Vec<u32>)>() + 1)
+            + self.rows.len() * 2 * size_of::<u32>()
             + self.heap
     }
 
@@ -511,6 +524,31 @@ impl PartitionCache {
         Some(scored)
     }
 
+    /// The ids of the first `take` live records (in id order) after `after` that pass a
+    /// filter naming a session: the page [`Store::list`](muisti_core::Store::list) reads
+    /// for it, from the session's rows.
+    fn session_page(
+        &self,
+        filter: &Filter,
+        session: &str,
+        after: Option<MemoryId>,
+        take: usize,
+        now: i64,
+    ) -> Vec<MemoryId> {
+        let mut ids: Vec<MemoryId> = self
+            .by_session
+            .get(session)
+            .into_iter()
+            .flatten()
+            .map(|&i| i as usize)
+            .filter(|&i| after.is_none_or(|a| self.rows[i].id > a) && self.live(i, filter, now))
+            .map(|i| self.rows[i].id)
+            .collect();
+        ids.sort_unstable();
+        ids.truncate(take);
+        ids
+    }
+
     /// BM25 over the rows that pass the filter, scored exactly as
     /// [`Bm25::rank`](muisti_core::text::Bm25::rank) does, with the statistics of those rows.
     pub(crate) fn bm25(
@@ -628,6 +666,22 @@ impl Part {
     /// How many searches the graph answered.
     pub(crate) fn ann_searches(&self) -> u64 {
         self.ann_searches.load(Ordering::Relaxed)
+    }
+
+    /// The ids of the first `take` live records after `after` that pass `filter`, in id
+    /// order, if the filter names a session (else `None`: the database answers).
+    pub(crate) fn session_page(
+        &self,
+        filter: &Filter,
+        after: Option<MemoryId>,
+        take: usize,
+        now: Timestamp,
+    ) -> Option<Vec<MemoryId>> {
+        let session = filter.session_id.as_deref()?;
+        Some(
+            self.read()
+                .session_page(filter, session, after, take, now.as_millis()),
+        )
     }
 
     /// See [`PartitionCache::bm25`].
@@ -1248,6 +1302,38 @@ impl PartitionCaches {
             .collect()
     }
 
+    /// The kept copy that answers a query over `p` filtered by `user`, if one is loaded
+    /// (none is loaded for it), checking first as [`PartitionCaches::lookup`] does.
+    pub(crate) fn loaded(
+        &self,
+        p: &Partition,
+        user: Option<&str>,
+        data_version: Option<i64>,
+    ) -> Option<Arc<Part>> {
+        self.kept(&mut self.lock(), p, user, data_version)
+    }
+
+    /// [`PartitionCaches::loaded`] on the locked state.
+    fn kept(
+        &self,
+        s: &mut State,
+        p: &Partition,
+        user: Option<&str>,
+        data_version: Option<i64>,
+    ) -> Option<Arc<Part>> {
+        self.validate_locked(s, data_version);
+        if self.grown.swap(false, Ordering::Relaxed) {
+            self.enforce(s);
+        }
+        let all = (p.clone(), Rows::All);
+        let key = (p.clone(), Rows::for_user(user));
+        [&all, &key].into_iter().find_map(|k| {
+            let part = s.parts.get(k)?;
+            part.used(self.tick());
+            Some(Arc::clone(part))
+        })
+    }
+
     /// The copy that answers a query over `p` filtered by `user` (the partition's copy of
     /// every row when loaded, else the user's), checking first that no other process wrote
     /// since `data_version` (`None`: not checked this time).
@@ -1258,18 +1344,10 @@ impl PartitionCaches {
         data_version: Option<i64>,
     ) -> Lookup<'_> {
         let mut s = self.lock();
-        self.validate_locked(&mut s, data_version);
-        if self.grown.swap(false, Ordering::Relaxed) {
-            self.enforce(&mut s);
+        if let Some(part) = self.kept(&mut s, p, user, data_version) {
+            return Lookup::Ready(part);
         }
-        let all = (p.clone(), Rows::All);
         let key = (p.clone(), Rows::for_user(user));
-        for k in [&all, &key] {
-            if let Some(part) = s.parts.get(k) {
-                part.used(self.tick());
-                return Lookup::Ready(Arc::clone(part));
-            }
-        }
         if let Some(l) = s.loading.get(&key) {
             return Lookup::Wait(Arc::clone(&l.done));
         }

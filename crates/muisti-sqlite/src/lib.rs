@@ -937,6 +937,21 @@ impl Store for SqliteStore {
 
     fn list(&self, query: &ListQuery) -> Result<Page> {
         let size = query.page_size();
+        // One session's records from a loaded copy (recall asks for a turn's next one),
+        // when every record it names is still there to read.
+        if query.filter.session_id.is_some()
+            && let Some(part) = self.cache.loaded(
+                &query.partition,
+                query.filter.user_id.as_deref(),
+                self.data_version()?,
+            )
+            && let Some(ids) = part.session_page(&query.filter, query.after, size + 1, self.now())
+        {
+            let items = self.get_many(&query.partition.tenant, &ids)?;
+            if items.len() == ids.len() {
+                return Ok(Page::from_sorted(items, size));
+            }
+        }
         let now = self.now_ms();
         self.read(|conn| {
             if !needs_rust_filter(&query.filter) {

@@ -6,9 +6,10 @@
 //! copies in step with this process's writes keep this cache in step too (a written or
 //! deleted record is forgotten, an access is counted in place, anything wholesale clears
 //! it), all while the writer connection is held, so in commit order; a commit by another
-//! process, seen in `PRAGMA data_version`, clears it. A read fills the cache only if no
-//! change was applied while it read (a generation counter), so a record read before a write
-//! committed is never kept after it.
+//! process, seen in `PRAGMA data_version`, clears it. A read fills the cache only with the
+//! records no change was applied to while it read (a generation counter, and the generation
+//! of each record's last change), so a record read before a write committed is never kept
+//! after it.
 
 use std::{
     collections::HashMap,
@@ -29,9 +30,32 @@ struct Inner {
     records: HashMap<MemoryId, Memory>,
     /// Their bytes (estimated).
     bytes: usize,
-    /// Incremented by every change applied: a read that started at another generation does
-    /// not fill the cache.
+    /// Incremented by every change applied.
     generation: u64,
+    /// The generation of each record's last change since `floor`: a read that started
+    /// before it does not fill the cache with that record (it may predate the change).
+    changed: HashMap<MemoryId, u64>,
+    /// Reads that started before this generation fill nothing (everything was cleared, or
+    /// `changed` was emptied to bound it).
+    floor: u64,
+}
+
+/// How many changed ids [`Inner::changed`] remembers before it is emptied (and reads under
+/// way then fill nothing).
+const CHANGED_MAX: usize = 65_536;
+
+impl Inner {
+    /// Marks these records changed at a new generation.
+    fn changed(&mut self, ids: impl IntoIterator<Item = MemoryId>) {
+        self.generation += 1;
+        if self.changed.len() >= CHANGED_MAX {
+            self.changed.clear();
+            self.floor = self.generation;
+        }
+        let generation = self.generation;
+        self.changed
+            .extend(ids.into_iter().map(|id| (id, generation)));
+    }
 }
 
 /// What a look-up found: per id asked, the cached record if it is one of the tenant's and
@@ -75,17 +99,20 @@ impl RecordCache {
     }
 
     /// Keeps these records, read from the database by a read that started at `generation`,
-    /// unless a change was applied since (the read may predate it). Over the budget,
+    /// except those changed since (the read may predate the change). Over the budget,
     /// arbitrary records are dropped until a quarter of it is free.
     pub(crate) fn fill(&self, generation: u64, records: &[Memory]) {
         if self.budget == 0 || records.is_empty() {
             return;
         }
         let mut inner = self.lock();
-        if inner.generation != generation {
+        if generation < inner.floor {
             return;
         }
         for m in records {
+            if inner.changed.get(&m.id).is_some_and(|g| *g > generation) {
+                continue;
+            }
             let bytes = bytes_of(m);
             if let Some(old) = inner.records.insert(m.id, m.clone()) {
                 inner.bytes = inner.bytes.saturating_sub(bytes_of(&old));
@@ -108,7 +135,8 @@ impl RecordCache {
     /// Forgets these records (written or deleted by a commit of this process).
     pub(crate) fn forget(&self, ids: impl IntoIterator<Item = MemoryId>) {
         let mut inner = self.lock();
-        inner.generation += 1;
+        let ids: Vec<MemoryId> = ids.into_iter().collect();
+        inner.changed(ids.iter().copied());
         for id in ids {
             if let Some(old) = inner.records.remove(&id) {
                 inner.bytes = inner.bytes.saturating_sub(bytes_of(&old));
@@ -120,7 +148,7 @@ impl RecordCache {
     /// `touch` does: on the records live at `at`, one more access, accessed last at `at`.
     pub(crate) fn touch(&self, tenant: &Tenant, ids: &[MemoryId], at: Timestamp) {
         let mut inner = self.lock();
-        inner.generation += 1;
+        inner.changed(ids.iter().copied());
         for id in ids {
             if let Some(m) = inner.records.get_mut(id)
                 && m.partition.tenant == *tenant
@@ -137,6 +165,8 @@ impl RecordCache {
     pub(crate) fn clear(&self) {
         let mut inner = self.lock();
         inner.generation += 1;
+        inner.floor = inner.generation;
+        inner.changed.clear();
         inner.records.clear();
         inner.bytes = 0;
     }
@@ -171,5 +201,66 @@ pub(crate) fn json_bytes(v: &Value) -> usize {
         Value::Array(a) => a.iter().map(|x| json_bytes(x) + 32).sum(),
         Value::Object(o) => o.iter().map(|(k, x)| k.len() + json_bytes(x) + 48).sum(),
         _ => 0,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use muisti_core::{Namespace, Partition, Put};
+
+    use super::*;
+
+    fn memory(text: &str) -> Memory {
+        Put::new(Partition::of(Namespace::default_ns()), None, text)
+            .apply(None, Timestamp::from_millis(1))
+    }
+
+    fn cached(cache: &RecordCache, m: &Memory) -> bool {
+        cache
+            .get(&m.partition.tenant, &[m.id], Timestamp::from_millis(2))
+            .records[0]
+            .is_some()
+    }
+
+    /// A read that started before a record changed does not keep that record (it may have
+    /// read it before the change), but keeps the others; after a clear it keeps nothing.
+    #[test]
+    fn a_read_keeps_only_the_records_unchanged_since_it_started() {
+        let cache = RecordCache::new(1 << 20);
+        let (a, b) = (memory("a"), memory("b"));
+        let started = cache.get(
+            &a.partition.tenant,
+            &[a.id, b.id],
+            Timestamp::from_millis(2),
+        );
+        cache.forget([a.id]);
+        cache.fill(started.generation, &[a.clone(), b.clone()]);
+        assert!(!cached(&cache, &a), "changed while read");
+        assert!(cached(&cache, &b));
+        let after = cache.get(&a.partition.tenant, &[a.id], Timestamp::from_millis(2));
+        cache.fill(after.generation, std::slice::from_ref(&a));
+        assert!(cached(&cache, &a), "read after the change");
+        cache.touch(&a.partition.tenant, &[a.id], Timestamp::from_millis(3));
+        let found = cache.get(&a.partition.tenant, &[a.id], Timestamp::from_millis(3));
+        assert_eq!(found.records[0].as_ref().map(|m| m.access_count), Some(1));
+        let before_clear = found.generation;
+        cache.clear();
+        cache.fill(before_clear, &[a.clone(), b.clone()]);
+        assert!(!cached(&cache, &a) && !cached(&cache, &b), "cleared since");
+    }
+
+    /// Over its budget the cache drops records until a quarter of it is free.
+    #[test]
+    fn the_cache_stays_within_its_budget() {
+        let records: Vec<Memory> = (0..100).map(|i| memory(&format!("note {i}"))).collect();
+        let per = bytes_of(&records[0]);
+        let cache = RecordCache::new(per * 10);
+        let generation = cache
+            .get(&records[0].partition.tenant, &[], Timestamp::from_millis(2))
+            .generation;
+        cache.fill(generation, &records);
+        let kept = records.iter().filter(|m| cached(&cache, m)).count();
+        assert!((1..=10).contains(&kept), "{kept} kept");
+        assert!(cache.lock().bytes <= per * 10);
     }
 }

@@ -470,8 +470,8 @@ enum Queries {
 
 fn copies_follow_writes(open: impl Fn(&std::path::Path) -> SqliteStore, queries: Queries) {
     use muisti_core::{
-        Filter, Key, Locator, Namespace, Partition, Patch, Put, Tenant, TextQuery, UpdateRequest,
-        VectorQuery,
+        Filter, Key, ListQuery, Locator, Namespace, Partition, Patch, Put, Tenant, TextQuery,
+        UpdateRequest, VectorQuery,
     };
     let dir = tempfile::tempdir().expect("temp dir");
     let path = dir.path().join("m.db");
@@ -507,6 +507,7 @@ fn copies_follow_writes(open: impl Fn(&std::path::Path) -> SqliteStore, queries:
         );
         let mut put = Put::new(p.clone(), key.map(|k| Key::new(k).expect("key")), text);
         put.owner.user_id = Some(format!("u{}", r % 3));
+        put.owner.session_id = Some(format!("s{}", r % 4));
         put.embedding_model = Some("m".into());
         put.embedding = Some(vector);
         put
@@ -555,6 +556,31 @@ fn copies_follow_writes(open: impl Fn(&std::path::Path) -> SqliteStore, queries:
                     cold.rank_fields(&p, &ids).expect("fields"),
                     "{step}: rank fields"
                 );
+            }
+        }
+        // A session's records, listed from the copy, as the database lists them.
+        let truth = SqliteStore::open(&path)
+            .expect("opens")
+            .with_cache_budget(0);
+        for session in 0..4 {
+            for user in [None, Some("u1".to_owned())] {
+                for after in [None, ids.get(ids.len() / 2).copied()] {
+                    let query = ListQuery {
+                        partition: p.clone(),
+                        filter: Filter {
+                            session_id: Some(format!("s{session}")),
+                            user_id: user.clone(),
+                            ..Filter::default()
+                        },
+                        after,
+                        limit: 3,
+                    };
+                    assert_eq!(
+                        warm.list(&query).expect("lists"),
+                        truth.list(&query).expect("lists"),
+                        "{step}: list {query:?}"
+                    );
+                }
             }
         }
         // The decoded records (read again and again) as the database has them.

@@ -60,7 +60,7 @@ pub(crate) struct PartitionCache {
     /// filter allows (a user's, typically), not every posting of a common term.
     terms: Vec<(u32, f32)>,
     term_start: Vec<u32>,
-    by_user: HashMap<String, Vec<u32>>,
+    by_user: HashMap<String, UserRows>,
     /// Per session, its rows (any user's): a list of one session's records is answered
     /// from them (recall's look-up of a turn's next one).
     by_session: HashMap<String, Vec<u32>>,
@@ -71,6 +71,15 @@ pub(crate) struct PartitionCache {
     dead: usize,
     /// The heap bytes of the rows' strings, tags and metadata, and of the terms' names.
     heap: usize,
+}
+
+/// One user's rows in a copy, and their inverted index: a user-filtered full-text query
+/// visits the rows holding its terms, not every row of the user.
+#[derive(Default)]
+struct UserRows {
+    rows: Vec<u32>,
+    /// Term id → the user's rows holding it, with its weighted frequency there.
+    postings: HashMap<u32, Vec<(u32, f32)>>,
 }
 
 /// A partition's copy as the cache holds it: the rows behind a lock (this process's writes
@@ -150,6 +159,10 @@ impl Fresh {
         }
     }
 }
+
+/// The fixed bytes of a user's [`UserRows`] and of one term's postings in it (estimated).
+const USER_ROWS_BYTES: usize = 96;
+const POSTINGS_KEY_BYTES: usize = 48;
 
 /// The default [`PartitionCache`] ANN threshold.
 pub(crate) const ANN_THRESHOLD: usize = 20_000;
@@ -318,15 +331,6 @@ impl PartitionCache {
         let i = self.rows.len() as u32;
         self.index.insert(row.id, i);
         self.heap += row.heap_bytes();
-        if let Some(u) = &row.owner.user_id {
-            self.by_user
-                .entry(u.clone())
-                .or_insert_with(|| {
-                    self.heap += u.len() + 48;
-                    Vec::new()
-                })
-                .push(i);
-        }
         if let Some(session) = &row.owner.session_id {
             self.by_session
                 .entry(session.clone())
@@ -373,6 +377,21 @@ impl PartitionCache {
             })
             .collect();
         own.sort_unstable_by_key(|(t, _)| *t);
+        if let Some(u) = &self.rows[i as usize].owner.user_id {
+            let user = self.by_user.entry(u.clone()).or_insert_with(|| {
+                self.heap += u.len() + 48 + USER_ROWS_BYTES;
+                UserRows::default()
+            });
+            user.rows.push(i);
+            for &(t, f) in &own {
+                let list = user.postings.entry(t).or_insert_with(|| {
+                    self.heap += POSTINGS_KEY_BYTES;
+                    Vec::new()
+                });
+                list.push((i, f));
+                self.heap += size_of::<(u32, f32)>();
+            }
+        }
         self.terms.extend(own);
         self.term_start.push(self.terms.len() as u32);
     }
@@ -389,7 +408,7 @@ impl PartitionCache {
             + self.term_ids.capacity() * (size_of::<(String, u32)>() + 1)
             + self.terms.capacity() * size_of::<(u32, f32)>()
             + self.term_start.capacity() * size_of::<u32>()
-            + self.by_user.capacity() * (size_of::<(String, Vec<u32>)>() + 1)
+            + self.by_user.capacity() * (size_of::<(String, UserRows)>() + 1)
             + self.by_session.capacity() * (size_of::<(String, Vec<u32>)>() + 1)
             + self.rows.len() * 2 * size_of::<u32>()
             + self.heap
@@ -441,7 +460,7 @@ impl PartitionCache {
                 self.by_user
                     .get(u)
                     .into_iter()
-                    .flatten()
+                    .flat_map(|r| &r.rows)
                     .map(|&i| i as usize),
             ),
             None => Box::new(0..self.rows.len()),
@@ -490,7 +509,7 @@ impl PartitionCache {
     /// How many rows a filter can match at most (the user's, or all).
     fn scope_len(&self, filter: &Filter) -> usize {
         match &filter.user_id {
-            Some(u) => self.by_user.get(u).map_or(0, Vec::len),
+            Some(u) => self.by_user.get(u).map_or(0, |r| r.rows.len()),
             None => self.rows.len(),
         }
     }
@@ -584,22 +603,63 @@ impl PartitionCache {
         // The matching rows, and their term frequencies `width` at a time.
         let mut matched: Vec<usize> = Vec::new();
         let mut tfs: Vec<f32> = Vec::new();
-        for i in self.scope(filter) {
-            if !self.live(i, &rest, now) {
-                continue;
-            }
-            let own = &self.terms[self.term_start[i] as usize..self.term_start[i + 1] as usize];
-            let mut found = false;
-            for &(id, k) in &wanted {
-                if let Ok(j) = own.binary_search_by_key(&id, |(t, _)| *t) {
-                    if !found {
-                        found = true;
-                        matched.push(i);
-                        tfs.resize(tfs.len() + width, 0.0);
+        match filter.user_id.as_ref().and_then(|u| self.by_user.get(u)) {
+            // The user's postings of each query term.
+            Some(user) => {
+                // (row, query term, frequency), gathered by row.
+                let mut hits: Vec<(u32, usize, f32)> = wanted
+                    .iter()
+                    .flat_map(|&(id, k)| {
+                        user.postings
+                            .get(&id)
+                            .into_iter()
+                            .flatten()
+                            .map(move |&(i, f)| (i, k, f))
+                    })
+                    .collect();
+                hits.sort_unstable_by_key(|h| h.0);
+                let mut row: Option<(u32, bool)> = None;
+                for (i, k, f) in hits {
+                    let live = match row {
+                        Some((r, live)) if r == i => live,
+                        _ => {
+                            let live = self.live(i as usize, &rest, now);
+                            if live {
+                                matched.push(i as usize);
+                                tfs.resize(tfs.len() + width, 0.0);
+                            }
+                            row = Some((i, live));
+                            live
+                        }
+                    };
+                    if live {
+                        df[k] += 1;
+                        let base = tfs.len() - width;
+                        tfs[base + k] = f;
                     }
-                    df[k] += 1;
-                    let base = tfs.len() - width;
-                    tfs[base + k] = own[j].1;
+                }
+            }
+            // Each row's own terms, a binary search per query term.
+            None => {
+                for i in self.scope(filter) {
+                    if !self.live(i, &rest, now) {
+                        continue;
+                    }
+                    let own =
+                        &self.terms[self.term_start[i] as usize..self.term_start[i + 1] as usize];
+                    let mut found = false;
+                    for &(id, k) in &wanted {
+                        if let Ok(j) = own.binary_search_by_key(&id, |(t, _)| *t) {
+                            if !found {
+                                found = true;
+                                matched.push(i);
+                                tfs.resize(tfs.len() + width, 0.0);
+                            }
+                            df[k] += 1;
+                            let base = tfs.len() - width;
+                            tfs[base + k] = own[j].1;
+                        }
+                    }
                 }
             }
         }

@@ -745,6 +745,48 @@ impl SqliteStore {
         Ok(deleted.map(|(partition, _, _)| partition))
     }
 
+    /// The live records of these ids in `tenant`: the decoded ones kept, the database for
+    /// the others, which then join them. The caller checked that no other process wrote.
+    fn read_records(&self, tenant: &Tenant, ids: &[MemoryId]) -> Result<Vec<Memory>> {
+        let now = self.now();
+        let found = self.cache.records().get(tenant, ids, now);
+        let missing: Vec<MemoryId> = ids
+            .iter()
+            .zip(&found.records)
+            .filter(|(_, m)| m.is_none())
+            .map(|(id, _)| *id)
+            .collect();
+        if missing.is_empty() {
+            return Ok(found.records.into_iter().flatten().collect());
+        }
+        let read = self.read(|conn| {
+            // One point query per id on one connection: a statement over a JSON array of
+            // ids was re-prepared by SQLite on most executions, which cost more.
+            let mut stmt = conn.prepare_cached(GET_BY_ID).map_err(sql_err)?;
+            let mut out = Vec::with_capacity(missing.len());
+            for id in &missing {
+                let found = stmt
+                    .query_row(
+                        params![id.to_string(), tenant.as_str(), now.as_millis()],
+                        decode,
+                    )
+                    .optional()
+                    .map_err(sql_err)?;
+                if let Some(m) = found {
+                    out.push(m?);
+                }
+            }
+            Ok(out)
+        })?;
+        self.cache.records().fill(found.generation, &read);
+        let read: HashMap<MemoryId, Memory> = read.into_iter().map(|m| (m.id, m)).collect();
+        Ok(ids
+            .iter()
+            .zip(found.records)
+            .filter_map(|(id, m)| m.or_else(|| read.get(id).cloned()))
+            .collect())
+    }
+
     fn flush_rows(&self, partition: &Partition) -> Result<u64> {
         let now = self.now_ms();
         self.write(|tx| {
@@ -947,7 +989,7 @@ impl Store for SqliteStore {
             )
             && let Some(ids) = part.session_page(&query.filter, query.after, size + 1, self.now())
         {
-            let items = self.get_many(&query.partition.tenant, &ids)?;
+            let items = self.read_records(&query.partition.tenant, &ids)?;
             if items.len() == ids.len() {
                 return Ok(Page::from_sorted(items, size));
             }
@@ -1111,46 +1153,9 @@ impl Store for SqliteStore {
         if ids.is_empty() {
             return Ok(Vec::new());
         }
-        // The decoded records first (after checking no other process wrote), the database
-        // for the others, which then join them.
+        // After checking that no other process wrote.
         self.cache.validate(self.data_version()?);
-        let now = self.now();
-        let found = self.cache.records().get(tenant, ids, now);
-        let missing: Vec<MemoryId> = ids
-            .iter()
-            .zip(&found.records)
-            .filter(|(_, m)| m.is_none())
-            .map(|(id, _)| *id)
-            .collect();
-        if missing.is_empty() {
-            return Ok(found.records.into_iter().flatten().collect());
-        }
-        let read = self.read(|conn| {
-            // One point query per id on one connection: a statement over a JSON array of
-            // ids was re-prepared by SQLite on most executions, which cost more.
-            let mut stmt = conn.prepare_cached(GET_BY_ID).map_err(sql_err)?;
-            let mut out = Vec::with_capacity(missing.len());
-            for id in &missing {
-                let found = stmt
-                    .query_row(
-                        params![id.to_string(), tenant.as_str(), now.as_millis()],
-                        decode,
-                    )
-                    .optional()
-                    .map_err(sql_err)?;
-                if let Some(m) = found {
-                    out.push(m?);
-                }
-            }
-            Ok(out)
-        })?;
-        self.cache.records().fill(found.generation, &read);
-        let read: HashMap<MemoryId, Memory> = read.into_iter().map(|m| (m.id, m)).collect();
-        Ok(ids
-            .iter()
-            .zip(found.records)
-            .filter_map(|(id, m)| m.or_else(|| read.get(id).cloned()))
-            .collect())
+        self.read_records(tenant, ids)
     }
 
     fn vectors(&self, partition: &Partition, filter: &Filter) -> Result<Vec<StoredVector>> {

@@ -3,42 +3,83 @@
 
 use std::{
     collections::HashMap,
-    sync::{Arc, Mutex, mpsc},
+    sync::{Arc, Condvar, Mutex, MutexGuard, mpsc},
     thread::JoinHandle,
 };
 
 use muisti_core::{MemoryId, Store, Tenant, Timestamp};
 
-enum Msg {
-    Touch(Tenant, Vec<MemoryId>, Timestamp),
-    Flush(mpsc::Sender<()>),
+/// What the recalls queued and the worker has not taken yet.
+#[derive(Default)]
+struct Queue {
+    /// Per tenant, the ids accessed (duplicates count twice) and the latest access time.
+    batch: HashMap<Tenant, (Vec<MemoryId>, Timestamp)>,
+    /// Callers waiting until what they queued is written.
+    flushes: Vec<mpsc::Sender<()>>,
+    /// Set when the recorder is dropped: the worker writes what is left and ends.
+    closed: bool,
+}
+
+impl Queue {
+    fn is_empty(&self) -> bool {
+        self.batch.is_empty() && self.flushes.is_empty()
+    }
+}
+
+#[derive(Default)]
+struct Shared {
+    queue: Mutex<Queue>,
+    /// Wakes the worker: for the first access of a window, a flush, or the end.
+    wake: Condvar,
+}
+
+impl Shared {
+    fn lock(&self) -> MutexGuard<'_, Queue> {
+        self.queue.lock().unwrap_or_else(|p| p.into_inner())
+    }
 }
 
 /// Records accesses in the background. Dropping it (with the last engine) writes what is
 /// still queued before returning.
 pub(crate) struct AccessRecorder {
-    tx: Mutex<Option<mpsc::Sender<Msg>>>,
+    shared: Arc<Shared>,
     worker: Mutex<Option<JoinHandle<()>>>,
 }
 
 impl AccessRecorder {
     pub(crate) fn start(store: Arc<dyn Store>) -> Self {
-        let (tx, rx) = mpsc::channel::<Msg>();
-        let worker = std::thread::Builder::new()
-            .name("muisti-access".into())
-            .spawn(move || run(&*store, &rx))
-            .ok();
+        let shared = Arc::new(Shared::default());
+        let worker = {
+            let shared = Arc::clone(&shared);
+            std::thread::Builder::new()
+                .name("muisti-access".into())
+                .spawn(move || run(&*store, &shared))
+                .ok()
+        };
+        if worker.is_none() {
+            // Without a worker nothing would write the queue: accesses are not recorded.
+            shared.lock().closed = true;
+        }
         Self {
-            tx: Mutex::new(Some(tx)),
+            shared,
             worker: Mutex::new(worker),
         }
     }
 
-    /// Queues an access on each id (duplicates count twice).
+    /// Queues an access on each id (duplicates count twice). Only the first access of a
+    /// window wakes the worker: the others are a push under a lock, no system call.
     pub(crate) fn record(&self, tenant: &Tenant, ids: Vec<MemoryId>, at: Timestamp) {
-        let tx = self.tx.lock().unwrap_or_else(|p| p.into_inner());
-        if let Some(tx) = tx.as_ref() {
-            let _ = tx.send(Msg::Touch(tenant.clone(), ids, at));
+        let mut q = self.shared.lock();
+        if q.closed {
+            return;
+        }
+        let first = q.is_empty();
+        let e = q.batch.entry(tenant.clone()).or_insert_with(|| (Vec::new(), at));
+        e.0.extend(ids);
+        e.1 = e.1.max(at);
+        drop(q);
+        if first {
+            self.shared.wake.notify_one();
         }
     }
 
@@ -46,19 +87,21 @@ impl AccessRecorder {
     pub(crate) fn flush(&self) {
         let (done, wait) = mpsc::channel();
         {
-            let tx = self.tx.lock().unwrap_or_else(|p| p.into_inner());
-            match tx.as_ref() {
-                Some(tx) if tx.send(Msg::Flush(done)).is_ok() => {}
-                _ => return,
+            let mut q = self.shared.lock();
+            if q.closed {
+                return;
             }
+            q.flushes.push(done);
         }
+        self.shared.wake.notify_one();
         let _ = wait.recv();
     }
 }
 
 impl Drop for AccessRecorder {
     fn drop(&mut self) {
-        self.tx.lock().unwrap_or_else(|p| p.into_inner()).take();
+        self.shared.lock().closed = true;
+        self.shared.wake.notify_one();
         if let Some(worker) = self.worker.lock().unwrap_or_else(|p| p.into_inner()).take() {
             let _ = worker.join();
         }
@@ -68,31 +111,33 @@ impl Drop for AccessRecorder {
 /// How long accesses are gathered before they are written.
 const COALESCE: std::time::Duration = std::time::Duration::from_millis(250);
 
-fn run(store: &dyn Store, rx: &mpsc::Receiver<Msg>) {
-    while let Ok(first) = rx.recv() {
-        let mut batch: HashMap<Tenant, (Vec<MemoryId>, Timestamp)> = HashMap::new();
-        let mut waiting = Vec::new();
+fn run(store: &dyn Store, shared: &Shared) {
+    loop {
+        let mut q = shared.lock();
+        while q.is_empty() && !q.closed {
+            q = shared.wake.wait(q).unwrap_or_else(|p| p.into_inner());
+        }
+        if q.is_empty() {
+            return;
+        }
         // Gather for a short window: one commit for every recall in it. Each commit makes
         // every reader connection drop its page cache, so committing per recall would slow
-        // the recalls themselves. A flush request ends the window at once.
+        // the recalls themselves. A flush request or the end closes the window at once.
         let deadline = std::time::Instant::now() + COALESCE;
-        let mut next = Some(first);
-        while let Some(msg) = next {
-            match msg {
-                Msg::Touch(tenant, ids, at) => {
-                    let e = batch.entry(tenant).or_insert_with(|| (Vec::new(), at));
-                    e.0.extend(ids);
-                    e.1 = e.1.max(at);
-                }
-                Msg::Flush(done) => waiting.push(done),
+        while q.flushes.is_empty() && !q.closed {
+            let left = deadline.saturating_duration_since(std::time::Instant::now());
+            if left.is_zero() {
+                break;
             }
-            next = if waiting.is_empty() {
-                let left = deadline.saturating_duration_since(std::time::Instant::now());
-                rx.recv_timeout(left).ok()
-            } else {
-                rx.try_recv().ok()
-            };
+            q = shared
+                .wake
+                .wait_timeout(q, left)
+                .unwrap_or_else(|p| p.into_inner())
+                .0;
         }
+        let batch = std::mem::take(&mut q.batch);
+        let waiting = std::mem::take(&mut q.flushes);
+        drop(q);
         for (tenant, (ids, at)) in batch {
             if let Err(e) = store.touch(&tenant, &ids, at) {
                 tracing::warn!(kind = %e.kind(), error = %e, "recording accesses failed");

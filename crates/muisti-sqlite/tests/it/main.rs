@@ -535,6 +535,25 @@ fn copies_follow_writes(open: impl Fn(&std::path::Path) -> SqliteStore, queries:
                 b.iter().map(|s| s.id).collect::<Vec<_>>(),
                 "{step}: full text"
             );
+            // And as the contract's reference ranks the records the filter admits.
+            let records = muisti_core::list_all(&cold, &p, &filter).expect("lists");
+            let want = muisti_core::text::Bm25::default().rank(
+                records
+                    .iter()
+                    .map(|m| (m.id, m.index_text(), m.context.as_deref()))
+                    .collect::<Vec<_>>()
+                    .iter()
+                    .map(|(id, t, c)| (*id, t.as_ref(), *c)),
+                &text.query,
+                10,
+            );
+            assert_eq!(a.len(), want.len(), "{step}: full text as the reference");
+            for (got, want) in a.iter().zip(&want) {
+                assert!(
+                    (got.score - want.score).abs() <= 1e-4 * want.score.abs().max(1.0),
+                    "{step}: {got:?} vs the reference {want:?}"
+                );
+            }
             if filter.user_id.is_some() {
                 // Exact on both sides below the threshold: the same answer.
                 let vq = VectorQuery {

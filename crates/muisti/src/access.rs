@@ -74,7 +74,10 @@ impl AccessRecorder {
             return;
         }
         let first = q.is_empty();
-        let e = q.batch.entry(tenant.clone()).or_insert_with(|| (Vec::new(), at));
+        let e = q
+            .batch
+            .entry(tenant.clone())
+            .or_insert_with(|| (Vec::new(), at));
         e.0.extend(ids);
         e.1 = e.1.max(at);
         drop(q);

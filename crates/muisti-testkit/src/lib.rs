@@ -148,3 +148,22 @@ pub fn wait_until(what: &str, mut done: impl FnMut() -> bool) {
         std::thread::sleep(std::time::Duration::from_millis(20));
     }
 }
+
+/// The contract's BM25 ranking of `records` for `query` ([`muisti_core::text::Bm25::rank`]
+/// over each record's index text and context): what a store's full-text search over the
+/// records a filter admits must answer.
+pub fn bm25_reference(
+    records: &[muisti_core::Memory],
+    query: &str,
+    limit: usize,
+) -> Vec<muisti_core::Scored> {
+    let texts: Vec<_> = records
+        .iter()
+        .map(|m| (m.id, m.index_text(), m.context.as_deref()))
+        .collect();
+    muisti_core::text::Bm25::default().rank(
+        texts.iter().map(|(id, t, c)| (*id, t.as_ref(), *c)),
+        query,
+        limit,
+    )
+}

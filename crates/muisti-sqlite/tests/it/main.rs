@@ -537,16 +537,7 @@ fn copies_follow_writes(open: impl Fn(&std::path::Path) -> SqliteStore, queries:
             );
             // And as the contract's reference ranks the records the filter admits.
             let records = muisti_core::list_all(&cold, &p, &filter).expect("lists");
-            let want = muisti_core::text::Bm25::default().rank(
-                records
-                    .iter()
-                    .map(|m| (m.id, m.index_text(), m.context.as_deref()))
-                    .collect::<Vec<_>>()
-                    .iter()
-                    .map(|(id, t, c)| (*id, t.as_ref(), *c)),
-                &text.query,
-                10,
-            );
+            let want = muisti_testkit::bm25_reference(&records, &text.query, 10);
             assert_eq!(a.len(), want.len(), "{step}: full text as the reference");
             for (got, want) in a.iter().zip(&want) {
                 assert!(
@@ -918,20 +909,16 @@ fn rank_fields_without_a_kept_copy_come_from_the_records() {
     let path = dir.path().join("m.db");
     let p = Partition::of(Namespace::default_ns());
     let kept = SqliteStore::open(&path).expect("opens");
-    let ids: Vec<_> = kept
-        .put_many(
-            (0..30)
-                .map(|i| {
-                    let mut put = Put::new(p.clone(), None, format!("river note {i}"));
-                    put.importance = Some((i % 10) as f32 / 10.0);
-                    put
-                })
-                .collect(),
-        )
-        .expect("writes")
-        .into_iter()
-        .map(|w| w.memory.id)
-        .collect();
+    let ids = put_ids(
+        &kept,
+        (0..30)
+            .map(|i| {
+                let mut put = Put::new(p.clone(), None, format!("river note {i}"));
+                put.importance = Some((i % 10) as f32 / 10.0);
+                put
+            })
+            .collect(),
+    );
     kept.touch(&p.tenant, &ids[..5], Timestamp::from_millis(1))
         .expect("touches");
     let none_kept = SqliteStore::open(&path)
@@ -1045,26 +1032,22 @@ fn decoded_records_stay_what_the_database_holds() {
         .with_clock(clock.clone());
     let p = Partition::of(Namespace::default_ns());
     let tenant = p.tenant.clone();
-    let ids: Vec<MemoryId> = store
-        .put_many(
-            (0..4)
-                .map(|i| {
-                    let mut put = Put::new(
-                        p.clone(),
-                        Some(Key::new(format!("k{i}")).expect("key")),
-                        format!("note {i}"),
-                    );
-                    if i == 3 {
-                        put.ttl = Some(Ttl::new(std::time::Duration::from_secs(60)).expect("ttl"));
-                    }
-                    put
-                })
-                .collect(),
-        )
-        .expect("writes")
-        .into_iter()
-        .map(|w| w.memory.id)
-        .collect();
+    let ids = put_ids(
+        &store,
+        (0..4)
+            .map(|i| {
+                let mut put = Put::new(
+                    p.clone(),
+                    Some(Key::new(format!("k{i}")).expect("key")),
+                    format!("note {i}"),
+                );
+                if i == 3 {
+                    put.ttl = Some(Ttl::new(std::time::Duration::from_secs(60)).expect("ttl"));
+                }
+                put
+            })
+            .collect(),
+    );
     // What a handle that keeps nothing decoded reads.
     let truth = |ids: &[MemoryId]| {
         SqliteStore::open(&path)
@@ -1141,4 +1124,14 @@ fn decoded_records_stay_what_the_database_holds() {
     // A record of another tenant is not found by its id.
     let stranger = Tenant::new("someone-else").expect("tenant");
     assert!(store.get_many(&stranger, &ids).expect("reads").is_empty());
+}
+
+/// Writes `puts` in one batch; the ids, in order.
+fn put_ids(store: &SqliteStore, puts: Vec<muisti_core::Put>) -> Vec<muisti_core::MemoryId> {
+    store
+        .put_many(puts)
+        .expect("writes")
+        .into_iter()
+        .map(|w| w.memory.id)
+        .collect()
 }

@@ -355,16 +355,7 @@ pub fn text_scores_ignore_other_partitions(h: &dyn Harness) {
     let before = scores(&*s);
     for (f, got) in filters.iter().zip(&before) {
         let records = list_all(&*s, &p, f).unwrap();
-        let want = muisti_core::text::Bm25::default().rank(
-            records
-                .iter()
-                .map(|m| (m.id, m.index_text(), m.context.as_deref()))
-                .collect::<Vec<_>>()
-                .iter()
-                .map(|(id, t, c)| (*id, t.as_ref(), *c)),
-            query,
-            10,
-        );
+        let want = crate::bm25_reference(&records, query, 10);
         assert_eq!(got.len(), want.len(), "{f:?}: {got:?} vs {want:?}");
         for ((id, score), w) in got.iter().zip(&want) {
             assert!(

@@ -56,8 +56,9 @@ pub(crate) struct PartitionCache {
     /// Term → id.
     term_ids: HashMap<String, u32>,
     /// Per row, its distinct terms with their weighted frequencies, sorted by term id: row
-    /// `i` at `term_start[i]..term_start[i + 1]`. A forward index: a query scans the rows its
-    /// filter allows (a user's, typically), not every posting of a common term.
+    /// `i` at `term_start[i]..term_start[i + 1]`. A forward index: a query that names no
+    /// user scans the rows its filter allows, not every posting of a common term (a
+    /// user-filtered one reads the user's postings, [`UserRows`]).
     terms: Vec<(u32, f32)>,
     term_start: Vec<u32>,
     by_user: HashMap<String, UserRows>,

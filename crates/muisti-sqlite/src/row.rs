@@ -9,12 +9,12 @@ use rusqlite::{Row, params};
 
 use crate::{cache::Fresh, sql::INSERT, sql_err};
 
-/// Decodes a row selected with [`COLUMNS`].
+/// Decodes a row selected with [`COLUMNS`](crate::sql::COLUMNS).
 pub(crate) fn decode(row: &Row<'_>) -> rusqlite::Result<Result<Memory>> {
     decode_from(row, 0)
 }
 
-/// Decodes the [`COLUMNS`] of a row that start at column `base`.
+/// Decodes the [`COLUMNS`](crate::sql::COLUMNS) of a row that start at column `base`.
 pub(crate) fn decode_from(row: &Row<'_>, base: usize) -> rusqlite::Result<Result<Memory>> {
     let columns = Columns {
         id: row.get(base)?,

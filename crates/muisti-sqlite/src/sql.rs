@@ -4,7 +4,7 @@
 use muisti_core::{Category, Filter, MemoryScope, Partition, Timestamp};
 use rusqlite::types::Value as SqlValue;
 
-/// The columns of a record, in the order [`decode`] reads them, with the two access
+/// The columns of a record, in the order [`decode`](crate::row::decode) reads them, with the two access
 /// statistics given as expressions (their stored columns when writing, merged with
 /// `memory_access` when reading).
 macro_rules! columns {

@@ -34,7 +34,7 @@ use muisti_core::{
 };
 use serde_json::{Map, Value};
 
-use crate::records::{RecordCache, json_bytes};
+use crate::records::{RecordCache, filter_fields_bytes};
 
 /// One partition in memory: for each record the fields filters and rescoring read, its
 /// vector (stored contiguously) and its full-text terms. Rows are indexed by id and by user.
@@ -210,19 +210,7 @@ impl Clone for CachedRow {
 impl CachedRow {
     /// The bytes its strings, tags and metadata hold on the heap (estimated).
     fn heap_bytes(&self) -> usize {
-        let o = &self.owner;
-        [&o.user_id, &o.agent_id, &o.session_id]
-            .into_iter()
-            .flatten()
-            .map(String::len)
-            .sum::<usize>()
-            + self.tags.iter().map(|t| t.len() + 24).sum::<usize>()
-            + self.content_hash.len()
-            + self
-                .metadata
-                .iter()
-                .map(|(k, v)| k.len() + json_bytes(v) + 48)
-                .sum::<usize>()
+        filter_fields_bytes(self)
     }
 }
 
@@ -729,20 +717,18 @@ impl Part {
         self.ann_searches.load(Ordering::Relaxed)
     }
 
-    /// The ids of the first `take` live records after `after` that pass `filter`, in id
-    /// order, if the filter names a session (else `None`: the database answers).
+    /// The ids of the first `take` live records after `after` that pass `filter` (which
+    /// names `session`), in id order.
     pub(crate) fn session_page(
         &self,
         filter: &Filter,
+        session: &str,
         after: Option<MemoryId>,
         take: usize,
         now: Timestamp,
-    ) -> Option<Vec<MemoryId>> {
-        let session = filter.session_id.as_deref()?;
-        Some(
-            self.read()
-                .session_page(filter, session, after, take, now.as_millis()),
-        )
+    ) -> Vec<MemoryId> {
+        self.read()
+            .session_page(filter, session, after, take, now.as_millis())
     }
 
     /// See [`PartitionCache::bm25`].
@@ -1267,7 +1253,8 @@ impl PartitionCaches {
     /// records them for the loads that missed them. Call while the writer connection is still
     /// held, so copies see writes in commit order.
     pub(crate) fn apply(&self, fresh: Vec<Fresh>) {
-        self.records.forget(fresh.iter().map(|f| f.row.id));
+        self.records
+            .forget(&fresh.iter().map(|f| f.row.id).collect::<Vec<_>>());
         let mut s = self.lock();
         if s.is_empty() {
             return;
@@ -1309,7 +1296,7 @@ impl PartitionCaches {
     /// partition's and its user's), in place, and records it for the loads that missed it.
     /// Call while the writer connection is still held, as [`PartitionCaches::apply`].
     pub(crate) fn delete(&self, p: &Partition, id: MemoryId, user: Option<&str>) {
-        self.records.forget([id]);
+        self.records.forget(&[id]);
         let mut s = self.lock();
         if s.is_empty() {
             return;

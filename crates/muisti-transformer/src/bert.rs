@@ -342,37 +342,79 @@ impl Bert {
             .zip(spans)
             .for_each(|(out, &(start, len))| {
                 let rows = &qkv[start * 3 * h..(start + len) * 3 * h];
-                // A head's keys transposed (`d` rows of `len`), so that a query's scores are
-                // `d` multiply-adds over all keys at once rather than `len` short dot
-                // products.
-                let mut keys = vec![0f32; d * len];
-                let mut scores = vec![0f32; len];
+                // Per head, as small matrices padded with zeros to whole tiles: the scaled
+                // queries (len × d), the keys transposed (d × lp) and the values (lp × dp).
+                let (lp, dp) = (len.next_multiple_of(TILE), d.next_multiple_of(TILE));
+                let mut queries = vec![0f32; len * d];
+                let mut keys = vec![0f32; d * lp];
+                let mut values = vec![0f32; lp * dp];
+                let mut scores = vec![0f32; len * lp];
+                let mut mixed = vec![0f32; len * dp];
                 for head in 0..self.heads {
                     let (q, k, v) = (head * d, h + head * d, 2 * h + head * d);
                     for (j, row) in rows.chunks_exact(3 * h).enumerate() {
+                        for (o, &x) in queries[j * d..(j + 1) * d].iter_mut().zip(&row[q..q + d]) {
+                            *o = x * scale;
+                        }
                         for (t, &x) in row[k..k + d].iter().enumerate() {
-                            keys[t * len + j] = x;
+                            keys[t * lp + j] = x;
                         }
+                        values[j * dp..j * dp + d].copy_from_slice(&row[v..v + d]);
                     }
-                    for (i, row) in rows.chunks_exact(3 * h).enumerate() {
-                        scores.fill(0.0);
-                        for (&qt, kt) in row[q..q + d].iter().zip(keys.chunks_exact(len)) {
-                            let qt = qt * scale;
-                            for (s, &kt) in scores.iter_mut().zip(kt) {
-                                *s += qt * kt;
-                            }
-                        }
-                        softmax(&mut scores);
-                        let o = &mut out[i * h + head * d..i * h + head * d + d];
-                        for (&p, row) in scores.iter().zip(rows.chunks_exact(3 * h)) {
-                            for (o, &x) in o.iter_mut().zip(&row[v..v + d]) {
-                                *o += p * x;
-                            }
-                        }
+                    small_product(&queries, &keys, &mut scores, d, lp);
+                    for row in scores.chunks_exact_mut(lp) {
+                        let (real, padding) = row.split_at_mut(len);
+                        softmax(real);
+                        padding.fill(0.0);
+                    }
+                    small_product(&scores, &values, &mut mixed, lp, dp);
+                    for (o, m) in out.chunks_exact_mut(h).zip(mixed.chunks_exact(dp)) {
+                        o[head * d..(head + 1) * d].copy_from_slice(&m[..d]);
                     }
                 }
             });
         context
+    }
+}
+
+/// Columns of a tile of [`small_product`].
+const TILE: usize = 8;
+
+/// `c = a · b` for small row-major matrices: `a` is `m × k`, `b` is `k × n` with `n` a
+/// multiple of [`TILE`], `c` is `m × n` (`m` from `c`'s length). Blocks of 4 rows by 8
+/// columns accumulate in registers, each of `b`'s tiles loaded once per 4 rows.
+fn small_product(a: &[f32], b: &[f32], c: &mut [f32], k: usize, n: usize) {
+    let mut a_rows = a.chunks_exact(4 * k);
+    let mut c_rows = c.chunks_exact_mut(4 * n);
+    for (a4, c4) in (&mut a_rows).zip(&mut c_rows) {
+        tile_rows::<4>(a4, b, c4, k, n);
+    }
+    let (a_rest, c_rest) = (a_rows.remainder(), c_rows.into_remainder());
+    for (a1, c1) in a_rest.chunks_exact(k).zip(c_rest.chunks_exact_mut(n)) {
+        tile_rows::<1>(a1, b, c1, k, n);
+    }
+}
+
+/// `R` rows of [`small_product`].
+fn tile_rows<const R: usize>(a: &[f32], b: &[f32], c: &mut [f32], k: usize, n: usize) {
+    for col in (0..n).step_by(TILE) {
+        let mut acc = [[0f32; TILE]; R];
+        for (t, b_row) in b.chunks_exact(n).take(k).enumerate() {
+            // Always a whole tile (`n` is a multiple of it); as an array the loop below
+            // unrolls into vector registers.
+            let Some(bt) = b_row[col..].first_chunk::<TILE>() else {
+                continue;
+            };
+            for (r, acc) in acc.iter_mut().enumerate() {
+                let x = a[r * k + t];
+                for (acc, &y) in acc.iter_mut().zip(bt) {
+                    *acc += x * y;
+                }
+            }
+        }
+        for (r, acc) in acc.iter().enumerate() {
+            c[r * n + col..r * n + col + TILE].copy_from_slice(acc);
+        }
     }
 }
 
@@ -510,6 +552,22 @@ mod tests {
             (6.0, 1.0),
         ] {
             assert!((erf(x) - want).abs() < 3e-7, "erf({x}) = {}", erf(x));
+        }
+    }
+
+    #[test]
+    fn small_product_is_the_matrix_product() {
+        // 6 rows (a block of four and two left over) × 5 inner × 16 columns.
+        let (m, k, n) = (6, 5, 16);
+        let a: Vec<f32> = (0..m * k).map(|i| (i % 7) as f32 - 3.0).collect();
+        let b: Vec<f32> = (0..k * n).map(|i| (i % 5) as f32 * 0.5 - 1.0).collect();
+        let mut c = vec![f32::NAN; m * n];
+        small_product(&a, &b, &mut c, k, n);
+        for i in 0..m {
+            for j in 0..n {
+                let want: f32 = (0..k).map(|t| a[i * k + t] * b[t * n + j]).sum();
+                assert!((c[i * n + j] - want).abs() < 1e-5, "c[{i}][{j}]");
+            }
         }
     }
 

@@ -279,14 +279,7 @@ impl Bert {
             let qkv = layer.qkv.apply(&x, rows)?;
             let context = self.attention(&qkv, &spans);
             let mut a = layer.attention_out.apply(&context, rows)?;
-            a.par_chunks_mut(h * ROWS_PER_TASK)
-                .zip(x.par_chunks(h * ROWS_PER_TASK))
-                .for_each(|(a, x)| {
-                    for (a, x) in a.iter_mut().zip(x) {
-                        *a += x;
-                    }
-                    layer.attention_norm.apply(a);
-                });
+            layer.attention_norm.residual(&mut a, &x);
             x = a;
             let mut inner = layer.ffn_in.apply(&x, rows)?;
             let activation = self.activation;
@@ -294,14 +287,7 @@ impl Bert {
                 .par_chunks_mut(layer.ffn_in.bias.len() * ROWS_PER_TASK)
                 .for_each(|c| activate(activation, c));
             let mut out = layer.ffn_out.apply(&inner, rows)?;
-            out.par_chunks_mut(h * ROWS_PER_TASK)
-                .zip(x.par_chunks(h * ROWS_PER_TASK))
-                .for_each(|(o, x)| {
-                    for (o, x) in o.iter_mut().zip(x) {
-                        *o += x;
-                    }
-                    layer.ffn_norm.apply(o);
-                });
+            layer.ffn_norm.residual(&mut out, &x);
             x = out;
         }
         Ok(spans
@@ -452,6 +438,20 @@ impl Dense {
 }
 
 impl Norm {
+    /// `y + x`, normalised row by row, into `y` (a layer's residual connection), on all
+    /// cores.
+    fn residual(&self, y: &mut [f32], x: &[f32]) {
+        let chunk = self.weight.len() * ROWS_PER_TASK;
+        y.par_chunks_mut(chunk)
+            .zip(x.par_chunks(chunk))
+            .for_each(|(y, x)| {
+                for (y, x) in y.iter_mut().zip(x) {
+                    *y += x;
+                }
+                self.apply(y);
+            });
+    }
+
     /// Normalises each row of `rows` in place (mean 0, variance 1), then scales and shifts.
     fn apply(&self, rows: &mut [f32]) {
         let n = self.weight.len();

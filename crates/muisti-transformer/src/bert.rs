@@ -1,7 +1,7 @@
 //! A BERT encoder's forward pass over packed sequences.
 //!
 //! The texts of a batch are laid end to end as one matrix of token rows (no padding): every
-//! dense layer is one matrix product over all of them (candle's, multi-threaded), attention
+//! dense layer is one matrix product over all of them (candle's), attention
 //! runs per text and head over that text's own rows, and the element-wise steps (bias, GELU,
 //! residual, layer norm, softmax) are plain loops written so the compiler vectorises them,
 //! spread over the cores with rayon. The weights are read from a `model.safetensors` in the
@@ -17,7 +17,7 @@ use serde::Deserialize;
 #[derive(Deserialize)]
 pub(crate) struct Config {
     vocab_size: usize,
-    pub(crate) hidden_size: usize,
+    hidden_size: usize,
     num_hidden_layers: usize,
     num_attention_heads: usize,
     intermediate_size: usize,
@@ -65,7 +65,7 @@ struct Dense {
 }
 
 struct Layer {
-    /// Query, key and value in one product: `(hidden, 3·hidden)`.
+    /// Query, key and value in one product: a `(3·hidden, hidden)` weight.
     qkv: Dense,
     attention_out: Dense,
     attention_norm: Norm,
@@ -84,8 +84,6 @@ pub(crate) struct Bert {
     layers: Vec<Layer>,
     hidden: usize,
     heads: usize,
-    vocab: usize,
-    max_positions: usize,
     activation: Activation,
 }
 
@@ -226,15 +224,18 @@ impl Bert {
             layers,
             hidden,
             heads,
-            vocab: config.vocab_size,
-            max_positions: config.max_position_embeddings,
             activation,
         })
     }
 
-    /// The most tokens a text may have.
+    /// The most tokens a text may have (rows of the position embeddings).
     pub(crate) fn max_positions(&self) -> usize {
-        self.max_positions
+        self.position.len() / self.hidden
+    }
+
+    /// The length of a text's embedding.
+    pub(crate) fn dimensions(&self) -> usize {
+        self.hidden
     }
 
     /// Each text's mean-pooled, unit-length embedding (`texts` are token ids with
@@ -247,11 +248,11 @@ impl Bert {
         let mut spans = Vec::with_capacity(texts.len());
         let mut start = 0;
         for t in texts {
-            if t.is_empty() || t.len() > self.max_positions {
+            if t.is_empty() || t.len() > self.max_positions() {
                 return Err(format!(
                     "a text of {} tokens (1 to {} fit)",
                     t.len(),
-                    self.max_positions
+                    self.max_positions()
                 ));
             }
             spans.push((start, t.len()));
@@ -262,11 +263,11 @@ impl Bert {
         for (t, &(start, _)) in texts.iter().zip(&spans) {
             for (p, &id) in t.iter().enumerate() {
                 let id = id as usize;
-                if id >= self.vocab {
-                    return Err(format!("token id {id} is outside the vocabulary"));
-                }
+                let word = self
+                    .word
+                    .get(id * h..(id + 1) * h)
+                    .ok_or_else(|| format!("token id {id} is outside the vocabulary"))?;
                 let row = &mut x[(start + p) * h..(start + p + 1) * h];
-                let word = &self.word[id * h..(id + 1) * h];
                 let pos = &self.position[p * h..(p + 1) * h];
                 for (((o, w), p), t) in row.iter_mut().zip(word).zip(pos).zip(&self.token_type) {
                     *o = w + p + t;

@@ -117,7 +117,6 @@ pub struct TransformerEmbedder {
     cls: u32,
     sep: u32,
     max_tokens: usize,
-    dim: usize,
 }
 
 fn model_err(e: impl std::fmt::Display) -> EmbedError {
@@ -155,7 +154,6 @@ impl TransformerEmbedder {
             cls,
             sep,
             max_tokens,
-            dim: config.hidden_size,
         })
     }
 
@@ -194,7 +192,7 @@ impl Embedder for TransformerEmbedder {
     }
 
     fn dimensions(&self) -> usize {
-        self.dim
+        self.model.dimensions()
     }
 
     fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbedError> {

@@ -34,7 +34,10 @@ use muisti_core::{
 };
 use serde_json::{Map, Value};
 
-use crate::records::{RecordCache, filter_fields_bytes};
+use crate::{
+    dot::{QueryI8, quantize_into},
+    records::{RecordCache, filter_fields_bytes},
+};
 
 /// One partition in memory: for each record the fields filters and rescoring read, its
 /// vector (stored contiguously) and its full-text terms. Rows are indexed by id and by user.
@@ -443,16 +446,10 @@ impl PartitionCache {
 
     /// The rows a filter can match: the user's, or all. Check them against [`rest_of`] the
     /// filter: the user need not be compared again.
-    fn scope(&self, filter: &Filter) -> Box<dyn Iterator<Item = usize> + '_> {
+    fn scope(&self, filter: &Filter) -> Scope<'_> {
         match &filter.user_id {
-            Some(u) => Box::new(
-                self.by_user
-                    .get(u)
-                    .into_iter()
-                    .flat_map(|r| &r.rows)
-                    .map(|&i| i as usize),
-            ),
-            None => Box::new(0..self.rows.len()),
+            Some(u) => Scope::Rows(self.by_user.get(u).map_or(&[][..], |r| &r.rows).iter()),
+            None => Scope::All(0..self.rows.len()),
         }
     }
 
@@ -465,18 +462,29 @@ impl PartitionCache {
         q: &QueryI8,
         now: i64,
     ) -> Vec<Scored> {
-        rows.filter(|&i| self.live(i, rest, now))
-            .filter_map(|i| self.score(i, q))
-            .collect()
+        self.scored(rows.filter(|&i| self.live(i, rest, now)), q)
     }
 
-    /// Row `i` scored against the query, if it has a vector.
-    fn score(&self, i: usize, q: &QueryI8) -> Option<Scored> {
-        let (slot, v) = self.vector(i)?;
-        Some(Scored {
-            id: self.rows[i].id,
-            score: q.dot(v, self.scales[slot]),
-        })
+    /// Those of `rows` that have a vector, scored against the query.
+    fn scored(&self, rows: impl Iterator<Item = usize>, q: &QueryI8) -> Vec<Scored> {
+        let slotted: Vec<(usize, usize)> = rows
+            .filter_map(|i| Some((i, self.vector_of[i]? as usize)))
+            .collect();
+        let mut dots = Vec::with_capacity(slotted.len());
+        q.dots(
+            slotted
+                .iter()
+                .map(|&(_, slot)| &self.data[slot * self.dim..(slot + 1) * self.dim]),
+            &mut dots,
+        );
+        slotted
+            .iter()
+            .zip(dots)
+            .map(|(&(i, slot), dot)| Scored {
+                id: self.rows[i].id,
+                score: q.scale(self.scales[slot]) * dot as f32,
+            })
+            .collect()
     }
 
     /// Whether a query over `filter` is large enough for the graph.
@@ -519,10 +527,7 @@ impl PartitionCache {
         let keep = |i: &usize| self.live(*i, filter, now);
         let found = ann.search_filter(query, k, k.max(64), Some(&keep));
         let q = QueryI8::new(query);
-        let mut scored: Vec<Scored> = found
-            .iter()
-            .filter_map(|n| self.score(n.d_id, &q))
-            .collect();
+        let mut scored = self.scored(found.iter().map(|n| n.d_id), &q);
         if scored.len() < limit {
             return None;
         }
@@ -827,57 +832,23 @@ fn build_ann(vectors: &[(Vec<f32>, usize)]) -> Hnsw<'static, f32, DistDot> {
     hnsw
 }
 
-/// Appends `v` quantised to `i8` (symmetric, by its largest magnitude) to `out`; returns the
-/// scale that undoes it.
-fn quantize_into(v: &[f32], out: &mut Vec<i8>) -> f32 {
-    let max = v.iter().fold(0f32, |m, x| m.max(x.abs()));
-    let scale = if max > 0.0 { max / 127.0 } else { 1.0 };
-    out.extend(
-        v.iter()
-            .map(|x| (x / scale).round().clamp(-127.0, 127.0) as i8),
-    );
-    scale
+/// The rows a filter can match ([`PartitionCache::scope`]).
+enum Scope<'a> {
+    /// One user's.
+    Rows(std::slice::Iter<'a, u32>),
+    /// Every row.
+    All(std::ops::Range<usize>),
 }
 
-/// A query vector quantised like the stored ones, so each comparison is an integer dot
-/// product (several times faster than converting every stored `i8` to `f32`).
-struct QueryI8 {
-    v: Vec<i8>,
-    scale: f32,
-}
+impl Iterator for Scope<'_> {
+    type Item = usize;
 
-impl QueryI8 {
-    fn new(q: &[f32]) -> Self {
-        let mut v = Vec::with_capacity(q.len());
-        let scale = quantize_into(q, &mut v);
-        Self { v, scale }
-    }
-
-    /// The dot product with a stored vector of scale `scale`.
-    fn dot(&self, v: &[i8], scale: f32) -> f32 {
-        self.scale * scale * dot_i8(&self.v, v) as f32
-    }
-}
-
-/// `Σ q[i] × v[i]` in `i32` with eight accumulators, so the compiler vectorises it (to
-/// `pmaddwd` on any x86-64). Never inlined: inlined into the scan, the compiler kept it
-/// scalar, at about three times the cost.
-#[inline(never)]
-fn dot_i8(q: &[i8], v: &[i8]) -> i32 {
-    let (qc, qt) = q.as_chunks::<8>();
-    let (vc, vt) = v.as_chunks::<8>();
-    let mut acc = [0i32; 8];
-    for (a, b) in qc.iter().zip(vc) {
-        for l in 0..8 {
-            acc[l] += i32::from(a[l]) * i32::from(b[l]);
+    fn next(&mut self) -> Option<usize> {
+        match self {
+            Scope::Rows(rows) => rows.next().map(|&i| i as usize),
+            Scope::All(rows) => rows.next(),
         }
     }
-    let tail: i32 = qt
-        .iter()
-        .zip(vt)
-        .map(|(a, b)| i32::from(*a) * i32::from(*b))
-        .sum();
-    acc.iter().sum::<i32>() + tail
 }
 
 /// What is left of `filter` to check on the rows [`PartitionCache::scope`] yields.
@@ -1419,53 +1390,5 @@ impl PartitionCaches {
             done,
             finished: false,
         })
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn unit(seed: u32, dim: usize) -> Vec<f32> {
-        let mut x = seed.wrapping_mul(2_654_435_761) | 1;
-        let mut v: Vec<f32> = (0..dim)
-            .map(|_| {
-                x ^= x << 13;
-                x ^= x >> 17;
-                x ^= x << 5;
-                (x % 2001) as f32 / 1000.0 - 1.0
-            })
-            .collect();
-        text::normalize(&mut v);
-        v
-    }
-
-    #[test]
-    fn quantised_dot_products_match_the_float_ones() {
-        for dim in [256, 384, 13] {
-            let q = unit(1, dim);
-            let query = QueryI8::new(&q);
-            for seed in 2..50 {
-                let v = unit(seed, dim);
-                let mut stored = Vec::new();
-                let scale = quantize_into(&v, &mut stored);
-                let exact: f32 = q.iter().zip(&v).map(|(a, b)| a * b).sum();
-                let approx = query.dot(&stored, scale);
-                assert!((exact - approx).abs() < 0.01, "{dim}: {exact} vs {approx}");
-            }
-        }
-    }
-
-    #[test]
-    fn integer_dot_product_covers_the_tail() {
-        let a: Vec<i8> = (0..11).map(|i| i as i8 - 5).collect();
-        let b: Vec<i8> = (0..11).map(|i| 3 - i as i8).collect();
-        let expected: i32 = a
-            .iter()
-            .zip(&b)
-            .map(|(x, y)| i32::from(*x) * i32::from(*y))
-            .sum();
-        assert_eq!(dot_i8(&a, &b), expected);
-        assert_eq!(dot_i8(&[127; 16], &[-127; 16]), -127 * 127 * 16);
     }
 }

@@ -39,6 +39,7 @@ use rusqlite::{
 };
 
 mod cache;
+mod dot;
 mod migrate;
 mod records;
 mod row;
@@ -989,9 +990,14 @@ impl Store for SqliteStore {
             )
         {
             let ids = part.session_page(&query.filter, session, query.after, size + 1, self.now());
-            let items = self.read_records(&query.partition.tenant, &ids)?;
-            if items.len() == ids.len() {
-                return Ok(Page::from_sorted(items, size));
+            // The one past the page only says there is a next page: its record is not read.
+            let page = &ids[..ids.len().min(size)];
+            let items = self.read_records(&query.partition.tenant, page)?;
+            if items.len() == page.len() {
+                let next = (ids.len() > size)
+                    .then(|| items.last().map(|m| m.id))
+                    .flatten();
+                return Ok(Page { items, next });
             }
         }
         let now = self.now_ms();

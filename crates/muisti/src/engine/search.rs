@@ -373,7 +373,9 @@ impl Engine {
             if seed.partition != *partition {
                 continue;
             }
-            let page = self.store.list(&ListQuery {
+            // One memory at a time: the next one is nearly always live, and the look-ahead
+            // reads the one after only when it is not.
+            let mut query = ListQuery {
                 partition: partition.clone(),
                 filter: Filter {
                     session_id: Some(session.clone()),
@@ -381,15 +383,20 @@ impl Engine {
                     ..req.filter.clone()
                 },
                 after: Some(*id),
-                limit: LOOKAHEAD,
-            })?;
-            let live = page.items.into_iter().find(|m| {
-                m.state == MemoryState::Active
+                limit: 1,
+            };
+            for _ in 0..LOOKAHEAD {
+                let Some(m) = self.store.list(&query)?.items.into_iter().next() else {
+                    break;
+                };
+                if m.state == MemoryState::Active
                     && !m.is_expired(now)
-                    && crate::declarative::readable(&req.filter, m)
-            });
-            if let Some(m) = live {
-                next.push((m, *relevance));
+                    && crate::declarative::readable(&req.filter, &m)
+                {
+                    next.push((m, *relevance));
+                    break;
+                }
+                query.after = Some(m.id);
             }
         }
         Ok(next)

@@ -18,7 +18,8 @@
 //! everything.
 
 use std::{
-    collections::HashMap,
+    cmp::Reverse,
+    collections::{BinaryHeap, HashMap},
     sync::{
         Arc, Condvar, Mutex, MutexGuard, OnceLock, RwLock, RwLockReadGuard,
         atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering},
@@ -65,6 +66,9 @@ pub(crate) struct PartitionCache {
     terms: Vec<(u32, f32)>,
     term_start: Vec<u32>,
     by_user: HashMap<String, UserRows>,
+    /// The rows not replaced or deleted: BM25's statistics when a query's filter names no
+    /// user.
+    totals: Totals,
     /// Per session, its rows (any user's): a list of one session's records is answered
     /// from them (recall's look-up of a turn's next one).
     by_session: HashMap<String, Vec<u32>>,
@@ -84,6 +88,30 @@ struct UserRows {
     rows: Vec<u32>,
     /// Term id → the user's rows holding it, with its weighted frequency there.
     postings: HashMap<u32, Vec<(u32, f32)>>,
+    /// Those of its rows not replaced or deleted.
+    totals: Totals,
+}
+
+/// Rows not replaced or deleted (of a copy, or of one user in it): how many, their total
+/// length in terms, and how many of them expire. While none expires, they are exactly the
+/// live rows, so a query whose filter asks nothing else takes BM25's statistics from here
+/// instead of visiting every row.
+#[derive(Clone, Copy, Default)]
+struct Totals {
+    rows: usize,
+    length: usize,
+    expiring: usize,
+}
+
+impl Totals {
+    /// Counts a row in (`sign` 1) or out (-1).
+    fn count(&mut self, length: u32, expires: bool, sign: isize) {
+        self.rows = self.rows.wrapping_add_signed(sign);
+        self.length = self.length.wrapping_add_signed(sign * length as isize);
+        if expires {
+            self.expiring = self.expiring.wrapping_add_signed(sign);
+        }
+    }
 }
 
 /// A partition's copy as the cache holds it: the rows behind a lock (this process's writes
@@ -282,6 +310,16 @@ impl PartitionCache {
         if old.expires_at == Some(i64::MIN) {
             return false;
         }
+        let (length, expires) = (self.lengths[i], old.expires_at.is_some());
+        self.totals.count(length, expires, -1);
+        if let Some(user) = old
+            .owner
+            .user_id
+            .as_ref()
+            .and_then(|u| self.by_user.get_mut(u))
+        {
+            user.totals.count(length, expires, -1);
+        }
         self.heap = self.heap.saturating_sub(old.heap_bytes());
         old.expires_at = Some(i64::MIN);
         old.tags.clear();
@@ -369,12 +407,15 @@ impl PartitionCache {
             })
             .collect();
         own.sort_unstable_by_key(|(t, _)| *t);
+        let expires = self.rows[i as usize].expires_at.is_some();
+        self.totals.count(len, expires, 1);
         if let Some(u) = &self.rows[i as usize].owner.user_id {
             let user = self.by_user.entry(u.clone()).or_insert_with(|| {
                 self.heap += u.len() + 48 + USER_ROWS_BYTES;
                 UserRows::default()
             });
             user.rows.push(i);
+            user.totals.count(len, expires, 1);
             for &(t, f) in &own {
                 let list = user.postings.entry(t).or_insert_with(|| {
                     self.heap += POSTINGS_KEY_BYTES;
@@ -572,14 +613,21 @@ impl PartitionCache {
         now: Timestamp,
     ) -> Vec<Scored> {
         let now = now.as_millis();
-        let (mut n_docs, mut total_len) = (0usize, 0usize);
         let rest = rest_of(filter);
-        for i in self.scope(filter) {
-            if self.live(i, &rest, now) {
-                n_docs += 1;
-                total_len += self.lengths[i] as usize;
-            }
-        }
+        let user = filter.user_id.as_ref().and_then(|u| self.by_user.get(u));
+        let totals = match &filter.user_id {
+            Some(_) => user.map_or_else(Totals::default, |u| u.totals),
+            None => self.totals,
+        };
+        let (n_docs, total_len) = if totals.expiring == 0 && *rest == Filter::default() {
+            (totals.rows, totals.length)
+        } else {
+            self.scope(filter)
+                .filter(|&i| self.live(i, &rest, now))
+                .fold((0, 0), |(n, len), i| {
+                    (n + 1, len + self.lengths[i] as usize)
+                })
+        };
         if n_docs == 0 || terms.is_empty() {
             return Vec::new();
         }
@@ -597,23 +645,28 @@ impl PartitionCache {
         // The matching rows, and their term frequencies `width` at a time.
         let mut matched: Vec<usize> = Vec::new();
         let mut tfs: Vec<f32> = Vec::new();
-        match filter.user_id.as_ref().and_then(|u| self.by_user.get(u)) {
-            // The user's postings of each query term.
+        match user {
+            // The user's postings of each query term (each in row order), merged by row.
             Some(user) => {
-                // (row, query term, frequency), gathered by row.
-                let mut hits: Vec<(u32, usize, f32)> = wanted
+                let lists: Vec<(&[(u32, f32)], usize)> = wanted
                     .iter()
-                    .flat_map(|&(id, k)| {
-                        user.postings
-                            .get(&id)
-                            .into_iter()
-                            .flatten()
-                            .map(move |&(i, f)| (i, k, f))
-                    })
+                    .filter_map(|&(id, k)| Some((user.postings.get(&id)?.as_slice(), k)))
                     .collect();
-                hits.sort_unstable_by_key(|h| h.0);
+                // (row, list) of each list's next posting, least row first.
+                let mut heads: BinaryHeap<Reverse<(u32, usize)>> = lists
+                    .iter()
+                    .enumerate()
+                    .filter_map(|(j, (list, _))| Some(Reverse((list.first()?.0, j))))
+                    .collect();
+                let mut next = vec![0usize; lists.len()];
                 let mut row: Option<(u32, bool)> = None;
-                for (i, k, f) in hits {
+                while let Some(Reverse((i, j))) = heads.pop() {
+                    let (list, k) = lists[j];
+                    let f = list[next[j]].1;
+                    next[j] += 1;
+                    if let Some(&(after, _)) = list.get(next[j]) {
+                        heads.push(Reverse((after, j)));
+                    }
                     let live = match row {
                         Some((r, live)) if r == i => live,
                         _ => {

@@ -51,10 +51,14 @@ impl QueryI8 {
     pub(crate) fn dots<'a>(&self, vectors: impl Iterator<Item = &'a [i8]>, out: &mut Vec<i32>) {
         #[cfg(target_arch = "x86_64")]
         if let Some((simd, wide)) = &self.wide {
-            let (simd, tail) = (*simd, wide.len() * 16);
+            let (simd, tail) = (*simd, &self.v[wide.len() * 16..]);
             simd.vectorize(|| {
                 for v in vectors {
-                    out.push(dot_v3(simd, wide, v) + dot_i8(&self.v[tail..], &v[tail..]));
+                    let mut dot = dot_v3(simd, wide, v);
+                    if !tail.is_empty() {
+                        dot += dot_i8(tail, &v[wide.len() * 16..]);
+                    }
+                    out.push(dot);
                 }
             });
             return;

@@ -334,7 +334,8 @@ pub(crate) fn fuse(
     lexical: &[Scored],
     vector: &[Scored],
 ) -> HashMap<MemoryId, (f32, Signals)> {
-    let mut out: HashMap<MemoryId, (f32, Signals)> = HashMap::new();
+    let mut out: HashMap<MemoryId, (f32, Signals)> =
+        HashMap::with_capacity(lexical.len() + vector.len());
     let weight = |lexical_list: bool| match fusion {
         Fusion::Rrf { .. } => 1.0,
         Fusion::Weighted { lexical } | Fusion::Absolute { lexical } if lexical_list => lexical,

@@ -475,7 +475,11 @@ fn copies_follow_writes(open: impl Fn(&std::path::Path) -> SqliteStore, queries:
     };
     let dir = tempfile::tempdir().expect("temp dir");
     let path = dir.path().join("m.db");
-    let warm = open(&path).with_ann_threshold(40);
+    // Every store of the test reads this clock: it moves past some records' expiry at the end.
+    let clock = Arc::new(muisti_core::ManualClock::new(
+        muisti_core::Timestamp::from_millis(1_800_000_000_000),
+    ));
+    let warm = open(&path).with_clock(clock.clone()).with_ann_threshold(40);
     let p = Partition::new(
         Tenant::new("t").expect("tenant"),
         Namespace::new("n").expect("ns"),
@@ -515,6 +519,7 @@ fn copies_follow_writes(open: impl Fn(&std::path::Path) -> SqliteStore, queries:
     let compare = |warm: &SqliteStore, ids: &[muisti_core::MemoryId], step: &str| {
         let cold = SqliteStore::open(&path)
             .expect("opens")
+            .with_clock(clock.clone())
             .with_ann_threshold(0);
         for q in 0..6u32 {
             let user = (q % 2 == 0 || queries == Queries::UsersOnly).then(|| format!("u{}", q % 3));
@@ -571,6 +576,7 @@ fn copies_follow_writes(open: impl Fn(&std::path::Path) -> SqliteStore, queries:
         // A session's records, listed from the copy, as the database lists them.
         let truth = SqliteStore::open(&path)
             .expect("opens")
+            .with_clock(clock.clone())
             .with_cache_budget(0);
         for session in 0..4 {
             for user in [None, Some("u1".to_owned())] {
@@ -618,9 +624,28 @@ fn copies_follow_writes(open: impl Fn(&std::path::Path) -> SqliteStore, queries:
         );
     }
     compare(&warm, &ids, "loaded");
+    let mut deleted = 0;
     for step in 0..40u32 {
         let r = rand();
         match step % 4 {
+            // Every fourth write of a new record expires (in a day): the copies' statistics
+            // then count it as the database does.
+            0 if step % 16 == 8 => {
+                let mut put = put(r, None, vector(r));
+                put.ttl = Some(
+                    muisti_core::Ttl::new(std::time::Duration::from_secs(86_400)).expect("ttl"),
+                );
+                ids.push(warm.put(put).expect("writes").memory.id);
+            }
+            // And some are deleted.
+            0 if step % 16 == 12 => {
+                let id = ids.swap_remove(r as usize % ids.len());
+                let at = Locator::Id {
+                    tenant: p.tenant.clone(),
+                    id,
+                };
+                deleted += usize::from(warm.delete(&at).expect("deletes"));
+            }
             0 => {
                 ids.push(warm.put(put(r, None, vector(r))).expect("writes").memory.id);
             }
@@ -650,6 +675,13 @@ fn copies_follow_writes(open: impl Fn(&std::path::Path) -> SqliteStore, queries:
         }
         compare(&warm, &ids, &format!("after write {step}"));
     }
+    assert!(deleted > 0, "no record was deleted");
+    // Last (a write after it clears the copies): the records written to expire in a day
+    // have expired, and are neither found nor counted.
+    let expire = || {
+        clock.advance(std::time::Duration::from_secs(2 * 86_400));
+        compare(&warm, &ids, "after the expiry");
+    };
     if queries == Queries::Budget {
         // The budget did bite: the whole copy alone is larger.
         let unbounded = SqliteStore::open(&path).expect("opens");
@@ -668,6 +700,7 @@ fn copies_follow_writes(open: impl Fn(&std::path::Path) -> SqliteStore, queries:
         );
     }
     if queries != Queries::Mixed {
+        expire();
         return;
     }
     // The graph: built over the copy, then a record written after it is found first.
@@ -696,6 +729,7 @@ fn copies_follow_writes(open: impl Fn(&std::path::Path) -> SqliteStore, queries:
     );
     assert!(warm.ann_ready(&p), "the copy and its graph were kept");
     assert!(warm.ann_searches(&p) > before, "the graph answered");
+    expire();
 }
 
 /// After a restart, a query filtered by a user loads that user's rows only: the first recall

@@ -453,9 +453,10 @@ impl PartitionCache {
         self.scales.len() * (self.dim * size_of::<f32>() + 40 * 24 + 64)
     }
 
-    fn live(&self, i: usize, filter: &Filter, now: i64) -> bool {
+    /// Whether row `i` is live at `now` and passes `filter` (`None`: no condition).
+    fn live(&self, i: usize, filter: Option<&Filter>, now: i64) -> bool {
         let r = &self.rows[i];
-        r.expires_at.is_none_or(|t| t > now) && filter.matches(r)
+        r.expires_at.is_none_or(|t| t > now) && filter.is_none_or(|f| f.matches(r))
     }
 
     /// `None` if the copy does not hold `id`, else its rescoring fields if it is live.
@@ -499,7 +500,7 @@ impl PartitionCache {
     fn scan(
         &self,
         rows: impl Iterator<Item = usize>,
-        rest: &Filter,
+        rest: Option<&Filter>,
         q: &QueryI8,
         now: i64,
     ) -> Vec<Scored> {
@@ -539,7 +540,7 @@ impl PartitionCache {
     fn nearest_exact(&self, filter: &Filter, query: &[f32], limit: usize, now: i64) -> Vec<Scored> {
         let q = QueryI8::new(query);
         let rest = rest_of(filter);
-        let mut scored = self.scan(self.scope(filter), &rest, &q, now);
+        let mut scored = self.scan(self.scope(filter), rest.as_deref(), &q, now);
         text::top_scored(&mut scored, limit);
         scored
     }
@@ -565,7 +566,7 @@ impl PartitionCache {
         now: i64,
     ) -> Option<Vec<Scored>> {
         let k = limit * 2;
-        let keep = |i: &usize| self.live(*i, filter, now);
+        let keep = |i: &usize| self.live(*i, Some(filter), now);
         let found = ann.search_filter(query, k, k.max(64), Some(&keep));
         let q = QueryI8::new(query);
         let mut scored = self.scored(found.iter().map(|n| n.d_id), &q);
@@ -573,7 +574,12 @@ impl PartitionCache {
             return None;
         }
         let rest = rest_of(filter);
-        scored.extend(self.scan(self.scope(filter).filter(|&i| i >= covered), &rest, &q, now));
+        scored.extend(self.scan(
+            self.scope(filter).filter(|&i| i >= covered),
+            rest.as_deref(),
+            &q,
+            now,
+        ));
         text::top_scored(&mut scored, limit);
         Some(scored)
     }
@@ -595,7 +601,9 @@ impl PartitionCache {
             .into_iter()
             .flatten()
             .map(|&i| i as usize)
-            .filter(|&i| after.is_none_or(|a| self.rows[i].id > a) && self.live(i, filter, now))
+            .filter(|&i| {
+                after.is_none_or(|a| self.rows[i].id > a) && self.live(i, Some(filter), now)
+            })
             .map(|i| self.rows[i].id)
             .collect();
         ids.sort_unstable();
@@ -619,11 +627,12 @@ impl PartitionCache {
             Some(_) => user.map_or_else(Totals::default, |u| u.totals),
             None => self.totals,
         };
-        let (n_docs, total_len) = if totals.expiring == 0 && *rest == Filter::default() {
+        let rest = rest.as_deref();
+        let (n_docs, total_len) = if totals.expiring == 0 && rest.is_none() {
             (totals.rows, totals.length)
         } else {
             self.scope(filter)
-                .filter(|&i| self.live(i, &rest, now))
+                .filter(|&i| self.live(i, rest, now))
                 .fold((0, 0), |(n, len), i| {
                     (n + 1, len + self.lengths[i] as usize)
                 })
@@ -670,7 +679,7 @@ impl PartitionCache {
                     let live = match row {
                         Some((r, live)) if r == i => live,
                         _ => {
-                            let live = self.live(i as usize, &rest, now);
+                            let live = self.live(i as usize, rest, now);
                             if live {
                                 matched.push(i as usize);
                                 tfs.resize(tfs.len() + width, 0.0);
@@ -689,7 +698,7 @@ impl PartitionCache {
             // Each row's own terms, a binary search per query term.
             None => {
                 for i in self.scope(filter) {
-                    if !self.live(i, &rest, now) {
+                    if !self.live(i, rest, now) {
                         continue;
                     }
                     let own =
@@ -904,16 +913,18 @@ impl Iterator for Scope<'_> {
     }
 }
 
-/// What is left of `filter` to check on the rows [`PartitionCache::scope`] yields.
-fn rest_of(filter: &Filter) -> std::borrow::Cow<'_, Filter> {
-    if filter.user_id.is_some() {
+/// What is left of `filter` to check on the rows [`PartitionCache::scope`] yields: `None`
+/// when it asks for nothing but the user (then only liveness is checked).
+fn rest_of(filter: &Filter) -> Option<std::borrow::Cow<'_, Filter>> {
+    let rest = if filter.user_id.is_some() {
         std::borrow::Cow::Owned(Filter {
             user_id: None,
             ..filter.clone()
         })
     } else {
         std::borrow::Cow::Borrowed(filter)
-    }
+    };
+    (*rest != Filter::default()).then_some(rest)
 }
 
 /// Which rows of a partition a copy holds: all of them, or one user's (enough for every query

@@ -221,3 +221,63 @@ fn a_relevant_turn_lifts_the_next_turn_of_its_session_on_every_backend() {
         },
     );
 }
+
+/// The turn written next after a relevant one was replaced meanwhile (superseded): the
+/// look-ahead skips it and lifts the live turn after it, and the replaced one is not lifted.
+#[test]
+fn a_replaced_next_turn_is_skipped_for_the_one_after_it_on_every_backend() {
+    use muisti::{Locator, MemoryState, Patch, UpdateRequest};
+    on_every_backend(
+        |store| Engine::builder(store).build().expect("engine"),
+        |url, e| {
+            let n = "lookahead";
+            let question = e
+                .remember(turn(&e, n, "trip", "which museum did you visit in vienna"))
+                .expect("write")
+                .memory;
+            let replaced = e
+                .remember(turn(&e, n, "trip", "hold on, let me check my notes"))
+                .expect("write")
+                .memory;
+            let reply = e
+                .remember(turn(&e, n, "trip", "the albertina, for the drawings"))
+                .expect("write")
+                .memory;
+            e.update(UpdateRequest::new(
+                Locator::Id {
+                    tenant: replaced.partition.tenant.clone(),
+                    id: replaced.id,
+                },
+                Patch {
+                    superseded_by: Some(reply.id),
+                    ..Patch::default()
+                },
+            ))
+            .expect("supersedes");
+            let hits = e
+                .recall(&RecallRequest::new(
+                    ns(n),
+                    "which museum did you visit in vienna",
+                    5,
+                ))
+                .expect("recall");
+            assert_eq!(
+                hits.first().map(|h| h.memory.id),
+                Some(question.id),
+                "{url}"
+            );
+            let lifted: Vec<MemoryId> = hits
+                .iter()
+                .filter(|h| h.signals.from_neighbour.is_some())
+                .map(|h| h.memory.id)
+                .collect();
+            assert_eq!(lifted, vec![reply.id], "{url}: the live turn after it");
+            assert!(
+                hits.iter()
+                    .filter(|h| h.memory.id == replaced.id)
+                    .all(|h| h.memory.state == MemoryState::Superseded),
+                "{url}"
+            );
+        },
+    );
+}

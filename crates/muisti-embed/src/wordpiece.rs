@@ -156,11 +156,18 @@ impl WordPiece {
                 s.push(c);
             }
         }
-        if self.strip_accents {
+        // ASCII text is its own decomposition, has no accent to strip and lowercases in
+        // place: the usual case costs no Unicode tables.
+        let ascii = s.is_ascii();
+        if self.strip_accents && !ascii {
             s = s.nfd().filter(|c| !is_combining_mark(*c)).collect();
         }
         if self.lowercase {
-            s = s.to_lowercase();
+            if ascii {
+                s.make_ascii_lowercase();
+            } else {
+                s = s.to_lowercase();
+            }
         }
         s
     }
@@ -240,4 +247,34 @@ fn is_cjk(c: char) -> bool {
     matches!(c as u32,
         0x4E00..=0x9FFF | 0x3400..=0x4DBF | 0x20000..=0x2A6DF | 0x2A700..=0x2B73F
         | 0x2B740..=0x2B81F | 0x2B820..=0x2CEAF | 0xF900..=0xFAFF | 0x2F800..=0x2FA1F)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The ASCII shortcut gives what the Unicode path gives (decomposition, accents
+    /// stripped, lowercased), and accented text still goes the Unicode way.
+    #[test]
+    fn ascii_text_normalises_as_the_unicode_path_does() {
+        let wp = WordPiece::from_json(include_bytes!("../model/tokenizer.json")).expect("loads");
+        assert!(wp.lowercase && wp.strip_accents);
+        for text in [
+            "Hey Mel! Good to see you!",
+            "MIXED case, digits 2023-05-08 & symbols ~^`",
+            "tabs\tand\nnew lines",
+            "",
+        ] {
+            let unicode: String = text
+                .split(char::is_whitespace)
+                .collect::<Vec<_>>()
+                .join(" ")
+                .nfd()
+                .filter(|c| !is_combining_mark(*c))
+                .collect::<String>()
+                .to_lowercase();
+            assert_eq!(wp.normalize(text), unicode, "{text:?}");
+        }
+        assert_eq!(wp.normalize("Café ÉCOLE"), "cafe ecole");
+    }
 }

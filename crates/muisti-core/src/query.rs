@@ -284,13 +284,20 @@ pub struct Page {
 impl Page {
     /// Builds a page from up to `size + 1` sorted, filtered candidates.
     pub fn from_sorted(mut items: Vec<Memory>, size: usize) -> Self {
-        if items.len() > size {
-            items.truncate(size);
-            let next = items.last().map(|m| m.id);
-            Page { items, next }
+        let more = items.len() > size;
+        items.truncate(size);
+        Page::of(items, more)
+    }
+
+    /// A page of `items` (in id order); `more`: whether other records follow them (then
+    /// the next page starts after the last one).
+    pub fn of(items: Vec<Memory>, more: bool) -> Self {
+        let next = if more {
+            items.last().map(|m| m.id)
         } else {
-            Page { items, next: None }
-        }
+            None
+        };
+        Page { items, next }
     }
 }
 

@@ -51,12 +51,13 @@ impl QueryI8 {
     pub(crate) fn dots<'a>(&self, vectors: impl Iterator<Item = &'a [i8]>, out: &mut Vec<i32>) {
         #[cfg(target_arch = "x86_64")]
         if let Some((simd, wide)) = &self.wide {
-            let (simd, tail) = (*simd, &self.v[wide.len() * 16..]);
+            let (simd, split) = (*simd, wide.len() * 16);
+            let tail = &self.v[split..];
             simd.vectorize(|| {
                 for v in vectors {
                     let mut dot = dot_v3(simd, wide, v);
                     if !tail.is_empty() {
-                        dot += dot_i8(tail, &v[wide.len() * 16..]);
+                        dot += dot_i8(tail, &v[split..]);
                     }
                     out.push(dot);
                 }

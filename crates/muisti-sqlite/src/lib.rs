@@ -994,10 +994,7 @@ impl Store for SqliteStore {
             let page = &ids[..ids.len().min(size)];
             let items = self.read_records(&query.partition.tenant, page)?;
             if items.len() == page.len() {
-                let next = (ids.len() > size)
-                    .then(|| items.last().map(|m| m.id))
-                    .flatten();
-                return Ok(Page { items, next });
+                return Ok(Page::of(items, ids.len() > size));
             }
         }
         let now = self.now_ms();

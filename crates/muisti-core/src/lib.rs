@@ -38,7 +38,7 @@ mod update;
 pub use clock::{Clock, ManualClock, SystemClock, system_clock};
 pub use error::{Error, ErrorKind, Result};
 pub use event::{Event, Observer};
-pub use id::MemoryId;
+pub use id::{IdMap, IdSet, MemoryId};
 pub use memory::{
     Category, Limits, MAX_TAGS, Memory, MemoryScope, MemoryState, Owner, Put, Source,
     check_owner_field, check_tags, content_hash, is_open_name, value_text,

@@ -489,15 +489,42 @@ impl Bm25 {
         scored
     }
 
+    /// [`finish`](Bm25::finish) for scores given apart from their ids (`id(j)` names score
+    /// `j`): the same result, without an id read for each candidate.
+    pub fn finish_scores(
+        mut scores: Vec<f32>,
+        id: impl Fn(usize) -> MemoryId,
+        idf: &[f32],
+        limit: usize,
+    ) -> Vec<Scored> {
+        let attainable = Self::attainable(idf);
+        for s in &mut scores {
+            *s /= attainable;
+        }
+        top_of(&scores, id, limit)
+    }
+
     /// The score of one document: `idf` and weighted term frequencies `tf` per query term,
-    /// its length and the collection's average length.
+    /// its length and the collection's average length. The terms add up in query order, so
+    /// a term-at-a-time sum of [`Bm25::term`] in that order gives the same number.
     pub fn score(&self, idf: &[f32], tf: &[f32], len: usize, avgdl: f32) -> f32 {
-        let norm = self.k1 * (1.0 - self.b + self.b * len as f32 / avgdl.max(1e-6));
+        let norm = self.norm(len, avgdl);
         tf.iter()
             .zip(idf)
             .filter(|(f, _)| **f > 0.0)
-            .map(|(&f, &w)| w * f * (self.k1 + 1.0) / (f + norm))
+            .map(|(&f, &w)| self.term(w, f, norm))
             .sum()
+    }
+
+    /// A document's length normalisation: `k1 · (1 − b + b · len / avgdl)`.
+    pub fn norm(&self, len: usize, avgdl: f32) -> f32 {
+        self.k1 * (1.0 - self.b + self.b * len as f32 / avgdl.max(1e-6))
+    }
+
+    /// One query term's part of a document's score: the term's `idf`, its weighted
+    /// frequency `f` in the document (more than 0) and the document's [`norm`](Bm25::norm).
+    pub fn term(&self, idf: f32, f: f32, norm: f32) -> f32 {
+        idf * f * (self.k1 + 1.0) / (f + norm)
     }
 }
 
@@ -527,6 +554,46 @@ pub fn top_scored(v: &mut Vec<Scored>, limit: usize) {
         v.truncate(limit);
     }
     v.sort_by(by_score);
+}
+
+/// What [`top_scored`] keeps of candidates given as scores (`id(j)` names score `j`): the
+/// best `limit`, best first, ties by id. The `limit`-th best score is found among the bare
+/// scores first (a heap of the best `limit` so far, which most scores only compare with),
+/// so only the candidates that reach it are named and sorted.
+pub fn top_of(scores: &[f32], id: impl Fn(usize) -> MemoryId, limit: usize) -> Vec<Scored> {
+    use std::{cmp::Reverse, collections::BinaryHeap};
+    if limit == 0 {
+        return Vec::new();
+    }
+    let least = (scores.len() > limit).then(|| {
+        let mut best: BinaryHeap<Reverse<i32>> = scores[..limit]
+            .iter()
+            .map(|&s| Reverse(ordered(s)))
+            .collect();
+        for &s in &scores[limit..] {
+            let key = ordered(s);
+            if let Some(mut worst) = best.peek_mut()
+                && key > worst.0
+            {
+                *worst = Reverse(key);
+            }
+        }
+        best.peek().map_or(i32::MIN, |worst| worst.0)
+    });
+    let mut top: Vec<Scored> = scores
+        .iter()
+        .enumerate()
+        .filter(|(_, s)| least.is_none_or(|t| ordered(**s) >= t))
+        .map(|(j, &score)| Scored { id: id(j), score })
+        .collect();
+    top_scored(&mut top, limit);
+    top
+}
+
+/// A score as an integer in the order of [`f32::total_cmp`] (the same bit flip it makes).
+fn ordered(x: f32) -> i32 {
+    let bits = x.to_bits() as i32;
+    bits ^ ((((bits >> 31) as u32) >> 1) as i32)
 }
 
 /// Exact nearest neighbours by dot product (cosine on normalised vectors), best first.
@@ -597,6 +664,48 @@ pub fn vector_from_bytes(b: &[u8]) -> Option<Vec<f32>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// `top_of` keeps exactly what `top_scored` keeps, ties at the cut included, for every
+    /// limit: scores drawn from a few values so that many tie, in an order the ids do not
+    /// follow.
+    #[test]
+    fn top_of_keeps_what_top_scored_keeps() {
+        let ids: Vec<MemoryId> = (0..60).map(|_| MemoryId::generate()).collect();
+        let scores: Vec<f32> = (0..60u32)
+            .map(|j| ((j * 37 + 11) % 7) as f32 * 0.25 - 0.5)
+            .collect();
+        for limit in 0..=62 {
+            let mut all: Vec<Scored> = ids
+                .iter()
+                .zip(&scores)
+                .map(|(&id, &score)| Scored { id, score })
+                .collect();
+            top_scored(&mut all, limit);
+            assert_eq!(top_of(&scores, |j| ids[j], limit), all, "limit {limit}");
+        }
+    }
+
+    /// The integer order of scores is `total_cmp`'s, negative numbers and zeros included.
+    #[test]
+    fn ordered_scores_compare_as_total_cmp_does() {
+        let xs = [
+            f32::NEG_INFINITY,
+            -3.5,
+            -1e-30,
+            -0.0,
+            0.0,
+            1e-30,
+            0.25,
+            0.5,
+            7.0,
+            f32::INFINITY,
+        ];
+        for a in xs {
+            for b in xs {
+                assert_eq!(ordered(a).cmp(&ordered(b)), a.total_cmp(&b), "{a} {b}");
+            }
+        }
+    }
 
     #[test]
     fn tokenizer_lowercases_and_splits_by_words() {

@@ -18,8 +18,7 @@
 //! everything.
 
 use std::{
-    cmp::Reverse,
-    collections::{BinaryHeap, HashMap},
+    collections::HashMap,
     sync::{
         Arc, Condvar, Mutex, MutexGuard, OnceLock, RwLock, RwLockReadGuard,
         atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering},
@@ -29,8 +28,8 @@ use std::{
 use hnsw_rs::prelude::{DistDot, Hnsw};
 
 use muisti_core::{
-    Category, Filter, Filterable, MemoryId, MemoryScope, Owner, Partition, RankFields, Scored,
-    Tenant, Timestamp,
+    Category, Filter, Filterable, IdMap, MemoryId, MemoryScope, Owner, Partition, RankFields,
+    Scored, Tenant, Timestamp,
     text::{self, CONTEXT_WEIGHT},
 };
 use serde_json::{Map, Value};
@@ -46,7 +45,7 @@ use crate::{
 pub(crate) struct PartitionCache {
     rows: Vec<CachedRow>,
     /// Id → row.
-    index: HashMap<MemoryId, u32>,
+    index: IdMap<u32>,
     dim: usize,
     /// Vectors quantised to `i8` (`dim` values each, in the order of `vector_of`): a quarter
     /// of the memory of `f32`, with `scales` to undo the quantisation.
@@ -86,7 +85,8 @@ pub(crate) struct PartitionCache {
 #[derive(Default)]
 struct UserRows {
     rows: Vec<u32>,
-    /// Term id → the user's rows holding it, with its weighted frequency there.
+    /// Term id → the positions in `rows` of the user's rows holding it (ascending), with its
+    /// weighted frequency there.
     postings: HashMap<u32, Vec<(u32, f32)>>,
     /// Those of its rows not replaced or deleted.
     totals: Totals,
@@ -414,6 +414,7 @@ impl PartitionCache {
                 self.heap += u.len() + 48 + USER_ROWS_BYTES;
                 UserRows::default()
             });
+            let position = user.rows.len() as u32;
             user.rows.push(i);
             user.totals.count(len, expires, 1);
             for &(t, f) in &own {
@@ -421,7 +422,7 @@ impl PartitionCache {
                     self.heap += POSTINGS_KEY_BYTES;
                     Vec::new()
                 });
-                list.push((i, f));
+                list.push((position, f));
                 self.heap += size_of::<(u32, f32)>();
             }
         }
@@ -496,22 +497,42 @@ impl PartitionCache {
     }
 
     /// The exactly scored rows among `rows` that pass `filter` (with its user already
-    /// applied by the caller's choice of rows) and are live at `now`.
-    fn scan(
-        &self,
-        rows: impl Iterator<Item = usize>,
-        rest: Option<&Filter>,
-        q: &QueryI8,
-        now: i64,
-    ) -> Vec<Scored> {
-        self.scored(rows.filter(|&i| self.live(i, rest, now)), q)
+    /// applied by the caller's choice of rows) and are live at `now`: see [`scored`].
+    ///
+    /// [`scored`]: PartitionCache::scored
+    fn scan(&self, rows: Scope<'_>, filter: &Filter, q: &QueryI8, now: i64, out: &mut Scores) {
+        let rest = rest_of(filter);
+        if self.all_live(filter, rest.as_deref()) {
+            self.scored(rows, q, out);
+        } else {
+            self.scored(rows.filter(|&i| self.live(i, rest.as_deref(), now)), q, out);
+        }
     }
 
-    /// Those of `rows` that have a vector, scored against the query.
-    fn scored(&self, rows: impl Iterator<Item = usize>, q: &QueryI8) -> Vec<Scored> {
-        let slotted: Vec<(usize, usize)> = rows
-            .filter_map(|i| Some((i, self.vector_of[i]? as usize)))
-            .collect();
+    /// Whether every row of the filter's scope is live and passes it: it asks for nothing
+    /// but the user, and none of those rows is replaced, deleted or expiring.
+    fn all_live(&self, filter: &Filter, rest: Option<&Filter>) -> bool {
+        let totals = self.totals_of(filter);
+        rest.is_none() && totals.expiring == 0 && totals.rows == self.scope_len(filter)
+    }
+
+    /// The counts of the filter's scope (the user's rows, or all).
+    fn totals_of(&self, filter: &Filter) -> Totals {
+        match &filter.user_id {
+            Some(u) => self
+                .by_user
+                .get(u)
+                .map_or_else(Totals::default, |u| u.totals),
+            None => self.totals,
+        }
+    }
+
+    /// Those of `rows` that have a vector, scored against the query, added to `out`.
+    fn scored(&self, rows: impl Iterator<Item = usize>, q: &QueryI8, out: &mut Scores) {
+        let from = out.rows.len();
+        out.rows
+            .extend(rows.filter_map(|i| Some((i, self.vector_of[i]? as usize))));
+        let slotted = &out.rows[from..];
         let mut dots = Vec::with_capacity(slotted.len());
         q.dots(
             slotted
@@ -519,14 +540,17 @@ impl PartitionCache {
                 .map(|&(_, slot)| &self.data[slot * self.dim..(slot + 1) * self.dim]),
             &mut dots,
         );
-        slotted
-            .iter()
-            .zip(dots)
-            .map(|(&(i, slot), dot)| Scored {
-                id: self.rows[i].id,
-                score: q.scale(self.scales[slot]) * dot as f32,
-            })
-            .collect()
+        out.scores.extend(
+            slotted
+                .iter()
+                .zip(dots)
+                .map(|(&(_, slot), dot)| q.scale(self.scales[slot]) * dot as f32),
+        );
+    }
+
+    /// The best `limit` of `scored`, best first (as [`text::top_scored`] keeps them).
+    fn best(&self, scored: &Scores, limit: usize) -> Vec<Scored> {
+        text::top_of(&scored.scores, |j| self.rows[scored.rows[j].0].id, limit)
     }
 
     /// Whether a query over `filter` is large enough for the graph.
@@ -539,10 +563,9 @@ impl PartitionCache {
     /// Nearest by exact scan of the rows in the filter's scope.
     fn nearest_exact(&self, filter: &Filter, query: &[f32], limit: usize, now: i64) -> Vec<Scored> {
         let q = QueryI8::new(query);
-        let rest = rest_of(filter);
-        let mut scored = self.scan(self.scope(filter), rest.as_deref(), &q, now);
-        text::top_scored(&mut scored, limit);
-        scored
+        let mut scored = Scores::default();
+        self.scan(self.scope(filter), filter, &q, now, &mut scored);
+        self.best(&scored, limit)
     }
 
     /// How many rows a filter can match at most (the user's, or all).
@@ -569,19 +592,20 @@ impl PartitionCache {
         let keep = |i: &usize| self.live(*i, Some(filter), now);
         let found = ann.search_filter(query, k, k.max(64), Some(&keep));
         let q = QueryI8::new(query);
-        let mut scored = self.scored(found.iter().map(|n| n.d_id), &q);
-        if scored.len() < limit {
+        let mut scored = Scores::default();
+        self.scored(found.iter().map(|n| n.d_id), &q, &mut scored);
+        if scored.scores.len() < limit {
             return None;
         }
-        let rest = rest_of(filter);
-        scored.extend(self.scan(
-            self.scope(filter).filter(|&i| i >= covered),
-            rest.as_deref(),
-            &q,
-            now,
-        ));
-        text::top_scored(&mut scored, limit);
-        Some(scored)
+        let added = match self.scope(filter) {
+            Scope::Rows(rows) => {
+                let first = rows.as_slice().partition_point(|&i| (i as usize) < covered);
+                Scope::Rows(rows.as_slice()[first..].iter())
+            }
+            Scope::All(rows) => Scope::All(covered.max(rows.start)..rows.end),
+        };
+        self.scan(added, filter, &q, now, &mut scored);
+        Some(self.best(&scored, limit))
     }
 
     /// The ids of the first `take` live records (in id order) after `after` that pass a
@@ -622,12 +646,8 @@ impl PartitionCache {
     ) -> Vec<Scored> {
         let now = now.as_millis();
         let rest = rest_of(filter);
-        let user = filter.user_id.as_ref().and_then(|u| self.by_user.get(u));
-        let totals = match &filter.user_id {
-            Some(_) => user.map_or_else(Totals::default, |u| u.totals),
-            None => self.totals,
-        };
         let rest = rest.as_deref();
+        let totals = self.totals_of(filter);
         let (n_docs, total_len) = if totals.expiring == 0 && rest.is_none() {
             (totals.rows, totals.length)
         } else {
@@ -650,87 +670,101 @@ impl PartitionCache {
             return Vec::new();
         }
         let width = terms.len();
+        let avgdl = total_len as f32 / n_docs as f32;
+        let live = |i: usize| self.live(i, rest, now);
+        if let Some(user) = filter.user_id.as_ref().and_then(|u| self.by_user.get(u)) {
+            return self.bm25_postings(user, &wanted, width, live, (n_docs, avgdl), limit);
+        }
         let mut df = vec![0usize; width];
-        // The matching rows, and their term frequencies `width` at a time.
+        // Each row's own terms, a binary search per query term: the matching rows, and
+        // their term frequencies `width` at a time.
         let mut matched: Vec<usize> = Vec::new();
         let mut tfs: Vec<f32> = Vec::new();
-        match user {
-            // The user's postings of each query term (each in row order), merged by row.
-            Some(user) => {
-                let lists: Vec<(&[(u32, f32)], usize)> = wanted
-                    .iter()
-                    .filter_map(|&(id, k)| Some((user.postings.get(&id)?.as_slice(), k)))
-                    .collect();
-                // (row, list) of each list's next posting, least row first.
-                let mut heads: BinaryHeap<Reverse<(u32, usize)>> = lists
-                    .iter()
-                    .enumerate()
-                    .filter_map(|(j, (list, _))| Some(Reverse((list.first()?.0, j))))
-                    .collect();
-                let mut next = vec![0usize; lists.len()];
-                let mut row: Option<(u32, bool)> = None;
-                while let Some(Reverse((i, j))) = heads.pop() {
-                    let (list, k) = lists[j];
-                    let f = list[next[j]].1;
-                    next[j] += 1;
-                    if let Some(&(after, _)) = list.get(next[j]) {
-                        heads.push(Reverse((after, j)));
-                    }
-                    let live = match row {
-                        Some((r, live)) if r == i => live,
-                        _ => {
-                            let live = self.live(i as usize, rest, now);
-                            if live {
-                                matched.push(i as usize);
-                                tfs.resize(tfs.len() + width, 0.0);
-                            }
-                            row = Some((i, live));
-                            live
-                        }
-                    };
-                    if live {
-                        df[k] += 1;
-                        let base = tfs.len() - width;
-                        tfs[base + k] = f;
-                    }
-                }
+        for i in self.scope(filter) {
+            if !live(i) {
+                continue;
             }
-            // Each row's own terms, a binary search per query term.
-            None => {
-                for i in self.scope(filter) {
-                    if !self.live(i, rest, now) {
-                        continue;
+            let own = &self.terms[self.term_start[i] as usize..self.term_start[i + 1] as usize];
+            let mut found = false;
+            for &(id, k) in &wanted {
+                if let Ok(j) = own.binary_search_by_key(&id, |(t, _)| *t) {
+                    if !found {
+                        found = true;
+                        matched.push(i);
+                        tfs.resize(tfs.len() + width, 0.0);
                     }
-                    let own =
-                        &self.terms[self.term_start[i] as usize..self.term_start[i + 1] as usize];
-                    let mut found = false;
-                    for &(id, k) in &wanted {
-                        if let Ok(j) = own.binary_search_by_key(&id, |(t, _)| *t) {
-                            if !found {
-                                found = true;
-                                matched.push(i);
-                                tfs.resize(tfs.len() + width, 0.0);
-                            }
-                            df[k] += 1;
-                            let base = tfs.len() - width;
-                            tfs[base + k] = own[j].1;
-                        }
-                    }
+                    df[k] += 1;
+                    let base = tfs.len() - width;
+                    tfs[base + k] = own[j].1;
                 }
             }
         }
         let idf: Vec<f32> = df.iter().map(|&d| text::idf(n_docs, d)).collect();
         let bm25 = text::Bm25::default();
-        let avgdl = total_len as f32 / n_docs as f32;
-        let scored: Vec<Scored> = matched
+        let scores: Vec<f32> = matched
             .iter()
             .zip(tfs.chunks_exact(width))
-            .map(|(&i, f)| Scored {
-                id: self.rows[i].id,
-                score: bm25.score(&idf, f, self.lengths[i] as usize, avgdl),
-            })
+            .map(|(&i, f)| bm25.score(&idf, f, self.lengths[i] as usize, avgdl))
             .collect();
-        text::Bm25::finish(scored, &idf, limit)
+        text::Bm25::finish_scores(scores, |j| self.rows[matched[j]].id, &idf, limit)
+    }
+
+    /// BM25 over one user's postings of the query's `wanted` terms (id, position among the
+    /// query's terms, of `width`), term at a time into one accumulator per row of the user:
+    /// first each term's document frequency among the rows `live` accepts (asked once a
+    /// row), then,
+    /// with the idf known, the scores. A term's part is added in query order, as
+    /// [`Bm25::score`](text::Bm25::score) adds them, so the scores are the same numbers.
+    fn bm25_postings(
+        &self,
+        user: &UserRows,
+        wanted: &[(u32, usize)],
+        width: usize,
+        live: impl Fn(usize) -> bool,
+        (n_docs, avgdl): (usize, f32),
+        limit: usize,
+    ) -> Vec<Scored> {
+        let mut df = vec![0usize; width];
+        let lists: Vec<(&[(u32, f32)], usize)> = wanted
+            .iter()
+            .filter_map(|&(id, k)| Some((user.postings.get(&id)?.as_slice(), k)))
+            .collect();
+        // Per position in the user's rows: 0 not seen yet, -1 not live, else its score so
+        // far (1 while the frequencies are counted).
+        const DEAD: f32 = -1.0;
+        let mut acc = vec![0.0f32; user.rows.len()];
+        let mut seen: Vec<u32> = Vec::new();
+        for &(list, k) in &lists {
+            for &(p, _) in list {
+                let a = &mut acc[p as usize];
+                if *a == 0.0 {
+                    *a = if live(user.rows[p as usize] as usize) {
+                        seen.push(p);
+                        1.0
+                    } else {
+                        DEAD
+                    };
+                }
+                if *a > 0.0 {
+                    df[k] += 1;
+                }
+            }
+        }
+        let idf: Vec<f32> = df.iter().map(|&d| text::idf(n_docs, d)).collect();
+        for &p in &seen {
+            acc[p as usize] = 0.0;
+        }
+        let bm25 = text::Bm25::default();
+        // (A row not live adds up too, but is not among those seen.)
+        for &(list, k) in &lists {
+            for &(p, f) in list {
+                let len = self.lengths[user.rows[p as usize] as usize] as usize;
+                acc[p as usize] += bm25.term(idf[k], f, bm25.norm(len, avgdl));
+            }
+        }
+        let scores: Vec<f32> = seen.iter().map(|&p| acc[p as usize]).collect();
+        let row = |j: usize| user.rows[seen[j] as usize] as usize;
+        text::Bm25::finish_scores(scores, |j| self.rows[row(j)].id, &idf, limit)
     }
 }
 
@@ -892,6 +926,13 @@ fn build_ann(vectors: &[(Vec<f32>, usize)]) -> Hnsw<'static, f32, DistDot> {
     let mut hnsw = hnsw;
     hnsw.set_searching_mode(true);
     hnsw
+}
+
+/// Rows scored against a query vector: each row with its vector's slot, and its score.
+#[derive(Default)]
+struct Scores {
+    rows: Vec<(usize, usize)>,
+    scores: Vec<f32>,
 }
 
 /// The rows a filter can match ([`PartitionCache::scope`]).

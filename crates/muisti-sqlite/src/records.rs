@@ -11,12 +11,9 @@
 //! of each record's last change), so a record read before a write committed is never kept
 //! after it.
 
-use std::{
-    collections::HashMap,
-    sync::{Mutex, MutexGuard},
-};
+use std::sync::{Mutex, MutexGuard};
 
-use muisti_core::{Filterable, Memory, MemoryId, Tenant, Timestamp};
+use muisti_core::{Filterable, IdMap, Memory, MemoryId, Tenant, Timestamp};
 use serde_json::Value;
 
 /// The records cache: decoded records within a memory budget.
@@ -27,14 +24,14 @@ pub(crate) struct RecordCache {
 
 #[derive(Default)]
 struct Inner {
-    records: HashMap<MemoryId, Memory>,
+    records: IdMap<Memory>,
     /// Their bytes (estimated).
     bytes: usize,
     /// Incremented by every change applied.
     generation: u64,
     /// The generation of each record's last change since `floor`: a read that started
     /// before it does not fill the cache with that record (it may predate the change).
-    changed: HashMap<MemoryId, u64>,
+    changed: IdMap<u64>,
     /// Reads that started before this generation fill nothing (everything was cleared, or
     /// `changed` was emptied to bound it).
     floor: u64,

@@ -23,41 +23,12 @@ use std::{
 };
 
 use muisti_core::{
-    Filter, Memory, MemoryId, Partition, RankFields, Scored, Timestamp,
+    Filter, IdMap, Memory, MemoryId, Partition, RankFields, Scored, Timestamp,
     text::{Bm25, CorpusStats, TermCounts, nearest, query_terms, term_counts},
 };
 
-/// Hashes record ids for the maps a search builds: the random bits of a ULID are already
-/// uniform, so folding its bytes is enough (and several times faster than SipHash).
-#[derive(Clone, Copy, Default)]
-struct IdHasher;
-
-impl std::hash::BuildHasher for IdHasher {
-    type Hasher = FoldHasher;
-    fn build_hasher(&self) -> FoldHasher {
-        FoldHasher(0)
-    }
-}
-
-/// The hasher of [`IdHasher`].
-struct FoldHasher(u64);
-
-impl std::hash::Hasher for FoldHasher {
-    fn write(&mut self, bytes: &[u8]) {
-        for chunk in bytes.chunks(8) {
-            let mut word = [0u8; 8];
-            word[..chunk.len()].copy_from_slice(chunk);
-            self.0 = (self.0.rotate_left(29) ^ u64::from_le_bytes(word))
-                .wrapping_mul(0x9E37_79B9_7F4A_7C15);
-        }
-    }
-    fn finish(&self) -> u64 {
-        self.0
-    }
-}
-
 /// The records holding one term, with its counts in each (text, context).
-type Posting = HashMap<MemoryId, (u32, u32), IdHasher>;
+type Posting = IdMap<(u32, u32)>;
 
 /// One record in a copy: the record, its terms (by the copy's term number, sorted) with
 /// their counts in the indexed text and the context, its length in terms, its vector.
@@ -289,8 +260,8 @@ impl<V> Copy<V> {
                 .filter_map(|(k, n)| Some((k, self.postings.get((*n)? as usize)?)))
                 .collect();
             let most = postings.iter().map(|(_, p)| p.len()).max().unwrap_or(0);
-            let mut by_id: HashMap<MemoryId, TermCounts, IdHasher> =
-                HashMap::with_capacity_and_hasher(most, IdHasher);
+            let mut by_id: IdMap<TermCounts> =
+                IdMap::with_capacity_and_hasher(most, Default::default());
             for (k, posting) in postings {
                 for (id, &(tf, ctx)) in posting {
                     let c = by_id.entry(*id).or_insert_with(|| TermCounts {

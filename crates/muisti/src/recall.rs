@@ -7,8 +7,8 @@ use std::{
 };
 
 use muisti_core::{
-    Filter, Memory, MemoryId, Namespace, RankFields, Scored, TextQuery, Timestamp, VectorQuery,
-    rank::token_overlap,
+    Filter, IdMap, Memory, MemoryId, Namespace, RankFields, Scored, TextQuery, Timestamp,
+    VectorQuery, rank::token_overlap,
 };
 use serde::{Deserialize, Serialize};
 
@@ -328,14 +328,13 @@ pub struct RecallHit {
     pub signals: Signals,
 }
 
+/// Fused candidates: per id, its relevance (0 to 1) and what produced it.
+pub(crate) type Fused = IdMap<(f32, Signals)>;
+
 /// The candidates of both retrievers, fused into one relevance per id (0 to 1).
-pub(crate) fn fuse(
-    fusion: Fusion,
-    lexical: &[Scored],
-    vector: &[Scored],
-) -> HashMap<MemoryId, (f32, Signals)> {
-    let mut out: HashMap<MemoryId, (f32, Signals)> =
-        HashMap::with_capacity(lexical.len() + vector.len());
+pub(crate) fn fuse(fusion: Fusion, lexical: &[Scored], vector: &[Scored]) -> Fused {
+    let mut out: Fused =
+        Fused::with_capacity_and_hasher(lexical.len() + vector.len(), Default::default());
     let weight = |lexical_list: bool| match fusion {
         Fusion::Rrf { .. } => 1.0,
         Fusion::Weighted { lexical } | Fusion::Absolute { lexical } if lexical_list => lexical,
@@ -369,7 +368,7 @@ pub(crate) fn fuse(
 
 /// Relevance from fused scores: relative to the best candidate (RRF, weighted), or as it is,
 /// at most 1 (absolute).
-fn normalise(fusion: Fusion, fused: &mut HashMap<MemoryId, (f32, Signals)>) {
+fn normalise(fusion: Fusion, fused: &mut Fused) {
     let best = fused.values().map(|(f, _)| *f).fold(0.0f32, f32::max);
     for (f, sig) in fused.values_mut() {
         *f = if fusion.is_absolute() {
@@ -388,7 +387,7 @@ fn normalise(fusion: Fusion, fused: &mut HashMap<MemoryId, (f32, Signals)>) {
 /// made again by the fusion's rule ([`normalise`]).
 pub(crate) fn with_graph(
     fusion: Fusion,
-    fused: &mut HashMap<MemoryId, (f32, Signals)>,
+    fused: &mut Fused,
     evidence: &HashMap<MemoryId, f32>,
     weight: f32,
 ) {
@@ -428,11 +427,7 @@ pub(crate) fn told_of(periods: &[crate::temporal::Period], time: Timestamp, text
 /// Adds the temporal strategy's part to fused candidates: each of `matched` (those that
 /// [`speaks_of`] a period the query names) gains `config.temporal`, and relevance is made
 /// again by the fusion's rule ([`normalise`]).
-pub(crate) fn with_time(
-    config: &RecallConfig,
-    fused: &mut HashMap<MemoryId, (f32, Signals)>,
-    matched: &HashSet<MemoryId>,
-) {
+pub(crate) fn with_time(config: &RecallConfig, fused: &mut Fused, matched: &HashSet<MemoryId>) {
     for id in matched {
         if let Some(e) = fused.get_mut(id) {
             e.1.from_time = Some(config.temporal);
@@ -444,10 +439,7 @@ pub(crate) fn with_time(
 
 /// The seeds of neighbourhood evidence: the [`NEIGHBOUR_SEEDS`] most relevant of `ids` whose
 /// relevance is at least [`RELEVANT_SCORE`], best first.
-pub(crate) fn neighbour_seeds(
-    fused: &HashMap<MemoryId, (f32, Signals)>,
-    ids: &[MemoryId],
-) -> Vec<(MemoryId, f32)> {
+pub(crate) fn neighbour_seeds(fused: &Fused, ids: &[MemoryId]) -> Vec<(MemoryId, f32)> {
     let mut seeds: Vec<(MemoryId, f32)> = ids
         .iter()
         .filter_map(|id| fused.get(id).map(|(_, s)| (*id, s.relevance)))
@@ -465,7 +457,7 @@ pub(crate) fn neighbour_seeds(
 /// first. Relevance is made again by the fusion's rule ([`normalise`]).
 pub(crate) fn with_neighbours(
     fusion: Fusion,
-    fused: &mut HashMap<MemoryId, (f32, Signals)>,
+    fused: &mut Fused,
     lifts: &[(MemoryId, f32)],
     weight: f32,
 ) {
@@ -491,17 +483,21 @@ pub(crate) fn with_neighbours(
 /// more (what a later strategy may still add to a candidate). Only these are read.
 pub(crate) fn contenders(
     config: &RecallConfig,
-    fused: &HashMap<MemoryId, (f32, Signals)>,
+    fused: &Fused,
     limit: usize,
     lift: f32,
 ) -> Vec<MemoryId> {
     let w = config.weights;
+    let order = |a: &(MemoryId, f32), b: &(MemoryId, f32)| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0));
     let mut by_relevance: Vec<(MemoryId, f32)> =
         fused.iter().map(|(id, (r, _))| (*id, *r)).collect();
-    by_relevance.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
-    let Some(&(_, kth)) = by_relevance.get(limit.saturating_sub(1)) else {
+    let k = limit.saturating_sub(1);
+    if by_relevance.len() <= k {
+        by_relevance.sort_by(order);
         return by_relevance.into_iter().map(|(id, _)| id).collect();
-    };
+    }
+    // The k-th best alone is needed to know who is in; only those are sorted.
+    let kth = by_relevance.select_nth_unstable_by(k, order).1.1;
     // Absolute: a score is relevance scaled by a factor in [1 − boost share, 1], so a
     // candidate can overtake the k-th only if its relevance is at least (1 − share) × kth.
     let floor = if config.fusion.is_absolute() {
@@ -511,11 +507,9 @@ pub(crate) fn contenders(
     } else {
         f32::NEG_INFINITY
     } - lift;
-    by_relevance
-        .into_iter()
-        .filter(|(_, r)| *r >= floor)
-        .map(|(id, _)| id)
-        .collect()
+    by_relevance.retain(|(_, r)| *r >= floor);
+    by_relevance.sort_by(order);
+    by_relevance.into_iter().map(|(id, _)| id).collect()
 }
 
 /// The share of the weights that recency, access and importance hold: with absolute scores,
@@ -582,7 +576,7 @@ pub(crate) fn access(count: u64) -> f32 {
 pub(crate) fn rescore(
     config: &RecallConfig,
     candidates: Vec<RankFields>,
-    mut fused: HashMap<MemoryId, (f32, Signals)>,
+    mut fused: Fused,
     now: Timestamp,
 ) -> Vec<Ranked> {
     let w = config.weights;
@@ -759,7 +753,7 @@ mod tests {
         assert!(RecallConfig::default().fusion.is_absolute());
         let i = ids(4);
         let fused = |scores: [f32; 4]| {
-            let mut fused = HashMap::new();
+            let mut fused = Fused::default();
             for (id, r) in i.iter().zip(scores) {
                 fused.insert(*id, (r, Signals::default()));
             }
@@ -902,7 +896,7 @@ mod tests {
         m.importance = 1.0;
         m.access_count = 1_000;
         for relevance in [0.05f32, 0.5, 1.0] {
-            let mut fused = HashMap::new();
+            let mut fused = Fused::default();
             fused.insert(
                 m.id,
                 (
@@ -937,7 +931,7 @@ mod tests {
         old.importance = 0.5;
         let mut fresh = muisti_core::Put::new(p, None, "fresh").apply(None, now);
         fresh.importance = 0.5;
-        let mut fused = HashMap::new();
+        let mut fused = Fused::default();
         fused.insert(
             old.id,
             (

@@ -565,6 +565,13 @@ fn copies_follow_writes(open: impl Fn(&std::path::Path) -> SqliteStore, queries:
                     b.iter().map(|s| s.id).collect::<Vec<_>>(),
                     "{step}: vectors"
                 );
+                // Of the records the filter admits (live ones), as many as asked for.
+                let admitted: std::collections::HashSet<_> = records.iter().map(|m| m.id).collect();
+                assert_eq!(a.len(), admitted.len().min(10), "{step}: vector hits");
+                assert!(
+                    a.iter().all(|s| admitted.contains(&s.id)),
+                    "{step}: a vector hit the filter does not admit"
+                );
                 let ids: Vec<_> = b.iter().map(|s| s.id).collect();
                 assert_eq!(
                     warm.rank_fields(&p, &ids).expect("fields"),
@@ -625,6 +632,7 @@ fn copies_follow_writes(open: impl Fn(&std::path::Path) -> SqliteStore, queries:
     }
     compare(&warm, &ids, "loaded");
     let mut deleted = 0;
+    let mut expiring = Vec::new();
     for step in 0..40u32 {
         let r = rand();
         match step % 4 {
@@ -635,7 +643,9 @@ fn copies_follow_writes(open: impl Fn(&std::path::Path) -> SqliteStore, queries:
                 put.ttl = Some(
                     muisti_core::Ttl::new(std::time::Duration::from_secs(86_400)).expect("ttl"),
                 );
-                ids.push(warm.put(put).expect("writes").memory.id);
+                let id = warm.put(put).expect("writes").memory.id;
+                ids.push(id);
+                expiring.push((id, r));
             }
             // And some are deleted.
             0 if step % 16 == 12 => {
@@ -679,7 +689,37 @@ fn copies_follow_writes(open: impl Fn(&std::path::Path) -> SqliteStore, queries:
     // Last (a write after it clears the copies): the records written to expire in a day
     // have expired, and are neither found nor counted.
     let expire = || {
+        // Each expired record's own vector, asked of each user (whichever holds it now).
+        let found_expired = |store: &SqliteStore| -> Vec<muisti_core::MemoryId> {
+            let mut found = Vec::new();
+            for (id, r) in &expiring {
+                for user in 0..3 {
+                    let vq = VectorQuery {
+                        partition: p.clone(),
+                        vector: vector(*r),
+                        filter: Filter {
+                            user_id: Some(format!("u{user}")),
+                            ..Filter::default()
+                        },
+                        limit: 10,
+                    };
+                    let hits = store.vector_search(&vq).expect("searches");
+                    found.extend(hits.iter().map(|s| s.id).filter(|hit| hit == id));
+                }
+            }
+            found
+        };
+        // A store whose copies are loaded while those records are live: unlike the warm
+        // one's, they hold no replaced row, so only expiry sets those records apart.
+        let fresh = open(&path).with_clock(clock.clone());
+        assert!(
+            !found_expired(&fresh).is_empty(),
+            "an expiring record is found before"
+        );
         clock.advance(std::time::Duration::from_secs(2 * 86_400));
+        for store in [&fresh, &warm] {
+            assert_eq!(found_expired(store), [], "expired records found");
+        }
         compare(&warm, &ids, "after the expiry");
     };
     if queries == Queries::Budget {

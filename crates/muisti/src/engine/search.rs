@@ -270,7 +270,7 @@ impl Engine {
         &self,
         partition: &Partition,
         req: &RecallRequest,
-        fused: &HashMap<MemoryId, (f32, recall::Signals)>,
+        fused: &recall::Fused,
         n: usize,
     ) -> Result<HashMap<MemoryId, f32>> {
         let mut evidence = self.graph_evidence(req.filter.user_id.as_deref(), &req.query)?;

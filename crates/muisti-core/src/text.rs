@@ -480,13 +480,9 @@ impl Bm25 {
     /// a document matches (about 1: every term, once, at the average length; more with
     /// repeated terms or a short document) on the same scale in any corpus; the best
     /// `limit`, best first. Dividing by one number per query keeps the order.
-    pub fn finish(mut scored: Vec<Scored>, idf: &[f32], limit: usize) -> Vec<Scored> {
-        let attainable = Self::attainable(idf);
-        for s in &mut scored {
-            s.score /= attainable;
-        }
-        top_scored(&mut scored, limit);
-        scored
+    pub fn finish(scored: Vec<Scored>, idf: &[f32], limit: usize) -> Vec<Scored> {
+        let scores = scored.iter().map(|s| s.score).collect();
+        Self::finish_scores(scores, |j| scored[j].id, idf, limit)
     }
 
     /// [`finish`](Bm25::finish) for scores given apart from their ids (`id(j)` names score

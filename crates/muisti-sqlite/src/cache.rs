@@ -597,6 +597,7 @@ impl PartitionCache {
         if scored.scores.len() < limit {
             return None;
         }
+        // The rows added since the graph was built (a user's rows are in ascending order).
         let added = match self.scope(filter) {
             Scope::Rows(rows) => {
                 let first = rows.as_slice().partition_point(|&i| (i as usize) < covered);
@@ -712,8 +713,7 @@ impl PartitionCache {
     /// BM25 over one user's postings of the query's `wanted` terms (id, position among the
     /// query's terms, of `width`), term at a time into one accumulator per row of the user:
     /// first each term's document frequency among the rows `live` accepts (asked once a
-    /// row), then,
-    /// with the idf known, the scores. A term's part is added in query order, as
+    /// row), then, with the idf known, the scores. A term's part is added in query order, as
     /// [`Bm25::score`](text::Bm25::score) adds them, so the scores are the same numbers.
     fn bm25_postings(
         &self,

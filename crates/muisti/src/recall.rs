@@ -461,7 +461,7 @@ pub(crate) fn with_neighbours(
     lifts: &[(MemoryId, f32)],
     weight: f32,
 ) {
-    let mut best: HashMap<MemoryId, f32> = HashMap::new();
+    let mut best: IdMap<f32> = IdMap::default();
     for (id, seed) in lifts {
         let lift = weight * seed;
         let e = best.entry(*id).or_insert(lift);

@@ -138,7 +138,7 @@ impl Engine {
                     let lifts: Vec<(MemoryId, f32)> =
                         next.iter().map(|(m, seed)| (m.id, *seed)).collect();
                     recall::with_neighbours(config.fusion, &mut fused, &lifts, config.neighbours);
-                    let known: HashSet<MemoryId> = fields.iter().map(|f| f.id).collect();
+                    let known: muisti_core::IdSet = fields.iter().map(|f| f.id).collect();
                     for (m, _) in next {
                         if !known.contains(&m.id) && !read.contains_key(&m.id) {
                             fields.push(muisti_core::RankFields::of(&m));

@@ -149,9 +149,10 @@ pub(crate) enum BenchCommand {
         /// The settings --loco chooses among: `;`-separated dimensions `NAME=V1,V2,...` over
         /// fusion (rrf[:K], weighted:W, absolute:W), candidates, mode, graph (a graph
         /// weight), temporal (the temporal strategy's weight), temporal_after (days),
-        /// temporal_text (0 or 1: memories' own time expressions) and neighbours
-        /// (neighbourhood evidence's weight); every combination is a setting. The plain
-        /// setting is run first and preferred on ties.
+        /// temporal_text (0 or 1: memories' own time expressions), neighbours
+        /// (neighbourhood evidence's weight), words (word-level matching's weight) and
+        /// words_floor (its cosine floor, below 1); every combination is a setting. The
+        /// plain setting is run first and preferred on ties.
         #[arg(long, default_value = DEFAULT_LOCO_GRID)]
         loco_grid: String,
         /// Write each question's top 50 hits with their signals to this file (JSON lines;
@@ -560,6 +561,8 @@ pub(crate) fn run(cmd: &BenchCommand, cli: &crate::Cli, json: bool) -> Result<()
                 temporal_after_days: (config.temporal_after.as_secs() / 86_400) as u32,
                 temporal_text: config.temporal_text,
                 neighbours: config.neighbours,
+                words: config.words,
+                words_floor: config.words_floor,
             };
             let embedder = muisti::embedder_from_spec(cli.embedder(), cli.embed_url.as_deref())?;
             let grid = if *graph {
@@ -801,6 +804,10 @@ struct LocomoSetting {
     temporal_text: bool,
     /// Neighbourhood evidence's weight (0: off).
     neighbours: f32,
+    /// Word-level matching's weight (0: off).
+    words: f32,
+    /// Word-level matching's cosine floor.
+    words_floor: f32,
 }
 
 impl LocomoSetting {
@@ -826,6 +833,12 @@ impl LocomoSetting {
         }
         if self.neighbours > 0.0 {
             strategies.push_str(&format!(" neighbours={}", self.neighbours));
+        }
+        if self.words > 0.0 {
+            strategies.push_str(&format!(
+                " words={} words_floor={}",
+                self.words, self.words_floor
+            ));
         }
         format!(
             "fusion={fusion} candidates={} mode={mode} graph={}{strategies}",
@@ -869,9 +882,17 @@ impl LocomoSetting {
                             }
                         }
                         "neighbours" => t.neighbours = grid_weight("neighbours", v)?,
+                        "words" => t.words = grid_weight("words", v)?,
+                        "words_floor" => {
+                            t.words_floor = grid_weight("words_floor", v)?;
+                            if t.words_floor >= 1.0 {
+                                anyhow::bail!("--loco-grid: words_floor is below 1");
+                            }
+                        }
                         other => anyhow::bail!(
                             "--loco-grid: {other:?} is not fusion, candidates, mode, graph, \
-                             temporal, temporal_after, temporal_text or neighbours"
+                             temporal, temporal_after, temporal_text, neighbours, words or \
+                             words_floor"
                         ),
                     }
                     next.push(t);
@@ -941,6 +962,8 @@ fn locomo(
             std::time::Duration::from_secs(u64::from(setting.temporal_after_days) * 86_400);
         config.temporal_text = setting.temporal_text;
         config.neighbours = setting.neighbours;
+        config.words = setting.words;
+        config.words_floor = setting.words_floor;
         let graph = setting.graph > 0.0;
         let extraction = if graph {
             muisti::graph::GraphExtraction::Offline
@@ -1575,6 +1598,8 @@ mod tests {
             temporal_after_days: 0,
             temporal_text: false,
             neighbours: 0.0,
+            words: 0.0,
+            words_floor: 0.3,
         }
     }
 
@@ -1605,6 +1630,11 @@ mod tests {
                 "fusion=weighted:0.7 candidates=50 mode=hybrid graph=0 temporal=0.1 temporal_after=7"
             )
         );
+        let words = plain().grid("words=0.3;words_floor=0.2").expect("grid");
+        assert_eq!(
+            words[1].label(),
+            "fusion=weighted:0.7 candidates=50 mode=hybrid graph=0 words=0.3 words_floor=0.2"
+        );
         let neighbours = plain().grid("neighbours=0.5,0.8").expect("grid");
         assert_eq!(neighbours.len(), 3, "plain, 0.5, 0.8");
         assert_eq!(
@@ -1625,6 +1655,8 @@ mod tests {
             ("temporal_after=soon", "days"),
             ("neighbours=-1", "0 or more"),
             ("neighbours=lots", "neighbours"),
+            ("words=-0.2", "0 or more"),
+            ("words_floor=1", "below 1"),
             ("temporal_text=yes", "0 or 1"),
             ("fusion=rrf,", "empty value"),
         ] {

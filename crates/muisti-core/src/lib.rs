@@ -27,6 +27,7 @@ mod id;
 mod memory;
 mod name;
 mod proposal;
+pub mod quant;
 mod query;
 pub mod rank;
 mod record;

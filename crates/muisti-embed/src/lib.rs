@@ -25,7 +25,7 @@ mod wordpiece;
 
 pub use http::{HttpConfig, HttpEmbedder};
 pub use retry::{Attempt, Backoff, retry, retry_after};
-pub use static_model::{BUILTIN_ID, StaticEmbedder};
+pub use static_model::{BUILTIN_ID, StaticEmbedder, WordMatcher};
 pub use wordpiece::WordPiece;
 
 /// Why embedding failed.
@@ -58,6 +58,19 @@ pub trait Embedder: Send + Sync {
 
     /// One unit-length vector per text, in order. An empty text gives a zero vector.
     fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbedError>;
+
+    /// Matching `query`'s words by meaning, token by token ([`WordMatcher`]), if the model
+    /// has a vector for each token (a static model does; `None` otherwise, the default).
+    /// Words for which `skip` (given the word in lower case) is true do not count, in the
+    /// query or in the texts scored; cosines at or below `floor` count nothing.
+    fn word_matcher(
+        &self,
+        _query: &str,
+        _skip: fn(&str) -> bool,
+        _floor: f32,
+    ) -> Option<WordMatcher<'_>> {
+        None
+    }
 
     /// Embeds one text.
     fn embed_one(&self, text: &str) -> Result<Vec<f32>, EmbedError> {

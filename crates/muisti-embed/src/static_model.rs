@@ -1,9 +1,17 @@
 //! The static (model2vec-style) embedder.
 
 use std::{
+    cell::RefCell,
+    collections::HashMap,
     path::Path,
-    sync::{Arc, OnceLock},
+    rc::Rc,
+    sync::{
+        Arc, OnceLock,
+        atomic::{AtomicU64, Ordering},
+    },
 };
+
+use muisti_core::quant::{QueryI8, quantize_into};
 
 use serde::Deserialize;
 
@@ -23,7 +31,15 @@ pub struct StaticEmbedder {
     tokenizer: WordPiece,
     /// `vocab × dim`, row-major.
     table: Vec<f32>,
+    /// One over the length of each row (0 for a zero row): cosines without a normalised
+    /// copy of the table.
+    inv_norms: Vec<f32>,
+    /// Word matching's rows ([`UnitRows`]), made when first needed.
+    unit_rows: OnceLock<UnitRows>,
     dim: usize,
+    /// Tells this model apart from others loaded in the process (remembered tokens are
+    /// per model).
+    instance: u64,
     max_tokens: usize,
     normalize: bool,
 }
@@ -86,11 +102,21 @@ impl StaticEmbedder {
                 tokenizer.vocab_size()
             )));
         }
+        let inv_norms = table
+            .chunks_exact(dim.max(1))
+            .map(|row| {
+                let norm = dot(row, row).sqrt();
+                if norm > 0.0 { 1.0 / norm } else { 0.0 }
+            })
+            .collect();
         Ok(Self {
             id,
             tokenizer,
             table,
+            inv_norms,
+            unit_rows: OnceLock::new(),
             dim,
+            instance: INSTANCES.fetch_add(1, Ordering::Relaxed),
             max_tokens: config.max_length.unwrap_or(512),
             normalize: config.normalize.unwrap_or(true),
         })
@@ -125,9 +151,291 @@ impl StaticEmbedder {
     }
 }
 
+/// Matching a query's words by meaning, token by token, with a static model's vectors of
+/// single tokens: what averaging a text's tokens into one vector dilutes ("cities" and
+/// "Tokyo", "kids" and "son" in a long sentence). Made by [`Embedder::word_matcher`].
+pub struct WordMatcher<'a> {
+    model: &'a StaticEmbedder,
+    /// The query's distinct tokens and their weights: a token's weight is the length of its
+    /// vector (a model2vec model's weighting of rare tokens over common ones).
+    ids: Vec<u32>,
+    /// The full-text term of the word each token came from: a text holding that term
+    /// matches the word itself ("preferences" and "prefers" share `prefer`).
+    terms: Vec<String>,
+    weights: Vec<f32>,
+    /// Their vectors at unit length, quantised for [`UnitRows`].
+    queries: Vec<QueryI8>,
+    /// The rows at unit length, quantised (made the first time a matcher is).
+    rows: &'a UnitRows,
+    /// The sum of the weights.
+    total: f32,
+    floor: f32,
+    skip: fn(&str) -> bool,
+    /// The cosines of every text token met so far with the query's tokens, one row per
+    /// token at the offset `seen` gives (the texts of one recall share many tokens).
+    seen: HashMap<u32, usize, foldhash::fast::FixedState>,
+    cosines: Vec<f32>,
+    dots: Vec<i32>,
+}
+
+/// The table's rows at unit length, quantised to `i8` (one scale per row): word matching
+/// reads a row per token of its texts, and a quarter of a float row's bytes stays in the
+/// processor's caches.
+struct UnitRows {
+    data: Vec<i8>,
+    scales: Vec<f32>,
+}
+
+impl UnitRows {
+    fn of(model: &StaticEmbedder) -> Self {
+        let dim = model.dim.max(1);
+        let mut data = Vec::with_capacity(model.table.len());
+        let mut scales = Vec::with_capacity(model.inv_norms.len());
+        let mut unit = Vec::with_capacity(dim);
+        for (row, inv) in model.table.chunks_exact(dim).zip(&model.inv_norms) {
+            unit.clear();
+            unit.extend(row.iter().map(|x| x * inv));
+            scales.push(quantize_into(&unit, &mut data));
+        }
+        Self { data, scales }
+    }
+}
+
+impl StaticEmbedder {
+    fn row(&self, id: u32) -> Option<&[f32]> {
+        let start = (id as usize).checked_mul(self.dim)?;
+        self.table.get(start..start.checked_add(self.dim)?)
+    }
+
+    /// Calls `f` with each word of `text` that counts (see [`WordMatcher`]) and its token
+    /// ids (the unknown token left out).
+    fn counted_words(&self, text: &str, skip: fn(&str) -> bool, mut f: impl FnMut(&str, &[u32])) {
+        let unk = self.tokenizer.unk_id();
+        let mut kept = Vec::new();
+        self.tokenizer.for_each_word(text, |word, ids| {
+            if word.chars().any(char::is_alphanumeric) && !skip(word) {
+                kept.clear();
+                kept.extend(ids.iter().filter(|&&id| Some(id) != unk));
+                f(word, &kept);
+            }
+        });
+    }
+
+    /// What word matching reads of a text: the distinct token ids of its words that count
+    /// and the full-text terms of all its words, each sorted.
+    fn word_tokens(&self, text: &str, skip: fn(&str) -> bool) -> TextWords {
+        let mut tokens = Vec::new();
+        self.counted_words(text, skip, |_, ids| tokens.extend_from_slice(ids));
+        tokens.sort_unstable();
+        tokens.dedup();
+        let mut terms: Vec<String> = muisti_core::text::tokenize(text).collect();
+        terms.sort_unstable();
+        terms.dedup();
+        TextWords { tokens, terms }
+    }
+
+    /// [`StaticEmbedder::word_tokens`], remembered per thread: recall scores the same
+    /// memories again and again, and tokenizing costs far more than a look-up.
+    fn remembered_word_tokens(&self, text: &str, skip: fn(&str) -> bool) -> Rc<TextWords> {
+        if text.len() > REMEMBERED_TEXT_LEN {
+            return Rc::new(self.word_tokens(text, skip));
+        }
+        // The skip function's address tells functions apart: two that share one behave
+        // alike, and one with two addresses only misses.
+        let key = (self.instance, skip as usize);
+        WORD_TOKENS.with(|remembered| {
+            if let Some(tokens) = remembered
+                .borrow()
+                .get(&key)
+                .and_then(|texts| texts.get(text))
+            {
+                return Rc::clone(tokens);
+            }
+            let tokens = Rc::new(self.word_tokens(text, skip));
+            let mut remembered = remembered.borrow_mut();
+            let texts = remembered.entry(key).or_default();
+            if texts.len() >= REMEMBERED_TEXTS {
+                texts.clear();
+            }
+            texts.insert(text.into(), Rc::clone(&tokens));
+            tokens
+        })
+    }
+}
+
+/// How many texts' word tokens each thread remembers per model and skip function
+/// ([`StaticEmbedder::remembered_word_tokens`]); emptied when full.
+const REMEMBERED_TEXTS: usize = 16_384;
+
+/// Longer texts (in bytes) are tokenized each time: the memory stays bounded.
+const REMEMBERED_TEXT_LEN: usize = 2_048;
+
+type TextTokens = HashMap<Box<str>, Rc<TextWords>, foldhash::fast::RandomState>;
+
+/// A text's words as word matching reads them ([`StaticEmbedder::word_tokens`]).
+struct TextWords {
+    /// The distinct token ids of its words that count, sorted.
+    tokens: Vec<u32>,
+    /// The full-text terms of all its words (stemmed: `muisti_core::text::tokenize`),
+    /// distinct, sorted.
+    terms: Vec<String>,
+}
+
+thread_local! {
+    /// Texts' word tokens, per (model instance, skip function).
+    static WORD_TOKENS: RefCell<HashMap<(u64, usize), TextTokens, foldhash::fast::FixedState>> =
+        RefCell::new(HashMap::default());
+}
+
+/// Numbers each model loaded in this process ([`StaticEmbedder::instance`]).
+static INSTANCES: AtomicU64 = AtomicU64::new(0);
+
+impl WordMatcher<'_> {
+    /// Whether the query has no word that counts (every text then scores 0).
+    pub fn is_empty(&self) -> bool {
+        self.ids.is_empty()
+    }
+
+    /// How much of the query `text` matches by meaning where it does not by its words, 0 to
+    /// 1: each query token the text does not hold counts `(c − floor) / (1 − floor)` of its
+    /// weight, `c` the best cosine of its vector with the vector of one of the text's tokens
+    /// (nothing at or below the floor); a token the text holds, or one of a word whose
+    /// full-text term (stem) the text holds, counts nothing (matching words is the lexical
+    /// retriever's part); the sum over the query's weight.
+    pub fn score(&mut self, text: &str) -> f32 {
+        if self.ids.is_empty() || self.total <= 0.0 {
+            return 0.0;
+        }
+        let words = self.model.remembered_word_tokens(text, self.skip);
+        let tokens = &words.tokens;
+        let n = self.ids.len();
+        // The query's tokens the text does not hold: only they can count.
+        let open: Vec<usize> = (0..n)
+            .filter(|&i| {
+                tokens.binary_search(&self.ids[i]).is_err()
+                    && words.terms.binary_search(&self.terms[i]).is_err()
+            })
+            .collect();
+        if open.is_empty() {
+            return 0.0;
+        }
+        let mut best = vec![0.0f32; n];
+        for &t in tokens.iter() {
+            let at = match self.seen.get(&t) {
+                Some(&at) => at,
+                None => {
+                    let at = self.cosines.len();
+                    // Not yet computed: each cosine is computed the first time it is needed.
+                    self.cosines.resize(at + n, f32::NAN);
+                    self.seen.insert(t, at);
+                    at
+                }
+            };
+            for &i in &open {
+                let mut c = self.cosines[at + i];
+                if c.is_nan() {
+                    c = self.cosine(t, i);
+                    self.cosines[at + i] = c;
+                }
+                best[i] = best[i].max(c);
+            }
+        }
+        let span = (1.0 - self.floor).max(f32::EPSILON);
+        let matched: f32 = open
+            .iter()
+            .map(|&i| self.weights[i] * ((best[i] - self.floor) / span).clamp(0.0, 1.0))
+            .sum();
+        (matched / self.total).clamp(0.0, 1.0)
+    }
+
+    /// The cosine of token `t`'s vector with the query's `i`-th token's (0 for a token
+    /// without a vector).
+    fn cosine(&mut self, t: u32, i: usize) -> f32 {
+        let dim = self.model.dim;
+        let start = t as usize * dim;
+        let (Some(row), Some(&scale), Some(query)) = (
+            self.rows.data.get(start..start + dim),
+            self.rows.scales.get(t as usize),
+            self.queries.get(i),
+        ) else {
+            return 0.0;
+        };
+        self.dots.clear();
+        query.dots(std::iter::once(row), &mut self.dots);
+        self.dots
+            .first()
+            .map_or(0.0, |d| query.scale(scale) * *d as f32)
+    }
+}
+
+/// A dot product in eight lanes (which the compiler keeps in vector registers).
+fn dot(a: &[f32], b: &[f32]) -> f32 {
+    let mut lanes = [0.0f32; 8];
+    let (a8, a_rest) = a.split_at(a.len() / 8 * 8);
+    let (b8, b_rest) = b.split_at(a8.len().min(b.len()));
+    for (x, y) in a8.chunks_exact(8).zip(b8.chunks_exact(8)) {
+        for i in 0..8 {
+            lanes[i] += x[i] * y[i];
+        }
+    }
+    let tail: f32 = a_rest.iter().zip(b_rest).map(|(x, y)| x * y).sum();
+    lanes.iter().sum::<f32>() + tail
+}
+
 impl Embedder for StaticEmbedder {
     fn id(&self) -> &str {
         &self.id
+    }
+
+    fn word_matcher(
+        &self,
+        query: &str,
+        skip: fn(&str) -> bool,
+        floor: f32,
+    ) -> Option<WordMatcher<'_>> {
+        // Each distinct token, with the full-text term of the first word it came from.
+        let mut ids: Vec<(u32, String)> = Vec::new();
+        self.counted_words(query, skip, |word, tokens| {
+            let term = muisti_core::text::tokenize(word).next().unwrap_or_default();
+            for &t in tokens {
+                if !ids.iter().any(|(id, _)| *id == t) {
+                    ids.push((t, term.clone()));
+                }
+            }
+        });
+        let mut kept = Vec::with_capacity(ids.len());
+        let mut terms = Vec::with_capacity(ids.len());
+        let mut weights = Vec::with_capacity(ids.len());
+        let mut queries = Vec::with_capacity(ids.len());
+        let mut unit = Vec::with_capacity(self.dim);
+        for (id, term) in ids {
+            let (Some(row), Some(&inv)) = (self.row(id), self.inv_norms.get(id as usize)) else {
+                continue;
+            };
+            if inv <= 0.0 {
+                continue;
+            }
+            kept.push(id);
+            terms.push(term);
+            weights.push(1.0 / inv);
+            unit.clear();
+            unit.extend(row.iter().map(|x| x * inv));
+            queries.push(QueryI8::new(&unit));
+        }
+        Some(WordMatcher {
+            model: self,
+            total: weights.iter().sum(),
+            ids: kept,
+            terms,
+            weights,
+            queries,
+            rows: self.unit_rows.get_or_init(|| UnitRows::of(self)),
+            floor: floor.clamp(0.0, 0.999),
+            skip,
+            seen: HashMap::default(),
+            cosines: Vec::new(),
+            dots: Vec::with_capacity(1),
+        })
     }
 
     fn dimensions(&self) -> usize {
@@ -231,6 +539,60 @@ fn f16_to_f32(h: u16) -> f32 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The built-in model's word matching: a query word the text lacks counts by its best
+    /// cosine with the text's tokens; a word the text holds, a stop word or a cosine under
+    /// the floor counts nothing.
+    #[test]
+    fn word_matching_credits_meaning_where_the_words_differ() {
+        let model = StaticEmbedder::builtin().expect("model");
+        let stop = muisti_core::text::is_stop_word;
+        let query = "Which cities has John visited?";
+        let mut m = model
+            .word_matcher(query, stop, 0.2)
+            .expect("a static model matches");
+        assert_eq!(
+            m.ids.len(),
+            3,
+            "john, cities, visited: the stop words left out"
+        );
+        let tokyo = m.score("John: we spent a week in Tokyo and then Osaka");
+        let kitchen = m.score("John: we spent a week painting the kitchen");
+        assert!(tokyo > kitchen + 0.05, "{tokyo} vs {kitchen}");
+        assert!(kitchen > 0.0 && tokyo < 0.5, "{tokyo} vs {kitchen}");
+        // Scored again (its cosines remembered): the same.
+        assert_eq!(
+            m.score("John: we spent a week in Tokyo and then Osaka"),
+            tokyo
+        );
+        assert_eq!(
+            m.score("John visited three cities"),
+            0.0,
+            "every word is there"
+        );
+        assert_eq!(
+            m.score("John visits a city"),
+            0.0,
+            "every word's stem is there"
+        );
+        assert_eq!(m.score(""), 0.0);
+        let mut higher = model.word_matcher(query, stop, 0.4).expect("matcher");
+        assert!(higher.score("John: we spent a week in Tokyo and then Osaka") < tokyo);
+        let mut unrelated = model
+            .word_matcher("quantum chromodynamics lattice", stop, 0.2)
+            .expect("matcher");
+        for text in [
+            "Alice prefers window seats",
+            "Bob is allergic to peanuts",
+            "dark",
+        ] {
+            assert_eq!(unrelated.score(text), 0.0, "{text}");
+        }
+        let only_stop_words = model
+            .word_matcher("what is it", stop, 0.2)
+            .expect("matcher");
+        assert!(only_stop_words.is_empty());
+    }
 
     /// A safetensors file with this header (and `data` after it).
     fn file(header: &str, declared_len: u64, data: &[u8]) -> Vec<u8> {

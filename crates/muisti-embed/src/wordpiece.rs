@@ -10,7 +10,7 @@ use crate::EmbedError;
 
 /// A WordPiece tokenizer with BERT's normalisation.
 pub struct WordPiece {
-    vocab: HashMap<Box<str>, u32>,
+    vocab: HashMap<Box<str>, u32, foldhash::fast::FixedState>,
     unk: Option<u32>,
     prefix: String,
     max_chars: usize,
@@ -122,11 +122,21 @@ impl WordPiece {
 
     /// Appends the token ids of `text` to `out` (no special tokens).
     pub fn encode_into(&self, text: &str, out: &mut Vec<u32>) {
+        self.for_each_word(text, |_, ids| out.extend_from_slice(ids));
+    }
+
+    /// Calls `f` with each word of `text` (normalised: lower case, accents stripped, each
+    /// punctuation character a word of its own) and its token ids, in order; the words'
+    /// ids together are [`WordPiece::encode`]'s.
+    pub fn for_each_word(&self, text: &str, mut f: impl FnMut(&str, &[u32])) {
         let normalized = self.normalize(text);
         let mut piece = String::new();
-        for word in pre_tokenize(&normalized) {
-            self.word_pieces(word, &mut piece, out);
-        }
+        let mut ids = Vec::new();
+        pre_tokenize(&normalized, |word| {
+            ids.clear();
+            self.word_pieces(word, &mut piece, &mut ids);
+            f(word, &ids);
+        });
     }
 
     /// The token ids of `text`.
@@ -137,6 +147,9 @@ impl WordPiece {
     }
 
     fn normalize(&self, text: &str) -> String {
+        if text.is_ascii() {
+            return self.normalize_ascii(text);
+        }
         let mut s = String::with_capacity(text.len() + 8);
         for c in text.chars() {
             if self.clean_text {
@@ -172,6 +185,28 @@ impl WordPiece {
         s
     }
 
+    /// [`WordPiece::normalize`] of ASCII text, a byte at a time: no CJK, nothing to
+    /// decompose, lower case in place.
+    fn normalize_ascii(&self, text: &str) -> String {
+        let mut out = Vec::with_capacity(text.len());
+        for &b in text.as_bytes() {
+            // ASCII controls are 0-31 and 127; of them 9-13 are whitespace (as `char` says).
+            if self.clean_text && (b < 32 || b == 127) {
+                if (9..=13).contains(&b) {
+                    out.push(b' ');
+                }
+                continue;
+            }
+            out.push(if self.lowercase {
+                b.to_ascii_lowercase()
+            } else {
+                b
+            });
+        }
+        // ASCII in, ASCII out.
+        String::from_utf8(out).unwrap_or_default()
+    }
+
     fn word_pieces(&self, word: &str, piece: &mut String, out: &mut Vec<u32>) {
         let chars = word.chars().count();
         if chars > self.max_chars {
@@ -184,12 +219,15 @@ impl WordPiece {
             let mut end = word.len();
             let mut found = None;
             while start < end {
-                piece.clear();
-                if start > 0 {
+                let candidate = if start > 0 {
+                    piece.clear();
                     piece.push_str(&self.prefix);
-                }
-                piece.push_str(&word[start..end]);
-                if let Some(&id) = self.vocab.get(piece.as_str()) {
+                    piece.push_str(&word[start..end]);
+                    piece.as_str()
+                } else {
+                    &word[..end]
+                };
+                if let Some(&id) = self.vocab.get(candidate) {
                     found = Some(id);
                     break;
                 }
@@ -214,25 +252,54 @@ impl WordPiece {
     }
 }
 
-/// Splits on whitespace, and makes each punctuation character its own word.
-fn pre_tokenize(s: &str) -> impl Iterator<Item = &str> {
-    let mut words = Vec::new();
+/// Splits on whitespace, and makes each punctuation character its own word: calls `f` with
+/// each word in order.
+fn pre_tokenize<'a>(s: &'a str, f: impl FnMut(&'a str)) {
+    if s.is_ascii() {
+        pre_tokenize_ascii(s, f);
+    } else {
+        pre_tokenize_unicode(s, f);
+    }
+}
+
+/// [`pre_tokenize`] of ASCII text, a byte at a time (every character is one byte).
+fn pre_tokenize_ascii<'a>(s: &'a str, mut f: impl FnMut(&'a str)) {
+    let mut start = None;
+    for (i, b) in s.bytes().enumerate() {
+        let c = char::from(b);
+        if c.is_whitespace() || is_punctuation(c) {
+            if let Some(st) = start.take() {
+                f(&s[st..i]);
+            }
+            if !c.is_whitespace() {
+                f(&s[i..=i]);
+            }
+        } else if start.is_none() {
+            start = Some(i);
+        }
+    }
+    if let Some(st) = start {
+        f(&s[st..]);
+    }
+}
+
+/// [`pre_tokenize`] of any text.
+fn pre_tokenize_unicode<'a>(s: &'a str, mut f: impl FnMut(&'a str)) {
     for chunk in s.split(char::is_whitespace).filter(|w| !w.is_empty()) {
         let mut start = 0;
         for (i, c) in chunk.char_indices() {
             if is_punctuation(c) {
                 if start < i {
-                    words.push(&chunk[start..i]);
+                    f(&chunk[start..i]);
                 }
-                words.push(&chunk[i..i + c.len_utf8()]);
+                f(&chunk[i..i + c.len_utf8()]);
                 start = i + c.len_utf8();
             }
         }
         if start < chunk.len() {
-            words.push(&chunk[start..]);
+            f(&chunk[start..]);
         }
     }
-    words.into_iter()
 }
 
 fn is_punctuation(c: char) -> bool {
@@ -263,6 +330,7 @@ mod tests {
             "Hey Mel! Good to see you!",
             "MIXED case, digits 2023-05-08 & symbols ~^`",
             "tabs\tand\nnew lines",
+            "a vertical\x0btab, a form\x0cfeed\r\n",
             "",
         ] {
             let unicode: String = text
@@ -276,5 +344,24 @@ mod tests {
             assert_eq!(wp.normalize(text), unicode, "{text:?}");
         }
         assert_eq!(wp.normalize("Café ÉCOLE"), "cafe ecole");
+    }
+
+    /// The ASCII pre-tokenizer splits as the Unicode one does.
+    #[test]
+    fn ascii_text_splits_as_the_unicode_path_does() {
+        for text in [
+            "hey mel! good to see you!",
+            "  leading, trailing.  ",
+            "it's 2023-05-08 at 1:56 pm -- (really?)",
+            "a\x0bb\x0cc\rd\te\nf",
+            "...",
+            "",
+        ] {
+            let (mut ascii, mut unicode) = (Vec::new(), Vec::new());
+            pre_tokenize_ascii(text, |w| ascii.push(w));
+            pre_tokenize_unicode(text, |w| unicode.push(w));
+            assert_eq!(ascii, unicode, "{text:?}");
+            assert!(!ascii.is_empty() || text.trim().is_empty());
+        }
     }
 }

@@ -30,14 +30,12 @@ use hnsw_rs::prelude::{DistDot, Hnsw};
 use muisti_core::{
     Category, Filter, Filterable, IdMap, MemoryId, MemoryScope, Owner, Partition, RankFields,
     Scored, Tenant, Timestamp,
+    quant::{QueryI8, quantize_into},
     text::{self, CONTEXT_WEIGHT},
 };
 use serde_json::{Map, Value};
 
-use crate::{
-    dot::{QueryI8, quantize_into},
-    records::{RecordCache, filter_fields_bytes},
-};
+use crate::records::{RecordCache, filter_fields_bytes};
 
 /// One partition in memory: for each record the fields filters and rescoring read, its
 /// vector (stored contiguously) and its full-text terms. Rows are indexed by id and by user.
@@ -148,6 +146,8 @@ pub(crate) struct Fresh {
     /// The user of the live record it replaced, if it replaced one (one-user copies of that
     /// user hold the old row).
     pub(crate) replaced_user: Option<Option<String>>,
+    /// The record as written: the decoded records' cache keeps it.
+    pub(crate) memory: Arc<muisti_core::Memory>,
 }
 
 impl Fresh {
@@ -187,6 +187,7 @@ impl Fresh {
             vector: vector.map(<[f32]>::to_vec),
             terms,
             context_terms,
+            memory: Arc::new(m.clone()),
             replaced_user: None,
         }
     }
@@ -1288,7 +1289,8 @@ impl PartitionCaches {
     }
 
     /// Forgets everything if another process wrote since `data_version` (`None`: not
-    /// checked this time).
+    /// checked this time). The store checks once when it opens, before anything is kept, so
+    /// that the writes of this process kept before its first read are not forgotten then.
     pub(crate) fn validate(&self, data_version: Option<i64>) {
         let mut s = self.lock();
         self.validate_locked(&mut s, data_version);
@@ -1329,8 +1331,7 @@ impl PartitionCaches {
     /// records them for the loads that missed them. Call while the writer connection is still
     /// held, so copies see writes in commit order.
     pub(crate) fn apply(&self, fresh: Vec<Fresh>) {
-        self.records
-            .forget(&fresh.iter().map(|f| f.row.id).collect::<Vec<_>>());
+        self.records.keep(fresh.iter().map(|f| &*f.memory));
         let mut s = self.lock();
         if s.is_empty() {
             return;

@@ -39,7 +39,6 @@ use rusqlite::{
 };
 
 mod cache;
-mod dot;
 mod migrate;
 mod records;
 mod row;
@@ -177,7 +176,7 @@ impl SqliteStore {
         migrate(&writer, &path)?;
         // A bulk load cut short left its indexes set aside.
         restore_indexes(&mut writer)?;
-        Ok(Self {
+        let store = Self {
             path,
             limits,
             durability,
@@ -188,7 +187,9 @@ impl SqliteStore {
             ann_threshold: cache::ANN_THRESHOLD,
             background_loads: true,
             clock: Arc::new(SystemClock),
-        })
+        };
+        store.cache.validate(store.data_version()?);
+        Ok(store)
     }
 
     /// Enforces `limits` on writes.
@@ -227,6 +228,8 @@ impl SqliteStore {
     /// an HNSW graph is built only if the copy with it fits.
     pub fn with_cache_budget(mut self, bytes: usize) -> Self {
         self.cache = Arc::new(PartitionCaches::new(bytes));
+        // The version the empty caches start from (unknown: the first check empties them).
+        self.cache.validate(self.data_version().ok().flatten());
         self
     }
 

@@ -37,6 +37,32 @@ struct Inner {
     floor: u64,
 }
 
+impl Inner {
+    /// Keeps `m`, in place of what was kept under its id.
+    fn insert(&mut self, m: &Memory) {
+        let bytes = bytes_of(m);
+        if let Some(old) = self.records.insert(m.id, m.clone()) {
+            self.bytes = self.bytes.saturating_sub(bytes_of(&old));
+        }
+        self.bytes += bytes;
+    }
+
+    /// Over `budget`, drops arbitrary records until a quarter of it is free.
+    fn enforce(&mut self, budget: usize) {
+        if self.bytes > budget {
+            let keep = budget / 4 * 3;
+            let Inner { records, bytes, .. } = self;
+            records.retain(|_, m| {
+                if *bytes <= keep {
+                    return true;
+                }
+                *bytes = bytes.saturating_sub(bytes_of(m));
+                false
+            });
+        }
+    }
+}
+
 /// How many changed ids [`Inner::changed`] remembers before it is emptied (and reads under
 /// way then fill nothing).
 const CHANGED_MAX: usize = 65_536;
@@ -109,26 +135,33 @@ impl RecordCache {
             if inner.changed.get(&m.id).is_some_and(|g| *g > generation) {
                 continue;
             }
-            let bytes = bytes_of(m);
-            if let Some(old) = inner.records.insert(m.id, m.clone()) {
-                inner.bytes = inner.bytes.saturating_sub(bytes_of(&old));
-            }
-            inner.bytes += bytes;
+            inner.insert(m);
         }
-        if inner.bytes > self.budget {
-            let keep = self.budget / 4 * 3;
-            let Inner { records, bytes, .. } = &mut *inner;
-            records.retain(|_, m| {
-                if *bytes <= keep {
-                    return true;
-                }
-                *bytes = bytes.saturating_sub(bytes_of(m));
-                false
-            });
-        }
+        inner.enforce(self.budget);
     }
 
-    /// Forgets these records (written or deleted by a commit of this process).
+    /// Keeps these records as a commit of this process wrote them (they replace what was
+    /// cached, and reads under way, which may have read the rows before the commit, fill
+    /// nothing for them). Over the budget, as [`RecordCache::fill`].
+    pub(crate) fn keep<'a>(&self, written: impl Iterator<Item = &'a Memory> + Clone) {
+        let mut inner = self.lock();
+        let ids: Vec<MemoryId> = written.clone().map(|m| m.id).collect();
+        inner.changed(&ids);
+        if self.budget == 0 {
+            for id in &ids {
+                if let Some(old) = inner.records.remove(id) {
+                    inner.bytes = inner.bytes.saturating_sub(bytes_of(&old));
+                }
+            }
+            return;
+        }
+        for m in written {
+            inner.insert(m);
+        }
+        inner.enforce(self.budget);
+    }
+
+    /// Forgets these records (deleted by a commit of this process).
     pub(crate) fn forget(&self, ids: &[MemoryId]) {
         let mut inner = self.lock();
         inner.changed(ids);

@@ -61,6 +61,7 @@ pub use open::{
     embedder_from_spec, open_archive, open_store, registry,
 };
 pub use recall::{
-    DEFAULT_NEIGHBOURS, DEFAULT_TEMPORAL, Fusion, NEIGHBOUR_SEEDS, RELEVANT_SCORE, RecallConfig,
-    RecallHit, RecallMode, RecallRequest, Signals, Weights,
+    DEFAULT_NEIGHBOURS, DEFAULT_TEMPORAL, DEFAULT_WORDS, DEFAULT_WORDS_FLOOR, Fusion,
+    NEIGHBOUR_SEEDS, RELEVANT_SCORE, RecallConfig, RecallHit, RecallMode, RecallRequest, Signals,
+    WORD_POOL, Weights,
 };

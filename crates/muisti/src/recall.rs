@@ -156,6 +156,26 @@ pub struct RecallConfig {
     /// relevance; 0 leaves it out, below 1 keeps a neighbour under the hit that lifted it.
     #[serde(default)]
     pub neighbours: f32,
+    /// Word-level matching by meaning: the weight in relevance of the share of the query's
+    /// words that a memory matches by meaning but not by the words themselves ("cities" and
+    /// "Tokyo"), token by token with the embedder's vectors of single tokens
+    /// ([`muisti_embed::WordMatcher`]; a static model has them, the built-in one does). The
+    /// [`WORD_POOL`] most relevant contenders are scored (their records are read); 0 leaves
+    /// it out, as does an embedder without token vectors or a lexical-only recall.
+    #[serde(default = "default_words")]
+    pub words: f32,
+    /// Word-level matching's floor: a cosine between two tokens' vectors at or below it
+    /// counts nothing, above it `(c − floor) / (1 − floor)`.
+    #[serde(default = "default_words_floor")]
+    pub words_floor: f32,
+}
+
+fn default_words() -> f32 {
+    DEFAULT_WORDS
+}
+
+fn default_words_floor() -> f32 {
+    DEFAULT_WORDS_FLOOR
 }
 
 /// The score at and above which a hit is a match (with the default, absolute scores): the
@@ -183,6 +203,18 @@ pub const DEFAULT_TEMPORAL: f32 = 0.1;
 /// leave-one-conversation-out on the LoCoMo dev set (docs/recall.md).
 pub const DEFAULT_NEIGHBOURS: f32 = 0.8;
 
+/// Word-level matching's default weight ([`RecallConfig::words`]), chosen by
+/// leave-one-conversation-out on the LoCoMo dev set (docs/recall.md).
+pub const DEFAULT_WORDS: f32 = 0.5;
+
+/// Word-level matching's default cosine floor ([`RecallConfig::words_floor`]), chosen with
+/// its weight.
+pub const DEFAULT_WORDS_FLOOR: f32 = 0.2;
+
+/// How many of the most relevant contenders word-level matching scores
+/// ([`RecallConfig::words`]): it reads their records and their tokens' vectors.
+pub const WORD_POOL: usize = 20;
+
 /// How many of the most relevant candidates lift the memory written after them in their
 /// session ([`RecallConfig::neighbours`]).
 pub const NEIGHBOUR_SEEDS: usize = 5;
@@ -207,6 +239,8 @@ impl Default for RecallConfig {
             temporal_after: Duration::ZERO,
             temporal_text: false,
             neighbours: DEFAULT_NEIGHBOURS,
+            words: DEFAULT_WORDS,
+            words_floor: DEFAULT_WORDS_FLOOR,
         }
     }
 }
@@ -302,6 +336,10 @@ pub struct Signals {
     /// is a relevant hit ([`RecallConfig::neighbours`]).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub from_neighbour: Option<f32>,
+    /// What word-level matching added: the memory matches some of the query's words by
+    /// meaning ([`RecallConfig::words`]).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub from_words: Option<f32>,
     /// Fused relevance, 0 to 1: the strategies' parts summed, as they are (at most 1) with
     /// [`Fusion::Absolute`], else relative to the query's most relevant candidate (1).
     pub relevance: f32,
@@ -477,6 +515,40 @@ pub(crate) fn with_neighbours(
     normalise(fusion, fused);
 }
 
+/// The pool word-level matching scores: the [`WORD_POOL`] most relevant of `ids`, best
+/// first (ties by id).
+pub(crate) fn word_pool(fused: &Fused, ids: impl IntoIterator<Item = MemoryId>) -> Vec<MemoryId> {
+    let mut pool: Vec<(MemoryId, f32)> = ids
+        .into_iter()
+        .filter_map(|id| fused.get(&id).map(|(r, _)| (id, *r)))
+        .collect();
+    pool.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+    pool.dedup_by_key(|(id, _)| *id);
+    pool.truncate(WORD_POOL);
+    pool.into_iter().map(|(id, _)| id).collect()
+}
+
+/// Adds word-level matching to fused candidates: each `(id, share)` (the share of the query
+/// it matches by meaning, 0 to 1) gains `weight × share`, and relevance is made again by the
+/// fusion's rule ([`normalise`]).
+pub(crate) fn with_words(
+    fusion: Fusion,
+    fused: &mut Fused,
+    shares: &[(MemoryId, f32)],
+    weight: f32,
+) {
+    for (id, share) in shares {
+        let part = weight * share;
+        if part > 0.0
+            && let Some(e) = fused.get_mut(id)
+        {
+            e.1.from_words = Some(part);
+            e.0 += part;
+        }
+    }
+    normalise(fusion, fused);
+}
+
 /// The candidates that can still reach the top `limit` once recency, access and importance
 /// are added: those whose relevance is within `(w_recency + w_access + w_importance) /
 /// w_relevance` of the `limit`-th best (the others cannot overtake it), or within `lift`
@@ -621,10 +693,7 @@ pub(crate) fn rescore(
 
 /// The ranked candidates as hits, with the records `read` returns for their ids (in any
 /// order); a candidate whose record is gone meanwhile is left out.
-pub(crate) fn with_records(
-    ranked: Vec<Ranked>,
-    mut records: HashMap<MemoryId, Memory>,
-) -> Vec<RecallHit> {
+pub(crate) fn with_records(ranked: Vec<Ranked>, mut records: IdMap<Memory>) -> Vec<RecallHit> {
     ranked
         .into_iter()
         .filter_map(|r| {
@@ -884,6 +953,34 @@ mod tests {
                 + s.from_vector.unwrap_or(0.0)
                 + s.from_time.unwrap_or(0.0)
                 + s.from_neighbour.unwrap_or(0.0);
+            assert!((parts.min(1.0) - relevance).abs() < 1e-6, "{id}");
+        }
+    }
+
+    /// Word matching scores the most relevant candidates only, adds its part as explained,
+    /// and leaves a memory it credits nothing as it was.
+    #[test]
+    fn word_matching_is_explained_and_adds_up() {
+        let i = ids(WORD_POOL + 3);
+        let fusion = Fusion::Absolute { lexical: 0.9 };
+        let scores: Vec<f32> = (0..i.len()).map(|k| 0.9 - k as f32 * 0.02).collect();
+        let mut fused = fuse(fusion, &scored(&i, &scores), &[]);
+        let pool = word_pool(&fused, i.iter().rev().copied().chain([i[0]]));
+        assert_eq!(
+            pool,
+            i[..WORD_POOL].to_vec(),
+            "the most relevant, best first, once"
+        );
+        let before = fused.clone();
+        with_words(fusion, &mut fused, &[(i[1], 0.5), (i[2], 0.0)], 0.3);
+        assert!((fused[&i[1]].0 - (before[&i[1]].0 + 0.15)).abs() < 1e-6);
+        assert_eq!(fused[&i[1]].1.from_words, Some(0.3 * 0.5));
+        assert_eq!(fused[&i[2]], before[&i[2]], "no credit, no change");
+        // At most 1 with absolute scores.
+        with_words(fusion, &mut fused, &[(i[0], 1.0)], 0.3);
+        assert_eq!(fused[&i[0]].0, 1.0);
+        for (id, (relevance, s)) in &fused {
+            let parts = s.from_lexical.unwrap_or(0.0) + s.from_words.unwrap_or(0.0);
             assert!((parts.min(1.0) - relevance).abs() < 1e-6, "{id}");
         }
     }

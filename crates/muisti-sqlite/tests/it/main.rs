@@ -514,6 +514,14 @@ fn copies_follow_writes(open: impl Fn(&std::path::Path) -> SqliteStore, queries:
         put.owner.session_id = Some(format!("s{}", r % 4));
         put.embedding_model = Some("m".into());
         put.embedding = Some(vector);
+        // Fields the decoded records' cache keeps as written: they must read back as the
+        // database has them.
+        put.importance = Some((r % 10) as f32 / 9.0);
+        put.tags = vec![format!("t{}", r % 5)];
+        put.metadata.insert(
+            "weight".into(),
+            serde_json::json!(0.1 + f64::from(r % 1000) / 7.0),
+        );
         put
     };
     let compare = |warm: &SqliteStore, ids: &[muisti_core::MemoryId], step: &str| {

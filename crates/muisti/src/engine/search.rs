@@ -119,15 +119,30 @@ impl Engine {
                 } else {
                     Vec::new()
                 };
-                let lift = if periods.is_empty() {
+                // Word-level matching, with the embedder's token vectors (a retriever of
+                // meaning: not in a lexical-only recall).
+                let mut words = match (&self.embedder, &q) {
+                    (Some(e), Some(_)) if config.words > 0.0 => e
+                        .word_matcher(
+                            &req.query,
+                            muisti_core::text::is_stop_word,
+                            config.words_floor,
+                        )
+                        .filter(|m| !m.is_empty()),
+                    _ => None,
+                };
+                let mut lift = if periods.is_empty() {
                     0.0
                 } else {
                     config.temporal
                 };
+                if words.is_some() {
+                    lift += config.words;
+                }
                 let ids = recall::contenders(config, &fused, req.limit, lift);
                 let mut fields = self.store.rank_fields(&partition, &ids)?;
                 // Records the strategies read on the way, so the hits need not be read again.
-                let mut read = HashMap::new();
+                let mut read = muisti_core::IdMap::default();
                 if !periods.is_empty() {
                     let matched = self.speaking_of(&fields, &periods, &mut read)?;
                     recall::with_time(config, &mut fused, &matched);
@@ -146,6 +161,26 @@ impl Engine {
                         read.insert(m.id, m);
                     }
                 }
+                // An archived candidate's record came with it.
+                read.extend(archived);
+                if let Some(words) = &mut words {
+                    let pool = recall::word_pool(&fused, fields.iter().map(|f| f.id));
+                    let missing: Vec<MemoryId> = pool
+                        .iter()
+                        .filter(|id| !read.contains_key(*id))
+                        .copied()
+                        .collect();
+                    if !missing.is_empty() {
+                        for m in self.store.get_many(&self.tenant, &missing)? {
+                            read.insert(m.id, m);
+                        }
+                    }
+                    let shares: Vec<(MemoryId, f32)> = pool
+                        .iter()
+                        .filter_map(|id| read.get(id).map(|m| (*id, words.score(&m.index_text()))))
+                        .collect();
+                    recall::with_words(config.fusion, &mut fused, &shares, config.words);
+                }
                 let mut ranked = recall::rescore(config, fields, fused, now);
                 if let Some(min) = req.min_score {
                     ranked.retain(|h| h.score >= min);
@@ -156,8 +191,6 @@ impl Engine {
                 } else {
                     SearchMode::Scan
                 };
-                // An archived candidate's record came with it.
-                read.extend(archived);
                 let mut hits = self.with_records(ranked, read)?;
                 // An archived memory the graph named has no text here unless asked for.
                 hits.retain(|h| {
@@ -257,7 +290,7 @@ impl Engine {
         let fields = self.store.rank_fields(&partition, &ids)?;
         let mut ranked = recall::rescore(&self.recall, fields, fused, self.clock.now());
         ranked.truncate(limit);
-        let mut hits = self.with_records(ranked, HashMap::new())?;
+        let mut hits = self.with_records(ranked, muisti_core::IdMap::default())?;
         hits.retain(|h| crate::declarative::readable(&vq.filter, &h.memory));
         Ok(hits)
     }
@@ -308,7 +341,7 @@ impl Engine {
         &self,
         fields: &[muisti_core::RankFields],
         periods: &[crate::temporal::Period],
-        read: &mut HashMap<MemoryId, Memory>,
+        read: &mut muisti_core::IdMap<Memory>,
     ) -> Result<HashSet<MemoryId>> {
         let config = &*self.recall;
         let mut matched = HashSet::new();
@@ -346,7 +379,7 @@ impl Engine {
         req: &RecallRequest,
         seeds: &[(MemoryId, f32)],
         now: muisti_core::Timestamp,
-        read: &mut HashMap<MemoryId, Memory>,
+        read: &mut muisti_core::IdMap<Memory>,
     ) -> Result<Vec<(Memory, f32)>> {
         /// Later memories read per seed to find a live one (a superseded or archived turn
         /// is skipped, not a gap).
@@ -407,7 +440,7 @@ impl Engine {
     pub(super) fn with_records(
         &self,
         ranked: Vec<recall::Ranked>,
-        mut read: HashMap<MemoryId, Memory>,
+        mut read: muisti_core::IdMap<Memory>,
     ) -> Result<Vec<RecallHit>> {
         let missing: Vec<MemoryId> = ranked
             .iter()

@@ -35,7 +35,9 @@
 //!     3,
 //!     muisti::Filter { user_id: Some("user_123".into()), ..Default::default() },
 //! )?;
-//! assert!(hits[0].memory.text().contains("PHP"));
+//! // Both preferences first ("programming" matches PHP's words, and "applications" by
+//! // meaning), the history last.
+//! assert!(hits[2].memory.text().contains("Laravel"));
 //!
 //! let stats = memory.memory_stats(&ns, Some("user_123"))?;
 //! assert_eq!(stats.total, 3);

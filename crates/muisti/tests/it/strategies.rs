@@ -1,7 +1,7 @@
 //! Recall's strategies beside the two retrievers, on hand-written cases, through the engine
 //! on every backend: the temporal strategy (a question naming a period finds what is dated
-//! in it) and neighbourhood evidence (a relevant turn lifts the turn written next in its
-//! session).
+//! in it), neighbourhood evidence (a relevant turn lifts the turn written next in its
+//! session) and word matching (a question's word matched by meaning: "cities" and "Tokyo").
 
 use muisti::{Engine, MemoryId, Owner, Put, RecallHit, RecallRequest, Timestamp};
 
@@ -133,9 +133,18 @@ fn a_memory_speaking_of_the_asked_period_is_found_with_temporal_text_on_every_ba
             time_ranks_first(url, &hits, told, other);
         },
     );
-    // The default reads only the memories' times: neither is dated in June.
+    // The default reads only the memories' times: neither is dated in June. (Word matching
+    // off: "June" and "month" are near in meaning, and this case is about time alone.)
     on_every_backend(
-        |store| Engine::builder(store).build().expect("engine"),
+        |store| {
+            Engine::builder(store)
+                .recall_config(muisti::RecallConfig {
+                    words: 0.0,
+                    ..muisti::RecallConfig::default()
+                })
+                .build()
+                .expect("engine")
+        },
         |url, e| {
             let (_, other, hits) = june_told_in_july(&e, "temporal-text-off");
             assert_eq!(hits[0].memory.id, other, "{url}");
@@ -278,6 +287,71 @@ fn a_replaced_next_turn_is_skipped_for_the_one_after_it_on_every_backend() {
                     .all(|h| h.memory.state == MemoryState::Superseded),
                 "{url}"
             );
+        },
+    );
+}
+
+/// "Which cities has John visited?": the memory naming Tokyo and Osaka gains from word
+/// matching ("cities" and "Tokyo"), the one about a kitchen little, and the one holding every
+/// word nothing (its words are the lexical retriever's part); each score is its parts.
+#[test]
+fn word_matching_credits_the_memory_that_means_the_asked_words_on_every_backend() {
+    on_every_backend(
+        |store| Engine::builder(store).build().expect("engine"),
+        |url, e| {
+            let n = "words";
+            let put = |text: &str| {
+                e.remember(Put::new(e.partition(&ns(n)), None, text))
+                    .expect("write")
+                    .memory
+            };
+            let tokyo = put("John: we spent a week in Tokyo and then Osaka");
+            let kitchen = put("John: we spent a week painting the kitchen");
+            let all = put("John visited three cities");
+            let hits = e
+                .recall(&RecallRequest::new(
+                    ns(n),
+                    "Which cities has John visited?",
+                    5,
+                ))
+                .expect("recall");
+            let of = |id| {
+                hits.iter()
+                    .find(|h| h.memory.id == id)
+                    .unwrap_or_else(|| panic!("{url}: {id} recalled"))
+            };
+            let (t, k, a) = (of(tokyo.id), of(kitchen.id), of(all.id));
+            assert_eq!(hits[0].memory.id, all.id, "{url}: every word");
+            assert_eq!(a.signals.from_words, None, "{url}");
+            let words = |h: &RecallHit| h.signals.from_words.unwrap_or(0.0);
+            assert!(
+                words(t) > words(k) + 0.02,
+                "{url}: {} vs {}",
+                words(t),
+                words(k)
+            );
+            assert!(words(t) <= muisti::DEFAULT_WORDS, "{url}");
+            assert!(t.score > k.score, "{url}: Tokyo above the kitchen");
+            // And word matching is what sets them apart: the rest of their relevance differs
+            // by less than its part does.
+            let rest = |h: &RecallHit| h.signals.relevance - words(h);
+            assert!(
+                (rest(t) - rest(k)).abs() < words(t) - words(k),
+                "{url}: {} and {} without word matching",
+                rest(t),
+                rest(k)
+            );
+            for h in &hits {
+                let s = &h.signals;
+                let parts = s.from_lexical.unwrap_or(0.0)
+                    + s.from_vector.unwrap_or(0.0)
+                    + s.from_words.unwrap_or(0.0);
+                assert!(
+                    (parts.min(1.0) - s.relevance).abs() < 1e-5,
+                    "{url}: {parts} vs {}",
+                    s.relevance
+                );
+            }
         },
     );
 }

@@ -1,5 +1,5 @@
-//! Integer dot products of a quantised query with the copy's quantised vectors: the exact
-//! vector scan's inner loop.
+//! Integer dot products of a quantised query with quantised vectors: the inner loop of the
+//! in-memory copies' exact vector scan and of recall's word matching.
 //!
 //! On a CPU with AVX2 (detected at run time, through `pulp`'s safe wrappers: no `unsafe`
 //! here) sixteen values a step are widened to `i16` and multiplied and summed in pairs
@@ -11,7 +11,7 @@ use pulp::x86::V3;
 
 /// A query vector quantised like the stored ones ([`quantize_into`]), ready for
 /// [`QueryI8::dots`].
-pub(crate) struct QueryI8 {
+pub struct QueryI8 {
     v: Vec<i8>,
     scale: f32,
     /// The query widened to `i16` in steps of sixteen, when the CPU has AVX2.
@@ -20,7 +20,8 @@ pub(crate) struct QueryI8 {
 }
 
 impl QueryI8 {
-    pub(crate) fn new(q: &[f32]) -> Self {
+    /// The query `q`, quantised (and widened when the CPU has AVX2).
+    pub fn new(q: &[f32]) -> Self {
         let mut v = Vec::with_capacity(q.len());
         let scale = quantize_into(q, &mut v);
         #[cfg(target_arch = "x86_64")]
@@ -42,13 +43,13 @@ impl QueryI8 {
 
     /// The query's scale times a stored vector's: what turns their integer dot product into
     /// the dot product of the vectors they stand for.
-    pub(crate) fn scale(&self, stored: f32) -> f32 {
+    pub fn scale(&self, stored: f32) -> f32 {
         self.scale * stored
     }
 
     /// Appends to `out` the integer dot product of the query with each of `vectors` (each as
     /// long as the query).
-    pub(crate) fn dots<'a>(&self, vectors: impl Iterator<Item = &'a [i8]>, out: &mut Vec<i32>) {
+    pub fn dots<'a>(&self, vectors: impl Iterator<Item = &'a [i8]>, out: &mut Vec<i32>) {
         #[cfg(target_arch = "x86_64")]
         if let Some((simd, wide)) = &self.wide {
             let (simd, split) = (*simd, wide.len() * 16);
@@ -109,7 +110,7 @@ fn dot_i8(q: &[i8], v: &[i8]) -> i32 {
 
 /// Appends `v` quantised to `i8` (symmetric, by its largest magnitude) to `out`; returns the
 /// scale that undoes it.
-pub(crate) fn quantize_into(v: &[f32], out: &mut Vec<i8>) -> f32 {
+pub fn quantize_into(v: &[f32], out: &mut Vec<i8>) -> f32 {
     let max = v.iter().fold(0f32, |m, x| m.max(x.abs()));
     let scale = if max > 0.0 { max / 127.0 } else { 1.0 };
     out.extend(
@@ -133,7 +134,7 @@ mod tests {
                 (x % 2001) as f32 / 1000.0 - 1.0
             })
             .collect();
-        muisti_core::text::normalize(&mut v);
+        crate::text::normalize(&mut v);
         v
     }
 

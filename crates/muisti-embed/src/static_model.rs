@@ -264,11 +264,13 @@ impl StaticEmbedder {
 }
 
 /// How many texts' word tokens each thread remembers per model and skip function
-/// ([`StaticEmbedder::remembered_word_tokens`]); emptied when full.
-const REMEMBERED_TEXTS: usize = 16_384;
+/// ([`StaticEmbedder::remembered_word_tokens`]); emptied when full. With
+/// [`REMEMBERED_TEXT_LEN`], at most a few MiB per thread that recalls (a server's workers
+/// each keep their own).
+const REMEMBERED_TEXTS: usize = 4_096;
 
 /// Longer texts (in bytes) are tokenized each time: the memory stays bounded.
-const REMEMBERED_TEXT_LEN: usize = 2_048;
+const REMEMBERED_TEXT_LEN: usize = 1_024;
 
 type TextTokens = HashMap<Box<str>, Rc<TextWords>, foldhash::fast::RandomState>;
 

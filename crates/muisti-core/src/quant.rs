@@ -24,6 +24,12 @@ impl QueryI8 {
     pub fn new(q: &[f32]) -> Self {
         let mut v = Vec::with_capacity(q.len());
         let scale = quantize_into(q, &mut v);
+        Self::quantised(v, scale)
+    }
+
+    /// A query already quantised ([`quantize_into`] gave `v` and `scale`), widened when the
+    /// CPU has AVX2.
+    pub fn quantised(v: Vec<i8>, scale: f32) -> Self {
         #[cfg(target_arch = "x86_64")]
         let wide = V3::try_new().map(|simd| {
             let (steps, _) = v.as_chunks::<16>();

@@ -175,6 +175,11 @@ pub struct WordMatcher<'a> {
     /// token at the offset `seen` gives (the texts of one recall share many tokens).
     seen: HashMap<u32, usize, foldhash::fast::FixedState>,
     cosines: Vec<f32>,
+    /// Buffers of [`WordMatcher::score`], kept between texts: the offsets of a text's
+    /// tokens in `cosines`, the cosines one query token still lacks (offset, row, scale),
+    /// and their integer dot products.
+    ats: Vec<usize>,
+    missing: Vec<(usize, &'a [i8], f32)>,
     dots: Vec<i32>,
 }
 
@@ -184,29 +189,44 @@ pub struct WordMatcher<'a> {
 struct UnitRows {
     data: Vec<i8>,
     scales: Vec<f32>,
+    /// The length of a row (the model's dimensions).
+    width: usize,
 }
 
 impl UnitRows {
     fn of(model: &StaticEmbedder) -> Self {
         let dim = model.dim.max(1);
-        let mut data = Vec::with_capacity(model.table.len());
+        // Every component: the first 128 of the built-in model's (its strongest, by the
+        // PCA that made it) held out 0.002 less on LoCoMo for 6% of recall's time, the first
+        // 64 0.004 less (docs/recall.md).
+        let width = dim;
+        let mut data = Vec::with_capacity(model.inv_norms.len() * width);
         let mut scales = Vec::with_capacity(model.inv_norms.len());
-        let mut unit = Vec::with_capacity(dim);
-        for (row, inv) in model.table.chunks_exact(dim).zip(&model.inv_norms) {
+        let mut unit = Vec::with_capacity(width);
+        for row in model.table.chunks_exact(dim) {
             unit.clear();
-            unit.extend(row.iter().map(|x| x * inv));
+            unit.extend_from_slice(&row[..width]);
+            let norm = dot(&unit, &unit).sqrt();
+            let inv = if norm > 0.0 { 1.0 / norm } else { 0.0 };
+            unit.iter_mut().for_each(|x| *x *= inv);
             scales.push(quantize_into(&unit, &mut data));
         }
-        Self { data, scales }
+        Self {
+            data,
+            scales,
+            width,
+        }
+    }
+
+    /// Token `t`'s row and its scale (`None` past the table).
+    fn row(&self, t: u32) -> Option<(&[i8], f32)> {
+        let start = (t as usize).checked_mul(self.width)?;
+        let row = self.data.get(start..start.checked_add(self.width)?)?;
+        Some((row, *self.scales.get(t as usize)?))
     }
 }
 
 impl StaticEmbedder {
-    fn row(&self, id: u32) -> Option<&[f32]> {
-        let start = (id as usize).checked_mul(self.dim)?;
-        self.table.get(start..start.checked_add(self.dim)?)
-    }
-
     /// Calls `f` with each word of `text` that counts (see [`WordMatcher`]) and its token
     /// ids (the unknown token left out).
     fn counted_words(&self, text: &str, skip: fn(&str) -> bool, mut f: impl FnMut(&str, &[u32])) {
@@ -292,7 +312,7 @@ thread_local! {
 /// Numbers each model loaded in this process ([`StaticEmbedder::instance`]).
 static INSTANCES: AtomicU64 = AtomicU64::new(0);
 
-impl WordMatcher<'_> {
+impl<'a> WordMatcher<'a> {
     /// Whether the query has no word that counts (every text then scores 0).
     pub fn is_empty(&self) -> bool {
         self.ids.is_empty()
@@ -311,62 +331,59 @@ impl WordMatcher<'_> {
         let words = self.model.remembered_word_tokens(text, self.skip);
         let tokens = &words.tokens;
         let n = self.ids.len();
-        // The query's tokens the text does not hold: only they can count.
-        let open: Vec<usize> = (0..n)
-            .filter(|&i| {
-                tokens.binary_search(&self.ids[i]).is_err()
-                    && words.terms.binary_search(&self.terms[i]).is_err()
-            })
-            .collect();
-        if open.is_empty() {
-            return 0.0;
-        }
-        let mut best = vec![0.0f32; n];
-        for &t in tokens.iter() {
-            let at = match self.seen.get(&t) {
-                Some(&at) => at,
-                None => {
-                    let at = self.cosines.len();
-                    // Not yet computed: each cosine is computed the first time it is needed.
-                    self.cosines.resize(at + n, f32::NAN);
-                    self.seen.insert(t, at);
-                    at
-                }
-            };
-            for &i in &open {
-                let mut c = self.cosines[at + i];
-                if c.is_nan() {
-                    c = self.cosine(t, i);
-                    self.cosines[at + i] = c;
-                }
-                best[i] = best[i].max(c);
-            }
-        }
+        let rows: &'a UnitRows = self.rows;
         let span = (1.0 - self.floor).max(f32::EPSILON);
-        let matched: f32 = open
-            .iter()
-            .map(|&i| self.weights[i] * ((best[i] - self.floor) / span).clamp(0.0, 1.0))
-            .sum();
+        // Where each of the text's tokens keeps its cosines with the query's tokens (a row of
+        // `n`, made the first time the token is met in this recall); found when a query
+        // token is first open.
+        let mut ats = std::mem::take(&mut self.ats);
+        ats.clear();
+        let mut missing = std::mem::take(&mut self.missing);
+        let mut matched = 0.0;
+        for i in 0..n {
+            // Only the query's tokens the text does not hold can count.
+            if tokens.binary_search(&self.ids[i]).is_ok()
+                || words.terms.binary_search(&self.terms[i]).is_ok()
+            {
+                continue;
+            }
+            if ats.is_empty() {
+                ats.extend(tokens.iter().map(|&t| {
+                    *self.seen.entry(t).or_insert_with(|| {
+                        let at = self.cosines.len();
+                        self.cosines.resize(at + n, f32::NAN);
+                        at
+                    })
+                }));
+            }
+            // The cosines not yet computed, computed together (each once per recall).
+            missing.clear();
+            for (&t, &at) in tokens.iter().zip(&ats) {
+                if self.cosines[at + i].is_nan() {
+                    match rows.row(t) {
+                        Some((row, scale)) => missing.push((at, row, scale)),
+                        // A token without a vector matches nothing.
+                        None => self.cosines[at + i] = 0.0,
+                    }
+                }
+            }
+            if !missing.is_empty() {
+                let query = &self.queries[i];
+                self.dots.clear();
+                query.dots(missing.iter().map(|m| m.1), &mut self.dots);
+                for (&(at, _, scale), &dot) in missing.iter().zip(&self.dots) {
+                    self.cosines[at + i] = query.scale(scale) * dot as f32;
+                }
+            }
+            let best = ats
+                .iter()
+                .map(|&at| self.cosines[at + i])
+                .fold(0.0, f32::max);
+            matched += self.weights[i] * ((best - self.floor) / span).clamp(0.0, 1.0);
+        }
+        self.ats = ats;
+        self.missing = missing;
         (matched / self.total).clamp(0.0, 1.0)
-    }
-
-    /// The cosine of token `t`'s vector with the query's `i`-th token's (0 for a token
-    /// without a vector).
-    fn cosine(&mut self, t: u32, i: usize) -> f32 {
-        let dim = self.model.dim;
-        let start = t as usize * dim;
-        let (Some(row), Some(&scale), Some(query)) = (
-            self.rows.data.get(start..start + dim),
-            self.rows.scales.get(t as usize),
-            self.queries.get(i),
-        ) else {
-            return 0.0;
-        };
-        self.dots.clear();
-        query.dots(std::iter::once(row), &mut self.dots);
-        self.dots
-            .first()
-            .map_or(0.0, |d| query.scale(scale) * *d as f32)
     }
 }
 
@@ -405,13 +422,14 @@ impl Embedder for StaticEmbedder {
                 }
             }
         });
+        let rows = self.unit_rows.get_or_init(|| UnitRows::of(self));
         let mut kept = Vec::with_capacity(ids.len());
         let mut terms = Vec::with_capacity(ids.len());
         let mut weights = Vec::with_capacity(ids.len());
         let mut queries = Vec::with_capacity(ids.len());
-        let mut unit = Vec::with_capacity(self.dim);
         for (id, term) in ids {
-            let (Some(row), Some(&inv)) = (self.row(id), self.inv_norms.get(id as usize)) else {
+            let (Some((row, scale)), Some(&inv)) = (rows.row(id), self.inv_norms.get(id as usize))
+            else {
                 continue;
             };
             if inv <= 0.0 {
@@ -420,10 +438,10 @@ impl Embedder for StaticEmbedder {
             kept.push(id);
             terms.push(term);
             weights.push(1.0 / inv);
-            unit.clear();
-            unit.extend(row.iter().map(|x| x * inv));
-            queries.push(QueryI8::new(&unit));
+            // The row at unit length, as the texts' tokens are read.
+            queries.push(QueryI8::quantised(row.to_vec(), scale));
         }
+        let n = kept.len();
         Some(WordMatcher {
             model: self,
             total: weights.iter().sum(),
@@ -431,12 +449,15 @@ impl Embedder for StaticEmbedder {
             terms,
             weights,
             queries,
-            rows: self.unit_rows.get_or_init(|| UnitRows::of(self)),
+            rows,
             floor: floor.clamp(0.0, 0.999),
             skip,
-            seen: HashMap::default(),
-            cosines: Vec::new(),
-            dots: Vec::with_capacity(1),
+            // Room for the distinct tokens of a recall's pool, about 20 texts.
+            seen: HashMap::with_capacity_and_hasher(512, Default::default()),
+            cosines: Vec::with_capacity(512 * n),
+            ats: Vec::new(),
+            missing: Vec::new(),
+            dots: Vec::new(),
         })
     }
 

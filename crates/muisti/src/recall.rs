@@ -551,13 +551,13 @@ pub(crate) fn with_words(
 
 /// The candidates that can still reach the top `limit` once recency, access and importance
 /// are added: those whose relevance is within `(w_recency + w_access + w_importance) /
-/// w_relevance` of the `limit`-th best (the others cannot overtake it), or within `lift`
-/// more (what a later strategy may still add to a candidate). Only these are read.
+/// w_relevance` of the `limit`-th best (the others cannot overtake it), or within what later
+/// strategies may still add to them ([`Lifts`]). Only these are read. Best first (ties by id).
 pub(crate) fn contenders(
     config: &RecallConfig,
     fused: &Fused,
     limit: usize,
-    lift: f32,
+    lifts: Lifts,
 ) -> Vec<MemoryId> {
     let w = config.weights;
     let order = |a: &(MemoryId, f32), b: &(MemoryId, f32)| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0));
@@ -578,10 +578,27 @@ pub(crate) fn contenders(
         kth - (w.recency + w.access + w.importance) / w.relevance
     } else {
         f32::NEG_INFINITY
-    } - lift;
-    by_relevance.retain(|(_, r)| *r >= floor);
+    } - lifts.any;
+    by_relevance.retain(|(_, r)| *r >= floor - lifts.best_more);
     by_relevance.sort_by(order);
-    by_relevance.into_iter().map(|(id, _)| id).collect()
+    by_relevance
+        .into_iter()
+        .enumerate()
+        .filter(|(rank, (_, r))| *rank < lifts.best || *r >= floor)
+        .map(|(_, (id, _))| id)
+        .collect()
+}
+
+/// What strategies applied after [`contenders`] are chosen may still add to a candidate's
+/// relevance: a candidate they can lift into the top must be read.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct Lifts {
+    /// What any candidate may gain (the temporal strategy's weight).
+    pub(crate) any: f32,
+    /// How many of the most relevant may gain [`Lifts::best_more`] besides (word matching
+    /// scores only the [`WORD_POOL`] best: the others cannot gain its part).
+    pub(crate) best: usize,
+    pub(crate) best_more: f32,
 }
 
 /// The share of the weights that recency, access and importance hold: with absolute scores,
@@ -830,10 +847,16 @@ mod tests {
         };
         // Relative: slack = (0.1 + 0.05 + 0.1) / 1.0 = 0.25: for limit 2 the 2nd best is
         // 0.9, so 0.7 can still overtake it and 0.2 cannot.
-        let kept = contenders(&relative, &fused([1.0, 0.9, 0.7, 0.2]), 2, 0.0);
+        let kept = contenders(&relative, &fused([1.0, 0.9, 0.7, 0.2]), 2, Lifts::default());
         assert_eq!(kept, vec![i[0], i[1], i[2]]);
         assert_eq!(
-            contenders(&relative, &fused([1.0, 0.9, 0.7, 0.2]), 10, 0.0).len(),
+            contenders(
+                &relative,
+                &fused([1.0, 0.9, 0.7, 0.2]),
+                10,
+                Lifts::default()
+            )
+            .len(),
             4
         );
         // Absolute: the boosts take at most their share (0.25 / 1.25 = 0.2) off relevance,
@@ -842,8 +865,27 @@ mod tests {
             fusion: Fusion::Absolute { lexical: 0.9 },
             ..RecallConfig::default()
         };
-        let kept = contenders(&absolute, &fused([1.0, 0.9, 0.75, 0.7]), 2, 0.0);
+        let kept = contenders(
+            &absolute,
+            &fused([1.0, 0.9, 0.75, 0.7]),
+            2,
+            Lifts::default(),
+        );
         assert_eq!(kept, vec![i[0], i[1], i[2]]);
+        // A lift for the three best (word matching's pool) reads the third however far
+        // down it is, and nothing below it; a lift for any candidate reads the fourth too.
+        let pool = Lifts {
+            any: 0.0,
+            best: 3,
+            best_more: 0.3,
+        };
+        let kept = contenders(&absolute, &fused([1.0, 0.9, 0.6, 0.5]), 2, pool);
+        assert_eq!(kept, vec![i[0], i[1], i[2]]);
+        let any = Lifts { any: 0.3, ..pool };
+        let kept = contenders(&absolute, &fused([1.0, 0.9, 0.6, 0.5]), 2, any);
+        assert_eq!(kept, vec![i[0], i[1], i[2], i[3]]);
+        let none = contenders(&absolute, &fused([1.0, 0.9, 0.6, 0.5]), 2, Lifts::default());
+        assert_eq!(none, vec![i[0], i[1]]);
     }
 
     #[test]

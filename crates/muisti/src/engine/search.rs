@@ -131,15 +131,16 @@ impl Engine {
                         .filter(|m| !m.is_empty()),
                     _ => None,
                 };
-                let mut lift = if periods.is_empty() {
-                    0.0
-                } else {
-                    config.temporal
+                let lifts = recall::Lifts {
+                    any: if periods.is_empty() {
+                        0.0
+                    } else {
+                        config.temporal
+                    },
+                    best: recall::WORD_POOL,
+                    best_more: if words.is_some() { config.words } else { 0.0 },
                 };
-                if words.is_some() {
-                    lift += config.words;
-                }
-                let ids = recall::contenders(config, &fused, req.limit, lift);
+                let ids = recall::contenders(config, &fused, req.limit, lifts);
                 let mut fields = self.store.rank_fields(&partition, &ids)?;
                 // Records the strategies read on the way, so the hits need not be read again.
                 let mut read = muisti_core::IdMap::default();

@@ -159,9 +159,9 @@ pub struct WordMatcher<'a> {
     /// The query's distinct tokens and their weights: a token's weight is the length of its
     /// vector (a model2vec model's weighting of rare tokens over common ones).
     ids: Vec<u32>,
-    /// The full-text term of the word each token came from: a text holding that term
-    /// matches the word itself ("preferences" and "prefers" share `prefer`).
-    terms: Vec<String>,
+    /// The full-text term of the word each token came from ([`term_key`]): a text holding
+    /// that term matches the word itself ("preferences" and "prefers" share `prefer`).
+    terms: Vec<u64>,
     weights: Vec<f32>,
     /// Their vectors at unit length, quantised for [`UnitRows`].
     queries: Vec<QueryI8>,
@@ -248,7 +248,9 @@ impl StaticEmbedder {
         self.counted_words(text, skip, |_, ids| tokens.extend_from_slice(ids));
         tokens.sort_unstable();
         tokens.dedup();
-        let mut terms: Vec<String> = muisti_core::text::tokenize(text).collect();
+        let mut terms: Vec<u64> = muisti_core::text::tokenize(text)
+            .map(|t| term_key(&t))
+            .collect();
         terms.sort_unstable();
         terms.dedup();
         TextWords { tokens, terms }
@@ -298,9 +300,18 @@ type TextTokens = HashMap<Box<str>, Rc<TextWords>, foldhash::fast::RandomState>;
 struct TextWords {
     /// The distinct token ids of its words that count, sorted.
     tokens: Vec<u32>,
-    /// The full-text terms of all its words (stemmed: `muisti_core::text::tokenize`),
-    /// distinct, sorted.
-    terms: Vec<String>,
+    /// The full-text terms of all its words (stemmed: `muisti_core::text::tokenize`), as
+    /// [`term_key`]s, distinct, sorted.
+    terms: Vec<u64>,
+}
+
+/// A full-text term as word matching compares it: a 64-bit hash (with a fixed seed), held
+/// in one block with a text's others rather than a string each, which a look-up would
+/// follow to scattered memory. A query's term takes a text's for its own (their hashes
+/// collide) with a probability of about 2⁻⁵⁸ per pair.
+fn term_key(term: &str) -> u64 {
+    use std::hash::BuildHasher;
+    foldhash::fast::FixedState::with_seed(0x6d75_6973_7469).hash_one(term)
 }
 
 thread_local! {
@@ -413,12 +424,12 @@ impl Embedder for StaticEmbedder {
         floor: f32,
     ) -> Option<WordMatcher<'_>> {
         // Each distinct token, with the full-text term of the first word it came from.
-        let mut ids: Vec<(u32, String)> = Vec::new();
+        let mut ids: Vec<(u32, u64)> = Vec::new();
         self.counted_words(query, skip, |word, tokens| {
-            let term = muisti_core::text::tokenize(word).next().unwrap_or_default();
+            let term = term_key(&muisti_core::text::tokenize(word).next().unwrap_or_default());
             for &t in tokens {
                 if !ids.iter().any(|(id, _)| *id == t) {
-                    ids.push((t, term.clone()));
+                    ids.push((t, term));
                 }
             }
         });

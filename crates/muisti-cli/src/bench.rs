@@ -150,8 +150,9 @@ pub(crate) enum BenchCommand {
         /// fusion (rrf[:K], weighted:W, absolute:W), candidates, mode, graph (a graph
         /// weight), temporal (the temporal strategy's weight), temporal_after (days),
         /// temporal_text (0 or 1: memories' own time expressions), neighbours
-        /// (neighbourhood evidence's weight), words (word-level matching's weight) and
-        /// words_floor (its cosine floor, below 1); every combination is a setting. The
+        /// (neighbourhood evidence's weight), words (word-level matching's weight),
+        /// words_floor (its cosine floor, below 1) and words_pool (how many of the best
+        /// candidates it scores); every combination is a setting. The
         /// plain setting is run first and preferred on ties.
         #[arg(long, default_value = DEFAULT_LOCO_GRID)]
         loco_grid: String,
@@ -563,6 +564,7 @@ pub(crate) fn run(cmd: &BenchCommand, cli: &crate::Cli, json: bool) -> Result<()
                 neighbours: config.neighbours,
                 words: config.words,
                 words_floor: config.words_floor,
+                words_pool: config.words_pool,
             };
             let embedder = muisti::embedder_from_spec(cli.embedder(), cli.embed_url.as_deref())?;
             let grid = if *graph {
@@ -808,6 +810,8 @@ struct LocomoSetting {
     words: f32,
     /// Word-level matching's cosine floor.
     words_floor: f32,
+    /// How many of the best candidates word-level matching scores.
+    words_pool: usize,
 }
 
 impl LocomoSetting {
@@ -836,8 +840,8 @@ impl LocomoSetting {
         }
         if self.words > 0.0 {
             strategies.push_str(&format!(
-                " words={} words_floor={}",
-                self.words, self.words_floor
+                " words={} words_floor={} words_pool={}",
+                self.words, self.words_floor, self.words_pool
             ));
         }
         format!(
@@ -889,10 +893,13 @@ impl LocomoSetting {
                                 anyhow::bail!("--loco-grid: words_floor is below 1");
                             }
                         }
+                        "words_pool" => {
+                            t.words_pool = v.parse().with_context(|| format!("words_pool {v:?}"))?
+                        }
                         other => anyhow::bail!(
                             "--loco-grid: {other:?} is not fusion, candidates, mode, graph, \
-                             temporal, temporal_after, temporal_text, neighbours, words or \
-                             words_floor"
+                             temporal, temporal_after, temporal_text, neighbours, words, \
+                             words_floor or words_pool"
                         ),
                     }
                     next.push(t);
@@ -964,6 +971,7 @@ fn locomo(
         config.neighbours = setting.neighbours;
         config.words = setting.words;
         config.words_floor = setting.words_floor;
+        config.words_pool = setting.words_pool;
         let graph = setting.graph > 0.0;
         let extraction = if graph {
             muisti::graph::GraphExtraction::Offline
@@ -1600,6 +1608,7 @@ mod tests {
             neighbours: 0.0,
             words: 0.0,
             words_floor: 0.3,
+            words_pool: 20,
         }
     }
 
@@ -1633,8 +1642,12 @@ mod tests {
         let words = plain().grid("words=0.3;words_floor=0.2").expect("grid");
         assert_eq!(
             words[1].label(),
-            "fusion=weighted:0.7 candidates=50 mode=hybrid graph=0 words=0.3 words_floor=0.2"
+            "fusion=weighted:0.7 candidates=50 mode=hybrid graph=0 words=0.3 words_floor=0.2 \
+             words_pool=20"
         );
+        let pools = plain().grid("words=0.5;words_pool=10,30").expect("grid");
+        assert_eq!(pools.len(), 3, "plain, 10, 30");
+        assert_eq!(pools[2].words_pool, 30);
         let neighbours = plain().grid("neighbours=0.5,0.8").expect("grid");
         assert_eq!(neighbours.len(), 3, "plain, 0.5, 0.8");
         assert_eq!(
@@ -1657,6 +1670,7 @@ mod tests {
             ("neighbours=lots", "neighbours"),
             ("words=-0.2", "0 or more"),
             ("words_floor=1", "below 1"),
+            ("words_pool=-1", "words_pool"),
             ("temporal_text=yes", "0 or 1"),
             ("fusion=rrf,", "empty value"),
         ] {

@@ -160,14 +160,20 @@ pub struct RecallConfig {
     /// words that a memory matches by meaning but not by the words themselves ("cities" and
     /// "Tokyo"), token by token with the embedder's vectors of single tokens
     /// ([`muisti_embed::WordMatcher`]; a static model has them, the built-in one does). The
-    /// [`WORD_POOL`] most relevant contenders are scored (their records are read); 0 leaves
-    /// it out, as does an embedder without token vectors or a lexical-only recall.
+    /// [`RecallConfig::words_pool`] most relevant contenders are scored (their records are
+    /// read); 0 leaves it out, as does an embedder without token vectors or a lexical-only
+    /// recall.
     #[serde(default = "default_words")]
     pub words: f32,
     /// Word-level matching's floor: a cosine between two tokens' vectors at or below it
     /// counts nothing, above it `(c − floor) / (1 − floor)`.
     #[serde(default = "default_words_floor")]
     pub words_floor: f32,
+    /// How many of the most relevant contenders word-level matching scores (default
+    /// [`WORD_POOL`]): more finds more, and each costs a record read and its tokens'
+    /// cosines.
+    #[serde(default = "default_words_pool")]
+    pub words_pool: usize,
 }
 
 fn default_words() -> f32 {
@@ -176,6 +182,10 @@ fn default_words() -> f32 {
 
 fn default_words_floor() -> f32 {
     DEFAULT_WORDS_FLOOR
+}
+
+fn default_words_pool() -> usize {
+    WORD_POOL
 }
 
 /// The score at and above which a hit is a match (with the default, absolute scores): the
@@ -211,9 +221,10 @@ pub const DEFAULT_WORDS: f32 = 0.5;
 /// its weight.
 pub const DEFAULT_WORDS_FLOOR: f32 = 0.2;
 
-/// How many of the most relevant contenders word-level matching scores
-/// ([`RecallConfig::words`]): it reads their records and their tokens' vectors.
-pub const WORD_POOL: usize = 20;
+/// How many of the most relevant contenders word-level matching scores by default
+/// ([`RecallConfig::words_pool`]), chosen by leave-one-conversation-out on the LoCoMo dev
+/// set (docs/recall.md).
+pub const WORD_POOL: usize = 30;
 
 /// How many of the most relevant candidates lift the memory written after them in their
 /// session ([`RecallConfig::neighbours`]).
@@ -241,6 +252,7 @@ impl Default for RecallConfig {
             neighbours: DEFAULT_NEIGHBOURS,
             words: DEFAULT_WORDS,
             words_floor: DEFAULT_WORDS_FLOOR,
+            words_pool: WORD_POOL,
         }
     }
 }
@@ -515,16 +527,20 @@ pub(crate) fn with_neighbours(
     normalise(fusion, fused);
 }
 
-/// The pool word-level matching scores: the [`WORD_POOL`] most relevant of `ids`, best
-/// first (ties by id).
-pub(crate) fn word_pool(fused: &Fused, ids: impl IntoIterator<Item = MemoryId>) -> Vec<MemoryId> {
+/// The pool word-level matching scores: the `len` ([`RecallConfig::words_pool`]) most
+/// relevant of `ids`, best first (ties by id).
+pub(crate) fn word_pool(
+    fused: &Fused,
+    ids: impl IntoIterator<Item = MemoryId>,
+    len: usize,
+) -> Vec<MemoryId> {
     let mut pool: Vec<(MemoryId, f32)> = ids
         .into_iter()
         .filter_map(|id| fused.get(&id).map(|(r, _)| (id, *r)))
         .collect();
     pool.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
     pool.dedup_by_key(|(id, _)| *id);
-    pool.truncate(WORD_POOL);
+    pool.truncate(len);
     pool.into_iter().map(|(id, _)| id).collect()
 }
 
@@ -596,7 +612,7 @@ pub(crate) struct Lifts {
     /// What any candidate may gain (the temporal strategy's weight).
     pub(crate) any: f32,
     /// How many of the most relevant may gain [`Lifts::best_more`] besides (word matching
-    /// scores only the [`WORD_POOL`] best: the others cannot gain its part).
+    /// scores only the [`RecallConfig::words_pool`] best: the others cannot gain its part).
     pub(crate) best: usize,
     pub(crate) best_more: f32,
 }
@@ -1007,7 +1023,7 @@ mod tests {
         let fusion = Fusion::Absolute { lexical: 0.9 };
         let scores: Vec<f32> = (0..i.len()).map(|k| 0.9 - k as f32 * 0.02).collect();
         let mut fused = fuse(fusion, &scored(&i, &scores), &[]);
-        let pool = word_pool(&fused, i.iter().rev().copied().chain([i[0]]));
+        let pool = word_pool(&fused, i.iter().rev().copied().chain([i[0]]), WORD_POOL);
         assert_eq!(
             pool,
             i[..WORD_POOL].to_vec(),

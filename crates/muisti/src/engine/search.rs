@@ -137,7 +137,7 @@ impl Engine {
                     } else {
                         config.temporal
                     },
-                    best: recall::WORD_POOL,
+                    best: config.words_pool,
                     best_more: if words.is_some() { config.words } else { 0.0 },
                 };
                 let ids = recall::contenders(config, &fused, req.limit, lifts);
@@ -165,7 +165,8 @@ impl Engine {
                 // An archived candidate's record came with it.
                 read.extend(archived);
                 if let Some(words) = &mut words {
-                    let pool = recall::word_pool(&fused, fields.iter().map(|f| f.id));
+                    let pool =
+                        recall::word_pool(&fused, fields.iter().map(|f| f.id), config.words_pool);
                     let missing: Vec<MemoryId> = pool
                         .iter()
                         .filter(|id| !read.contains_key(*id))

@@ -195,20 +195,16 @@ struct UnitRows {
 
 impl UnitRows {
     fn of(model: &StaticEmbedder) -> Self {
-        let dim = model.dim.max(1);
         // Every component: the first 128 of the built-in model's (its strongest, by the
         // PCA that made it) held out 0.002 less on LoCoMo for 6% of recall's time, the first
         // 64 0.004 less (docs/recall.md).
-        let width = dim;
-        let mut data = Vec::with_capacity(model.inv_norms.len() * width);
+        let width = model.dim.max(1);
+        let mut data = Vec::with_capacity(model.table.len());
         let mut scales = Vec::with_capacity(model.inv_norms.len());
         let mut unit = Vec::with_capacity(width);
-        for row in model.table.chunks_exact(dim) {
+        for (row, inv) in model.table.chunks_exact(width).zip(&model.inv_norms) {
             unit.clear();
-            unit.extend_from_slice(&row[..width]);
-            let norm = dot(&unit, &unit).sqrt();
-            let inv = if norm > 0.0 { 1.0 / norm } else { 0.0 };
-            unit.iter_mut().for_each(|x| *x *= inv);
+            unit.extend(row.iter().map(|x| x * inv));
             scales.push(quantize_into(&unit, &mut data));
         }
         Self {

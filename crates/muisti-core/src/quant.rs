@@ -1,50 +1,91 @@
 //! Integer dot products of a quantised query with quantised vectors: the inner loop of the
 //! in-memory copies' exact vector scan and of recall's word matching.
 //!
-//! On a CPU with AVX2 (detected at run time, through `pulp`'s safe wrappers: no `unsafe`
-//! here) sixteen values a step are widened to `i16` and multiplied and summed in pairs
-//! (`vpmovsxbw`, `vpmaddwd`); elsewhere a loop the compiler vectorises for the baseline
-//! instruction set (`pmaddwd`, eight values a step). Both give the exact integer sum.
+//! The widest instruction set the CPU has is found at run time, through `pulp`'s safe
+//! wrappers (no `unsafe` here): with AVX-512 thirty-two values a step are widened to `i16`
+//! and multiplied and summed in pairs (`vpmovsxbw`, `vpmaddwd` on 512 bits), with AVX2
+//! sixteen; elsewhere a loop the compiler vectorises for the baseline instruction set
+//! (`pmaddwd`, eight values a step). All give the exact integer sum.
 
 #[cfg(target_arch = "x86_64")]
-use pulp::x86::V3;
+use pulp::x86::{V3, V4};
 
 /// A query vector quantised like the stored ones ([`quantize_into`]), ready for
 /// [`QueryI8::dots`].
 pub struct QueryI8 {
     v: Vec<i8>,
     scale: f32,
-    /// The query widened to `i16` in steps of sixteen, when the CPU has AVX2.
+    wide: Wide,
+}
+
+/// The query widened to `i16` in whole steps of the widest instruction set the CPU has
+/// (the rest of it, and every value on other CPUs, goes through [`dot_i8`]).
+enum Wide {
     #[cfg(target_arch = "x86_64")]
-    wide: Option<(V3, Vec<pulp::i16x16>)>,
+    V4(V4, Vec<pulp::i16x32>),
+    #[cfg(target_arch = "x86_64")]
+    V3(V3, Vec<pulp::i16x16>),
+    Baseline,
+}
+
+/// The instruction sets [`Wide::of`] may use, narrowest first (tests take each in turn).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+enum Level {
+    #[cfg(test)]
+    Baseline,
+    V3,
+    V4,
+}
+
+impl Wide {
+    /// `v` widened for the widest instruction set up to `widest` that the CPU has.
+    fn of(v: &[i8], widest: Level) -> Self {
+        #[cfg(target_arch = "x86_64")]
+        {
+            if widest >= Level::V4
+                && let Some(simd) = V4::try_new()
+            {
+                let (steps, _) = v.as_chunks::<32>();
+                let wide = steps
+                    .iter()
+                    .map(|s| simd.convert_i8x32_to_i16x32(pulp::bytemuck::cast(*s)))
+                    .collect();
+                return Self::V4(simd, wide);
+            }
+            if widest >= Level::V3
+                && let Some(simd) = V3::try_new()
+            {
+                let (steps, _) = v.as_chunks::<16>();
+                let wide = steps
+                    .iter()
+                    .map(|s| simd.convert_i8x16_to_i16x16(pulp::bytemuck::cast(*s)))
+                    .collect();
+                return Self::V3(simd, wide);
+            }
+        }
+        #[cfg(not(target_arch = "x86_64"))]
+        let _ = (v, widest);
+        Self::Baseline
+    }
 }
 
 impl QueryI8 {
-    /// The query `q`, quantised (and widened when the CPU has AVX2).
+    /// The query `q`, quantised (and widened for the CPU's vector instructions).
     pub fn new(q: &[f32]) -> Self {
         let mut v = Vec::with_capacity(q.len());
         let scale = quantize_into(q, &mut v);
         Self::quantised(v, scale)
     }
 
-    /// A query already quantised ([`quantize_into`] gave `v` and `scale`), widened when the
-    /// CPU has AVX2.
+    /// A query already quantised ([`quantize_into`] gave `v` and `scale`), widened for the
+    /// CPU's vector instructions.
     pub fn quantised(v: Vec<i8>, scale: f32) -> Self {
-        #[cfg(target_arch = "x86_64")]
-        let wide = V3::try_new().map(|simd| {
-            let (steps, _) = v.as_chunks::<16>();
-            let wide = steps
-                .iter()
-                .map(|s| simd.convert_i8x16_to_i16x16(pulp::bytemuck::cast(*s)))
-                .collect();
-            (simd, wide)
-        });
-        Self {
-            v,
-            scale,
-            #[cfg(target_arch = "x86_64")]
-            wide,
-        }
+        Self::at_most(v, scale, Level::V4)
+    }
+
+    fn at_most(v: Vec<i8>, scale: f32, widest: Level) -> Self {
+        let wide = Wide::of(&v, widest);
+        Self { v, scale, wide }
     }
 
     /// The query's scale times a stored vector's: what turns their integer dot product into
@@ -56,23 +97,55 @@ impl QueryI8 {
     /// Appends to `out` the integer dot product of the query with each of `vectors` (each as
     /// long as the query).
     pub fn dots<'a>(&self, vectors: impl Iterator<Item = &'a [i8]>, out: &mut Vec<i32>) {
-        #[cfg(target_arch = "x86_64")]
-        if let Some((simd, wide)) = &self.wide {
-            let (simd, split) = (*simd, wide.len() * 16);
-            let tail = &self.v[split..];
-            simd.vectorize(|| {
-                for v in vectors {
-                    let mut dot = dot_v3(simd, wide, v);
-                    if !tail.is_empty() {
-                        dot += dot_i8(tail, &v[split..]);
+        match &self.wide {
+            #[cfg(target_arch = "x86_64")]
+            Wide::V4(simd, wide) => {
+                let (simd, split) = (*simd, wide.len() * 32);
+                let tail = &self.v[split..];
+                simd.vectorize(|| {
+                    for v in vectors {
+                        let mut dot = dot_v4(simd, wide, v);
+                        if !tail.is_empty() {
+                            dot += dot_i8(tail, &v[split..]);
+                        }
+                        out.push(dot);
                     }
-                    out.push(dot);
-                }
-            });
-            return;
+                });
+            }
+            #[cfg(target_arch = "x86_64")]
+            Wide::V3(simd, wide) => {
+                let (simd, split) = (*simd, wide.len() * 16);
+                let tail = &self.v[split..];
+                simd.vectorize(|| {
+                    for v in vectors {
+                        let mut dot = dot_v3(simd, wide, v);
+                        if !tail.is_empty() {
+                            dot += dot_i8(tail, &v[split..]);
+                        }
+                        out.push(dot);
+                    }
+                });
+            }
+            Wide::Baseline => out.extend(vectors.map(|v| dot_i8(&self.v, v))),
         }
-        out.extend(vectors.map(|v| dot_i8(&self.v, v)));
     }
+}
+
+/// `Σ q[i] × v[i]` over the whole steps of thirty-two of `v`, with AVX-512. Inlined into
+/// the caller's [`V4::vectorize`], where the instructions are enabled.
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+fn dot_v4(simd: V4, q: &[pulp::i16x32], v: &[i8]) -> i32 {
+    use std::arch::x86_64::__m512i;
+    let (steps, _) = v.as_chunks::<32>();
+    let mut acc: __m512i = pulp::bytemuck::cast([0i32; 16]);
+    for (q, v) in q.iter().zip(steps) {
+        let v: __m512i =
+            pulp::bytemuck::cast(simd.convert_i8x32_to_i16x32(pulp::bytemuck::cast(*v)));
+        let products = simd.avx512bw._mm512_madd_epi16(pulp::bytemuck::cast(*q), v);
+        acc = simd.avx512f._mm512_add_epi32(acc, products);
+    }
+    simd.avx512f._mm512_reduce_add_epi32(acc)
 }
 
 /// `Σ q[i] × v[i]` over the whole steps of sixteen of `v`, with AVX2. Inlined into the
@@ -192,10 +265,14 @@ mod tests {
                 .collect();
             stored.push(vec![-127; dim]);
             stored.push(vec![127; dim]);
-            let mut out = Vec::new();
-            q.dots(stored.iter().map(Vec::as_slice), &mut out);
             let want: Vec<i32> = stored.iter().map(|v| reference(&q.v, v)).collect();
-            assert_eq!(out, want, "dimension {dim}");
+            // Each instruction set this CPU has (the widest is what `new` takes).
+            for level in [Level::V4, Level::V3, Level::Baseline] {
+                let q = QueryI8::at_most(q.v.clone(), q.scale, level);
+                let mut out = Vec::new();
+                q.dots(stored.iter().map(Vec::as_slice), &mut out);
+                assert_eq!(out, want, "dimension {dim}, {level:?}");
+            }
             let scalar: Vec<i32> = stored.iter().map(|v| dot_i8(&q.v, v)).collect();
             assert_eq!(scalar, want, "dimension {dim}, baseline loop");
         }

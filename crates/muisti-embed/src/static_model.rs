@@ -171,16 +171,6 @@ pub struct WordMatcher<'a> {
     total: f32,
     floor: f32,
     skip: fn(&str) -> bool,
-    /// The cosines of every text token met so far with the query's tokens, one row per
-    /// token at the offset `seen` gives (the texts of one recall share many tokens).
-    seen: HashMap<u32, usize, foldhash::fast::FixedState>,
-    cosines: Vec<f32>,
-    /// Buffers of [`WordMatcher::score`], kept between texts: the offsets of a text's
-    /// tokens in `cosines`, the cosines one query token still lacks (offset, row, scale),
-    /// and their integer dot products.
-    ats: Vec<usize>,
-    missing: Vec<(usize, &'a [i8], f32)>,
-    dots: Vec<i32>,
 }
 
 /// The table's rows at unit length, quantised to `i8` (one scale per row): word matching
@@ -281,6 +271,10 @@ impl StaticEmbedder {
     }
 }
 
+/// The lanes of [`WordMatcher::scores`]'s maximum over a text's cosines: eight `f32`, one
+/// AVX2 register or two SSE2 ones.
+const LANES: usize = 8;
+
 /// How many texts' word tokens each thread remembers per model and skip function
 /// ([`StaticEmbedder::remembered_word_tokens`]); emptied when full. With
 /// [`REMEMBERED_TEXT_LEN`], at most a few MiB per thread that recalls (a server's workers
@@ -325,72 +319,104 @@ impl<'a> WordMatcher<'a> {
         self.ids.is_empty()
     }
 
-    /// How much of the query `text` matches by meaning where it does not by its words, 0 to
-    /// 1: each query token the text does not hold counts `(c − floor) / (1 − floor)` of its
-    /// weight, `c` the best cosine of its vector with the vector of one of the text's tokens
-    /// (nothing at or below the floor); a token the text holds, or one of a word whose
-    /// full-text term (stem) the text holds, counts nothing (matching words is the lexical
-    /// retriever's part); the sum over the query's weight.
-    pub fn score(&mut self, text: &str) -> f32 {
+    /// How much of the query `text` matches by meaning where it does not by its words: its
+    /// [`WordMatcher::scores`] alone.
+    pub fn score(&self, text: &str) -> f32 {
+        self.scores(&[text]).first().copied().unwrap_or(0.0)
+    }
+
+    /// How much of the query each of `texts` matches by meaning where it does not by its
+    /// words, 0 to 1, in order: each query token a text does not hold counts
+    /// `(c − floor) / (1 − floor)` of its weight, `c` the best cosine of its vector with the
+    /// vector of one of the text's tokens (nothing at or below the floor); a token the text
+    /// holds, or one of a word whose full-text term (stem) the text holds, counts nothing
+    /// (matching words is the lexical retriever's part); the sum over the query's weight.
+    ///
+    /// The texts of one recall share many tokens: each distinct token's cosines with the
+    /// query's are computed once, the whole pool's in one pass per query token.
+    pub fn scores(&self, texts: &[&str]) -> Vec<f32> {
         if self.ids.is_empty() || self.total <= 0.0 {
-            return 0.0;
+            return vec![0.0; texts.len()];
         }
-        let words = self.model.remembered_word_tokens(text, self.skip);
-        let tokens = &words.tokens;
         let n = self.ids.len();
-        let rows: &'a UnitRows = self.rows;
-        let span = (1.0 - self.floor).max(f32::EPSILON);
-        // Where each of the text's tokens keeps its cosines with the query's tokens (a row of
-        // `n`, made the first time the token is met in this recall); found when a query
-        // token is first open.
-        let mut ats = std::mem::take(&mut self.ats);
-        ats.clear();
-        let mut missing = std::mem::take(&mut self.missing);
-        let mut matched = 0.0;
-        for i in 0..n {
-            // Only the query's tokens the text does not hold can count.
-            if tokens.binary_search(&self.ids[i]).is_ok()
-                || words.terms.binary_search(&self.terms[i]).is_ok()
-            {
+        let words: Vec<Rc<TextWords>> = texts
+            .iter()
+            .map(|t| self.model.remembered_word_tokens(t, self.skip))
+            .collect();
+        // Which of the query's tokens each text leaves open (`n` a text): only those it does
+        // not hold can count.
+        let open: Vec<bool> = words
+            .iter()
+            .flat_map(|w| {
+                (0..n).map(|i| {
+                    w.tokens.binary_search(&self.ids[i]).is_err()
+                        && w.terms.binary_search(&self.terms[i]).is_err()
+                })
+            })
+            .collect();
+        let open_in = |k: usize| &open[k * n..(k + 1) * n];
+        // The distinct tokens of the texts with an open query token, with their rows (a
+        // token without a vector matches nothing), and each such text's tokens as indices
+        // into them (`at[starts[k]..starts[k + 1]]`).
+        let mut index: HashMap<u32, usize, foldhash::fast::FixedState> =
+            HashMap::with_capacity_and_hasher(512, Default::default());
+        let mut rows: Vec<(&[i8], f32)> = Vec::with_capacity(512);
+        let mut at: Vec<usize> = Vec::with_capacity(1024);
+        let mut starts = Vec::with_capacity(texts.len() + 1);
+        starts.push(0);
+        for (k, w) in words.iter().enumerate() {
+            if open_in(k).contains(&true) {
+                for &t in &w.tokens {
+                    let Some(row) = self.rows.row(t) else {
+                        continue;
+                    };
+                    at.push(*index.entry(t).or_insert_with(|| {
+                        rows.push(row);
+                        rows.len() - 1
+                    }));
+                }
+            }
+            starts.push(at.len());
+        }
+        let tokens_of = |k: usize| &at[starts[k]..starts[k + 1]];
+        // Every one of those tokens' cosines with each query token, a row of `lanes` per
+        // token (`n` rounded up to whole vector steps): a text's best cosine for every query
+        // token is then one maximum over its rows, eight lanes at a time.
+        let lanes = n.div_ceil(LANES) * LANES;
+        let mut cosines = vec![0.0f32; rows.len() * lanes];
+        let mut dots = Vec::with_capacity(rows.len());
+        for (i, query) in self.queries.iter().enumerate() {
+            if !(0..texts.len()).any(|k| open_in(k)[i]) {
                 continue;
             }
-            if ats.is_empty() {
-                ats.extend(tokens.iter().map(|&t| {
-                    *self.seen.entry(t).or_insert_with(|| {
-                        let at = self.cosines.len();
-                        self.cosines.resize(at + n, f32::NAN);
-                        at
-                    })
-                }));
+            dots.clear();
+            query.dots(rows.iter().map(|r| r.0), &mut dots);
+            for ((row, &(_, scale)), &dot) in cosines.chunks_exact_mut(lanes).zip(&rows).zip(&dots)
+            {
+                row[i] = query.scale(scale) * dot as f32;
             }
-            // The cosines not yet computed, computed together (each once per recall).
-            missing.clear();
-            for (&t, &at) in tokens.iter().zip(&ats) {
-                if self.cosines[at + i].is_nan() {
-                    match rows.row(t) {
-                        Some((row, scale)) => missing.push((at, row, scale)),
-                        // A token without a vector matches nothing.
-                        None => self.cosines[at + i] = 0.0,
+        }
+        let span = (1.0 - self.floor).max(f32::EPSILON);
+        let mut best = vec![0.0f32; lanes];
+        (0..texts.len())
+            .map(|k| {
+                let open = open_in(k);
+                best.fill(0.0);
+                for &u in tokens_of(k) {
+                    let row = &cosines[u * lanes..(u + 1) * lanes];
+                    for (b, r) in best.chunks_exact_mut(LANES).zip(row.chunks_exact(LANES)) {
+                        for (b, &c) in b.iter_mut().zip(r) {
+                            *b = if c > *b { c } else { *b };
+                        }
                     }
                 }
-            }
-            if !missing.is_empty() {
-                let query = &self.queries[i];
-                self.dots.clear();
-                query.dots(missing.iter().map(|m| m.1), &mut self.dots);
-                for (&(at, _, scale), &dot) in missing.iter().zip(&self.dots) {
-                    self.cosines[at + i] = query.scale(scale) * dot as f32;
+                let mut matched = 0.0;
+                for i in (0..n).filter(|&i| open[i]) {
+                    matched += self.weights[i] * ((best[i] - self.floor) / span).clamp(0.0, 1.0);
                 }
-            }
-            let best = ats
-                .iter()
-                .map(|&at| self.cosines[at + i])
-                .fold(0.0, f32::max);
-            matched += self.weights[i] * ((best - self.floor) / span).clamp(0.0, 1.0);
-        }
-        self.ats = ats;
-        self.missing = missing;
-        (matched / self.total).clamp(0.0, 1.0)
+                (matched / self.total).clamp(0.0, 1.0)
+            })
+            .collect()
     }
 }
 
@@ -448,7 +474,6 @@ impl Embedder for StaticEmbedder {
             // The row at unit length, as the texts' tokens are read.
             queries.push(QueryI8::quantised(row.to_vec(), scale));
         }
-        let n = kept.len();
         Some(WordMatcher {
             model: self,
             total: weights.iter().sum(),
@@ -459,12 +484,6 @@ impl Embedder for StaticEmbedder {
             rows,
             floor: floor.clamp(0.0, 0.999),
             skip,
-            // Room for the distinct tokens of a recall's pool, about 20 texts.
-            seen: HashMap::with_capacity_and_hasher(512, Default::default()),
-            cosines: Vec::with_capacity(512 * n),
-            ats: Vec::new(),
-            missing: Vec::new(),
-            dots: Vec::new(),
         })
     }
 
@@ -578,7 +597,7 @@ mod tests {
         let model = StaticEmbedder::builtin().expect("model");
         let stop = muisti_core::text::is_stop_word;
         let query = "Which cities has John visited?";
-        let mut m = model
+        let m = model
             .word_matcher(query, stop, 0.2)
             .expect("a static model matches");
         assert_eq!(
@@ -590,11 +609,15 @@ mod tests {
         let kitchen = m.score("John: we spent a week painting the kitchen");
         assert!(tokyo > kitchen + 0.05, "{tokyo} vs {kitchen}");
         assert!(kitchen > 0.0 && tokyo < 0.5, "{tokyo} vs {kitchen}");
-        // Scored again (its cosines remembered): the same.
-        assert_eq!(
-            m.score("John: we spent a week in Tokyo and then Osaka"),
-            tokyo
-        );
+        // Scored together (their tokens' cosines computed once): each as alone.
+        let texts = [
+            "John: we spent a week painting the kitchen",
+            "",
+            "John visited three cities",
+            "John: we spent a week in Tokyo and then Osaka",
+        ];
+        assert_eq!(m.scores(&texts), [kitchen, 0.0, 0.0, tokyo]);
+        assert!(m.scores(&[]).is_empty());
         assert_eq!(
             m.score("John visited three cities"),
             0.0,
@@ -606,9 +629,9 @@ mod tests {
             "every word's stem is there"
         );
         assert_eq!(m.score(""), 0.0);
-        let mut higher = model.word_matcher(query, stop, 0.4).expect("matcher");
+        let higher = model.word_matcher(query, stop, 0.4).expect("matcher");
         assert!(higher.score("John: we spent a week in Tokyo and then Osaka") < tokyo);
-        let mut unrelated = model
+        let unrelated = model
             .word_matcher("quantum chromodynamics lattice", stop, 0.2)
             .expect("matcher");
         for text in [

@@ -121,7 +121,7 @@ impl Engine {
                 };
                 // Word-level matching, with the embedder's token vectors (a retriever of
                 // meaning: not in a lexical-only recall).
-                let mut words = match (&self.embedder, &q) {
+                let words = match (&self.embedder, &q) {
                     (Some(e), Some(_)) if config.words > 0.0 => e
                         .word_matcher(
                             &req.query,
@@ -164,7 +164,7 @@ impl Engine {
                 }
                 // An archived candidate's record came with it.
                 read.extend(archived);
-                if let Some(words) = &mut words {
+                if let Some(words) = &words {
                     let pool =
                         recall::word_pool(&fused, fields.iter().map(|f| f.id), config.words_pool);
                     let missing: Vec<MemoryId> = pool
@@ -177,10 +177,14 @@ impl Engine {
                             read.insert(m.id, m);
                         }
                     }
-                    let shares: Vec<(MemoryId, f32)> = pool
+                    let texts: Vec<(MemoryId, std::borrow::Cow<str>)> = pool
                         .iter()
-                        .filter_map(|id| read.get(id).map(|m| (*id, words.score(&m.index_text()))))
+                        .filter_map(|id| read.get(id).map(|m| (*id, m.index_text())))
                         .collect();
+                    let scores =
+                        words.scores(&texts.iter().map(|(_, t)| t.as_ref()).collect::<Vec<_>>());
+                    let shares: Vec<(MemoryId, f32)> =
+                        texts.iter().map(|(id, _)| *id).zip(scores).collect();
                     recall::with_words(config.fusion, &mut fused, &shares, config.words);
                 }
                 let mut ranked = recall::rescore(config, fields, fused, now);

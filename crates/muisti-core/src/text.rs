@@ -27,8 +27,8 @@ const REMEMBERED_WORD_LEN: usize = 32;
 thread_local! {
     /// Words already reduced on this thread, with their terms: conversational text repeats
     /// a small vocabulary, and a lookup costs a fraction of the stemmer.
-    static TERMS: std::cell::RefCell<HashMap<String, String>> =
-        std::cell::RefCell::new(HashMap::new());
+    static TERMS: std::cell::RefCell<HashMap<String, String, foldhash::fast::RandomState>> =
+        std::cell::RefCell::new(HashMap::default());
 }
 
 /// The term of one word (a maximal run of letters and digits): lower-cased, then stemmed

@@ -37,6 +37,12 @@ use serde_json::{Map, Value};
 
 use crate::records::{RecordCache, filter_fields_bytes};
 
+/// The hash maps of a copy's index, keyed by terms, users, sessions and term ids: foldhash
+/// (seeded per process, as [`muisti_core::IdMap`]) rather than the standard SipHash, which
+/// with the growing of a row's term counts was nearly half the cost of adding a row
+/// (docs/benchmarks.md).
+type FastMap<K, V> = HashMap<K, V, foldhash::fast::RandomState>;
+
 /// One partition in memory: for each record the fields filters and rescoring read, its
 /// vector (stored contiguously) and its full-text terms. Rows are indexed by id and by user.
 #[derive(Default)]
@@ -55,20 +61,20 @@ pub(crate) struct PartitionCache {
     /// Per row, its number of terms (content and context).
     lengths: Vec<u32>,
     /// Term → id.
-    term_ids: HashMap<String, u32>,
+    term_ids: FastMap<String, u32>,
     /// Per row, its distinct terms with their weighted frequencies, sorted by term id: row
     /// `i` at `term_start[i]..term_start[i + 1]`. A forward index: a query that names no
     /// user scans the rows its filter allows, not every posting of a common term (a
     /// user-filtered one reads the user's postings, [`UserRows`]).
     terms: Vec<(u32, f32)>,
     term_start: Vec<u32>,
-    by_user: HashMap<String, UserRows>,
+    by_user: FastMap<String, UserRows>,
     /// The rows not replaced or deleted: BM25's statistics when a query's filter names no
     /// user.
     totals: Totals,
     /// Per session, its rows (any user's): a list of one session's records is answered
     /// from them (recall's look-up of a turn's next one).
-    by_session: HashMap<String, Vec<u32>>,
+    by_session: FastMap<String, Vec<u32>>,
     /// From how many vectors (in the partition and in a query's scope) nearest-neighbour
     /// search uses an HNSW graph instead of an exact scan; 0 never.
     ann_threshold: usize,
@@ -85,7 +91,7 @@ struct UserRows {
     rows: Vec<u32>,
     /// Term id → the positions in `rows` of the user's rows holding it (ascending), with its
     /// weighted frequency there.
-    postings: HashMap<u32, Vec<(u32, f32)>>,
+    postings: FastMap<u32, Vec<(u32, f32)>>,
     /// Those of its rows not replaced or deleted.
     totals: Totals,
 }
@@ -384,7 +390,7 @@ impl PartitionCache {
             }
         }
         self.vector_of.push(slot);
-        let mut tf: HashMap<&str, f32> = HashMap::new();
+        let mut tf: FastMap<&str, f32> = FastMap::with_capacity_and_hasher(64, Default::default());
         let mut len = 0;
         for (field, weight) in [(terms, 1.0), (context_terms.unwrap_or(""), CONTEXT_WEIGHT)] {
             for t in field.split(' ').filter(|t| !t.is_empty()) {

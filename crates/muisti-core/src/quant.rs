@@ -100,33 +100,41 @@ impl QueryI8 {
         match &self.wide {
             #[cfg(target_arch = "x86_64")]
             Wide::V4(simd, wide) => {
-                let (simd, split) = (*simd, wide.len() * 32);
-                let tail = &self.v[split..];
+                let simd = *simd;
                 simd.vectorize(|| {
-                    for v in vectors {
-                        let mut dot = dot_v4(simd, wide, v);
-                        if !tail.is_empty() {
-                            dot += dot_i8(tail, &v[split..]);
-                        }
-                        out.push(dot);
-                    }
+                    self.push_dots(wide.len() * 32, vectors, out, |v| dot_v4(simd, wide, v))
                 });
             }
             #[cfg(target_arch = "x86_64")]
             Wide::V3(simd, wide) => {
-                let (simd, split) = (*simd, wide.len() * 16);
-                let tail = &self.v[split..];
+                let simd = *simd;
                 simd.vectorize(|| {
-                    for v in vectors {
-                        let mut dot = dot_v3(simd, wide, v);
-                        if !tail.is_empty() {
-                            dot += dot_i8(tail, &v[split..]);
-                        }
-                        out.push(dot);
-                    }
+                    self.push_dots(wide.len() * 16, vectors, out, |v| dot_v3(simd, wide, v))
                 });
             }
             Wide::Baseline => out.extend(vectors.map(|v| dot_i8(&self.v, v))),
+        }
+    }
+
+    /// Appends `whole(v)` (the dot product of the query's first `split` values with `v`'s)
+    /// plus the rest's for each of `vectors`: the loop of every widened path, inlined into
+    /// its `vectorize`, where the instructions are enabled.
+    #[cfg(target_arch = "x86_64")]
+    #[inline(always)]
+    fn push_dots<'a>(
+        &self,
+        split: usize,
+        vectors: impl Iterator<Item = &'a [i8]>,
+        out: &mut Vec<i32>,
+        whole: impl Fn(&[i8]) -> i32,
+    ) {
+        let tail = &self.v[split..];
+        for v in vectors {
+            let mut dot = whole(v);
+            if !tail.is_empty() {
+                dot += dot_i8(tail, &v[split..]);
+            }
+            out.push(dot);
         }
     }
 }

@@ -30,6 +30,12 @@ use serde_json::Value;
 
 pub(crate) use args::{Cli, Command, GraphCommand, KvCommand, NsArg};
 
+/// mimalloc rather than the system's allocator: recall makes many small, short-lived
+/// allocations, and glibc's consolidates its free lists on every request of 1 KiB or more (an
+/// embedding's 256 floats) (docs/benchmarks.md).
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 fn main() -> ExitCode {
     let filter = tracing_subscriber::EnvFilter::try_from_env("MUISTI_LOG")
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn"));

@@ -1,5 +1,7 @@
 //! The storage contract: one trait that every backend implements.
 
+use std::sync::Arc;
+
 use serde::Serialize;
 
 use crate::{
@@ -181,6 +183,13 @@ pub trait Store: Send + Sync {
     /// One page of the records in a partition that match a filter, in id order.
     fn list(&self, query: &ListQuery) -> Result<Page>;
 
+    /// [`Store::list`]'s page for each of `queries`, in order (recall reads the next turn
+    /// of several sessions at once). The default lists each in turn; a backend answers them
+    /// together where that is cheaper.
+    fn list_many(&self, queries: &[ListQuery]) -> Result<Vec<Page>> {
+        queries.iter().map(|q| self.list(q)).collect()
+    }
+
     /// How many live records in a partition match a filter.
     fn count(&self, partition: &Partition, filter: &Filter) -> Result<u64>;
 
@@ -274,6 +283,17 @@ pub trait Store: Send + Sync {
             }
         }
         Ok(out)
+    }
+
+    /// [`Store::get_many`]'s records, shared: recall reads many records and returns few, and a
+    /// backend that keeps decoded records hands out its own instead of copies. The default
+    /// wraps `get_many`'s.
+    fn get_many_shared(&self, tenant: &Tenant, ids: &[MemoryId]) -> Result<Vec<Arc<Memory>>> {
+        Ok(self
+            .get_many(tenant, ids)?
+            .into_iter()
+            .map(Arc::new)
+            .collect())
     }
 
     /// The rescoring fields of the live records of `partition` with these ids, in the order

@@ -242,31 +242,34 @@ impl StaticEmbedder {
         TextWords { tokens, terms }
     }
 
-    /// [`StaticEmbedder::word_tokens`], remembered per thread: recall scores the same
-    /// memories again and again, and tokenizing costs far more than a look-up.
-    fn remembered_word_tokens(&self, text: &str, skip: fn(&str) -> bool) -> Rc<TextWords> {
-        if text.len() > REMEMBERED_TEXT_LEN {
-            return Rc::new(self.word_tokens(text, skip));
-        }
+    /// [`StaticEmbedder::word_tokens`] of each of `texts`, remembered per thread: recall
+    /// scores the same memories again and again, and tokenizing costs far more than a
+    /// look-up. A text is remembered by its [`text_key`], not a copy of it.
+    fn remembered_word_tokens(&self, texts: &[&str], skip: fn(&str) -> bool) -> Vec<Rc<TextWords>> {
         // The skip function's address tells functions apart: two that share one behave
         // alike, and one with two addresses only misses.
         let key = (self.instance, skip as usize);
         WORD_TOKENS.with(|remembered| {
-            if let Some(tokens) = remembered
-                .borrow()
-                .get(&key)
-                .and_then(|texts| texts.get(text))
-            {
-                return Rc::clone(tokens);
-            }
-            let tokens = Rc::new(self.word_tokens(text, skip));
             let mut remembered = remembered.borrow_mut();
-            let texts = remembered.entry(key).or_default();
-            if texts.len() >= REMEMBERED_TEXTS {
-                texts.clear();
-            }
-            texts.insert(text.into(), Rc::clone(&tokens));
-            tokens
+            let known = remembered.entry(key).or_default();
+            texts
+                .iter()
+                .map(|text| {
+                    if text.len() > REMEMBERED_TEXT_LEN {
+                        return Rc::new(self.word_tokens(text, skip));
+                    }
+                    let k = text_key(text);
+                    if let Some(tokens) = known.get(&k) {
+                        return Rc::clone(tokens);
+                    }
+                    let tokens = Rc::new(self.word_tokens(text, skip));
+                    if known.len() >= REMEMBERED_TEXTS {
+                        known.clear();
+                    }
+                    known.insert(k, Rc::clone(&tokens));
+                    tokens
+                })
+                .collect()
         })
     }
 }
@@ -284,7 +287,8 @@ const REMEMBERED_TEXTS: usize = 4_096;
 /// Longer texts (in bytes) are tokenized each time: the memory stays bounded.
 const REMEMBERED_TEXT_LEN: usize = 1_024;
 
-type TextTokens = HashMap<Box<str>, Rc<TextWords>, foldhash::fast::RandomState>;
+/// Texts' word tokens by their [`text_key`].
+type TextTokens = HashMap<u64, Rc<TextWords>, foldhash::fast::FixedState>;
 
 /// A text's words as word matching reads them ([`StaticEmbedder::word_tokens`]).
 struct TextWords {
@@ -302,6 +306,16 @@ struct TextWords {
 fn term_key(term: &str) -> u64 {
     use std::hash::BuildHasher;
     foldhash::fast::FixedState::with_seed(0x6d75_6973_7469).hash_one(term)
+}
+
+/// A text as [`StaticEmbedder::remembered_word_tokens`] looks it up: a 64-bit hash (with a
+/// fixed seed), which spares a copy of every text remembered and comparing the whole text on
+/// each look-up. Two of a thread's remembered texts share one with a probability of about
+/// 2⁻⁵² per look-up (at most [`REMEMBERED_TEXTS`] of them); one that did would be scored
+/// with the other's tokens.
+fn text_key(text: &str) -> u64 {
+    use std::hash::BuildHasher;
+    foldhash::fast::FixedState::with_seed(0x7465_7874).hash_one(text)
 }
 
 thread_local! {
@@ -339,10 +353,7 @@ impl<'a> WordMatcher<'a> {
             return vec![0.0; texts.len()];
         }
         let n = self.ids.len();
-        let words: Vec<Rc<TextWords>> = texts
-            .iter()
-            .map(|t| self.model.remembered_word_tokens(t, self.skip))
-            .collect();
+        let words = self.model.remembered_word_tokens(texts, self.skip);
         // Which of the query's tokens each text leaves open (`n` a text): only those it does
         // not hold can count.
         let open: Vec<bool> = words

@@ -433,6 +433,64 @@ impl SqliteStore {
             });
     }
 
+    /// [`Store::list`], with `version` the database's data version if it was checked for
+    /// an earlier query of the same batch (checked here, and kept, if not and needed).
+    fn list_checked(&self, query: &ListQuery, version: &mut Option<Option<i64>>) -> Result<Page> {
+        let size = query.page_size();
+        // One session's records from a loaded copy (recall asks for a turn's next one),
+        // when every record it names is still there to read.
+        if let Some(session) = query.filter.session_id.as_deref() {
+            let checked = match *version {
+                Some(v) => v,
+                None => *version.insert(self.data_version()?),
+            };
+            if let Some(part) =
+                self.cache
+                    .loaded(&query.partition, query.filter.user_id.as_deref(), checked)
+            {
+                let ids =
+                    part.session_page(&query.filter, session, query.after, size + 1, self.now());
+                // The one past the page only says there is a next page: its record is not read.
+                let page = &ids[..ids.len().min(size)];
+                let items: Vec<Memory> = self
+                    .read_records(&query.partition.tenant, page)?
+                    .into_iter()
+                    .map(Arc::unwrap_or_clone)
+                    .collect();
+                if items.len() == page.len() {
+                    return Ok(Page::of(items, ids.len() > size));
+                }
+            }
+        }
+        let now = self.now_ms();
+        self.read(|conn| {
+            if !needs_rust_filter(&query.filter) {
+                let items = Self::select_page(
+                    conn,
+                    &query.partition,
+                    &query.filter,
+                    query.after,
+                    size + 1,
+                    now,
+                )?;
+                return Ok(Page::from_sorted(items, size));
+            }
+            // Tags and metadata are checked here; read in chunks until the page is full.
+            let mut items = Vec::new();
+            let mut after = query.after;
+            loop {
+                let chunk =
+                    Self::select_page(conn, &query.partition, &query.filter, after, 512, now)?;
+                let done = chunk.len() < 512;
+                after = chunk.last().map(|m| m.id).or(after);
+                items.extend(chunk.into_iter().filter(|m| query.filter.matches(m)));
+                if done || items.len() > size {
+                    return Ok(Page::from_sorted(items, size));
+                }
+            }
+        })
+    }
+
     /// The copy that answers a query over `p` filtered by `user`, loaded if missing or
     /// stale.
     fn cached(&self, p: &Partition, user: Option<&str>) -> Result<Arc<cache::Part>> {
@@ -751,7 +809,7 @@ impl SqliteStore {
 
     /// The live records of these ids in `tenant`: the decoded ones kept, the database for
     /// the others, which then join them. The caller checked that no other process wrote.
-    fn read_records(&self, tenant: &Tenant, ids: &[MemoryId]) -> Result<Vec<Memory>> {
+    fn read_records(&self, tenant: &Tenant, ids: &[MemoryId]) -> Result<Vec<Arc<Memory>>> {
         let now = self.now();
         let found = self.cache.records().get(tenant, ids, now);
         let missing: Vec<MemoryId> = ids
@@ -777,13 +835,13 @@ impl SqliteStore {
                     .optional()
                     .map_err(sql_err)?;
                 if let Some(m) = found {
-                    out.push(m?);
+                    out.push(Arc::new(m?));
                 }
             }
             Ok(out)
         })?;
         self.cache.records().fill(found.generation, &read);
-        let read: HashMap<MemoryId, Memory> = read.into_iter().map(|m| (m.id, m)).collect();
+        let read: HashMap<MemoryId, Arc<Memory>> = read.into_iter().map(|m| (m.id, m)).collect();
         Ok(ids
             .iter()
             .zip(found.records)
@@ -982,51 +1040,17 @@ impl Store for SqliteStore {
     }
 
     fn list(&self, query: &ListQuery) -> Result<Page> {
-        let size = query.page_size();
-        // One session's records from a loaded copy (recall asks for a turn's next one),
-        // when every record it names is still there to read.
-        if let Some(session) = query.filter.session_id.as_deref()
-            && let Some(part) = self.cache.loaded(
-                &query.partition,
-                query.filter.user_id.as_deref(),
-                self.data_version()?,
-            )
-        {
-            let ids = part.session_page(&query.filter, session, query.after, size + 1, self.now());
-            // The one past the page only says there is a next page: its record is not read.
-            let page = &ids[..ids.len().min(size)];
-            let items = self.read_records(&query.partition.tenant, page)?;
-            if items.len() == page.len() {
-                return Ok(Page::of(items, ids.len() > size));
-            }
-        }
-        let now = self.now_ms();
-        self.read(|conn| {
-            if !needs_rust_filter(&query.filter) {
-                let items = Self::select_page(
-                    conn,
-                    &query.partition,
-                    &query.filter,
-                    query.after,
-                    size + 1,
-                    now,
-                )?;
-                return Ok(Page::from_sorted(items, size));
-            }
-            // Tags and metadata are checked here; read in chunks until the page is full.
-            let mut items = Vec::new();
-            let mut after = query.after;
-            loop {
-                let chunk =
-                    Self::select_page(conn, &query.partition, &query.filter, after, 512, now)?;
-                let done = chunk.len() < 512;
-                after = chunk.last().map(|m| m.id).or(after);
-                items.extend(chunk.into_iter().filter(|m| query.filter.matches(m)));
-                if done || items.len() > size {
-                    return Ok(Page::from_sorted(items, size));
-                }
-            }
-        })
+        self.list_checked(query, &mut None)
+    }
+
+    /// One check for other processes' writes for all the queries, then [`Store::list`]'s
+    /// reading of each.
+    fn list_many(&self, queries: &[ListQuery]) -> Result<Vec<Page>> {
+        let mut version = None;
+        queries
+            .iter()
+            .map(|q| self.list_checked(q, &mut version))
+            .collect()
     }
 
     fn count(&self, partition: &Partition, filter: &Filter) -> Result<u64> {
@@ -1156,6 +1180,18 @@ impl Store for SqliteStore {
     }
 
     fn get_many(&self, tenant: &Tenant, ids: &[MemoryId]) -> Result<Vec<Memory>> {
+        if ids.is_empty() {
+            return Ok(Vec::new());
+        }
+        Ok(self
+            .get_many_shared(tenant, ids)?
+            .into_iter()
+            .map(Arc::unwrap_or_clone)
+            .collect())
+    }
+
+    /// The decoded records this store keeps, handed out as they are kept.
+    fn get_many_shared(&self, tenant: &Tenant, ids: &[MemoryId]) -> Result<Vec<Arc<Memory>>> {
         if ids.is_empty() {
             return Ok(Vec::new());
         }

@@ -11,7 +11,7 @@
 //! of each record's last change), so a record read before a write committed is never kept
 //! after it.
 
-use std::sync::{Mutex, MutexGuard};
+use std::sync::{Arc, Mutex, MutexGuard};
 
 use muisti_core::{Filterable, IdMap, Memory, MemoryId, Tenant, Timestamp};
 use serde_json::Value;
@@ -24,7 +24,9 @@ pub(crate) struct RecordCache {
 
 #[derive(Default)]
 struct Inner {
-    records: IdMap<Memory>,
+    /// Shared with the reads that returned them (a read hands out the record itself, not a
+    /// copy; an access counted later copies it if a read still holds it).
+    records: IdMap<Arc<Memory>>,
     /// Their bytes (estimated).
     bytes: usize,
     /// Incremented by every change applied.
@@ -39,9 +41,9 @@ struct Inner {
 
 impl Inner {
     /// Keeps `m`, in place of what was kept under its id.
-    fn insert(&mut self, m: &Memory) {
-        let bytes = bytes_of(m);
-        if let Some(old) = self.records.insert(m.id, m.clone()) {
+    fn insert(&mut self, m: Arc<Memory>) {
+        let bytes = bytes_of(&m);
+        if let Some(old) = self.records.insert(m.id, m) {
             self.bytes = self.bytes.saturating_sub(bytes_of(&old));
         }
         self.bytes += bytes;
@@ -83,7 +85,7 @@ impl Inner {
 /// What a look-up found: per id asked, the cached record if it is one of the tenant's and
 /// live; and the generation to [`RecordCache::fill`] the others at.
 pub(crate) struct Found {
-    pub(crate) records: Vec<Option<Memory>>,
+    pub(crate) records: Vec<Option<Arc<Memory>>>,
     pub(crate) generation: u64,
 }
 
@@ -123,7 +125,7 @@ impl RecordCache {
     /// Keeps these records, read from the database by a read that started at `generation`,
     /// except those changed since (the read may predate the change). Over the budget,
     /// arbitrary records are dropped until a quarter of it is free.
-    pub(crate) fn fill(&self, generation: u64, records: &[Memory]) {
+    pub(crate) fn fill(&self, generation: u64, records: &[Arc<Memory>]) {
         if self.budget == 0 || records.is_empty() {
             return;
         }
@@ -135,7 +137,7 @@ impl RecordCache {
             if inner.changed.get(&m.id).is_some_and(|g| *g > generation) {
                 continue;
             }
-            inner.insert(m);
+            inner.insert(Arc::clone(m));
         }
         inner.enforce(self.budget);
     }
@@ -156,7 +158,7 @@ impl RecordCache {
             return;
         }
         for m in written {
-            inner.insert(m);
+            inner.insert(Arc::new(m.clone()));
         }
         inner.enforce(self.budget);
     }
@@ -182,6 +184,7 @@ impl RecordCache {
                 && m.partition.tenant == *tenant
                 && !m.is_expired(at)
             {
+                let m = Arc::make_mut(m);
                 m.access_count += 1;
                 m.last_accessed_at = Some(at);
             }
@@ -268,18 +271,21 @@ mod tests {
             Timestamp::from_millis(2),
         );
         cache.forget(&[a.id]);
-        cache.fill(started.generation, &[a.clone(), b.clone()]);
+        cache.fill(
+            started.generation,
+            &[Arc::new(a.clone()), Arc::new(b.clone())],
+        );
         assert!(!cached(&cache, &a), "changed while read");
         assert!(cached(&cache, &b));
         let after = cache.get(&a.partition.tenant, &[a.id], Timestamp::from_millis(2));
-        cache.fill(after.generation, std::slice::from_ref(&a));
+        cache.fill(after.generation, &[Arc::new(a.clone())]);
         assert!(cached(&cache, &a), "read after the change");
         cache.touch(&a.partition.tenant, &[a.id], Timestamp::from_millis(3));
         let found = cache.get(&a.partition.tenant, &[a.id], Timestamp::from_millis(3));
         assert_eq!(found.records[0].as_ref().map(|m| m.access_count), Some(1));
         let before_clear = found.generation;
         cache.clear();
-        cache.fill(before_clear, &[a.clone(), b.clone()]);
+        cache.fill(before_clear, &[Arc::new(a.clone()), Arc::new(b.clone())]);
         assert!(!cached(&cache, &a) && !cached(&cache, &b), "cleared since");
     }
 
@@ -292,7 +298,8 @@ mod tests {
         let generation = cache
             .get(&records[0].partition.tenant, &[], Timestamp::from_millis(2))
             .generation;
-        cache.fill(generation, &records);
+        let shared: Vec<Arc<Memory>> = records.iter().cloned().map(Arc::new).collect();
+        cache.fill(generation, &shared);
         let kept = records.iter().filter(|m| cached(&cache, m)).count();
         assert!((1..=10).contains(&kept), "{kept} kept");
         assert!(cache.lock().bytes <= per * 10);

@@ -80,6 +80,10 @@ impl Store for PrivacyStore {
         self.inner.list(query)
     }
 
+    fn list_many(&self, queries: &[ListQuery]) -> Result<Vec<Page>> {
+        self.inner.list_many(queries)
+    }
+
     fn count(&self, partition: &Partition, filter: &Filter) -> Result<u64> {
         self.inner.count(partition, filter)
     }
@@ -130,6 +134,10 @@ impl Store for PrivacyStore {
 
     fn get_many(&self, tenant: &Tenant, ids: &[MemoryId]) -> Result<Vec<Memory>> {
         self.inner.get_many(tenant, ids)
+    }
+
+    fn get_many_shared(&self, tenant: &Tenant, ids: &[MemoryId]) -> Result<Vec<Arc<Memory>>> {
+        self.inner.get_many_shared(tenant, ids)
     }
 
     fn rank_fields(&self, partition: &Partition, ids: &[MemoryId]) -> Result<Vec<RankFields>> {

@@ -726,12 +726,15 @@ pub(crate) fn rescore(
 
 /// The ranked candidates as hits, with the records `read` returns for their ids (in any
 /// order); a candidate whose record is gone meanwhile is left out.
-pub(crate) fn with_records(ranked: Vec<Ranked>, mut records: IdMap<Memory>) -> Vec<RecallHit> {
+pub(crate) fn with_records(
+    ranked: Vec<Ranked>,
+    mut records: IdMap<std::sync::Arc<Memory>>,
+) -> Vec<RecallHit> {
     ranked
         .into_iter()
         .filter_map(|r| {
             Some(RecallHit {
-                memory: records.remove(&r.id)?,
+                memory: std::sync::Arc::unwrap_or_clone(records.remove(&r.id)?),
                 score: r.score,
                 signals: r.signals,
             })

@@ -380,3 +380,63 @@ pub fn filters_agree_with_the_reference(h: &dyn Harness) {
         assert_eq!(near, want, "vector_search, round {round}, {f:?}");
     }
 }
+
+/// `list_many` gives each query the page `list` gives it, in order: sessions' next turns
+/// after a search (a backend with in-memory copies answers those from them), a query without
+/// a session, and none at all.
+pub fn list_many_answers_each_as_list(h: &dyn Harness) {
+    let s = h.open();
+    let p = part("many");
+    let mut ids = Vec::new();
+    for i in 0..12 {
+        let mut put = Put::new(
+            p.clone(),
+            Some(key(&format!("t{i:02}"))),
+            format!("turn {i} about apples"),
+        );
+        put.owner.user_id = Some("u1".into());
+        put.owner.session_id = Some(format!("s{}", i % 3));
+        ids.push(s.put(put).unwrap().memory.id);
+    }
+    s.text_search(&muisti_core::TextQuery {
+        partition: p.clone(),
+        query: "apples".into(),
+        filter: Filter {
+            user_id: Some("u1".into()),
+            ..Default::default()
+        },
+        limit: 5,
+    })
+    .unwrap();
+    let session_after = |i: usize| ListQuery {
+        partition: p.clone(),
+        filter: Filter {
+            user_id: Some("u1".into()),
+            session_id: Some(format!("s{}", i % 3)),
+            ..Default::default()
+        },
+        after: Some(ids[i]),
+        limit: 1,
+    };
+    let mut queries: Vec<ListQuery> = (0..12).map(session_after).collect();
+    queries.push(ListQuery {
+        partition: p.clone(),
+        limit: 5,
+        ..Default::default()
+    });
+    let many = s.list_many(&queries).unwrap();
+    assert_eq!(many.len(), queries.len());
+    let of = |page: &muisti_core::Page| page.items.iter().map(|m| m.id).collect::<Vec<_>>();
+    for (q, page) in queries.iter().zip(&many) {
+        let one = s.list(q).unwrap();
+        assert_eq!(of(page), of(&one));
+        assert_eq!(page.next, one.next);
+    }
+    // Turn i's session holds turn i + 3 next; the last three turns have none after them.
+    for i in 0..9 {
+        assert_eq!(of(&many[i]), vec![ids[i + 3]], "after turn {i}");
+    }
+    assert!(many[9..12].iter().all(|page| page.items.is_empty()));
+    assert_eq!(of(&many[12]), ids[..5].to_vec());
+    assert!(s.list_many(&[]).unwrap().is_empty());
+}

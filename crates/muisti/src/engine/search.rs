@@ -163,7 +163,7 @@ impl Engine {
                     }
                 }
                 // An archived candidate's record came with it.
-                read.extend(archived);
+                read.extend(archived.into_iter().map(|(id, m)| (id, Arc::new(m))));
                 if let Some(words) = &words {
                     let pool =
                         recall::word_pool(&fused, fields.iter().map(|f| f.id), config.words_pool);
@@ -173,7 +173,7 @@ impl Engine {
                         .copied()
                         .collect();
                     if !missing.is_empty() {
-                        for m in self.store.get_many(&self.tenant, &missing)? {
+                        for m in self.store.get_many_shared(&self.tenant, &missing)? {
                             read.insert(m.id, m);
                         }
                     }
@@ -347,7 +347,7 @@ impl Engine {
         &self,
         fields: &[muisti_core::RankFields],
         periods: &[crate::temporal::Period],
-        read: &mut muisti_core::IdMap<Memory>,
+        read: &mut muisti_core::IdMap<Arc<Memory>>,
     ) -> Result<HashSet<MemoryId>> {
         let config = &*self.recall;
         let mut matched = HashSet::new();
@@ -361,7 +361,7 @@ impl Engine {
         }
         if config.temporal_text && !unplaced.is_empty() {
             let ids: Vec<MemoryId> = unplaced.keys().copied().collect();
-            for m in self.store.get_many(&self.tenant, &ids)? {
+            for m in self.store.get_many_shared(&self.tenant, &ids)? {
                 let Some(time) = unplaced.get(&m.id) else {
                     continue;
                 };
@@ -385,8 +385,8 @@ impl Engine {
         req: &RecallRequest,
         seeds: &[(MemoryId, f32)],
         now: muisti_core::Timestamp,
-        read: &mut muisti_core::IdMap<Memory>,
-    ) -> Result<Vec<(Memory, f32)>> {
+        read: &mut muisti_core::IdMap<Arc<Memory>>,
+    ) -> Result<Vec<(Arc<Memory>, f32)>> {
         /// Later memories read per seed to find a live one (a superseded or archived turn
         /// is skipped, not a gap).
         const LOOKAHEAD: usize = 2;
@@ -398,11 +398,14 @@ impl Engine {
             .map(|(id, _)| *id)
             .filter(|id| !read.contains_key(id))
             .collect();
-        for m in self.store.get_many(&self.tenant, &ids)? {
+        for m in self.store.get_many_shared(&self.tenant, &ids)? {
             read.insert(m.id, m);
         }
-        let mut next = Vec::new();
-        for (id, relevance) in seeds {
+        // Each seed's session, read one memory at a time: the next one is nearly always live,
+        // and the look-ahead reads the one after only when it is not. All seeds' reads of a
+        // round go to the store together.
+        let (mut of_seed, mut queries) = (Vec::new(), Vec::new());
+        for (k, (id, _)) in seeds.iter().enumerate() {
             let Some(seed) = read.get(id) else {
                 continue;
             };
@@ -412,9 +415,8 @@ impl Engine {
             if seed.partition != *partition {
                 continue;
             }
-            // One memory at a time: the next one is nearly always live, and the look-ahead
-            // reads the one after only when it is not.
-            let mut query = ListQuery {
+            of_seed.push(k);
+            queries.push(ListQuery {
                 partition: partition.clone(),
                 filter: Filter {
                     session_id: Some(session.clone()),
@@ -423,21 +425,37 @@ impl Engine {
                 },
                 after: Some(*id),
                 limit: 1,
-            };
-            for _ in 0..LOOKAHEAD {
-                let Some(m) = self.store.list(&query)?.items.into_iter().next() else {
-                    break;
+            });
+        }
+        let mut found: Vec<Option<Arc<Memory>>> = vec![None; seeds.len()];
+        for _ in 0..LOOKAHEAD {
+            if queries.is_empty() {
+                break;
+            }
+            let pages = self.store.list_many(&queries)?;
+            let (mut again_of, mut again) = (Vec::new(), Vec::new());
+            for ((k, mut query), page) in of_seed.into_iter().zip(queries).zip(pages) {
+                let Some(m) = page.items.into_iter().next() else {
+                    continue;
                 };
                 if m.state == MemoryState::Active
                     && !m.is_expired(now)
                     && crate::declarative::readable(&req.filter, &m)
                 {
-                    next.push((m, *relevance));
-                    break;
+                    found[k] = Some(Arc::new(m));
+                } else {
+                    query.after = Some(m.id);
+                    again_of.push(k);
+                    again.push(query);
                 }
-                query.after = Some(m.id);
             }
+            (of_seed, queries) = (again_of, again);
         }
+        let next = found
+            .into_iter()
+            .zip(seeds)
+            .filter_map(|(m, (_, relevance))| Some((m?, *relevance)))
+            .collect();
         Ok(next)
     }
 
@@ -446,14 +464,14 @@ impl Engine {
     pub(super) fn with_records(
         &self,
         ranked: Vec<recall::Ranked>,
-        mut read: muisti_core::IdMap<Memory>,
+        mut read: muisti_core::IdMap<Arc<Memory>>,
     ) -> Result<Vec<RecallHit>> {
         let missing: Vec<MemoryId> = ranked
             .iter()
             .map(|r| r.id)
             .filter(|id| !read.contains_key(id))
             .collect();
-        for m in self.store.get_many(&self.tenant, &missing)? {
+        for m in self.store.get_many_shared(&self.tenant, &missing)? {
             read.insert(m.id, m);
         }
         Ok(recall::with_records(ranked, read))

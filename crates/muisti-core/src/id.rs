@@ -45,6 +45,13 @@ impl MemoryId {
     pub fn ulid(self) -> Ulid {
         self.0
     }
+
+    /// Whether `s` is this id's 26-character form (as `to_string` writes it), without
+    /// writing that form to the heap.
+    pub fn is_written_as(self, s: &str) -> bool {
+        let mut buf = [0; ulid::ULID_LEN];
+        s.len() == ulid::ULID_LEN && self.0.array_to_str(&mut buf) == s
+    }
 }
 
 impl FromStr for MemoryId {
@@ -77,5 +84,15 @@ mod tests {
         assert!(b > a);
         assert_eq!(MemoryId::parse(&a.to_string()).expect("parses"), a);
         assert!(MemoryId::parse("nope").is_err());
+    }
+
+    #[test]
+    fn an_id_is_written_as_its_own_form_only() {
+        let (a, b) = (MemoryId::generate(), MemoryId::generate());
+        assert!(a.is_written_as(&a.to_string()));
+        assert!(!a.is_written_as(&b.to_string()));
+        assert!(!a.is_written_as(&a.to_string().to_lowercase()));
+        assert!(!a.is_written_as(&a.to_string()[..25]));
+        assert!(!a.is_written_as(""));
     }
 }

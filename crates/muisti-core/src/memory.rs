@@ -335,7 +335,7 @@ fn first_version() -> u64 {
 impl Memory {
     /// The key the writer gave, or `None` when the key is just the id (a keyless write).
     pub fn writer_key(&self) -> Option<&Key> {
-        (self.key.as_str() != self.id.to_string()).then_some(&self.key)
+        (!self.id.is_written_as(self.key.as_str())).then_some(&self.key)
     }
 
     /// The content as text: a string as it is, any other JSON value serialized.

@@ -255,16 +255,30 @@ fn dot_i8(q: &[i8], v: &[i8]) -> i32 {
     acc.iter().sum::<i32>() + tail
 }
 
-/// Appends `v` quantised to `i8` (symmetric, by its largest magnitude) to `out`; returns the
-/// scale that undoes it.
+/// Appends `v` quantised to `i8` (symmetric, by its largest magnitude, to the nearest step,
+/// ties to even) to `out`; returns the scale that undoes it.
 pub fn quantize_into(v: &[f32], out: &mut Vec<i8>) -> f32 {
     let max = v.iter().fold(0f32, |m, x| m.max(x.abs()));
     let scale = if max > 0.0 { max / 127.0 } else { 1.0 };
+    // With AVX2 (and so SSE4.1) rounding is one vector instruction for eight values; on the
+    // baseline instruction set a library call per value.
+    #[cfg(target_arch = "x86_64")]
+    if let Some(simd) = V3::try_new() {
+        simd.vectorize(|| push_steps(v, scale, out));
+        return scale;
+    }
+    push_steps(v, scale, out);
+    scale
+}
+
+/// `v / scale` rounded to the nearest step (ties to even) and clamped to ±127, appended to
+/// `out`: [`quantize_into`]'s loop, inlined where it is called.
+#[inline(always)]
+fn push_steps(v: &[f32], scale: f32, out: &mut Vec<i8>) {
     out.extend(
         v.iter()
-            .map(|x| (x / scale).round().clamp(-127.0, 127.0) as i8),
+            .map(|x| (x / scale).round_ties_even().clamp(-127.0, 127.0) as i8),
     );
-    scale
 }
 
 #[cfg(test)]

@@ -677,12 +677,14 @@ pub(crate) fn access(count: u64) -> f32 {
     ((1.0 + count as f32).ln() / 101f32.ln()).min(1.0)
 }
 
-/// Rescores fused candidates with recency, access and importance, best first.
+/// Rescores fused candidates with recency, access and importance: the best `limit`, best
+/// first (the rest are not sorted).
 pub(crate) fn rescore(
     config: &RecallConfig,
     candidates: Vec<RankFields>,
     mut fused: Fused,
     now: Timestamp,
+    limit: usize,
 ) -> Vec<Ranked> {
     let w = config.weights;
     let total = (w.relevance + w.recency + w.access + w.importance).max(f32::EPSILON);
@@ -715,12 +717,20 @@ pub(crate) fn rescore(
             })
         })
         .collect();
-    ranked.sort_by(|a, b| {
+    let order = |a: &Ranked, b: &Ranked| {
         b.score
             .total_cmp(&a.score)
             .then(b.signals.relevance.total_cmp(&a.signals.relevance))
             .then(a.id.cmp(&b.id))
-    });
+    };
+    if limit == 0 {
+        return Vec::new();
+    }
+    if ranked.len() > limit {
+        ranked.select_nth_unstable_by(limit - 1, order);
+        ranked.truncate(limit);
+    }
+    ranked.sort_by(order);
     ranked
 }
 
@@ -1069,7 +1079,7 @@ mod tests {
                 fusion: Fusion::Absolute { lexical: 0.9 },
                 ..RecallConfig::default()
             };
-            let hits = rescore(&config, vec![RankFields::of(&m)], fused, now);
+            let hits = rescore(&config, vec![RankFields::of(&m)], fused, now, 10);
             // Every boost at its best: the score is the relevance itself, never more.
             assert!((hits[0].score - relevance).abs() < 1e-6, "{relevance}");
             let boost = hits[0].signals.boost.unwrap_or(0.0);
@@ -1115,6 +1125,7 @@ mod tests {
             vec![RankFields::of(&old), RankFields::of(&fresh)],
             fused,
             now,
+            10,
         );
         assert_eq!(hits[0].id, fresh.id, "same relevance: the recent one first");
         assert!((hits[0].signals.recency - 1.0).abs() < 1e-6);

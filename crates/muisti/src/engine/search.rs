@@ -187,11 +187,11 @@ impl Engine {
                         texts.iter().map(|(id, _)| *id).zip(scores).collect();
                     recall::with_words(config.fusion, &mut fused, &shares, config.words);
                 }
-                let mut ranked = recall::rescore(config, fields, fused, now);
+                // The best first: those under `min_score` are a tail of them.
+                let mut ranked = recall::rescore(config, fields, fused, now, req.limit);
                 if let Some(min) = req.min_score {
                     ranked.retain(|h| h.score >= min);
                 }
-                ranked.truncate(req.limit);
                 let mode = if self.native_text {
                     SearchMode::Search
                 } else {
@@ -294,8 +294,7 @@ impl Engine {
         let fused = recall::fuse(fusion, &[], &found);
         let ids: Vec<MemoryId> = found.iter().map(|s| s.id).collect();
         let fields = self.store.rank_fields(&partition, &ids)?;
-        let mut ranked = recall::rescore(&self.recall, fields, fused, self.clock.now());
-        ranked.truncate(limit);
+        let ranked = recall::rescore(&self.recall, fields, fused, self.clock.now(), limit);
         let mut hits = self.with_records(ranked, muisti_core::IdMap::default())?;
         hits.retain(|h| crate::declarative::readable(&vq.filter, &h.memory));
         Ok(hits)

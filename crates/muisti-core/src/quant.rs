@@ -101,52 +101,45 @@ impl QueryI8 {
             #[cfg(target_arch = "x86_64")]
             Wide::V4(simd, wide) => {
                 let simd = *simd;
-                simd.vectorize(|| {
-                    // Four vectors at a time, their sums reduced together; the last few
-                    // one by one.
-                    let split = wide.len() * 32;
-                    let mut four: [&[i8]; 4] = [&[]; 4];
-                    let mut held = 0;
-                    for v in vectors {
-                        four[held] = v;
-                        held += 1;
-                        if held == 4 {
-                            let dots = dots4_v4(simd, wide, four);
-                            for (v, dot) in four.iter().zip(dots) {
-                                out.push(dot + self.tail_dot(split, v));
-                            }
-                            held = 0;
-                        }
-                    }
-                    let rest = four[..held].iter().copied();
-                    self.push_dots(split, rest, out, |v| dot_v4(simd, wide, v));
-                });
+                simd.vectorize(|| self.push_dots(Avx512 { simd, q: wide }, vectors, out));
             }
             #[cfg(target_arch = "x86_64")]
             Wide::V3(simd, wide) => {
                 let simd = *simd;
-                simd.vectorize(|| {
-                    self.push_dots(wide.len() * 16, vectors, out, |v| dot_v3(simd, wide, v))
-                });
+                simd.vectorize(|| self.push_dots(Avx2 { simd, q: wide }, vectors, out));
             }
             Wide::Baseline => out.extend(vectors.map(|v| dot_i8(&self.v, v))),
         }
     }
 
-    /// Appends `whole(v)` (the dot product of the query's first `split` values with `v`'s)
-    /// plus the rest's for each of `vectors`: the loop of every widened path, inlined into
-    /// its `vectorize`, where the instructions are enabled.
+    /// Appends the dot product of the query with each of `vectors`: the kernel's of the
+    /// query's whole steps with four vectors at a time (their sums reduced together), one at
+    /// a time for the last few, plus the rest of the values' for each. The loop of every
+    /// widened path, inlined into its `vectorize` with the kernel's methods, where the
+    /// instructions are enabled.
     #[cfg(target_arch = "x86_64")]
     #[inline(always)]
     fn push_dots<'a>(
         &self,
-        split: usize,
+        kernel: impl Kernel,
         vectors: impl Iterator<Item = &'a [i8]>,
         out: &mut Vec<i32>,
-        whole: impl Fn(&[i8]) -> i32,
     ) {
+        let split = kernel.split();
+        let mut held: [&[i8]; 4] = [&[]; 4];
+        let mut n = 0;
         for v in vectors {
-            out.push(whole(v) + self.tail_dot(split, v));
+            held[n] = v;
+            n += 1;
+            if n == 4 {
+                for (v, dot) in held.iter().zip(kernel.four(held)) {
+                    out.push(dot + self.tail_dot(split, v));
+                }
+                n = 0;
+            }
+        }
+        for v in &held[..n] {
+            out.push(kernel.one(v) + self.tail_dot(split, v));
         }
     }
 
@@ -159,6 +152,68 @@ impl QueryI8 {
         } else {
             dot_i8(tail, &v[split..])
         }
+    }
+}
+
+/// The dot products of a widened query's whole steps with stored vectors, for
+/// [`QueryI8::push_dots`]; every method is inlined into the caller's `vectorize`.
+#[cfg(target_arch = "x86_64")]
+trait Kernel {
+    /// How many of the query's values the whole steps cover.
+    fn split(&self) -> usize;
+    /// With one vector.
+    fn one(&self, v: &[i8]) -> i32;
+    /// With four vectors.
+    fn four(&self, v: [&[i8]; 4]) -> [i32; 4];
+}
+
+/// The AVX-512 kernel: steps of thirty-two values.
+#[cfg(target_arch = "x86_64")]
+struct Avx512<'a> {
+    simd: V4,
+    q: &'a [pulp::i16x32],
+}
+
+#[cfg(target_arch = "x86_64")]
+impl Kernel for Avx512<'_> {
+    #[inline(always)]
+    fn split(&self) -> usize {
+        self.q.len() * 32
+    }
+
+    #[inline(always)]
+    fn one(&self, v: &[i8]) -> i32 {
+        dot_v4(self.simd, self.q, v)
+    }
+
+    #[inline(always)]
+    fn four(&self, v: [&[i8]; 4]) -> [i32; 4] {
+        dots4_v4(self.simd, self.q, v)
+    }
+}
+
+/// The AVX2 kernel: steps of sixteen values.
+#[cfg(target_arch = "x86_64")]
+struct Avx2<'a> {
+    simd: V3,
+    q: &'a [pulp::i16x16],
+}
+
+#[cfg(target_arch = "x86_64")]
+impl Kernel for Avx2<'_> {
+    #[inline(always)]
+    fn split(&self) -> usize {
+        self.q.len() * 16
+    }
+
+    #[inline(always)]
+    fn one(&self, v: &[i8]) -> i32 {
+        dot_v3(self.simd, self.q, v)
+    }
+
+    #[inline(always)]
+    fn four(&self, v: [&[i8]; 4]) -> [i32; 4] {
+        dots4_v3(self.simd, self.q, v)
     }
 }
 
@@ -186,7 +241,8 @@ fn dot_v4(simd: V4, q: &[pulp::i16x32], v: &[i8]) -> i32 {
 #[inline(always)]
 fn dots4_v4(simd: V4, q: &[pulp::i16x32], v: [&[i8]; 4]) -> [i32; 4] {
     use std::arch::x86_64::__m512i;
-    let steps = v.map(|v| v.as_chunks::<32>().0);
+    // As many steps as the query's (a stored vector is as long): no bounds check per step.
+    let steps = v.map(|v| &v.as_chunks::<32>().0[..q.len()]);
     let mut acc: [__m512i; 4] = [pulp::bytemuck::cast([0i32; 16]); 4];
     for (k, q) in q.iter().enumerate() {
         let q: __m512i = pulp::bytemuck::cast(*q);
@@ -204,16 +260,48 @@ fn dots4_v4(simd: V4, q: &[pulp::i16x32], v: [&[i8]; 4]) -> [i32; 4] {
             simd.avx512f._mm512_extracti64x4_epi64::<1>(a),
         )
     };
-    // [a0+a1, a2+a3, b0+b1, b2+b3, a4+a5, ...], the same of c and d, then of both:
-    // [a0..3, b0..3, c0..3, d0..3, a4..7, b4..7, c4..7, d4..7].
-    let ab = simd.avx2._mm256_hadd_epi32(half(acc[0]), half(acc[1]));
-    let cd = simd.avx2._mm256_hadd_epi32(half(acc[2]), half(acc[3]));
+    // Each called here, not through `array::map`: a closure called from a function that is
+    // not inlined loses the enabled instructions (each intrinsic becomes a call).
+    reduce4(
+        *simd,
+        [half(acc[0]), half(acc[1]), half(acc[2]), half(acc[3])],
+    )
+}
+
+/// The sums of the eight lanes of each of four vectors: horizontal adds of pairs, twice,
+/// give `[a0..3, b0..3, c0..3, d0..3, a4..7, b4..7, c4..7, d4..7]`, whose halves added are
+/// the four sums.
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+fn reduce4(simd: V3, acc: [std::arch::x86_64::__m256i; 4]) -> [i32; 4] {
+    let ab = simd.avx2._mm256_hadd_epi32(acc[0], acc[1]);
+    let cd = simd.avx2._mm256_hadd_epi32(acc[2], acc[3]);
     let all = simd.avx2._mm256_hadd_epi32(ab, cd);
     let sums = simd.sse2._mm_add_epi32(
         simd.avx._mm256_castsi256_si128(all),
         simd.avx2._mm256_extracti128_si256::<1>(all),
     );
     pulp::bytemuck::cast(sums)
+}
+
+/// [`dot_v3`] of four vectors at once, their sums reduced together ([`reduce4`]).
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+fn dots4_v3(simd: V3, q: &[pulp::i16x16], v: [&[i8]; 4]) -> [i32; 4] {
+    use std::arch::x86_64::__m256i;
+    let steps = v.map(|v| &v.as_chunks::<16>().0[..q.len()]);
+    let mut acc: [__m256i; 4] = [pulp::bytemuck::cast([0i32; 8]); 4];
+    for (k, q) in q.iter().enumerate() {
+        let q: __m256i = pulp::bytemuck::cast(*q);
+        for (acc, steps) in acc.iter_mut().zip(&steps) {
+            let v: __m256i =
+                pulp::bytemuck::cast(simd.convert_i8x16_to_i16x16(pulp::bytemuck::cast(steps[k])));
+            *acc = simd
+                .avx2
+                ._mm256_add_epi32(*acc, simd.avx2._mm256_madd_epi16(q, v));
+        }
+    }
+    reduce4(simd, acc)
 }
 
 /// `Σ q[i] × v[i]` over the whole steps of sixteen of `v`, with AVX2. Inlined into the

@@ -12,9 +12,21 @@ use crate::{MemoryId, Scored};
 /// terms. Stemming was chosen by measurement: on LoCoMo it raised full-text recall@10 from
 /// 0.597 to 0.635 (docs/recall.md).
 pub fn tokenize(text: &str) -> impl Iterator<Item = String> + '_ {
+    words(text).map(term)
+}
+
+/// Calls `f` with the term of each word of `text`, in order: [`tokenize`]'s terms, lent
+/// rather than each copied into a `String` of its own.
+pub fn for_each_term(text: &str, mut f: impl FnMut(&str)) {
+    for word in words(text) {
+        with_term(word, &mut f);
+    }
+}
+
+/// The words [`tokenize`] reduces: maximal runs of letters and digits.
+fn words(text: &str) -> impl Iterator<Item = &str> + '_ {
     text.split(|c: char| !c.is_alphanumeric())
         .filter(|w| !w.is_empty())
-        .map(term)
 }
 
 /// How many words' terms each thread remembers ([`term`]); the memory is emptied when full.
@@ -34,6 +46,11 @@ thread_local! {
 /// The term of one word (a maximal run of letters and digits): lower-cased, then stemmed
 /// unless a stop word. The one definition [`tokenize`] applies to every word.
 fn term(word: &str) -> String {
+    with_term(word, str::to_owned)
+}
+
+/// Calls `f` with [`term`]'s term of `word`, remembered per thread.
+fn with_term<R>(word: &str, f: impl FnOnce(&str) -> R) -> R {
     static STEMMER: OnceLock<Stemmer> = OnceLock::new();
     // Lower case already (ASCII): no copy to look it up.
     let lower: std::borrow::Cow<'_, str> = if word
@@ -53,19 +70,21 @@ fn term(word: &str) -> String {
         }
     };
     if lower.len() > REMEMBERED_WORD_LEN {
-        return reduce(&lower);
+        return f(&reduce(&lower));
     }
     TERMS.with(|remembered| {
         if let Some(t) = remembered.borrow().get(lower.as_ref()) {
-            return t.clone();
+            return f(t);
         }
         let t = reduce(&lower);
-        let mut remembered = remembered.borrow_mut();
-        if remembered.len() >= REMEMBERED_TERMS {
-            remembered.clear();
+        // Not remembered if `f` of an enclosing call holds the memory (it lends a term).
+        if let Ok(mut remembered) = remembered.try_borrow_mut() {
+            if remembered.len() >= REMEMBERED_TERMS {
+                remembered.clear();
+            }
+            remembered.insert(lower.into_owned(), t.clone());
         }
-        remembered.insert(lower.into_owned(), t.clone());
-        t
+        f(&t)
     })
 }
 
@@ -722,6 +741,31 @@ mod tests {
             ]
         );
         assert_eq!(token_string("A  b,c"), "a b c");
+    }
+
+    /// `for_each_term` lends the terms `tokenize` gives, in order, on a first reading and
+    /// from memory, and when what it calls tokenizes too (the memory is then in use).
+    #[test]
+    fn lent_terms_are_tokenize_s() {
+        let text = "Melanie PAINTED sunrises; the café's paintings, twice — 2023 Zebras";
+        let want: Vec<String> = tokenize(text).collect();
+        for _ in 0..2 {
+            let mut got = Vec::new();
+            for_each_term(text, |t| got.push(t.to_owned()));
+            assert_eq!(got, want);
+        }
+        let mut nested = Vec::new();
+        for_each_term(text, |t| {
+            nested.push(t.to_owned());
+            // Words this thread has not seen: reduced without being remembered.
+            nested.extend(tokenize(&format!("unseen{}words", t.len())));
+        });
+        let mut expected = Vec::new();
+        for t in &want {
+            expected.push(t.clone());
+            expected.extend(tokenize(&format!("unseen{}words", t.len())));
+        }
+        assert_eq!(nested, expected);
     }
 
     /// A word's term is the same whether this thread has seen it or not, and after the

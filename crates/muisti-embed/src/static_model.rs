@@ -234,9 +234,8 @@ impl StaticEmbedder {
         self.counted_words(text, skip, |_, ids| tokens.extend_from_slice(ids));
         tokens.sort_unstable();
         tokens.dedup();
-        let mut terms: Vec<u64> = muisti_core::text::tokenize(text)
-            .map(|t| term_key(&t))
-            .collect();
+        let mut terms: Vec<u64> = Vec::new();
+        muisti_core::text::for_each_term(text, |t| terms.push(term_key(t)));
         terms.sort_unstable();
         terms.dedup();
         TextWords { tokens, terms }
@@ -356,15 +355,14 @@ impl<'a> WordMatcher<'a> {
         let words = self.model.remembered_word_tokens(texts, self.skip);
         // Which of the query's tokens each text leaves open (`n` a text): only those it does
         // not hold can count.
-        let open: Vec<bool> = words
-            .iter()
-            .flat_map(|w| {
-                (0..n).map(|i| {
-                    w.tokens.binary_search(&self.ids[i]).is_err()
-                        && w.terms.binary_search(&self.terms[i]).is_err()
-                })
-            })
-            .collect();
+        let mut open = Vec::with_capacity(words.len() * n);
+        for w in &words {
+            for (id, term) in self.ids.iter().zip(&self.terms) {
+                open.push(
+                    w.tokens.binary_search(id).is_err() && w.terms.binary_search(term).is_err(),
+                );
+            }
+        }
         let open_in = |k: usize| &open[k * n..(k + 1) * n];
         // The distinct tokens of the texts with an open query token, with their rows (a
         // token without a vector matches nothing), and each such text's tokens as indices

@@ -16,6 +16,10 @@ struct Queue {
     batch: HashMap<Tenant, (Vec<MemoryId>, Timestamp)>,
     /// Callers waiting until what they queued is written.
     flushes: Vec<mpsc::Sender<()>>,
+    /// Emptied id lists of written batches, kept with their room: a busy window queues
+    /// hundreds of kilobytes of ids, and growing a fresh list each window costs the recalls
+    /// a reallocation (and fresh pages from the system) every doubling.
+    spare: Vec<Vec<MemoryId>>,
     /// Set when the recorder is dropped: the worker writes what is left and ends.
     closed: bool,
 }
@@ -74,10 +78,10 @@ impl AccessRecorder {
             return;
         }
         let first = q.is_empty();
-        let e = q
-            .batch
+        let Queue { batch, spare, .. } = &mut *q;
+        let e = batch
             .entry(tenant.clone())
-            .or_insert_with(|| (Vec::new(), at));
+            .or_insert_with(|| (spare.pop().unwrap_or_default(), at));
         e.0.extend(ids);
         e.1 = e.1.max(at);
         drop(q);
@@ -111,6 +115,13 @@ impl Drop for AccessRecorder {
     }
 }
 
+/// How many emptied id lists the queue keeps ([`Queue::spare`]).
+const SPARE_LISTS: usize = 4;
+
+/// The most ids a kept list has room for (one grown past it by a burst is dropped): with
+/// [`SPARE_LISTS`], at most 16 MiB held.
+const SPARE_IDS_MAX: usize = 1 << 18;
+
 /// How long accesses are gathered before they are written.
 const COALESCE: std::time::Duration = std::time::Duration::from_millis(250);
 
@@ -141,10 +152,20 @@ fn run(store: &dyn Store, shared: &Shared) {
         let batch = std::mem::take(&mut q.batch);
         let waiting = std::mem::take(&mut q.flushes);
         drop(q);
-        for (tenant, (ids, at)) in batch {
+        let mut emptied = Vec::new();
+        for (tenant, (mut ids, at)) in batch {
             if let Err(e) = store.touch(&tenant, &ids, at) {
                 tracing::warn!(kind = %e.kind(), error = %e, "recording accesses failed");
             }
+            if ids.capacity() <= SPARE_IDS_MAX {
+                ids.clear();
+                emptied.push(ids);
+            }
+        }
+        {
+            let mut q = shared.lock();
+            q.spare.extend(emptied);
+            q.spare.truncate(SPARE_LISTS);
         }
         for done in waiting {
             let _ = done.send(());

@@ -172,3 +172,48 @@ fn run(store: &dyn Store, shared: &Shared) {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use muisti_core::{Key, Locator, Namespace, Partition, Put};
+
+    use super::*;
+
+    /// Accesses queued over several windows are each counted once: a list kept from a
+    /// written window starts the next one empty.
+    #[test]
+    fn every_window_counts_its_own_accesses() {
+        let store: Arc<dyn Store> = Arc::new(muisti_store::MemStore::new());
+        let p = Partition::of(Namespace::default_ns());
+        let put = |k: &str| {
+            store
+                .put(Put::new(p.clone(), Some(Key::new(k).expect("key")), "x"))
+                .expect("put")
+                .memory
+                .id
+        };
+        let (a, b) = (put("a"), put("b"));
+        let recorder = AccessRecorder::start(Arc::clone(&store));
+        let now = Timestamp::now();
+        recorder.record(&p.tenant, vec![a, a, b], now);
+        recorder.flush();
+        assert_eq!(
+            recorder.shared.lock().spare.len(),
+            1,
+            "the written list is kept"
+        );
+        recorder.record(&p.tenant, vec![b], now);
+        recorder.flush();
+        let count = |id| {
+            store
+                .get(&Locator::Id {
+                    tenant: p.tenant.clone(),
+                    id,
+                })
+                .expect("get")
+                .expect("there")
+                .access_count
+        };
+        assert_eq!((count(a), count(b)), (2, 2));
+    }
+}

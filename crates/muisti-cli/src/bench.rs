@@ -132,6 +132,10 @@ pub(crate) enum BenchCommand {
         /// Candidates taken from each retriever.
         #[arg(long)]
         candidates: Option<usize>,
+        /// How many of the best candidates word matching scores (default: the engine's);
+        /// with --loco, the plain setting's and every setting's the grid does not vary.
+        #[arg(long)]
+        words_pool: Option<usize>,
         /// Graph-aware recall: each weight of --graph-weights is a run of its own on a fresh
         /// store (weight 0: no extraction; others: offline extraction at ingest, waited for,
         /// and the graph's evidence in relevance); prints each run's recall@10 by category
@@ -540,6 +544,7 @@ pub(crate) fn run(cmd: &BenchCommand, cli: &crate::Cli, json: bool) -> Result<()
             fusion,
             no_access_tracking,
             candidates,
+            words_pool,
             graph,
             graph_weights,
             loco,
@@ -564,7 +569,7 @@ pub(crate) fn run(cmd: &BenchCommand, cli: &crate::Cli, json: bool) -> Result<()
                 neighbours: config.neighbours,
                 words: config.words,
                 words_floor: config.words_floor,
-                words_pool: config.words_pool,
+                words_pool: words_pool.unwrap_or(config.words_pool),
             };
             let embedder = muisti::embedder_from_spec(cli.embedder(), cli.embed_url.as_deref())?;
             let grid = if *graph {

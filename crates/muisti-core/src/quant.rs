@@ -113,10 +113,10 @@ impl QueryI8 {
     }
 
     /// Appends the dot product of the query with each of `vectors`: the kernel's of the
-    /// query's whole steps with four vectors at a time (their sums reduced together), one at
-    /// a time for the last few, plus the rest of the values' for each. The loop of every
-    /// widened path, inlined into its `vectorize` with the kernel's methods, where the
-    /// instructions are enabled.
+    /// query's whole steps with four vectors at a time (their sums reduced together; the last
+    /// few padded with the first of them, whose extra products are dropped), plus the rest of
+    /// the values' for each. The loop of every widened path, inlined into its `vectorize`
+    /// with the kernel's methods, where the instructions are enabled.
     #[cfg(target_arch = "x86_64")]
     #[inline(always)]
     fn push_dots<'a>(
@@ -138,8 +138,12 @@ impl QueryI8 {
                 n = 0;
             }
         }
-        for v in &held[..n] {
-            out.push(kernel.one(v) + self.tail_dot(split, v));
+        if n > 0 {
+            let mut padded = held;
+            padded[n..].fill(held[0]);
+            for (v, dot) in held[..n].iter().zip(kernel.four(padded)) {
+                out.push(dot + self.tail_dot(split, v));
+            }
         }
     }
 
@@ -161,8 +165,6 @@ impl QueryI8 {
 trait Kernel {
     /// How many of the query's values the whole steps cover.
     fn split(&self) -> usize;
-    /// With one vector.
-    fn one(&self, v: &[i8]) -> i32;
     /// With four vectors.
     fn four(&self, v: [&[i8]; 4]) -> [i32; 4];
 }
@@ -179,11 +181,6 @@ impl Kernel for Avx512<'_> {
     #[inline(always)]
     fn split(&self) -> usize {
         self.q.len() * 32
-    }
-
-    #[inline(always)]
-    fn one(&self, v: &[i8]) -> i32 {
-        dot_v4(self.simd, self.q, v)
     }
 
     #[inline(always)]
@@ -207,36 +204,15 @@ impl Kernel for Avx2<'_> {
     }
 
     #[inline(always)]
-    fn one(&self, v: &[i8]) -> i32 {
-        dot_v3(self.simd, self.q, v)
-    }
-
-    #[inline(always)]
     fn four(&self, v: [&[i8]; 4]) -> [i32; 4] {
         dots4_v3(self.simd, self.q, v)
     }
 }
 
-/// `Σ q[i] × v[i]` over the whole steps of thirty-two of `v`, with AVX-512. Inlined into
-/// the caller's [`V4::vectorize`], where the instructions are enabled.
-#[cfg(target_arch = "x86_64")]
-#[inline(always)]
-fn dot_v4(simd: V4, q: &[pulp::i16x32], v: &[i8]) -> i32 {
-    use std::arch::x86_64::__m512i;
-    let (steps, _) = v.as_chunks::<32>();
-    let mut acc: __m512i = pulp::bytemuck::cast([0i32; 16]);
-    for (q, v) in q.iter().zip(steps) {
-        let v: __m512i =
-            pulp::bytemuck::cast(simd.convert_i8x32_to_i16x32(pulp::bytemuck::cast(*v)));
-        let products = simd.avx512bw._mm512_madd_epi16(pulp::bytemuck::cast(*q), v);
-        acc = simd.avx512f._mm512_add_epi32(acc, products);
-    }
-    simd.avx512f._mm512_reduce_add_epi32(acc)
-}
-
-/// [`dot_v4`] of four vectors at once: the four sums are reduced together (each one's halves
-/// added, then horizontal adds of pairs), about a third of the instructions of reducing each
-/// alone, which a 256-value product costs as much as its multiplications.
+/// `Σ q[i] × v[i]` over the whole steps of thirty-two of each of four vectors, with
+/// AVX-512: the four sums are reduced together (each one's halves added, then horizontal adds
+/// of pairs), fewer instructions than reducing each alone. Inlined into the caller's
+/// [`V4::vectorize`], where the instructions are enabled.
 #[cfg(target_arch = "x86_64")]
 #[inline(always)]
 fn dots4_v4(simd: V4, q: &[pulp::i16x32], v: [&[i8]; 4]) -> [i32; 4] {
@@ -284,7 +260,8 @@ fn reduce4(simd: V3, acc: [std::arch::x86_64::__m256i; 4]) -> [i32; 4] {
     pulp::bytemuck::cast(sums)
 }
 
-/// [`dot_v3`] of four vectors at once, their sums reduced together ([`reduce4`]).
+/// `Σ q[i] × v[i]` over the whole steps of sixteen of each of four vectors, with AVX2, their
+/// sums reduced together ([`reduce4`]). Inlined into the caller's [`V3::vectorize`].
 #[cfg(target_arch = "x86_64")]
 #[inline(always)]
 fn dots4_v3(simd: V3, q: &[pulp::i16x16], v: [&[i8]; 4]) -> [i32; 4] {
@@ -302,24 +279,6 @@ fn dots4_v3(simd: V3, q: &[pulp::i16x16], v: [&[i8]; 4]) -> [i32; 4] {
         }
     }
     reduce4(simd, acc)
-}
-
-/// `Σ q[i] × v[i]` over the whole steps of sixteen of `v`, with AVX2. Inlined into the
-/// caller's [`V3::vectorize`], where the instructions are enabled.
-#[cfg(target_arch = "x86_64")]
-#[inline(always)]
-fn dot_v3(simd: V3, q: &[pulp::i16x16], v: &[i8]) -> i32 {
-    use std::arch::x86_64::__m256i;
-    let (steps, _) = v.as_chunks::<16>();
-    let mut acc: __m256i = pulp::bytemuck::cast([0i32; 8]);
-    for (q, v) in q.iter().zip(steps) {
-        let v: __m256i =
-            pulp::bytemuck::cast(simd.convert_i8x16_to_i16x16(pulp::bytemuck::cast(*v)));
-        let products = simd.avx2._mm256_madd_epi16(pulp::bytemuck::cast(*q), v);
-        acc = simd.avx2._mm256_add_epi32(acc, products);
-    }
-    let lanes: [i32; 8] = pulp::bytemuck::cast(acc);
-    lanes.iter().sum()
 }
 
 /// `Σ q[i] × v[i]` in `i32` with eight accumulators, so the compiler vectorises it (to

@@ -569,15 +569,25 @@ fn by_score(a: &Scored, b: &Scored) -> std::cmp::Ordering {
 
 /// Keeps the best `limit`, best first (ties by id), without sorting the rest.
 pub fn top_scored(v: &mut Vec<Scored>, limit: usize) {
+    keep_best(v, limit, by_score);
+}
+
+/// Keeps the first `limit` of `v` in `order`, sorted, without sorting the rest: the one
+/// selection of a top k that [`top_scored`] and recall's rescoring both make.
+pub fn keep_best<T>(
+    v: &mut Vec<T>,
+    limit: usize,
+    mut order: impl FnMut(&T, &T) -> std::cmp::Ordering,
+) {
     if limit == 0 {
         v.clear();
         return;
     }
     if v.len() > limit {
-        v.select_nth_unstable_by(limit - 1, by_score);
+        v.select_nth_unstable_by(limit - 1, &mut order);
         v.truncate(limit);
     }
-    v.sort_by(by_score);
+    v.sort_by(order);
 }
 
 /// What [`top_scored`] keeps of candidates given as scores (`id(j)` names score `j`): the

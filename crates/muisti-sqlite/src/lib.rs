@@ -1180,9 +1180,6 @@ impl Store for SqliteStore {
     }
 
     fn get_many(&self, tenant: &Tenant, ids: &[MemoryId]) -> Result<Vec<Memory>> {
-        if ids.is_empty() {
-            return Ok(Vec::new());
-        }
         Ok(self
             .get_many_shared(tenant, ids)?
             .into_iter()

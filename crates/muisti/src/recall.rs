@@ -678,7 +678,7 @@ pub(crate) fn access(count: u64) -> f32 {
 }
 
 /// Rescores fused candidates with recency, access and importance: the best `limit`, best
-/// first (the rest are not sorted).
+/// first (the rest are left out).
 pub(crate) fn rescore(
     config: &RecallConfig,
     candidates: Vec<RankFields>,
@@ -717,20 +717,12 @@ pub(crate) fn rescore(
             })
         })
         .collect();
-    let order = |a: &Ranked, b: &Ranked| {
+    muisti_core::text::keep_best(&mut ranked, limit, |a, b| {
         b.score
             .total_cmp(&a.score)
             .then(b.signals.relevance.total_cmp(&a.signals.relevance))
             .then(a.id.cmp(&b.id))
-    };
-    if limit == 0 {
-        return Vec::new();
-    }
-    if ranked.len() > limit {
-        ranked.select_nth_unstable_by(limit - 1, order);
-        ranked.truncate(limit);
-    }
-    ranked.sort_by(order);
+    });
     ranked
 }
 

@@ -591,28 +591,16 @@ pub fn keep_best<T>(
 }
 
 /// What [`top_scored`] keeps of candidates given as scores (`id(j)` names score `j`): the
-/// best `limit`, best first, ties by id. The `limit`-th best score is found among the bare
-/// scores first (a heap of the best `limit` so far, which most scores only compare with),
-/// so only the candidates that reach it are named and sorted.
+/// best `limit`, best first, ties by id. The `limit`-th best score is selected among the
+/// bare scores first (as integers, in linear time), so only the candidates that reach it
+/// are named and sorted.
 pub fn top_of(scores: &[f32], id: impl Fn(usize) -> MemoryId, limit: usize) -> Vec<Scored> {
-    use std::{cmp::Reverse, collections::BinaryHeap};
     if limit == 0 {
         return Vec::new();
     }
     let least = (scores.len() > limit).then(|| {
-        let mut best: BinaryHeap<Reverse<i32>> = scores[..limit]
-            .iter()
-            .map(|&s| Reverse(ordered(s)))
-            .collect();
-        for &s in &scores[limit..] {
-            let key = ordered(s);
-            if let Some(mut worst) = best.peek_mut()
-                && key > worst.0
-            {
-                *worst = Reverse(key);
-            }
-        }
-        best.peek().map_or(i32::MIN, |worst| worst.0)
+        let mut keys: Vec<i32> = scores.iter().map(|&s| ordered(s)).collect();
+        *keys.select_nth_unstable_by(limit - 1, |a, b| b.cmp(a)).1
     });
     let mut top: Vec<Scored> = scores
         .iter()

@@ -72,6 +72,11 @@ pub trait Embedder: Send + Sync {
         None
     }
 
+    /// Called with memories' texts as they are written, with the `skip` recall will pass to
+    /// [`Embedder::word_matcher`]: an embedder that matches words reads their words now, off
+    /// the recall path (the static model remembers them; nothing, the default, otherwise).
+    fn prepare_words(&self, _texts: &[&str], _skip: fn(&str) -> bool) {}
+
     /// Embeds one text.
     fn embed_one(&self, text: &str) -> Result<Vec<f32>, EmbedError> {
         self.embed(&[text])?

@@ -1,14 +1,9 @@
 //! The static (model2vec-style) embedder.
 
 use std::{
-    cell::RefCell,
     collections::HashMap,
     path::Path,
-    rc::Rc,
-    sync::{
-        Arc, OnceLock,
-        atomic::{AtomicU64, Ordering},
-    },
+    sync::{Arc, OnceLock, PoisonError, RwLock},
 };
 
 use muisti_core::quant::{QueryI8, quantize_into};
@@ -37,9 +32,8 @@ pub struct StaticEmbedder {
     /// Word matching's rows ([`UnitRows`]), made when first needed.
     unit_rows: OnceLock<UnitRows>,
     dim: usize,
-    /// Tells this model apart from others loaded in the process (remembered tokens are
-    /// per model).
-    instance: u64,
+    /// Texts' word tokens ([`StaticEmbedder::remembered_word_tokens`]).
+    words: RwLock<TextTokens>,
     max_tokens: usize,
     normalize: bool,
 }
@@ -116,7 +110,7 @@ impl StaticEmbedder {
             inv_norms,
             unit_rows: OnceLock::new(),
             dim,
-            instance: INSTANCES.fetch_add(1, Ordering::Relaxed),
+            words: RwLock::default(),
             max_tokens: config.max_length.unwrap_or(512),
             normalize: config.normalize.unwrap_or(true),
         })
@@ -241,35 +235,49 @@ impl StaticEmbedder {
         TextWords { tokens, terms }
     }
 
-    /// [`StaticEmbedder::word_tokens`] of each of `texts`, remembered per thread: recall
-    /// scores the same memories again and again, and tokenizing costs far more than a
-    /// look-up. A text is remembered by its [`text_key`], not a copy of it.
-    fn remembered_word_tokens(&self, texts: &[&str], skip: fn(&str) -> bool) -> Vec<Rc<TextWords>> {
+    /// [`StaticEmbedder::word_tokens`] of each of `texts`, remembered: recall scores the
+    /// same memories again and again, and tokenizing costs far more than a look-up. A text
+    /// is remembered by its [`text_key`], not a copy of it; one longer than
+    /// [`REMEMBERED_TEXT_LEN`] is tokenized each time.
+    fn remembered_word_tokens(
+        &self,
+        texts: &[&str],
+        skip: fn(&str) -> bool,
+    ) -> Vec<Arc<TextWords>> {
         // The skip function's address tells functions apart: two that share one behave
         // alike, and one with two addresses only misses.
-        let key = (self.instance, skip as usize);
-        WORD_TOKENS.with(|remembered| {
-            let mut remembered = remembered.borrow_mut();
-            let known = remembered.entry(key).or_default();
-            texts
-                .iter()
-                .map(|text| {
-                    if text.len() > REMEMBERED_TEXT_LEN {
-                        return Rc::new(self.word_tokens(text, skip));
-                    }
-                    let k = text_key(text);
-                    if let Some(tokens) = known.get(&k) {
-                        return Rc::clone(tokens);
-                    }
-                    let tokens = Rc::new(self.word_tokens(text, skip));
-                    if known.len() >= REMEMBERED_TEXTS {
-                        known.clear();
-                    }
-                    known.insert(k, Rc::clone(&tokens));
-                    tokens
-                })
-                .collect()
-        })
+        let key = |text: &str| (skip as usize, text_key(text));
+        let mut found: Vec<Option<Arc<TextWords>>> = {
+            let known = self.words.read().unwrap_or_else(PoisonError::into_inner);
+            texts.iter().map(|t| known.get(&key(t)).cloned()).collect()
+        };
+        // Tokenized outside the lock: recalls on other threads go on reading.
+        let mut new = Vec::new();
+        for (text, slot) in texts.iter().zip(&mut found) {
+            if slot.is_none() {
+                let tokens = Arc::new(self.word_tokens(text, skip));
+                if text.len() <= REMEMBERED_TEXT_LEN {
+                    new.push((key(text), Arc::clone(&tokens)));
+                }
+                *slot = Some(tokens);
+            }
+        }
+        self.remember_words(new);
+        found.into_iter().flatten().collect()
+    }
+
+    /// Adds texts' word tokens to what is remembered, emptied first when full.
+    fn remember_words(&self, new: Vec<((usize, u64), Arc<TextWords>)>) {
+        if new.is_empty() {
+            return;
+        }
+        let mut known = self.words.write().unwrap_or_else(PoisonError::into_inner);
+        for (k, tokens) in new {
+            if known.len() >= REMEMBERED_TEXTS {
+                known.clear();
+            }
+            known.insert(k, tokens);
+        }
     }
 }
 
@@ -277,17 +285,16 @@ impl StaticEmbedder {
 /// AVX2 register or two SSE2 ones.
 const LANES: usize = 8;
 
-/// How many texts' word tokens each thread remembers per model and skip function
-/// ([`StaticEmbedder::remembered_word_tokens`]); emptied when full. With
-/// [`REMEMBERED_TEXT_LEN`], at most a few MiB per thread that recalls (a server's workers
-/// each keep their own).
-const REMEMBERED_TEXTS: usize = 4_096;
+/// How many texts' word tokens a model remembers ([`StaticEmbedder::remembered_word_tokens`],
+/// [`Embedder::prepare_words`]), shared by every thread; emptied when full. With
+/// [`REMEMBERED_TEXT_LEN`], a few MiB for conversational texts (about 0.3 KiB each).
+const REMEMBERED_TEXTS: usize = 16_384;
 
 /// Longer texts (in bytes) are tokenized each time: the memory stays bounded.
 const REMEMBERED_TEXT_LEN: usize = 1_024;
 
-/// Texts' word tokens by their [`text_key`].
-type TextTokens = HashMap<u64, Rc<TextWords>, foldhash::fast::FixedState>;
+/// Texts' word tokens by the address of the skip function and the text's [`text_key`].
+type TextTokens = HashMap<(usize, u64), Arc<TextWords>, foldhash::fast::FixedState>;
 
 /// A text's words as word matching reads them ([`StaticEmbedder::word_tokens`]).
 struct TextWords {
@@ -309,22 +316,13 @@ fn term_key(term: &str) -> u64 {
 
 /// A text as [`StaticEmbedder::remembered_word_tokens`] looks it up: a 64-bit hash (with a
 /// fixed seed), which spares a copy of every text remembered and comparing the whole text on
-/// each look-up. Two of a thread's remembered texts share one with a probability of about
-/// 2⁻⁵² per look-up (at most [`REMEMBERED_TEXTS`] of them); one that did would be scored
+/// each look-up. A text takes a remembered one's for its own with a probability of about
+/// 2⁻⁵⁰ per look-up (at most [`REMEMBERED_TEXTS`] of them); one that did would be scored
 /// with the other's tokens.
 fn text_key(text: &str) -> u64 {
     use std::hash::BuildHasher;
     foldhash::fast::FixedState::with_seed(0x7465_7874).hash_one(text)
 }
-
-thread_local! {
-    /// Texts' word tokens, per (model instance, skip function).
-    static WORD_TOKENS: RefCell<HashMap<(u64, usize), TextTokens, foldhash::fast::FixedState>> =
-        RefCell::new(HashMap::default());
-}
-
-/// Numbers each model loaded in this process ([`StaticEmbedder::instance`]).
-static INSTANCES: AtomicU64 = AtomicU64::new(0);
 
 impl<'a> WordMatcher<'a> {
     /// Whether the query has no word that counts (every text then scores 0).
@@ -496,6 +494,16 @@ impl Embedder for StaticEmbedder {
         })
     }
 
+    fn prepare_words(&self, texts: &[&str], skip: fn(&str) -> bool) {
+        // A longer text would be tokenized now only to be tokenized again at recall.
+        let short: Vec<&str> = texts
+            .iter()
+            .copied()
+            .filter(|t| t.len() <= REMEMBERED_TEXT_LEN)
+            .collect();
+        self.remembered_word_tokens(&short, skip);
+    }
+
     fn dimensions(&self) -> usize {
         self.dim
     }
@@ -654,6 +662,73 @@ mod tests {
             .word_matcher("what is it", stop, 0.2)
             .expect("matcher");
         assert!(only_stop_words.is_empty());
+    }
+
+    /// A model of its own (the built-in one is shared by the process's tests), with nothing
+    /// remembered.
+    fn fresh_model() -> StaticEmbedder {
+        StaticEmbedder::from_parts(
+            BUILTIN_ID.to_owned(),
+            BUILTIN_MODEL,
+            BUILTIN_TOKENIZER,
+            BUILTIN_CONFIG,
+        )
+        .expect("model")
+    }
+
+    /// Texts' words read as they are written are those recall reads: the same scores as a
+    /// model that reads them at recall; each text remembered once per skip function, a long
+    /// one not at all, and the memory bounded.
+    #[test]
+    fn words_read_ahead_score_as_words_read_at_recall() {
+        let stop: fn(&str) -> bool = muisti_core::text::is_stop_word;
+        let texts = [
+            "John: we spent a week in Tokyo and then Osaka",
+            "John: we spent a week painting the kitchen",
+            "Caroline went to a support group for her son",
+        ];
+        let long = "word ".repeat(REMEMBERED_TEXT_LEN / 5 + 1);
+        let ahead = fresh_model();
+        ahead.prepare_words(&[texts[0], texts[1], texts[0], &long], stop);
+        let remembered = |m: &StaticEmbedder| m.words.read().expect("lock").len();
+        assert_eq!(remembered(&ahead), 2, "each short text once");
+        let at_recall = fresh_model();
+        for query in [
+            "Which cities has John visited?",
+            "What did Caroline do for her kids?",
+        ] {
+            let a = ahead.word_matcher(query, stop, 0.2).expect("matcher");
+            let b = at_recall.word_matcher(query, stop, 0.2).expect("matcher");
+            assert_eq!(a.scores(&texts), b.scores(&texts), "{query}");
+            assert!(a.scores(&texts).iter().any(|&s| s > 0.0), "{query}");
+        }
+        assert_eq!(remembered(&ahead), 3, "the third remembered at recall");
+        // Another skip function reads the words otherwise: remembered apart.
+        fn nothing(_: &str) -> bool {
+            false
+        }
+        ahead.prepare_words(&texts[..1], nothing);
+        assert_eq!(remembered(&ahead), 4);
+        let own = ahead.remembered_word_tokens(&texts[..1], nothing);
+        let stopped = ahead.remembered_word_tokens(&texts[..1], stop);
+        assert!(
+            own[0].tokens.len() > stopped[0].tokens.len(),
+            "`a`, `and`, `then` count"
+        );
+        // Full: emptied, then the newest remembered.
+        let many: Vec<String> = (0..=REMEMBERED_TEXTS)
+            .map(|i| format!("note {i}"))
+            .collect();
+        let many: Vec<&str> = many.iter().map(String::as_str).collect();
+        ahead.prepare_words(&many, stop);
+        assert!(remembered(&ahead) <= REMEMBERED_TEXTS);
+        assert!(
+            ahead
+                .words
+                .read()
+                .expect("lock")
+                .contains_key(&(stop as usize, text_key(many[REMEMBERED_TEXTS])))
+        );
     }
 
     /// A safetensors file with this header (and `data` after it).

@@ -527,6 +527,11 @@ pub(crate) fn with_neighbours(
     normalise(fusion, fused);
 }
 
+/// The words word-level matching leaves out ([`muisti_embed::Embedder::word_matcher`]'s
+/// `skip`): stop words. The one definition recall and the reading of memories' words as they
+/// are written ([`muisti_embed::Embedder::prepare_words`]) share.
+pub(crate) const WORD_SKIP: fn(&str) -> bool = muisti_core::text::is_stop_word;
+
 /// The pool word-level matching scores: the `len` ([`RecallConfig::words_pool`]) most
 /// relevant of `ids`, best first (ties by id).
 pub(crate) fn word_pool(

@@ -196,6 +196,10 @@ impl Engine {
                     .is_some_and(|c| !c.trim().is_empty())
             })
             .collect();
+        if self.recall.words > 0.0 {
+            let index_texts: Vec<&str> = texts.iter().map(String::as_str).collect();
+            embedder.prepare_words(&index_texts, recall::WORD_SKIP);
+        }
         texts.extend(with_context.iter().filter_map(|&i| puts[i].context.clone()));
         let mut vectors = embed_distinct(embedder.as_ref(), &texts)?;
         // `with_context` is in the order of `todo`, so its vectors are met in turn.
@@ -269,9 +273,10 @@ mod tests {
 
     use super::*;
 
-    /// Records the texts it is asked for; a text's vector is its length.
+    /// Records the texts it is asked to embed (and those whose words it is given to read); a
+    /// text's vector is its length.
     #[derive(Default)]
-    struct Recording(Mutex<Vec<String>>);
+    struct Recording(Mutex<Vec<String>>, Mutex<Vec<String>>);
 
     impl Embedder for Recording {
         fn id(&self) -> &str {
@@ -285,6 +290,43 @@ mod tests {
             seen.extend(texts.iter().map(|t| (*t).to_owned()));
             Ok(texts.iter().map(|t| vec![t.len() as f32]).collect())
         }
+        fn prepare_words(&self, texts: &[&str], skip: fn(&str) -> bool) {
+            assert!(skip("the") && !skip("seats"), "recall's skip");
+            let mut seen = self.1.lock().unwrap_or_else(|p| p.into_inner());
+            seen.extend(texts.iter().map(|t| (*t).to_owned()));
+        }
+    }
+
+    /// A written memory's words are given to the embedder to read with the text recall's
+    /// word matching scores (key and content, not the context), when word matching is on.
+    #[test]
+    fn written_words_are_read_ahead_only_for_word_matching() -> Result<()> {
+        for words in [0.3, 0.0] {
+            let e = Arc::new(Recording::default());
+            let engine = Engine::builder(crate::open_store("mem://")?)
+                .embedder(Some(Arc::clone(&e) as Arc<dyn Embedder>))
+                .recall_config(RecallConfig {
+                    words,
+                    ..RecallConfig::default()
+                })
+                .build()?;
+            let partition = engine.partition(&Namespace::new("travel")?);
+            let mut put = Put::new(
+                partition,
+                Some(Key::new("seat")?),
+                serde_json::json!("Alice prefers window seats"),
+            );
+            put.context = Some("booking a flight".into());
+            let written = engine.remember(put)?;
+            let prepared = e.1.lock().unwrap_or_else(|p| p.into_inner()).clone();
+            if words > 0.0 {
+                assert_eq!(prepared, [written.memory.index_text().into_owned()]);
+                assert_eq!(prepared, ["seat Alice prefers window seats"]);
+            } else {
+                assert!(prepared.is_empty(), "{prepared:?}");
+            }
+        }
+        Ok(())
     }
 
     #[test]

@@ -123,11 +123,7 @@ impl Engine {
                 // meaning: not in a lexical-only recall).
                 let words = match (&self.embedder, &q) {
                     (Some(e), Some(_)) if config.words > 0.0 => e
-                        .word_matcher(
-                            &req.query,
-                            muisti_core::text::is_stop_word,
-                            config.words_floor,
-                        )
+                        .word_matcher(&req.query, recall::WORD_SKIP, config.words_floor)
                         .filter(|m| !m.is_empty()),
                     _ => None,
                 };

@@ -95,6 +95,51 @@ pub struct Written {
     pub status: WriteStatus,
 }
 
+/// A run of reads on one thread that may share one look at other processes' commits.
+///
+/// While a `ReadRun` is open on a thread, a store that keeps copies of a database shared with
+/// other processes (SQLite) may check whether another process has committed once, at the
+/// run's first read, rather than at every read: the run's reads then see the others' commits
+/// made before that check (a snapshot, as of one read transaction), and this process's own
+/// writes as always. A store that keeps no copy ignores it. Recall opens one around its
+/// retrievers' and record reads. Runs nest: the inner one is a run of its own, and the outer
+/// one goes on when it ends.
+#[must_use = "a run lasts until the value is dropped"]
+pub struct ReadRun {
+    previous: Option<u64>,
+    /// A run belongs to its thread.
+    _thread: std::marker::PhantomData<*const ()>,
+}
+
+thread_local! {
+    static READ_RUN: std::cell::Cell<Option<u64>> = const { std::cell::Cell::new(None) };
+}
+
+/// Numbers runs: no two in a process share one.
+static READ_RUNS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
+impl ReadRun {
+    /// Opens a run on this thread (until the value is dropped).
+    pub fn open() -> Self {
+        let id = READ_RUNS.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1;
+        Self {
+            previous: READ_RUN.replace(Some(id)),
+            _thread: std::marker::PhantomData,
+        }
+    }
+
+    /// The run open on this thread, if any: a number no other run in the process has had.
+    pub fn current() -> Option<u64> {
+        READ_RUN.get()
+    }
+}
+
+impl Drop for ReadRun {
+    fn drop(&mut self) {
+        READ_RUN.set(self.previous);
+    }
+}
+
 /// The one storage contract of muisti, implemented by every backend.
 ///
 /// # Contract

@@ -156,6 +156,8 @@ pub struct WordMatcher<'a> {
     /// The full-text term of the word each token came from ([`term_key`]): a text holding
     /// that term matches the word itself ("preferences" and "prefers" share `prefer`).
     terms: Vec<u64>,
+    /// Each token's and term's [`Signature`] bits.
+    bits: Vec<(u8, u8)>,
     weights: Vec<f32>,
     /// Their vectors at unit length, quantised for [`UnitRows`].
     queries: Vec<QueryI8>,
@@ -232,7 +234,14 @@ impl StaticEmbedder {
         muisti_core::text::for_each_term(text, |t| terms.push(term_key(t)));
         terms.sort_unstable();
         terms.dedup();
-        TextWords { tokens, terms }
+        let mut held = Signature::default();
+        tokens.iter().for_each(|&t| held.add(token_bit(t)));
+        terms.iter().for_each(|&t| held.add(term_bit(t)));
+        TextWords {
+            tokens,
+            terms,
+            held,
+        }
     }
 
     /// [`StaticEmbedder::word_tokens`] of each of `texts`, remembered: recall scores the
@@ -303,6 +312,35 @@ struct TextWords {
     /// The full-text terms of all its words (stemmed: `muisti_core::text::tokenize`), as
     /// [`term_key`]s, distinct, sorted.
     terms: Vec<u64>,
+    /// Both, as bits: a query token or term whose bit is not set is not held, without a
+    /// search (most of a query's tokens are not in most texts).
+    held: Signature,
+}
+
+/// A set of 256 bits, one (or a few) per member of a larger set: a bit not set says a
+/// member is absent; a bit set, only that it may be present.
+#[derive(Default, Clone, Copy)]
+struct Signature([u64; 4]);
+
+impl Signature {
+    fn add(&mut self, bit: u8) {
+        self.0[usize::from(bit >> 6)] |= 1 << (bit & 63);
+    }
+
+    fn may_hold(&self, bit: u8) -> bool {
+        self.0[usize::from(bit >> 6)] & (1 << (bit & 63)) != 0
+    }
+}
+
+/// The [`Signature`] bit of a token id.
+fn token_bit(token: u32) -> u8 {
+    // The top byte of a Fibonacci hash: ids close together spread over the bits.
+    (u64::from(token).wrapping_mul(0x9e37_79b9_7f4a_7c15) >> 56) as u8
+}
+
+/// The [`Signature`] bit of a full-text term's [`term_key`] (a hash already).
+fn term_bit(term: u64) -> u8 {
+    (term >> 56) as u8
 }
 
 /// A full-text term as word matching compares it: a 64-bit hash (with a fixed seed), held
@@ -349,67 +387,94 @@ impl<'a> WordMatcher<'a> {
         if self.ids.is_empty() || self.total <= 0.0 {
             return vec![0.0; texts.len()];
         }
-        let n = self.ids.len();
         let words = self.model.remembered_word_tokens(texts, self.skip);
+        SCRATCH.with(|scratch| match scratch.try_borrow_mut() {
+            Ok(mut scratch) => self.scores_with(&words, &mut scratch),
+            Err(_) => self.scores_with(&words, &mut Scratch::default()),
+        })
+    }
+
+    /// [`WordMatcher::scores`] of texts' words, with `scratch`'s buffers.
+    fn scores_with(&self, words: &[Arc<TextWords>], scratch: &mut Scratch) -> Vec<f32> {
+        let n = self.ids.len();
+        let Scratch {
+            open,
+            index,
+            tokens,
+            scales,
+            at,
+            starts,
+            cosines,
+            dots,
+            best,
+        } = scratch;
         // Which of the query's tokens each text leaves open (`n` a text): only those it does
         // not hold can count.
-        let mut open = Vec::with_capacity(words.len() * n);
-        for w in &words {
-            for (id, term) in self.ids.iter().zip(&self.terms) {
-                open.push(
-                    w.tokens.binary_search(id).is_err() && w.terms.binary_search(term).is_err(),
-                );
+        open.clear();
+        for w in words {
+            for i in 0..n {
+                let (id, term) = (self.ids[i], self.terms[i]);
+                let (id_bit, term_bit) = self.bits[i];
+                let holds = (w.held.may_hold(id_bit) && w.tokens.binary_search(&id).is_ok())
+                    || (w.held.may_hold(term_bit) && w.terms.binary_search(&term).is_ok());
+                open.push(!holds);
             }
         }
         let open_in = |k: usize| &open[k * n..(k + 1) * n];
-        // The distinct tokens of the texts with an open query token, with their rows (a
+        // The distinct tokens of the texts with an open query token that have a row (a
         // token without a vector matches nothing), and each such text's tokens as indices
         // into them (`at[starts[k]..starts[k + 1]]`).
-        let mut index: HashMap<u32, usize, foldhash::fast::FixedState> =
-            HashMap::with_capacity_and_hasher(512, Default::default());
-        let mut rows: Vec<(&[i8], f32)> = Vec::with_capacity(512);
-        let mut at: Vec<usize> = Vec::with_capacity(1024);
-        let mut starts = Vec::with_capacity(texts.len() + 1);
+        index.clear();
+        tokens.clear();
+        scales.clear();
+        at.clear();
+        starts.clear();
         starts.push(0);
         for (k, w) in words.iter().enumerate() {
             if open_in(k).contains(&true) {
                 for &t in &w.tokens {
-                    let Some(row) = self.rows.row(t) else {
+                    let Some((_, scale)) = self.rows.row(t) else {
                         continue;
                     };
                     at.push(*index.entry(t).or_insert_with(|| {
-                        rows.push(row);
-                        rows.len() - 1
+                        tokens.push(t);
+                        scales.push(scale);
+                        tokens.len() - 1
                     }));
                 }
             }
             starts.push(at.len());
         }
-        let tokens_of = |k: usize| &at[starts[k]..starts[k + 1]];
         // Every one of those tokens' cosines with each query token, a row of `lanes` per
         // token (`n` rounded up to whole vector steps): a text's best cosine for every query
         // token is then one maximum over its rows, eight lanes at a time.
         let lanes = n.div_ceil(LANES) * LANES;
-        let mut cosines = vec![0.0f32; rows.len() * lanes];
-        let mut dots = Vec::with_capacity(rows.len());
+        cosines.clear();
+        cosines.resize(tokens.len() * lanes, 0.0);
+        // The rows, gathered before the kernel: an iterator that looks each one up inside it
+        // kept the kernel from being compiled with the vector instructions it is called
+        // with (recall four times slower).
+        let rows: Vec<&[i8]> = tokens
+            .iter()
+            .filter_map(|&t| self.rows.row(t).map(|r| r.0))
+            .collect();
         for (i, query) in self.queries.iter().enumerate() {
-            if !(0..texts.len()).any(|k| open_in(k)[i]) {
+            if !(0..words.len()).any(|k| open_in(k)[i]) {
                 continue;
             }
             dots.clear();
-            query.dots(rows.iter().map(|r| r.0), &mut dots);
-            for ((row, &(_, scale)), &dot) in cosines.chunks_exact_mut(lanes).zip(&rows).zip(&dots)
-            {
+            query.dots(rows.iter().copied(), dots);
+            for ((row, &scale), &dot) in cosines.chunks_exact_mut(lanes).zip(&*scales).zip(&*dots) {
                 row[i] = query.scale(scale) * dot as f32;
             }
         }
         let span = (1.0 - self.floor).max(f32::EPSILON);
-        let mut best = vec![0.0f32; lanes];
-        (0..texts.len())
+        best.resize(lanes, 0.0);
+        (0..words.len())
             .map(|k| {
                 let open = open_in(k);
                 best.fill(0.0);
-                for &u in tokens_of(k) {
+                for &u in &at[starts[k]..starts[k + 1]] {
                     let row = &cosines[u * lanes..(u + 1) * lanes];
                     for (b, r) in best.chunks_exact_mut(LANES).zip(row.chunks_exact(LANES)) {
                         for (b, &c) in b.iter_mut().zip(r) {
@@ -425,6 +490,26 @@ impl<'a> WordMatcher<'a> {
             })
             .collect()
     }
+}
+
+/// [`WordMatcher::scores`]'s buffers, kept per thread between recalls: a recall's would
+/// otherwise be allocated (and, the larger ones, faulted in) anew each time.
+#[derive(Default)]
+struct Scratch {
+    open: Vec<bool>,
+    index: HashMap<u32, usize, foldhash::fast::FixedState>,
+    /// The distinct tokens with a row, and their rows' scales.
+    tokens: Vec<u32>,
+    scales: Vec<f32>,
+    at: Vec<usize>,
+    starts: Vec<usize>,
+    cosines: Vec<f32>,
+    dots: Vec<i32>,
+    best: Vec<f32>,
+}
+
+thread_local! {
+    static SCRATCH: std::cell::RefCell<Scratch> = std::cell::RefCell::default();
 }
 
 /// A dot product in eight lanes (which the compiler keeps in vector registers).
@@ -484,6 +569,11 @@ impl Embedder for StaticEmbedder {
         Some(WordMatcher {
             model: self,
             total: weights.iter().sum(),
+            bits: kept
+                .iter()
+                .zip(&terms)
+                .map(|(&id, &term)| (token_bit(id), term_bit(term)))
+                .collect(),
             ids: kept,
             terms,
             weights,
@@ -729,6 +819,30 @@ mod tests {
                 .expect("lock")
                 .contains_key(&(stop as usize, text_key(many[REMEMBERED_TEXTS])))
         );
+    }
+
+    /// A text's signature has the bit of every token and term it holds (no search is ever
+    /// skipped for one it holds), and leaves most others' bits unset.
+    #[test]
+    fn a_signature_holds_every_member_and_few_others() {
+        let model = fresh_model();
+        let w = model.word_tokens(
+            "Caroline went to the LGBTQ support group on 7 May 2023 and felt accepted",
+            muisti_core::text::is_stop_word,
+        );
+        assert!(w.tokens.len() > 5 && w.terms.len() > 5);
+        for &t in &w.tokens {
+            assert!(w.held.may_hold(token_bit(t)), "token {t}");
+        }
+        for &t in &w.terms {
+            assert!(w.held.may_hold(term_bit(t)), "term {t}");
+        }
+        let absent = (0..1_000u32)
+            .map(|i| 20_000 + i)
+            .filter(|t| w.tokens.binary_search(t).is_err())
+            .filter(|&t| !w.held.may_hold(token_bit(t)))
+            .count();
+        assert!(absent > 800, "{absent} of 1,000 absent tokens said absent");
     }
 
     /// A safetensors file with this header (and `data` after it).

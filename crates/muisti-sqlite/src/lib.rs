@@ -28,8 +28,8 @@ use std::{
 use cache::{CachedRow, Fresh, Lookup, PartitionCache, PartitionCaches, Rows};
 use muisti_core::{
     Capabilities, Category, Clock, Error, Filter, Health, Limits, ListQuery, Locator, Memory,
-    MemoryId, MemoryScope, Namespace, Owner, Page, Partition, Put, RankFields, Record, Result,
-    Scored, Store, StoreInfo, StoredVector, SystemClock, Tenant, TextQuery, Timestamp,
+    MemoryId, MemoryScope, Namespace, Owner, Page, Partition, Put, RankFields, ReadRun, Record,
+    Result, Scored, Store, StoreInfo, StoredVector, SystemClock, Tenant, TextQuery, Timestamp,
     UpdateRequest, VectorQuery, Written,
     text::{query_terms, vector_from_bytes, vector_to_bytes},
 };
@@ -81,6 +81,18 @@ pub struct SqliteStore {
     ann_threshold: usize,
     background_loads: bool,
     clock: Arc<dyn Clock>,
+    /// Tells this store apart from others in the process ([`SqliteStore::data_version`]'s
+    /// memory of a [`ReadRun`]'s check).
+    instance: u64,
+}
+
+/// Numbers the stores opened in this process ([`SqliteStore::instance`]).
+static STORES: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
+thread_local! {
+    /// The last data version checked in a [`ReadRun`] on this thread: the run, the store
+    /// ([`SqliteStore::instance`]) and the version.
+    static RUN_CHECK: std::cell::Cell<Option<(u64, u64, i64)>> = const { std::cell::Cell::new(None) };
 }
 
 pub(crate) fn sql_err(e: rusqlite::Error) -> Error {
@@ -187,6 +199,7 @@ impl SqliteStore {
             ann_threshold: cache::ANN_THRESHOLD,
             background_loads: true,
             clock: Arc::new(SystemClock),
+            instance: STORES.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
         };
         store.cache.validate(store.data_version()?);
         Ok(store)
@@ -373,17 +386,31 @@ impl SqliteStore {
 
     /// `PRAGMA data_version` of the writer connection, which changes when another
     /// connection (another process) commits; `None` while this process is writing (then the
-    /// check waits for the next query rather than for the write).
+    /// check waits for the next query rather than for the write). Within a [`ReadRun`], the
+    /// run's first check answers for its later reads of this store (each check is a read
+    /// transaction begun and ended, about a microsecond and a half).
     fn data_version(&self) -> Result<Option<i64>> {
+        let run = ReadRun::current();
+        if let Some(run) = run
+            && let Some((checked_run, store, version)) = RUN_CHECK.get()
+            && checked_run == run
+            && store == self.instance
+        {
+            return Ok(Some(version));
+        }
         let conn = match self.writer.try_lock() {
             Ok(c) => c,
             Err(std::sync::TryLockError::Poisoned(p)) => p.into_inner(),
             Err(std::sync::TryLockError::WouldBlock) => return Ok(None),
         };
-        conn.prepare_cached("PRAGMA data_version")
+        let version: i64 = conn
+            .prepare_cached("PRAGMA data_version")
             .and_then(|mut s| s.query_row([], |r| r.get(0)))
-            .map(Some)
-            .map_err(sql_err)
+            .map_err(sql_err)?;
+        if let Some(run) = run {
+            RUN_CHECK.set(Some((run, self.instance, version)));
+        }
+        Ok(Some(version))
     }
 
     /// Loads the rows a ticket names on a pooled connection (see [`load_on`]).

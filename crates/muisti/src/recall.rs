@@ -370,8 +370,9 @@ pub struct Signals {
 /// A recalled memory with its score and signals.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct RecallHit {
-    /// The memory.
-    pub memory: Memory,
+    /// The memory: shared with the store's record cache where it keeps one, so a recall
+    /// copies no record (`Arc::unwrap_or_clone` gives one of your own).
+    pub memory: std::sync::Arc<Memory>,
     /// The final score, 0 to 1.
     pub score: f32,
     /// What produced the score.
@@ -741,7 +742,7 @@ pub(crate) fn with_records(
         .into_iter()
         .filter_map(|r| {
             Some(RecallHit {
-                memory: std::sync::Arc::unwrap_or_clone(records.remove(&r.id)?),
+                memory: records.remove(&r.id)?,
                 score: r.score,
                 signals: r.signals,
             })
@@ -757,7 +758,7 @@ pub(crate) fn overlap(all: Vec<Memory>, query: &str, limit: usize) -> Vec<Recall
         .map(|h| {
             let relevance = h.score as f32 / best;
             RecallHit {
-                memory: h.memory,
+                memory: std::sync::Arc::new(h.memory),
                 score: relevance,
                 signals: Signals {
                     lexical_score: Some(h.score as f32),

@@ -241,6 +241,60 @@ fn cached_vectors_see_writes_from_another_handle() {
     assert_eq!(search(vec![0.0, 1.0])[0].id, a);
 }
 
+/// In a read run, the store looks at other handles' (processes') commits at the run's first
+/// read only: the run reads one snapshot, and the next run sees what was committed since.
+#[test]
+fn a_read_run_looks_at_other_handles_commits_once() {
+    use muisti_core::{Filter, Key, Namespace, Partition, Put, ReadRun, VectorQuery};
+    let dir = tempfile::tempdir().expect("temp dir");
+    let path = dir.path().join("muisti.db");
+    let reader = SqliteStore::open(&path).expect("opens");
+    let writer = SqliteStore::open(&path).expect("opens");
+    let p = Partition::of(Namespace::default_ns());
+    let put = |store: &SqliteStore, key: &str, v: Vec<f32>| {
+        let mut put = Put::new(p.clone(), Some(Key::new(key).expect("valid")), key);
+        put.embedding_model = Some("m".into());
+        put.embedding = Some(v);
+        store.put(put).expect("writes").memory.id
+    };
+    let best = || {
+        reader
+            .vector_search(&VectorQuery {
+                partition: p.clone(),
+                vector: vec![0.0, 1.0],
+                filter: Filter::default(),
+                limit: 1,
+            })
+            .expect("searches")[0]
+            .id
+    };
+    let a = put(&reader, "a", vec![1.0, 0.0]);
+    let run = ReadRun::open();
+    assert_eq!(best(), a, "loads the copy, checks");
+    let b = put(&writer, "b", vec![0.0, 1.0]);
+    assert_eq!(best(), a, "the run's snapshot");
+    drop(run);
+    assert_eq!(best(), b, "outside a run, every read checks");
+    let outer = ReadRun::open();
+    assert_eq!(best(), b);
+    writer
+        .delete(&muisti_core::Locator::Key {
+            partition: p.clone(),
+            key: Key::new("b").expect("valid"),
+        })
+        .expect("deletes");
+    assert_eq!(best(), b, "the outer run's snapshot");
+    {
+        let _inner = ReadRun::open();
+        assert_eq!(best(), a, "a run of its own checks");
+    }
+    assert_eq!(best(), a, "the copy saw the delete");
+    drop(outer);
+    let c = put(&writer, "c", vec![0.1, 1.0]);
+    let _next = ReadRun::open();
+    assert_eq!(best(), c, "a new run checks");
+}
+
 #[test]
 fn large_partitions_search_through_an_hnsw_graph() {
     use muisti_core::{Category, Filter, Key, Namespace, Partition, Put, VectorQuery};

@@ -26,6 +26,8 @@ impl Engine {
     pub fn recall(&self, req: &RecallRequest) -> Result<Vec<RecallHit>> {
         req.validate()?;
         crate::declarative::check_read(&req.filter)?;
+        // One look at other processes' commits for all of this recall's reads.
+        let _run = muisti_core::ReadRun::open();
         let partition = self.partition(&req.namespace);
         let _span =
             info_span!("memory.search", namespace = %req.namespace, limit = req.limit).entered();

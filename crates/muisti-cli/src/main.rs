@@ -32,7 +32,8 @@ pub(crate) use args::{Cli, Command, GraphCommand, KvCommand, NsArg};
 
 /// mimalloc rather than the system's allocator: recall makes many small, short-lived
 /// allocations, and glibc's consolidates its free lists on every request of 1 KiB or more (an
-/// embedding's 256 floats) (docs/benchmarks.md).
+/// embedding's 256 floats). Version 2 (the `v2` feature): version 3 gave freed pages back to
+/// the system and faulted them in again on the next recall (docs/benchmarks.md).
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 

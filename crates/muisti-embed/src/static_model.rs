@@ -317,8 +317,8 @@ struct TextWords {
     held: Signature,
 }
 
-/// A set of 256 bits, one (or a few) per member of a larger set: a bit not set says a
-/// member is absent; a bit set, only that it may be present.
+/// A set of 256 bits standing for a larger set, a bit per member (members may share one):
+/// a bit not set says a member is absent; a bit set, only that it may be present.
 #[derive(Default, Clone, Copy)]
 struct Signature([u64; 4]);
 

@@ -198,91 +198,91 @@ fn a_database_from_a_newer_muisti_is_refused() {
     assert!(err.to_string().contains("newer muisti"), "{err}");
 }
 
-#[test]
-fn cached_vectors_see_writes_from_another_handle() {
-    use muisti_core::{Filter, Key, Namespace, Partition, Put, VectorQuery};
-    let dir = tempfile::tempdir().expect("temp dir");
-    let path = dir.path().join("muisti.db");
-    let reader = SqliteStore::open(&path).expect("opens");
-    let writer = SqliteStore::open(&path).expect("opens");
-    let p = Partition::of(Namespace::default_ns());
-    let put = |store: &SqliteStore, key: &str, v: Vec<f32>| {
-        let mut put = Put::new(p.clone(), Some(Key::new(key).expect("valid")), key);
+/// Two handles on one file, as two processes would hold it, writing vectors of the default
+/// namespace by key; the nearest to a query, as the first handle finds it.
+struct TwoHandles {
+    _dir: tempfile::TempDir,
+    reader: SqliteStore,
+    writer: SqliteStore,
+    p: muisti_core::Partition,
+}
+
+impl TwoHandles {
+    fn new() -> Self {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let path = dir.path().join("muisti.db");
+        Self {
+            reader: SqliteStore::open(&path).expect("opens"),
+            writer: SqliteStore::open(&path).expect("opens"),
+            _dir: dir,
+            p: muisti_core::Partition::of(muisti_core::Namespace::default_ns()),
+        }
+    }
+
+    fn put(&self, store: &SqliteStore, key: &str, v: Vec<f32>) -> muisti_core::MemoryId {
+        let valid = muisti_core::Key::new(key).expect("valid");
+        let mut put = muisti_core::Put::new(self.p.clone(), Some(valid), key);
         put.embedding_model = Some("m".into());
         put.embedding = Some(v);
         store.put(put).expect("writes").memory.id
-    };
-    let search = |v: Vec<f32>| {
-        reader
-            .vector_search(&VectorQuery {
-                partition: p.clone(),
+    }
+
+    fn delete(&self, key: &str) {
+        self.writer
+            .delete(&muisti_core::Locator::Key {
+                partition: self.p.clone(),
+                key: muisti_core::Key::new(key).expect("valid"),
+            })
+            .expect("deletes");
+    }
+
+    fn nearest(&self, v: Vec<f32>) -> muisti_core::MemoryId {
+        self.reader
+            .vector_search(&muisti_core::VectorQuery {
+                partition: self.p.clone(),
                 vector: v,
-                filter: Filter::default(),
+                filter: muisti_core::Filter::default(),
                 limit: 1,
             })
-            .expect("searches")
-    };
-    let a = put(&reader, "a", vec![1.0, 0.0]);
+            .expect("searches")[0]
+            .id
+    }
+}
+
+#[test]
+fn cached_vectors_see_writes_from_another_handle() {
+    let h = TwoHandles::new();
+    let a = h.put(&h.reader, "a", vec![1.0, 0.0]);
     assert_eq!(
-        search(vec![0.0, 1.0])[0].id,
+        h.nearest(vec![0.0, 1.0]),
         a,
         "loads the partition into the cache"
     );
     // Another handle (as another process would) writes a better match.
-    let b = put(&writer, "b", vec![0.0, 1.0]);
-    assert_eq!(search(vec![0.0, 1.0])[0].id, b);
+    let b = h.put(&h.writer, "b", vec![0.0, 1.0]);
+    assert_eq!(h.nearest(vec![0.0, 1.0]), b);
     // And deletes it.
-    writer
-        .delete(&muisti_core::Locator::Key {
-            partition: p.clone(),
-            key: Key::new("b").expect("valid"),
-        })
-        .expect("deletes");
-    assert_eq!(search(vec![0.0, 1.0])[0].id, a);
+    h.delete("b");
+    assert_eq!(h.nearest(vec![0.0, 1.0]), a);
 }
 
 /// In a read run, the store looks at other handles' (processes') commits at the run's first
 /// read only: the run reads one snapshot, and the next run sees what was committed since.
 #[test]
 fn a_read_run_looks_at_other_handles_commits_once() {
-    use muisti_core::{Filter, Key, Namespace, Partition, Put, ReadRun, VectorQuery};
-    let dir = tempfile::tempdir().expect("temp dir");
-    let path = dir.path().join("muisti.db");
-    let reader = SqliteStore::open(&path).expect("opens");
-    let writer = SqliteStore::open(&path).expect("opens");
-    let p = Partition::of(Namespace::default_ns());
-    let put = |store: &SqliteStore, key: &str, v: Vec<f32>| {
-        let mut put = Put::new(p.clone(), Some(Key::new(key).expect("valid")), key);
-        put.embedding_model = Some("m".into());
-        put.embedding = Some(v);
-        store.put(put).expect("writes").memory.id
-    };
-    let best = || {
-        reader
-            .vector_search(&VectorQuery {
-                partition: p.clone(),
-                vector: vec![0.0, 1.0],
-                filter: Filter::default(),
-                limit: 1,
-            })
-            .expect("searches")[0]
-            .id
-    };
-    let a = put(&reader, "a", vec![1.0, 0.0]);
+    use muisti_core::ReadRun;
+    let h = TwoHandles::new();
+    let best = || h.nearest(vec![0.0, 1.0]);
+    let a = h.put(&h.reader, "a", vec![1.0, 0.0]);
     let run = ReadRun::open();
     assert_eq!(best(), a, "loads the copy, checks");
-    let b = put(&writer, "b", vec![0.0, 1.0]);
+    let b = h.put(&h.writer, "b", vec![0.0, 1.0]);
     assert_eq!(best(), a, "the run's snapshot");
     drop(run);
     assert_eq!(best(), b, "outside a run, every read checks");
     let outer = ReadRun::open();
     assert_eq!(best(), b);
-    writer
-        .delete(&muisti_core::Locator::Key {
-            partition: p.clone(),
-            key: Key::new("b").expect("valid"),
-        })
-        .expect("deletes");
+    h.delete("b");
     assert_eq!(best(), b, "the outer run's snapshot");
     {
         let _inner = ReadRun::open();
@@ -290,7 +290,7 @@ fn a_read_run_looks_at_other_handles_commits_once() {
     }
     assert_eq!(best(), a, "the copy saw the delete");
     drop(outer);
-    let c = put(&writer, "c", vec![0.1, 1.0]);
+    let c = h.put(&h.writer, "c", vec![0.1, 1.0]);
     let _next = ReadRun::open();
     assert_eq!(best(), c, "a new run checks");
 }

@@ -99,11 +99,11 @@ pub struct Written {
 ///
 /// While a `ReadRun` is open on a thread, a store that keeps copies of a database shared with
 /// other processes (SQLite) may check whether another process has committed once, at the
-/// run's first read, rather than at every read: the run's reads then see the others' commits
-/// made before that check (a snapshot, as of one read transaction), and this process's own
-/// writes as always. A store that keeps no copy ignores it. Recall opens one around its
-/// retrievers' and record reads. Runs nest: the inner one is a run of its own, and the outer
-/// one goes on when it ends.
+/// run's first read, rather than at every read: each of the run's reads then sees at least
+/// the others' commits made before that check (a later commit may show in some reads and
+/// not in others), and this process's own writes as always. A store that keeps no copy
+/// ignores it. Recall opens one around its retrievers' and record reads. Runs nest: the
+/// inner one is a run of its own, and the outer one goes on when it ends.
 #[must_use = "a run lasts until the value is dropped"]
 pub struct ReadRun {
     previous: Option<u64>,

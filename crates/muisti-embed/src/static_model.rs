@@ -33,7 +33,7 @@ pub struct StaticEmbedder {
     unit_rows: OnceLock<UnitRows>,
     dim: usize,
     /// Texts' word tokens ([`StaticEmbedder::remembered_word_tokens`]).
-    words: RwLock<TextTokens>,
+    words: RwLock<RememberedWords>,
     max_tokens: usize,
     normalize: bool,
 }
@@ -110,7 +110,7 @@ impl StaticEmbedder {
             inv_norms,
             unit_rows: OnceLock::new(),
             dim,
-            words: RwLock::default(),
+            words: RwLock::new(RememberedWords::new()),
             max_tokens: config.max_length.unwrap_or(512),
             normalize: config.normalize.unwrap_or(true),
         })
@@ -246,47 +246,91 @@ impl StaticEmbedder {
 
     /// [`StaticEmbedder::word_tokens`] of each of `texts`, remembered: recall scores the
     /// same memories again and again, and tokenizing costs far more than a look-up. A text
-    /// is remembered by its [`text_key`], not a copy of it; one longer than
-    /// [`REMEMBERED_TEXT_LEN`] is tokenized each time.
+    /// is remembered by a hash of it ([`RememberedWords::key`]), not a copy of it; one longer
+    /// than [`REMEMBERED_TEXT_LEN`] is tokenized each time.
     fn remembered_word_tokens(
         &self,
         texts: &[&str],
         skip: fn(&str) -> bool,
     ) -> Vec<Arc<TextWords>> {
-        // The skip function's address tells functions apart: two that share one behave
-        // alike, and one with two addresses only misses.
-        let key = |text: &str| (skip as usize, text_key(text));
-        let mut found: Vec<Option<Arc<TextWords>>> = {
+        let (keys, mut found): (Vec<TextsKey>, Vec<Option<Arc<TextWords>>>) = {
             let known = self.words.read().unwrap_or_else(PoisonError::into_inner);
-            texts.iter().map(|t| known.get(&key(t)).cloned()).collect()
+            texts
+                .iter()
+                .map(|t| {
+                    let key = known.key(t, skip);
+                    (key, known.get(&key))
+                })
+                .unzip()
         };
         // Tokenized outside the lock: recalls on other threads go on reading.
         let mut new = Vec::new();
-        for (text, slot) in texts.iter().zip(&mut found) {
+        for ((text, key), slot) in texts.iter().zip(keys).zip(&mut found) {
             if slot.is_none() {
                 let tokens = Arc::new(self.word_tokens(text, skip));
                 if text.len() <= REMEMBERED_TEXT_LEN {
-                    new.push((key(text), Arc::clone(&tokens)));
+                    new.push((key, Arc::clone(&tokens)));
                 }
                 *slot = Some(tokens);
             }
         }
-        self.remember_words(new);
+        if !new.is_empty() {
+            let mut known = self.words.write().unwrap_or_else(PoisonError::into_inner);
+            for (key, tokens) in new {
+                known.insert(key, tokens);
+            }
+        }
         found.into_iter().flatten().collect()
     }
+}
 
-    /// Adds texts' word tokens to what is remembered, emptied first when full.
-    fn remember_words(&self, new: Vec<((usize, u64), Arc<TextWords>)>) {
-        if new.is_empty() {
-            return;
+/// Texts' word tokens in two generations of at most [`REMEMBERED_TEXTS`] each: a text is
+/// added to the newer, and when it is full the older is dropped and the newer takes its
+/// place, so the texts met last stay (where emptying one full map would forget them all).
+struct RememberedWords {
+    newer: TextTokens,
+    older: TextTokens,
+    /// Hashes texts with a seed of this process's own: a text cannot be made to take
+    /// another's key without knowing it.
+    seed: foldhash::fast::RandomState,
+}
+
+/// A remembered text: the address of the skip function its words were read with (two
+/// functions with one address behave alike; one with two addresses only misses) and a 64-bit
+/// hash of the text, which spares a copy of every text remembered and a whole-text
+/// comparison on each look-up. A text takes a remembered one's tokens for its own with a
+/// probability of about 2⁻⁵⁰ per look-up (at most 2 × [`REMEMBERED_TEXTS`] of them).
+type TextsKey = (usize, u64);
+
+impl RememberedWords {
+    fn new() -> Self {
+        Self {
+            newer: TextTokens::default(),
+            older: TextTokens::default(),
+            seed: foldhash::fast::RandomState::default(),
         }
-        let mut known = self.words.write().unwrap_or_else(PoisonError::into_inner);
-        for (k, tokens) in new {
-            if known.len() >= REMEMBERED_TEXTS {
-                known.clear();
-            }
-            known.insert(k, tokens);
+    }
+
+    fn key(&self, text: &str, skip: fn(&str) -> bool) -> TextsKey {
+        use std::hash::BuildHasher;
+        (skip as usize, self.seed.hash_one(text))
+    }
+
+    fn get(&self, key: &TextsKey) -> Option<Arc<TextWords>> {
+        self.newer.get(key).or_else(|| self.older.get(key)).cloned()
+    }
+
+    fn insert(&mut self, key: TextsKey, tokens: Arc<TextWords>) {
+        if self.newer.len() >= REMEMBERED_TEXTS {
+            self.older = std::mem::take(&mut self.newer);
         }
+        self.newer.insert(key, tokens);
+    }
+
+    /// How many texts are remembered.
+    #[cfg(test)]
+    fn len(&self) -> usize {
+        self.newer.len() + self.older.len()
     }
 }
 
@@ -294,16 +338,16 @@ impl StaticEmbedder {
 /// AVX2 register or two SSE2 ones.
 const LANES: usize = 8;
 
-/// How many texts' word tokens a model remembers ([`StaticEmbedder::remembered_word_tokens`],
-/// [`Embedder::prepare_words`]), shared by every thread; emptied when full. With
-/// [`REMEMBERED_TEXT_LEN`], a few MiB for conversational texts (about 0.3 KiB each).
-const REMEMBERED_TEXTS: usize = 16_384;
+/// How many texts' word tokens a generation of [`RememberedWords`] holds (a model keeps two,
+/// shared by every thread). With [`REMEMBERED_TEXT_LEN`], a few MiB for conversational texts
+/// (about 0.3 KiB each).
+const REMEMBERED_TEXTS: usize = 8_192;
 
 /// Longer texts (in bytes) are tokenized each time: the memory stays bounded.
 const REMEMBERED_TEXT_LEN: usize = 1_024;
 
-/// Texts' word tokens by the address of the skip function and the text's [`text_key`].
-type TextTokens = HashMap<(usize, u64), Arc<TextWords>, foldhash::fast::FixedState>;
+/// Texts' word tokens by [`TextsKey`].
+type TextTokens = HashMap<TextsKey, Arc<TextWords>, foldhash::fast::FixedState>;
 
 /// A text's words as word matching reads them ([`StaticEmbedder::word_tokens`]).
 struct TextWords {
@@ -352,16 +396,6 @@ fn term_key(term: &str) -> u64 {
     foldhash::fast::FixedState::with_seed(0x6d75_6973_7469).hash_one(term)
 }
 
-/// A text as [`StaticEmbedder::remembered_word_tokens`] looks it up: a 64-bit hash (with a
-/// fixed seed), which spares a copy of every text remembered and comparing the whole text on
-/// each look-up. A text takes a remembered one's for its own with a probability of about
-/// 2⁻⁵⁰ per look-up (at most [`REMEMBERED_TEXTS`] of them); one that did would be scored
-/// with the other's tokens.
-fn text_key(text: &str) -> u64 {
-    use std::hash::BuildHasher;
-    foldhash::fast::FixedState::with_seed(0x7465_7874).hash_one(text)
-}
-
 impl<'a> WordMatcher<'a> {
     /// Whether the query has no word that counts (every text then scores 0).
     pub fn is_empty(&self) -> bool {
@@ -389,7 +423,11 @@ impl<'a> WordMatcher<'a> {
         }
         let words = self.model.remembered_word_tokens(texts, self.skip);
         SCRATCH.with(|scratch| match scratch.try_borrow_mut() {
-            Ok(mut scratch) => self.scores_with(&words, &mut scratch),
+            Ok(mut scratch) => {
+                let scores = self.scores_with(&words, &mut scratch);
+                scratch.trim();
+                scores
+            }
             Err(_) => self.scores_with(&words, &mut Scratch::default()),
         })
     }
@@ -508,6 +546,26 @@ struct Scratch {
     best: Vec<f32>,
 }
 
+/// The most values a kept buffer of [`Scratch`] may hold room for (a recall of a long query
+/// over long texts needs more, once): a thread keeps at most a few MiB between recalls.
+const SCRATCH_MAX: usize = 1 << 18;
+
+impl Scratch {
+    /// Lets go of the buffers if one grew past [`SCRATCH_MAX`].
+    fn trim(&mut self) {
+        let largest = [
+            self.open.capacity(),
+            self.index.capacity(),
+            self.tokens.capacity(),
+            self.at.capacity(),
+            self.cosines.capacity(),
+        ];
+        if largest.into_iter().max().unwrap_or(0) > SCRATCH_MAX {
+            *self = Self::default();
+        }
+    }
+}
+
 thread_local! {
     static SCRATCH: std::cell::RefCell<Scratch> = std::cell::RefCell::default();
 }
@@ -585,13 +643,15 @@ impl Embedder for StaticEmbedder {
     }
 
     fn prepare_words(&self, texts: &[&str], skip: fn(&str) -> bool) {
-        // A longer text would be tokenized now only to be tokenized again at recall.
+        // A longer text would be tokenized now only to be tokenized again at recall, and of
+        // a batch larger than a generation only the last generation's worth is kept.
         let short: Vec<&str> = texts
             .iter()
             .copied()
             .filter(|t| t.len() <= REMEMBERED_TEXT_LEN)
             .collect();
-        self.remembered_word_tokens(&short, skip);
+        let newest = &short[short.len().saturating_sub(REMEMBERED_TEXTS)..];
+        self.remembered_word_tokens(newest, skip);
     }
 
     fn dimensions(&self) -> usize {
@@ -805,20 +865,38 @@ mod tests {
             own[0].tokens.len() > stopped[0].tokens.len(),
             "`a`, `and`, `then` count"
         );
-        // Full: emptied, then the newest remembered.
-        let many: Vec<String> = (0..=REMEMBERED_TEXTS)
-            .map(|i| format!("note {i}"))
-            .collect();
-        let many: Vec<&str> = many.iter().map(String::as_str).collect();
-        ahead.prepare_words(&many, stop);
-        assert!(remembered(&ahead) <= REMEMBERED_TEXTS);
-        assert!(
-            ahead
-                .words
-                .read()
-                .expect("lock")
-                .contains_key(&(stop as usize, text_key(many[REMEMBERED_TEXTS])))
-        );
+        // Of a batch larger than a generation, the newest generation's worth is read; the
+        // texts met last stay as the older generation is dropped.
+        let known = |m: &StaticEmbedder, t: &str| {
+            let words = m.words.read().expect("lock");
+            words.get(&words.key(t, stop)).is_some()
+        };
+        let notes = |from: usize| -> Vec<String> {
+            (from..from + 2 * REMEMBERED_TEXTS + 1)
+                .map(|i| format!("note {i}"))
+                .collect()
+        };
+        for batch in [notes(0), notes(100_000)] {
+            let batch: Vec<&str> = batch.iter().map(String::as_str).collect();
+            ahead.prepare_words(&batch, stop);
+            assert!(remembered(&ahead) <= 2 * REMEMBERED_TEXTS);
+            let newest = &batch[batch.len() - REMEMBERED_TEXTS..];
+            assert!(newest.iter().all(|t| known(&ahead, t)));
+            assert!(!known(&ahead, batch[0]), "not read: the batch's oldest");
+        }
+    }
+
+    /// A thread lets go of word matching's buffers once one grew past the bound, and keeps
+    /// them otherwise.
+    #[test]
+    fn large_buffers_are_not_kept() {
+        let mut scratch = Scratch::default();
+        scratch.cosines.reserve(1_000);
+        scratch.trim();
+        assert!(scratch.cosines.capacity() >= 1_000, "kept");
+        scratch.cosines.reserve(SCRATCH_MAX + 1);
+        scratch.trim();
+        assert_eq!(scratch.cosines.capacity(), 0, "let go");
     }
 
     /// A text's signature has the bit of every token and term it holds (no search is ever

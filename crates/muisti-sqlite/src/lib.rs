@@ -90,9 +90,10 @@ pub struct SqliteStore {
 static STORES: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
 
 thread_local! {
-    /// The last data version checked in a [`ReadRun`] on this thread: the run, the store
-    /// ([`SqliteStore::instance`]) and the version.
-    static RUN_CHECK: std::cell::Cell<Option<(u64, u64, i64)>> = const { std::cell::Cell::new(None) };
+    /// The last data-version check made in a [`ReadRun`] on this thread: the run and the
+    /// store ([`SqliteStore::instance`]). One only: a run that reads two stores in turn
+    /// checks at each read.
+    static RUN_CHECK: std::cell::Cell<Option<(u64, u64)>> = const { std::cell::Cell::new(None) };
 }
 
 pub(crate) fn sql_err(e: rusqlite::Error) -> Error {
@@ -385,18 +386,18 @@ impl SqliteStore {
     }
 
     /// `PRAGMA data_version` of the writer connection, which changes when another
-    /// connection (another process) commits; `None` while this process is writing (then the
-    /// check waits for the next query rather than for the write). Within a [`ReadRun`], the
-    /// run's first check answers for its later reads of this store (each check is a read
-    /// transaction begun and ended, about a microsecond and a half).
+    /// connection (another process) commits; `None` when not checked this time: while this
+    /// process is writing (the check waits for the next query rather than for the write), or
+    /// within a [`ReadRun`] whose first check of this store was made (each check is a read
+    /// transaction begun and ended, about a microsecond and a half). Never an older version
+    /// than one another thread has seen since: the copies are shared, and going back would
+    /// drop them again.
     fn data_version(&self) -> Result<Option<i64>> {
         let run = ReadRun::current();
         if let Some(run) = run
-            && let Some((checked_run, store, version)) = RUN_CHECK.get()
-            && checked_run == run
-            && store == self.instance
+            && RUN_CHECK.get() == Some((run, self.instance))
         {
-            return Ok(Some(version));
+            return Ok(None);
         }
         let conn = match self.writer.try_lock() {
             Ok(c) => c,
@@ -408,7 +409,7 @@ impl SqliteStore {
             .and_then(|mut s| s.query_row([], |r| r.get(0)))
             .map_err(sql_err)?;
         if let Some(run) = run {
-            RUN_CHECK.set(Some((run, self.instance, version)));
+            RUN_CHECK.set(Some((run, self.instance)));
         }
         Ok(Some(version))
     }

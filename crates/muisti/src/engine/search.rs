@@ -27,7 +27,7 @@ impl Engine {
         req.validate()?;
         crate::declarative::check_read(&req.filter)?;
         // One look at other processes' commits for all of this recall's reads.
-        let _run = muisti_core::ReadRun::open();
+        let run = muisti_core::ReadRun::open();
         let partition = self.partition(&req.namespace);
         let _span =
             info_span!("memory.search", namespace = %req.namespace, limit = req.limit).entered();
@@ -205,6 +205,8 @@ impl Engine {
                 (mode, hits)
             }
         };
+        // Observers read as they would anywhere else.
+        drop(run);
         self.emit(Event::Search {
             partition,
             mode,

@@ -110,7 +110,7 @@ impl StaticEmbedder {
             inv_norms,
             unit_rows: OnceLock::new(),
             dim,
-            words: RwLock::new(RememberedWords::new()),
+            words: RwLock::new(RememberedWords::new(REMEMBERED_TEXTS)),
             max_tokens: config.max_length.unwrap_or(512),
             normalize: config.normalize.unwrap_or(true),
         })
@@ -288,6 +288,8 @@ impl StaticEmbedder {
 /// added to the newer, and when it is full the older is dropped and the newer takes its
 /// place, so the texts met last stay (where emptying one full map would forget them all).
 struct RememberedWords {
+    /// The most texts a generation holds ([`REMEMBERED_TEXTS`] but in tests).
+    generation: usize,
     newer: TextTokens,
     older: TextTokens,
     /// Hashes texts with a seed of this process's own: a text cannot be made to take
@@ -303,8 +305,9 @@ struct RememberedWords {
 type TextsKey = (usize, u64);
 
 impl RememberedWords {
-    fn new() -> Self {
+    fn new(generation: usize) -> Self {
         Self {
+            generation: generation.max(1),
             newer: TextTokens::default(),
             older: TextTokens::default(),
             seed: foldhash::fast::RandomState::default(),
@@ -321,7 +324,7 @@ impl RememberedWords {
     }
 
     fn insert(&mut self, key: TextsKey, tokens: Arc<TextWords>) {
-        if self.newer.len() >= REMEMBERED_TEXTS {
+        if self.newer.len() >= self.generation {
             self.older = std::mem::take(&mut self.newer);
         }
         self.newer.insert(key, tokens);
@@ -339,9 +342,11 @@ impl RememberedWords {
 const LANES: usize = 8;
 
 /// How many texts' word tokens a generation of [`RememberedWords`] holds (a model keeps two,
-/// shared by every thread). With [`REMEMBERED_TEXT_LEN`], a few MiB for conversational texts
-/// (about 0.3 KiB each).
-const REMEMBERED_TEXTS: usize = 8_192;
+/// shared by every thread): enough for a partition of 100,000 memories, whose recalls would
+/// otherwise tokenize most of their pool (`muisti bench http --memories 100000`: recall
+/// 2,300-2,600 requests/s with generations of 8,192, 3,200-4,100 with these, 4,400-4,700 with
+/// word matching off). About 0.65 KiB a text: at most about 85 MiB.
+const REMEMBERED_TEXTS: usize = 65_536;
 
 /// Longer texts (in bytes) are tokenized each time: the memory stays bounded.
 const REMEMBERED_TEXT_LEN: usize = 1_024;
@@ -650,7 +655,12 @@ impl Embedder for StaticEmbedder {
             .copied()
             .filter(|t| t.len() <= REMEMBERED_TEXT_LEN)
             .collect();
-        let newest = &short[short.len().saturating_sub(REMEMBERED_TEXTS)..];
+        let generation = self
+            .words
+            .read()
+            .unwrap_or_else(PoisonError::into_inner)
+            .generation;
+        let newest = &short[short.len().saturating_sub(generation)..];
         self.remembered_word_tokens(newest, skip);
     }
 
@@ -871,16 +881,19 @@ mod tests {
             let words = m.words.read().expect("lock");
             words.get(&words.key(t, stop)).is_some()
         };
+        const GENERATION: usize = 64;
+        let mut ahead = ahead;
+        ahead.words = RwLock::new(RememberedWords::new(GENERATION));
         let notes = |from: usize| -> Vec<String> {
-            (from..from + 2 * REMEMBERED_TEXTS + 1)
+            (from..from + 2 * GENERATION + 1)
                 .map(|i| format!("note {i}"))
                 .collect()
         };
-        for batch in [notes(0), notes(100_000)] {
+        for batch in [notes(0), notes(1_000)] {
             let batch: Vec<&str> = batch.iter().map(String::as_str).collect();
             ahead.prepare_words(&batch, stop);
-            assert!(remembered(&ahead) <= 2 * REMEMBERED_TEXTS);
-            let newest = &batch[batch.len() - REMEMBERED_TEXTS..];
+            assert!(remembered(&ahead) <= 2 * GENERATION);
+            let newest = &batch[batch.len() - GENERATION..];
             assert!(newest.iter().all(|t| known(&ahead, t)));
             assert!(!known(&ahead, batch[0]), "not read: the batch's oldest");
         }

@@ -156,8 +156,6 @@ pub struct WordMatcher<'a> {
     /// The full-text term of the word each token came from ([`term_key`]): a text holding
     /// that term matches the word itself ("preferences" and "prefers" share `prefer`).
     terms: Vec<u64>,
-    /// Each token's and term's [`Signature`] bits.
-    bits: Vec<(u8, u8)>,
     weights: Vec<f32>,
     /// Their vectors at unit length, quantised for [`UnitRows`].
     queries: Vec<QueryI8>,
@@ -253,13 +251,13 @@ impl StaticEmbedder {
         texts: &[&str],
         skip: fn(&str) -> bool,
     ) -> Vec<Arc<TextWords>> {
-        let (keys, mut found): (Vec<TextsKey>, Vec<Option<Arc<TextWords>>>) = {
+        let (keys, mut found): (Vec<Option<TextsKey>>, Vec<Option<Arc<TextWords>>>) = {
             let known = self.words.read().unwrap_or_else(PoisonError::into_inner);
             texts
                 .iter()
                 .map(|t| {
-                    let key = known.key(t, skip);
-                    (key, known.get(&key))
+                    let key = (t.len() <= REMEMBERED_TEXT_LEN).then(|| known.key(t, skip));
+                    (key, key.and_then(|k| known.get(&k)))
                 })
                 .unzip()
         };
@@ -268,7 +266,7 @@ impl StaticEmbedder {
         for ((text, key), slot) in texts.iter().zip(keys).zip(&mut found) {
             if slot.is_none() {
                 let tokens = Arc::new(self.word_tokens(text, skip));
-                if text.len() <= REMEMBERED_TEXT_LEN {
+                if let Some(key) = key {
                     new.push((key, Arc::clone(&tokens)));
                 }
                 *slot = Some(tokens);
@@ -443,7 +441,6 @@ impl<'a> WordMatcher<'a> {
         let Scratch {
             open,
             index,
-            tokens,
             scales,
             at,
             starts,
@@ -457,9 +454,8 @@ impl<'a> WordMatcher<'a> {
         for w in words {
             for i in 0..n {
                 let (id, term) = (self.ids[i], self.terms[i]);
-                let (id_bit, term_bit) = self.bits[i];
-                let holds = (w.held.may_hold(id_bit) && w.tokens.binary_search(&id).is_ok())
-                    || (w.held.may_hold(term_bit) && w.terms.binary_search(&term).is_ok());
+                let holds = (w.held.may_hold(token_bit(id)) && w.tokens.binary_search(&id).is_ok())
+                    || (w.held.may_hold(term_bit(term)) && w.terms.binary_search(&term).is_ok());
                 open.push(!holds);
             }
         }
@@ -467,8 +463,11 @@ impl<'a> WordMatcher<'a> {
         // The distinct tokens of the texts with an open query token that have a row (a
         // token without a vector matches nothing), and each such text's tokens as indices
         // into them (`at[starts[k]..starts[k + 1]]`).
+        // The rows are gathered here, before the kernel: an iterator that looked each one up
+        // inside it kept the kernel from being compiled with the vector instructions it is
+        // called with (recall four times slower).
+        let mut rows: Vec<&[i8]> = Vec::with_capacity(scales.capacity());
         index.clear();
-        tokens.clear();
         scales.clear();
         at.clear();
         starts.clear();
@@ -476,13 +475,13 @@ impl<'a> WordMatcher<'a> {
         for (k, w) in words.iter().enumerate() {
             if open_in(k).contains(&true) {
                 for &t in &w.tokens {
-                    let Some((_, scale)) = self.rows.row(t) else {
+                    let Some((row, scale)) = self.rows.row(t) else {
                         continue;
                     };
                     at.push(*index.entry(t).or_insert_with(|| {
-                        tokens.push(t);
+                        rows.push(row);
                         scales.push(scale);
-                        tokens.len() - 1
+                        rows.len() - 1
                     }));
                 }
             }
@@ -493,14 +492,7 @@ impl<'a> WordMatcher<'a> {
         // token is then one maximum over its rows, eight lanes at a time.
         let lanes = n.div_ceil(LANES) * LANES;
         cosines.clear();
-        cosines.resize(tokens.len() * lanes, 0.0);
-        // The rows, gathered before the kernel: an iterator that looks each one up inside it
-        // kept the kernel from being compiled with the vector instructions it is called
-        // with (recall four times slower).
-        let rows: Vec<&[i8]> = tokens
-            .iter()
-            .filter_map(|&t| self.rows.row(t).map(|r| r.0))
-            .collect();
+        cosines.resize(rows.len() * lanes, 0.0);
         for (i, query) in self.queries.iter().enumerate() {
             if !(0..words.len()).any(|k| open_in(k)[i]) {
                 continue;
@@ -541,8 +533,7 @@ impl<'a> WordMatcher<'a> {
 struct Scratch {
     open: Vec<bool>,
     index: HashMap<u32, usize, foldhash::fast::FixedState>,
-    /// The distinct tokens with a row, and their rows' scales.
-    tokens: Vec<u32>,
+    /// The scales of the distinct tokens' rows.
     scales: Vec<f32>,
     at: Vec<usize>,
     starts: Vec<usize>,
@@ -561,7 +552,7 @@ impl Scratch {
         let largest = [
             self.open.capacity(),
             self.index.capacity(),
-            self.tokens.capacity(),
+            self.scales.capacity(),
             self.at.capacity(),
             self.cosines.capacity(),
         ];
@@ -632,11 +623,6 @@ impl Embedder for StaticEmbedder {
         Some(WordMatcher {
             model: self,
             total: weights.iter().sum(),
-            bits: kept
-                .iter()
-                .zip(&terms)
-                .map(|(&id, &term)| (token_bit(id), term_bit(term)))
-                .collect(),
             ids: kept,
             terms,
             weights,

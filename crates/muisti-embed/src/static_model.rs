@@ -343,7 +343,8 @@ const LANES: usize = 8;
 /// shared by every thread): enough for a partition of 100,000 memories, whose recalls would
 /// otherwise tokenize most of their pool (`muisti bench http --memories 100000`: recall
 /// 2,300-2,600 requests/s with generations of 8,192, 3,200-4,100 with these, 4,400-4,700 with
-/// word matching off). About 0.65 KiB a text: at most about 85 MiB.
+/// word matching off). About 1 KiB a text (peak RSS at 100,000 memories 55-109 MiB above
+/// generations of 8,192): at most about 130 MiB.
 const REMEMBERED_TEXTS: usize = 65_536;
 
 /// Longer texts (in bytes) are tokenized each time: the memory stays bounded.

@@ -195,6 +195,13 @@ pub(crate) enum Command {
         /// Where to look (default: the memory's own namespace).
         #[arg(short = 'n', long = "namespace")]
         namespace: Option<String>,
+        /// The user the request acts for (the similar memories are theirs; without it, the
+        /// memory's own user's).
+        #[arg(long = "user")]
+        user_id: Option<String>,
+        /// Look among every user's memories (never another user's declarative entries).
+        #[arg(long, conflicts_with = "user_id")]
+        all_users: bool,
     },
     /// Namespaces, counts and the store's health.
     Stats {
@@ -324,11 +331,17 @@ pub(crate) enum Command {
     Confirm {
         /// The proposal id.
         id: String,
+        /// The user the proposal concerns (only they decide it).
+        #[arg(long = "user")]
+        user_id: String,
     },
     /// Reject a proposal: nothing is stored.
     Reject {
         /// The proposal id.
         id: String,
+        /// The user the proposal concerns (only they decide it).
+        #[arg(long = "user")]
+        user_id: String,
     },
     /// The history of a declarative entry (add, update, supersede, delete, confirm).
     History {

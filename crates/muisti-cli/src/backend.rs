@@ -10,8 +10,8 @@ use muisti_client::{
     Client, ClusterParams, Clusters, ConversationDetail, ConversationParams, Conversations,
     ForgetParams, GraphEntities, GraphEntity, GraphEntityParams, GraphMerge, GraphRelationParams,
     GraphRelations, History, KvEntries, KvEntry, KvValue, ListParams, MaintenanceReport,
-    MaintenanceRequest, Memory, MemoryPage, MemoryPatch, NewMemory, Proposal, ProposalParams,
-    Proposals, RecallQuery, RecallResult, SimilarParams, Stats,
+    MaintenanceRequest, Memory, MemoryPage, MemoryPatch, NewMemory, Proposal, ProposalDecision,
+    ProposalParams, Proposals, RecallQuery, RecallResult, SimilarParams, Stats,
 };
 use muisti_server::ops;
 
@@ -54,8 +54,8 @@ pub(crate) trait Memories {
     fn conversations(&self, user_id: Option<&str>) -> Result<Conversations>;
     fn conversation(&self, id: &str) -> Result<ConversationDetail>;
     fn delete_conversation(&self, id: &str) -> Result<u64>;
-    fn confirm(&self, id: &str) -> Result<Memory>;
-    fn reject(&self, id: &str) -> Result<Proposal>;
+    fn confirm(&self, id: &str, user_id: &str) -> Result<Memory>;
+    fn reject(&self, id: &str, user_id: &str) -> Result<Proposal>;
     fn history(&self, id: &str, user: Option<&str>) -> Result<History>;
     fn graph_entities(&self, p: GraphEntityParams) -> Result<GraphEntities>;
     fn graph_relations(&self, p: GraphRelationParams) -> Result<GraphRelations>;
@@ -208,12 +208,18 @@ impl Memories for Local {
         Ok(ops::proposals(&self.0, p)?)
     }
 
-    fn confirm(&self, id: &str) -> Result<Memory> {
-        Ok(ops::confirm(&self.0, id)?.0)
+    fn confirm(&self, id: &str, user_id: &str) -> Result<Memory> {
+        let by = ProposalDecision {
+            user_id: user_id.to_owned(),
+        };
+        Ok(ops::confirm(&self.0, id, by)?.0)
     }
 
-    fn reject(&self, id: &str) -> Result<Proposal> {
-        Ok(ops::reject(&self.0, id)?)
+    fn reject(&self, id: &str, user_id: &str) -> Result<Proposal> {
+        let by = ProposalDecision {
+            user_id: user_id.to_owned(),
+        };
+        Ok(ops::reject(&self.0, id, by)?)
     }
 
     fn history(&self, id: &str, user: Option<&str>) -> Result<History> {
@@ -368,12 +374,12 @@ impl Memories for Remote {
         Ok(self.0.delete_conversation(id)?.deleted)
     }
 
-    fn confirm(&self, id: &str) -> Result<Memory> {
-        Ok(self.0.confirm(id)?)
+    fn confirm(&self, id: &str, user_id: &str) -> Result<Memory> {
+        Ok(self.0.confirm(id, user_id)?)
     }
 
-    fn reject(&self, id: &str) -> Result<Proposal> {
-        Ok(self.0.reject(id)?)
+    fn reject(&self, id: &str, user_id: &str) -> Result<Proposal> {
+        Ok(self.0.reject(id, user_id)?)
     }
 
     fn history(&self, id: &str, user: Option<&str>) -> Result<History> {

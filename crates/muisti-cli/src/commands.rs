@@ -204,10 +204,14 @@ pub(crate) fn run(m: &dyn Memories, command: Command, json: bool) -> Result<Exit
             id,
             limit,
             namespace,
+            user_id,
+            all_users,
         } => {
             let params = SimilarParams {
                 limit: Some(limit),
                 namespace,
+                user_id,
+                all_users: all_users.then_some(true),
             };
             print_hits(&m.similar(&id, params)?.hits, json)?;
             Ok(ExitCode::SUCCESS)
@@ -424,8 +428,8 @@ pub(crate) fn run(m: &dyn Memories, command: Command, json: bool) -> Result<Exit
             }
             Ok(ExitCode::SUCCESS)
         }
-        Command::Confirm { id } => {
-            let stored = m.confirm(&id)?;
+        Command::Confirm { id, user_id } => {
+            let stored = m.confirm(&id, &user_id)?;
             if json {
                 print_json(&stored)?;
             } else {
@@ -433,8 +437,8 @@ pub(crate) fn run(m: &dyn Memories, command: Command, json: bool) -> Result<Exit
             }
             Ok(ExitCode::SUCCESS)
         }
-        Command::Reject { id } => {
-            let p = m.reject(&id)?;
+        Command::Reject { id, user_id } => {
+            let p = m.reject(&id, &user_id)?;
             if json {
                 print_json(&p)?;
             } else {

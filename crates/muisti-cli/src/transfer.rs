@@ -13,7 +13,7 @@ use clap::{Args, Subcommand, ValueEnum};
 use muisti::{
     Engine, Namespace, OnModelMismatch, Partition, Tenant,
     snapshot::Snapshots,
-    transfer::{JsonlWriter, Selection},
+    transfer::{JsonlWriter, Selection, Trust},
 };
 
 use crate::{Cli, open_at, open_store, print_json, progress_bar, progress_done, store_url, usage};
@@ -57,6 +57,11 @@ pub(crate) struct ImportArgs {
     /// Copy every record of another store (its URL) instead of reading an export.
     #[arg(long, value_name = "URL")]
     from: Option<String>,
+    /// Write agent-learned declarative entries as entries, as the records say they are.
+    /// Without it they pass the confirmation gate: each becomes a proposal its user
+    /// confirms (an export can claim anything; the import writes into any tenant).
+    #[arg(long)]
+    trusted: bool,
 }
 
 /// `muisti export`.
@@ -155,8 +160,13 @@ pub(crate) fn import(cli: &Cli, args: &ImportArgs) -> Result<ExitCode> {
     }
     let engine = open_bulk(cli, OnModelMismatch::Error)?;
     let start = Instant::now();
+    let trust = if args.trusted {
+        Trust::Trusted
+    } else {
+        Trust::Gated
+    };
     let n = match &args.from {
-        Some(url) => copy_from(&engine, url)?,
+        Some(url) => copy_from(&engine, url, trust)?,
         None => {
             let input: Box<dyn BufRead> = match &args.input {
                 Some(path) => Box::new(BufReader::with_capacity(
@@ -165,7 +175,7 @@ pub(crate) fn import(cli: &Cli, args: &ImportArgs) -> Result<ExitCode> {
                 )),
                 None => Box::new(BufReader::with_capacity(1 << 16, std::io::stdin().lock())),
             };
-            read_into(&engine, input)?
+            read_into(&engine, input, trust)?
         }
     };
     eprintln!(
@@ -176,21 +186,21 @@ pub(crate) fn import(cli: &Cli, args: &ImportArgs) -> Result<ExitCode> {
 }
 
 /// Imports a JSON Lines export in batches; progress on a terminal.
-fn read_into(engine: &Engine, input: Box<dyn BufRead>) -> Result<u64> {
+fn read_into(engine: &Engine, input: Box<dyn BufRead>, trust: Trust) -> Result<u64> {
     let mut bar = progress_bar("importing");
-    let n = engine.import_jsonl(input, &mut bar)?;
+    let n = engine.import_jsonl(input, trust, &mut bar)?;
     progress_done();
     Ok(n)
 }
 
 /// Copies every record of the store at `url` (every tenant), a page at a time.
-fn copy_from(engine: &Engine, url: &str) -> Result<u64> {
+fn copy_from(engine: &Engine, url: &str, trust: Trust) -> Result<u64> {
     let source = Engine::builder(open_store(Some(url))?)
         .embedder(None)
         .on_model_mismatch(OnModelMismatch::Ignore)
         .build()?;
     let mut bar = progress_bar("importing");
-    let n = engine.import_from(&source, &mut bar)?;
+    let n = engine.import_from(&source, trust, &mut bar)?;
     progress_done();
     Ok(n)
 }

@@ -437,6 +437,15 @@ pub struct SimilarParams {
     /// Where to look (default: the memory's own namespace).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub namespace: Option<String>,
+    /// The user the request acts for: the memory must be visible to them (a declarative
+    /// entry is its user's alone) and the similar memories are theirs, declarative entries
+    /// included. Without it, the memory's own user's (none of their declarative entries).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub user_id: Option<String>,
+    /// Look among every user's memories, not only the memory's own user's (never another
+    /// user's declarative entries). Conflicts with `user_id`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub all_users: Option<bool>,
 }
 
 impl RecallQuery {
@@ -1073,6 +1082,17 @@ pub struct ActingUser {
 #[serde(deny_unknown_fields)]
 pub struct ProposalParams {
     /// The user.
+    pub user_id: String,
+}
+
+/// Who decides a proposal (`POST /v1/proposals/{id}/confirm` or `/reject`): the user it
+/// concerns; another user's proposal is not found.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(ToSchema))]
+#[serde(deny_unknown_fields)]
+pub struct ProposalDecision {
+    /// The user the proposal concerns.
+    #[cfg_attr(feature = "openapi", schema(min_length = 1, max_length = 256))]
     pub user_id: String,
 }
 

@@ -445,9 +445,12 @@ impl Client {
     /// The memories closest in meaning to the one with `id` (itself excluded), best first.
     pub fn similar(&self, id: &str, params: &SimilarParams) -> Result<RecallResult, ClientError> {
         let limit = params.limit.map(|l| l.to_string());
+        let all_users = params.all_users.map(|a| a.to_string());
         let query: Vec<String> = [
             ("limit", limit.as_deref()),
             ("namespace", params.namespace.as_deref()),
+            ("user_id", params.user_id.as_deref()),
+            ("all_users", all_users.as_deref()),
         ]
         .iter()
         .filter_map(|(k, v)| v.map(|v| format!("{k}={}", encode(v))))
@@ -675,16 +678,17 @@ impl Client {
         self.get_json(&format!("/v1/proposals?user_id={}", encode(user_id)))
     }
 
-    /// Applies a proposal the user confirmed; the entry as stored.
-    pub fn confirm(&self, id: &str) -> Result<Memory, ClientError> {
+    /// Applies a proposal `user_id` confirmed (only the user it concerns may); the entry as
+    /// stored.
+    pub fn confirm(&self, id: &str, user_id: &str) -> Result<Memory, ClientError> {
         let path = format!("/v1/proposals/{}/confirm", encode(id));
-        self.send_json("POST", &path, &serde_json::json!({}))
+        self.send_json("POST", &path, &serde_json::json!({ "user_id": user_id }))
     }
 
-    /// Drops a proposal; returns it.
-    pub fn reject(&self, id: &str) -> Result<Proposal, ClientError> {
+    /// Drops a proposal of `user_id`'s; returns it.
+    pub fn reject(&self, id: &str, user_id: &str) -> Result<Proposal, ClientError> {
         let path = format!("/v1/proposals/{}/reject", encode(id));
-        self.send_json("POST", &path, &serde_json::json!({}))
+        self.send_json("POST", &path, &serde_json::json!({ "user_id": user_id }))
     }
 
     /// A declarative entry's history, oldest first.

@@ -60,6 +60,10 @@ pub struct Filter {
     /// Exact user.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub user_id: Option<String>,
+    /// Only records that belong to no user (`user_id` unset): what a request acting for no
+    /// user may see of the users' memories. Conflicts with `user_id`.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub without_user: bool,
     /// Exact agent.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub agent_id: Option<String>,
@@ -94,6 +98,12 @@ impl Filter {
     /// value no memory could have is an error, not an empty answer).
     pub fn validate(&self) -> crate::Result<()> {
         crate::memory::check_owner_field("user_id", &self.user_id)?;
+        if self.without_user && self.user_id.is_some() {
+            return Err(crate::Error::conflicting(
+                "without_user",
+                "a filter asks for one user's records or for those of no user, not both",
+            ));
+        }
         crate::memory::check_owner_field("agent_id", &self.agent_id)?;
         crate::memory::check_owner_field("session_id", &self.session_id)?;
         crate::check_tags(&self.tags)
@@ -109,6 +119,7 @@ impl Filter {
         }
         let Filter {
             user_id,
+            without_user,
             agent_id,
             session_id,
             category,
@@ -121,6 +132,7 @@ impl Filter {
         } = self;
         let owner = m.owner();
         eq(user_id, &owner.user_id)
+            && (!without_user || owner.user_id.is_none())
             && eq(agent_id, &owner.agent_id)
             && eq(session_id, &owner.session_id)
             && category.as_ref().is_none_or(|c| c == m.category())

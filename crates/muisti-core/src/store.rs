@@ -244,6 +244,15 @@ pub trait Store: Send + Sync {
     /// Deletes every record in a partition; returns how many.
     fn flush(&self, partition: &Partition) -> Result<u64>;
 
+    /// Makes the text of what was deleted unrecoverable from the store's own files now, as
+    /// far as the backend can (SQLite: a checkpoint that empties its write-ahead log, which
+    /// otherwise runs within seconds of a delete). The default does nothing: the backend's
+    /// deletes leave no copy it controls (the in-memory and file stores), or its server
+    /// keeps its own files (Redis, PostgreSQL, MySQL: see the README's erasure section).
+    fn erase_deleted(&self) -> Result<()> {
+        Ok(())
+    }
+
     /// The namespaces of a tenant that hold at least one record, sorted.
     fn namespaces(&self, tenant: &Tenant) -> Result<Vec<Namespace>>;
 

@@ -111,6 +111,7 @@ impl Sql {
     fn filter(&mut self, a: &str, filter: &Filter) {
         let Filter {
             user_id,
+            without_user,
             agent_id,
             session_id,
             category,
@@ -121,6 +122,9 @@ impl Sql {
             created_before,
             content_hash,
         } = filter;
+        if *without_user {
+            self.text.push_str(&format!(" AND {a}user_id IS NULL"));
+        }
         for (column, v) in [
             ("user_id", user_id),
             ("agent_id", agent_id),

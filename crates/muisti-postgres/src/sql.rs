@@ -90,6 +90,7 @@ impl Sql {
     pub(crate) fn filter(&mut self, filter: &Filter) {
         let Filter {
             user_id,
+            without_user,
             agent_id,
             session_id,
             category,
@@ -100,6 +101,9 @@ impl Sql {
             created_before,
             content_hash,
         } = filter;
+        if *without_user {
+            self.push(" AND user_id IS NULL");
+        }
         let text = |v: &Option<String>| v.clone();
         if let Some(v) = text(user_id) {
             self.and("user_id = {}", v);

@@ -63,24 +63,37 @@ pub enum ServeError {
     Chat(String),
 }
 
-/// Background jobs (reindex), kept in memory while the server runs.
+/// Background jobs (reindex, maintenance), kept in memory while the server runs, each with
+/// the tenant it acts on: `None` for a job over the whole store (an operator's reindex).
 #[derive(Default)]
 pub struct Jobs {
-    jobs: Mutex<HashMap<String, api::Job>>,
+    jobs: Mutex<HashMap<String, (Option<Tenant>, api::Job)>>,
+}
+
+/// Whose jobs a caller sees: an operator every job, anyone else their tenant's own.
+fn sees(caller: &Caller, of: Option<&Tenant>) -> bool {
+    caller.operator || of == Some(&caller.tenant)
 }
 
 impl Jobs {
-    /// A job's current state.
-    pub fn get(&self, id: &str) -> Option<api::Job> {
-        self.jobs.lock().ok()?.get(id).cloned()
+    /// A job's current state, if `caller` may see it (another tenant's job is absent).
+    pub fn get(&self, id: &str, caller: &Caller) -> Option<api::Job> {
+        let jobs = self.jobs.lock().ok()?;
+        let (of, job) = jobs.get(id)?;
+        sees(caller, of.as_ref()).then(|| job.clone())
     }
 
-    /// Every job this server ran or runs, newest first.
-    pub fn list(&self) -> Vec<api::Job> {
+    /// Every job this server ran or runs that `caller` may see, newest first.
+    pub fn list(&self, caller: &Caller) -> Vec<api::Job> {
         let mut all: Vec<api::Job> = self
             .jobs
             .lock()
-            .map(|jobs| jobs.values().cloned().collect())
+            .map(|jobs| {
+                jobs.values()
+                    .filter(|(of, _)| sees(caller, of.as_ref()))
+                    .map(|(_, job)| job.clone())
+                    .collect()
+            })
             .unwrap_or_default();
         // Ids are ULIDs: their order is their start's.
         all.sort_by(|a, b| b.id.cmp(&a.id));
@@ -89,7 +102,7 @@ impl Jobs {
 
     fn set(&self, id: &str, f: impl FnOnce(&mut api::Job)) {
         if let Ok(mut jobs) = self.jobs.lock()
-            && let Some(j) = jobs.get_mut(id)
+            && let Some((_, j)) = jobs.get_mut(id)
         {
             f(j);
         }
@@ -99,13 +112,20 @@ impl Jobs {
     /// while reindexing frees it after this long).
     pub const REINDEX_LEASE: Duration = Duration::from_secs(60);
 
-    /// Starts a reindex of every tenant on a thread of its own; 409 while one runs, on this
-    /// server or on any other server on the same store (a lease in the store).
+    /// Starts a reindex on a thread of its own: of every tenant for an operator
+    /// (`whole_store`), else of `engine`'s tenant only; 409 while one of the same reach runs,
+    /// on this server or on any other server on the same store (a lease in the store).
     pub fn start_reindex(
         self: &Arc<Self>,
         engine: Engine,
         force: bool,
+        whole_store: bool,
     ) -> Result<api::Job, ApiError> {
+        let of = (!whole_store).then(|| engine.tenant().clone());
+        let lease = match &of {
+            None => "reindex".to_owned(),
+            Some(t) => format!("reindex.{t}"),
+        };
         let job = api::Job {
             id: ulid::Ulid::generate().to_string(),
             kind: "reindex".into(),
@@ -128,32 +148,37 @@ impl Jobs {
             };
             if jobs
                 .values()
-                .any(|j| j.kind == "reindex" && j.state == "running")
+                .any(|(t, j)| t == &of && j.kind == "reindex" && j.state == "running")
             {
                 return Err(busy());
             }
-            if !engine.acquire_lease("reindex", &job.id, Self::REINDEX_LEASE)? {
+            if !engine.acquire_lease(&lease, &job.id, Self::REINDEX_LEASE)? {
                 return Err(busy());
             }
-            jobs.insert(job.id.clone(), job.clone());
+            jobs.insert(job.id.clone(), (of.clone(), job.clone()));
         }
         let me = Arc::clone(self);
         let id = job.id.clone();
         std::thread::spawn(move || {
             let mut renewed = Instant::now();
-            let result = engine.reindex(force, &mut |done, total| {
+            let mut progress = |done, total| {
                 me.set(&id, |j| {
                     j.done = done;
                     j.total = total;
                 });
                 if renewed.elapsed() > Self::REINDEX_LEASE / 3 {
                     renewed = Instant::now();
-                    if let Err(e) = engine.acquire_lease("reindex", &id, Self::REINDEX_LEASE) {
+                    if let Err(e) = engine.acquire_lease(&lease, &id, Self::REINDEX_LEASE) {
                         tracing::warn!(error = %e, "renewing the reindex lease failed");
                     }
                 }
-            });
-            if let Err(e) = engine.release_lease("reindex", &id) {
+            };
+            let result = if whole_store {
+                engine.reindex(force, &mut progress)
+            } else {
+                engine.reindex_tenant(force, &mut progress)
+            };
+            if let Err(e) = engine.release_lease(&lease, &id) {
                 tracing::warn!(error = %e, "releasing the reindex lease failed");
             }
             me.set(&id, |j| match result {
@@ -196,7 +221,7 @@ impl Jobs {
         self.jobs
             .lock()
             .map_err(|_| ApiError::internal())?
-            .insert(job.id.clone(), job.clone());
+            .insert(job.id.clone(), (Some(engine.tenant().clone()), job.clone()));
         let me = Arc::clone(self);
         let id = job.id.clone();
         std::thread::spawn(move || {
@@ -396,6 +421,42 @@ async fn deadline(State(limit): State<std::time::Duration>, req: Request, next: 
     }
 }
 
+/// Reads the whole body within `limit` before the handler runs (for the routes whose work
+/// may outlast the request deadline): a body sent too slowly is answered 503 `timeout` and
+/// its connection closed; one over the body limit is 413, as on every route.
+async fn body_in_time(State(limit): State<Duration>, req: Request, next: Next) -> Response {
+    use axum::extract::FromRequest;
+    let (parts, body) = req.into_parts();
+    let headers = parts.clone();
+    let read = axum::body::Bytes::from_request(Request::from_parts(parts, body), &());
+    match tokio::time::timeout(limit, read).await {
+        Ok(Ok(bytes)) => {
+            next.run(Request::from_parts(headers, axum::body::Body::from(bytes)))
+                .await
+        }
+        Ok(Err(e)) if e.status() == StatusCode::PAYLOAD_TOO_LARGE => {
+            ApiError::too_large("the request body is larger than the server's limit")
+                .into_response()
+        }
+        Ok(Err(e)) => ApiError::bad_request(format!("cannot read the body: {}", e.body_text()))
+            .into_response(),
+        Err(_) => {
+            let mut r = ApiError::new(
+                StatusCode::SERVICE_UNAVAILABLE,
+                "timeout",
+                format!(
+                    "the request body took longer than {} s to arrive",
+                    limit.as_secs()
+                ),
+            )
+            .into_response();
+            r.headers_mut()
+                .insert(header::CONNECTION, HeaderValue::from_static("close"));
+            r
+        }
+    }
+}
+
 fn bearer(req: &Request) -> Option<&str> {
     let v = req.headers().get(header::AUTHORIZATION)?.to_str().ok()?;
     let (scheme, token) = v.split_once(' ')?;
@@ -576,13 +637,17 @@ pub fn router(state: AppState, config: &ServerConfig, mcp_stop: CancellationToke
         .nest_service("/mcp", mcp)
         .layer(middleware::from_fn_with_state(state.clone(), authenticate));
     // A model may take longer than the request deadline; its own timeout bounds chat and
-    // extraction.
+    // extraction once the body is in, and the body itself is read under the deadline.
     let chat = Router::new()
         .route("/v1/chat", post(chat::chat))
         .route("/v1/chat/stream", post(chat::chat_stream))
         .route("/v1/memories/extract", post(rest::extract_memories))
         .route("/v1/chat/completions", post(crate::proxy::chat_completions))
         .route("/v1/manage", post(chat::manage))
+        .layer(middleware::from_fn_with_state(
+            config.request_timeout,
+            body_in_time,
+        ))
         .layer(middleware::from_fn_with_state(state.clone(), authenticate))
         .layer(DefaultBodyLimit::max(config.body_limit));
     Router::new()
@@ -735,8 +800,10 @@ impl Server {
         shutdown: impl Future<Output = ()> + Send + 'static,
     ) -> Result<(), ServeError> {
         // Our own accept loop (not `axum::serve`): it sets a header-read timeout (which also
-        // closes idle keep-alive connections) and caps concurrent connections, answering one
-        // more with 503 instead of letting slow clients starve everyone.
+        // closes idle keep-alive connections) and holds connections within their slots
+        // (`slots.rs`: a cap in all and per address, a new connection's first request
+        // awaited only briefly, and unused connections giving way), answering one more
+        // with 503 instead of letting slow or idle clients starve everyone.
         let schedule = self.config.maintain_interval.map(|every| {
             tokio::spawn(maintain_on_schedule(
                 self.state.engine.clone(),
@@ -746,14 +813,18 @@ impl Server {
             ))
         });
         let graceful = hyper_util::server::graceful::GracefulShutdown::new();
-        let slots = Arc::new(tokio::sync::Semaphore::new(self.config.max_connections));
+        let slots = crate::slots::Slots::new(
+            self.config.max_connections,
+            self.config.max_connections_per_peer,
+        );
         let header_timeout = self.config.header_timeout;
+        let first_request = self.config.first_request_timeout;
         tokio::pin!(shutdown);
         loop {
             tokio::select! {
                 accepted = self.listener.accept() => {
-                    let stream = match accepted {
-                        Ok((stream, _)) => stream,
+                    let (stream, peer) = match accepted {
+                        Ok(accepted) => accepted,
                         Err(e) => {
                             // Out of descriptors and the like: back off, keep serving.
                             tracing::warn!(error = %e, "accept failed");
@@ -761,12 +832,14 @@ impl Server {
                             continue;
                         }
                     };
-                    let Ok(slot) = Arc::clone(&slots).try_acquire_owned() else {
+                    let Some(slot) = slots.admit(peer.ip()) else {
                         tokio::spawn(crate::conn::refuse(stream));
                         continue;
                     };
                     let _ = stream.set_nodelay(true);
-                    let service = hyper_util::service::TowerToHyperService::new(self.app.clone());
+                    let service = hyper_util::service::TowerToHyperService::new(
+                        crate::slots::Marked::new(self.app.clone(), Arc::clone(&slot.used)),
+                    );
                     let conn = hyper::server::conn::http1::Builder::new()
                         .timer(hyper_util::rt::TokioTimer::new())
                         .header_read_timeout(header_timeout)
@@ -777,7 +850,13 @@ impl Server {
                         );
                     let conn = graceful.watch(conn);
                     tokio::spawn(async move {
-                        let _ = conn.await;
+                        // Dropping the connection closes it: when another took its slot, or
+                        // when no request came in time.
+                        tokio::select! {
+                            _ = conn => {}
+                            () = slot.evicted.cancelled() => {}
+                            () = crate::slots::unused_after(&slot.used, first_request) => {}
+                        }
                         drop(slot);
                     });
                 }
@@ -937,16 +1016,16 @@ mod tests {
             report: None,
         };
         if let Ok(mut j) = jobs.jobs.lock() {
-            j.insert(running.id.clone(), running);
+            j.insert(running.id.clone(), (None, running));
         }
         let engine = Engine::open("mem://")?;
         let err = jobs
-            .start_reindex(engine.clone(), false)
+            .start_reindex(engine.clone(), false, true)
             .expect_err("one reindex at a time");
         assert_eq!((err.status, err.code), (StatusCode::CONFLICT, "conflict"));
         jobs.set("first", |j| j.state = "done".into());
         let started = jobs
-            .start_reindex(engine, false)
+            .start_reindex(engine, false, true)
             .map_err(|e| muisti::Error::backend("test", e.message))?;
         assert_eq!(started.state, "running");
         Ok(())
@@ -962,15 +1041,24 @@ mod tests {
         let here = Engine::builder(Arc::clone(&store)).build()?;
         let jobs = Arc::new(Jobs::default());
         let err = jobs
-            .start_reindex(here.clone(), false)
+            .start_reindex(here.clone(), false, true)
             .expect_err("held elsewhere");
         assert_eq!((err.status, err.code), (StatusCode::CONFLICT, "conflict"));
         elsewhere.release_lease("reindex", "their-job")?;
         let started = jobs
-            .start_reindex(here, false)
+            .start_reindex(here, false, true)
             .map_err(|e| muisti::Error::backend("test", e.message))?;
         let start = Instant::now();
-        while jobs.get(&started.id).is_some_and(|j| j.state == "running") {
+        let operator = Caller {
+            tenant: muisti::Tenant::default(),
+            key_id: None,
+            admin: true,
+            operator: true,
+        };
+        while jobs
+            .get(&started.id, &operator)
+            .is_some_and(|j| j.state == "running")
+        {
             assert!(
                 start.elapsed() < Duration::from_secs(30),
                 "the reindex ended"

@@ -55,8 +55,14 @@ pub struct ConfigLayer {
     /// Longest wait for a request's headers, and for the next request on an idle
     /// connection, in seconds (default 10); then the connection is closed.
     pub header_timeout_secs: Option<u64>,
-    /// Most connections served at once (default 512); one more is answered 503 and closed.
+    /// Most connections served at once (default 512); when full, a new connection takes
+    /// the slot of the oldest one that has sent no request, else it is answered 503.
     pub max_connections: Option<usize>,
+    /// Most connections from one address (default a quarter of `max_connections`).
+    pub max_connections_per_peer: Option<usize>,
+    /// Longest wait for a new connection's first request, in seconds (default 3; at most
+    /// `header_timeout_secs`).
+    pub first_request_timeout_secs: Option<u64>,
     /// Requests per second allowed per API key; 0 turns the limit off (the default).
     pub rate_limit_per_sec: Option<f64>,
     /// Requests a key may burst above its rate (default: one second's worth, at least 1).
@@ -157,6 +163,12 @@ impl ConfigLayer {
             request_timeout_secs: self.request_timeout_secs.or(lower.request_timeout_secs),
             header_timeout_secs: self.header_timeout_secs.or(lower.header_timeout_secs),
             max_connections: self.max_connections.or(lower.max_connections),
+            max_connections_per_peer: self
+                .max_connections_per_peer
+                .or(lower.max_connections_per_peer),
+            first_request_timeout_secs: self
+                .first_request_timeout_secs
+                .or(lower.first_request_timeout_secs),
             rate_limit_per_sec: self.rate_limit_per_sec.or(lower.rate_limit_per_sec),
             rate_limit_burst: self.rate_limit_burst.or(lower.rate_limit_burst),
             require_auth: self.require_auth.or(lower.require_auth),
@@ -216,6 +228,10 @@ pub struct ServerConfig {
     pub header_timeout: Duration,
     /// Most connections at once.
     pub max_connections: usize,
+    /// Most connections from one address.
+    pub max_connections_per_peer: usize,
+    /// Longest wait for a new connection's first request.
+    pub first_request_timeout: Duration,
     /// Per-key rate, if limited.
     pub rate_limit: Option<RateLimit>,
     /// Ask for a key even on loopback with no keys.
@@ -341,6 +357,22 @@ impl ServerConfig {
                 reason: "must be at least 1".into(),
             });
         }
+        let max_connections_per_peer = layer
+            .max_connections_per_peer
+            .unwrap_or((max_connections / 4).max(1));
+        if max_connections_per_peer == 0 {
+            return Err(ConfigError::Invalid {
+                name: "max_connections_per_peer",
+                reason: "must be at least 1".into(),
+            });
+        }
+        let first_request_timeout = layer.first_request_timeout_secs.unwrap_or(3);
+        if first_request_timeout == 0 {
+            return Err(ConfigError::Invalid {
+                name: "first_request_timeout_secs",
+                reason: "must be at least 1".into(),
+            });
+        }
         let rate = layer.rate_limit_per_sec.unwrap_or(0.0);
         if !rate.is_finite() || rate < 0.0 {
             return Err(ConfigError::Invalid {
@@ -417,6 +449,8 @@ impl ServerConfig {
             request_timeout: Duration::from_secs(timeout),
             header_timeout: Duration::from_secs(header_timeout),
             max_connections,
+            max_connections_per_peer,
+            first_request_timeout: Duration::from_secs(first_request_timeout.min(header_timeout)),
             rate_limit,
             require_auth: layer.require_auth.unwrap_or(false),
             allowed_origins: layer

@@ -25,6 +25,7 @@ pub mod openapi;
 pub mod ops;
 pub mod proxy;
 pub mod rest;
+mod slots;
 pub mod ui;
 
 pub use app::{AppState, ServeError, Server, router, shutdown_signal};

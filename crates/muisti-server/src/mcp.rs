@@ -177,6 +177,13 @@ pub struct SimilarArgs {
     /// Where to look (default: the memory's own namespace).
     #[serde(default)]
     pub namespace: Option<String>,
+    /// The user the request acts for (the similar memories are theirs; without it, the
+    /// memory's own user's).
+    #[serde(default)]
+    pub user_id: Option<String>,
+    /// Look among every user's memories (never another user's declarative entries).
+    #[serde(default)]
+    pub all_users: Option<bool>,
 }
 
 /// Arguments of `stats`.
@@ -201,6 +208,8 @@ pub struct IdArgs {
 pub struct ProposalArgs {
     /// The proposal id (from a confirmation_required answer or `proposals`).
     pub id: String,
+    /// The user the proposal concerns (only they decide it).
+    pub user_id: String,
 }
 
 /// Arguments naming one user.
@@ -370,20 +379,31 @@ pub struct MuistiMcp {
     tool_router: ToolRouter<Self>,
 }
 
+/// A refusal of an operation as a JSON-RPC error: the REST answer's status and code
+/// ([`crate::error::ApiError`]'s one mapping of the engine's errors) in the error's `data`,
+/// its message as the message, and the JSON-RPC code that says the same: invalid params for
+/// bad input, not found, invalid request for a conflict, the server-defined -32003 for an
+/// unavailable store or model (retry later, `retry_after` seconds), internal otherwise.
 fn mcp_error(e: muisti::Error) -> McpError {
-    let message = e.to_string();
-    match e.kind() {
-        muisti::ErrorKind::InvalidInput
-        | muisti::ErrorKind::TooLarge
-        | muisti::ErrorKind::ConflictingFields => McpError::invalid_params(message, None),
-        muisti::ErrorKind::NotFound => McpError::resource_not_found(message, None),
-        muisti::ErrorKind::Conflict => McpError::invalid_request(message, None),
-        _ => {
-            tracing::error!(error = %message, "mcp tool failed");
-            McpError::internal_error("the store failed; the server log has the details", None)
-        }
+    let answer = crate::error::ApiError::from(e);
+    let data = Some(serde_json::json!({
+        "code": answer.code,
+        "status": answer.status.as_u16(),
+        "retry_after": answer.retry_after,
+    }));
+    let message = answer.message;
+    match answer.status.as_u16() {
+        400 | 413 | 422 => McpError::invalid_params(message, data),
+        409 if answer.code == "conflicting_fields" => McpError::invalid_params(message, data),
+        404 => McpError::resource_not_found(message, data),
+        409 | 428 => McpError::invalid_request(message, data),
+        503 => McpError::new(UNAVAILABLE, message, data),
+        _ => McpError::internal_error(message, data),
     }
 }
+
+/// The JSON-RPC error code of an unavailable store or model (the server-defined range).
+const UNAVAILABLE: rmcp::model::ErrorCode = rmcp::model::ErrorCode(-32003);
 
 fn structured<T: serde::Serialize>(v: &T) -> Result<CallToolResult, McpError> {
     serde_json::to_value(v)
@@ -532,6 +552,8 @@ impl MuistiMcp {
                 let p = api::SimilarParams {
                     limit: a.limit,
                     namespace: a.namespace,
+                    user_id: a.user_id,
+                    all_users: a.all_users,
                 };
                 ops::similar(&e, &a.id, p)
             })
@@ -603,7 +625,8 @@ impl MuistiMcp {
         Parameters(a): Parameters<ProposalArgs>,
         ctx: RequestContext<RoleServer>,
     ) -> Result<CallToolResult, McpError> {
-        let (m, _) = self.run(&ctx, move |e| ops::confirm(&e, &a.id)).await?;
+        let by = api::ProposalDecision { user_id: a.user_id };
+        let (m, _) = self.run(&ctx, move |e| ops::confirm(&e, &a.id, by)).await?;
         structured(&m)
     }
 
@@ -614,7 +637,8 @@ impl MuistiMcp {
         Parameters(a): Parameters<ProposalArgs>,
         ctx: RequestContext<RoleServer>,
     ) -> Result<CallToolResult, McpError> {
-        let p = self.run(&ctx, move |e| ops::reject(&e, &a.id)).await?;
+        let by = api::ProposalDecision { user_id: a.user_id };
+        let p = self.run(&ctx, move |e| ops::reject(&e, &a.id, by)).await?;
         structured(&p)
     }
 

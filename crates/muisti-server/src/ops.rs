@@ -419,7 +419,9 @@ fn hits_out(hits: Vec<muisti::RecallHit>, explain: bool) -> api::RecallResult {
     }
 }
 
-/// The memories closest in meaning to the one with `id` (itself excluded), best first.
+/// The memories closest in meaning to the one with `id` (itself excluded), best first: the
+/// acting user's when the request names one (the memory must be visible to them), else the
+/// memory's own user's unless `all_users`.
 pub fn similar(engine: &Engine, id: &str, p: api::SimilarParams) -> Result<api::RecallResult> {
     let id = memory_id(id)?;
     let limit = limit(p.limit, 5, MAX_RECALL)?;
@@ -428,8 +430,20 @@ pub fn similar(engine: &Engine, id: &str, p: api::SimilarParams) -> Result<api::
         .as_deref()
         .map(|n| namespace(Some(n)))
         .transpose()?;
+    let across_users = p.all_users.unwrap_or(false);
+    if across_users && p.user_id.is_some() {
+        return Err(Error::conflicting(
+            "all_users",
+            "similar memories are the user_id's, or every user's: not both",
+        ));
+    }
+    visible(engine, id, p.user_id.as_deref())?;
+    let filter = muisti::Filter {
+        user_id: p.user_id,
+        ..muisti::Filter::default()
+    };
     Ok(hits_out(
-        engine.find_similar(id, namespace.as_ref(), limit, muisti::Filter::default())?,
+        engine.find_similar(id, namespace.as_ref(), limit, filter, across_users)?,
         false,
     ))
 }
@@ -776,15 +790,19 @@ pub fn proposal_out(p: &muisti::Proposal) -> api::Proposal {
     }
 }
 
-/// Applies a proposal; the entry as stored and what happened.
-pub fn confirm(engine: &Engine, id: &str) -> Result<(api::Memory, muisti::WriteStatus)> {
-    let d = engine.confirm(id)?;
+/// Applies a proposal of the deciding user's; the entry as stored and what happened.
+pub fn confirm(
+    engine: &Engine,
+    id: &str,
+    by: api::ProposalDecision,
+) -> Result<(api::Memory, muisti::WriteStatus)> {
+    let d = engine.confirm(id, &by.user_id)?;
     Ok((memory_out(&d.memory), d.outcome.status()))
 }
 
-/// Drops a proposal; returns it.
-pub fn reject(engine: &Engine, id: &str) -> Result<api::Proposal> {
-    Ok(proposal_out(&engine.reject(id)?))
+/// Drops a proposal of the deciding user's; returns it.
+pub fn reject(engine: &Engine, id: &str, by: api::ProposalDecision) -> Result<api::Proposal> {
+    Ok(proposal_out(&engine.reject(id, &by.user_id)?))
 }
 
 /// The proposals waiting for a user.
@@ -875,7 +893,8 @@ pub fn kv_forget(engine: &Engine, ns: &str, key: &str) -> Result<()> {
     }
 }
 
-/// One page of the entries of a namespace, oldest first.
+/// One page of the entries of a namespace (the records written with a key), oldest first;
+/// a page may hold fewer than `limit` entries while `next_cursor` says there are more.
 pub fn kv_page(engine: &Engine, ns: &str, p: api::KvPageParams) -> Result<api::KvEntries> {
     let ns = namespace(Some(ns))?;
     let limit = limit(p.limit, MAX_PAGE, MAX_PAGE)?;
@@ -887,9 +906,11 @@ pub fn kv_page(engine: &Engine, ns: &str, p: api::KvPageParams) -> Result<api::K
         limit,
     })?;
     Ok(api::KvEntries {
+        // Only the key space: a memory written without a key is found by its id.
         entries: page
             .items
             .into_iter()
+            .filter(muisti::in_key_space)
             .map(|m| (m.key.to_string(), m.content))
             .collect(),
         next_cursor: page.next.map(|id| id.to_string()),

@@ -117,7 +117,9 @@ fn read(body: Map<String, Value>, headers: &HeaderMap) -> ApiResult<Proxied> {
     })
 }
 
-/// `body` with the memory block as a system message and a model.
+/// `body` with the memory block before the text of its last user message (as `/v1/chat`
+/// sends it: the block is reference material in the user's turn, never the system's, so a
+/// remembered message cannot speak with the system prompt's authority) and a model.
 fn with_memory(mut body: Value, block: &muisti_agent::Block, model: &str) -> Value {
     if !body["model"].is_string() {
         body["model"] = json!(model);
@@ -125,14 +127,17 @@ fn with_memory(mut body: Value, block: &muisti_agent::Block, model: &str) -> Val
     if block.is_empty() {
         return body;
     }
-    let text = block.system();
-    if let Some(messages) = body["messages"].as_array_mut() {
-        match messages.first_mut() {
-            Some(first) if first["role"] == "system" && first["content"].is_string() => {
-                let own = first["content"].as_str().unwrap_or_default().to_owned();
-                first["content"] = json!(format!("{own}\n\n{text}"));
-            }
-            _ => messages.insert(0, json!({"role": "system", "content": text})),
+    let preamble = block.preamble();
+    let last_user = body["messages"]
+        .as_array_mut()
+        .and_then(|messages| messages.iter_mut().rev().find(|m| m["role"] == "user"));
+    if let Some(message) = last_user {
+        let content = &mut message["content"];
+        match content {
+            Value::String(text) => *text = format!("{preamble}{text}"),
+            // Parts (text, images): the block as a text part before them.
+            Value::Array(parts) => parts.insert(0, json!({"type": "text", "text": preamble})),
+            _ => {}
         }
     }
     body

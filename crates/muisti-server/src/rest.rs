@@ -103,34 +103,39 @@ fn written_response(m: api::Memory, written: muisti::WriteStatus) -> Response {
     r
 }
 
-/// Applies a proposal (an agent-learned declarative entry the user confirms), once: 201
-/// with the new entry, or 200 with the entry it superseded (or that won against it).
+/// Applies a proposal (an agent-learned declarative entry the user confirms), once, for the
+/// user it concerns (`user_id` in the body): 201 with the new entry, or 200 with the entry
+/// it superseded (or that won against it).
 #[utoipa::path(post, path = "/v1/proposals/{id}/confirm", tag = "declarative",
     params(("id" = String, Path, description = "Proposal id (ULID)")),
+    request_body = api::ProposalDecision,
     responses((status = 201, body = api::Memory), (status = 200, body = api::Memory),
-        (status = 404, description = "No such proposal: confirmed, rejected or expired", body = api::ErrorBody),
+        (status = 404, description = "No such proposal of this user: confirmed, rejected, expired or another user's", body = api::ErrorBody),
         (status = 422, body = api::ErrorBody)))]
 pub async fn confirm_proposal(
     State(s): State<AppState>,
     caller: Caller,
     ApiPath(id): ApiPath<String>,
+    ApiJson(by): ApiJson<api::ProposalDecision>,
 ) -> ApiResult<Response> {
-    let (m, written) = run(&s, &caller, move |e| ops::confirm(&e, &id)).await?;
+    let (m, written) = run(&s, &caller, move |e| ops::confirm(&e, &id, by)).await?;
     Ok(written_response(m, written))
 }
 
-/// Drops a proposal; answers it.
+/// Drops a proposal of the user it concerns (`user_id` in the body); answers it.
 #[utoipa::path(post, path = "/v1/proposals/{id}/reject", tag = "declarative",
     params(("id" = String, Path, description = "Proposal id (ULID)")),
+    request_body = api::ProposalDecision,
     responses((status = 200, body = api::Proposal),
-        (status = 404, description = "No such proposal: confirmed, rejected or expired", body = api::ErrorBody),
+        (status = 404, description = "No such proposal of this user: confirmed, rejected, expired or another user's", body = api::ErrorBody),
         (status = 422, body = api::ErrorBody)))]
 pub async fn reject_proposal(
     State(s): State<AppState>,
     caller: Caller,
     ApiPath(id): ApiPath<String>,
+    ApiJson(by): ApiJson<api::ProposalDecision>,
 ) -> ApiResult<Json<api::Proposal>> {
-    run(&s, &caller, move |e| ops::reject(&e, &id))
+    run(&s, &caller, move |e| ops::reject(&e, &id, by))
         .await
         .map(Json)
 }
@@ -689,7 +694,8 @@ pub async fn purge(State(s): State<AppState>, caller: Caller) -> ApiResult<Json<
     run(&s, &caller, move |e| ops::purge(&e)).await.map(Json)
 }
 
-/// Starts re-embedding memories in the background (admin key); one at a time across every
+/// Starts re-embedding memories in the background (admin key): a tenant admin's, its own
+/// tenant's; an operator's, the whole store's. One of each reach at a time across every
 /// server on the store (409 while one runs anywhere).
 #[utoipa::path(post, path = "/v1/reindex", tag = "admin",
     request_body = api::ReindexRequest,
@@ -703,24 +709,26 @@ pub async fn reindex(
     require_admin(&caller)?;
     let r = r.unwrap_or_default();
     // Taking the store-wide lease reads and writes the store: off the async threads.
-    let (jobs, engine) = (s.jobs.clone(), s.engine.clone());
-    let job = ops::blocking(move || jobs.start_reindex(engine, r.force))
+    let (jobs, engine) = (s.jobs.clone(), s.engine.with_tenant(caller.tenant.clone()));
+    let whole_store = caller.operator;
+    let job = ops::blocking(move || jobs.start_reindex(engine, r.force, whole_store))
         .await
         .map_err(|_| ApiError::internal())??;
     Ok((StatusCode::ACCEPTED, Json(job)).into_response())
 }
 
-/// The background jobs this server ran or runs, newest first (admin key).
+/// The background jobs this server ran or runs, newest first (admin key): a tenant admin's
+/// tenant's own, every job for an operator.
 #[utoipa::path(get, path = "/v1/jobs", tag = "admin",
     responses((status = 200, body = api::Jobs), (status = 403, body = api::ErrorBody)))]
 pub async fn jobs(State(s): State<AppState>, caller: Caller) -> ApiResult<Json<api::Jobs>> {
     require_admin(&caller)?;
     Ok(Json(api::Jobs {
-        items: s.jobs.list(),
+        items: s.jobs.list(&caller),
     }))
 }
 
-/// A background job's progress.
+/// A background job's progress (another tenant's job is not found, but by an operator).
 #[utoipa::path(get, path = "/v1/jobs/{id}", tag = "admin",
     params(("id" = String, Path)),
     responses((status = 200, body = api::Job), (status = 404, body = api::ErrorBody)))]
@@ -731,7 +739,7 @@ pub async fn job(
 ) -> ApiResult<Json<api::Job>> {
     require_admin(&caller)?;
     s.jobs
-        .get(&id)
+        .get(&id, &caller)
         .map(Json)
         .ok_or_else(|| ApiError::not_found(format!("job {id}")))
 }

@@ -39,6 +39,7 @@ use rusqlite::{
 };
 
 mod cache;
+mod erase;
 mod migrate;
 mod records;
 mod row;
@@ -84,6 +85,14 @@ pub struct SqliteStore {
     /// Tells this store apart from others in the process ([`SqliteStore::data_version`]'s
     /// memory of a [`ReadRun`]'s check).
     instance: u64,
+    /// The checkpoints that take deleted text out of the write-ahead log.
+    eraser: Arc<erase::Eraser>,
+}
+
+impl Drop for SqliteStore {
+    fn drop(&mut self) {
+        self.eraser.close();
+    }
 }
 
 /// Numbers the stores opened in this process ([`SqliteStore::instance`]).
@@ -201,6 +210,7 @@ impl SqliteStore {
             background_loads: true,
             clock: Arc::new(SystemClock),
             instance: STORES.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
+            eraser: Arc::default(),
         };
         store.cache.validate(store.data_version()?);
         Ok(store)
@@ -829,6 +839,7 @@ impl SqliteStore {
             |gone| {
                 if let Some((partition, id, user)) = gone {
                     self.cache.delete(partition, *id, user.as_deref());
+                    self.eraser.deleted(&self.writer);
                 }
             },
         )?;
@@ -1111,7 +1122,18 @@ impl Store for SqliteStore {
     fn flush(&self, partition: &Partition) -> Result<u64> {
         let out = self.flush_rows(partition);
         self.cache.invalidate(partition);
+        if out.as_ref().is_ok_and(|n| *n > 0) {
+            self.eraser.deleted(&self.writer);
+        }
         out
+    }
+
+    fn erase_deleted(&self) -> Result<()> {
+        // What the checkpoint cannot finish now (readers hold it) the eraser's thread does.
+        if !self.eraser.now(&self.writer) {
+            self.eraser.deleted(&self.writer);
+        }
+        Ok(())
     }
 
     fn namespaces(&self, tenant: &Tenant) -> Result<Vec<Namespace>> {
@@ -1146,6 +1168,7 @@ impl Store for SqliteStore {
         let n = self.write(|tx| purge_in(tx, self.now_ms()))?;
         if n > 0 {
             self.cache.invalidate_all();
+            self.eraser.deleted(&self.writer);
         }
         Ok(n)
     }

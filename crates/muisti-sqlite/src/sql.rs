@@ -79,6 +79,7 @@ pub(crate) const INSERT: &str = concat!(
 pub(crate) fn filter_sql(filter: &Filter, sql: &mut String, args: &mut Vec<SqlValue>) {
     let Filter {
         user_id,
+        without_user,
         agent_id,
         session_id,
         category,
@@ -89,6 +90,9 @@ pub(crate) fn filter_sql(filter: &Filter, sql: &mut String, args: &mut Vec<SqlVa
         created_before,
         content_hash,
     } = filter;
+    if *without_user {
+        sql.push_str(" AND user_id IS NULL");
+    }
     let mut cond = |condition: &str, v: Option<SqlValue>| {
         if let Some(v) = v {
             sql.push_str(" AND ");
@@ -125,6 +129,7 @@ pub(crate) fn needs_rust_filter(filter: &Filter) -> bool {
     // Whole, so that a new field must be placed on one side or the other of filter_sql.
     let Filter {
         user_id: _,
+        without_user: _,
         agent_id: _,
         session_id: _,
         category: _,

@@ -96,6 +96,10 @@ impl Store for PrivacyStore {
         self.inner.flush(partition)
     }
 
+    fn erase_deleted(&self) -> Result<()> {
+        self.inner.erase_deleted()
+    }
+
     fn namespaces(&self, tenant: &Tenant) -> Result<Vec<Namespace>> {
         self.inner.namespaces(tenant)
     }

@@ -181,6 +181,10 @@ impl Store for RouterStore {
         self.store_for(&partition.namespace).flush(partition)
     }
 
+    fn erase_deleted(&self) -> Result<()> {
+        self.distinct().iter().try_for_each(|s| s.erase_deleted())
+    }
+
     fn namespaces(&self, tenant: &Tenant) -> Result<Vec<Namespace>> {
         let mut out = Vec::new();
         for s in self.distinct() {

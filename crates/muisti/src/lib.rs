@@ -40,7 +40,7 @@ pub mod transfer;
 
 pub use engine::{
     Engine, EngineBuilder, Lifetimes, Maintained, NamespaceStats, OnModelMismatch, ReindexReport,
-    SYSTEM_TENANT, Stats,
+    SYSTEM_TENANT, Stats, in_key_space,
 };
 pub use muisti_core::*;
 pub use muisti_embed::{

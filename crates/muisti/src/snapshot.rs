@@ -22,7 +22,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::{
     Engine, OnModelMismatch,
-    transfer::{JsonlWriter, Selection},
+    transfer::{JsonlWriter, Selection, Trust},
 };
 
 /// What a snapshot holds.
@@ -185,10 +185,10 @@ impl Snapshots {
             }
         }
         report.restored = match info.format.as_str() {
-            "sqlite" => engine.import_from(&open_copy(&data)?, &mut |_, _| {})?,
+            "sqlite" => engine.import_from(&open_copy(&data)?, Trust::Trusted, &mut |_, _| {})?,
             _ => {
                 let file = File::open(&data).map_err(|e| self.io(&data, e))?;
-                engine.import_jsonl(BufReader::new(file), &mut |_, _| {})?
+                engine.import_jsonl(BufReader::new(file), Trust::Trusted, &mut |_, _| {})?
             }
         };
         if let Some(embedder) = engine.embedder() {

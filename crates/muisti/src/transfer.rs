@@ -28,7 +28,8 @@
 use std::io::{BufRead, Write};
 
 use muisti_core::{
-    Error, Filter, ListQuery, Memory, Namespace, Partition, Record, Result, Tenant, Timestamp,
+    Error, Filter, ListQuery, Memory, MemoryScope, MemoryState, Namespace, Partition, Record,
+    Result, Source, Tenant, Timestamp,
 };
 use serde::{Deserialize, Serialize};
 
@@ -38,6 +39,17 @@ pub use muisti_store::markdown;
 
 /// The format name in an export's header.
 pub const FORMAT: &str = "muisti-export/1";
+
+/// How an import treats what the records claim.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Trust {
+    /// Agent-learned declarative entries wait for their user's confirmation: each becomes a
+    /// proposal (as an agent's write of it would), not an entry. `muisti import`'s default.
+    Gated,
+    /// Every record as it is (a restore of the store's own snapshot; `muisti import
+    /// --trusted`).
+    Trusted,
+}
 
 /// Records read and written per batch by the CLI's import.
 pub const BATCH: usize = 5_000;
@@ -166,6 +178,7 @@ impl Engine {
     /// written stays: importing again is idempotent).
     pub fn import_all(
         &self,
+        trust: Trust,
         source: impl FnOnce(&mut dyn FnMut(Vec<Record>) -> Result<()>) -> Result<()>,
     ) -> Result<u64> {
         let (to_writer, batches) = std::sync::mpsc::sync_channel::<Vec<Record>>(1);
@@ -181,6 +194,7 @@ impl Engine {
                 })
             });
             let read = source(&mut |batch| {
+                let batch = self.gate(batch, trust)?;
                 let batch = self.prepare_import(batch)?;
                 // The writer stopped: its error is the one to report.
                 to_writer
@@ -198,8 +212,13 @@ impl Engine {
 
     /// Imports every record of `source`'s store (every tenant, with vectors) in one bulk
     /// load ([`Engine::import_all`]); `progress` as [`Engine::export`]'s.
-    pub fn import_from(&self, source: &Engine, progress: &mut dyn FnMut(u64, u64)) -> Result<u64> {
-        self.import_all(|sink| {
+    pub fn import_from(
+        &self,
+        source: &Engine,
+        trust: Trust,
+        progress: &mut dyn FnMut(u64, u64),
+    ) -> Result<u64> {
+        self.import_all(trust, |sink| {
             let mut batch = Vec::with_capacity(BATCH);
             source.export(&Selection::default(), true, progress, &mut |r| {
                 batch.push(r);
@@ -218,9 +237,10 @@ impl Engine {
     pub fn import_jsonl(
         &self,
         input: impl BufRead,
+        trust: Trust,
         progress: &mut dyn FnMut(u64, u64),
     ) -> Result<u64> {
-        self.import_all(|sink| {
+        self.import_all(trust, |sink| {
             let mut read = 0;
             for batch in JsonlReader::new(input).batches(BATCH) {
                 let batch = batch?;
@@ -230,6 +250,39 @@ impl Engine {
             }
             Ok(())
         })
+    }
+
+    /// What an import of `trust` writes of `records`: with [`Trust::Gated`], each active
+    /// agent-learned declarative entry becomes a proposal its user confirms (as the agent's
+    /// own write would), the rest as they are. Either way a declarative record with a key
+    /// is refused: entries are reached by id, never through the key space.
+    fn gate(&self, records: Vec<Record>, trust: Trust) -> Result<Vec<Record>> {
+        let mut kept = Vec::with_capacity(records.len());
+        for r in records {
+            let m = &r.memory;
+            let users = m.partition.tenant.as_str() != SYSTEM_TENANT
+                && !crate::declarative::is_reserved(m.partition.namespace.as_str());
+            if !users || m.scope != MemoryScope::Declarative {
+                kept.push(r);
+                continue;
+            }
+            if m.writer_key().is_some() {
+                return Err(Error::conflicting(
+                    "key",
+                    format!("declarative record {} has a key: entries have none", m.id),
+                ));
+            }
+            if trust == Trust::Gated
+                && m.source == Source::AgentLearned
+                && m.state == MemoryState::Active
+            {
+                self.with_tenant(m.partition.tenant.clone())
+                    .propose_imported(&r.memory)?;
+                continue;
+            }
+            kept.push(r);
+        }
+        Ok(kept)
     }
 
     /// Embeds again what [`Engine::import`] must (see there) and drops the store's record

@@ -44,7 +44,7 @@ function Proposals({ f, onDecided }) {
   const accept = async (p) => {
     setError(null);
     try {
-      await post(`/v1/proposals/${p.id}/confirm`);
+      await post(`/v1/proposals/${p.id}/confirm`, { user_id: f.user_id });
       setNotice(`Accepted: ${p.content}`);
       list.reload();
       onDecided();
@@ -53,7 +53,7 @@ function Proposals({ f, onDecided }) {
     }
   };
   const reject = (p) => ask(`Reject the proposal "${p.content}"?`, async () => {
-    await post(`/v1/proposals/${p.id}/reject`);
+    await post(`/v1/proposals/${p.id}/reject`, { user_id: f.user_id });
     setNotice(`Rejected: ${p.content}`);
     list.reload();
   }, 'Reject');

@@ -365,6 +365,9 @@ impl Agent {
         };
         let mut req = RecallRequest::new(Namespace::default_ns(), message, n);
         req.filter = self.inner.filter.clone();
+        // A user's memories are theirs alone: an agent acting for no user is given only
+        // the memories of no user.
+        req.filter.without_user = req.filter.user_id.is_none();
         // The user's declarative entries come first, every turn, whatever the message.
         let declarative = match &req.filter.user_id {
             Some(user) => memory
@@ -415,7 +418,8 @@ impl Agent {
                         })
                         .map(|h| {
                             let key = h.memory.key.to_string();
-                            (key.clone(), key, h.memory.text().into_owned())
+                            let label = crate::inject::key_label(&key).into_owned();
+                            (key, label, h.memory.text().into_owned())
                         }),
                 );
                 Block::build_labelled(

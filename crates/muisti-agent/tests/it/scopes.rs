@@ -61,7 +61,9 @@ fn declarative_entries_come_first_in_every_prompt() {
     let Err(muisti::Error::ConfirmationRequired(p)) = memory.declare(learned) else {
         panic!("the gate");
     };
-    memory.confirm(&p.id.to_string()).expect("confirm");
+    memory
+        .confirm(&p.id.to_string(), p.owner.user_id.as_deref().expect("user"))
+        .expect("confirm");
     let mut ordinary = Put::new(
         memory.partition(&Namespace::default_ns()),
         None,

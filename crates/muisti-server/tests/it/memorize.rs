@@ -77,7 +77,7 @@ fn extract_decides_each_fact_over_http() {
     let confirmed = post(
         &s,
         &format!("/v1/proposals/{proposal}/confirm"),
-        &json!({}),
+        &json!({"user_id": "ana"}),
         None,
     );
     assert_eq!(confirmed.status, 201, "{}", confirmed.body);

@@ -111,18 +111,22 @@ fn the_memory_block_goes_upstream_and_the_answer_comes_back_as_sent() {
     assert_eq!(r.body["usage"]["prompt_tokens"], 11);
     assert_eq!(header(&r, "x-muisti-recalled"), Some("1"));
     let sent = body(&model.requests()[0]);
-    // Every field passes through; the block is added to the client's system message.
+    // Every field passes through; the block goes before the user's message, in the user's
+    // turn (as `/v1/chat` sends it), and the client's system message stays its own.
     assert_eq!(sent["model"], "gpt-x");
     assert_eq!(sent["seed"], 7);
     assert_eq!(sent["temperature"], 0.2);
-    let system = sent["messages"][0]["content"].as_str().expect("system");
-    assert!(system.starts_with("Be brief.\n\n"), "{system}");
-    assert!(system.contains(HEADER), "{system}");
+    assert_eq!(sent["messages"][0]["content"], "Be brief.");
+    let user = sent["messages"][1]["content"].as_str().expect("user");
+    assert!(user.starts_with(HEADER), "{user}");
     assert!(
-        system.contains("- fact: My dog is a corgi named Biscuit"),
-        "{system}"
+        user.contains("- fact: My dog is a corgi named Biscuit"),
+        "{user}"
     );
-    assert_eq!(sent["messages"][1]["content"], "What breed is my dog?");
+    assert!(
+        user.ends_with("\n\n[User message]\nWhat breed is my dog?"),
+        "{user}"
+    );
     assert_eq!(sent["messages"].as_array().map(Vec::len), Some(2));
     // Another user's request carries none of Sam's entries.
     let model = Scripted::start(vec![openai_reply("No idea.")]);
@@ -184,10 +188,11 @@ fn an_anthropic_upstream_is_spoken_to_in_its_own_format() {
     );
     assert_eq!(r.body["usage"]["prompt_tokens"], 12);
     let sent = body(&model.requests()[0]);
+    assert!(sent.get("system").is_none(), "{sent}");
     assert!(
-        sent["system"]
-            .as_str()
-            .is_some_and(|t| t.contains("corgi named Biscuit")),
+        sent["messages"][0]
+            .to_string()
+            .contains("corgi named Biscuit"),
         "{sent}"
     );
     assert_eq!(sent["max_tokens"], 50);
@@ -377,10 +382,8 @@ fn the_official_openai_sdk_works_through_the_proxy_unchanged() {
     assert_eq!(requests.len(), 2);
     for r in &requests {
         let sent = body(r);
-        let system = sent["messages"][0]["content"].as_str().unwrap_or_default();
-        assert!(
-            system.contains(HEADER) && system.contains("Biscuit"),
-            "{sent}"
-        );
+        let user = sent["messages"][0]["content"].as_str().unwrap_or_default();
+        assert_eq!(sent["messages"][0]["role"], "user", "{sent}");
+        assert!(user.contains(HEADER) && user.contains("Biscuit"), "{sent}");
     }
 }

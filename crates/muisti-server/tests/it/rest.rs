@@ -1168,7 +1168,9 @@ fn every_error_has_the_json_shape_and_reindex_takes_an_empty_body() {
 }
 
 /// A client that sends half a header, or nothing, is disconnected after the header timeout;
-/// connections over the cap are answered 503 (the JSON error shape) instead of waiting.
+/// when every slot holds a connection that has sent a request, one more is answered 503 (the
+/// JSON error shape) instead of waiting; a connection that has sent nothing gives its slot
+/// to a new one.
 #[test]
 fn slow_and_surplus_connections_are_cut_off() {
     use std::io::{Read, Write};
@@ -1176,6 +1178,7 @@ fn slow_and_surplus_connections_are_cut_off() {
         ConfigLayer {
             header_timeout_secs: Some(1),
             max_connections: Some(2),
+            max_connections_per_peer: Some(2),
             ..ConfigLayer::default()
         },
         |_| {},
@@ -1187,27 +1190,129 @@ fn slow_and_surplus_connections_are_cut_off() {
             .expect("timeout");
         c
     };
-    let mut half = connect();
-    half.write_all(b"GET /healthz HTTP/1.1\r\nHo")
-        .expect("writes");
-    let mut idle = connect();
-    std::thread::sleep(std::time::Duration::from_millis(200));
-    // Both slots taken: the next connection is refused at once, with the error shape.
+    // Two connections that sent a request and wait on keep-alive hold both slots.
+    let served = || {
+        let mut c = connect();
+        c.write_all(b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+            .expect("writes");
+        let mut buf = [0u8; 512];
+        let n = c.read(&mut buf).expect("answered");
+        assert!(buf[..n].starts_with(b"HTTP/1.1 200"), "{:?}", &buf[..n]);
+        c
+    };
+    let mut first = served();
+    let mut second = served();
+    // The next connection is refused at once, with the error shape.
     let mut third = connect();
     let mut answer = String::new();
     third.read_to_string(&mut answer).expect("answered");
     assert!(answer.starts_with("HTTP/1.1 503"), "{answer}");
     assert!(answer.contains(r#""code":"unavailable""#), "{answer}");
-    // The slow ones are closed by the server after its 1 s header timeout: the read ends
-    // (EOF), where a kept connection would hit this client's own 5 s read timeout instead.
+    // Idle ones are closed by the server after its 1 s header timeout: the read ends (EOF),
+    // where a kept connection would hit this client's own 5 s read timeout instead.
+    for c in [&mut first, &mut second] {
+        let mut buf = Vec::new();
+        let read = c.read_to_end(&mut buf);
+        assert!(read.is_ok(), "the server closed it: {read:?}");
+    }
+    // Half a header, then nothing at all: neither has sent a request, so a new connection
+    // takes the older one's slot, and the header timeout closes the other.
+    let mut half = connect();
+    half.write_all(b"GET /healthz HTTP/1.1\r\nHo")
+        .expect("writes");
+    let mut idle = connect();
+    std::thread::sleep(std::time::Duration::from_millis(200));
+    let r = raw("GET", &s.url("/healthz"), &[], None);
+    assert_eq!(r.status, 200, "an unused connection gave its slot");
     for c in [&mut half, &mut idle] {
         let mut buf = Vec::new();
         let read = c.read_to_end(&mut buf);
         assert!(read.is_ok(), "the server closed it: {read:?}");
     }
-    // Then the server answers again.
-    let r = raw("GET", &s.url("/healthz"), &[], None);
-    assert_eq!(r.status, 200);
+}
+
+/// One peer holding many idle connections (here 127.0.0.2, past its share and past the
+/// whole cap) does not deny service to another: health checks and requests from 127.0.0.1
+/// are answered, and the flood's connections are closed soon after they were opened.
+#[test]
+fn one_peer_holding_idle_connections_does_not_deny_another() {
+    use std::io::Read;
+    let s = TestServer::start_with(
+        ConfigLayer {
+            max_connections: Some(64),
+            ..ConfigLayer::default()
+        },
+        |_| {},
+    );
+    let target: std::net::SocketAddr = s
+        .base
+        .trim_start_matches("http://")
+        .parse()
+        .expect("the server's address");
+    let flood_from = std::net::SocketAddr::from(([127, 0, 0, 2], 0));
+    let mut held = Vec::new();
+    for _ in 0..300 {
+        let socket = socket2::Socket::new(socket2::Domain::IPV4, socket2::Type::STREAM, None)
+            .expect("a socket");
+        if socket.bind(&flood_from.into()).is_err() {
+            eprintln!("skipping: this host cannot bind 127.0.0.2");
+            return;
+        }
+        if socket
+            .connect_timeout(&target.into(), std::time::Duration::from_secs(2))
+            .is_ok()
+        {
+            held.push(std::net::TcpStream::from(socket));
+        }
+    }
+    assert!(held.len() >= 200, "the flood connected: {}", held.len());
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    let mut served = 0;
+    for _ in 0..10 {
+        let r = raw("GET", &s.url("/healthz"), &[], None);
+        served += u32::from(r.status == 200);
+        let r = raw("GET", &s.url("/v1/stats"), &[], None);
+        served += u32::from(r.status == 200);
+    }
+    assert_eq!(served, 20, "every request of the other peer was served");
+    // The flood holds at most its share (16 of 64): the rest were closed by the server.
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    let mut open = 0;
+    for c in &mut held {
+        c.set_nonblocking(true).expect("nonblocking");
+        let mut buf = [0u8; 1];
+        if matches!(c.read(&mut buf), Err(e) if e.kind() == std::io::ErrorKind::WouldBlock) {
+            open += 1;
+        }
+    }
+    assert!(open <= 16, "{open} idle connections of one peer still open");
+}
+
+/// A connection that sends no request is closed after `first_request_timeout_secs`, sooner
+/// than the header timeout of one that has.
+#[test]
+fn a_connection_without_a_request_is_closed_soon() {
+    use std::io::Read;
+    let s = TestServer::start_with(
+        ConfigLayer {
+            header_timeout_secs: Some(30),
+            first_request_timeout_secs: Some(1),
+            ..ConfigLayer::default()
+        },
+        |_| {},
+    );
+    let addr = s.base.trim_start_matches("http://").to_owned();
+    let mut idle = std::net::TcpStream::connect(&addr).expect("connects");
+    idle.set_read_timeout(Some(std::time::Duration::from_secs(10)))
+        .expect("timeout");
+    let started = std::time::Instant::now();
+    let mut buf = Vec::new();
+    idle.read_to_end(&mut buf).expect("closed by the server");
+    let took = started.elapsed();
+    assert!(
+        took < std::time::Duration::from_secs(8),
+        "closed after {took:?}, not the 30 s header timeout"
+    );
 }
 
 /// `GET /v1/kv/{namespace}` pages like `/v1/memories`: `limit` (1 to 1,000) and the previous
@@ -1451,11 +1556,30 @@ fn declarative_over_rest() {
     let pending = raw("GET", &s.url("/v1/proposals?user_id=dx"), &[], None);
     assert_eq!(pending.body["proposals"][0]["id"], proposal.as_str());
     let confirm = s.url(&format!("/v1/proposals/{proposal}/confirm"));
-    let c = raw("POST", &confirm, &[], None);
+    let json = [("content-type", "application/json")];
+    // Only the user it concerns decides it: another user's confirm or reject is not found
+    // (and changes nothing), one naming no user is refused.
+    let reject = s.url(&format!("/v1/proposals/{proposal}/reject"));
+    for url in [&confirm, &reject] {
+        let other = raw("POST", url, &json, Some(r#"{"user_id": "intruder"}"#));
+        assert_eq!(other.status, 404, "{}", other.body);
+        let nobody = raw("POST", url, &json, Some("{}"));
+        assert_eq!(nobody.status, 422, "{}", nobody.body);
+    }
+    assert_eq!(
+        listed("user_id=dx&scope=declarative").body["items"],
+        json!([]),
+        "still waiting"
+    );
+    let c = raw("POST", &confirm, &json, Some(r#"{"user_id": "dx"}"#));
     assert_eq!(c.status, 201, "{}", c.body);
     assert_eq!(c.body["type"], "preference");
     assert_eq!(c.body["confidence"], 70);
-    assert_eq!(raw("POST", &confirm, &[], None).status, 404, "applied once");
+    assert_eq!(
+        raw("POST", &confirm, &json, Some(r#"{"user_id": "dx"}"#)).status,
+        404,
+        "applied once"
+    );
 
     let a = post(
         json!({"content": "I am vegetarian", "user_id": "dv", "scope": "declarative",
@@ -1492,8 +1616,8 @@ fn declarative_over_rest() {
     let kept = raw(
         "POST",
         &s.url(&format!("/v1/proposals/{p}/confirm")),
-        &[],
-        None,
+        &[("content-type", "application/json")],
+        Some(r#"{"user_id": "dv"}"#),
     );
     assert_eq!(kept.status, 200);
     assert_eq!(

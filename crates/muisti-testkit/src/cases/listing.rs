@@ -304,6 +304,7 @@ pub fn filters_agree_with_the_reference(h: &dyn Harness) {
         if let Some(i) = pick(3, &mut next) {
             f.user_id = users[i].map(str::to_owned);
         }
+        f.without_user = f.user_id.is_none() && next(3) == 0;
         if let Some(i) = pick(3, &mut next).filter(|_| next(2) == 0) {
             f.agent_id = users[i].map(|u| format!("agent-{u}"));
         }

@@ -290,11 +290,12 @@ impl Engine {
         self.declare_with(put, false, Some(target))
     }
 
-    /// Applies a proposal (once: a second confirm, or a confirm after it expired or was
-    /// rejected, is [`Error::NotFound`]). Conflicts are judged again against the entries
-    /// as they are now.
-    pub fn confirm(&self, proposal_id: &str) -> Result<Declared> {
-        let proposal = self.take_proposal(proposal_id)?;
+    /// Applies a proposal of `user_id`'s (once: a second confirm, or a confirm after it
+    /// expired or was rejected, is [`Error::NotFound`], and so is another user's proposal:
+    /// only the user it concerns confirms it). Conflicts are judged again against the
+    /// entries as they are now.
+    pub fn confirm(&self, proposal_id: &str, user_id: &str) -> Result<Declared> {
+        let proposal = self.take_proposal(proposal_id, user_id)?;
         let put = proposed_put(&proposal, self.partition(&proposal.namespace));
         // The entry the writer named, while it is still there and active (else the
         // conflicts are judged again, as for any proposal).
@@ -311,9 +312,9 @@ impl Engine {
         self.declare_with(put, true, target)
     }
 
-    /// Drops a proposal; returns it.
-    pub fn reject(&self, proposal_id: &str) -> Result<Proposal> {
-        self.take_proposal(proposal_id)
+    /// Drops a proposal of `user_id`'s; returns it (another user's is [`Error::NotFound`]).
+    pub fn reject(&self, proposal_id: &str, user_id: &str) -> Result<Proposal> {
+        self.take_proposal(proposal_id, user_id)
     }
 
     /// `user_id`'s active declarative entries in `namespace`, in prompt order
@@ -632,16 +633,50 @@ impl Engine {
         Ok(proposal)
     }
 
-    /// Reads and deletes a proposal: only the caller whose delete removed it applies it.
-    fn take_proposal(&self, proposal_id: &str) -> Result<Proposal> {
+    /// Stores an imported agent-learned entry `m` as a proposal of its user's instead (the
+    /// import's gate: [`crate::transfer::Trust::Gated`]); its rules are checked as a write's.
+    pub(crate) fn propose_imported(&self, m: &Memory) -> Result<Proposal> {
+        let mut put = Put::new(m.partition.clone(), None, m.content.clone());
+        put.scope = MemoryScope::Declarative;
+        put.category = m.category.clone();
+        put.source = m.source.clone();
+        put.confidence = m.confidence;
+        put.owner = m.owner.clone();
+        put.tags = m.tags.clone();
+        put.metadata = m.metadata.clone();
+        put.importance = Some(m.importance);
+        put.partition.tenant = self.tenant.clone();
+        crate::engine::check_scope(&put)?;
+        check(&put)?;
+        put.validate(&self.store.limits())?;
+        self.propose(&put, &value_text(&put.content), None, false)
+    }
+
+    /// Reads and deletes a proposal of `user_id`'s: only the caller whose delete removed it
+    /// applies it, and another user's proposal is not found (as another user's entries are).
+    fn take_proposal(&self, proposal_id: &str, user_id: &str) -> Result<Proposal> {
         let id = MemoryId::parse(proposal_id.trim())
             .map_err(|_| Error::invalid("id", format!("{proposal_id:?} is not a proposal id")))?;
+        muisti_core::check_owner_field("user_id", &Some(user_id.to_owned()))?;
         let at = Locator::Key {
             partition: self.own_partition(PROPOSALS_NAMESPACE),
             key: Key::new(id.to_string())?,
         };
-        let gone = || Error::NotFound(format!("proposal {id} (confirmed, rejected or expired)"));
-        let record = self.store.get(&at)?.ok_or_else(gone)?;
+        let gone = || {
+            Error::NotFound(format!(
+                "proposal {id} of this user (confirmed, rejected or expired)"
+            ))
+        };
+        let record = self
+            .store
+            .get(&at)?
+            .filter(|r| r.owner.user_id.as_deref() == Some(user_id))
+            .ok_or_else(gone)?;
+        // By id: what was checked is what is deleted.
+        let at = Locator::Id {
+            tenant: self.tenant.clone(),
+            id: record.id,
+        };
         if !self.store.delete(&at)? {
             return Err(gone());
         }

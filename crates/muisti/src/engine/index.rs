@@ -91,17 +91,44 @@ impl Engine {
         force: bool,
         progress: &mut dyn FnMut(u64, u64),
     ) -> Result<ReindexReport> {
+        let tenants: Vec<Tenant> = self
+            .store
+            .tenants()?
+            .into_iter()
+            .filter(|t| t.as_str() != SYSTEM_TENANT)
+            .collect();
+        let report = self.reindex_tenants(&tenants, force, progress)?;
+        if let Some(embedder) = &self.embedder {
+            self.record_model(&**embedder)?;
+        }
+        Ok(report)
+    }
+
+    /// [`Engine::reindex`] of the engine's own tenant only (what a tenant's admin may
+    /// start): the store's record of its embedder stays as it is, since other tenants'
+    /// vectors are not made again.
+    pub fn reindex_tenant(
+        &self,
+        force: bool,
+        progress: &mut dyn FnMut(u64, u64),
+    ) -> Result<ReindexReport> {
+        self.reindex_tenants(std::slice::from_ref(&self.tenant), force, progress)
+    }
+
+    fn reindex_tenants(
+        &self,
+        tenants: &[Tenant],
+        force: bool,
+        progress: &mut dyn FnMut(u64, u64),
+    ) -> Result<ReindexReport> {
         let Some(embedder) = &self.embedder else {
             return Err(Error::invalid("embedder", "reindex needs an embedder"));
         };
         let _span = info_span!("memory.reindex", model = embedder.id()).entered();
         let mut partitions = Vec::new();
         let mut total = 0;
-        for tenant in self.store.tenants()? {
-            if tenant.as_str() == SYSTEM_TENANT {
-                continue;
-            }
-            for ns in self.store.namespaces(&tenant)? {
+        for tenant in tenants {
+            for ns in self.store.namespaces(tenant)? {
                 let p = Partition::new(tenant.clone(), ns);
                 total += self.store.count(&p, &Filter::default())?;
                 partitions.push(p);
@@ -133,7 +160,6 @@ impl Engine {
                 progress(report.scanned, total);
             }
         }
-        self.record_model(&**embedder)?;
         Ok(report)
     }
 

@@ -1,12 +1,14 @@
 //! The engine: one API over any store, with events and tracing. The memory API is here;
 //! the key-value face, vectors and indexing, and recall are in the submodules.
 
+mod erase;
 mod index;
 mod kv;
 mod lease;
 mod scopes;
 mod search;
 
+pub use kv::in_key_space;
 pub(crate) use scopes::check_put as check_scope;
 pub use scopes::{Lifetimes, Maintained};
 
@@ -401,6 +403,7 @@ impl Engine {
         if put.scope == MemoryScope::Declarative {
             return self.declare(put).map(crate::declarative::written);
         }
+        self.check_key_free(&put)?;
         if let Some(existing) = self.duplicate_of(&put)? {
             return self.merge_duplicate(&put, existing);
         }
@@ -515,8 +518,13 @@ impl Engine {
     pub fn update(&self, mut req: UpdateRequest) -> Result<Memory> {
         req.at = self.confine(&req.at);
         req.validate()?;
-        let Some(mut current) = self.store.get(&req.at)? else {
+        let Some(mut current) = self.reachable(&req.at, self.store.get(&req.at)?) else {
             return Err(Error::NotFound(req.at.describe()));
+        };
+        // Addressed by id from here, so the checks above hold for the record changed.
+        req.at = Locator::Id {
+            tenant: self.tenant.clone(),
+            id: current.id,
         };
         // An archived memory comes back before it changes (the version it was read at
         // stands for the restored one).
@@ -679,6 +687,7 @@ impl Engine {
                          the user's entries), not in a batch",
                     ));
                 }
+                self.check_key_free(&p)?;
                 Ok(p)
             })
             .collect::<Result<_>>()?;
@@ -711,6 +720,15 @@ impl Engine {
         Ok(written)
     }
 
+    /// What a read at `at` found, as the locator may reach it: by key, only a record in the
+    /// key space ([`in_key_space`]); by id, any record of the tenant.
+    fn reachable(&self, at: &Locator, found: Option<Memory>) -> Option<Memory> {
+        match at {
+            Locator::Key { .. } => found.filter(in_key_space),
+            Locator::Id { .. } => found,
+        }
+    }
+
     fn confine(&self, at: &Locator) -> Locator {
         match at {
             Locator::Key { partition, key } => Locator::Key {
@@ -728,7 +746,7 @@ impl Engine {
     pub fn get(&self, at: &Locator) -> Result<Option<Memory>> {
         let at = self.confine(at);
         let _span = info_span!("memory.read").entered();
-        let found = match self.store.get(&at)? {
+        let found = match self.reachable(&at, self.store.get(&at)?) {
             Some(m) => Some(self.hydrate(m)?),
             None => None,
         };
@@ -813,37 +831,23 @@ impl Engine {
     pub fn forget(&self, at: &Locator) -> Result<bool> {
         let at = self.confine(at);
         let _span = info_span!("memory.forget").entered();
-        let target = self.store.get(&at)?;
+        let Some(target) = self.reachable(&at, self.store.get(&at)?) else {
+            return Ok(false);
+        };
+        // By id from here: what was checked is what is deleted.
+        let at = Locator::Id {
+            tenant: self.tenant.clone(),
+            id: target.id,
+        };
         let deleted = self.store.delete(&at)?;
-        if let Some(m) = &target
-            && deleted
-        {
-            self.drop_archived(m)?;
+        if deleted {
+            self.after_delete(std::slice::from_ref(&target))?;
         }
-        if let Some(m) = &target
-            && deleted
-            && (m.scope == MemoryScope::Declarative || self.actor.is_some())
-        {
-            self.record(
-                m,
-                crate::declarative::HistoryEvent::Delete,
-                Some(m.text().into_owned()),
-                None,
-            )?;
-        }
-        if let Some(m) = &target
-            && deleted
-            && crate::graph::worker::is_extracted(m)
-        {
-            self.graph_forget(m.owner.user_id.as_deref(), &[m.id])?;
-        }
-        if let Some(m) = target {
-            self.emit(Event::Forget {
-                partition: m.partition,
-                key: Some(m.key),
-                count: u64::from(deleted),
-            });
-        }
+        self.emit(Event::Forget {
+            partition: target.partition,
+            key: Some(target.key),
+            count: u64::from(deleted),
+        });
         Ok(deleted)
     }
 
@@ -883,6 +887,8 @@ impl Engine {
         {
             self.forget_declarative_of(namespace, user)?;
         }
+        // A delete-all leaves the store's files at once, not within seconds.
+        self.store.erase_deleted()?;
         Ok(deleted)
     }
 

@@ -16,8 +16,8 @@
 use std::time::Duration;
 
 use muisti_core::{
-    Error, Event, Filter, ListQuery, Locator, Memory, MemoryScope, Namespace, Owner, Partition,
-    Put, Result, Ttl, list_all,
+    Error, Event, Filter, Locator, Memory, MemoryScope, Namespace, Owner, Put, Result, Ttl,
+    list_all,
 };
 use serde::Serialize;
 use tracing::info_span;
@@ -249,26 +249,22 @@ impl Engine {
         let excess = (held.len() as u64).saturating_sub(cap);
         held.retain(|m| m.id != written.id);
         held.sort_by_key(|m| (last_used(m), m.id));
-        let mut evicted = 0;
         let mut gone = Vec::new();
         for m in held
-            .iter()
+            .into_iter()
             .take(usize::try_from(excess).unwrap_or(usize::MAX))
         {
             let deleted = self.store.delete(&Locator::Id {
                 tenant: self.tenant.clone(),
                 id: m.id,
             })?;
-            evicted += u64::from(deleted);
             if deleted {
-                self.drop_archived(m)?;
-            }
-            if deleted && crate::graph::worker::is_extracted(m) {
-                gone.push(m.id);
+                gone.push(m);
             }
         }
-        // An evicted memory leaves no fact behind, as a forgotten one.
-        self.graph_forget(Some(user), &gone)?;
+        // An evicted memory leaves nothing behind, as a forgotten one.
+        self.after_delete(&gone)?;
+        let evicted = gone.len() as u64;
         if evicted > 0 {
             self.emit(Event::Forget {
                 partition: partition.clone(),
@@ -283,46 +279,10 @@ impl Engine {
     /// [`muisti_core::Store::delete`] so every derived copy goes with it; how many. The one
     /// loop behind every bulk delete.
     pub(crate) fn delete_matching(&self, namespace: &Namespace, filter: &Filter) -> Result<u64> {
-        let partition: Partition = self.partition(namespace);
-        let mut deleted = 0;
-        let mut after = None;
-        // Memories of the graph deleted, by user: their facts lose them as sources.
-        let mut sourced: std::collections::BTreeMap<Option<String>, Vec<muisti_core::MemoryId>> =
-            std::collections::BTreeMap::new();
-        loop {
-            let page = self.store.list(&ListQuery {
-                partition: partition.clone(),
-                filter: filter.clone(),
-                after,
-                limit: 0,
-            })?;
-            for m in &page.items {
-                let gone = self.store.delete(&Locator::Id {
-                    tenant: self.tenant.clone(),
-                    id: m.id,
-                })?;
-                deleted += u64::from(gone);
-                if gone {
-                    self.drop_archived(m)?;
-                }
-                if gone && crate::graph::worker::is_extracted(m) {
-                    sourced
-                        .entry(m.owner.user_id.clone())
-                        .or_default()
-                        .push(m.id);
-                }
-            }
-            match page.next {
-                Some(next) => after = Some(next),
-                None => break,
-            }
-        }
-        for (user, ids) in &sourced {
-            self.graph_forget(user.as_deref(), ids)?;
-        }
+        let deleted = self.delete_where(namespace, filter, |_| false)?;
         if deleted > 0 {
             self.emit(Event::Forget {
-                partition,
+                partition: self.partition(namespace),
                 key: None,
                 count: deleted,
             });

@@ -253,17 +253,29 @@ impl Engine {
     }
 
     /// The memories most similar in meaning to the one with `id` (itself excluded), in
-    /// `namespace` (default: the memory's own).
+    /// `namespace` (default: the memory's own), that `filter` admits. Unless `across_users`
+    /// or the filter names a user, they are the memory's own user's (for a memory of no
+    /// user, memories of no user): a user's memories are theirs alone. Declarative entries
+    /// come back only when the filter names their user (strict per-user reads).
     pub fn find_similar(
         &self,
         id: MemoryId,
         namespace: Option<&Namespace>,
         limit: usize,
         filter: Filter,
+        across_users: bool,
     ) -> Result<Vec<RecallHit>> {
         let Some(m) = self.get_by_id(id)? else {
             return Err(Error::NotFound(format!("memory {id}")));
         };
+        let read = filter.clone();
+        let mut filter = filter;
+        if !across_users && filter.user_id.is_none() && !filter.without_user {
+            match &m.owner.user_id {
+                Some(user) => filter.user_id = Some(user.clone()),
+                None => filter.without_user = true,
+            }
+        }
         if self.embedder.is_none() {
             return Err(Error::invalid("embedder", "find_similar needs an embedder"));
         }
@@ -272,7 +284,7 @@ impl Engine {
             .pop()
             .unwrap_or_default();
         let partition = namespace.map_or_else(|| m.partition.clone(), |ns| self.partition(ns));
-        crate::declarative::check_read(&filter)?;
+        crate::declarative::check_read(&read)?;
         let vq = muisti_core::VectorQuery {
             partition: partition.clone(),
             vector: q,
@@ -296,7 +308,7 @@ impl Engine {
         let fields = self.store.rank_fields(&partition, &ids)?;
         let ranked = recall::rescore(&self.recall, fields, fused, self.clock.now(), limit);
         let mut hits = self.with_records(ranked, muisti_core::IdMap::default())?;
-        hits.retain(|h| crate::declarative::readable(&vq.filter, &h.memory));
+        hits.retain(|h| crate::declarative::readable(&read, &h.memory));
         Ok(hits)
     }
 

@@ -234,7 +234,10 @@ fn write_prior(memory: &Engine, c: &LabelledConversation) -> Result<Vec<MemoryId
             .and_then(|m| m.created_at)
             .map(|t| Timestamp::from_millis(t.as_millis() - 86_400_000));
         let d = match memory.declare(put) {
-            Err(Error::ConfirmationRequired(p)) => memory.confirm(&p.id.to_string())?,
+            Err(Error::ConfirmationRequired(p)) => {
+                let user = p.owner.user_id.clone().unwrap_or_default();
+                memory.confirm(&p.id.to_string(), &user)?
+            }
             other => other?,
         };
         ids.push(d.memory.id);

@@ -330,7 +330,9 @@ impl Engine {
             )?;
         }
         if found.last_person.is_some() {
-            let focus = json!({"last_person": found.last_person});
+            // The memory it came from, so its delete takes the name with it.
+            let focus =
+                json!({"last_person": found.last_person, "memory_id": memory.id.to_string()});
             let mut put = Put::new(
                 self.own_partition(FOCUS_NAMESPACE),
                 Some(Key::new(focus_key(
@@ -500,8 +502,12 @@ impl Engine {
     /// how many records changed.
     pub(crate) fn graph_forget(&self, user: Option<&str>, gone: &[MemoryId]) -> Result<u64> {
         let mut changed = 0;
+        let mut named = std::collections::HashSet::new();
+        let mut any = false;
         for memory in gone {
             let footprint = self.footprint(*memory)?;
+            any |= !footprint.entities.is_empty() || !footprint.relations.is_empty();
+            named.extend(footprint.entities.iter().map(|n| normalize_name(n)));
             for id in &footprint.relations {
                 let Some(mut r) =
                     self.graph_record::<Relation>(RELATIONS_NAMESPACE, &id.to_string())?
@@ -535,7 +541,48 @@ impl Engine {
             }
             self.delete_graph_record(SOURCES_NAMESPACE, &memory.to_string())?;
         }
+        if any {
+            changed += self.forget_focus(user, gone, &named)?;
+        }
         Ok(changed)
+    }
+
+    /// Deletes the user's conversation focus records that came from one of `gone` (or, when
+    /// written before focus records named their memory, that name a person `gone` named):
+    /// a deleted memory's person is no conversation's last-named one.
+    fn forget_focus(
+        &self,
+        user: Option<&str>,
+        gone: &[MemoryId],
+        named: &std::collections::HashSet<String>,
+    ) -> Result<u64> {
+        let filter = muisti_core::Filter {
+            user_id: user.map(str::to_owned),
+            ..muisti_core::Filter::default()
+        };
+        let gone: Vec<String> = gone.iter().map(ToString::to_string).collect();
+        let mut deleted = 0;
+        let partition = self.own_partition(FOCUS_NAMESPACE);
+        for record in muisti_core::list_all(self.store.as_ref(), &partition, &filter)? {
+            if record.owner.user_id.as_deref() != user {
+                continue;
+            }
+            let from_gone = match record.content.get("memory_id").and_then(|v| v.as_str()) {
+                Some(id) => gone.iter().any(|g| g == id),
+                None => record
+                    .content
+                    .get("last_person")
+                    .and_then(|v| v.as_str())
+                    .is_some_and(|p| named.contains(&normalize_name(p))),
+            };
+            if from_gone {
+                deleted += u64::from(self.store.delete(&Locator::Id {
+                    tenant: self.tenant.clone(),
+                    id: record.id,
+                })?);
+            }
+        }
+        Ok(deleted)
     }
 
     /// Puts a relation into its ends' adjacency records.

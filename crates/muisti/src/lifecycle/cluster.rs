@@ -544,6 +544,26 @@ impl Engine {
             key: clustering_key(namespace, Some(user))?,
         })
     }
+
+    /// Deletes every clustering of a namespace (it was emptied).
+    pub(crate) fn forget_clusterings_of(&self, namespace: &Namespace) -> Result<u64> {
+        let partition = self.own_partition(CLUSTERS_NAMESPACE);
+        let mut deleted = 0;
+        for record in muisti_core::list_all(self.store.as_ref(), &partition, &Filter::default())? {
+            let of_namespace = record
+                .content
+                .get("namespace")
+                .and_then(serde_json::Value::as_str)
+                == Some(namespace.as_str());
+            if of_namespace {
+                deleted += u64::from(self.store.delete(&Locator::Id {
+                    tenant: self.tenant.clone(),
+                    id: record.id,
+                })?);
+            }
+        }
+        Ok(deleted)
+    }
 }
 
 impl Engine {

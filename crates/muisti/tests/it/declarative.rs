@@ -54,7 +54,9 @@ fn proposal_of(written: muisti::Result<muisti::declarative::Declared>) -> Box<mu
 /// A learned write goes through the gate, then its confirmation.
 fn confirmed(engine: &Engine, put: Put) -> muisti::declarative::Declared {
     let p = proposal_of(engine.declare(put));
-    engine.confirm(&p.id.to_string()).expect("confirm")
+    engine
+        .confirm(&p.id.to_string(), p.owner.user_id.as_deref().expect("user"))
+        .expect("confirm")
 }
 
 #[test]
@@ -133,17 +135,29 @@ fn an_agent_learned_entry_waits_for_confirmation() {
         let pending = engine.proposals("ada").expect("proposals");
         assert_eq!(pending.len(), 2, "{url}");
         assert!(engine.proposals("bob").expect("bob's").is_empty());
-        let d = engine.confirm(&p.id.to_string()).expect("confirm");
+        let d = engine
+            .confirm(&p.id.to_string(), p.owner.user_id.as_deref().expect("user"))
+            .expect("confirm");
         assert_eq!(d.outcome, Outcome::Added, "{url}");
         assert_eq!(d.memory.source, Source::AgentLearned);
         assert_eq!(d.memory.confidence, Some(70));
-        let again = engine.confirm(&p.id.to_string()).expect_err("once");
+        let again = engine
+            .confirm(&p.id.to_string(), p.owner.user_id.as_deref().expect("user"))
+            .expect_err("once");
         assert_eq!(again.kind(), ErrorKind::NotFound, "{url}");
         let other = pending.iter().find(|q| q.id != p.id).expect("the other");
-        engine.reject(&other.id.to_string()).expect("reject");
+        engine
+            .reject(
+                &other.id.to_string(),
+                other.owner.user_id.as_deref().expect("user"),
+            )
+            .expect("reject");
         assert_eq!(
             engine
-                .confirm(&other.id.to_string())
+                .confirm(
+                    &other.id.to_string(),
+                    other.owner.user_id.as_deref().expect("user")
+                )
                 .expect_err("rejected")
                 .kind(),
             ErrorKind::NotFound
@@ -453,7 +467,12 @@ mod isolation {
                 match engine.declare(p) {
                     Ok(_) => {}
                     Err(muisti::Error::ConfirmationRequired(proposal)) => {
-                        engine.confirm(&proposal.id.to_string()).expect("confirm");
+                        engine
+                            .confirm(
+                                &proposal.id.to_string(),
+                                proposal.owner.user_id.as_deref().expect("user"),
+                            )
+                            .expect("confirm");
                     }
                     Err(e) => panic!("declare: {e}"),
                 }
@@ -628,7 +647,9 @@ fn a_write_naming_the_entry_it_supersedes_replaces_exactly_that_one() {
             Some(coffee.id),
             "{url}"
         );
-        let kept = engine.confirm(&p.id.to_string()).expect("confirm");
+        let kept = engine
+            .confirm(&p.id.to_string(), p.owner.user_id.as_deref().expect("user"))
+            .expect("confirm");
         assert_eq!(
             kept.outcome,
             Outcome::Unchanged,
@@ -639,7 +660,9 @@ fn a_write_naming_the_entry_it_supersedes_replaces_exactly_that_one() {
         let first = confirmed(&engine, guess).memory;
         let better = learned(&engine, "cy", "Prefers sencha", Category::Preference, 90);
         let b = proposal_of(engine.declare_superseding(better, first.id));
-        let replaced = engine.confirm(&b.id.to_string()).expect("confirm");
+        let replaced = engine
+            .confirm(&b.id.to_string(), b.owner.user_id.as_deref().expect("user"))
+            .expect("confirm");
         assert_eq!(replaced.outcome, Outcome::Superseded, "{url}");
         assert_eq!(replaced.memory.id, first.id, "{url}");
         assert_eq!(replaced.memory.confidence, Some(90), "{url}");

@@ -121,7 +121,8 @@ fn every_decision_on_every_backend() {
             "{url}"
         );
         assert!(entries(&engine, "ana").contains(&"I live in Porto".to_owned()));
-        // DELETE: the user retracts; the entry goes, its history keeps the text.
+        // DELETE: the user retracts; the entry goes, its history keeps that it went (not
+        // what it said: a delete erases the text).
         let report = engine
             .add_messages(&AddRequest::new(
                 "ana",
@@ -134,9 +135,13 @@ fn every_decision_on_every_backend() {
         assert!(!entries(&engine, "ana").iter().any(|e| e.contains("nurse")));
         let history = engine.history(r.id).expect("history");
         assert_eq!(
-            history.last().and_then(|h| h.old.as_deref()),
-            Some("I work as a nurse"),
+            history.last().map(|h| (h.event, h.old.as_deref())),
+            Some((muisti::declarative::HistoryEvent::Delete, None)),
             "{url}"
+        );
+        assert!(
+            history.iter().all(|h| h.old.is_none() && h.new.is_none()),
+            "{url}: {history:?}"
         );
         // A retraction of nothing changes nothing.
         let got = add(&engine, "ana", vec![user("I'm not vegan anymore.")]);
@@ -166,7 +171,9 @@ fn user_stated_beats_learned_in_the_same_messages_and_against_the_store() {
         Err(muisti::Error::ConfirmationRequired(p)) => p,
         other => panic!("expected the gate, got {other:?}"),
     };
-    engine.confirm(&p.id.to_string()).expect("confirm");
+    engine
+        .confirm(&p.id.to_string(), p.owner.user_id.as_deref().expect("user"))
+        .expect("confirm");
     // The user says otherwise: the user's word replaces the learned entry.
     let report = engine
         .add_messages(&AddRequest::new(

@@ -593,9 +593,10 @@ fn recall_modes_filters_and_similar_on_every_backend() {
         assert!(hits.len() < 3, "{url}: weak hits are left out");
         assert_eq!(hits.first().map(|h| h.memory.id), Some(lisbon.id));
         assert!(hits[0].signals.lexical_rank.is_some() && hits[0].signals.similarity.is_some());
-        // Similar in meaning to a memory, itself left out.
+        // Similar in meaning to a memory, itself left out: among every user's when asked,
+        // else among its own user's only.
         let similar = e
-            .find_similar(lisbon.id, None, 2, Filter::default())
+            .find_similar(lisbon.id, None, 2, Filter::default(), true)
             .expect("finds");
         assert_eq!(
             similar.first().map(|h| h.memory.id),
@@ -603,6 +604,14 @@ fn recall_modes_filters_and_similar_on_every_backend() {
             "{url}"
         );
         assert!(similar.iter().all(|h| h.memory.id != lisbon.id));
+        let own = e
+            .find_similar(lisbon.id, None, 2, Filter::default(), false)
+            .expect("finds");
+        assert_eq!(
+            own.iter().map(|h| h.memory.id).collect::<Vec<_>>(),
+            [sardines.id],
+            "{url}: alice's only"
+        );
     });
 }
 

@@ -215,18 +215,21 @@ fn the_long_term_cap_evicts_the_least_recently_used_on_write() {
             "after write {i}"
         );
         if i == 2 {
-            // Used again: rewritten under its key, it is now the most recently used.
+            // Used again: changed (by id: a keyless memory is not in the key space), it is
+            // now the most recently used.
             let first = first.as_ref().expect("first");
             clock.advance(Duration::from_secs(1));
-            let mut again = put(
-                &engine,
-                "default",
-                "fact 0, again",
-                MemoryScope::LongTerm,
-                user("ada"),
-            );
-            again.key = Some(first.key.clone());
-            engine.remember(again).expect("rewrite");
+            let at = muisti::Locator::Id {
+                tenant: engine.tenant().clone(),
+                id: first.id,
+            };
+            let patch = muisti::Patch {
+                content: Some(serde_json::json!("fact 0, again")),
+                ..muisti::Patch::default()
+            };
+            engine
+                .update(muisti::UpdateRequest::new(at, patch))
+                .expect("rewrite");
         }
     }
     let mut kept: Vec<String> = muisti::list_all(

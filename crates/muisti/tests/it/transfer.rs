@@ -10,7 +10,7 @@ use muisti::{
     Source, Store, Tenant, UpdateRequest,
     graph::GraphExtraction,
     list_all,
-    transfer::{JsonlReader, JsonlWriter, Selection},
+    transfer::{JsonlReader, JsonlWriter, Selection, Trust},
 };
 use serde_json::json;
 
@@ -145,7 +145,7 @@ fn export(from: &Engine, with_vectors: bool) -> Vec<u8> {
 
 /// Imports JSON Lines in batches of 7, in one bulk load (as `muisti import` does).
 fn import(into: &Engine, lines: &[u8]) -> u64 {
-    into.import_all(|sink| {
+    into.import_all(Trust::Trusted, |sink| {
         for batch in JsonlReader::new(lines).batches(7) {
             sink(batch?)?;
         }
@@ -241,7 +241,7 @@ fn a_bulk_import_stopped_by_its_source_or_its_store_says_why_and_keeps_what_it_w
     let to = Engine::open(&to_url).expect("opens");
     // The source fails after its first batch: its error comes back, the batch is written.
     let err = to
-        .import_all(|sink| {
+        .import_all(Trust::Trusted, |sink| {
             sink(records[..3].to_vec())?;
             Err(muisti::Error::invalid("input", "line 4 is not a record"))
         })
@@ -258,7 +258,7 @@ fn a_bulk_import_stopped_by_its_source_or_its_store_says_why_and_keeps_what_it_w
     let mut bad = records[3].clone();
     bad.memory.importance = 2.0;
     let err = to
-        .import_all(|sink| {
+        .import_all(Trust::Trusted, |sink| {
             sink(vec![bad])?;
             // The writer may still be taking the batch: keep offering until it has stopped.
             loop {

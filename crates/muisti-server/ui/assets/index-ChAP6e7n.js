@@ -163,7 +163,7 @@ var le,v,Ze,U,Pe,Xe,et,pe,X,W,tt,we,he,fe,oe={},ae=[],kt=/acit|ex(?:s|g|n|p|$)|r
       <td>${e==="superseded"?u`<a href=${`/ui/memories?id=${d.superseded_by}&user_id=${encodeURIComponent(t.user_id)}`}>${d.superseded_by}</a>`:A(d.updated_at)}</td></tr>`)}</tbody></table>
     ${!l.loading&&!p.length&&!l.error&&u`<p class="muted">None.</p>`}
     ${o&&u`<${yt} cursors=${o} next=${l.data&&l.data.next_cursor} onPage=${a} />`}
-  </section>`}function Xt({f:t,onDecided:e}){const n=E(()=>I("/v1/proposals",{user_id:t.user_id}),[t.user_id]),[o,a]=Ne(),[r,s]=g(null),[l,p]=g(null),i=n.data&&n.data.proposals||[],d=async c=>{p(null);try{await B(`/v1/proposals/${c.id}/confirm`),s(`Accepted: ${c.content}`),n.reload(),e()}catch($){p($)}},_=c=>a(`Reject the proposal "${c.content}"?`,async()=>{await B(`/v1/proposals/${c.id}/reject`),s(`Rejected: ${c.content}`),n.reload()},"Reject");return u`<section aria-labelledby="pending-title">
+  </section>`}function Xt({f:t,onDecided:e}){const n=E(()=>I("/v1/proposals",{user_id:t.user_id}),[t.user_id]),[o,a]=Ne(),[r,s]=g(null),[l,p]=g(null),i=n.data&&n.data.proposals||[],d=async c=>{p(null);try{await B(`/v1/proposals/${c.id}/confirm`,{user_id:t.user_id}),s(`Accepted: ${c.content}`),n.reload(),e()}catch($){p($)}},_=c=>a(`Reject the proposal "${c.content}"?`,async()=>{await B(`/v1/proposals/${c.id}/reject`,{user_id:t.user_id}),s(`Rejected: ${c.content}`),n.reload()},"Reject");return u`<section aria-labelledby="pending-title">
     <h2 id="pending-title">Pending confirmations</h2>
     ${r&&u`<${D}>${r}</${D}>`}
     <${x} error=${n.error||l} />

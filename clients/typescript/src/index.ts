@@ -215,7 +215,10 @@ export class Client {
     return this.json({ method: "POST", path: `/v1/memories/${seg(id)}/restore` });
   }
   /** The memories closest in meaning to one memory. */
-  async similar(id: string, params: { limit?: number; namespace?: string } = {}): Promise<RecallHit[]> {
+  async similar(
+    id: string,
+    params: { limit?: number; namespace?: string; user_id?: string; all_users?: boolean } = {},
+  ): Promise<RecallHit[]> {
     return (await this.json<S["RecallResult"]>({ method: "GET", path: `/v1/memories/${seg(id)}/similar`, params })).hits;
   }
   /** Remembers a conversation: the facts found in it, or each message as said (`infer: false`). */
@@ -323,13 +326,15 @@ export class Client {
   async proposals(params: { user_id?: string } = {}): Promise<S["Proposal"][]> {
     return (await this.json<S["Proposals"]>({ method: "GET", path: "/v1/proposals", params })).proposals;
   }
-  /** Applies a proposal; answers the memory it wrote. */
-  confirmProposal(id: string): Promise<Memory> {
-    return this.json({ method: "POST", path: `/v1/proposals/${seg(id)}/confirm` });
+  /** Applies a proposal of `userId`'s (only the user it concerns decides it); answers the memory it wrote. */
+  confirmProposal(id: string, userId: string): Promise<Memory> {
+    const body: S["ProposalDecision"] = { user_id: userId };
+    return this.json({ method: "POST", path: `/v1/proposals/${seg(id)}/confirm`, body });
   }
-  /** Drops a proposal. */
-  rejectProposal(id: string): Promise<S["Proposal"]> {
-    return this.json({ method: "POST", path: `/v1/proposals/${seg(id)}/reject` });
+  /** Drops a proposal of `userId`'s. */
+  rejectProposal(id: string, userId: string): Promise<S["Proposal"]> {
+    const body: S["ProposalDecision"] = { user_id: userId };
+    return this.json({ method: "POST", path: `/v1/proposals/${seg(id)}/reject`, body });
   }
   /** Carries out a natural-language command over the user's memory. */
   manage(request: S["ManageRequest"]): Promise<S["ManageReply"]> {

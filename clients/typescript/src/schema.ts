@@ -422,7 +422,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The background jobs this server ran or runs, newest first (admin key). */
+        /**
+         * The background jobs this server ran or runs, newest first (admin key): a tenant admin's
+         *     tenant's own, every job for an operator.
+         */
         get: operations["jobs"];
         put?: never;
         post?: never;
@@ -439,7 +442,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** A background job's progress. */
+        /** A background job's progress (another tenant's job is not found, but by an operator). */
         get: operations["job"];
         put?: never;
         post?: never;
@@ -728,8 +731,9 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Applies a proposal (an agent-learned declarative entry the user confirms), once: 201
-         *     with the new entry, or 200 with the entry it superseded (or that won against it).
+         * Applies a proposal (an agent-learned declarative entry the user confirms), once, for the
+         *     user it concerns (`user_id` in the body): 201 with the new entry, or 200 with the entry
+         *     it superseded (or that won against it).
          */
         post: operations["confirm_proposal"];
         delete?: never;
@@ -747,7 +751,7 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Drops a proposal; answers it. */
+        /** Drops a proposal of the user it concerns (`user_id` in the body); answers it. */
         post: operations["reject_proposal"];
         delete?: never;
         options?: never;
@@ -802,7 +806,8 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Starts re-embedding memories in the background (admin key); one at a time across every
+         * Starts re-embedding memories in the background (admin key): a tenant admin's, its own
+         *     tenant's; an operator's, the whole store's. One of each reach at a time across every
          *     server on the store (409 while one runs anywhere).
          */
         post: operations["reindex"];
@@ -2014,6 +2019,14 @@ export interface components {
             type: string;
             /** @description The user it is about. */
             user_id?: string | null;
+        };
+        /**
+         * @description Who decides a proposal (`POST /v1/proposals/{id}/confirm` or `/reject`): the user it
+         *     concerns; another user's proposal is not found.
+         */
+        ProposalDecision: {
+            /** @description The user the proposal concerns. */
+            user_id: string;
         };
         /** @description The entry a proposal would supersede, as it was when proposed. */
         ProposalTarget: {
@@ -6940,6 +6953,17 @@ export interface operations {
                 limit?: number;
                 /** @description Where to look (default: the memory's own namespace). */
                 namespace?: string;
+                /**
+                 * @description The user the request acts for: the memory must be visible to them (a declarative
+                 *     entry is its user's alone) and the similar memories are theirs, declarative entries
+                 *     included. Without it, the memory's own user's (none of their declarative entries).
+                 */
+                user_id?: string;
+                /**
+                 * @description Look among every user's memories, not only the memory's own user's (never another
+                 *     user's declarative entries). Conflicts with `user_id`.
+                 */
+                all_users?: boolean;
             };
             header?: never;
             path: {
@@ -7149,7 +7173,11 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody?: never;
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ProposalDecision"];
+            };
+        };
         responses: {
             200: {
                 headers: {
@@ -7194,8 +7222,17 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description No such proposal: confirmed, rejected or expired */
+            /** @description No such proposal of this user: confirmed, rejected, expired or another user's */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Body over the limit */
+            413: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -7205,6 +7242,15 @@ export interface operations {
             };
             /** @description Request target too long */
             414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Body without Content-Type: application/json */
+            415: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -7259,7 +7305,11 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody?: never;
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ProposalDecision"];
+            };
+        };
         responses: {
             200: {
                 headers: {
@@ -7296,8 +7346,17 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description No such proposal: confirmed, rejected or expired */
+            /** @description No such proposal of this user: confirmed, rejected, expired or another user's */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Body over the limit */
+            413: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -7307,6 +7366,15 @@ export interface operations {
             };
             /** @description Request target too long */
             414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Body without Content-Type: application/json */
+            415: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -11,7 +11,7 @@ use std::{
 use anyhow::{Context, Result};
 use clap::{Args, Subcommand, ValueEnum};
 use muisti::{
-    Engine, Namespace, OnModelMismatch, Partition, Tenant,
+    Engine, Namespace, OnModelMismatch, Partition, Tenant, Timestamp,
     snapshot::Snapshots,
     transfer::{JsonlWriter, Selection, Trust},
 };
@@ -221,6 +221,17 @@ enum SnapshotCommand {
     Create,
     /// The snapshots, oldest first.
     List,
+    /// Delete a snapshot (what the store deleted since it was made leaves this copy).
+    Delete {
+        /// The snapshot's id (see `list`).
+        id: String,
+    },
+    /// Delete every snapshot older than this many days (a retention for deleted data).
+    Prune {
+        /// Keep the snapshots of the last DAYS days.
+        #[arg(long, value_name = "DAYS")]
+        keep_days: u32,
+    },
     /// Replace everything in the store with a snapshot's records.
     Restore {
         /// The snapshot's id (see `list`).
@@ -288,6 +299,31 @@ pub(crate) fn snapshot(cli: &Cli, args: &SnapshotArgs) -> Result<ExitCode> {
                     s.bytes,
                     s.format,
                     snapshots.dir().display()
+                )?;
+            }
+        }
+        SnapshotCommand::Delete { id } => {
+            let s = snapshots.delete(id)?;
+            if cli.json {
+                print_json(&s)?;
+            } else {
+                outln!("deleted snapshot {}", s.id)?;
+            }
+        }
+        SnapshotCommand::Prune { keep_days } => {
+            let keep = std::time::Duration::from_secs(u64::from(*keep_days) * 86_400);
+            let before = Timestamp::from_millis(
+                Timestamp::now()
+                    .as_millis()
+                    .saturating_sub(i64::try_from(keep.as_millis()).unwrap_or(i64::MAX)),
+            );
+            let gone = snapshots.prune(before)?;
+            if cli.json {
+                print_json(&gone)?;
+            } else {
+                outln!(
+                    "deleted {} snapshots older than {keep_days} days",
+                    gone.len()
                 )?;
             }
         }

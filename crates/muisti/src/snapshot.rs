@@ -173,6 +173,33 @@ impl Snapshots {
             .ok_or_else(|| Error::NotFound(format!("snapshot {id}")))
     }
 
+    /// Deletes snapshot `id` (its data file, then its manifest): what the store deleted
+    /// since it was made leaves this copy too. Returns what it held.
+    pub fn delete(&self, id: &str) -> Result<SnapshotInfo> {
+        let info = self.get(id)?;
+        let data = self.dir.join(format!("{}.{}", info.id, info.format));
+        let manifest = self.dir.join(format!("{}.json", info.id));
+        match fs::remove_file(&data) {
+            Ok(()) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => return Err(self.io(&data, e)),
+        }
+        fs::remove_file(&manifest).map_err(|e| self.io(&manifest, e))?;
+        Ok(info)
+    }
+
+    /// Deletes every snapshot made before `before` (a retention: the snapshots of a store
+    /// whose users' deletes must leave every copy within a known time); returns them.
+    pub fn prune(&self, before: Timestamp) -> Result<Vec<SnapshotInfo>> {
+        let old: Vec<String> = self
+            .list()?
+            .into_iter()
+            .filter(|s| s.created_at < before)
+            .map(|s| s.id)
+            .collect();
+        old.iter().map(|id| self.delete(id)).collect()
+    }
+
     /// Replaces everything in the store `engine` works on with snapshot `id`'s records.
     pub fn restore(&self, engine: &Engine, id: &str) -> Result<RestoreReport> {
         let info = self.get(id)?;

@@ -262,9 +262,10 @@ class _Operations:
         """Brings an archived memory back from the archive."""
         return self._send(_Request("POST", f"/v1/memories/{_segment(id)}/restore", decode=_model(t.Memory)))
 
-    def similar(self, id: str, *, limit: Optional[int] = None, namespace: Optional[str] = None) -> Any:
-        """The memories closest in meaning to one memory (itself excluded): a list of hits."""
-        params = _params(limit=limit, namespace=namespace)
+    def similar(self, id: str, *, limit: Optional[int] = None, namespace: Optional[str] = None, user_id: Optional[str] = None, all_users: Optional[bool] = None) -> Any:
+        """The memories closest in meaning to one memory (itself excluded): a list of hits,
+        the memory's own user's (`user_id`: the acting user's; `all_users`: everyone's)."""
+        params = _params(limit=limit, namespace=namespace, user_id=user_id, all_users=all_users)
         return self._send(_Request("GET", f"/v1/memories/{_segment(id)}/similar", params, decode=_model(t.RecallResult, "hits")))
 
     def extract(self, messages: Sequence[Union[t.ExtractMessage, dict]], **fields: Any) -> Any:
@@ -343,13 +344,16 @@ class _Operations:
         """The proposals waiting for a user's confirmation, oldest first."""
         return self._send(_Request("GET", "/v1/proposals", _params(user_id=user_id), decode=_model(t.Proposals, "proposals")))
 
-    def confirm_proposal(self, id: str) -> Any:
-        """Applies a proposal; returns the memory it wrote."""
-        return self._send(_Request("POST", f"/v1/proposals/{_segment(id)}/confirm", decode=_model(t.Memory)))
+    def confirm_proposal(self, id: str, *, user_id: str) -> Any:
+        """Applies a proposal of `user_id`'s (only the user it concerns decides it); returns
+        the memory it wrote."""
+        body = t.ProposalDecision(user_id=user_id).to_wire()
+        return self._send(_Request("POST", f"/v1/proposals/{_segment(id)}/confirm", body=body, decode=_model(t.Memory)))
 
-    def reject_proposal(self, id: str) -> Any:
-        """Drops a proposal; returns it."""
-        return self._send(_Request("POST", f"/v1/proposals/{_segment(id)}/reject", decode=_model(t.Proposal)))
+    def reject_proposal(self, id: str, *, user_id: str) -> Any:
+        """Drops a proposal of `user_id`'s; returns it."""
+        body = t.ProposalDecision(user_id=user_id).to_wire()
+        return self._send(_Request("POST", f"/v1/proposals/{_segment(id)}/reject", body=body, decode=_model(t.Proposal)))
 
     def manage(self, command: str, **fields: Any) -> Any:
         """Carries out a natural-language command over the user's memory (`types.ManageReply`)."""

@@ -1218,6 +1218,20 @@ class Proposal(Wire):
 
 
 @dataclass
+class ProposalDecision(Wire):
+    """
+    Who decides a proposal (`POST /v1/proposals/{id}/confirm` or `/reject`): the user it
+    concerns; another user's proposal is not found.
+    """
+    user_id: str
+    """The user the proposal concerns."""
+    _unknown: dict[str, Any] = field(default_factory=dict, repr=False)
+    """Fields this client does not know (from a newer server), kept as sent."""
+
+    __wire_types__ = {}
+
+
+@dataclass
 class ProposalTarget(Wire):
     """The entry a proposal would supersede, as it was when proposed."""
     content: str
@@ -1475,6 +1489,7 @@ SCHEMAS: dict[str, type[Wire]] = {
     'NewMemory': NewMemory,
     'NewMessage': NewMessage,
     'Proposal': Proposal,
+    'ProposalDecision': ProposalDecision,
     'ProposalTarget': ProposalTarget,
     'Proposals': Proposals,
     'Purged': Purged,

@@ -218,3 +218,80 @@ fn forgetting_a_user_leaves_nothing_in_redis() {
     redis.persist();
     assert_clean(&redis.dir);
 }
+
+/// While `muisti serve` runs (no clean stop, which would checkpoint on its own), memories
+/// deleted by id leave no byte of their text in the database, its `-wal` or its `-shm` within
+/// seconds, later writes and all: a plain memory, one edited under an actor (as the
+/// dashboard does, so its history held the text) and a declarative entry with a superseded
+/// text. Prints how long it took.
+#[test]
+fn a_deleted_memory_leaves_the_sqlite_files_while_the_server_runs() {
+    use muisti_client::{MemoryPatch, NewMemory};
+    let home = tempfile::tempdir().expect("temp dir");
+    let dir = home.path().join("db");
+    fs::create_dir(&dir).expect("dir");
+    let url = format!("sqlite://{}", dir.join("m.db").display());
+    let served = crate::serve::serve(home.path(), &["--store", &url]);
+    let c = muisti_client::Client::new(&served.base).expect("client");
+    let note = |text: &str, user: &str| NewMemory {
+        content: text.into(),
+        user_id: Some(user.into()),
+        ..NewMemory::default()
+    };
+    for i in 0..30 {
+        c.create(&note(&format!("alice note {i}: water the garden"), "alice"))
+            .expect("write");
+    }
+    let plain = c
+        .create(&note("CANARYzq7 plain secret", "bob"))
+        .expect("write");
+    let edited = c
+        .create(&note("CANARYzq7 first draft", "bob"))
+        .expect("write");
+    c.update(
+        &edited.id,
+        &MemoryPatch {
+            content: Some("CANARYzq7 xylophone second draft".into()),
+            actor: Some("dashboard".into()),
+            ..MemoryPatch::default()
+        },
+    )
+    .expect("edit");
+    let declared = |text: &str| NewMemory {
+        scope: Some("declarative".into()),
+        kind: Some("fact".into()),
+        ..note(text, "bob")
+    };
+    let entry = c
+        .create(&declared("CANARYzq7 my diagnosis is private"))
+        .expect("entry");
+    c.create(&declared("CANARYzq7 my diagnosis changed"))
+        .expect("supersede");
+    assert_written(&dir);
+    assert!(c.delete(&plain.id).expect("delete"));
+    assert!(c.delete(&edited.id).expect("delete"));
+    assert!(c.delete_for(&entry.id, Some("bob")).expect("delete"));
+    let deleted = Instant::now();
+    for i in 0..50 {
+        c.create(&note(&format!("alice later note {i}"), "alice"))
+            .expect("write");
+    }
+    let deadline = deleted + Duration::from_secs(15);
+    loop {
+        let (hits, files) = needles_in(&dir);
+        assert!(files >= 2, "the database and its log: {files}");
+        if hits.is_empty() {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "deleted text still in the files after 15 s: {hits:?}"
+        );
+        thread::sleep(Duration::from_millis(100));
+    }
+    println!(
+        "deleted text gone from the db, -wal and -shm {:.1} s after the deletes",
+        deleted.elapsed().as_secs_f64()
+    );
+    assert!(c.get(&plain.id).expect("read").is_none());
+}

@@ -458,9 +458,24 @@ fn declarative_entries_from_the_command_line() {
         v["proposals"][0]["supersedes"]["content"],
         "I moved to Berlin"
     );
-    let kept = ok(muisti(h, &["confirm", &id]));
+    assert_eq!(
+        muisti(h, &["confirm", &id, "--user", "bob"]).status.code(),
+        Some(1),
+        "another user's proposal is not found"
+    );
+    assert_eq!(
+        muisti(h, &["confirm", &id]).status.code(),
+        Some(2),
+        "the proposal's user is needed"
+    );
+    let kept = ok(muisti(h, &["confirm", &id, "--user", "ada"]));
     assert_eq!(kept.trim(), first.trim(), "the user's word stands");
-    assert!(!muisti(h, &["confirm", &id]).status.success(), "once");
+    assert!(
+        !muisti(h, &["confirm", &id, "--user", "ada"])
+            .status
+            .success(),
+        "once"
+    );
     let id = first.trim();
     assert!(
         !muisti(h, &["history", id, "--user", "bob"])
@@ -679,4 +694,93 @@ fn export_import_and_snapshots_from_the_command_line() {
     ));
     assert!(!after.contains("written after the snapshot"), "{after}");
     assert!(ok(muisti(h, &["snapshot", "list"])).contains(&id));
+    // Deleting snapshots: one by id, and every one older than a retention.
+    let second = ok(muisti(h, &["snapshot", "create", "--json"]));
+    let second: Value = serde_json::from_str(&second).expect("json");
+    ok(muisti(h, &["snapshot", "delete", &id]));
+    let listed = ok(muisti(h, &["snapshot", "list"]));
+    assert!(!listed.contains(&id), "{listed}");
+    assert!(
+        listed.contains(second["id"].as_str().expect("id")),
+        "{listed}"
+    );
+    assert_eq!(
+        muisti(h, &["snapshot", "delete", &id]).status.code(),
+        Some(1)
+    );
+    ok(muisti(h, &["snapshot", "prune", "--keep-days", "1"]));
+    assert!(ok(muisti(h, &["snapshot", "list"])).contains(second["id"].as_str().expect("id")));
+    ok(muisti(h, &["snapshot", "prune", "--keep-days", "0"]));
+    assert!(ok(muisti(h, &["snapshot", "list"])).contains("no snapshots"));
+}
+
+/// `muisti import` writes agent-learned declarative entries as proposals their users confirm
+/// (an export can claim anything); `--trusted` writes them as they are.
+#[test]
+fn an_import_gates_agent_learned_entries_unless_trusted() {
+    let home = tempfile::tempdir().expect("temp dir");
+    let h = home.path();
+    let fact = ["--scope", "declarative", "--type", "fact", "--user", "ana"];
+    ok(muisti(
+        h,
+        &[&["remember", "I live in Porto"][..], &fact].concat(),
+    ));
+    let learned = [
+        &[
+            "remember",
+            "The user is a nurse",
+            "--source",
+            "agent_learned",
+        ][..],
+        &["--confidence", "60"],
+        &fact,
+    ]
+    .concat();
+    assert!(!muisti(h, &learned).status.success(), "gated at the source");
+    let pending = ok(muisti(h, &["proposals", "--user", "ana", "--json"]));
+    let v: Value = serde_json::from_str(&pending).expect("json");
+    let id = v["proposals"][0]["id"].as_str().expect("a proposal");
+    ok(muisti(h, &["confirm", id, "--user", "ana"]));
+    let dump = ok(muisti(h, &["export"]));
+    let entries = |store: &str| -> String {
+        ok(muisti(
+            h,
+            &[
+                "--store",
+                store,
+                "list",
+                "--user",
+                "ana",
+                "--scope",
+                "declarative",
+                "--json",
+            ],
+        ))
+    };
+    let gated = format!("sqlite://{}", h.join("gated.db").display());
+    let out = muisti_with_stdin(h, &["--store", &gated, "import"], Some(dump.as_bytes()));
+    assert!(out.status.success(), "{}", stderr(&out));
+    let listed = entries(&gated);
+    assert!(listed.contains("I live in Porto"), "{listed}");
+    assert!(
+        !listed.contains("nurse"),
+        "not an entry until ana confirms: {listed}"
+    );
+    let pending = ok(muisti(
+        h,
+        &["--store", &gated, "proposals", "--user", "ana", "--json"],
+    ));
+    assert!(pending.contains("The user is a nurse"), "{pending}");
+    let trusted = format!("sqlite://{}", h.join("trusted.db").display());
+    let out = muisti_with_stdin(
+        h,
+        &["--store", &trusted, "import", "--trusted"],
+        Some(dump.as_bytes()),
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    let listed = entries(&trusted);
+    assert!(
+        listed.contains("I live in Porto") && listed.contains("The user is a nurse"),
+        "{listed}"
+    );
 }

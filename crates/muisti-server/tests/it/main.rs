@@ -3,6 +3,7 @@
 
 #![allow(missing_docs)]
 
+mod adversarial;
 mod chat;
 mod cross_tenant;
 mod dashboard;

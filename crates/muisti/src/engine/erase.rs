@@ -20,8 +20,9 @@ use crate::declarative::{HISTORY_NAMESPACE, HistoryEntry, HistoryEvent};
 
 impl Engine {
     /// What follows the delete of `gone` (each deleted by this call's path, as it was just
-    /// before): its archive object, its history's texts (a declarative entry's delete, or any
-    /// memory's under an actor, recorded first, without text), its graph facts.
+    /// before): its archive object, its history's texts (then the delete recorded, without
+    /// text, for a declarative entry, a memory with a history, or any under an actor), its
+    /// graph facts.
     pub(crate) fn after_delete(&self, gone: &[Memory]) -> Result<()> {
         if gone.is_empty() {
             return Ok(());
@@ -38,8 +39,14 @@ impl Engine {
         if gone.is_empty() {
             return Ok(());
         }
+        let with_history = self.erase_history(&gone)?;
         for m in &gone {
-            if m.scope == MemoryScope::Declarative || self.actor.is_some() {
+            // A memory with a history (a declarative entry's, or one changed under an
+            // actor), or deleted under one, has its delete recorded: no text, who and when.
+            if m.scope == MemoryScope::Declarative
+                || self.actor.is_some()
+                || with_history.contains(&m.id)
+            {
                 self.record(m, HistoryEvent::Delete, None, None)?;
             }
             if crate::graph::worker::is_extracted(m) {
@@ -49,17 +56,18 @@ impl Engine {
                     .push(m.id);
             }
         }
-        self.erase_history(&gone)?;
         for (user, ids) in &sourced {
             self.graph_forget(*user, ids)?;
         }
         Ok(())
     }
 
-    /// Clears the texts of the history records of `gone` (what happened stays).
-    fn erase_history(&self, gone: &[&Memory]) -> Result<()> {
+    /// Clears the texts of the history records of `gone` (what happened stays); returns
+    /// the ids of those that have a history.
+    fn erase_history(&self, gone: &[&Memory]) -> Result<HashSet<MemoryId>> {
+        let mut with_history = HashSet::new();
         let partition = self.own_partition(HISTORY_NAMESPACE);
-        // One read of the history per user with several deletes, else one per memory.
+        // One read of the history per user.
         let mut by_user: BTreeMap<Option<&str>, Vec<MemoryId>> = BTreeMap::new();
         for m in gone.iter() {
             by_user
@@ -68,51 +76,47 @@ impl Engine {
                 .push(m.id);
         }
         for (user, ids) in by_user {
-            let filters: Vec<Filter> = match user {
-                Some(u) if ids.len() > 1 => vec![Filter {
-                    user_id: Some(u.to_owned()),
-                    ..Filter::default()
-                }],
-                _ => ids
-                    .iter()
-                    .map(|id| Filter {
-                        metadata: [("memory_id".to_owned(), json!(id.to_string()))]
-                            .into_iter()
-                            .collect(),
-                        ..Filter::default()
-                    })
-                    .collect(),
+            // The user's history records (a history record is its memory's user's, so the
+            // read is narrowed where the store indexes users), and for one memory its own.
+            let mut filter = Filter {
+                user_id: user.map(str::to_owned),
+                without_user: user.is_none(),
+                ..Filter::default()
             };
+            if let [id] = ids.as_slice() {
+                filter
+                    .metadata
+                    .insert("memory_id".to_owned(), json!(id.to_string()));
+            }
             let ids: HashSet<MemoryId> = ids.into_iter().collect();
-            for filter in filters {
-                for record in list_all(self.store.as_ref(), &partition, &filter)? {
-                    let Ok(mut entry) = serde_json::from_value::<HistoryEntry>(record.content)
-                    else {
-                        continue;
-                    };
-                    if !ids.contains(&entry.memory_id)
-                        || (entry.old.is_none() && entry.new.is_none())
-                    {
-                        continue;
-                    }
-                    entry.old = None;
-                    entry.new = None;
-                    let value = serde_json::to_value(&entry)
-                        .map_err(|e| super::corrupted("a history entry", e))?;
-                    // Deleted and written again (not replaced): a delete is what the store
-                    // erases from its files (`Store::erase_deleted`), the old text with it.
-                    self.store.delete(&Locator::Id {
-                        tenant: self.tenant.clone(),
-                        id: record.id,
-                    })?;
-                    let mut put = Put::new(partition.clone(), Some(record.key), value);
-                    put.owner = record.owner;
-                    put.metadata = record.metadata;
-                    self.store.put(put)?;
+            for record in list_all(self.store.as_ref(), &partition, &filter)? {
+                let Ok(mut entry) = serde_json::from_value::<HistoryEntry>(record.content) else {
+                    continue;
+                };
+                if !ids.contains(&entry.memory_id) {
+                    continue;
                 }
+                with_history.insert(entry.memory_id);
+                if entry.old.is_none() && entry.new.is_none() {
+                    continue;
+                }
+                entry.old = None;
+                entry.new = None;
+                let value = serde_json::to_value(&entry)
+                    .map_err(|e| super::corrupted("a history entry", e))?;
+                // Deleted and written again (not replaced): a delete is what the store
+                // erases from its files (`Store::erase_deleted`), the old text with it.
+                self.store.delete(&Locator::Id {
+                    tenant: self.tenant.clone(),
+                    id: record.id,
+                })?;
+                let mut put = Put::new(partition.clone(), Some(record.key), value);
+                put.owner = record.owner;
+                put.metadata = record.metadata;
+                self.store.put(put)?;
             }
         }
-        Ok(())
+        Ok(with_history)
     }
 
     /// Deletes every record of a namespace that `filter` matches and `keep` does not keep,

@@ -15,6 +15,7 @@ mod facts;
 mod graph;
 mod lifecycle;
 mod scopes;
+mod security;
 mod strategies;
 mod transfer;
 

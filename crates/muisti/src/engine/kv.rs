@@ -78,7 +78,7 @@ impl Engine {
 
     /// Deletes everything in `namespace` but its declarative entries (a user's own, removed
     /// by nothing but an explicit delete), each with what was made of it
-    /// ([`Engine::after_delete`]); returns how many records.
+    /// (its archive object, history texts and graph facts); returns how many records.
     pub fn kv_flush(&self, namespace: &Namespace) -> Result<u64> {
         let _span = info_span!("memory.flush", namespace = %namespace).entered();
         self.flush_namespace(namespace)

@@ -31,8 +31,9 @@ async def exercise(session):
     await session.call_tool(
         "remember", {"content": "Lisbon is my favourite city", "tags": ["travel"]}
     )
+    # Alice's memory; the other belongs to no user, so every user's memories are asked for.
     similar = await session.call_tool(
-        "similar", {"id": stored.structuredContent["id"], "limit": 3}
+        "similar", {"id": stored.structuredContent["id"], "limit": 3, "all_users": True}
     )
     filtered = await session.call_tool(
         "recall", {"query": "lisbon", "tags": ["travel"], "mode": "lexical"}

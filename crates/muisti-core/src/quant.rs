@@ -16,6 +16,9 @@ pub struct QueryI8 {
     v: Vec<i8>,
     scale: f32,
     wide: Wide,
+    /// As many zeros as the query has values: what a stored vector of another length is
+    /// scored as, on every path ([`QueryI8::fit`]).
+    zeros: Vec<i8>,
 }
 
 /// The query widened to `i16` in whole steps of the widest instruction set the CPU has
@@ -85,7 +88,25 @@ impl QueryI8 {
 
     fn at_most(v: Vec<i8>, scale: f32, widest: Level) -> Self {
         let wide = Wide::of(&v, widest);
-        Self { v, scale, wide }
+        let zeros = vec![0; v.len()];
+        Self {
+            v,
+            scale,
+            wide,
+            zeros,
+        }
+    }
+
+    /// `v` when it is as long as the query, else zeros: the one length check of every path,
+    /// so a stored vector of another length (another model's, a damaged one) scores 0
+    /// whatever the CPU, never a panic on one path and a truncated sum on another.
+    #[inline(always)]
+    fn fit<'a>(&'a self, v: &'a [i8]) -> &'a [i8] {
+        if v.len() == self.v.len() {
+            v
+        } else {
+            &self.zeros
+        }
     }
 
     /// The query's scale times a stored vector's: what turns their integer dot product into
@@ -94,9 +115,10 @@ impl QueryI8 {
         self.scale * stored
     }
 
-    /// Appends to `out` the integer dot product of the query with each of `vectors` (each as
-    /// long as the query).
+    /// Appends to `out` the integer dot product of the query with each of `vectors`; a vector
+    /// that is not as long as the query counts as 0.
     pub fn dots<'a>(&self, vectors: impl Iterator<Item = &'a [i8]>, out: &mut Vec<i32>) {
+        let vectors = vectors.map(|v| self.fit(v));
         match &self.wide {
             #[cfg(target_arch = "x86_64")]
             Wide::V4(simd, wide) => {
@@ -407,6 +429,31 @@ mod tests {
             }
             let scalar: Vec<i32> = stored.iter().map(|v| dot_i8(&q.v, v)).collect();
             assert_eq!(scalar, want, "dimension {dim}, baseline loop");
+        }
+    }
+
+    /// A stored vector shorter or longer than the query scores 0 on every path, among
+    /// vectors of the right length that keep their products (no panic, no truncated sum).
+    #[test]
+    fn a_vector_of_another_length_scores_zero_on_every_path() {
+        for dim in [0usize, 5, 16, 32, 40, 64, 70] {
+            let q: Vec<i8> = (0..dim).map(|i| (i % 7) as i8 - 3).collect();
+            let right: Vec<i8> = (0..dim).map(|i| (i % 5) as i8 - 2).collect();
+            let want = reference(&q, &right);
+            let short: Vec<i8> = right.iter().copied().take(dim.saturating_sub(3)).collect();
+            let long: Vec<i8> = right.iter().copied().chain([9, 9, 9]).collect();
+            let empty: Vec<i8> = Vec::new();
+            let all: [&[i8]; 6] = [&right, &short, &long, &right, &empty, &right];
+            let expect: Vec<i32> = all
+                .iter()
+                .map(|v| if v.len() == dim { want } else { 0 })
+                .collect();
+            for level in [Level::V4, Level::V3, Level::Baseline] {
+                let query = QueryI8::at_most(q.clone(), 1.0, level);
+                let mut out = Vec::new();
+                query.dots(all.iter().copied(), &mut out);
+                assert_eq!(out, expect, "dimension {dim}, {level:?}");
+            }
         }
     }
 }

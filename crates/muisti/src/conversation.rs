@@ -139,9 +139,15 @@ struct Header {
 }
 
 impl Header {
+    /// The header `record` holds: its fields, the record's key for a missing `id` (the key
+    /// is the conversation's id), its time for a missing time; a record that is no object
+    /// is not a header.
     fn read(record: &Memory) -> Result<Self> {
         let at = || format!("conversation {}", record.key);
         let v = &record.content;
+        if !v.is_object() {
+            return Err(corrupted(at(), "not a conversation header"));
+        }
         let legacy = v.get("messages").and_then(Value::as_array).cloned();
         let time = |k: &str| {
             v.get(k)
@@ -152,7 +158,7 @@ impl Header {
             id: v
                 .get("id")
                 .and_then(Value::as_str)
-                .ok_or_else(|| corrupted(at(), "no id"))?
+                .unwrap_or(record.key.as_str())
                 .to_owned(),
             messages: match &legacy {
                 Some(l) => l.len() as u64,
@@ -189,7 +195,9 @@ impl Engine {
         }))
     }
 
-    /// The conversations (of `user_id`, if given), oldest first.
+    /// The conversations (of `user_id`, if given), oldest first. A record of the namespace
+    /// that is no conversation header (written there by hand or by another program) is left
+    /// out and logged: one stray record does not hide every conversation.
     pub fn conversations(&self, user_id: Option<&str>) -> Result<Vec<ConversationInfo>> {
         let filter = Filter {
             user_id: user_id.map(str::to_owned),
@@ -197,19 +205,22 @@ impl Engine {
         };
         filter.validate()?;
         let partition = self.own_partition(CONVERSATIONS_NAMESPACE);
-        list_all(self.store.as_ref(), &partition, &filter)?
+        Ok(list_all(self.store.as_ref(), &partition, &filter)?
             .iter()
-            .map(|r| {
-                let h = Header::read(r)?;
-                Ok(ConversationInfo {
+            .filter_map(|r| match Header::read(r) {
+                Ok(h) => Some(ConversationInfo {
                     id: h.id,
                     user_id: r.owner.user_id.clone(),
                     messages: h.messages,
                     created_at: h.created_at,
                     updated_at: h.updated_at,
-                })
+                }),
+                Err(e) => {
+                    tracing::warn!(id = %r.id, error = %e, "a record of the conversations namespace is no conversation; left out");
+                    None
+                }
             })
-            .collect()
+            .collect())
     }
 
     /// A conversation's messages in order (empty when it has none or does not exist).

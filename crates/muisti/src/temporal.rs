@@ -99,8 +99,8 @@ impl Period {
     }
 }
 
-/// The months' names, January first (the one list: the graph's date reader uses it too).
-pub(crate) const MONTHS: [&str; 12] = [
+/// The months' names, January first.
+const MONTHS: [&str; 12] = [
     "january",
     "february",
     "march",
@@ -179,21 +179,61 @@ fn year_span(y: i32) -> Option<Period> {
     month_span(y, 1, 12)
 }
 
-/// The periods `text` speaks of, relative expressions resolved against `reference`.
+/// A time expression of a text: the period it speaks of and the date it names (what a fact
+/// stated with it took place on).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Expression {
+    /// The period, for matching against other times (recall's temporal strategy).
+    pub period: Period,
+    /// The day it names, at its start (UTC): the day itself; the first of a month, season
+    /// or year; for a month or season without a year the latest one begun by the reference
+    /// time; for "N units ago", "last week|month|year" and "yesterday" that many calendar
+    /// units before the reference day.
+    pub at: Timestamp,
+}
+
+/// The periods `text` speaks of, relative expressions resolved against `reference`
+/// ([`expressions`]).
 pub fn periods(text: &str, reference: Timestamp) -> Vec<Period> {
-    let words: Vec<String> = text
-        .split(|c: char| !c.is_alphanumeric())
-        .filter(|w| !w.is_empty())
-        .map(str::to_lowercase)
+    let mut out: Vec<Period> = expressions(text, reference)
+        .into_iter()
+        .map(|e| e.period)
         .collect();
+    out.dedup();
+    out
+}
+
+/// The date `text` gives (its first time expression's, [`Expression::at`]), resolved against
+/// `reference`: what the offline extractors date a sentence's facts by.
+pub fn date_in(text: &str, reference: Timestamp) -> Option<Timestamp> {
+    expressions(text, reference).first().map(|e| e.at)
+}
+
+/// The time expressions of `text` in order, relative ones resolved against `reference`: the
+/// one reader of dates in text (calendar dates, ISO dates, months, years, seasons, and the
+/// common relative expressions).
+pub fn expressions(text: &str, reference: Timestamp) -> Vec<Expression> {
+    let (words, iso) = words_of(text);
     let today = DateTime::from_timestamp_millis(reference.as_millis())
         .map(|d| d.date_naive())
         .unwrap_or_default();
-    let mut out: Vec<Period> = Vec::new();
+    let mut out: Vec<Expression> = Vec::new();
     let word = |i: usize| words.get(i).map(String::as_str).unwrap_or("");
     let mut used = vec![false; words.len()];
+    let mut found = |period: Option<Period>, on: Option<NaiveDate>| {
+        if let (Some(period), Some(on)) = (period, on) {
+            out.push(Expression { period, at: at(on) });
+        }
+    };
     let mut i = 0;
     while i < words.len() {
+        // An ISO date ("2024-02-29"): its three words, one day (none when not a date).
+        if let Some((first, date)) = iso.iter().find(|(first, _)| *first == i) {
+            found(date.and_then(|d| Some(span(d, d.succ_opt()?))), *date);
+            used[*first..first + 3].fill(true);
+            i = first + 3;
+            continue;
+        }
         let w = word(i);
         if let Some(m) = month(w) {
             // "8 May 2023", "May 8, 2023", "May 2023", "in May". "may" and "march" are
@@ -229,15 +269,16 @@ pub fn periods(text: &str, reference: Timestamp) -> Vec<Period> {
                 i += 1;
                 continue;
             }
-            let period = match (d, y) {
+            match (d, y) {
                 (Some(d), Some(y)) => {
-                    NaiveDate::from_ymd_opt(y, m, d).and_then(|s| Some(span(s, s.succ_opt()?)))
+                    let day = NaiveDate::from_ymd_opt(y, m, d);
+                    found(day.and_then(|s| Some(span(s, s.succ_opt()?))), day);
                 }
-                (None, Some(y)) => month_span(y, m, 1),
-                // A day without a year: that month of any year is the best one can say.
-                (_, None) => Some(Period::Month(m)),
-            };
-            out.extend(period);
+                (None, Some(y)) => found(month_span(y, m, 1), NaiveDate::from_ymd_opt(y, m, 1)),
+                // A day without a year: that month of any year is the best one can say of
+                // the period; the date is the latest such day by the reference time.
+                (d, None) => found(Some(Period::Month(m)), latest(today, m, d.unwrap_or(1))),
+            }
             used[i] = true;
             if y.is_some() {
                 used[y_at] = true;
@@ -248,9 +289,12 @@ pub fn periods(text: &str, reference: Timestamp) -> Vec<Period> {
         }
         if let Some((first, count)) = season(w) {
             let prev = i.checked_sub(1).map(word).unwrap_or("");
-            let period = if let Some(y) = year(word(i + 1)) {
+            if let Some(y) = year(word(i + 1)) {
                 used[i + 1] = true;
-                month_span(y, first, count)
+                found(
+                    month_span(y, first, count),
+                    NaiveDate::from_ymd_opt(y, first, 1),
+                );
             } else {
                 // The season of the reference year that has begun by the reference time
                 // ("this summer"), or the one before it ("last summer").
@@ -259,78 +303,175 @@ pub fn periods(text: &str, reference: Timestamp) -> Vec<Period> {
                 } else {
                     today.year() - 1
                 };
-                match prev {
-                    "last" | "past" => month_span(this_year - 1, first, count),
-                    "this" => month_span(this_year, first, count),
+                let (period, y) = match prev {
+                    "last" | "past" => (month_span(this_year - 1, first, count), this_year - 1),
+                    "this" => (month_span(this_year, first, count), this_year),
                     // "fall", "spring": also words for other things; a season is introduced.
                     "in" | "during" | "the" | "over" | "that" | "early" | "late" | "mid" => {
-                        Some(Period::Months { first, count })
+                        (Some(Period::Months { first, count }), this_year)
                     }
-                    _ => None,
-                }
-            };
-            out.extend(period);
+                    _ => (None, this_year),
+                };
+                found(period, NaiveDate::from_ymd_opt(y, first, 1));
+            }
             i += 1;
             continue;
         }
         if let Some(y) = year(w).filter(|_| !used[i]) {
-            out.extend(year_span(y));
+            found(year_span(y), NaiveDate::from_ymd_opt(y, 1, 1));
             i += 1;
             continue;
         }
+        let yesterday = today.pred_opt();
         let relative = match (w, word(i + 1)) {
-            ("yesterday", _) => today.pred_opt().map(|d| span(d, today)),
-            ("today" | "tonight", _) => today.succ_opt().map(|d| span(today, d)),
-            ("last" | "past", "week") => Some(span(today - Duration::days(14), today)),
-            ("last" | "past", "weekend") => Some(span(today - Duration::days(9), today)),
+            ("yesterday", _) => Some((yesterday.map(|d| span(d, today)), yesterday, 1)),
+            ("last", "night") => Some((yesterday.map(|d| span(d, today)), yesterday, 2)),
+            ("today" | "tonight", _) => {
+                Some((today.succ_opt().map(|d| span(today, d)), Some(today), 1))
+            }
+            ("last" | "past", "week") => Some((
+                Some(span(today - Duration::days(14), today)),
+                back(today, "week", 1),
+                2,
+            )),
+            ("last" | "past", "weekend") => Some((
+                Some(span(today - Duration::days(9), today)),
+                back(today, "week", 1),
+                2,
+            )),
             ("last", "month") => {
                 let first = today.with_day(1).unwrap_or(today);
-                first
+                let period = first
                     .checked_sub_months(chrono::Months::new(1))
-                    .map(|s| span(s, first))
+                    .map(|s| span(s, first));
+                Some((period, back(today, "month", 1), 2))
             }
-            ("last", "year") => year_span(today.year() - 1),
-            ("this", "year") => year_span(today.year()),
-            ("this", "month") => month_span(today.year(), today.month(), 1),
+            ("last", "year") => Some((year_span(today.year() - 1), back(today, "year", 1), 2)),
+            ("this", "year") => Some((
+                year_span(today.year()),
+                NaiveDate::from_ymd_opt(today.year(), 1, 1),
+                2,
+            )),
+            ("this", "month") => Some((
+                month_span(today.year(), today.month(), 1),
+                today.with_day(1),
+                2,
+            )),
             _ => None,
         };
-        if let Some(p) = relative {
-            out.push(p);
-            i += 2;
+        if let Some((period, on, words_used)) = relative {
+            found(period, on);
+            i += words_used;
             continue;
         }
-        // "3 days ago", "two weeks ago", "a month ago".
+        // "3 days ago", "two weeks ago", "a month ago", "a couple of days ago".
         if word(i + 2) == "ago" {
-            let n = match w {
+            let n: Option<u32> = match w {
                 "a" | "an" | "one" => Some(1),
                 "two" => Some(2),
+                "of" if i.checked_sub(1).map(word) == Some("couple") => Some(2),
                 "three" => Some(3),
                 "four" => Some(4),
                 "five" => Some(5),
                 "six" => Some(6),
+                "seven" => Some(7),
+                "eight" => Some(8),
+                "nine" => Some(9),
+                "ten" => Some(10),
                 "few" | "several" => Some(3),
-                _ => w.parse::<i64>().ok().filter(|n| (1..=100).contains(n)),
+                _ => w.parse::<u32>().ok().filter(|n| (1..=100).contains(n)),
             };
-            let unit = match word(i + 1).trim_end_matches('s') {
+            let unit = word(i + 1).trim_end_matches('s');
+            let days = match unit {
                 "day" => Some(1),
                 "week" => Some(7),
                 "month" => Some(30),
                 "year" => Some(365),
                 _ => None,
             };
-            if let (Some(n), Some(unit)) = (n, unit) {
+            if let (Some(n), Some(days)) = (n, days) {
                 // About then: half a unit either side.
-                let centre = today - Duration::days(n * unit);
-                let half = Duration::days((unit / 2).max(1));
-                out.push(span(centre - half, centre + half));
+                let centre = today - Duration::days(i64::from(n) * days);
+                let half = Duration::days((days / 2).max(1));
+                found(
+                    Some(span(centre - half, centre + half)),
+                    back(today, unit, n),
+                );
                 i += 3;
                 continue;
             }
         }
         i += 1;
     }
-    out.dedup();
     out
+}
+
+/// The words of `text`, lower case, and its ISO dates (`2024-02-29`): the index of the
+/// first of each one's three words and the date (none when the numbers are no date).
+fn words_of(text: &str) -> (Vec<String>, Vec<(usize, Option<NaiveDate>)>) {
+    let mut words: Vec<(usize, String)> = Vec::new();
+    let mut start = None;
+    for (at, c) in text
+        .char_indices()
+        .chain(std::iter::once((text.len(), ' ')))
+    {
+        match (c.is_alphanumeric(), start) {
+            (true, None) => start = Some(at),
+            (false, Some(s)) => {
+                words.push((s, text[s..at].to_lowercase()));
+                start = None;
+            }
+            _ => {}
+        }
+    }
+    let mut iso = Vec::new();
+    if text.contains('-') {
+        for (i, triple) in words.windows(3).enumerate() {
+            let [(a, y), (b, m), (c, d)] = triple else {
+                continue;
+            };
+            let joined =
+                |from: usize, w: &str, to: usize| text.get(from + w.len()..to) == Some("-");
+            if y.len() == 4
+                && m.len() == 2
+                && d.len() == 2
+                && [y, m, d]
+                    .iter()
+                    .all(|w| w.bytes().all(|b| b.is_ascii_digit()))
+                && joined(*a, y, *b)
+                && joined(*b, m, *c)
+            {
+                let date = NaiveDate::from_ymd_opt(
+                    y.parse().unwrap_or(0),
+                    m.parse().unwrap_or(0),
+                    d.parse().unwrap_or(0),
+                );
+                iso.push((i, date));
+            }
+        }
+    }
+    (words.into_iter().map(|(_, w)| w).collect(), iso)
+}
+
+/// The latest `month`/`day` that is not after `today` (this year's, else last year's).
+fn latest(today: NaiveDate, month: u32, day: u32) -> Option<NaiveDate> {
+    let this_year = NaiveDate::from_ymd_opt(today.year(), month, day)?;
+    if this_year <= today {
+        Some(this_year)
+    } else {
+        NaiveDate::from_ymd_opt(today.year() - 1, month, day)
+    }
+}
+
+/// `n` calendar units before `today`.
+fn back(today: NaiveDate, unit: &str, n: u32) -> Option<NaiveDate> {
+    match unit {
+        "day" => today.checked_sub_signed(Duration::days(i64::from(n))),
+        "week" => today.checked_sub_signed(Duration::weeks(i64::from(n))),
+        "month" => today.checked_sub_months(chrono::Months::new(n)),
+        "year" => today.checked_sub_months(chrono::Months::new(n.checked_mul(12)?)),
+        _ => None,
+    }
 }
 
 #[cfg(test)]
@@ -465,6 +606,47 @@ mod tests {
         };
         assert!(winter.overlaps(&Period::Month(1)));
         assert!(!winter.overlaps(&Period::Month(7)));
+    }
+
+    fn day_in(sentence: &str) -> Option<String> {
+        date_in(
+            sentence,
+            Timestamp::parse("2025-05-20T15:30:00Z").expect("time"),
+        )
+        .map(|t| t.to_string()[..10].to_owned())
+    }
+
+    /// The date a sentence gives, as the offline extractors date its facts: the cases of
+    /// the graph's former date reader, and three it got wrong ("in June 2024" and "on March
+    /// 3, 2024" after "may", which it read as no date, and "we march" as March).
+    #[test]
+    fn dates_resolve_against_the_time_written() {
+        for (sentence, want) in [
+            ("Alice moved to Lisbon yesterday", Some("2025-05-19")),
+            ("I joined Initech last month", Some("2025-04-20")),
+            ("Bob started there three years ago", Some("2022-05-20")),
+            ("We met 10 days ago", Some("2025-05-10")),
+            ("We met a couple of days ago", Some("2025-05-18")),
+            ("She has lived in Oslo since 2019", Some("2019-01-01")),
+            ("I moved to Berlin in March", Some("2025-03-01")),
+            ("I moved to Berlin in August", Some("2024-08-01")),
+            ("He married Ana on June 1, 2023", Some("2023-06-01")),
+            ("He married Ana on 1 June 2023", Some("2023-06-01")),
+            ("The lease began 2024-02-29", Some("2024-02-29")),
+            ("It happened in May 2021", Some("2021-05-01")),
+            ("I lost my keys last night", Some("2025-05-19")),
+            ("She may move to Rome", None),
+            ("Alice works at Google", None),
+            ("The lease began 2024-02-30", None),
+            ("She may move to Rome in June 2024", Some("2024-06-01")),
+            (
+                "I may start at Initech on March 3, 2024",
+                Some("2024-03-03"),
+            ),
+            ("We march in protest every year", None),
+        ] {
+            assert_eq!(day_in(sentence).as_deref(), want, "{sentence}");
+        }
     }
 
     #[test]

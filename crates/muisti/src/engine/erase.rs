@@ -167,7 +167,10 @@ impl Engine {
             ..Filter::default()
         };
         let graph = self.own_partition(crate::graph::SOURCES_NAMESPACE);
-        let deleted = if self.store.count(&partition, &declarative)? == 0
+        // The store's own flush deletes without telling which: only with nothing to keep,
+        // no graph to take apart and no actor whose deletes are recorded.
+        let deleted = if self.actor.is_none()
+            && self.store.count(&partition, &declarative)? == 0
             && self.store.count(&graph, &Filter::default())? == 0
         {
             // Nothing to keep and no graph to take apart: the store's own flush, then what

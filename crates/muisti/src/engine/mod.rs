@@ -407,17 +407,53 @@ impl Engine {
         if let Some(existing) = self.duplicate_of(&put)? {
             return self.merge_duplicate(&put, existing);
         }
+        let before = self.texts_before(std::slice::from_ref(&put))?;
         let w = self.put_embedded(put)?;
         self.extract_later(&[&w]);
-        if self.actor.is_some() && w.status == WriteStatus::Created {
-            self.record(
-                &w.memory,
-                crate::declarative::HistoryEvent::Add,
-                None,
-                Some(w.memory.text().into_owned()),
-            )?;
-        }
+        self.record_writes(std::slice::from_ref(&w), before)?;
         Ok(w)
+    }
+
+    /// The texts at the keys of `puts` before they are written, when an actor's changes are
+    /// recorded (else nothing is read).
+    fn texts_before(&self, puts: &[Put]) -> Result<Vec<Option<String>>> {
+        puts.iter()
+            .map(|p| match (&self.actor, &p.key) {
+                (Some(_), Some(key)) => Ok(self
+                    .store
+                    .get(&Locator::Key {
+                        partition: p.partition.clone(),
+                        key: key.clone(),
+                    })?
+                    .map(|m| m.text().into_owned())),
+                _ => Ok(None),
+            })
+            .collect()
+    }
+
+    /// Records writes in their memories' histories when an actor is named: an add, or a
+    /// replace with the text it had (`before`, from [`Engine::texts_before`]). A duplicate
+    /// merged into an existing memory is recorded by the update that merges it.
+    fn record_writes(&self, written: &[Written], before: Vec<Option<String>>) -> Result<()> {
+        if self.actor.is_none() {
+            return Ok(());
+        }
+        for (w, before) in written.iter().zip(before) {
+            let now = Some(w.memory.text().into_owned());
+            match w.status {
+                WriteStatus::Created => {
+                    self.record(&w.memory, crate::declarative::HistoryEvent::Add, None, now)?
+                }
+                WriteStatus::Updated => self.record(
+                    &w.memory,
+                    crate::declarative::HistoryEvent::Update,
+                    before,
+                    now,
+                )?,
+                _ => {}
+            }
+        }
+        Ok(())
     }
 
     /// Queues written memories for graph extraction (a replaced one's earlier facts
@@ -691,8 +727,10 @@ impl Engine {
                 Ok(p)
             })
             .collect::<Result<_>>()?;
+        let before = self.texts_before(&puts)?;
         let written = self.put_many_embedded(puts)?;
         self.extract_later(&written.iter().collect::<Vec<_>>());
+        self.record_writes(&written, before)?;
         // Each user's cap once, after the whole batch (the newest of theirs kept).
         let mut capped = std::collections::HashSet::new();
         for w in written.iter().rev() {

@@ -15,7 +15,6 @@
 //!   single-valued predicate ("lives_in") closes the subject's other current one instead of
 //!   deleting it, so queries [`RelationQuery::as_of`] a past time still answer.
 
-mod dates;
 mod evidence;
 pub mod extract;
 mod merge;
@@ -29,7 +28,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 use store::entity_key;
 
-pub use dates::date_in;
+pub use crate::temporal::date_in;
 pub use evidence::specificity;
 pub use extract::{Context, Extracted, Mention, Triple};
 pub use resolve::{LabelledNames, ResolutionScores, evaluate_resolution};

@@ -164,3 +164,32 @@ fn an_earlier_versions_conversation_is_read_and_moved_on_append() {
         );
     });
 }
+
+/// A record of the conversations namespace that is no header (a memory written there, one
+/// without an `id`) never makes the listing fail: the one without an id is the conversation
+/// its key names, the one that is no header is left out.
+#[test]
+fn a_stray_record_does_not_break_the_listing() {
+    on_each_backend(|url, engine| {
+        let real = "01JDEMO000000000000000000B";
+        engine
+            .append_messages(real, &ada(), vec![said("user", "hello")])
+            .expect("append");
+        let partition = engine.partition(&ns(CONVERSATIONS_NAMESPACE));
+        engine
+            .remember(muisti::Put::new(partition.clone(), None, "a stray memory"))
+            .expect("stray");
+        let mut no_id = muisti::Put::new(
+            partition,
+            Some(muisti::Key::new("c-9").expect("key")),
+            json!({"messages": 2}),
+        );
+        no_id.owner = ada();
+        engine.remember(no_id).expect("header without id");
+        let listed = engine.conversations(None).expect("the listing answers");
+        let mut ids: Vec<&str> = listed.iter().map(|c| c.id.as_str()).collect();
+        ids.sort_unstable();
+        assert_eq!(ids, [real, "c-9"], "{url}");
+        assert_eq!(engine.conversations(Some("ada")).expect("list").len(), 2);
+    });
+}

@@ -379,3 +379,125 @@ fn an_import_passes_the_confirmation_gate_unless_trusted() {
     got.sort();
     assert_eq!(got, ["I live in Porto", "The user is a nurse"]);
 }
+
+/// An engine acting as someone records every change it makes in the memory's history: a
+/// keyed write and its replace, a batch's, an update, a delete by id, by key, in bulk, by the
+/// long-term cap and by a flush.
+#[test]
+fn an_actor_is_recorded_on_every_change_path() {
+    on_every_backend(
+        |store| {
+            Engine::builder(store)
+                .lifetimes(muisti::Lifetimes {
+                    long_term_cap: Some(2),
+                    ..muisti::Lifetimes::default()
+                })
+                .build()
+                .expect("engine")
+        },
+        |url, e| {
+            let ops = e.with_actor("ops");
+            let n = ns("default");
+            let events = |id: muisti::MemoryId| -> Vec<(HistoryEvent, String)> {
+                e.history(id)
+                    .expect("history")
+                    .into_iter()
+                    .map(|h| (h.event, h.actor))
+                    .collect()
+            };
+            let ops_did = |evs: &[HistoryEvent]| -> Vec<(HistoryEvent, String)> {
+                evs.iter().map(|ev| (*ev, "ops".to_owned())).collect()
+            };
+            // A keyed write, then its replace: an add, then an update with both texts.
+            let first = ops.kv_set(&n, "tier", json!("gold"), None).expect("set");
+            ops.kv_set(&n, "tier", json!("platinum"), None)
+                .expect("replace");
+            let h = e.history(first.memory.id).expect("history");
+            assert_eq!(
+                h.iter()
+                    .map(|h| (h.event, h.old.clone(), h.new.clone()))
+                    .collect::<Vec<_>>(),
+                [
+                    (HistoryEvent::Add, None, Some("gold".into())),
+                    (
+                        HistoryEvent::Update,
+                        Some("gold".into()),
+                        Some("platinum".into())
+                    ),
+                ],
+                "{url}"
+            );
+            // A batch: a new record and the replace of an existing one.
+            let batch = ops
+                .remember_many(vec![
+                    keyed(&e, "tier", "diamond"),
+                    keyed(&e, "region", "eu"),
+                ])
+                .expect("batch");
+            assert_eq!(
+                events(batch[0].memory.id),
+                ops_did(&[
+                    HistoryEvent::Add,
+                    HistoryEvent::Update,
+                    HistoryEvent::Update
+                ]),
+                "{url}"
+            );
+            assert_eq!(events(batch[1].memory.id), ops_did(&[HistoryEvent::Add]));
+            // A delete by key.
+            assert!(ops.kv_forget(&n, "region").expect("forget"), "{url}");
+            assert_eq!(
+                events(batch[1].memory.id),
+                ops_did(&[HistoryEvent::Add, HistoryEvent::Delete]),
+                "{url}"
+            );
+            // The long-term cap (2 per user): the third write evicts the least recently
+            // used.
+            let mine = |text: &str| {
+                let mut p = Put::new(e.partition(&n), None, text);
+                p.owner.user_id = Some("capped".into());
+                p.owner.session_id = Some("s".into());
+                ops.remember(p).expect("write").memory
+            };
+            let oldest = mine("capped one");
+            std::thread::sleep(std::time::Duration::from_millis(5));
+            mine("capped two");
+            std::thread::sleep(std::time::Duration::from_millis(5));
+            let third = mine("capped three");
+            assert!(e.get_by_id(oldest.id).expect("read").is_none(), "{url}");
+            assert_eq!(
+                events(oldest.id),
+                ops_did(&[HistoryEvent::Add, HistoryEvent::Delete]),
+                "{url}: evicted"
+            );
+            // A bulk delete (one conversation's memories).
+            let gone = ops
+                .forget_where(
+                    &n,
+                    &Filter {
+                        session_id: Some("s".into()),
+                        ..Filter::default()
+                    },
+                )
+                .expect("bulk");
+            assert_eq!(gone, 2, "{url}");
+            assert_eq!(
+                events(third.id),
+                ops_did(&[HistoryEvent::Add, HistoryEvent::Delete]),
+                "{url}: bulk"
+            );
+            // A flush.
+            ops.kv_flush(&n).expect("flush");
+            assert_eq!(
+                events(batch[0].memory.id),
+                ops_did(&[
+                    HistoryEvent::Add,
+                    HistoryEvent::Update,
+                    HistoryEvent::Update,
+                    HistoryEvent::Delete
+                ]),
+                "{url}: flushed"
+            );
+        },
+    );
+}

@@ -405,18 +405,8 @@ impl RedisStore {
     /// The copy of `p` at its current generation: the one held (caught up from the change
     /// log when behind), or a new one read from Redis.
     fn copy_of(&self, c: &mut Connection, p: &Partition) -> Result<Shared<Version>, Fail> {
-        if let Some(copy) = self.copies.recent(p, self.staleness) {
+        if let Some(copy) = self.current(c, p)? {
             return Ok(copy);
-        }
-        let now: i64 = c
-            .get::<_, Option<i64>>(self.generation_key(p))?
-            .unwrap_or(0);
-        if let Some(copy) = self.copies.held(p) {
-            let have = copy.read().unwrap_or_else(|e| e.into_inner()).version().0;
-            if have == now || (have < now && self.catch_up(c, p, &copy)?) {
-                self.copies.confirmed(p);
-                return Ok(copy);
-            }
         }
         // The generation and its log entry together, then the records: any write committed
         // meanwhile is in the log after that entry, so the next read catches up on it.
@@ -443,6 +433,27 @@ impl RedisStore {
             records.into_iter().zip(vectors),
         );
         Ok(self.copies.keep(p, copy))
+    }
+
+    /// The copy of `p` held now, made current (confirmed within the staleness window or in
+    /// this thread's read run, else its generation read and the log caught up on); `None`
+    /// when none is held or it cannot catch up (nothing is loaded here).
+    fn current(&self, c: &mut Connection, p: &Partition) -> Result<Option<Shared<Version>>, Fail> {
+        if let Some(copy) = self.copies.recent(p, self.staleness) {
+            return Ok(Some(copy));
+        }
+        let Some(copy) = self.copies.held(p) else {
+            return Ok(None);
+        };
+        let now: i64 = c
+            .get::<_, Option<i64>>(self.generation_key(p))?
+            .unwrap_or(0);
+        let have = copy.read().unwrap_or_else(|e| e.into_inner()).version().0;
+        if have == now || (have < now && self.catch_up(c, p, &copy)?) {
+            self.copies.confirmed(p);
+            return Ok(Some(copy));
+        }
+        Ok(None)
     }
 
     /// Brings `copy` of `p` up to date from the change log: the records its entries name are
@@ -1189,18 +1200,36 @@ impl Store for RedisStore {
 
     fn list(&self, query: &ListQuery) -> Result<Page> {
         let size = query.page_size();
+        let now = self.now();
         self.with_conn(|c| {
-            let items =
-                self.scan_index(c, &query.partition, &query.filter, query.after, size + 1)?;
+            // A copy held and current answers (no copy is loaded for a list).
+            let items = match self.current(c, &query.partition)? {
+                Some(copy) => copy.read().unwrap_or_else(|e| e.into_inner()).list(
+                    &query.filter,
+                    query.after,
+                    size.saturating_add(1),
+                    now,
+                ),
+                None => {
+                    self.scan_index(c, &query.partition, &query.filter, query.after, size + 1)?
+                }
+            };
             Ok(Page::from_sorted(items, size))
         })
     }
 
     fn count(&self, partition: &Partition, filter: &Filter) -> Result<u64> {
+        let now = self.now();
         self.with_conn(|c| {
-            Ok(self
-                .scan_index(c, partition, filter, None, usize::MAX)?
-                .len() as u64)
+            Ok(match self.current(c, partition)? {
+                Some(copy) => copy
+                    .read()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .count(filter, now) as u64,
+                None => self
+                    .scan_index(c, partition, filter, None, usize::MAX)?
+                    .len() as u64,
+            })
         })
     }
 

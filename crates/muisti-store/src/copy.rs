@@ -23,7 +23,7 @@ use std::{
 };
 
 use muisti_core::{
-    Filter, IdMap, Memory, MemoryId, Partition, RankFields, Scored, Timestamp,
+    Filter, IdMap, Memory, MemoryId, Partition, RankFields, ReadRun, Scored, Timestamp,
     text::{Bm25, CorpusStats, TermCounts, nearest, query_terms, term_counts},
 };
 
@@ -86,6 +86,8 @@ pub struct Copy<V> {
     by_key: HashMap<String, MemoryId>,
     /// User → the user's records: a user-filtered search reads only those.
     by_user: HashMap<String, HashSet<MemoryId>>,
+    /// Session → its records: a conversation's records are listed without a scan.
+    by_session: HashMap<String, HashSet<MemoryId>>,
     /// Term → its number in this copy (rows keep numbers: a search hashes its own terms
     /// once, not once per row).
     term_numbers: HashMap<String, u32>,
@@ -108,6 +110,7 @@ impl<V> Copy<V> {
             rows: HashMap::new(),
             by_key: HashMap::new(),
             by_user: HashMap::new(),
+            by_session: HashMap::new(),
             term_numbers: HashMap::new(),
             postings: Vec::new(),
             total_len: 0,
@@ -154,6 +157,12 @@ impl<V> Copy<V> {
         if let Some(user) = &row.memory.owner.user_id {
             self.by_user.entry(user.clone()).or_default().insert(id);
         }
+        if let Some(session) = &row.memory.owner.session_id {
+            self.by_session
+                .entry(session.clone())
+                .or_default()
+                .insert(id);
+        }
         for &(n, tf, ctx) in &row.terms {
             let n = n as usize;
             if self.postings.len() <= n {
@@ -189,12 +198,17 @@ impl<V> Copy<V> {
             return;
         };
         self.by_key.remove(row.memory.key.as_str());
-        if let Some(user) = &row.memory.owner.user_id
-            && let Some(ids) = self.by_user.get_mut(user)
-        {
-            ids.remove(&id);
-            if ids.is_empty() {
-                self.by_user.remove(user);
+        for (index, owner) in [
+            (&mut self.by_user, &row.memory.owner.user_id),
+            (&mut self.by_session, &row.memory.owner.session_id),
+        ] {
+            if let Some(name) = owner
+                && let Some(ids) = index.get_mut(name)
+            {
+                ids.remove(&id);
+                if ids.is_empty() {
+                    index.remove(name);
+                }
             }
         }
         for &(n, _, _) in &row.terms {
@@ -215,19 +229,46 @@ impl<V> Copy<V> {
         }
     }
 
-    /// The live rows that pass `filter`.
+    /// The live rows that pass `filter`: of its user's or its session's records when it
+    /// names one, else of every record.
     fn live<'a>(&'a self, filter: &'a Filter, now: Timestamp) -> impl Iterator<Item = &'a Row> {
-        let scope: Box<dyn Iterator<Item = &'a Row>> = match &filter.user_id {
-            Some(user) => Box::new(
-                self.by_user
-                    .get(user)
-                    .into_iter()
-                    .flatten()
-                    .filter_map(|id| self.rows.get(id)),
-            ),
+        let indexed = match (&filter.user_id, &filter.session_id) {
+            (Some(user), _) => Some(self.by_user.get(user)),
+            (None, Some(session)) => Some(self.by_session.get(session)),
+            (None, None) => None,
+        };
+        let scope: Box<dyn Iterator<Item = &'a Row>> = match indexed {
+            Some(ids) => Box::new(ids.into_iter().flatten().filter_map(|id| self.rows.get(id))),
             None => Box::new(self.rows.values()),
         };
         scope.filter(move |r| !r.memory.is_expired(now) && filter.matches(&r.memory))
+    }
+
+    /// The live records that pass `filter` with an id after `after`, in id order, at most
+    /// `limit` of them: a page of [`muisti_core::Store::list`] (ask for one more than the
+    /// page to know whether there is a next).
+    pub fn list(
+        &self,
+        filter: &Filter,
+        after: Option<MemoryId>,
+        limit: usize,
+        now: Timestamp,
+    ) -> Vec<Memory> {
+        let mut rows: Vec<&Row> = self
+            .live(filter, now)
+            .filter(|r| after.is_none_or(|a| r.memory.id > a))
+            .collect();
+        if rows.len() > limit {
+            rows.select_nth_unstable_by_key(limit, |r| r.memory.id);
+            rows.truncate(limit);
+        }
+        rows.sort_unstable_by_key(|r| r.memory.id);
+        rows.into_iter().map(|r| r.memory.clone()).collect()
+    }
+
+    /// How many live records pass `filter`.
+    pub fn count(&self, filter: &Filter, now: Timestamp) -> usize {
+        self.live(filter, now).count()
     }
 
     /// BM25 over the live rows that pass `filter`, with their statistics: the same
@@ -362,9 +403,33 @@ pub struct Copies<V> {
 /// A copy shared between readers and the writer that catches it up.
 pub type Shared<V> = Arc<RwLock<Copy<V>>>;
 
-/// A held copy: the copy, its last use (a tick) and when its version was last confirmed
-/// (`None`: to be checked before its next use).
-type Entry<V> = (Shared<V>, u64, Option<Instant>);
+/// A held copy: the copy, its last use (a tick), and when its version was last confirmed:
+/// the instant and the read run ([`ReadRun`]) it was confirmed in (`None`: to be checked
+/// before its next use).
+type Entry<V> = (Shared<V>, u64, Option<Confirmed>);
+
+/// When a copy's version was last found current.
+#[derive(Clone, Copy)]
+struct Confirmed {
+    at: Instant,
+    run: Option<u64>,
+}
+
+impl Confirmed {
+    fn now() -> Self {
+        Self {
+            at: Instant::now(),
+            run: ReadRun::current(),
+        }
+    }
+
+    /// Whether a copy confirmed then may answer without asking: within `window`, or in the
+    /// read run open now (whose first look stands for its later reads).
+    fn holds(&self, window: Duration) -> bool {
+        (!window.is_zero() && self.at.elapsed() < window)
+            || self.run.is_some() && self.run == ReadRun::current()
+    }
+}
 
 struct Held<V> {
     copies: HashMap<Partition, Entry<V>>,
@@ -419,22 +484,20 @@ impl<V: Clone> Copies<V> {
     /// Notes that `p`'s copy was just found to hold the current version.
     pub fn confirmed(&self, p: &Partition) {
         if let Some((_, _, confirmed)) = self.held_guard().copies.get_mut(p) {
-            *confirmed = Some(Instant::now());
+            *confirmed = Some(Confirmed::now());
         }
     }
 
-    /// The copy of `p` if its version was confirmed less than `window` ago. (This
+    /// The copy of `p` if its version was confirmed less than `window` ago, or in the read
+    /// run open on this thread ([`ReadRun`]: one look at the others' commits a run). (This
     /// process's writes since are in it: [`Copies::apply`] applies them or makes the copy
     /// check first, as [`Copies::unconfirm_all`] does.)
     pub fn recent(&self, p: &Partition, window: Duration) -> Option<Shared<V>> {
-        if window.is_zero() {
-            return None;
-        }
         let mut held = self.held_guard();
         held.clock += 1;
         let tick = held.clock;
         let (copy, used, confirmed) = held.copies.get_mut(p)?;
-        if confirmed.is_some_and(|at| at.elapsed() < window) {
+        if confirmed.is_some_and(|c| c.holds(window)) {
             *used = tick;
             Some(Arc::clone(copy))
         } else {
@@ -473,7 +536,7 @@ impl<V: Clone> Copies<V> {
             }
         }
         held.copies
-            .insert(p.clone(), (Arc::clone(&copy), tick, Some(Instant::now())));
+            .insert(p.clone(), (Arc::clone(&copy), tick, Some(Confirmed::now())));
         copy
     }
 
@@ -526,7 +589,8 @@ impl<V: Clone> Copies<V> {
     }
 
     /// The copies of a tenant's partitions held now, with their versions and whether each
-    /// was confirmed less than `window` ago (to look records up by id).
+    /// was confirmed less than `window` ago or in this thread's read run (to look records
+    /// up by id).
     pub fn held_for(
         &self,
         tenant: &muisti_core::Tenant,
@@ -538,7 +602,7 @@ impl<V: Clone> Copies<V> {
             .filter(|(p, _)| &p.tenant == tenant)
             .map(|(p, (c, _, confirmed))| {
                 let v = c.read().unwrap_or_else(|e| e.into_inner()).version.clone();
-                let recent = !window.is_zero() && confirmed.is_some_and(|at| at.elapsed() < window);
+                let recent = confirmed.is_some_and(|c| c.holds(window));
                 (p.clone(), Arc::clone(c), v, recent)
             })
             .collect()

@@ -746,6 +746,18 @@ impl Store for PostgresStore {
 
     fn list(&self, query: &ListQuery) -> Result<Page> {
         let size = query.page_size();
+        // A copy held (made current) answers; no copy is loaded for a list.
+        if self.coherent.copies.held(&query.partition).is_some()
+            && let Some(copy) = self.copy_of(&query.partition)?
+        {
+            let items = copy.read().unwrap_or_else(|e| e.into_inner()).list(
+                &query.filter,
+                query.after,
+                size.saturating_add(1),
+                self.now(),
+            );
+            return Ok(Page::from_sorted(items, size));
+        }
         let mut sql = Sql::partition(
             COLUMNS,
             &query.partition,
@@ -1026,9 +1038,18 @@ impl Store for PostgresStore {
     }
 
     fn get_many(&self, tenant: &Tenant, ids: &[MemoryId]) -> Result<Vec<Memory>> {
-        // Copies confirmed within the staleness window answer; the rest is read.
+        Ok(self
+            .get_many_shared(tenant, ids)?
+            .into_iter()
+            .map(Arc::unwrap_or_clone)
+            .collect())
+    }
+
+    fn get_many_shared(&self, tenant: &Tenant, ids: &[MemoryId]) -> Result<Vec<Arc<Memory>>> {
+        // Copies confirmed within the staleness window (or this read run) answer with the
+        // records they hold; the rest is read.
         let now = self.now();
-        let mut found: HashMap<MemoryId, Memory> = HashMap::new();
+        let mut found: HashMap<MemoryId, Arc<Memory>> = HashMap::new();
         for (_, copy, _, recent) in self
             .coherent
             .copies
@@ -1038,7 +1059,7 @@ impl Store for PostgresStore {
                 let copy = copy.read().unwrap_or_else(|e| e.into_inner());
                 found.extend(
                     ids.iter()
-                        .filter_map(|id| copy.get(id, now))
+                        .filter_map(|id| copy.get_shared(id, now))
                         .map(|m| (m.id, m)),
                 );
             }
@@ -1052,7 +1073,7 @@ impl Store for PostgresStore {
             found.extend(
                 self.db_get_many(tenant, &missing)?
                     .into_iter()
-                    .map(|m| (m.id, m)),
+                    .map(|m| (m.id, Arc::new(m))),
             );
         }
         Ok(ids.iter().filter_map(|id| found.remove(id)).collect())

@@ -1352,6 +1352,14 @@ impl Store for RedisStore {
     }
 
     fn get_many(&self, tenant: &Tenant, ids: &[MemoryId]) -> Result<Vec<Memory>> {
+        Ok(self
+            .get_many_shared(tenant, ids)?
+            .into_iter()
+            .map(Arc::unwrap_or_clone)
+            .collect())
+    }
+
+    fn get_many_shared(&self, tenant: &Tenant, ids: &[MemoryId]) -> Result<Vec<Arc<Memory>>> {
         let now = self.now();
         self.with_conn(|c| {
             // Copies of the tenant's partitions answer if confirmed within the staleness
@@ -1380,9 +1388,11 @@ impl Store for RedisStore {
             }
             let mut out = Vec::with_capacity(ids.len());
             for id in ids {
-                let cached = fresh
-                    .iter()
-                    .find_map(|copy| copy.read().unwrap_or_else(|e| e.into_inner()).get(id, now));
+                let cached = fresh.iter().find_map(|copy| {
+                    copy.read()
+                        .unwrap_or_else(|e| e.into_inner())
+                        .get_shared(id, now)
+                });
                 let found = match cached {
                     Some(m) => Some(m),
                     None => self
@@ -1393,7 +1403,7 @@ impl Store for RedisStore {
                                 id: *id,
                             },
                         )?
-                        .map(|(_, m)| m),
+                        .map(|(_, m)| Arc::new(m)),
                 };
                 out.extend(found);
             }

@@ -13,30 +13,34 @@
 //! skipped by every read (expiry is judged by the store's clock, as on every read path).
 //!
 //! Scoring is the engine's: BM25 by [`Bm25::rank_counts`] from each record's
-//! [`term_counts`], vectors by exact dot product; a user-filtered search reads only that
-//! user's records.
+//! [`term_counts`], vectors quantised to `i8` and compared by their exact integer dot
+//! products ([`QueryI8`], as SQLite's copies do); a user-filtered search reads only that
+//! user's records, and one filtered by the user alone takes the user's kept statistics and
+//! the postings' rows. Records are held shared: a read by id hands out the copy's own.
 
 use std::{
-    collections::{HashMap, HashSet},
+    collections::HashMap,
     sync::{Arc, Mutex, RwLock, atomic::AtomicU64},
     time::{Duration, Instant},
 };
 
 use muisti_core::{
-    Filter, IdMap, Memory, MemoryId, Partition, RankFields, ReadRun, Scored, Timestamp,
-    text::{Bm25, CorpusStats, TermCounts, nearest, query_terms, term_counts},
+    Filter, IdMap, IdSet, Memory, MemoryId, Partition, RankFields, ReadRun, Scored, Timestamp,
+    quant::{QueryI8, quantize_into},
+    text::{Bm25, CorpusStats, TermCounts, query_terms, term_counts, top_scored},
 };
 
 /// The records holding one term, with its counts in each (text, context).
 type Posting = IdMap<(u32, u32)>;
 
 /// One record in a copy: the record, its terms (by the copy's term number, sorted) with
-/// their counts in the indexed text and the context, its length in terms, its vector.
+/// their counts in the indexed text and the context, its length in terms, its vector
+/// (quantised, with its scale).
 struct Row {
-    memory: Memory,
+    memory: Arc<Memory>,
     terms: Vec<(u32, u32, u32)>,
     len: u32,
-    vector: Option<Vec<f32>>,
+    vector: Option<(Vec<i8>, f32)>,
     /// [`Row::estimate`], made once when the row is.
     bytes: usize,
 }
@@ -64,7 +68,7 @@ impl Row {
             + text(&m.embedding_model)
             // Each term: its entry in the row and in the postings.
             + self.terms.len() * (12 + 48)
-            + self.vector.as_ref().map_or(0, |v| v.len() * 4)
+            + self.vector.as_ref().map_or(0, |(v, _)| v.len() + 4)
             // The key, user and id index entries.
             + 96
     }
@@ -78,16 +82,25 @@ impl Row {
     }
 }
 
+/// One user's records in a copy, with their statistics: a search filtered by the user
+/// alone needs no scan for its corpus statistics.
+#[derive(Default)]
+struct UserRows {
+    ids: IdSet,
+    total_len: u64,
+    expiring: usize,
+}
+
 /// A partition's records as of version `version` of the partition.
 pub struct Copy<V> {
     version: V,
-    rows: HashMap<MemoryId, Row>,
+    rows: IdMap<Row>,
     /// Key → id of the record there.
     by_key: HashMap<String, MemoryId>,
     /// User → the user's records: a user-filtered search reads only those.
-    by_user: HashMap<String, HashSet<MemoryId>>,
+    by_user: HashMap<String, UserRows>,
     /// Session → its records: a conversation's records are listed without a scan.
-    by_session: HashMap<String, HashSet<MemoryId>>,
+    by_session: HashMap<String, IdSet>,
     /// Term → its number in this copy (rows keep numbers: a search hashes its own terms
     /// once, not once per row).
     term_numbers: HashMap<String, u32>,
@@ -107,7 +120,7 @@ impl<V> Copy<V> {
     pub fn new(version: V, records: impl IntoIterator<Item = (Memory, Option<Vec<f32>>)>) -> Self {
         let mut copy = Self {
             version,
-            rows: HashMap::new(),
+            rows: IdMap::default(),
             by_key: HashMap::new(),
             by_user: HashMap::new(),
             by_session: HashMap::new(),
@@ -118,14 +131,15 @@ impl<V> Copy<V> {
             bytes: 0,
         };
         for (m, v) in records {
-            let row = copy.row(m, v);
+            let row = copy.row(m, v.as_deref());
             copy.insert(row);
         }
         copy
     }
 
-    /// A row of `memory`, its terms numbered (new terms get new numbers).
-    fn row(&mut self, memory: Memory, vector: Option<Vec<f32>>) -> Row {
+    /// A row of `memory`, its terms numbered (new terms get new numbers), its vector
+    /// quantised.
+    fn row(&mut self, memory: Memory, vector: Option<&[f32]>) -> Row {
         let (counts, len) = term_counts(&memory.index_text(), memory.context.as_deref());
         let mut terms: Vec<(u32, u32, u32)> = counts
             .into_iter()
@@ -135,8 +149,13 @@ impl<V> Copy<V> {
             })
             .collect();
         terms.sort_unstable();
+        let vector = vector.map(|v| {
+            let mut q = Vec::with_capacity(v.len());
+            let scale = quantize_into(v, &mut q);
+            (q, scale)
+        });
         let mut row = Row {
-            memory,
+            memory: Arc::new(memory),
             terms,
             len,
             vector,
@@ -155,7 +174,10 @@ impl<V> Copy<V> {
         }
         self.by_key.insert(row.memory.key.as_str().to_owned(), id);
         if let Some(user) = &row.memory.owner.user_id {
-            self.by_user.entry(user.clone()).or_default().insert(id);
+            let owned = self.by_user.entry(user.clone()).or_default();
+            owned.ids.insert(id);
+            owned.total_len += u64::from(row.len);
+            owned.expiring += usize::from(row.memory.expires_at.is_some());
         }
         if let Some(session) = &row.memory.owner.session_id {
             self.by_session
@@ -188,7 +210,7 @@ impl<V> Copy<V> {
 
     /// Records a write of `memory` with its vector (or none).
     pub fn upsert(&mut self, memory: Memory, vector: Option<&[f32]>) {
-        let row = self.row(memory, vector.map(<[f32]>::to_vec));
+        let row = self.row(memory, vector);
         self.insert(row);
     }
 
@@ -198,17 +220,22 @@ impl<V> Copy<V> {
             return;
         };
         self.by_key.remove(row.memory.key.as_str());
-        for (index, owner) in [
-            (&mut self.by_user, &row.memory.owner.user_id),
-            (&mut self.by_session, &row.memory.owner.session_id),
-        ] {
-            if let Some(name) = owner
-                && let Some(ids) = index.get_mut(name)
-            {
-                ids.remove(&id);
-                if ids.is_empty() {
-                    index.remove(name);
-                }
+        if let Some(user) = &row.memory.owner.user_id
+            && let Some(owned) = self.by_user.get_mut(user)
+        {
+            owned.ids.remove(&id);
+            owned.total_len -= u64::from(row.len);
+            owned.expiring -= usize::from(row.memory.expires_at.is_some());
+            if owned.ids.is_empty() {
+                self.by_user.remove(user);
+            }
+        }
+        if let Some(session) = &row.memory.owner.session_id
+            && let Some(ids) = self.by_session.get_mut(session)
+        {
+            ids.remove(&id);
+            if ids.is_empty() {
+                self.by_session.remove(session);
             }
         }
         for &(n, _, _) in &row.terms {
@@ -224,8 +251,10 @@ impl<V> Copy<V> {
     /// Records new access statistics of a record (nothing else changed).
     pub fn touched(&mut self, memory: &Memory) {
         if let Some(row) = self.rows.get_mut(&memory.id) {
-            row.memory.access_count = memory.access_count;
-            row.memory.last_accessed_at = memory.last_accessed_at;
+            // Readers holding the record keep theirs: this copies it once when one does.
+            let m = Arc::make_mut(&mut row.memory);
+            m.access_count = memory.access_count;
+            m.last_accessed_at = memory.last_accessed_at;
         }
     }
 
@@ -233,7 +262,7 @@ impl<V> Copy<V> {
     /// names one, else of every record.
     fn live<'a>(&'a self, filter: &'a Filter, now: Timestamp) -> impl Iterator<Item = &'a Row> {
         let indexed = match (&filter.user_id, &filter.session_id) {
-            (Some(user), _) => Some(self.by_user.get(user)),
+            (Some(user), _) => Some(self.by_user.get(user).map(|u| &u.ids)),
             (None, Some(session)) => Some(self.by_session.get(session)),
             (None, None) => None,
         };
@@ -241,7 +270,7 @@ impl<V> Copy<V> {
             Some(ids) => Box::new(ids.into_iter().flatten().filter_map(|id| self.rows.get(id))),
             None => Box::new(self.rows.values()),
         };
-        scope.filter(move |r| !r.memory.is_expired(now) && filter.matches(&r.memory))
+        scope.filter(move |r| !r.memory.is_expired(now) && filter.matches(r.memory.as_ref()))
     }
 
     /// The live records that pass `filter` with an id after `after`, in id order, at most
@@ -263,7 +292,7 @@ impl<V> Copy<V> {
             rows.truncate(limit);
         }
         rows.sort_unstable_by_key(|r| r.memory.id);
-        rows.into_iter().map(|r| r.memory.clone()).collect()
+        rows.into_iter().map(|r| Memory::clone(&r.memory)).collect()
     }
 
     /// How many live records pass `filter`.
@@ -289,12 +318,28 @@ impl<V> Copy<V> {
             .iter()
             .map(|t| self.term_numbers.get(t).copied())
             .collect();
-        if *filter == Filter::default() && self.expiring == 0 {
-            // Every row counts: the statistics are kept, the candidates are the postings.
-            let stats = CorpusStats {
-                docs: self.rows.len() as u64,
-                total_len: self.total_len,
-            };
+        // Every row counts, or every row of one user: the statistics are kept, the
+        // candidates are the postings' rows (of that user).
+        let user_only = filter.user_id.as_ref().filter(|_| {
+            *filter
+                == Filter {
+                    user_id: filter.user_id.clone(),
+                    ..Filter::default()
+                }
+        });
+        let kept = match user_only {
+            Some(user) => match self.by_user.get(user) {
+                Some(u) if u.expiring == 0 => Some((u.ids.len() as u64, u.total_len, Some(user))),
+                Some(_) => None,
+                None => return Vec::new(),
+            },
+            None if *filter == Filter::default() && self.expiring == 0 => {
+                Some((self.rows.len() as u64, self.total_len, None))
+            }
+            None => None,
+        };
+        if let Some((docs, total_len, user)) = kept {
+            let stats = CorpusStats { docs, total_len };
             let postings: Vec<(usize, &Posting)> = numbers
                 .iter()
                 .enumerate()
@@ -305,9 +350,15 @@ impl<V> Copy<V> {
                 IdMap::with_capacity_and_hasher(most, Default::default());
             for (k, posting) in postings {
                 for (id, &(tf, ctx)) in posting {
+                    let Some(row) = self.rows.get(id) else {
+                        continue;
+                    };
+                    if user.is_some() && row.memory.owner.user_id.as_ref() != user {
+                        continue;
+                    }
                     let c = by_id.entry(*id).or_insert_with(|| TermCounts {
                         id: *id,
-                        len: self.rows.get(id).map_or(0, |r| r.len),
+                        len: row.len,
                         content: vec![0; terms.len()],
                         context: vec![0; terms.len()],
                     });
@@ -341,7 +392,8 @@ impl<V> Copy<V> {
         Bm25::default().rank_counts(candidates, &terms, stats, limit)
     }
 
-    /// The nearest vectors of the live rows that pass `filter`.
+    /// The nearest vectors of the live rows that pass `filter` (of the query's length), by
+    /// their quantised dot products with the query, best first.
     pub fn vector_search(
         &self,
         vector: &[f32],
@@ -349,12 +401,29 @@ impl<V> Copy<V> {
         limit: usize,
         now: Timestamp,
     ) -> Vec<Scored> {
-        nearest(
-            self.live(filter, now)
-                .filter_map(|r| Some((r.memory.id, r.vector.as_deref()?))),
-            vector,
-            limit,
-        )
+        if limit == 0 || vector.is_empty() {
+            return Vec::new();
+        }
+        let q = QueryI8::new(vector);
+        let rows: Vec<(MemoryId, &[i8], f32)> = self
+            .live(filter, now)
+            .filter_map(|r| {
+                let (v, scale) = r.vector.as_ref()?;
+                (v.len() == vector.len()).then_some((r.memory.id, v.as_slice(), *scale))
+            })
+            .collect();
+        let mut dots = Vec::with_capacity(rows.len());
+        q.dots(rows.iter().map(|(_, v, _)| *v), &mut dots);
+        let mut scored: Vec<Scored> = rows
+            .iter()
+            .zip(dots)
+            .map(|((id, _, scale), dot)| Scored {
+                id: *id,
+                score: q.scale(*scale) * dot as f32,
+            })
+            .collect();
+        top_scored(&mut scored, limit);
+        scored
     }
 
     /// The rescoring fields of the live records with these ids, in the order given.
@@ -368,10 +437,15 @@ impl<V> Copy<V> {
 
     /// The live record with this id.
     pub fn get(&self, id: &MemoryId, now: Timestamp) -> Option<Memory> {
+        self.get_shared(id, now).map(|m| Memory::clone(&m))
+    }
+
+    /// The live record with this id, as the copy holds it (never changed once handed out).
+    pub fn get_shared(&self, id: &MemoryId, now: Timestamp) -> Option<Arc<Memory>> {
         self.rows
             .get(id)
             .filter(|r| !r.memory.is_expired(now))
-            .map(|r| r.memory.clone())
+            .map(|r| Arc::clone(&r.memory))
     }
 
     /// The records held.

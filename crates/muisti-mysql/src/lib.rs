@@ -9,7 +9,11 @@
 //!   live in the database an application already runs;
 //! * `pool_size`: connections per store (default 8);
 //! * `max_value_bytes`: the write limit, as on every backend (keep it below the server's
-//!   `max_allowed_packet`).
+//!   `max_allowed_packet`);
+//! * `cache_mb`: the memory the in-process copies of partitions take (estimated; default
+//!   2048, 0 keeps none: every read goes to the database);
+//! * `staleness_ms`: how long a copy whose generation was confirmed answers without asking
+//!   again (default 1; a read run of the engine asks once).
 //!
 //! Records, their full-text postings and their vectors are written in one transaction. The
 //! postings are the engine's own tokens ([`muisti_core::text::tokenize`]), one row per
@@ -18,27 +22,32 @@
 //! the corpus statistics the same query's filter selects, in one snapshot. MySQL's FULLTEXT
 //! indexes are not used: their tokenizer, stop words and scores differ from the engine's.
 //!
-//! Vectors are stored as bytes and **compared by the engine**: a vector search reads the
-//! vectors of the partition (of the filter's user, when given) and ranks them exactly. That
-//! is fine for thousands of memories per user; for millions in one partition use PostgreSQL
-//! with pgvector.
-//!
-//! Nothing is kept in memory between calls, so any number of processes and servers share
-//! one database and none reads stale data. TLS is not built in: `require_ssl=true` is refused
-//! rather than connecting in the clear.
+//! Vectors are stored as bytes and **compared by the engine**. Reads are answered from an
+//! in-process copy of the partition (`copies.rs`, [`muisti_store::copy`]) kept coherent by
+//! a generation and a change log that every write transaction advances, so any number of
+//! processes and servers share one database and none reads stale data past `staleness_ms`;
+//! a partition larger than the copies' budget is searched in the database (its vectors
+//! read and ranked exactly: fine for thousands of memories per user; for millions in one
+//! partition use PostgreSQL with pgvector). TLS is not built in: `require_ssl=true` is
+//! refused rather than connecting in the clear.
 
+mod copies;
 mod sql;
 
-use std::{collections::HashMap, sync::Arc, time::Duration};
+use std::{
+    collections::HashMap,
+    sync::{Arc, atomic::Ordering},
+    time::Duration,
+};
 
 use muisti_core::{
     Capabilities, Clock, Error, Filter, Health, Limits, ListQuery, Locator, Memory, MemoryId,
-    Namespace, Page, Partition, Put, Record, Result, Scored, Store, StoreInfo, StoredVector,
-    SystemClock, Tenant, TextQuery, Timestamp, UpdateRequest, VectorChange, VectorQuery,
-    WriteStatus, Written,
+    Namespace, Page, Partition, Put, RankFields, Record, Result, Scored, Store, StoreInfo,
+    StoredVector, SystemClock, Tenant, TextQuery, Timestamp, UpdateRequest, VectorChange,
+    VectorQuery, WriteStatus, Written,
     text::{Bm25, CorpusStats, TermCounts, nearest, query_terms, vector_from_bytes},
 };
-use muisti_store::{StoreRegistry, StoreUrl};
+use muisti_store::{StoreRegistry, StoreUrl, copy::Shared};
 use mysql::{
     AccessMode, IsolationLevel, Opts, OptsBuilder, Params, Pool, PoolConstraints, PoolOpts,
     PooledConn, Row, Transaction, TxOpts, Value, prelude::Queryable,
@@ -53,9 +62,13 @@ pub const DEFAULT_TABLE_PREFIX: &str = "muisti_";
 /// The default number of pooled connections.
 pub const DEFAULT_POOL_SIZE: usize = 8;
 /// The schema version this build writes.
-const SCHEMA_VERSION: i64 = 1;
+const SCHEMA_VERSION: i64 = 2;
 /// Migrations: the SQL that takes the schema from version `i` to `i + 1`.
-const MIGRATIONS: [&str; 1] = [include_str!("schema_v1.sql")];
+const MIGRATIONS: [&str; 2] = [include_str!("schema_v1.sql"), include_str!("schema_v2.sql")];
+/// The default `cache_mb`.
+pub const DEFAULT_CACHE_MB: usize = 2048;
+/// The default `staleness_ms`.
+pub const DEFAULT_STALENESS_MS: u64 = 1;
 /// How often a write is retried after a conflict with a concurrent transaction (two
 /// creates at one key, a deadlock, a lock wait timeout).
 const WRITE_ATTEMPTS: usize = 8;
@@ -65,7 +78,13 @@ const POOL_WAIT: Duration = Duration::from_secs(30);
 /// a handful of statement shapes serve every record).
 const POSTINGS_CHUNK: usize = 64;
 /// The parameters muisti takes out of the URL.
-const OWN_PARAMS: [&str; 3] = ["table_prefix", "pool_size", "max_value_bytes"];
+const OWN_PARAMS: [&str; 5] = [
+    "table_prefix",
+    "pool_size",
+    "max_value_bytes",
+    "cache_mb",
+    "staleness_ms",
+];
 
 /// Registers `mysql` and `mariadb`.
 pub fn register(registry: &mut StoreRegistry) {
@@ -87,6 +106,8 @@ pub struct MysqlStore {
     clock: Arc<dyn Clock>,
     /// The statements that name tables, with the prefix in place.
     q: Statements,
+    /// The in-process copies of partitions and how they are kept coherent.
+    coherent: copies::Coherent,
 }
 
 impl std::fmt::Debug for MysqlStore {
@@ -103,6 +124,8 @@ struct Statements {
     memories: String,
     postings: String,
     versions: String,
+    generations: String,
+    changes: String,
 }
 
 /// A failure inside a write transaction: the database's (retried when it is a conflict with
@@ -171,6 +194,12 @@ impl MysqlStore {
         let pool_size = parsed
             .whole("pool_size", 1..=1024)?
             .unwrap_or(DEFAULT_POOL_SIZE);
+        let cache_mb = parsed
+            .whole("cache_mb", 0..=1 << 30)?
+            .unwrap_or(DEFAULT_CACHE_MB);
+        let staleness_ms = parsed
+            .whole("staleness_ms", 0..=60_000)?
+            .map_or(DEFAULT_STALENESS_MS, |ms| ms as u64);
         if parsed
             .param("require_ssl")
             .is_some_and(|v| v.eq_ignore_ascii_case("true") || v == "1")
@@ -217,6 +246,8 @@ impl MysqlStore {
             memories: format!("{prefix}memories"),
             postings: format!("{prefix}postings"),
             versions: format!("{prefix}schema_version"),
+            generations: format!("{prefix}generations"),
+            changes: format!("{prefix}changes"),
         };
         let store = Self {
             pool,
@@ -225,6 +256,10 @@ impl MysqlStore {
             limits,
             clock: Arc::new(SystemClock),
             q,
+            coherent: copies::Coherent::new(
+                cache_mb.saturating_mul(1 << 20),
+                Duration::from_millis(staleness_ms),
+            ),
         };
         store.migrate()?;
         Ok(store)
@@ -254,9 +289,11 @@ impl MysqlStore {
             memories,
             postings,
             versions,
+            generations,
+            changes,
         } = &self.q;
         conn.query_drop(format!(
-            "DROP TABLE IF EXISTS {postings}, {memories}, {versions}"
+            "DROP TABLE IF EXISTS {postings}, {memories}, {versions}, {generations}, {changes}"
         ))
         .map_err(|e| self.err(&e))
     }
@@ -347,8 +384,17 @@ impl MysqlStore {
     }
 
     /// Runs `f` in a transaction, again (up to [`WRITE_ATTEMPTS`]) when it failed on a
-    /// conflict with a concurrent transaction.
-    fn write<R>(&self, mut f: impl FnMut(&mut Transaction<'_>) -> TxResult<R>) -> Result<R> {
+    /// conflict with a concurrent transaction; then this handle's copies check their
+    /// generations before their next use (its own write is read at once).
+    fn write<R>(&self, f: impl FnMut(&mut Transaction<'_>) -> TxResult<R>) -> Result<R> {
+        let r = self.transact(f)?;
+        self.coherent.copies.unconfirm_all();
+        Ok(r)
+    }
+
+    /// [`MysqlStore::write`] without touching the copies: for a write its caller applies to
+    /// them itself.
+    fn transact<R>(&self, mut f: impl FnMut(&mut Transaction<'_>) -> TxResult<R>) -> Result<R> {
         let mut conn = self.conn()?;
         let mut attempt = 0;
         loop {
@@ -506,8 +552,98 @@ impl MysqlStore {
         Ok(tx.affected_rows())
     }
 
-    /// One put inside a transaction.
-    fn put_in(&self, tx: &mut Transaction<'_>, put: &Put, now: Timestamp) -> TxResult<Written> {
+    /// Bumps the generation of each partition in `changes` (sorted, so that two
+    /// transactions lock them in one order) and logs what changed under it, trimming the log
+    /// to its last [`copies::KEPT`] entries: the last statements of every write transaction
+    /// (whether this handle keeps copies or not: another may).
+    fn bump(
+        &self,
+        tx: &mut Transaction<'_>,
+        mut changes: Vec<(Partition, copies::Changed)>,
+    ) -> TxResult<Vec<(Partition, copies::Version)>> {
+        changes.sort_by(|a, b| a.0.cmp(&b.0));
+        let Statements {
+            generations,
+            changes: log,
+            ..
+        } = &self.q;
+        let mut bumped = Vec::with_capacity(changes.len());
+        for (p, changed) in changes {
+            let (t, n) = (bytes(p.tenant.as_str()), bytes(p.namespace.as_str()));
+            tx.exec_drop(
+                format!(
+                    "INSERT INTO {generations} (tenant, namespace, generation) VALUES (?, ?, 1) \
+                     ON DUPLICATE KEY UPDATE generation = generation + 1"
+                ),
+                params(vec![t.clone(), n.clone()]),
+            )?;
+            let g: i64 = tx
+                .exec_first(
+                    format!(
+                        "SELECT generation FROM {generations} WHERE tenant = ? AND namespace = ?"
+                    ),
+                    params(vec![t.clone(), n.clone()]),
+                )?
+                .unwrap_or(1);
+            tx.exec_drop(
+                format!(
+                    "INSERT INTO {log} (tenant, namespace, generation, ids) VALUES (?, ?, ?, ?)"
+                ),
+                params(vec![
+                    t.clone(),
+                    n.clone(),
+                    Value::Int(g),
+                    bytes(&copies::logged(&changed)),
+                ]),
+            )?;
+            // Trimmed now and then, not on every write.
+            if g % 64 == 0 {
+                tx.exec_drop(
+                    format!(
+                        "DELETE FROM {log} WHERE tenant = ? AND namespace = ? AND generation <= ?"
+                    ),
+                    params(vec![t, n, Value::Int(g - copies::KEPT)]),
+                )?;
+            }
+            bumped.push((p, g));
+        }
+        Ok(bumped)
+    }
+
+    /// The partitions of records of `tenant` with these ids, each with its ids (what a write
+    /// by id alone changed, for [`MysqlStore::bump`]).
+    fn partitions_of(
+        &self,
+        tx: &mut Transaction<'_>,
+        tenant: &Tenant,
+        ids: &[MemoryId],
+    ) -> TxResult<Vec<(Partition, copies::Changed)>> {
+        let mut out = Vec::new();
+        for chunk in ids.chunks(256) {
+            let mut sql = Sql::new(format!(
+                "SELECT namespace, id FROM {} WHERE tenant = ? AND id IN ",
+                self.q.memories
+            ));
+            sql.args.push(bytes(tenant.as_str()));
+            sql.list(chunk.iter().map(|id| bytes(&id.to_string())));
+            let rows: Vec<Row> = tx.exec(sql.text, params(sql.args))?;
+            for mut r in rows {
+                let ns: String = take(&mut r, 0)?;
+                let id = parse_id(&take::<String>(&mut r, 1)?)?;
+                out.push((Partition::new(tenant.clone(), Namespace::new(ns)?), id));
+            }
+        }
+        Ok(copies::by_partition(out))
+    }
+
+    /// One put inside a transaction; with the id of another record it replaced (an expired
+    /// one at the key, whose row took the new record).
+    fn put_in(
+        &self,
+        tx: &mut Transaction<'_>,
+        put: &Put,
+        now: Timestamp,
+    ) -> TxResult<(Written, Option<MemoryId>)> {
         let mut put = put.clone();
         // A put replaces the whole record, its vector included.
         let vector = match put.embedding.take() {
@@ -533,7 +669,16 @@ impl MysqlStore {
         };
         let memory = put.apply(live.as_ref(), now);
         self.write_row(tx, &memory, &vector, old_id)?;
-        Ok(Written { memory, status })
+        let replaced = old_id.filter(|old| *old != memory.id);
+        Ok((Written { memory, status }, replaced))
+    }
+
+    /// What puts changed, for [`MysqlStore::bump`].
+    fn changed_by(written: &[(Written, Option<MemoryId>)]) -> Vec<(Partition, copies::Changed)> {
+        copies::by_partition(written.iter().flat_map(|(w, replaced)| {
+            let p = &w.memory.partition;
+            std::iter::once((p.clone(), w.memory.id)).chain(replaced.map(|old| (p.clone(), old)))
+        }))
     }
 
     /// The names in the first column of `rows`, each checked by `parse`.
@@ -602,7 +747,9 @@ impl Store for MysqlStore {
         let now = self.now();
         self.write(|tx| {
             self.purge_in(tx, now.as_millis())?;
-            self.put_in(tx, &put, now)
+            let done = self.put_in(tx, &put, now)?;
+            self.bump(tx, Self::changed_by(std::slice::from_ref(&done)))?;
+            Ok(done.0)
         })
     }
 
@@ -611,7 +758,12 @@ impl Store for MysqlStore {
         let now = self.now();
         self.write(|tx| {
             self.purge_in(tx, now.as_millis())?;
-            puts.iter().map(|p| self.put_in(tx, p, now)).collect()
+            let done = puts
+                .iter()
+                .map(|p| self.put_in(tx, p, now))
+                .collect::<TxResult<Vec<_>>>()?;
+            self.bump(tx, Self::changed_by(&done))?;
+            Ok(done.into_iter().map(|(w, _)| w).collect())
         })
     }
 
@@ -640,7 +792,18 @@ impl Store for MysqlStore {
                 };
                 self.write_row(tx, m, &vector, None)?;
             }
-            Ok(())
+            // Rows replaced by key are not named: copies of these partitions reload.
+            let mut partitions: Vec<&Partition> =
+                live.iter().map(|r| &r.memory.partition).collect();
+            partitions.sort();
+            partitions.dedup();
+            self.bump(
+                tx,
+                partitions
+                    .into_iter()
+                    .map(|p| (p.clone(), copies::Changed::All))
+                    .collect(),
+            )
         })?;
         Ok(live.len() as u64)
     }
@@ -654,6 +817,17 @@ impl Store for MysqlStore {
             let live = found.filter(|m| !m.is_expired(now) && req.at.addresses(m));
             let (memory, change) = req.apply(live.as_ref(), now, &self.limits)?;
             self.write_row(tx, &memory, &change, old_id)?;
+            let replaced = old_id.filter(|old| *old != memory.id);
+            self.bump(
+                tx,
+                Self::changed_by(&[(
+                    Written {
+                        memory: memory.clone(),
+                        status: WriteStatus::Updated,
+                    },
+                    replaced,
+                )]),
+            )?;
             Ok(memory)
         })
     }
@@ -680,6 +854,16 @@ impl Store for MysqlStore {
 
     fn list(&self, query: &ListQuery) -> Result<Page> {
         let size = query.page_size();
+        // A copy held (made current) answers; no copy is loaded for a list.
+        if let Some(copy) = self.copy_of(&query.partition, false)? {
+            let items = copy.read().unwrap_or_else(|e| e.into_inner()).list(
+                &query.filter,
+                query.after,
+                size.saturating_add(1),
+                self.now(),
+            );
+            return Ok(Page::from_sorted(items, size));
+        }
         let residual = Residual::of(&query.filter);
         let now = self.now().as_millis();
         let mut items: Vec<Memory> = Vec::new();
@@ -714,6 +898,10 @@ impl Store for MysqlStore {
     }
 
     fn count(&self, partition: &Partition, filter: &Filter) -> Result<u64> {
+        if let Some(copy) = self.copy_of(partition, false)? {
+            let copy = copy.read().unwrap_or_else(|e| e.into_inner());
+            return Ok(copy.count(filter, self.now()) as u64);
+        }
         let residual = Residual::of(filter);
         let what = if residual.any() {
             "tags, metadata".to_owned()
@@ -739,29 +927,28 @@ impl Store for MysqlStore {
     }
 
     fn delete(&self, at: &Locator) -> Result<bool> {
-        let now = self.now().as_millis();
+        let now = self.now();
         let m = &self.q.memories;
         self.write(|tx| {
-            let (sql, mut args) = match at {
-                Locator::Key { partition, key } => (
-                    format!("DELETE FROM {m} WHERE tenant = ? AND namespace = ? AND `key` = ?"),
-                    vec![
-                        bytes(partition.tenant.as_str()),
-                        bytes(partition.namespace.as_str()),
-                        bytes(key.as_str()),
-                    ],
-                ),
-                Locator::Id { tenant, id } => (
-                    format!("DELETE FROM {m} WHERE tenant = ? AND id = ?"),
-                    vec![bytes(tenant.as_str()), bytes(&id.to_string())],
-                ),
+            // The row (locked), so that its partition and id are logged.
+            let Some(found) = self.locked(tx, at)?.filter(|f| !f.is_expired(now)) else {
+                return Ok(false);
             };
-            args.push(Value::Int(now));
             tx.exec_drop(
-                format!("{sql} AND (expires_at IS NULL OR expires_at > ?)"),
-                params(args),
+                format!("DELETE FROM {m} WHERE tenant = ? AND id = ?"),
+                params(vec![
+                    bytes(found.partition.tenant.as_str()),
+                    bytes(&found.id.to_string()),
+                ]),
             )?;
-            Ok(tx.affected_rows() > 0)
+            let deleted = tx.affected_rows() > 0;
+            if deleted {
+                self.bump(
+                    tx,
+                    vec![(found.partition, copies::Changed::Ids(vec![found.id]))],
+                )?;
+            }
+            Ok(deleted)
         })
     }
 
@@ -787,6 +974,7 @@ impl Store for MysqlStore {
                 params(count),
             )?;
             tx.exec_drop(format!("DELETE FROM {m} {where_}"), params(args()))?;
+            self.bump(tx, vec![(partition.clone(), copies::Changed::All)])?;
             Ok(live.unwrap_or(0).max(0) as u64)
         })
     }
@@ -841,6 +1029,9 @@ impl Store for MysqlStore {
                 )?;
                 n += tx.affected_rows();
             }
+            let ids: Vec<MemoryId> = vectors.iter().map(|v| v.id).collect();
+            let changed = self.partitions_of(tx, tenant, &ids)?;
+            self.bump(tx, changed)?;
             Ok(n)
         })
     }
@@ -855,8 +1046,9 @@ impl Store for MysqlStore {
              WHERE tenant = ? AND id = ? AND (expires_at IS NULL OR expires_at > ?)",
             self.q.memories
         );
+        let when = at;
         let at = at.as_millis();
-        self.write(|tx| {
+        let bumped = self.transact(|tx| {
             for (id, n) in &counts {
                 tx.exec_drop(
                     &sql,
@@ -869,8 +1061,25 @@ impl Store for MysqlStore {
                     ]),
                 )?;
             }
-            Ok(())
-        })
+            let ids: Vec<MemoryId> = counts.iter().map(|(id, _)| *id).collect();
+            let changed = self.partitions_of(tx, tenant, &ids)?;
+            self.bump(tx, changed)
+        })?;
+        // Applied to this handle's copies in place when nothing else changed the partition
+        // meanwhile (else the copy checks before its next use), so recall's access counts
+        // cost the next recall no catch-up.
+        for (p, g) in bumped {
+            self.coherent.copies.apply(
+                &p,
+                |have| (*have + 1 == g).then_some(g),
+                |copy| {
+                    for (id, n) in &counts {
+                        copy.count_access(*id, *n, when);
+                    }
+                },
+            );
+        }
+        Ok(())
     }
 
     fn purge_expired(&self) -> Result<u64> {
@@ -902,6 +1111,10 @@ impl Store for MysqlStore {
         if query.limit == 0 || query.vector.is_empty() {
             return Ok(Vec::new());
         }
+        if let Some(copy) = self.copy_of(&query.partition, true)? {
+            let copy = copy.read().unwrap_or_else(|e| e.into_inner());
+            return Ok(copy.vector_search(&query.vector, &query.filter, query.limit, self.now()));
+        }
         let vectors =
             self.read_vectors(&query.partition, &query.filter, Some(query.vector.len()))?;
         Ok(nearest(
@@ -915,6 +1128,10 @@ impl Store for MysqlStore {
         let terms = query_terms(&query.query);
         if terms.is_empty() || query.limit == 0 {
             return Ok(Vec::new());
+        }
+        if let Some(copy) = self.copy_of(&query.partition, true)? {
+            let copy = copy.read().unwrap_or_else(|e| e.into_inner());
+            return Ok(copy.text_search(&query.query, &query.filter, query.limit, self.now()));
         }
         let now = self.now().as_millis();
         let residual = Residual::of(&query.filter);
@@ -1010,6 +1227,64 @@ impl Store for MysqlStore {
     }
 
     fn get_many(&self, tenant: &Tenant, ids: &[MemoryId]) -> Result<Vec<Memory>> {
+        Ok(self
+            .get_many_shared(tenant, ids)?
+            .into_iter()
+            .map(Arc::unwrap_or_clone)
+            .collect())
+    }
+
+    fn get_many_shared(&self, tenant: &Tenant, ids: &[MemoryId]) -> Result<Vec<Arc<Memory>>> {
+        // Copies confirmed within the staleness window (or this read run) answer with the
+        // records they hold; the rest is read.
+        let now = self.now();
+        let mut found: HashMap<MemoryId, Arc<Memory>> = HashMap::new();
+        for (_, copy, _, recent) in self
+            .coherent
+            .copies
+            .held_for(tenant, self.coherent.staleness)
+        {
+            if recent {
+                let copy = copy.read().unwrap_or_else(|e| e.into_inner());
+                found.extend(
+                    ids.iter()
+                        .filter_map(|id| copy.get_shared(id, now))
+                        .map(|m| (m.id, m)),
+                );
+            }
+        }
+        let missing: Vec<MemoryId> = ids
+            .iter()
+            .filter(|id| !found.contains_key(id))
+            .copied()
+            .collect();
+        found.extend(
+            self.db_get_many(tenant, &missing)?
+                .into_iter()
+                .map(|m| (m.id, Arc::new(m))),
+        );
+        Ok(ids.iter().filter_map(|id| found.remove(id)).collect())
+    }
+
+    fn rank_fields(&self, partition: &Partition, ids: &[MemoryId]) -> Result<Vec<RankFields>> {
+        match self.copy_of(partition, true)? {
+            Some(copy) => Ok(copy
+                .read()
+                .unwrap_or_else(|e| e.into_inner())
+                .rank_fields(ids, self.now())),
+            None => Ok(self
+                .db_get_many(&partition.tenant, ids)?
+                .iter()
+                .filter(|m| m.partition == *partition)
+                .map(RankFields::of)
+                .collect()),
+        }
+    }
+}
+
+impl MysqlStore {
+    /// The live records of a tenant with these ids, from the database, in the order given.
+    fn db_get_many(&self, tenant: &Tenant, ids: &[MemoryId]) -> Result<Vec<Memory>> {
         if ids.is_empty() {
             return Ok(Vec::new());
         }
@@ -1032,6 +1307,167 @@ impl Store for MysqlStore {
 }
 
 impl MysqlStore {
+    /// The copy of `p` at its current generation: the one held (confirmed within the
+    /// staleness window or in this thread's read run, else its generation read and the log
+    /// caught up on), or a new one read in one snapshot; `None` when copies are off or the
+    /// partition is larger than their budget (the database answers then). With `load`
+    /// false, a copy not held is not loaded.
+    fn copy_of(&self, p: &Partition, load: bool) -> Result<Option<Shared<copies::Version>>> {
+        let c = &self.coherent;
+        if !c.enabled() || c.too_large(p) {
+            return Ok(None);
+        }
+        if let Some(copy) = c.copies.recent(p, c.staleness) {
+            return Ok(Some(copy));
+        }
+        if !load && c.copies.held(p).is_none() {
+            return Ok(None);
+        }
+        let _checking = c.checking.lock().unwrap_or_else(|e| e.into_inner());
+        // Another reader may have confirmed it while this one waited.
+        if let Some(copy) = c.copies.recent(p, c.staleness) {
+            return Ok(Some(copy));
+        }
+        let (t, n) = (bytes(p.tenant.as_str()), bytes(p.namespace.as_str()));
+        let generation_sql = format!(
+            "SELECT generation FROM {} WHERE tenant = ? AND namespace = ?",
+            self.q.generations
+        );
+        let mut conn = self.conn()?;
+        let now: i64 = conn
+            .exec_first(&generation_sql, params(vec![t.clone(), n.clone()]))
+            .map_err(|e| self.err(&e))?
+            .unwrap_or(0);
+        if let Some(copy) = c.copies.held(p) {
+            let have = *copy.read().unwrap_or_else(|e| e.into_inner()).version();
+            if have == now {
+                c.copies.confirmed(p);
+                return Ok(Some(copy));
+            }
+            if have < now {
+                let entries: Vec<(i64, Vec<u8>)> = conn
+                    .exec(
+                        format!(
+                            "SELECT generation, ids FROM {} WHERE tenant = ? AND namespace = ? \
+                             AND generation > ? ORDER BY generation LIMIT {}",
+                            self.q.changes,
+                            copies::CATCH_UP_MAX + 1
+                        ),
+                        params(vec![t.clone(), n.clone(), Value::Int(have)]),
+                    )
+                    .map_err(|e| self.err(&e))?;
+                let entries: Vec<(i64, String)> = entries
+                    .into_iter()
+                    .map(|(g, ids)| (g, String::from_utf8_lossy(&ids).into_owned()))
+                    .collect();
+                if let Some((ids, next)) = copies::changes_after(have, &entries) {
+                    let found = self.records_of(&mut conn, p, Some(&ids))?;
+                    if copies::apply_caught_up(&copy, have, next, &ids, found) {
+                        c.copies.catch_ups.fetch_add(1, Ordering::Relaxed);
+                        c.copies.confirmed(p);
+                        return Ok(Some(copy));
+                    }
+                }
+            }
+        }
+        // Loaded whole, in one snapshot with its generation, unless it could not be kept.
+        let mut count = Sql::new(format!("SELECT COUNT(*) FROM {} WHERE ", self.q.memories));
+        count.append(Sql::live_in(
+            "",
+            p,
+            &Filter::default(),
+            self.now().as_millis(),
+        ));
+        let records: Option<i64> = conn
+            .exec_first(count.text, params(count.args))
+            .map_err(|e| self.err(&e))?;
+        let records = records.unwrap_or(0).max(0) as usize;
+        if records.saturating_mul(c.copies.bytes_per_record()) > c.copies.budget() {
+            c.mark_too_large(p);
+            return Ok(None);
+        }
+        let mut tx = conn
+            .start_transaction(
+                TxOpts::default()
+                    .set_isolation_level(Some(IsolationLevel::RepeatableRead))
+                    .set_with_consistent_snapshot(true)
+                    .set_access_mode(Some(AccessMode::ReadOnly)),
+            )
+            .map_err(|e| self.err(&e))?;
+        let version: i64 = tx
+            .exec_first(&generation_sql, params(vec![t, n]))
+            .map_err(|e| self.err(&e))?
+            .unwrap_or(0);
+        let loaded = self.records_of(&mut tx, p, None)?;
+        tx.commit().map_err(|e| self.err(&e))?;
+        c.copies.loads.fetch_add(1, Ordering::Relaxed);
+        tracing::debug!(partition = %p, records = loaded.len(), "mysql copy loaded");
+        Ok(Some(c.copies.keep(p, copies::new_copy(version, loaded))))
+    }
+
+    /// The live records of a partition (with these ids, when given) and their vectors.
+    fn records_of(
+        &self,
+        conn: &mut impl Queryable,
+        p: &Partition,
+        ids: Option<&[MemoryId]>,
+    ) -> Result<Vec<copies::Loaded>> {
+        let mut out = Vec::new();
+        let mut read = |ids: Option<&[MemoryId]>| -> Result<()> {
+            let mut sql = Sql::new(format!(
+                "SELECT {}, embedding FROM {} WHERE ",
+                columns(""),
+                self.q.memories
+            ));
+            sql.append(Sql::live_in(
+                "",
+                p,
+                &Filter::default(),
+                self.now().as_millis(),
+            ));
+            if let Some(ids) = ids {
+                sql.push(" AND id IN ");
+                sql.list(ids.iter().map(|id| bytes(&id.to_string())));
+            }
+            let rows: Vec<Row> = conn
+                .exec(sql.text, params(sql.args))
+                .map_err(|e| self.err(&e))?;
+            for mut r in rows {
+                let raw: Option<Vec<u8>> = take(&mut r, muisti_store::COLUMN_NAMES.len())?;
+                let m = decode(&mut r)?;
+                let vector = match (raw, &m.embedding_model) {
+                    (Some(raw), Some(_)) => {
+                        Some(vector_from_bytes(&raw).ok_or_else(|| Error::Corrupted {
+                            location: format!("mysql row id {}", m.id),
+                            reason: "a vector's bytes".into(),
+                        })?)
+                    }
+                    _ => None,
+                };
+                out.push((m, vector));
+            }
+            Ok(())
+        };
+        match ids {
+            None => read(None)?,
+            Some(ids) => {
+                for chunk in ids.chunks(256) {
+                    read(Some(chunk))?;
+                }
+            }
+        }
+        Ok(out)
+    }
+
+    /// How many times this handle loaded a partition's copy whole, and caught one up from
+    /// the change log (for tests and metrics).
+    pub fn copy_counts(&self) -> (u64, u64) {
+        (
+            self.coherent.copies.loads.load(Ordering::Relaxed),
+            self.coherent.copies.catch_ups.load(Ordering::Relaxed),
+        )
+    }
+
     /// The vectors of the live records of a partition that pass `filter` (of `dims`
     /// dimensions, when given).
     fn read_vectors(

@@ -248,6 +248,16 @@ impl<V> Copy<V> {
         self.bytes -= row.bytes;
     }
 
+    /// Counts `n` more accesses of the record with `id`, the last at `at` (what a store's
+    /// `touch` did, applied without reading the record again).
+    pub fn count_access(&mut self, id: MemoryId, n: u64, at: Timestamp) {
+        if let Some(row) = self.rows.get_mut(&id) {
+            let m = Arc::make_mut(&mut row.memory);
+            m.access_count = m.access_count.saturating_add(n);
+            m.last_accessed_at = Some(m.last_accessed_at.map_or(at, |t| t.max(at)));
+        }
+    }
+
     /// Records new access statistics of a record (nothing else changed).
     pub fn touched(&mut self, memory: &Memory) {
         if let Some(row) = self.rows.get_mut(&memory.id) {

@@ -93,6 +93,8 @@ fn muisti_parameters_are_checked_before_connecting() {
             "max_value_bytes",
         ),
         ("mysql://u@127.0.0.1:1/db?require_ssl=true", "require_ssl"),
+        ("mysql://u@127.0.0.1:1/db?cache_mb=lots", "cache_mb"),
+        ("mysql://u@127.0.0.1:1/db?staleness_ms=-1", "staleness_ms"),
         ("mysql://u@127.0.0.1:1/db?no_such_option=1", "store url"),
     ] {
         let err = MysqlStore::open(url).expect_err("refused");
@@ -101,12 +103,42 @@ fn muisti_parameters_are_checked_before_connecting() {
     }
 }
 
-/// Two stores on one database see each other's changes at once: nothing is kept in memory.
+/// Two handles (two servers) with `staleness_ms=0`: every change through one is seen by the
+/// other's next read, which catches its copy up from the change log (the records named,
+/// never the whole partition); a flush reloads it.
 #[test]
-fn two_handles_share_one_database_without_staleness() {
+fn copies_catch_up_from_the_change_log() {
     let Some(h) = harness() else { return };
-    let (a, b) = (h.open(), h.open());
+    let exact = format!("{}&staleness_ms=0", h.url);
+    let a = MysqlStore::open(&exact).expect("a");
+    let b = MysqlStore::open(&exact).expect("b");
+    muisti_testkit::shared::changes_are_seen_by_another_handle_at_once(&a, &b);
+    let (loads, catch_ups) = b.copy_counts();
+    assert_eq!(loads, 2, "loaded once, and again after the flush");
+    assert!(catch_ups >= 5, "{catch_ups}");
+}
+
+/// The same with every read a statement on the database (`cache_mb=0`).
+#[test]
+fn two_handles_without_copies_see_each_other_at_once() {
+    let Some(h) = harness() else { return };
+    let url = format!("{}&cache_mb=0", h.url);
+    let (a, b) = (h.open_at(&url), h.open_at(&url));
     muisti_testkit::shared::changes_are_seen_by_another_handle_at_once(&*a, &*b);
+}
+
+/// With a 200 ms window a write through one handle is seen by every read through the other
+/// that starts 200 ms after it; the writer sees it at once.
+#[test]
+fn the_staleness_window_bounds_what_another_handle_misses() {
+    let Some(h) = harness() else { return };
+    let window = std::time::Duration::from_millis(200);
+    let url = format!("{}&staleness_ms={}", h.url, window.as_millis());
+    let (a, b) = (h.open_at(&url), h.open_at(&url));
+    let seen = muisti_testkit::shared::the_staleness_window_bounds_what_another_handle_misses(
+        &*a, &*b, window,
+    );
+    println!("mysql copy staleness: seen by the other handle after {seen:?} (window {window:?})");
 }
 
 /// Names that a case-insensitive or padding collation would confuse stay apart, and a term

@@ -140,8 +140,8 @@ struct Header {
 
 impl Header {
     /// The header `record` holds: its fields, the record's key for a missing `id` (the key
-    /// is the conversation's id), its time for a missing time; a record that is no object
-    /// is not a header.
+    /// is the conversation's id), its time for a missing time; a record that is no object,
+    /// or whose `id` is not text, is not a header.
     fn read(record: &Memory) -> Result<Self> {
         let at = || format!("conversation {}", record.key);
         let v = &record.content;
@@ -155,11 +155,11 @@ impl Header {
                 .unwrap_or(record.created_at)
         };
         Ok(Header {
-            id: v
-                .get("id")
-                .and_then(Value::as_str)
-                .unwrap_or(record.key.as_str())
-                .to_owned(),
+            id: match v.get("id") {
+                None => record.key.to_string(),
+                Some(Value::String(id)) => id.clone(),
+                Some(_) => return Err(corrupted(at(), "an id that is not text")),
+            },
             messages: match &legacy {
                 Some(l) => l.len() as u64,
                 None => v.get("messages").and_then(Value::as_u64).unwrap_or(0),

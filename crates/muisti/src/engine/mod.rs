@@ -28,7 +28,7 @@ use serde_json::Value;
 use tracing::{debug, info_span, warn};
 
 use crate::access::AccessRecorder;
-use crate::recall::{self, Fusion, RecallConfig, RecallHit, RecallMode, RecallRequest};
+use crate::recall::{self, RecallConfig, RecallHit, RecallMode, RecallRequest};
 
 /// Builds an [`Engine`].
 pub struct EngineBuilder {

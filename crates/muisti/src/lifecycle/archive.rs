@@ -23,15 +23,16 @@ use std::{collections::HashMap, future::Future, sync::Arc, time::Duration};
 
 use futures_util::StreamExt;
 use muisti_core::{
-    Error, Locator, Memory, MemoryId, MemoryState, Namespace, Partition, Patch, Result, Scored,
-    Timestamp, UpdateRequest,
+    Error, Locator, Memory, MemoryId, MemoryState, Namespace, Partition, Patch, Result, Timestamp,
+    UpdateRequest,
 };
 use object_store::{ObjectStore, ObjectStoreExt, PutPayload, path::Path};
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
 
-use super::{Candidates, MaintenanceOptions, kept_by_jobs};
+use super::{MaintenanceOptions, kept_by_jobs};
+use crate::recall::Candidates;
 
 /// A vector with the model that made it.
 type Vector = (String, Vec<f32>);
@@ -858,12 +859,4 @@ fn with_text_of(mut m: Memory, archived: &Memory) -> Memory {
     m.context = archived.context.clone();
     m.content_hash = archived.content_hash.clone();
     m
-}
-
-/// Merges two lists of scored candidates into one, best first, at most `limit`.
-pub(crate) fn merge_scored(mut a: Vec<Scored>, b: Vec<Scored>, limit: usize) -> Vec<Scored> {
-    a.extend(b);
-    a.sort_by(|x, y| y.score.total_cmp(&x.score).then(x.id.cmp(&y.id)));
-    a.truncate(limit);
-    a
 }

@@ -576,7 +576,7 @@ impl Engine {
         cluster: u32,
         query_vector: Option<&[f32]>,
         limit: usize,
-    ) -> Result<super::Candidates> {
+    ) -> Result<crate::recall::Candidates> {
         let Some(user) = req.filter.user_id.as_deref() else {
             return Err(Error::conflicting(
                 "cluster",
@@ -600,7 +600,7 @@ impl Engine {
             .into_iter()
             .filter(|m| m.partition == *partition && req.filter.matches(m))
             .collect();
-        let mut found = super::Candidates::rank(
+        let mut found = crate::recall::Candidates::rank(
             records,
             vectors.iter().map(|v| (v.id, v.vector.as_slice())),
             &req.query,

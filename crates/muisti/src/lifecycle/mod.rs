@@ -738,54 +738,6 @@ impl Engine {
     }
 }
 
-/// Recall's candidates from outside the store's indexes (a cluster's members, archived
-/// memories): both ranked lists and the records read on the way (by id).
-#[derive(Default)]
-pub(crate) struct Candidates {
-    pub(crate) lexical: Vec<muisti_core::Scored>,
-    pub(crate) vector: Vec<muisti_core::Scored>,
-    pub(crate) records: HashMap<MemoryId, Memory>,
-}
-
-impl Candidates {
-    /// Ranks `records` for a query as the store's retrievers would, among themselves: BM25
-    /// over their indexed text (unless `lexical` is false) and the nearest of `vectors` to
-    /// the query's vector (if any). The one way recall scores memories it read itself.
-    pub(crate) fn rank<'a>(
-        records: Vec<Memory>,
-        vectors: impl IntoIterator<Item = (MemoryId, &'a [f32])>,
-        query: &str,
-        query_vector: Option<&[f32]>,
-        lexical: bool,
-        limit: usize,
-    ) -> Self {
-        let lexical = if lexical {
-            let texts: Vec<(MemoryId, String, Option<String>)> = records
-                .iter()
-                .map(|m| (m.id, m.index_text().into_owned(), m.context.clone()))
-                .collect();
-            muisti_core::text::Bm25::default().rank(
-                texts
-                    .iter()
-                    .map(|(id, t, c)| (*id, t.as_str(), c.as_deref())),
-                query,
-                limit,
-            )
-        } else {
-            Vec::new()
-        };
-        let vector = match query_vector {
-            Some(q) => muisti_core::text::nearest(vectors, q, limit),
-            None => Vec::new(),
-        };
-        Self {
-            lexical,
-            vector,
-            records: records.into_iter().map(|m| (m.id, m)).collect(),
-        }
-    }
-}
-
 /// Where a kept memory records the duplicates folded into it.
 pub const MERGED_FROM: &str = "merged_from";
 

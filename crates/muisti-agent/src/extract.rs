@@ -3,8 +3,7 @@
 use std::sync::Arc;
 
 use muisti::graph::{
-    Context, ExtractError, Extracted, GraphExtractor, Mention, Triple, extract::kind,
-    normalize_predicate,
+    Context, ExtractError, Extracted, GraphExtractor, Mention, Triple, kind, normalize_predicate,
 };
 use serde::Deserialize;
 use serde_json::Value;

@@ -17,7 +17,7 @@ pub(crate) enum BenchCommand {
     /// `--embedder` and without one.
     Conflicts {
         /// The corpus: one JSON object per line (`existing`, `new`, `supersede`, `split`).
-        #[arg(long, default_value = "crates/muisti/tests/data/conflicts.jsonl")]
+        #[arg(long, default_value = "crates/muisti-lang/tests/data/conflicts.jsonl")]
         data: std::path::PathBuf,
         /// Also list the pairs the detector (with the embedder) gets wrong, with what it
         /// based the verdict on.
@@ -29,7 +29,10 @@ pub(crate) enum BenchCommand {
     /// memory, per split (`tune`, where the patterns were chosen; `test`, held out).
     Extract {
         /// The corpus: one JSON object per line (`prior`, `messages`, `facts`, `split`).
-        #[arg(long, default_value = "crates/muisti/tests/data/fact-extraction.jsonl")]
+        #[arg(
+            long,
+            default_value = "crates/muisti-lang/tests/data/fact-extraction.jsonl"
+        )]
         data: std::path::PathBuf,
     },
     /// What the OpenAI-compatible proxy adds to a chat completion: the same requests sent
@@ -52,14 +55,14 @@ pub(crate) enum BenchCommand {
         /// The corpus: one JSON object per line (`user`, `messages`, `triples`, `entities`).
         #[arg(
             long,
-            default_value = "crates/muisti/tests/data/graph-extraction.jsonl"
+            default_value = "crates/muisti-lang/tests/data/graph-extraction.jsonl"
         )]
         data: std::path::PathBuf,
         /// The entity-resolution corpus: one JSON object per line (`user`, `messages`,
         /// `clusters` of names that are one entity), read into an in-memory graph.
         #[arg(
             long,
-            default_value = "crates/muisti/tests/data/graph-resolution.jsonl"
+            default_value = "crates/muisti-lang/tests/data/graph-resolution.jsonl"
         )]
         names: std::path::PathBuf,
     },
@@ -79,7 +82,10 @@ pub(crate) enum BenchCommand {
     /// at each cosine threshold, and with the threshold chosen by 5-fold cross-validation.
     Duplicates {
         /// The corpus: one JSON object per line (`id`, `a`, `b`, `duplicate`).
-        #[arg(long, default_value = "crates/muisti/tests/data/near-duplicates.jsonl")]
+        #[arg(
+            long,
+            default_value = "crates/muisti-lang/tests/data/near-duplicates.jsonl"
+        )]
         data: std::path::PathBuf,
         /// Also print each pair the rule (with the cross-validated threshold of its fold)
         /// gets wrong.
@@ -1073,7 +1079,7 @@ fn read_labelled<T: serde::de::DeserializeOwned>(
 ) -> Result<Vec<T>> {
     let text =
         std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?;
-    muisti::labelled::parse_jsonl(&text)
+    muisti_lang::labelled::parse_jsonl(&text)
         .with_context(|| format!("{} is not a corpus of {what}", path.display()))
 }
 
@@ -1460,7 +1466,7 @@ fn fact_extract(data: &std::path::Path, json: bool) -> Result<()> {
 }
 
 fn graph_extract(data: &std::path::Path, names: &std::path::Path, json: bool) -> Result<()> {
-    use muisti::graph::extract;
+    use muisti_lang::relations as extract;
     let named: Vec<muisti::graph::LabelledNames> = read_labelled(names, "labelled names")?;
     let engine = muisti::Engine::builder(muisti::open_store("mem://")?)
         .graph_extraction(muisti::graph::GraphExtraction::Offline)
@@ -1531,7 +1537,7 @@ fn conflicts(
     errors: bool,
     json: bool,
 ) -> Result<()> {
-    use muisti::declarative::detect;
+    use muisti_lang::conflict as detect;
     let pairs: Vec<detect::LabelledPair> = read_labelled(data, "labelled pairs")?;
     let cosine = |a: &str, b: &str| pair_cosine(embedder.as_ref(), a, b);
     let without = detect::evaluate(&pairs, |_, _| None);

@@ -30,12 +30,10 @@ pub mod declarative;
 mod engine;
 pub mod facts;
 pub mod graph;
-pub mod labelled;
 pub mod lifecycle;
 mod open;
 mod recall;
 pub mod snapshot;
-pub mod temporal;
 pub mod transfer;
 
 pub use engine::{

@@ -18,7 +18,7 @@ use serde_json::{Value, json};
 
 use super::{body, provider};
 
-const CORPUS: &str = include_str!("../../../muisti/tests/data/fact-extraction.jsonl");
+const CORPUS: &str = include_str!("../../../muisti-lang/tests/data/fact-extraction.jsonl");
 
 fn fact(text: &str, kind: &str, message: usize) -> Value {
     json!({"text": text, "type": kind, "message": message, "retract": false,

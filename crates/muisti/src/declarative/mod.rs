@@ -10,14 +10,13 @@
 //!   [`PROPOSALS_NAMESPACE`] for [`PROPOSAL_TTL`]); [`Engine::confirm`] applies it,
 //!   [`Engine::reject`] drops it.
 //! * **Conflicts**: a new entry is judged against the user's active entries of its type
-//!   ([`detect::judge`]); the best match the detector would supersede is replaced in place
+//!   ([`muisti_lang::conflict::judge`]); the best match the detector would supersede is replaced in place
 //!   (same id, the old text in its history), as the rules say: user-stated is never
 //!   superseded by learned, learned supersedes learned only with a higher confidence, a
 //!   user-stated write supersedes anything.
 //! * **History**: every add, supersede, confirm, edit and delete of an entry is a record in
 //!   [`HISTORY_NAMESPACE`] ([`Engine::history`]), deleted with the user's data.
 
-pub mod detect;
 pub mod judge;
 
 pub use judge::{ConflictJudge, JudgeError};
@@ -33,7 +32,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::json;
 
 use crate::{Engine, engine::corrupted};
-use detect::{Judgement, Verdict};
+use muisti_lang::conflict::{self as detect, Judgement, Verdict};
 
 /// The namespace of declarative entries' histories (reserved for the engine).
 pub const HISTORY_NAMESPACE: &str = "_muisti.history";
@@ -536,7 +535,7 @@ impl Engine {
         Ok((best.map(|i| held[i].clone()), possible))
     }
 
-    /// The judge's pick among the detector's candidates ([`judge::candidates`]), as an index
+    /// The judge's pick among the detector's candidates ([`muisti_lang::conflict::candidates`]), as an index
     /// into `texts`; the detector's own pick (`detected`) when there are none or the judge
     /// fails (logged).
     fn second_opinion(
@@ -548,7 +547,7 @@ impl Engine {
         judgements: &[Judgement],
         detected: Option<usize>,
     ) -> Option<usize> {
-        let picked = judge::candidates(judgements);
+        let picked = detect::candidates(judgements);
         if picked.is_empty() {
             return detected;
         }

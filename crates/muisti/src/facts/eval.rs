@@ -1,4 +1,4 @@
-//! The labelled conversations of `crates/muisti/tests/data/fact-extraction.jsonl` and the
+//! The labelled conversations of `crates/muisti-lang/tests/data/fact-extraction.jsonl` and the
 //! one evaluation of an extractor on them: facts found (precision and recall), their times,
 //! and the decision each led to against the conversation's prior memory. The tests and
 //! `muisti bench extract` run it.
@@ -10,7 +10,9 @@ use serde::Deserialize;
 use serde_json::json;
 
 use super::{AddRequest, Candidate, ChatMessage, FactEvent, FactExtractor, retract_overlap};
-use crate::{Engine, declarative::ConflictJudge, graph::extract::ratio};
+use muisti_lang::labelled::ratio;
+
+use crate::{Engine, declarative::ConflictJudge};
 
 /// One labelled conversation.
 #[derive(Clone, Debug, Deserialize)]
@@ -73,7 +75,7 @@ pub struct LabelledFact {
 pub fn parse_corpus(
     text: &str,
 ) -> std::result::Result<Vec<LabelledConversation>, serde_json::Error> {
-    crate::labelled::parse_jsonl(text)
+    muisti_lang::labelled::parse_jsonl(text)
 }
 
 /// Whether a fact the extractor found is the labelled one: the same speaker's, the same

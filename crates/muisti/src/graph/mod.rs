@@ -8,7 +8,7 @@
 //!   filters every backend answers.
 //! * Extraction never blocks a write: [`Engine::remember`](crate::Engine::remember) puts the memory's id on a queue
 //!   (a record of [`QUEUE_NAMESPACE`] in the system tenant) and a worker thread extracts
-//!   ([`GraphExtractor`]; [`extract::offline`] needs no model), resolves names to entities
+//!   ([`GraphExtractor`]; [`muisti_lang::relations::offline`] needs no model), resolves names to entities
 //!   and writes the facts; a failure leaves the item queued, to be retried.
 //! * Relations are bi-temporal: `valid_at`/`invalid_at` (when the fact held in the world),
 //!   `created_at`/`expired_at` (when muisti learned and retired it). A new fact of a
@@ -16,7 +16,6 @@
 //!   deleting it, so queries [`RelationQuery::as_of`] a past time still answer.
 
 mod evidence;
-pub mod extract;
 mod merge;
 mod resolve;
 mod store;
@@ -28,9 +27,11 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 use store::entity_key;
 
-pub use crate::temporal::date_in;
 pub use evidence::specificity;
-pub use extract::{Context, Extracted, Mention, Triple};
+pub use muisti_lang::relations::{
+    Context, Extracted, Mention, Triple, kind, normalize_name, normalize_predicate,
+};
+pub use muisti_lang::time::date_in;
 pub use resolve::{LabelledNames, ResolutionScores, evaluate_resolution};
 pub use worker::{
     ExtractError, FAILED_NAMESPACE, GraphExtraction, GraphExtractor, GraphInterval, MAX_INTERVAL,
@@ -177,24 +178,4 @@ pub struct RelationQuery {
     /// The facts that held at this time (invalidated ones included); `None`: those that
     /// hold now.
     pub as_of: Option<Timestamp>,
-}
-
-/// A predicate as stored: lower case, words joined by `_` ("Works At" → `works_at`).
-pub fn normalize_predicate(p: &str) -> String {
-    p.split(|c: char| !c.is_alphanumeric())
-        .filter(|w| !w.is_empty())
-        .map(str::to_lowercase)
-        .collect::<Vec<_>>()
-        .join("_")
-}
-
-/// A name as compared: lower case, single spaces, without a leading "the".
-pub fn normalize_name(name: &str) -> String {
-    let lower = name.to_lowercase();
-    let words: Vec<&str> = lower.split_whitespace().collect();
-    let words = match words.split_first() {
-        Some((&"the", rest)) if !rest.is_empty() => rest,
-        _ => &words[..],
-    };
-    words.join(" ")
 }

@@ -9,7 +9,9 @@
 use muisti_core::{Result, content_hash};
 use serde::{Deserialize, Serialize};
 
-use super::{ALIASES_NAMESPACE, Entity, extract::kind, normalize_name};
+use muisti_lang::labelled::ratio;
+
+use super::{ALIASES_NAMESPACE, Entity, kind, normalize_name};
 use crate::Engine;
 
 /// Where an alias leads.
@@ -364,7 +366,7 @@ pub(crate) struct Chooser<'a> {
     pub(crate) text: &'a str,
 }
 
-/// A conversation of the resolution corpus (`crates/muisti/tests/data/graph-resolution.jsonl`):
+/// A conversation of the resolution corpus (`crates/muisti-lang/tests/data/graph-resolution.jsonl`):
 /// one user's messages in order and, as an annotator grouped them, the names that mean the
 /// same thing.
 #[derive(Clone, Debug, PartialEq, Eq, Deserialize)]
@@ -395,11 +397,11 @@ pub struct ResolutionScores {
 impl ResolutionScores {
     /// Of the pairs joined, the share the labels join.
     pub fn precision(&self) -> f64 {
-        super::extract::ratio(self.pairs_right, self.pairs_joined)
+        ratio(self.pairs_right, self.pairs_joined)
     }
     /// Of the pairs the labels join, the share joined.
     pub fn recall(&self) -> f64 {
-        super::extract::ratio(self.pairs_right, self.same_pairs)
+        ratio(self.pairs_right, self.same_pairs)
     }
 }
 

@@ -390,7 +390,7 @@ impl Engine {
                 memory_ids: Vec::new(),
             },
         };
-        if e.kind == super::extract::kind::OTHER {
+        if e.kind == super::kind::OTHER {
             // A name first seen bare takes the kind a fact gives it.
             e.kind.clone_from(&m.kind);
         }

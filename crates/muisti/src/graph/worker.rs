@@ -10,7 +10,7 @@ use muisti_core::{Filter, Key, ListQuery, Locator, Memory, MemoryId, Put, Result
 use serde::{Deserialize, Serialize};
 use tracing::{debug, warn};
 
-use super::{Context, Extracted, QUEUE_NAMESPACE, extract};
+use super::{Context, Extracted, QUEUE_NAMESPACE};
 use crate::{Engine, engine::corrupted};
 
 /// Why an extractor could not read a memory (a model unreachable, an answer unreadable).
@@ -44,7 +44,7 @@ pub trait GraphExtractor: Send + Sync {
     }
 }
 
-/// [`extract::offline`]: patterns, no model.
+/// [`muisti_lang::relations::offline`]: patterns, no model.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct OfflineExtractor;
 
@@ -54,7 +54,7 @@ impl GraphExtractor for OfflineExtractor {
         text: &str,
         context: &Context<'_>,
     ) -> std::result::Result<Extracted, ExtractError> {
-        Ok(extract::offline(text, context))
+        Ok(muisti_lang::relations::offline(text, context))
     }
 
     fn name(&self) -> &str {

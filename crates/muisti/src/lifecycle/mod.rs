@@ -496,7 +496,7 @@ impl Engine {
                     memories = left;
                     if options.near_duplicates {
                         let (n, left) = self.consolidate(memories, options.dry_run, |m| {
-                            crate::declarative::detect::near_duplicate_key(&m.text())
+                            muisti_lang::conflict::near_duplicate_key(&m.text())
                         })?;
                         report.consolidated += n;
                         memories = left;
@@ -529,7 +529,7 @@ impl Engine {
     /// update; then they are deleted. A duplicate already recorded is only deleted (the run
     /// before stopped in between). Returns how many were folded and the memories left.
     ///
-    /// [`near_duplicate_key`]: crate::declarative::detect::near_duplicate_key
+    /// [`near_duplicate_key`]: muisti_lang::conflict::near_duplicate_key
     fn consolidate(
         &self,
         memories: Vec<Memory>,
@@ -762,19 +762,7 @@ fn state_name(state: MemoryState) -> String {
         .unwrap_or_default()
 }
 
-/// A pair of the near-duplicate corpus (`crates/muisti/tests/data/near-duplicates.jsonl`):
-/// two memories and whether keeping both is redundant, as an annotator judged.
-#[derive(Clone, Debug, PartialEq, Eq, Deserialize)]
-pub struct LabelledDuplicate {
-    /// Its number (folds are by number).
-    pub id: u64,
-    /// One memory.
-    pub a: String,
-    /// The other.
-    pub b: String,
-    /// Whether they state the same fact.
-    pub duplicate: bool,
-}
+pub use muisti_lang::conflict::LabelledDuplicate;
 
 /// How the near-duplicate rule did on some pairs.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
@@ -792,7 +780,7 @@ pub struct DuplicateScores {
 impl DuplicateScores {
     /// Of the pairs judged duplicates, the share labelled so (1 when none were).
     pub fn precision(&self) -> f64 {
-        crate::graph::extract::ratio(self.right, self.right + self.wrong)
+        muisti_lang::labelled::ratio(self.right, self.right + self.wrong)
     }
 
     /// Of the pairs labelled duplicates, the share judged so.
@@ -813,10 +801,10 @@ impl DuplicateScores {
 }
 
 /// The near-duplicate rule of consolidation: two memories state the same fact in other
-/// words ([`crate::declarative::detect::near_duplicate`]: the same words once their form is
+/// words ([`muisti_lang::conflict::near_duplicate`]: the same words once their form is
 /// set aside), or their vectors' cosine reaches `cosine_at_least` (off at more than 1).
 pub fn near_duplicates(a: &str, b: &str, cosine: Option<f32>, cosine_at_least: f32) -> bool {
-    crate::declarative::detect::near_duplicate(a, b) || cosine.is_some_and(|c| c >= cosine_at_least)
+    muisti_lang::conflict::near_duplicate(a, b) || cosine.is_some_and(|c| c >= cosine_at_least)
 }
 
 /// Scores [`near_duplicates`] at `threshold` on `pairs` (`cosines`: each pair's cosine, in

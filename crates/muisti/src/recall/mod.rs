@@ -151,7 +151,7 @@ pub struct RecallConfig {
     #[serde(default)]
     pub graph: f32,
     /// The temporal strategy: the weight in relevance of a memory's time falling in a
-    /// period the query names ("in May 2023", "last summer": [`crate::temporal`]); 0 leaves
+    /// period the query names ("in May 2023", "last summer": [`muisti_lang::time`]); 0 leaves
     /// it out. A candidate whose time ([`muisti_core::RankFields::time`]) is in such a period, or up to
     /// [`RecallConfig::temporal_after`] later, gains this much.
     #[serde(default)]
@@ -162,7 +162,7 @@ pub struct RecallConfig {
     pub temporal_after: Duration,
     /// The temporal strategy also reads the contenders' own time expressions ("last month",
     /// "in May"), resolved against each one's time: a memory whose text names a period
-    /// that meets one the query names ([`Period::overlaps`](crate::temporal::Period::overlaps))
+    /// that meets one the query names ([`Period::overlaps`](muisti_lang::time::Period::overlaps))
     /// matches as one dated in it does.
     /// Costs one read of the contenders' records, only for queries that name a period.
     /// Off by default: on the LoCoMo dev set it changed one question's recall, for the

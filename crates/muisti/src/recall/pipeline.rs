@@ -60,7 +60,7 @@ pub(crate) fn run(
     // The periods the query names, matched against each contender's time once its fields
     // are read.
     let periods = if config.temporal > 0.0 {
-        crate::temporal::periods(&req.query, ctx.now)
+        muisti_lang::time::periods(&req.query, ctx.now)
     } else {
         Vec::new()
     };

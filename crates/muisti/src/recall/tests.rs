@@ -204,7 +204,7 @@ fn time_and_neighbours_are_explained_and_add_up() {
         field(i[0], 1_692_532_800_000),
         field(i[1], 1_683_720_000_000),
     ];
-    let periods = crate::temporal::periods("in May 2023", Timestamp::from_millis(0));
+    let periods = muisti_lang::time::periods("in May 2023", Timestamp::from_millis(0));
     let matched: HashSet<MemoryId> = fields
         .iter()
         .filter(|f| speaks_of(&config, &periods, f.time, None))

@@ -11,7 +11,7 @@ use muisti::{Category, Engine, MemStore, MemoryScope, Source};
 
 use super::on_each_backend;
 
-const CORPUS: &str = include_str!("../data/fact-extraction.jsonl");
+const CORPUS: &str = include_str!("../../../muisti-lang/tests/data/fact-extraction.jsonl");
 
 fn user(text: &str) -> ChatMessage {
     ChatMessage::new("user", text)

@@ -368,15 +368,19 @@ fn names_resolve_to_one_entity_and_shared_short_forms_to_none() {
 #[test]
 fn resolution_on_the_labelled_corpora() {
     for (text, precision, recall) in [
-        (include_str!("../data/graph-resolution.jsonl"), 0.88, 0.77),
         (
-            include_str!("../data/graph-resolution-heldout.jsonl"),
+            include_str!("../../../muisti-lang/tests/data/graph-resolution.jsonl"),
+            0.88,
+            0.77,
+        ),
+        (
+            include_str!("../../../muisti-lang/tests/data/graph-resolution-heldout.jsonl"),
             0.88,
             0.8,
         ),
     ] {
         let corpus: Vec<muisti::graph::LabelledNames> =
-            muisti::labelled::parse_jsonl(text).expect("labelled conversations");
+            muisti_lang::labelled::parse_jsonl(text).expect("labelled conversations");
         assert!(corpus.len() >= 20);
         let engine = Engine::builder(muisti::open_store("mem://").expect("store"))
             .graph_extraction(GraphExtraction::Offline)
@@ -837,7 +841,7 @@ impl muisti::graph::GraphExtractor for Counting {
         context: &muisti::graph::Context<'_>,
     ) -> Result<muisti::graph::Extracted, muisti::graph::ExtractError> {
         self.0.lock().expect("lock").push(text.to_owned());
-        Ok(muisti::graph::extract::offline(text, context))
+        Ok(muisti_lang::relations::offline(text, context))
     }
 
     fn name(&self) -> &str {

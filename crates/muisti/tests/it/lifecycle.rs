@@ -348,15 +348,19 @@ fn near_duplicates_fold_unless_turned_off() {
 #[test]
 fn the_near_duplicate_rule_on_the_labelled_pairs() {
     for (text, precision, recall) in [
-        (include_str!("../data/near-duplicates.jsonl"), 0.99, 0.54),
         (
-            include_str!("../data/near-duplicates-heldout.jsonl"),
+            include_str!("../../../muisti-lang/tests/data/near-duplicates.jsonl"),
+            0.99,
+            0.54,
+        ),
+        (
+            include_str!("../../../muisti-lang/tests/data/near-duplicates-heldout.jsonl"),
             0.95,
             0.15,
         ),
     ] {
         let pairs: Vec<muisti::lifecycle::LabelledDuplicate> =
-            muisti::labelled::parse_jsonl(text).expect("labelled pairs");
+            muisti_lang::labelled::parse_jsonl(text).expect("labelled pairs");
         assert!(pairs.len() >= 200);
         let all: Vec<&muisti::lifecycle::LabelledDuplicate> = pairs.iter().collect();
         let s = muisti::lifecycle::score_duplicates(&all, &vec![None; pairs.len()], f32::INFINITY);

@@ -13,7 +13,7 @@ use crate::recall::{
     Context, RecallConfig,
     fuse::{Fused, normalise},
 };
-use crate::temporal::Period;
+use muisti_lang::time::Period;
 
 /// The contenders that speak of one of the periods a query names ([`speaks_of`]): by their
 /// time, and with [`RecallConfig::temporal_text`] by their own words (the records of those
@@ -69,7 +69,7 @@ pub(in crate::recall) fn speaks_of(
 /// The text half of [`speaks_of`]: whether a period `text` names, resolved against the
 /// memory's `time`, meets one of `periods`.
 pub(in crate::recall) fn told_of(periods: &[Period], time: Timestamp, text: &str) -> bool {
-    crate::temporal::periods(text, time)
+    muisti_lang::time::periods(text, time)
         .iter()
         .any(|own| periods.iter().any(|p| p.overlaps(own)))
 }

@@ -395,7 +395,9 @@ pub fn offline(text: &str, context: &Context<'_>) -> Extracted {
             continue;
         };
         let mut said = false;
-        let when = context.now.and_then(|now| super::date_in(sentence, now));
+        let when = context
+            .now
+            .and_then(|now| crate::time::date_in(sentence, now));
         for phrase in verb_phrases(rest.as_str()) {
             if let Some(triples) = relation(&subject, phrase) {
                 said = true;
@@ -670,7 +672,7 @@ fn object_of(text: &str, wanted: ObjectKind) -> Option<(Mention, bool, usize)> {
 }
 
 /// A labelled conversation of the extraction corpus
-/// (`crates/muisti/tests/data/graph-extraction.jsonl`): its messages (one user's memories,
+/// (`crates/muisti-lang/tests/data/graph-extraction.jsonl`): its messages (one user's memories,
 /// in order) and the facts and entities an annotator found; `USER` is the user.
 #[derive(Clone, Debug, PartialEq, Eq, serde::Deserialize)]
 pub struct LabelledConversation {
@@ -699,7 +701,7 @@ pub struct ExtractionScores {
     /// Facts extracted.
     pub facts_found: usize,
     /// Facts extracted and labelled (subject, predicate and object equal, names compared
-    /// as [`super::normalize_name`] does).
+    /// as [`normalize_name`] does).
     pub facts_right: usize,
     /// Entities labelled.
     pub entities: usize,
@@ -712,24 +714,20 @@ pub struct ExtractionScores {
 impl ExtractionScores {
     /// Of the facts extracted, the share labelled.
     pub fn fact_precision(&self) -> f64 {
-        ratio(self.facts_right, self.facts_found)
+        crate::labelled::ratio(self.facts_right, self.facts_found)
     }
     /// Of the facts labelled, the share extracted.
     pub fn fact_recall(&self) -> f64 {
-        ratio(self.facts_right, self.facts)
+        crate::labelled::ratio(self.facts_right, self.facts)
     }
     /// Of the entities extracted, the share labelled.
     pub fn entity_precision(&self) -> f64 {
-        ratio(self.entities_right, self.entities_found)
+        crate::labelled::ratio(self.entities_right, self.entities_found)
     }
     /// Of the entities labelled, the share extracted.
     pub fn entity_recall(&self) -> f64 {
-        ratio(self.entities_right, self.entities)
+        crate::labelled::ratio(self.entities_right, self.entities)
     }
-}
-
-pub(crate) fn ratio(a: usize, b: usize) -> f64 {
-    if b == 0 { 1.0 } else { a as f64 / b as f64 }
 }
 
 /// Runs `extract` over each conversation's messages in order (the last person carried from
@@ -744,15 +742,15 @@ pub fn evaluate(
     for c in corpus {
         let name = |n: &str| {
             if n == "USER" {
-                super::normalize_name(&c.user)
+                normalize_name(&c.user)
             } else {
-                super::normalize_name(n)
+                normalize_name(n)
             }
         };
         let labelled: BTreeSet<(String, String, String)> = c
             .triples
             .iter()
-            .map(|[a, p, b]| (name(a), super::normalize_predicate(p), name(b)))
+            .map(|[a, p, b]| (name(a), normalize_predicate(p), name(b)))
             .collect();
         let named: BTreeSet<String> = c.entities.iter().map(|[n, _]| name(n)).collect();
         let mut found = BTreeSet::new();
@@ -786,6 +784,26 @@ pub fn evaluate(
         s.entities_right += found_names.intersection(&named).count();
     }
     s
+}
+
+/// A predicate as stored: lower case, words joined by `_` ("Works At" → `works_at`).
+pub fn normalize_predicate(p: &str) -> String {
+    p.split(|c: char| !c.is_alphanumeric())
+        .filter(|w| !w.is_empty())
+        .map(str::to_lowercase)
+        .collect::<Vec<_>>()
+        .join("_")
+}
+
+/// A name as compared: lower case, single spaces, without a leading "the".
+pub fn normalize_name(name: &str) -> String {
+    let lower = name.to_lowercase();
+    let words: Vec<&str> = lower.split_whitespace().collect();
+    let words = match words.split_first() {
+        Some((&"the", rest)) if !rest.is_empty() => rest,
+        _ => &words[..],
+    };
+    words.join(" ")
 }
 
 #[cfg(test)]
@@ -868,7 +886,7 @@ mod tests {
     /// loses precision, or recall below them, fails.
     #[test]
     fn the_labelled_corpora() {
-        let corpus = parse_corpus(include_str!("../../tests/data/graph-extraction.jsonl"))
+        let corpus = parse_corpus(include_str!("../tests/data/graph-extraction.jsonl"))
             .expect("the corpus parses");
         assert_eq!(corpus.len(), 70);
         let s = evaluate(&corpus, offline);
@@ -876,10 +894,8 @@ mod tests {
         assert!(s.fact_recall() >= 0.43, "{s:?}");
         assert!(s.entity_precision() >= 0.95, "{s:?}");
         assert!(s.entity_recall() >= 0.9, "{s:?}");
-        let held_out = parse_corpus(include_str!(
-            "../../tests/data/graph-extraction-heldout.jsonl"
-        ))
-        .expect("the held-out corpus parses");
+        let held_out = parse_corpus(include_str!("../tests/data/graph-extraction-heldout.jsonl"))
+            .expect("the held-out corpus parses");
         assert_eq!(held_out.len(), 30);
         let s = evaluate(&held_out, offline);
         assert!(s.fact_precision() >= 0.9, "{s:?}");

@@ -174,10 +174,25 @@ impl Key {
     }
 }
 
+/// What the names of the engine's own namespaces start with (its graph, histories,
+/// proposals, queues): reserved, so no client writes there.
+pub const RESERVED_PREFIX: &str = "_muisti.";
+
+/// Whether a namespace name is one of the engine's own ([`RESERVED_PREFIX`]): the one rule
+/// the engine and every face of the API call.
+pub fn is_reserved(namespace: &str) -> bool {
+    namespace.starts_with(RESERVED_PREFIX)
+}
+
 impl Namespace {
     /// The namespace recall reads and the CLI writes to by default.
     pub fn default_ns() -> Self {
         Self("default".to_owned())
+    }
+
+    /// Whether it is one of the engine's own ([`is_reserved`]).
+    pub fn is_reserved(&self) -> bool {
+        is_reserved(&self.0)
     }
 }
 

@@ -65,7 +65,7 @@ pub fn memory_out(m: &muisti::Memory) -> api::Memory {
 pub fn namespace(name: Option<&str>) -> Result<Namespace> {
     match name {
         None => Ok(Namespace::default_ns()),
-        Some(n) if muisti::declarative::is_reserved(n) => Err(Error::invalid(
+        Some(n) if muisti::is_reserved(n) => Err(Error::invalid(
             "namespace",
             format!("{n:?} is reserved for muisti's own records"),
         )),

@@ -128,7 +128,7 @@ fn message_of(m: &Memory) -> Result<StoredMessage> {
 
 /// A header record's fields.
 #[derive(Serialize, Deserialize)]
-struct Header {
+pub(crate) struct Header {
     id: String,
     messages: u64,
     created_at: Timestamp,
@@ -313,8 +313,7 @@ impl Engine {
             updated_at: now,
             legacy: None,
         };
-        let value = serde_json::to_value(&header)
-            .map_err(|e| corrupted(format!("conversation {id}"), e))?;
+        let value = crate::records::CONVERSATIONS.encode(&header)?;
         let mut head = Put::new(
             self.own_partition(CONVERSATIONS_NAMESPACE),
             Some(Key::new(id)?),
@@ -325,6 +324,11 @@ impl Engine {
         // The messages and the header in one batch: one transaction where the store has them.
         puts.push(head);
         let mut written: Vec<Written> = self.put_many_embedded(puts)?;
+        let changes: Vec<crate::engine::Change<'_>> = written
+            .iter()
+            .map(|w| crate::engine::Change::written(w, None))
+            .collect();
+        self.after_write(&changes)?;
         written.pop();
         written[written.len().saturating_sub(fresh)..]
             .iter()

@@ -33,6 +33,7 @@ pub mod graph;
 pub mod lifecycle;
 mod open;
 mod recall;
+mod records;
 pub mod snapshot;
 pub mod transfer;
 

@@ -261,7 +261,7 @@ impl Engine {
         for r in records {
             let m = &r.memory;
             let users = m.partition.tenant.as_str() != SYSTEM_TENANT
-                && !crate::declarative::is_reserved(m.partition.namespace.as_str());
+                && !m.partition.namespace.is_reserved();
             if !users || m.scope != MemoryScope::Declarative {
                 kept.push(r);
                 continue;

@@ -31,7 +31,7 @@ use muisti_core::{
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 
-use crate::{Engine, engine::corrupted};
+use crate::{Engine, engine::Change, records};
 use muisti_lang::conflict::{self as detect, Judgement, Verdict};
 
 /// The namespace of declarative entries' histories (reserved for the engine).
@@ -40,12 +40,6 @@ pub const HISTORY_NAMESPACE: &str = "_muisti.history";
 pub const PROPOSALS_NAMESPACE: &str = "_muisti.proposals";
 /// How long a proposal waits for the user's confirmation.
 pub const PROPOSAL_TTL: Duration = Duration::from_secs(24 * 60 * 60);
-
-/// Whether `namespace` is one of the engine's own (`_muisti.` and after): the API faces
-/// refuse them.
-pub fn is_reserved(namespace: &str) -> bool {
-    namespace.starts_with("_muisti.")
-}
 
 /// What a declarative write did.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -344,7 +338,7 @@ impl Engine {
         let partition = self.own_partition(PROPOSALS_NAMESPACE);
         list_all(self.store.as_ref(), &partition, &filter)?
             .into_iter()
-            .map(|r| serde_json::from_value(r.content).map_err(|e| corrupted("a proposal", e)))
+            .map(|r| records::PROPOSALS.decode(&r))
             .collect()
     }
 
@@ -369,7 +363,7 @@ impl Engine {
         records.sort_by(|a, b| a.key.cmp(&b.key));
         records
             .into_iter()
-            .map(|r| serde_json::from_value(r.content).map_err(|e| corrupted("a history entry", e)))
+            .map(|r| records::HISTORY.decode(&r))
             .collect()
     }
 
@@ -400,8 +394,7 @@ impl Engine {
             };
             let Some(existing) = best else {
                 let w = self.put_embedded(put)?;
-                self.extract_later(&[&w]);
-                self.record(&w.memory, added, None, Some(text))?;
+                self.after_write(&[Change::written(&w, None).recorded_as(added)])?;
                 return Ok(Declared {
                     memory: w.memory,
                     outcome: Outcome::Added,
@@ -440,7 +433,7 @@ impl Engine {
                         HistoryEvent::Supersede
                     };
                     let old = value_text(&existing.content).into_owned();
-                    self.record(&m, event, Some(old.clone()), Some(text))?;
+                    self.after_write(&[Change::updated(&m, existing).recorded_as(event)])?;
                     return Ok(Declared {
                         memory: m,
                         outcome: Outcome::Superseded,
@@ -617,7 +610,7 @@ impl Engine {
             created_at: now,
             expires_at: now.plus(PROPOSAL_TTL),
         };
-        let value = serde_json::to_value(&proposal).map_err(|e| corrupted("a proposal", e))?;
+        let value = records::PROPOSALS.encode(&proposal)?;
         let mut record = Put::new(
             self.own_partition(PROPOSALS_NAMESPACE),
             Some(Key::new(proposal.id.to_string())?),
@@ -679,7 +672,7 @@ impl Engine {
         if !self.store.delete(&at)? {
             return Err(gone());
         }
-        serde_json::from_value(record.content).map_err(|e| corrupted("a proposal", e))
+        records::PROPOSALS.decode(&record)
     }
 
     /// Records a change of declarative entry `m` (as it is after the change; for a delete,
@@ -703,7 +696,7 @@ impl Engine {
         };
         // A delete comes after the entry's last version.
         let order = m.version + u64::from(event == HistoryEvent::Delete);
-        let value = serde_json::to_value(&entry).map_err(|e| corrupted("a history entry", e))?;
+        let value = records::HISTORY.encode(&entry)?;
         let mut record = Put::new(
             self.own_partition(HISTORY_NAMESPACE),
             Some(Key::new(format!("{}/{order:012}", m.id))?),

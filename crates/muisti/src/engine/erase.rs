@@ -16,7 +16,8 @@ use muisti_core::{
 use serde_json::json;
 
 use super::{Engine, own_namespace};
-use crate::declarative::{HISTORY_NAMESPACE, HistoryEntry, HistoryEvent};
+use crate::declarative::{HISTORY_NAMESPACE, HistoryEvent};
+use crate::records;
 
 impl Engine {
     /// What follows the delete of `gone` (each deleted by this call's path, as it was just
@@ -34,7 +35,7 @@ impl Engine {
         // The engine's own records (histories, the graph's, proposals) have none of these.
         let gone: Vec<&Memory> = gone
             .iter()
-            .filter(|m| !crate::declarative::is_reserved(m.partition.namespace.as_str()))
+            .filter(|m| !m.partition.namespace.is_reserved())
             .collect();
         if gone.is_empty() {
             return Ok(());
@@ -90,7 +91,7 @@ impl Engine {
             }
             let ids: HashSet<MemoryId> = ids.into_iter().collect();
             for record in list_all(self.store.as_ref(), &partition, &filter)? {
-                let Ok(mut entry) = serde_json::from_value::<HistoryEntry>(record.content) else {
+                let Ok(mut entry) = records::HISTORY.decode(&record) else {
                     continue;
                 };
                 if !ids.contains(&entry.memory_id) {
@@ -102,8 +103,7 @@ impl Engine {
                 }
                 entry.old = None;
                 entry.new = None;
-                let value = serde_json::to_value(&entry)
-                    .map_err(|e| super::corrupted("a history entry", e))?;
+                let value = records::HISTORY.encode(&entry)?;
                 // Deleted and written again (not replaced): a delete is what the store
                 // erases from its files (`Store::erase_deleted`), the old text with it.
                 self.store.delete(&Locator::Id {

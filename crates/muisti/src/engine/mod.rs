@@ -2,12 +2,14 @@
 //! the key-value face, vectors and indexing, and recall are in the submodules.
 
 mod erase;
+mod follow;
 mod index;
 mod kv;
 mod lease;
 mod scopes;
 mod search;
 
+pub(crate) use follow::Change;
 pub use kv::in_key_space;
 pub(crate) use scopes::check_put as check_scope;
 pub use scopes::{Lifetimes, Maintained};
@@ -407,92 +409,44 @@ impl Engine {
         if let Some(existing) = self.duplicate_of(&put)? {
             return self.merge_duplicate(&put, existing);
         }
-        let before = self.texts_before(std::slice::from_ref(&put))?;
+        let before = self.records_before(std::slice::from_ref(&put))?;
         let w = self.put_embedded(put)?;
-        self.extract_later(&[&w]);
-        self.record_writes(std::slice::from_ref(&w), before)?;
+        let before = before.into_iter().next().flatten();
+        self.after_write(&[Change::written(&w, before)])?;
         Ok(w)
     }
 
-    /// The texts at the keys of `puts` before they are written, when an actor's changes are
-    /// recorded (else nothing is read).
-    fn texts_before(&self, puts: &[Put]) -> Result<Vec<Option<String>>> {
+    /// The records at the keys of `puts` before they are written, when an actor's changes
+    /// are recorded (their history keeps what a replace replaced; else nothing is read).
+    fn records_before(&self, puts: &[Put]) -> Result<Vec<Option<Memory>>> {
         puts.iter()
             .map(|p| match (&self.actor, &p.key) {
-                (Some(_), Some(key)) => Ok(self
-                    .store
-                    .get(&Locator::Key {
-                        partition: p.partition.clone(),
-                        key: key.clone(),
-                    })?
-                    .map(|m| m.text().into_owned())),
+                (Some(_), Some(key)) => self.store.get(&Locator::Key {
+                    partition: p.partition.clone(),
+                    key: key.clone(),
+                }),
                 _ => Ok(None),
             })
             .collect()
     }
 
-    /// Records writes in their memories' histories when an actor is named: an add, or a
-    /// replace with the text it had (`before`, from [`Engine::texts_before`]). A duplicate
-    /// merged into an existing memory is recorded by the update that merges it.
-    fn record_writes(&self, written: &[Written], before: Vec<Option<String>>) -> Result<()> {
-        if self.actor.is_none() {
-            return Ok(());
-        }
-        for (w, before) in written.iter().zip(before) {
-            let now = Some(w.memory.text().into_owned());
-            match w.status {
-                WriteStatus::Created => {
-                    self.record(&w.memory, crate::declarative::HistoryEvent::Add, None, now)?
-                }
-                WriteStatus::Updated => self.record(
-                    &w.memory,
-                    crate::declarative::HistoryEvent::Update,
-                    before,
-                    now,
-                )?,
-                _ => {}
-            }
-        }
-        Ok(())
-    }
-
-    /// Queues written memories for graph extraction (a replaced one's earlier facts
-    /// retired first); a failure is logged (the memories stay; their facts are not read
-    /// into the graph).
-    pub(crate) fn extract_later(&self, written: &[&Written]) {
-        // Nothing to build on the write path when no worker reads the graph.
-        if self.graph_worker.is_none() {
-            return;
-        }
-        let memories: Vec<(&Memory, bool)> = written
-            .iter()
-            .map(|w| (&w.memory, w.status == WriteStatus::Updated))
-            .collect();
-        self.queue_later(&memories);
-    }
-
-    /// [`Engine::extract_later`] of memories with whether their text changed.
+    /// Queues memories for graph extraction, each with whether its text changed (its
+    /// earlier facts retired first); a failure is logged (the memories stay; their facts
+    /// are not read into the graph).
     pub(crate) fn queue_later(&self, memories: &[(&Memory, bool)]) {
         if let Err(e) = self.queue_extraction(memories) {
             warn!(kind = %e.kind(), error = %e, count = memories.len(), "could not queue memories for graph extraction");
         }
     }
 
-    /// Embeds and stores a write, then keeps its user's long-term cap.
+    /// Embeds and stores a write (what follows it is the caller's [`Engine::after_write`]).
     pub(crate) fn put_embedded(&self, mut put: Put) -> Result<Written> {
         self.note_model()?;
         self.embed_puts(std::slice::from_mut(&mut put))?;
         let span = info_span!("memory.write", namespace = %put.partition.namespace);
         let _g = span.enter();
         let w = self.store.put(put)?;
-        self.emit(Event::Write {
-            partition: w.memory.partition.clone(),
-            key: w.memory.key.clone(),
-            bytes: w.memory.text().len(),
-            status: w.status,
-        });
         debug!(id = %w.memory.id, status = ?w.status, "written");
-        self.evict_beyond_cap(&w.memory)?;
         Ok(w)
     }
 
@@ -527,16 +481,12 @@ impl Engine {
                 Err(e) => return Err(e),
             }
         }
-        self.emit(Event::Write {
-            partition: existing.partition.clone(),
-            key: existing.key.clone(),
-            bytes: 0,
-            status,
-        });
-        Ok(Written {
+        let w = Written {
             memory: existing,
             status,
-        })
+        };
+        self.after_write(&[Change::written(&w, None)])?;
+        Ok(w)
     }
 
     /// Changes fields of one memory atomically, the only way a stored memory is updated
@@ -601,15 +551,7 @@ impl Engine {
             Self::declarative_update(&current, &mut req)?;
         }
         let m = self.update_unchecked(req)?;
-        // A declarative entry's history, or any memory's when an actor is named.
-        if declarative || self.actor.is_some() {
-            self.record(
-                &m,
-                crate::declarative::HistoryEvent::Update,
-                Some(current.text().into_owned()),
-                Some(m.text().into_owned()),
-            )?;
-        }
+        self.after_write(&[Change::updated(&m, current)])?;
         Ok(m)
     }
 
@@ -646,17 +588,12 @@ impl Engine {
     }
 
     /// [`Engine::update`] without the declarative rules (the declarative write's own
-    /// supersede comes here).
+    /// supersede comes here); what follows it is the caller's [`Engine::after_write`].
     pub(crate) fn update_unchecked(&self, mut req: UpdateRequest) -> Result<Memory> {
         req.at = self.confine(&req.at);
         let _span = info_span!("memory.update").entered();
         let given = req.expected_version;
         let mut attempts = 0;
-        // A move to another user or scope takes the memory out of its graph first.
-        let moved_from = match (&self.graph_worker, &req.patch) {
-            (Some(_), p) if p.user_id.is_some() || p.scope.is_some() => self.store.get(&req.at)?,
-            _ => None,
-        };
         let m = loop {
             if req.patch.changes_text()
                 && let Some(embedder) = &self.embedder
@@ -691,20 +628,6 @@ impl Engine {
                 other => break other?,
             }
         };
-        self.emit(Event::Write {
-            partition: m.partition.clone(),
-            key: m.key.clone(),
-            bytes: m.text().len(),
-            status: WriteStatus::Updated,
-        });
-        if let Some(old) =
-            moved_from.filter(|old| old.owner.user_id != m.owner.user_id || old.scope != m.scope)
-        {
-            self.graph_forget(old.owner.user_id.as_deref(), &[old.id])?;
-            self.queue_later(&[(&m, false)]);
-        } else if req.patch.changes_text() {
-            self.queue_later(&[(&m, true)]);
-        }
         debug!(id = %m.id, version = m.version, "updated");
         Ok(m)
     }
@@ -727,35 +650,24 @@ impl Engine {
                 Ok(p)
             })
             .collect::<Result<_>>()?;
-        let before = self.texts_before(&puts)?;
+        let before = self.records_before(&puts)?;
         let written = self.put_many_embedded(puts)?;
-        self.extract_later(&written.iter().collect::<Vec<_>>());
-        self.record_writes(&written, before)?;
-        // Each user's cap once, after the whole batch (the newest of theirs kept).
-        let mut capped = std::collections::HashSet::new();
-        for w in written.iter().rev() {
-            if capped.insert((&w.memory.partition, &w.memory.owner.user_id)) {
-                self.evict_beyond_cap(&w.memory)?;
-            }
-        }
+        let changes: Vec<Change<'_>> = written
+            .iter()
+            .zip(before)
+            .map(|(w, before)| Change::written(w, before))
+            .collect();
+        self.after_write(&changes)?;
         Ok(written)
     }
 
-    /// Embeds and stores a batch in one transaction where the store has them.
+    /// Embeds and stores a batch in one transaction where the store has them (what follows
+    /// it is the caller's [`Engine::after_write`]).
     pub(crate) fn put_many_embedded(&self, mut puts: Vec<Put>) -> Result<Vec<Written>> {
         self.note_model()?;
         self.embed_puts(&mut puts)?;
         let _span = info_span!("memory.write_many", count = puts.len()).entered();
-        let written = self.store.put_many(puts)?;
-        for w in &written {
-            self.emit(Event::Write {
-                partition: w.memory.partition.clone(),
-                key: w.memory.key.clone(),
-                bytes: w.memory.text().len(),
-                status: w.status,
-            });
-        }
-        Ok(written)
+        self.store.put_many(puts)
     }
 
     /// What a read at `at` found, as the locator may reach it: by key, only a record in the

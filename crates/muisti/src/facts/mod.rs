@@ -122,7 +122,7 @@ impl AddRequest {
         muisti_core::check_owner_field("user_id", &user)?;
         muisti_core::check_owner_field("agent_id", &self.agent_id)?;
         muisti_core::check_owner_field("session_id", &self.session_id)?;
-        if crate::declarative::is_reserved(self.namespace.as_str()) {
+        if self.namespace.is_reserved() {
             return Err(Error::invalid(
                 "namespace",
                 "namespaces starting with _muisti. are the engine's own",

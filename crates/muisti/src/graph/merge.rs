@@ -4,11 +4,10 @@ use muisti_core::{Error, MemoryId, Result};
 use serde_json::{Value, json};
 
 use super::{
-    ADJACENCY_NAMESPACE, ENTITIES_NAMESPACE, Entity, RELATIONS_NAMESPACE, Relation,
-    SOURCES_NAMESPACE, entity_key, normalize_name,
-    store::{Adjacency, Footprint, adjacency_key},
+    Entity, Relation, entity_key, normalize_name,
+    store::{Adjacency, adjacency_key},
 };
-use crate::Engine;
+use crate::{Engine, records};
 
 impl Engine {
     /// Merges the entity `other` into `keep` (both a user's names or aliases): `keep` takes
@@ -35,11 +34,11 @@ impl Engine {
         let now = self.clock.now();
         // `other` goes first, so its names can lead to `keep`.
         self.forget_aliases(&gone)?;
-        self.delete_graph_record(ENTITIES_NAMESPACE, &entity_key(user, &gone.name))?;
+        self.delete_graph_record(&records::ENTITIES, &entity_key(user, &gone.name))?;
         let adjacency: Adjacency = self
-            .graph_record(ADJACENCY_NAMESPACE, &adjacency_key(user, gone.id))?
+            .graph_record(&records::ADJACENCY, &adjacency_key(user, gone.id))?
             .unwrap_or_default();
-        self.delete_graph_record(ADJACENCY_NAMESPACE, &adjacency_key(user, gone.id))?;
+        self.delete_graph_record(&records::ADJACENCY, &adjacency_key(user, gone.id))?;
 
         for name in std::iter::once(&gone.name).chain(&gone.aliases) {
             let taken = normalize_name(name) == normalize_name(&kept.name)
@@ -88,7 +87,7 @@ impl Engine {
         ids.dedup();
         for mut r in self.relations_by_id(&ids)? {
             // Out of the graph under its old ends first.
-            self.delete_graph_record(RELATIONS_NAMESPACE, &r.id.to_string())?;
+            self.delete_graph_record(&records::RELATIONS, &r.id.to_string())?;
             self.unlink(user, &r)?;
             let old_id = r.id;
             rewire(&mut r, &gone, &kept);
@@ -106,12 +105,12 @@ impl Engine {
         // The memories that named `other` now name `keep`.
         for memory in &gone.memory_ids {
             let key = memory.to_string();
-            if let Some(mut f) = self.graph_record::<Footprint>(SOURCES_NAMESPACE, &key)? {
+            if let Some(mut f) = self.graph_record(&records::SOURCES, &key)? {
                 f.entities.retain(|n| *n != gone.name);
                 if !f.entities.contains(&kept.name) {
                     f.entities.push(kept.name.clone());
                 }
-                self.put_graph_record(SOURCES_NAMESPACE, &key, user, &f, Vec::new())?;
+                self.put_graph_record(&records::SOURCES, &key, user, &f, Vec::new())?;
             }
         }
         self.graph_entity(user, &kept.name)?
@@ -128,14 +127,14 @@ impl Engine {
     ) -> Result<()> {
         for memory in memories {
             let key = memory.to_string();
-            let Some(mut f) = self.graph_record::<Footprint>(SOURCES_NAMESPACE, &key)? else {
+            let Some(mut f) = self.graph_record(&records::SOURCES, &key)? else {
                 continue;
             };
             f.relations.retain(|id| *id != old);
             if !f.relations.contains(&new) {
                 f.relations.push(new);
             }
-            self.put_graph_record(SOURCES_NAMESPACE, &key, user, &f, Vec::new())?;
+            self.put_graph_record(&records::SOURCES, &key, user, &f, Vec::new())?;
         }
         Ok(())
     }

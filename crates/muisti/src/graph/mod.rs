@@ -17,8 +17,8 @@
 
 mod evidence;
 mod merge;
-mod resolve;
-mod store;
+pub(crate) mod resolve;
+pub(crate) mod store;
 pub(crate) mod worker;
 
 use muisti_core::{MemoryId, Timestamp};

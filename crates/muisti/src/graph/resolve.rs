@@ -11,13 +11,14 @@ use serde::{Deserialize, Serialize};
 
 use muisti_lang::labelled::ratio;
 
-use super::{ALIASES_NAMESPACE, Entity, kind, normalize_name};
+use super::{Entity, kind, normalize_name};
 use crate::Engine;
+use crate::records;
 
 /// Where an alias leads.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
-enum Alias {
+pub(crate) enum Alias {
     /// To the entity of this name.
     Entity(String),
     /// To more than one entity (written by earlier versions, which kept no names): to none.
@@ -218,14 +219,12 @@ impl Engine {
     /// The entity a user's memories call `name`: its own name, else an alias that leads to
     /// one entity (two point reads at most).
     pub fn graph_entity(&self, user: Option<&str>, name: &str) -> Result<Option<Entity>> {
-        if let Some(e) =
-            self.graph_record(super::ENTITIES_NAMESPACE, &super::entity_key(user, name))?
-        {
+        if let Some(e) = self.graph_record(&records::ENTITIES, &super::entity_key(user, name))? {
             return Ok(Some(e));
         }
-        match self.graph_record::<Alias>(ALIASES_NAMESPACE, &alias_key(user, name))? {
+        match self.graph_record(&records::ALIASES, &alias_key(user, name))? {
             Some(Alias::Entity(to)) => {
-                self.graph_record(super::ENTITIES_NAMESPACE, &super::entity_key(user, &to))
+                self.graph_record(&records::ENTITIES, &super::entity_key(user, &to))
             }
             _ => Ok(None),
         }
@@ -245,12 +244,12 @@ impl Engine {
         // A name several entities go by: the model, if there is one, reads which.
         if let Some(chooser) = chooser
             && let Some(Alias::Among(names)) =
-                self.graph_record::<Alias>(ALIASES_NAMESPACE, &alias_key(user, name))?
+                self.graph_record(&records::ALIASES, &alias_key(user, name))?
         {
             let mut candidates = Vec::new();
             for n in &names {
                 let key = super::entity_key(user, n);
-                if let Some(e) = self.graph_record::<Entity>(super::ENTITIES_NAMESPACE, &key)? {
+                if let Some(e) = self.graph_record(&records::ENTITIES, &key)? {
                     candidates.push(e);
                 }
             }
@@ -274,7 +273,7 @@ impl Engine {
         }
         for short in short_forms(name) {
             let key = super::entity_key(user, &short);
-            if let Some(e) = self.graph_record::<Entity>(super::ENTITIES_NAMESPACE, &key)?
+            if let Some(e) = self.graph_record(&records::ENTITIES, &key)?
                 && kinds_agree(&e.kind, kind_of)
             {
                 return Ok(Some(e));
@@ -298,16 +297,13 @@ impl Engine {
                 continue;
             }
             let key = alias_key(user, &n);
-            let now = match self.graph_record::<Alias>(ALIASES_NAMESPACE, &key)? {
+            let now = match self.graph_record(&records::ALIASES, &key)? {
                 None => Alias::Entity(e.name.clone()),
                 Some(Alias::Entity(to)) if normalize_name(&to) == own => continue,
                 // Leading elsewhere, but that entity is gone: this one takes it.
                 Some(Alias::Entity(to))
                     if self
-                        .graph_record::<Entity>(
-                            super::ENTITIES_NAMESPACE,
-                            &super::entity_key(user, &to),
-                        )?
+                        .graph_record(&records::ENTITIES, &super::entity_key(user, &to))?
                         .is_none() =>
                 {
                     Alias::Entity(e.name.clone())
@@ -322,7 +318,7 @@ impl Engine {
                 }
                 Some(Alias::Ambiguous) => continue,
             };
-            self.put_graph_record(ALIASES_NAMESPACE, &key, user, &now, Vec::new())?;
+            self.put_graph_record(&records::ALIASES, &key, user, &now, Vec::new())?;
         }
         Ok(())
     }
@@ -338,9 +334,9 @@ impl Engine {
         }
         for n in names {
             let key = alias_key(user, &n);
-            match self.graph_record::<Alias>(ALIASES_NAMESPACE, &key)? {
+            match self.graph_record(&records::ALIASES, &key)? {
                 Some(Alias::Entity(to)) if normalize_name(&to) == own => {
-                    self.delete_graph_record(ALIASES_NAMESPACE, &key)?;
+                    self.delete_graph_record(&records::ALIASES, &key)?;
                 }
                 Some(Alias::Among(mut all)) if all.iter().any(|a| normalize_name(a) == own) => {
                     all.retain(|a| normalize_name(a) != own);
@@ -349,7 +345,7 @@ impl Engine {
                         1 => Alias::Entity(all.remove(0)),
                         _ => Alias::Among(all),
                     };
-                    self.put_graph_record(ALIASES_NAMESPACE, &key, user, &now, Vec::new())?;
+                    self.put_graph_record(&records::ALIASES, &key, user, &now, Vec::new())?;
                 }
                 _ => {}
             }

@@ -8,11 +8,11 @@ use serde::{Serialize, de::DeserializeOwned};
 use serde_json::json;
 
 use super::{
-    ADJACENCY_NAMESPACE, ENTITIES_NAMESPACE, Entity, Extracted, FOCUS_NAMESPACE, Mention,
-    RELATIONS_NAMESPACE, Relation, RelationQuery, SINGLE_VALUED, SOURCES_NAMESPACE, normalize_name,
-    normalize_predicate,
+    Entity, Extracted, FOCUS_NAMESPACE, Mention, Relation, RelationQuery, SINGLE_VALUED,
+    normalize_name, normalize_predicate,
 };
-use crate::{Engine, engine::corrupted};
+use crate::Engine;
+use crate::records::{self, Collection};
 
 /// Longest tag the store takes.
 const TAG_CHARS: usize = 64;
@@ -42,7 +42,7 @@ fn object_tag(r: &Relation) -> String {
 impl Engine {
     fn graph_records<T: DeserializeOwned>(
         &self,
-        namespace: &'static str,
+        records: &Collection<T>,
         user: Option<&str>,
         tags: Vec<String>,
     ) -> Result<Vec<T>> {
@@ -51,24 +51,32 @@ impl Engine {
             tags,
             ..Filter::default()
         };
-        list_all(self.store.as_ref(), &self.own_partition(namespace), &filter)?
-            .into_iter()
-            // A record of another user's graph with no user filter: only the user-less graph.
-            .filter(|m| user.is_some() || m.owner.user_id.is_none())
-            .map(|m| serde_json::from_value(m.content).map_err(|e| corrupted(namespace, e)))
-            .collect()
+        list_all(
+            self.store.as_ref(),
+            &records.partition(&self.tenant)?,
+            &filter,
+        )?
+        .iter()
+        // A record of another user's graph with no user filter: only the user-less graph.
+        .filter(|m| user.is_some() || m.owner.user_id.is_none())
+        .map(|m| records.decode(m))
+        .collect()
     }
 
     pub(super) fn put_graph_record<T: Serialize>(
         &self,
-        namespace: &'static str,
+        records: &Collection<T>,
         key: &str,
         user: Option<&str>,
         value: &T,
         tags: Vec<String>,
     ) -> Result<()> {
-        let content = serde_json::to_value(value).map_err(|e| corrupted(namespace, e))?;
-        let mut put = Put::new(self.own_partition(namespace), Some(Key::new(key)?), content);
+        let content = records.encode(value)?;
+        let mut put = Put::new(
+            records.partition(&self.tenant)?,
+            Some(Key::new(key)?),
+            content,
+        );
         put.owner = Owner {
             user_id: user.map(str::to_owned),
             ..Owner::default()
@@ -78,9 +86,13 @@ impl Engine {
         Ok(())
     }
 
-    pub(super) fn delete_graph_record(&self, namespace: &'static str, key: &str) -> Result<bool> {
+    pub(super) fn delete_graph_record<T>(
+        &self,
+        records: &Collection<T>,
+        key: &str,
+    ) -> Result<bool> {
         self.store.delete(&Locator::Key {
-            partition: self.own_partition(namespace),
+            partition: records.partition(&self.tenant)?,
             key: Key::new(key)?,
         })
     }
@@ -88,23 +100,20 @@ impl Engine {
     /// A graph record by its key, decoded.
     pub(super) fn graph_record<T: DeserializeOwned>(
         &self,
-        namespace: &'static str,
+        records: &Collection<T>,
         key: &str,
     ) -> Result<Option<T>> {
         let at = Locator::Key {
-            partition: self.own_partition(namespace),
+            partition: records.partition(&self.tenant)?,
             key: Key::new(key)?,
         };
-        self.store
-            .get(&at)?
-            .map(|m| serde_json::from_value(m.content).map_err(|e| corrupted(namespace, e)))
-            .transpose()
+        self.store.get(&at)?.map(|m| records.decode(&m)).transpose()
     }
 
     /// The relations at `entity`'s ends, by its adjacency record (one read each).
     pub(super) fn adjacent(&self, user: Option<&str>, entity: MemoryId) -> Result<Adjacency> {
         Ok(self
-            .graph_record(ADJACENCY_NAMESPACE, &adjacency_key(user, entity))?
+            .graph_record(&records::ADJACENCY, &adjacency_key(user, entity))?
             .unwrap_or_default())
     }
 
@@ -112,7 +121,7 @@ impl Engine {
     pub(super) fn relations_by_id(&self, ids: &[MemoryId]) -> Result<Vec<Relation>> {
         let mut out = Vec::with_capacity(ids.len());
         for id in ids {
-            if let Some(r) = self.graph_record(RELATIONS_NAMESPACE, &id.to_string())? {
+            if let Some(r) = self.graph_record(&records::RELATIONS, &id.to_string())? {
                 out.push(r);
             }
         }
@@ -122,7 +131,7 @@ impl Engine {
     /// A user's entities (of one kind, if given), by name.
     pub fn graph_entities(&self, user: Option<&str>, kind: Option<&str>) -> Result<Vec<Entity>> {
         let tags = kind.map(|k| vec![tag("k:", k)]).unwrap_or_default();
-        let mut all: Vec<Entity> = self.graph_records(ENTITIES_NAMESPACE, user, tags)?;
+        let mut all: Vec<Entity> = self.graph_records(&records::ENTITIES, user, tags)?;
         all.sort_by(|a, b| a.name.cmp(&b.name).then(a.id.cmp(&b.id)));
         Ok(all)
     }
@@ -149,11 +158,11 @@ impl Engine {
             (Some(s), _) => self.relations_by_id(&self.adjacent(user, s.id)?.out)?,
             (None, Some((_, Some(o)))) => self.relations_by_id(&self.adjacent(user, o.id)?.into)?,
             (None, Some((value, None))) => {
-                self.graph_records(RELATIONS_NAMESPACE, user, vec![tag("o:v:", value)])?
+                self.graph_records(&records::RELATIONS, user, vec![tag("o:v:", value)])?
             }
             (None, None) => {
                 let tags = predicate.iter().map(|p| tag("p:", p)).collect();
-                self.graph_records(RELATIONS_NAMESPACE, user, tags)?
+                self.graph_records(&records::RELATIONS, user, tags)?
             }
         };
         found.retain(|r| {
@@ -322,7 +331,7 @@ impl Engine {
         }
         if !footprint.entities.is_empty() || !footprint.relations.is_empty() {
             self.put_graph_record(
-                SOURCES_NAMESPACE,
+                &records::SOURCES,
                 &memory.id.to_string(),
                 user,
                 &footprint,
@@ -412,7 +421,7 @@ impl Engine {
         let tags = vec![name_tag(&e.name), tag("k:", &e.kind)];
         let user = e.user_id.as_deref();
         self.put_graph_record(
-            ENTITIES_NAMESPACE,
+            &records::ENTITIES,
             &entity_key(user, &e.name),
             user,
             e,
@@ -427,7 +436,7 @@ impl Engine {
             object_tag(r),
         ];
         let key = r.id.to_string();
-        self.put_graph_record(RELATIONS_NAMESPACE, &key, r.user_id.as_deref(), r, tags)
+        self.put_graph_record(&records::RELATIONS, &key, r.user_id.as_deref(), r, tags)
     }
 
     /// Stores `r`: the same current fact gains `r`'s source instead; a single-valued
@@ -483,7 +492,7 @@ impl Engine {
 
     fn save_adjacency(&self, user: Option<&str>, entity: MemoryId, adj: &Adjacency) -> Result<()> {
         let key = adjacency_key(user, entity);
-        self.put_graph_record(ADJACENCY_NAMESPACE, &key, user, adj, Vec::new())
+        self.put_graph_record(&records::ADJACENCY, &key, user, adj, Vec::new())
     }
 }
 
@@ -491,7 +500,7 @@ impl Engine {
     /// What the graph holds from a memory (nothing if it was never read).
     fn footprint(&self, memory: MemoryId) -> Result<Footprint> {
         Ok(self
-            .graph_record(SOURCES_NAMESPACE, &memory.to_string())?
+            .graph_record(&records::SOURCES, &memory.to_string())?
             .unwrap_or_default())
     }
 
@@ -509,15 +518,13 @@ impl Engine {
             any |= !footprint.entities.is_empty() || !footprint.relations.is_empty();
             named.extend(footprint.entities.iter().map(|n| normalize_name(n)));
             for id in &footprint.relations {
-                let Some(mut r) =
-                    self.graph_record::<Relation>(RELATIONS_NAMESPACE, &id.to_string())?
-                else {
+                let Some(mut r) = self.graph_record(&records::RELATIONS, &id.to_string())? else {
                     continue;
                 };
                 r.memory_ids.retain(|m| m != memory);
                 changed += 1;
                 if r.memory_ids.is_empty() {
-                    self.delete_graph_record(RELATIONS_NAMESPACE, &r.id.to_string())?;
+                    self.delete_graph_record(&records::RELATIONS, &r.id.to_string())?;
                     self.unlink(user, &r)?;
                 } else {
                     self.save_relation(&r)?;
@@ -525,21 +532,21 @@ impl Engine {
             }
             for name in &footprint.entities {
                 let key = entity_key(user, name);
-                let Some(mut e) = self.graph_record::<Entity>(ENTITIES_NAMESPACE, &key)? else {
+                let Some(mut e) = self.graph_record(&records::ENTITIES, &key)? else {
                     continue;
                 };
                 e.memory_ids.retain(|m| m != memory);
                 changed += 1;
                 if e.memory_ids.is_empty() {
                     self.forget_aliases(&e)?;
-                    self.delete_graph_record(ENTITIES_NAMESPACE, &key)?;
-                    self.delete_graph_record(ADJACENCY_NAMESPACE, &adjacency_key(user, e.id))?;
+                    self.delete_graph_record(&records::ENTITIES, &key)?;
+                    self.delete_graph_record(&records::ADJACENCY, &adjacency_key(user, e.id))?;
                 } else {
                     e.mentions = e.memory_ids.len() as u64;
                     self.save_entity(&e)?;
                 }
             }
-            self.delete_graph_record(SOURCES_NAMESPACE, &memory.to_string())?;
+            self.delete_graph_record(&records::SOURCES, &memory.to_string())?;
         }
         if any {
             changed += self.forget_focus(user, gone, &named)?;
@@ -610,7 +617,7 @@ impl Engine {
             std::iter::once((r.subject_id, true)).chain(r.object_id.map(|o| (o, false)))
         {
             let key = adjacency_key(user, end);
-            if let Some(mut adj) = self.graph_record::<Adjacency>(ADJACENCY_NAMESPACE, &key)? {
+            if let Some(mut adj) = self.graph_record(&records::ADJACENCY, &key)? {
                 if outgoing {
                     adj.out.retain(|id| *id != r.id);
                 } else {
@@ -626,7 +633,7 @@ impl Engine {
 /// What the graph holds from one memory: the relations it states and the entities it
 /// names (by name), so forgetting or retiring it reads these, not the user's graph.
 #[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-pub(super) struct Footprint {
+pub(crate) struct Footprint {
     #[serde(default)]
     pub(super) relations: Vec<MemoryId>,
     #[serde(default)]
@@ -664,7 +671,7 @@ impl Engine {
 /// The relations at an entity's ends: the record that makes subject and object queries
 /// read an entity's degree, not the graph.
 #[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-pub(super) struct Adjacency {
+pub(crate) struct Adjacency {
     /// Relations it is the subject of.
     #[serde(default)]
     pub(super) out: Vec<MemoryId>,

@@ -10,8 +10,8 @@ use muisti_core::{Filter, Key, ListQuery, Locator, Memory, MemoryId, Put, Result
 use serde::{Deserialize, Serialize};
 use tracing::{debug, warn};
 
-use super::{Context, Extracted, QUEUE_NAMESPACE};
-use crate::{Engine, engine::corrupted};
+use super::{Context, Extracted};
+use crate::{Engine, records};
 
 /// Why an extractor could not read a memory (a model unreachable, an answer unreadable).
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
@@ -175,7 +175,7 @@ type Conversation = (String, Option<String>, Option<String>);
 
 /// A queued memory.
 #[derive(Clone, Debug, Serialize, Deserialize)]
-struct Queued {
+pub(crate) struct Queued {
     tenant: String,
     memory_id: MemoryId,
     #[serde(default)]
@@ -198,7 +198,7 @@ struct Queued {
 /// The one rule queueing and forgetting share.
 pub(crate) fn is_extracted(m: &Memory) -> bool {
     use muisti_core::MemoryScope::{Declarative, Episodic, LongTerm};
-    !crate::declarative::is_reserved(m.partition.namespace.as_str())
+    !m.partition.namespace.is_reserved()
         && m.content.is_string()
         && matches!(m.scope, LongTerm | Episodic | Declarative)
 }
@@ -278,7 +278,7 @@ impl Worker {
 
 impl Engine {
     fn queue_partition(&self) -> Result<muisti_core::Partition> {
-        crate::engine::system_partition(QUEUE_NAMESPACE)
+        records::GRAPH_QUEUE.partition(&self.tenant)
     }
 
     /// Queues `memories` for extraction (in one write) when the engine extracts, those
@@ -299,7 +299,7 @@ impl Engine {
                 session: memory.owner.session_id.clone(),
                 queued_at: Some(self.clock.now()),
             };
-            let value = serde_json::to_value(&item).map_err(|e| corrupted(QUEUE_NAMESPACE, e))?;
+            let value = records::GRAPH_QUEUE.encode(&item)?;
             puts.push(Put::new(
                 self.queue_partition()?,
                 Some(Key::new(MemoryId::generate().to_string())?),
@@ -346,8 +346,7 @@ impl Engine {
                 limit: BATCH,
             })?;
             for record in page.items.iter() {
-                let item: Queued = serde_json::from_value(record.content.clone())
-                    .map_err(|e| corrupted(QUEUE_NAMESPACE, e))?;
+                let item = records::GRAPH_QUEUE.decode(record)?;
                 if interval.messages <= 1 {
                     let outcome = self.extract_one(extractor.as_ref(), &item);
                     done += self.settle(&[(record.clone(), item)], outcome)?;
@@ -408,7 +407,7 @@ impl Engine {
                 key: record.key.clone(),
             };
             item.attempts += 1;
-            let value = serde_json::to_value(&item).map_err(|e| corrupted(QUEUE_NAMESPACE, e))?;
+            let value = records::GRAPH_QUEUE.encode(&item)?;
             if item.attempts < MAX_ATTEMPTS {
                 warn!(memory = %item.memory_id, attempts = item.attempts, error = %e,
                     "graph extraction failed; kept queued");
@@ -422,10 +421,7 @@ impl Engine {
                 warn!(memory = %item.memory_id, error = %e,
                     "graph extraction failed {MAX_ATTEMPTS} times; set aside in {FAILED_NAMESPACE}");
                 let mut failed = Put::new(
-                    muisti_core::Partition {
-                        tenant: record.partition.tenant.clone(),
-                        namespace: crate::engine::own_namespace(FAILED_NAMESPACE),
-                    },
+                    records::GRAPH_FAILED.partition(&self.tenant)?,
                     Some(record.key.clone()),
                     value,
                 );

@@ -445,8 +445,7 @@ impl Engine {
             model,
             computed_at: self.clock.now(),
         };
-        let content = serde_json::to_value(&clustering)
-            .map_err(|e| crate::engine::corrupted(CLUSTERS_NAMESPACE, e))?;
+        let content = crate::records::CLUSTERS.encode(&clustering)?;
         let mut put = Put::new(
             self.own_partition(CLUSTERS_NAMESPACE),
             Some(clustering_key(namespace, user.as_deref())?),
@@ -473,10 +472,7 @@ impl Engine {
         };
         self.store
             .get(&at)?
-            .map(|m| {
-                serde_json::from_value(m.content)
-                    .map_err(|e| crate::engine::corrupted(CLUSTERS_NAMESPACE, e))
-            })
+            .map(|m| crate::records::CLUSTERS.decode(&m))
             .transpose()
     }
 

@@ -398,7 +398,7 @@ impl Engine {
                 .store
                 .namespaces(&self.tenant)?
                 .into_iter()
-                .filter(|ns| !crate::declarative::is_reserved(ns.as_str()))
+                .filter(|ns| !ns.is_reserved())
                 .collect(),
         };
         let holder = MemoryId::generate().to_string();

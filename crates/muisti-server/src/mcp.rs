@@ -122,6 +122,18 @@ pub struct RememberArgs {
     /// when you know it (for example the user corrected that entry).
     #[serde(default)]
     pub supersedes: Option<String>,
+    /// Where it was said or what it is about (indexed and embedded with the content).
+    #[serde(default)]
+    pub context: Option<String>,
+    /// Any JSON object to keep with it (filterable by exact value).
+    #[serde(default)]
+    pub metadata: Map<String, Value>,
+    /// When it became true (RFC 3339; default: when it is written).
+    #[serde(default)]
+    pub valid_from: Option<String>,
+    /// When it stops being true (RFC 3339).
+    #[serde(default)]
+    pub valid_until: Option<String>,
 }
 
 /// Arguments of `recall`.
@@ -163,6 +175,21 @@ pub struct RecallArgs {
     /// Only the memories of this cluster of the user (see the clusters of `GET /v1/clusters`).
     #[serde(default)]
     pub cluster: Option<u32>,
+    /// Only memories of this scope.
+    #[serde(default)]
+    pub scope: Option<String>,
+    /// Only memories whose metadata has each of these values.
+    #[serde(default)]
+    pub metadata: Map<String, Value>,
+    /// Only memories written at or after this time (RFC 3339).
+    #[serde(default)]
+    pub created_after: Option<String>,
+    /// Only memories written before this time (RFC 3339).
+    #[serde(default)]
+    pub created_before: Option<String>,
+    /// Each hit with every signal of its score.
+    #[serde(default)]
+    pub explain: bool,
 }
 
 /// Arguments of `similar`.
@@ -318,6 +345,30 @@ pub struct UpdateArgs {
     /// Apply only if the memory is still at this version (its `version` field).
     #[serde(default)]
     pub expected_version: Option<u64>,
+    /// New confidence, 0 to 100.
+    #[serde(default)]
+    pub confidence: Option<u8>,
+    /// Expire this many seconds from now.
+    #[serde(default)]
+    pub ttl_seconds: Option<u64>,
+    /// When it became true (RFC 3339).
+    #[serde(default)]
+    pub valid_from: Option<String>,
+    /// When it stops being true (RFC 3339).
+    #[serde(default)]
+    pub valid_until: Option<String>,
+    /// Move the memory to this agent.
+    #[serde(default)]
+    pub agent_id: Option<String>,
+    /// Move the memory to this session.
+    #[serde(default)]
+    pub session_id: Option<String>,
+    /// New source: user_stated or agent_learned.
+    #[serde(default)]
+    pub source: Option<String>,
+    /// Who makes the change, as the memory's history records it.
+    #[serde(default)]
+    pub actor: Option<String>,
 }
 
 /// Arguments of `list`.
@@ -339,6 +390,27 @@ pub struct ListArgs {
     /// The `next_cursor` of the previous page.
     #[serde(default)]
     pub cursor: Option<String>,
+    /// Only this agent's memories.
+    #[serde(default)]
+    pub agent_id: Option<String>,
+    /// Only memories of this category.
+    #[serde(default)]
+    pub category: Option<String>,
+    /// Only memories of this scope.
+    #[serde(default)]
+    pub scope: Option<String>,
+    /// Only memories with every one of these tags.
+    #[serde(default)]
+    pub tags: Vec<String>,
+    /// Only memories in this state: active (default), archived or superseded.
+    #[serde(default)]
+    pub state: Option<String>,
+    /// Only memories written at or after this time (RFC 3339).
+    #[serde(default)]
+    pub created_after: Option<String>,
+    /// Only memories written before this time (RFC 3339).
+    #[serde(default)]
+    pub created_before: Option<String>,
 }
 
 /// Arguments of `kv_get`.
@@ -484,7 +556,10 @@ impl MuistiMcp {
             source: a.source,
             confidence: a.confidence,
             supersedes: a.supersedes,
-            ..api::NewMemory::default()
+            context: a.context,
+            metadata: a.metadata,
+            valid_from: a.valid_from,
+            valid_until: a.valid_until,
         };
         // The confirmation gate is an answer for the model (ask the user), not a failure.
         let written = self
@@ -519,7 +594,10 @@ impl MuistiMcp {
             agent_id: a.agent_id,
             category: a.category,
             tags: a.tags,
-            ..api::Filters::default()
+            scope: a.scope,
+            metadata: a.metadata,
+            created_after: a.created_after,
+            created_before: a.created_before,
         };
         let q = api::RecallQuery {
             query: a.query,
@@ -530,7 +608,7 @@ impl MuistiMcp {
             filters: Some(filters),
             min_score: a.min_score,
             mode: a.mode,
-            explain: false,
+            explain: a.explain,
             include_archived: a.include_archived,
             cluster: a.cluster,
         };
@@ -608,7 +686,14 @@ impl MuistiMcp {
             state: a.state,
             superseded_by: a.superseded_by,
             expected_version: a.expected_version,
-            ..api::MemoryPatch::default()
+            confidence: a.confidence,
+            ttl_seconds: a.ttl_seconds,
+            valid_from: a.valid_from,
+            valid_until: a.valid_until,
+            agent_id: a.agent_id,
+            session_id: a.session_id,
+            source: a.source,
+            actor: a.actor,
         };
         let m = self
             .run(&ctx, move |e| ops::update(&e, &a.id, patch))
@@ -867,7 +952,13 @@ impl MuistiMcp {
             session_id: a.session_id,
             limit: a.limit,
             cursor: a.cursor,
-            ..api::ListParams::default()
+            agent_id: a.agent_id,
+            category: a.category,
+            scope: a.scope,
+            tag: a.tags,
+            state: a.state,
+            created_after: a.created_after,
+            created_before: a.created_before,
         };
         let page = self.run(&ctx, move |e| ops::list(&e, p)).await?;
         structured(&page)

@@ -2,7 +2,7 @@
 
 use muisti_client::{ListParams, MemoryPatch, NewMemories, NewMemory, RecallQuery};
 use muisti_server::ConfigLayer;
-use serde_json::json;
+use serde_json::{Value, json};
 
 use crate::{JSON, TestServer, raw};
 
@@ -872,6 +872,94 @@ fn mcp_over_http_checks_the_origin_and_the_key() {
         "invalid params: {:?}",
         r.body
     );
+}
+
+/// MCP's tools take every field of the REST body they stand for: a memory remembered with
+/// its context, metadata and validity keeps them, an update changes its validity under an
+/// actor, and a listing filters by category and tag (nothing is dropped on the way).
+#[test]
+fn mcp_tools_keep_every_field_of_the_memory() {
+    let mut keys = Vec::new();
+    let s = TestServer::start_with(ConfigLayer::default(), |ring| {
+        keys.push(ring.create("acme", false, None).expect("key"));
+    });
+    let auth = format!("Bearer {}", keys[0].key);
+    let call = |id: u32, name: &str, args: Value| {
+        let body = json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+            "params": {"name": name, "arguments": args}})
+        .to_string();
+        let r = raw(
+            "POST",
+            &s.url("/mcp"),
+            &[
+                JSON,
+                ("accept", "application/json, text/event-stream"),
+                ("authorization", &auth),
+                ("mcp-protocol-version", "2025-06-18"),
+            ],
+            Some(&body),
+        );
+        assert_eq!(r.status, 200, "{name}: {:?}", r.body);
+        assert!(r.body["error"].is_null(), "{name}: {:?}", r.body);
+        r.body["result"]["structuredContent"].clone()
+    };
+    let m = call(
+        2,
+        "remember",
+        json!({"content": "I live in Porto", "user_id": "ana", "category": "home",
+            "tags": ["city"], "context": "said while planning a trip",
+            "metadata": {"origin": "chat"}, "valid_from": "2024-03-01T00:00:00Z",
+            "valid_until": "2030-01-01T00:00:00Z"}),
+    );
+    let id = m["id"].as_str().expect("an id").to_owned();
+    let tenant = s
+        .engine
+        .with_tenant(muisti::Tenant::new("acme").expect("tenant"));
+    let stored = tenant
+        .get_by_id(muisti::MemoryId::parse(&id).expect("ulid"))
+        .expect("get")
+        .expect("stored");
+    assert_eq!(
+        stored.context.as_deref(),
+        Some("said while planning a trip")
+    );
+    assert_eq!(stored.metadata.get("origin"), Some(&json!("chat")));
+    assert_eq!(
+        stored.valid_from.map(|t| t.to_string()).as_deref(),
+        Some("2024-03-01T00:00:00.000Z")
+    );
+    assert!(stored.valid_until.is_some(), "valid_until kept");
+    call(
+        3,
+        "update",
+        json!({"id": id, "valid_until": "2031-01-01T00:00:00Z", "actor": "memory-manager"}),
+    );
+    let updated = tenant
+        .get_by_id(muisti::MemoryId::parse(&id).expect("ulid"))
+        .expect("get")
+        .expect("stored");
+    assert_eq!(
+        updated.valid_until.map(|t| t.to_string()).as_deref(),
+        Some("2031-01-01T00:00:00.000Z")
+    );
+    let history = tenant.history(updated.id).expect("history");
+    assert!(
+        history.iter().any(|h| h.actor == "memory-manager"),
+        "the update recorded under its actor: {history:?}"
+    );
+    call(
+        4,
+        "remember",
+        json!({"content": "I like tea", "user_id": "ana", "category": "food"}),
+    );
+    let page = call(
+        5,
+        "list",
+        json!({"user_id": "ana", "category": "home", "tags": ["city"]}),
+    );
+    let items = page["items"].as_array().expect("items");
+    assert_eq!(items.len(), 1, "{page:?}");
+    assert_eq!(items[0]["id"], json!(id));
 }
 
 /// `POST /v1/purge` deletes expired records of the store (an admin operation), judged by the

@@ -55,7 +55,7 @@ pub use query::{
 };
 pub use record::Record;
 pub use store::{
-    Capabilities, Health, ReadRun, Store, StoreInfo, StoredVector, WriteStatus, Written,
+    Backup, Capabilities, Health, ReadRun, Store, StoreInfo, StoredVector, WriteStatus, Written,
     exact_vector_search, list_all, touch_counts,
 };
 pub use time::{Timestamp, Ttl};

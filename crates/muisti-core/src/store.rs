@@ -211,12 +211,10 @@ pub trait Store: Send + Sync {
         load()
     }
 
-    /// Writes a consistent copy of the whole store to the file `to` while writers go on,
-    /// when the backend can (SQLite's online backup); `false` when it cannot, and then
-    /// snapshots are made by exporting. The file is a store of the same backend.
-    fn backup_to(&self, to: &std::path::Path) -> Result<bool> {
-        let _ = to;
-        Ok(false)
+    /// The store's online backup, when the backend has one (SQLite's); `None` (the
+    /// default) when it has not, and snapshots are then made by exporting.
+    fn backup(&self) -> Option<&dyn Backup> {
+        None
     }
 
     /// The limits this store enforces on writes.
@@ -411,4 +409,15 @@ pub fn list_all<S: Store + ?Sized>(
             None => return Ok(out),
         }
     }
+}
+
+/// A store's online backup: a consistent copy of the whole store, made while writers go on,
+/// in a file that is itself a store of the same backend.
+pub trait Backup {
+    /// The copy's format: its file extension, and the URL scheme that opens it as a store
+    /// (`sqlite`).
+    fn format(&self) -> &'static str;
+
+    /// Writes the copy to the file `to` (which must not exist).
+    fn backup_to(&self, to: &std::path::Path) -> Result<()>;
 }

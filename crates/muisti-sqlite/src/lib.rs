@@ -950,6 +950,32 @@ impl SqliteStore {
     }
 }
 
+impl muisti_core::Backup for SqliteStore {
+    fn format(&self) -> &'static str {
+        "sqlite"
+    }
+
+    /// `VACUUM INTO` on a connection of its own: one read transaction, so the copy is the
+    /// database at one commit while writers go on (WAL), compacted.
+    fn backup_to(&self, to: &Path) -> Result<()> {
+        if to.exists() {
+            return Err(Error::invalid(
+                "backup",
+                format!("{} exists already", to.display()),
+            ));
+        }
+        let conn = Connection::open_with_flags(&self.path, OpenFlags::SQLITE_OPEN_READ_ONLY)
+            .map_err(sql_err)?;
+        conn.busy_timeout(Duration::from_secs(30))
+            .map_err(sql_err)?;
+        let target = to
+            .to_str()
+            .ok_or_else(|| Error::invalid("backup", format!("{} is not UTF-8", to.display())))?;
+        conn.execute("VACUUM INTO ?1", [target]).map_err(sql_err)?;
+        Ok(())
+    }
+}
+
 impl Store for SqliteStore {
     fn info(&self) -> StoreInfo {
         StoreInfo {
@@ -993,24 +1019,8 @@ impl Store for SqliteStore {
         })
     }
 
-    /// `VACUUM INTO` on a connection of its own: one read transaction, so the copy is the
-    /// database at one commit while writers go on (WAL), compacted.
-    fn backup_to(&self, to: &Path) -> Result<bool> {
-        if to.exists() {
-            return Err(Error::invalid(
-                "backup",
-                format!("{} exists already", to.display()),
-            ));
-        }
-        let conn = Connection::open_with_flags(&self.path, OpenFlags::SQLITE_OPEN_READ_ONLY)
-            .map_err(sql_err)?;
-        conn.busy_timeout(Duration::from_secs(30))
-            .map_err(sql_err)?;
-        let target = to
-            .to_str()
-            .ok_or_else(|| Error::invalid("backup", format!("{} is not UTF-8", to.display())))?;
-        conn.execute("VACUUM INTO ?1", [target]).map_err(sql_err)?;
-        Ok(true)
+    fn backup(&self) -> Option<&dyn muisti_core::Backup> {
+        Some(self)
     }
 
     /// Sets the secondary indexes aside when the store holds fewer than

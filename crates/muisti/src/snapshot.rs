@@ -1,11 +1,13 @@
 //! Snapshots of a whole store: every tenant, muisti's own records included (API keys,
 //! queues), kept as files in a directory, listed and restored.
 //!
-//! A snapshot of a SQLite store is SQLite's online backup ([`Store::backup_to`](muisti_core::Store::backup_to): one read
-//! transaction, so the copy is the database at one commit while writers go on); of any
-//! other store, an export with vectors in JSON Lines ([`crate::transfer`]), consistent per
-//! page, not across the store: writes during it may be in it or not. Each snapshot is a
-//! data file `<id>.sqlite` or `<id>.jsonl` and its manifest `<id>.json`.
+//! A snapshot of a store with an online backup ([`Store::backup`](muisti_core::Store::backup):
+//! SQLite's, one read transaction, so the copy is the database at one commit while writers
+//! go on) is that backup, a file in the backup's format, opened again through the store
+//! registry by its scheme; of any other store, an export with vectors in JSON Lines
+//! ([`crate::transfer`]), consistent per page, not across the store: writes during it may
+//! be in it or not. Each snapshot is a data file `<id>.<format>` (`sqlite`, `jsonl`) and
+//! its manifest `<id>.json`.
 //!
 //! Restoring replaces the store's whole content with the snapshot's: every partition is
 //! emptied, then the snapshot's records are imported (every field kept; vectors made again
@@ -77,11 +79,12 @@ impl Snapshots {
         let created_at = Timestamp::now();
         let id = self.fresh_id(created_at);
         let store = engine.store();
-        let sqlite = self.dir.join(format!("{id}.sqlite"));
-        let (format, data, records) = if store.backup_to(&sqlite)? {
-            let copy = open_copy(&sqlite)?;
-            let records = count_all(&copy)?;
-            ("sqlite", sqlite, records)
+        let (format, data, records) = if let Some(backup) = store.backup() {
+            let format = backup.format();
+            let path = self.dir.join(format!("{id}.{format}"));
+            backup.backup_to(&path)?;
+            let records = count_all(&open_copy(format, &path)?)?;
+            (format, path, records)
         } else {
             let path = self.dir.join(format!("{id}.jsonl"));
             let file = File::create(&path).map_err(|e| self.io(&path, e))?;
@@ -212,10 +215,13 @@ impl Snapshots {
             }
         }
         report.restored = match info.format.as_str() {
-            "sqlite" => engine.import_from(&open_copy(&data)?, Trust::Trusted, &mut |_, _| {})?,
-            _ => {
+            "jsonl" => {
                 let file = File::open(&data).map_err(|e| self.io(&data, e))?;
                 engine.import_jsonl(BufReader::new(file), Trust::Trusted, &mut |_, _| {})?
+            }
+            // A backup: a store of its own format, opened by that scheme.
+            format => {
+                engine.import_from(&open_copy(format, &data)?, Trust::Trusted, &mut |_, _| {})?
             }
         };
         if let Some(embedder) = engine.embedder() {
@@ -226,8 +232,10 @@ impl Snapshots {
 }
 
 /// An engine over a SQLite snapshot file, reading only.
-fn open_copy(path: &Path) -> Result<Engine> {
-    let store = crate::open_store(&format!("sqlite://{}", path.display()))?;
+/// The backup in `format` at `path`, opened as a store by that scheme (without a model:
+/// its records are read as they are).
+fn open_copy(format: &str, path: &Path) -> Result<Engine> {
+    let store = crate::open_store(&format!("{format}://{}", path.display()))?;
     Engine::builder(store)
         .embedder(None)
         .on_model_mismatch(OnModelMismatch::Ignore)

@@ -675,6 +675,7 @@ fn export_import_and_snapshots_from_the_command_line() {
     // Snapshots of the default store.
     let made = ok(muisti(h, &["snapshot", "create", "--json"]));
     let made: Value = serde_json::from_str(&made).expect("json");
+    assert_eq!(made["format"], "sqlite", "SQLite's online backup: {made}");
     let id = made["id"].as_str().expect("id").to_owned();
     ok(muisti(
         h,

@@ -1,0 +1,107 @@
+//! The store's statistics, the dashboard's aggregates, and purging what expired.
+
+use super::*;
+
+/// Deletes expired records now, in the whole store (every tenant: an admin operation).
+pub fn purge(engine: &Engine) -> Result<api::Purged> {
+    Ok(api::Purged {
+        purged: engine.purge_expired()?,
+    })
+}
+
+/// What the tenant holds.
+pub fn stats(engine: &Engine) -> Result<api::Stats> {
+    let s = engine.stats()?;
+    Ok(api::Stats {
+        tenant: s.tenant.to_string(),
+        backend: s.store.backend.to_owned(),
+        healthy: s.healthy,
+        namespaces: s
+            .namespaces
+            .iter()
+            .map(|n| api::NamespaceCount {
+                namespace: n.namespace.to_string(),
+                count: n.count,
+            })
+            .collect(),
+        total: s.total,
+    })
+}
+
+/// Most of the most accessed memories an analytics answer lists.
+pub const MAX_TOP_ACCESSED: usize = 100;
+
+/// The aggregates of a namespace's memories.
+pub fn analytics(engine: &Engine, p: api::AnalyticsParams) -> Result<api::Analytics> {
+    let more = api::Filters {
+        agent_id: p.agent_id,
+        category: p.category,
+        scope: p.scope,
+        ..api::Filters::default()
+    };
+    let query = muisti::analytics::AnalyticsQuery {
+        filter: filter(p.user_id, None, Some(more))?,
+        days: p.days.unwrap_or(30),
+        top: match p.top {
+            None => 10,
+            Some(n) if n <= MAX_TOP_ACCESSED => n,
+            Some(_) => {
+                return Err(Error::invalid(
+                    "top",
+                    format!("must be 0 to {MAX_TOP_ACCESSED}"),
+                ));
+            }
+        },
+    };
+    let a = engine.analytics(&namespace(p.namespace.as_deref())?, &query)?;
+    let days = |v: Vec<muisti::analytics::DayCount>| {
+        v.into_iter()
+            .map(|d| api::DayCount {
+                day: d.day,
+                scope: d.scope,
+                count: d.count,
+            })
+            .collect()
+    };
+    Ok(api::Analytics {
+        total: a.total,
+        by_scope: a.by_scope,
+        by_state: a.by_state,
+        by_category: a.by_category,
+        growth: days(a.growth),
+        last_accessed: days(a.last_accessed),
+        top_accessed: a.top_accessed.iter().map(memory_out).collect(),
+    })
+}
+
+/// How alike a page of a user's memories (or of one of their clusters) are.
+pub fn similarity(engine: &Engine, p: api::SimilarityParams) -> Result<api::Similarity> {
+    let size = p.limit.unwrap_or(20);
+    if !(2..=muisti::analytics::MAX_SIMILARITY).contains(&size) {
+        return Err(Error::invalid(
+            "limit",
+            format!("must be 2 to {}", muisti::analytics::MAX_SIMILARITY),
+        ));
+    }
+    let ns = namespace(p.namespace.as_deref())?;
+    let after = cursor(p.cursor.as_deref())?;
+    let owner = filter(Some(p.user_id.clone()), None, None)?;
+    let (records, next) = match p.cluster {
+        Some(cluster) => cluster_page(engine, &ns, &p.user_id, cluster, after, size)?,
+        None => {
+            let query = ListQuery {
+                filter: owner,
+                after,
+                limit: size,
+                ..ListQuery::all(engine.partition(&ns))
+            };
+            let page = engine.list_in_state(query, MemoryState::Active)?;
+            (page.items, page.next)
+        }
+    };
+    Ok(api::Similarity {
+        matrix: engine.similarity(&records)?,
+        items: records.iter().map(memory_out).collect(),
+        next_cursor: next.map(|id| id.to_string()),
+    })
+}

@@ -359,11 +359,12 @@ fn the_near_duplicate_rule_on_the_labelled_pairs() {
             0.15,
         ),
     ] {
-        let pairs: Vec<muisti::lifecycle::LabelledDuplicate> =
+        let pairs: Vec<muisti_lang::conflict::LabelledDuplicate> =
             muisti_lang::labelled::parse_jsonl(text).expect("labelled pairs");
         assert!(pairs.len() >= 200);
-        let all: Vec<&muisti::lifecycle::LabelledDuplicate> = pairs.iter().collect();
-        let s = muisti::lifecycle::score_duplicates(&all, &vec![None; pairs.len()], f32::INFINITY);
+        let all: Vec<&muisti_lang::conflict::LabelledDuplicate> = pairs.iter().collect();
+        let s =
+            muisti_lang::conflict::score_duplicates(&all, &vec![None; pairs.len()], f32::INFINITY);
         assert!(s.precision() >= precision, "{s:?}");
         assert!(s.recall() >= recall, "{s:?}");
     }

@@ -4,12 +4,10 @@
 
 use std::sync::Arc;
 
-use muisti::facts::{
-    AddRequest, ChatMessage, FactEvent,
-    eval::{LabelledConversation, evaluate, parse_corpus},
-};
+use muisti::facts::{AddRequest, ChatMessage, FactEvent};
 use muisti::{Engine, Source};
 use muisti_agent::{LlmFactExtractor, ProviderKind};
+use muisti_bench::facts::{LabelledConversation, evaluate, parse_corpus};
 use muisti_testkit::{
     http::Server,
     llm::{anthropic_reply, openai_reply},

@@ -97,7 +97,8 @@ pub(super) fn duplicates(
 
 /// `muisti bench extract`: the offline fact extractor on each split of the corpus.
 pub(super) fn fact_extract(data: &std::path::Path, json: bool) -> Result<()> {
-    use muisti::facts::{OfflineExtractor, eval};
+    use muisti::facts::OfflineExtractor;
+    use muisti_bench::facts as eval;
     let corpus: Vec<eval::LabelledConversation> = read_labelled(data, "labelled conversations")?;
     let mut all = serde_json::Map::new();
     for split in ["tune", "test"] {
@@ -151,11 +152,12 @@ pub(super) fn graph_extract(
     json: bool,
 ) -> Result<()> {
     use muisti_lang::relations as extract;
-    let named: Vec<muisti::graph::LabelledNames> = read_labelled(names, "labelled names")?;
+    let named: Vec<muisti_bench::resolution::LabelledNames> =
+        read_labelled(names, "labelled names")?;
     let engine = muisti::Engine::builder(muisti::open_store("mem://")?)
         .graph_extraction(muisti::graph::GraphExtraction::Offline)
         .build()?;
-    let r = muisti::graph::evaluate_resolution(&engine, &named)?;
+    let r = muisti_bench::resolution::evaluate_resolution(&engine, &named)?;
     let corpus: Vec<extract::LabelledConversation> = read_labelled(data, "labelled conversations")?;
     let s = extract::evaluate(&corpus, extract::offline);
     if json {

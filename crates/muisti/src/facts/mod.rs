@@ -18,7 +18,6 @@
 //! Each result is reported as mem0 does (`ADD`, `UPDATE`, `DELETE`, `NONE`), with
 //! `CONFIRMATION_REQUIRED` for a learned fact waiting at the gate.
 
-pub mod eval;
 mod offline;
 mod queue;
 

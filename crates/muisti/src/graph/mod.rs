@@ -32,7 +32,6 @@ pub use muisti_lang::relations::{
     Context, Extracted, Mention, Triple, kind, normalize_name, normalize_predicate,
 };
 pub use muisti_lang::time::date_in;
-pub use resolve::{LabelledNames, ResolutionScores, evaluate_resolution};
 pub use worker::{
     ExtractError, FAILED_NAMESPACE, GraphExtraction, GraphExtractor, GraphInterval, MAX_INTERVAL,
     OfflineExtractor,

@@ -3,11 +3,9 @@
 
 use std::sync::Arc;
 
-use muisti::facts::{
-    AddRequest, ChatMessage, FactEvent, OfflineExtractor,
-    eval::{FactScores, LabelledConversation, evaluate, parse_corpus},
-};
+use muisti::facts::{AddRequest, ChatMessage, FactEvent, OfflineExtractor};
 use muisti::{Category, Engine, MemStore, MemoryScope, Source};
+use muisti_bench::facts::{FactScores, LabelledConversation, evaluate, parse_corpus};
 
 use super::on_each_backend;
 

@@ -379,14 +379,14 @@ fn resolution_on_the_labelled_corpora() {
             0.8,
         ),
     ] {
-        let corpus: Vec<muisti::graph::LabelledNames> =
+        let corpus: Vec<muisti_bench::resolution::LabelledNames> =
             muisti_lang::labelled::parse_jsonl(text).expect("labelled conversations");
         assert!(corpus.len() >= 20);
         let engine = Engine::builder(muisti::open_store("mem://").expect("store"))
             .graph_extraction(GraphExtraction::Offline)
             .build()
             .expect("engine");
-        let s = muisti::graph::evaluate_resolution(&engine, &corpus).expect("evaluate");
+        let s = muisti_bench::resolution::evaluate_resolution(&engine, &corpus).expect("evaluate");
         assert!(s.precision() >= precision, "{s:?}");
         assert!(s.recall() >= recall, "{s:?}");
     }

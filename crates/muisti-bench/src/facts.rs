@@ -5,14 +5,15 @@
 
 use std::collections::BTreeMap;
 
-use muisti_core::{Category, Error, MemoryId, Namespace, Put, Result, Source, Timestamp};
+use muisti::{Category, Error, MemoryId, Namespace, Put, Result, Source, Timestamp};
 use serde::Deserialize;
 use serde_json::json;
 
-use super::{AddRequest, Candidate, ChatMessage, FactEvent, FactExtractor, retract_overlap};
+use muisti::facts::{
+    AddRequest, Candidate, ChatMessage, FactEvent, FactExtractor, retract_overlap, screen,
+};
+use muisti::{Engine, declarative::ConflictJudge};
 use muisti_lang::labelled::ratio;
-
-use crate::{Engine, declarative::ConflictJudge};
 
 /// One labelled conversation.
 #[derive(Clone, Debug, Deserialize)]
@@ -161,7 +162,7 @@ pub fn evaluate(
                 reason: e.0,
             })?;
         s.calls += extraction.usage.calls;
-        let found = super::screen(&c.messages, extraction.candidates.clone());
+        let found = screen(&c.messages, extraction.candidates.clone());
         let by_assistant = |x: &Candidate| c.messages[x.message].is_assistant();
         // One to one: each label takes the first unmatched found fact that is it.
         let mut taken = vec![false; found.len()];
@@ -224,7 +225,7 @@ fn write_prior(memory: &Engine, c: &LabelledConversation) -> Result<Vec<MemoryId
     let ns = Namespace::default_ns();
     for p in &c.prior {
         let mut put = Put::new(memory.partition(&ns), None, json!(p.text));
-        put.scope = muisti_core::MemoryScope::Declarative;
+        put.scope = muisti::MemoryScope::Declarative;
         put.category = p.kind.clone();
         put.source = p.source.clone();
         put.confidence = p.confidence;

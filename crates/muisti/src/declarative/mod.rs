@@ -17,8 +17,10 @@
 //! * **History**: every add, supersede, confirm, edit and delete of an entry is a record in
 //!   [`HISTORY_NAMESPACE`] ([`Engine::history`]), deleted with the user's data.
 
+mod history;
 pub mod judge;
 
+pub(crate) use history::History;
 pub use judge::{ConflictJudge, JudgeError};
 
 use std::time::Duration;

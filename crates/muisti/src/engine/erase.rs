@@ -1,124 +1,18 @@
-//! What follows a delete: the one definition every path that deletes memories calls
-//! ([`Engine::forget`], the bulk deletes, the long-term cap, a namespace's flush), so a
-//! deleted memory's text leaves every copy the engine made of it.
-//!
-//! A deleted memory takes with it its archive object, the graph's facts and entities it
-//! alone supported (and a conversation's focus on a person it named), and the texts of its
-//! history: the history keeps what happened, who did it and when, never what the memory
-//! said. A user's delete-all ([`Engine::forget_where`] by user) also deletes the history
-//! records themselves, the user's pending proposals and topics.
+//! Deletes by filter (`delete_where`, the one bulk-delete loop) and a namespace's flush,
+//! each record through [`Engine::after_delete`] (`follow.rs`), so a deleted memory's text
+//! leaves every copy the engine made of it: its archive object, the graph's facts and
+//! entities it alone supported (and a conversation's focus on a person it named), and the
+//! texts of its history (the history keeps what happened, who did it and when, never what
+//! the memory said). A user's delete-all ([`Engine::forget_where`] by user) also deletes
+//! the history records themselves, the user's pending proposals and topics.
 
-use std::collections::{BTreeMap, HashSet};
-
-use muisti_core::{
-    Filter, ListQuery, Locator, Memory, MemoryId, MemoryScope, Namespace, Put, Result, list_all,
-};
+use muisti_core::{Filter, ListQuery, Locator, Memory, MemoryScope, Namespace, Result};
 use serde_json::json;
 
 use super::{Engine, own_namespace};
-use crate::declarative::{HISTORY_NAMESPACE, HistoryEvent};
-use crate::records;
+use crate::declarative::HISTORY_NAMESPACE;
 
 impl Engine {
-    /// What follows the delete of `gone` (each deleted by this call's path, as it was just
-    /// before): its archive object, its history's texts (then the delete recorded, without
-    /// text, for a declarative entry, a memory with a history, or any under an actor), its
-    /// graph facts.
-    pub(crate) fn after_delete(&self, gone: &[Memory]) -> Result<()> {
-        if gone.is_empty() {
-            return Ok(());
-        }
-        let mut sourced: BTreeMap<Option<&str>, Vec<MemoryId>> = BTreeMap::new();
-        for m in gone {
-            self.drop_archived(m)?;
-        }
-        // The engine's own records (histories, the graph's, proposals) have none of these.
-        let gone: Vec<&Memory> = gone
-            .iter()
-            .filter(|m| !m.partition.namespace.is_reserved())
-            .collect();
-        if gone.is_empty() {
-            return Ok(());
-        }
-        let with_history = self.erase_history(&gone)?;
-        for m in &gone {
-            // A memory with a history (a declarative entry's, or one changed under an
-            // actor), or deleted under one, has its delete recorded: no text, who and when.
-            if m.scope == MemoryScope::Declarative
-                || self.actor.is_some()
-                || with_history.contains(&m.id)
-            {
-                self.record(m, HistoryEvent::Delete, None, None)?;
-            }
-            if crate::graph::worker::is_extracted(m) {
-                sourced
-                    .entry(m.owner.user_id.as_deref())
-                    .or_default()
-                    .push(m.id);
-            }
-        }
-        for (user, ids) in &sourced {
-            self.graph_forget(*user, ids)?;
-        }
-        Ok(())
-    }
-
-    /// Clears the texts of the history records of `gone` (what happened stays); returns
-    /// the ids of those that have a history.
-    fn erase_history(&self, gone: &[&Memory]) -> Result<HashSet<MemoryId>> {
-        let mut with_history = HashSet::new();
-        let partition = self.own_partition(HISTORY_NAMESPACE);
-        // One read of the history per user.
-        let mut by_user: BTreeMap<Option<&str>, Vec<MemoryId>> = BTreeMap::new();
-        for m in gone.iter() {
-            by_user
-                .entry(m.owner.user_id.as_deref())
-                .or_default()
-                .push(m.id);
-        }
-        for (user, ids) in by_user {
-            // The user's history records (a history record is its memory's user's, so the
-            // read is narrowed where the store indexes users), and for one memory its own.
-            let mut filter = Filter {
-                user_id: user.map(str::to_owned),
-                without_user: user.is_none(),
-                ..Filter::default()
-            };
-            if let [id] = ids.as_slice() {
-                filter
-                    .metadata
-                    .insert("memory_id".to_owned(), json!(id.to_string()));
-            }
-            let ids: HashSet<MemoryId> = ids.into_iter().collect();
-            for record in list_all(self.store.as_ref(), &partition, &filter)? {
-                let Ok(mut entry) = records::HISTORY.decode(&record) else {
-                    continue;
-                };
-                if !ids.contains(&entry.memory_id) {
-                    continue;
-                }
-                with_history.insert(entry.memory_id);
-                if entry.old.is_none() && entry.new.is_none() {
-                    continue;
-                }
-                entry.old = None;
-                entry.new = None;
-                let value = records::HISTORY.encode(&entry)?;
-                // Deleted and written again (not replaced): a delete is what the store
-                // erases from its files (`Store::erase_deleted`), the old text with it.
-                self.store.delete(&Locator::Id {
-                    tenant: self.tenant.clone(),
-                    id: record.id,
-                })?;
-                let mut put = Put::new(partition.clone(), Some(record.key), value);
-                put.owner = record.owner;
-                put.metadata = record.metadata;
-                self.store.put(put)?;
-            }
-        }
-        Ok(with_history)
-    }
-
     /// Deletes every record of a namespace that `filter` matches and `keep` does not keep,
     /// each through [`muisti_core::Store::delete`] and [`Engine::after_delete`]; returns how
     /// many (the caller tells the observers).

@@ -1,13 +1,14 @@
-//! What follows a write: the one definition every path that writes, replaces, updates or
-//! supersedes a memory calls ([`Engine::after_write`]), as [`Engine::after_delete`] is for
-//! deletes. The paths store; this decides what the change means for everything else, so a
+//! What follows a change: the one definition every path that writes, replaces, updates or
+//! supersedes a memory calls ([`Engine::after_write`]), and every path that deletes one
+//! ([`Engine::after_delete`]). The paths store; the engine's [`Follower`]s (one each for the
+//! observers' events, the history, the graph and the archive) are told in order, so a
 //! promise made of changes (the observers see each one, an actor's changes are in the
-//! history, the graph reads what is new, the long-term cap holds) holds on every path by
-//! construction.
+//! history, the graph reads what is new and forgets what is gone, a deleted memory's
+//! archive object goes with it) holds on every path by construction.
 
 use std::collections::HashSet;
 
-use muisti_core::{Event, Memory, MemoryScope, Result, WriteStatus, Written};
+use muisti_core::{Event, Memory, Result, WriteStatus, Written};
 
 use super::Engine;
 use crate::declarative::HistoryEvent;
@@ -57,13 +58,13 @@ impl<'a> Change<'a> {
 
     /// Whether it made or changed what the memory says (a duplicate folded into an
     /// existing memory did not: the update that merged it is its own change).
-    fn changed(&self) -> bool {
+    pub(crate) fn changed(&self) -> bool {
         matches!(self.status, WriteStatus::Created | WriteStatus::Updated)
     }
 
     /// Whether its text is new to what was read from it (a replace at a key that was not
     /// read is taken as new).
-    fn text_changed(&self) -> bool {
+    pub(crate) fn text_changed(&self) -> bool {
         match &self.before {
             Some(b) => b.content != self.memory.content || b.context != self.memory.context,
             None => self.status == WriteStatus::Updated,
@@ -71,7 +72,7 @@ impl<'a> Change<'a> {
     }
 
     /// The record it was before, when the change moved it to another user or scope.
-    fn moved_from(&self) -> Option<&Memory> {
+    pub(crate) fn moved_from(&self) -> Option<&Memory> {
         self.before.as_ref().filter(|b| {
             b.owner.user_id != self.memory.owner.user_id || b.scope != self.memory.scope
         })
@@ -79,67 +80,89 @@ impl<'a> Change<'a> {
 }
 
 /// Whether a record is the engine's own (its graph, histories, proposals, conversations'
-/// messages and headers): observers see it written, and nothing else follows.
-fn own_record(m: &Memory) -> bool {
+/// messages and headers): observers see it written, and nothing else follows (the one
+/// rule every follower calls).
+pub(crate) fn own_record(m: &Memory) -> bool {
     let ns = m.partition.namespace.as_str();
     muisti_core::is_reserved(ns)
         || ns == crate::conversation::MESSAGES_NAMESPACE
         || ns == crate::conversation::CONVERSATIONS_NAMESPACE
 }
 
-impl Engine {
-    /// What follows `changes`, in order: the observers' [`Event::Write`] for each; then,
-    /// for memories (not the engine's own records) whose content the change made or
-    /// changed: the history (a declarative entry's always, any memory's when an actor is
-    /// named), the graph (a moved memory's facts retired and read again, a new or changed
-    /// text queued for extraction), and each user's long-term cap, kept once per user after
-    /// all of them (the newest kept).
-    pub(crate) fn after_write(&self, changes: &[Change<'_>]) -> Result<()> {
+/// What follows changes, for one thing that reads or keeps a copy of memories. Told of
+/// every change in order; each decides by [`Change::changed`] and [`own_record`] what
+/// concerns it.
+pub(crate) trait Follower: Send + Sync {
+    /// After writes, replaces, updates and supersedes (in the order made).
+    fn written(&self, engine: &Engine, changes: &[Change<'_>]) -> Result<()> {
+        let _ = (engine, changes);
+        Ok(())
+    }
+
+    /// After deletes (each record as it was just before).
+    fn deleted(&self, engine: &Engine, gone: &[Memory]) -> Result<()> {
+        let _ = (engine, gone);
+        Ok(())
+    }
+}
+
+/// The observers: an [`Event::Write`] for each change (the engine's own records too).
+pub(crate) struct Events;
+
+impl Follower for Events {
+    fn written(&self, engine: &Engine, changes: &[Change<'_>]) -> Result<()> {
         for c in changes {
             let m = c.memory;
-            self.emit(Event::Write {
+            engine.emit(Event::Write {
                 partition: m.partition.clone(),
                 key: m.key.clone(),
                 bytes: if c.changed() { m.text().len() } else { 0 },
                 status: c.status,
             });
         }
-        let memories: Vec<&Change<'_>> = changes
-            .iter()
-            .filter(|c| c.changed() && !own_record(c.memory))
-            .collect();
-        for c in &memories {
-            let m = c.memory;
-            if m.scope == MemoryScope::Declarative || self.actor.is_some() {
-                let before = c.before.as_ref().map(|b| b.text().into_owned());
-                self.record(m, c.event, before, Some(m.text().into_owned()))?;
-            }
-        }
-        if self.graph_worker.is_some() {
-            for c in &memories {
-                if let Some(old) = c.moved_from() {
-                    self.graph_forget(old.owner.user_id.as_deref(), &[old.id])?;
-                }
-            }
-            let queued: Vec<(&Memory, bool)> = memories
-                .iter()
-                .filter_map(|c| match (c.status, c.moved_from()) {
-                    (WriteStatus::Created, _) | (_, Some(_)) => Some((c.memory, false)),
-                    _ if c.text_changed() => Some((c.memory, true)),
-                    _ => None,
-                })
-                .collect();
-            if !queued.is_empty() {
-                self.queue_later(&queued);
-            }
+        Ok(())
+    }
+}
+
+/// The followers of an engine, in the order they are told: the observers, the archive
+/// (its objects go before anything that names them), the history, the graph.
+pub(crate) fn followers() -> std::sync::Arc<[std::sync::Arc<dyn Follower>]> {
+    std::sync::Arc::new([
+        std::sync::Arc::new(Events) as std::sync::Arc<dyn Follower>,
+        std::sync::Arc::new(crate::lifecycle::archive::ArchiveFollower),
+        std::sync::Arc::new(crate::declarative::History),
+        std::sync::Arc::new(crate::graph::worker::GraphFollower),
+    ])
+}
+
+impl Engine {
+    /// What follows `changes`: each [`Follower`] told in order, then each user's long-term
+    /// cap, kept once per user after all of them (the newest kept; what it evicts goes
+    /// through [`Engine::after_delete`]).
+    pub(crate) fn after_write(&self, changes: &[Change<'_>]) -> Result<()> {
+        for f in self.followers.iter() {
+            f.written(self, changes)?;
         }
         // Each user's cap once, after the whole batch (the newest of theirs kept).
         let mut capped = HashSet::new();
-        for c in memories.iter().rev() {
+        for c in changes.iter().rev() {
             let m = c.memory;
-            if capped.insert((&m.partition, &m.owner.user_id)) {
+            if c.changed() && !own_record(m) && capped.insert((&m.partition, &m.owner.user_id)) {
                 self.evict_beyond_cap(m)?;
             }
+        }
+        Ok(())
+    }
+
+    /// What follows the delete of `gone` (each deleted by this call's path, as it was just
+    /// before): each [`Follower`] told in order (the archive object, the history's texts
+    /// and the delete recorded, the graph's facts).
+    pub(crate) fn after_delete(&self, gone: &[Memory]) -> Result<()> {
+        if gone.is_empty() {
+            return Ok(());
+        }
+        for f in self.followers.iter() {
+            f.deleted(self, gone)?;
         }
         Ok(())
     }

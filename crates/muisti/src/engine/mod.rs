@@ -9,7 +9,7 @@ mod lease;
 mod scopes;
 mod search;
 
-pub(crate) use follow::Change;
+pub(crate) use follow::{Change, Follower, own_record};
 pub use kv::in_key_space;
 pub(crate) use scopes::check_put as check_scope;
 pub use scopes::{Lifetimes, Maintained};
@@ -175,6 +175,7 @@ impl EngineBuilder {
             graph_interval: self.graph_interval,
             graph_worker: None,
             archive: self.archive,
+            followers: follow::followers(),
         };
         engine.check_model(on_mismatch)?;
         if engine.graph_extraction.extractor().is_some() {
@@ -265,6 +266,8 @@ pub struct Engine {
     pub(crate) graph_worker: Option<Arc<crate::graph::worker::Worker>>,
     /// Where cold memories are archived (none: archiving is refused).
     pub(crate) archive: Option<Arc<crate::lifecycle::archive::Archive>>,
+    /// What follows every change, in order ([`Follower`]).
+    pub(crate) followers: Arc<[Arc<dyn Follower>]>,
 }
 
 /// How much a namespace holds.

@@ -539,3 +539,55 @@ impl Engine {
         engine.apply_extraction(&memory, &found, Some(extractor))
     }
 }
+
+/// [`Follower`](crate::engine::Follower): the graph reads what is new and forgets what is
+/// gone (nothing to do without a worker reading it). A memory moved to another user or scope
+/// leaves its old graph and is read again; a new or changed text is queued; a deleted
+/// memory's facts and entities it alone supported go, with a conversation's focus on them.
+pub(crate) struct GraphFollower;
+
+impl crate::engine::Follower for GraphFollower {
+    fn written(&self, engine: &Engine, changes: &[crate::engine::Change<'_>]) -> Result<()> {
+        if engine.graph_worker.is_none() {
+            return Ok(());
+        }
+        let memories: Vec<&crate::engine::Change<'_>> = changes
+            .iter()
+            .filter(|c| c.changed() && !crate::engine::own_record(c.memory))
+            .collect();
+        for c in &memories {
+            if let Some(old) = c.moved_from() {
+                engine.graph_forget(old.owner.user_id.as_deref(), &[old.id])?;
+            }
+        }
+        let queued: Vec<(&Memory, bool)> = memories
+            .iter()
+            .filter_map(|c| match (c.status, c.moved_from()) {
+                (muisti_core::WriteStatus::Created, _) | (_, Some(_)) => Some((c.memory, false)),
+                _ if c.text_changed() => Some((c.memory, true)),
+                _ => None,
+            })
+            .collect();
+        if !queued.is_empty() {
+            engine.queue_later(&queued);
+        }
+        Ok(())
+    }
+
+    fn deleted(&self, engine: &Engine, gone: &[Memory]) -> Result<()> {
+        let mut sourced: std::collections::BTreeMap<Option<&str>, Vec<MemoryId>> =
+            std::collections::BTreeMap::new();
+        for m in gone {
+            if !crate::engine::own_record(m) && is_extracted(m) {
+                sourced
+                    .entry(m.owner.user_id.as_deref())
+                    .or_default()
+                    .push(m.id);
+            }
+        }
+        for (user, ids) in &sourced {
+            engine.graph_forget(*user, ids)?;
+        }
+        Ok(())
+    }
+}

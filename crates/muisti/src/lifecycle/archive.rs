@@ -860,3 +860,15 @@ fn with_text_of(mut m: Memory, archived: &Memory) -> Memory {
     m.content_hash = archived.content_hash.clone();
     m
 }
+
+/// [`Follower`](crate::engine::Follower): a deleted memory's archive object goes with it.
+pub(crate) struct ArchiveFollower;
+
+impl crate::engine::Follower for ArchiveFollower {
+    fn deleted(&self, engine: &Engine, gone: &[Memory]) -> Result<()> {
+        for m in gone {
+            engine.drop_archived(m)?;
+        }
+        Ok(())
+    }
+}

@@ -88,7 +88,7 @@ impl Engine {
         }
         crate::declarative::check_read(&query.filter)?;
         let _span = info_span!("memory.analytics", namespace = %namespace).entered();
-        let today = day_of(self.clock.now());
+        let today = day_of(self.core.clock.now());
         let first = today - i64::from(query.days) + 1;
         let mut out = Analytics::default();
         let mut growth: BTreeMap<(i64, String), u64> = BTreeMap::new();
@@ -100,7 +100,7 @@ impl Engine {
             ..ListQuery::all(self.partition(namespace))
         };
         loop {
-            let page = self.store.list(&list)?;
+            let page = self.core.store.list(&list)?;
             for m in &page.items {
                 if !crate::declarative::readable(&query.filter, m) {
                     continue;
@@ -152,7 +152,7 @@ impl Engine {
             .collect();
         best.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
         let ids: Vec<MemoryId> = best.into_iter().map(|(_, id)| id).collect();
-        out.top_accessed = self.store.get_many(&self.tenant, &ids)?;
+        out.top_accessed = self.core.store.get_many(&self.core.tenant, &ids)?;
         Ok(out)
     }
 
@@ -166,7 +166,7 @@ impl Engine {
                 format!("a similarity matrix compares at most {MAX_SIMILARITY} memories"),
             ));
         }
-        if self.embedder.is_none() {
+        if self.core.embedder.is_none() {
             return Err(Error::invalid("embedder", "similarity needs an embedder"));
         }
         let vectors = self.embed_memories(memories)?;

@@ -182,7 +182,7 @@ impl Engine {
     /// A conversation's header, if it exists.
     pub fn conversation_info(&self, id: &str) -> Result<Option<ConversationInfo>> {
         check_id(id)?;
-        let Some(record) = self.store.get(&self.header_at(id)?)? else {
+        let Some(record) = self.core.store.get(&self.header_at(id)?)? else {
             return Ok(None);
         };
         let h = Header::read(&record)?;
@@ -205,7 +205,7 @@ impl Engine {
         };
         filter.validate()?;
         let partition = self.own_partition(CONVERSATIONS_NAMESPACE);
-        Ok(list_all(self.store.as_ref(), &partition, &filter)?
+        Ok(list_all(self.core.store.as_ref(), &partition, &filter)?
             .iter()
             .filter_map(|r| match Header::read(r) {
                 Ok(h) => Some(ConversationInfo {
@@ -226,7 +226,7 @@ impl Engine {
     /// A conversation's messages in order (empty when it has none or does not exist).
     pub fn conversation_messages(&self, id: &str) -> Result<Vec<StoredMessage>> {
         check_id(id)?;
-        if let Some(record) = self.store.get(&self.header_at(id)?)?
+        if let Some(record) = self.core.store.get(&self.header_at(id)?)?
             && let Some(legacy) = Header::read(&record)?.legacy
         {
             return Ok(legacy
@@ -240,7 +240,7 @@ impl Engine {
             ..Filter::default()
         };
         let partition = self.own_partition(MESSAGES_NAMESPACE);
-        let mut records = list_all(self.store.as_ref(), &partition, &filter)?;
+        let mut records = list_all(self.core.store.as_ref(), &partition, &filter)?;
         records.sort_by(|a, b| a.key.cmp(&b.key));
         records.iter().map(message_of).collect()
     }
@@ -260,7 +260,7 @@ impl Engine {
             return Ok(Vec::new());
         }
         let header_at = self.header_at(id)?;
-        let existing = self.store.get(&header_at)?;
+        let existing = self.core.store.get(&header_at)?;
         let header = existing.as_ref().map(Header::read).transpose()?;
         let mut carried: Vec<NewMessage> = Vec::new();
         if let Some(legacy) = header.as_ref().and_then(|h| h.legacy.as_ref()) {
@@ -276,7 +276,7 @@ impl Engine {
             ..owner.clone()
         };
         let partition = self.own_partition(MESSAGES_NAMESPACE);
-        let first = self.store.count(
+        let first = self.core.store.count(
             &partition,
             &Filter {
                 session_id: Some(id.to_owned()),
@@ -304,7 +304,7 @@ impl Engine {
             }
             puts.push(put);
         }
-        let now = self.clock.now();
+        let now = self.core.clock.now();
         let total = first + puts.len() as u64;
         let header = Header {
             id: id.to_owned(),
@@ -346,7 +346,7 @@ impl Engine {
         };
         let mut deleted =
             self.delete_matching(&crate::engine::own_namespace(MESSAGES_NAMESPACE), &filter)?;
-        deleted += u64::from(self.store.delete(&self.header_at(id)?)?);
+        deleted += u64::from(self.core.store.delete(&self.header_at(id)?)?);
         deleted += self.end_conversation(id)?;
         Ok(deleted)
     }

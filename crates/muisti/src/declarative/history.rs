@@ -21,7 +21,7 @@ impl Follower for History {
             if !c.changed() || own_record(m) {
                 continue;
             }
-            if m.scope == MemoryScope::Declarative || engine.actor.is_some() {
+            if m.scope == MemoryScope::Declarative || engine.core.actor.is_some() {
                 let before = c.before.as_ref().map(|b| b.text().into_owned());
                 engine.record(m, c.event, before, Some(m.text().into_owned()))?;
             }
@@ -40,7 +40,7 @@ impl Follower for History {
         let with_history = engine.erase_history(&gone)?;
         for m in gone {
             if m.scope == MemoryScope::Declarative
-                || engine.actor.is_some()
+                || engine.core.actor.is_some()
                 || with_history.contains(&m.id)
             {
                 engine.record(m, HistoryEvent::Delete, None, None)?;
@@ -78,7 +78,7 @@ impl Engine {
                     .insert("memory_id".to_owned(), json!(id.to_string()));
             }
             let ids: HashSet<MemoryId> = ids.into_iter().collect();
-            for record in list_all(self.store.as_ref(), &partition, &filter)? {
+            for record in list_all(self.core.store.as_ref(), &partition, &filter)? {
                 let Ok(mut entry) = records::HISTORY.decode(&record) else {
                     continue;
                 };
@@ -94,14 +94,14 @@ impl Engine {
                 let value = records::HISTORY.encode(&entry)?;
                 // Deleted and written again (not replaced): a delete is what the store
                 // erases from its files (`Store::erase_deleted`), the old text with it.
-                self.store.delete(&Locator::Id {
-                    tenant: self.tenant.clone(),
+                self.core.store.delete(&Locator::Id {
+                    tenant: self.core.tenant.clone(),
                     id: record.id,
                 })?;
                 let mut put = Put::new(partition.clone(), Some(record.key), value);
                 put.owner = record.owner;
                 put.metadata = record.metadata;
-                self.store.put(put)?;
+                self.core.store.put(put)?;
             }
         }
         Ok(with_history)

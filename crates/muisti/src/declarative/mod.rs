@@ -321,11 +321,14 @@ impl Engine {
             ..Filter::default()
         };
         filter.validate()?;
-        let mut entries: Vec<Memory> =
-            list_all(self.store.as_ref(), &self.partition(namespace), &filter)?
-                .into_iter()
-                .filter(|m| m.state == MemoryState::Active)
-                .collect();
+        let mut entries: Vec<Memory> = list_all(
+            self.core.store.as_ref(),
+            &self.partition(namespace),
+            &filter,
+        )?
+        .into_iter()
+        .filter(|m| m.state == MemoryState::Active)
+        .collect();
         prompt_order(&mut entries);
         Ok(entries)
     }
@@ -338,7 +341,7 @@ impl Engine {
         };
         filter.validate()?;
         let partition = self.own_partition(PROPOSALS_NAMESPACE);
-        list_all(self.store.as_ref(), &partition, &filter)?
+        list_all(self.core.store.as_ref(), &partition, &filter)?
             .into_iter()
             .map(|r| records::PROPOSALS.decode(&r))
             .collect()
@@ -361,7 +364,7 @@ impl Engine {
             ..Filter::default()
         };
         let partition = self.own_partition(HISTORY_NAMESPACE);
-        let mut records = list_all(self.store.as_ref(), &partition, &filter)?;
+        let mut records = list_all(self.core.store.as_ref(), &partition, &filter)?;
         records.sort_by(|a, b| a.key.cmp(&b.key));
         records
             .into_iter()
@@ -375,10 +378,10 @@ impl Engine {
         confirmed: bool,
         target: Option<MemoryId>,
     ) -> Result<Declared> {
-        put.partition.tenant = self.tenant.clone();
+        put.partition.tenant = self.core.tenant.clone();
         crate::engine::check_scope(&put)?;
         check(&put)?;
-        put.validate(&self.store.limits())?;
+        put.validate(&self.core.store.limits())?;
         let text = value_text(&put.content).into_owned();
         for _ in 0..8 {
             let (best, possible_conflicts) = match target {
@@ -422,7 +425,7 @@ impl Engine {
                 ..Patch::default()
             };
             let at = Locator::Id {
-                tenant: self.tenant.clone(),
+                tenant: self.core.tenant.clone(),
                 id: existing.id,
             };
             match self
@@ -496,7 +499,7 @@ impl Engine {
             category: Some(put.category.clone()),
             ..Filter::default()
         };
-        let held: Vec<Memory> = list_all(self.store.as_ref(), &put.partition, &filter)?
+        let held: Vec<Memory> = list_all(self.core.store.as_ref(), &put.partition, &filter)?
             .into_iter()
             .filter(|m| m.state == MemoryState::Active)
             .collect();
@@ -567,7 +570,7 @@ impl Engine {
 
     /// The cosine of `text` with each of `others`, by the engine's embedder (none without one).
     fn cosines(&self, text: &str, others: &[String]) -> Result<Option<Vec<f32>>> {
-        let Some(embedder) = &self.embedder else {
+        let Some(embedder) = &self.core.embedder else {
             return Ok(None);
         };
         let mut all: Vec<&str> = vec![text];
@@ -590,7 +593,7 @@ impl Engine {
         target: Option<&Memory>,
         explicit: bool,
     ) -> Result<Proposal> {
-        let now = self.clock.now();
+        let now = self.core.clock.now();
         let proposal = Proposal {
             id: MemoryId::generate(),
             namespace: put.partition.namespace.clone(),
@@ -623,7 +626,7 @@ impl Engine {
             ..Owner::default()
         };
         record.ttl = Ttl::new(PROPOSAL_TTL).ok();
-        self.store.put(record)?;
+        self.core.store.put(record)?;
         Ok(proposal)
     }
 
@@ -639,10 +642,10 @@ impl Engine {
         put.tags = m.tags.clone();
         put.metadata = m.metadata.clone();
         put.importance = Some(m.importance);
-        put.partition.tenant = self.tenant.clone();
+        put.partition.tenant = self.core.tenant.clone();
         crate::engine::check_scope(&put)?;
         check(&put)?;
-        put.validate(&self.store.limits())?;
+        put.validate(&self.core.store.limits())?;
         self.propose(&put, &value_text(&put.content), None, false)
     }
 
@@ -662,16 +665,17 @@ impl Engine {
             ))
         };
         let record = self
+            .core
             .store
             .get(&at)?
             .filter(|r| r.owner.user_id.as_deref() == Some(user_id))
             .ok_or_else(gone)?;
         // By id: what was checked is what is deleted.
         let at = Locator::Id {
-            tenant: self.tenant.clone(),
+            tenant: self.core.tenant.clone(),
             id: record.id,
         };
-        if !self.store.delete(&at)? {
+        if !self.core.store.delete(&at)? {
             return Err(gone());
         }
         records::PROPOSALS.decode(&record)
@@ -693,8 +697,8 @@ impl Engine {
             new,
             source: m.source.clone(),
             confidence: m.confidence,
-            actor: self.actor.clone().unwrap_or_else(|| actor(m)),
-            at: self.clock.now(),
+            actor: self.core.actor.clone().unwrap_or_else(|| actor(m)),
+            at: self.core.clock.now(),
         };
         // A delete comes after the entry's last version.
         let order = m.version + u64::from(event == HistoryEvent::Delete);
@@ -714,7 +718,7 @@ impl Engine {
         record
             .metadata
             .insert("namespace".into(), json!(m.partition.namespace.as_str()));
-        self.store.put(record)?;
+        self.core.store.put(record)?;
         Ok(())
     }
 
@@ -740,7 +744,7 @@ impl Engine {
                     partition: self.own_partition(PROPOSALS_NAMESPACE),
                     key: Key::new(p.id.to_string())?,
                 };
-                deleted += u64::from(self.store.delete(&at)?);
+                deleted += u64::from(self.core.store.delete(&at)?);
             }
         }
         Ok(deleted)

@@ -26,7 +26,7 @@ impl Engine {
         let mut gone = Vec::new();
         let mut after = None;
         loop {
-            let page = self.store.list(&ListQuery {
+            let page = self.core.store.list(&ListQuery {
                 partition: partition.clone(),
                 filter: filter.clone(),
                 after,
@@ -36,8 +36,8 @@ impl Engine {
                 if keep(&m) {
                     continue;
                 }
-                if self.store.delete(&Locator::Id {
-                    tenant: self.tenant.clone(),
+                if self.core.store.delete(&Locator::Id {
+                    tenant: self.core.tenant.clone(),
                     id: m.id,
                 })? {
                     gone.push(m);
@@ -63,13 +63,13 @@ impl Engine {
         let graph = self.own_partition(crate::graph::SOURCES_NAMESPACE);
         // The store's own flush deletes without telling which: only with nothing to keep,
         // no graph to take apart and no actor whose deletes are recorded.
-        let deleted = if self.actor.is_none()
-            && self.store.count(&partition, &declarative)? == 0
-            && self.store.count(&graph, &Filter::default())? == 0
+        let deleted = if self.core.actor.is_none()
+            && self.core.store.count(&partition, &declarative)? == 0
+            && self.core.store.count(&graph, &Filter::default())? == 0
         {
             // Nothing to keep and no graph to take apart: the store's own flush, then what
             // was made of the namespace's memories.
-            let n = self.store.flush(&partition)?;
+            let n = self.core.store.flush(&partition)?;
             self.drop_archived_namespace(namespace)?;
             let history = Filter {
                 metadata: [("namespace".to_owned(), json!(namespace.as_str()))]

@@ -140,7 +140,7 @@ impl Engine {
     /// cap, kept once per user after all of them (the newest kept; what it evicts goes
     /// through [`Engine::after_delete`]).
     pub(crate) fn after_write(&self, changes: &[Change<'_>]) -> Result<()> {
-        for f in self.followers.iter() {
+        for f in self.core.followers.iter() {
             f.written(self, changes)?;
         }
         // Each user's cap once, after the whole batch (the newest of theirs kept).
@@ -161,7 +161,7 @@ impl Engine {
         if gone.is_empty() {
             return Ok(());
         }
-        for f in self.followers.iter() {
+        for f in self.core.followers.iter() {
             f.deleted(self, gone)?;
         }
         Ok(())

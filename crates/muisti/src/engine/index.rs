@@ -15,7 +15,7 @@ impl Engine {
 
     /// The id of the embedder the store's vectors were made with, if recorded.
     pub fn store_model(&self) -> Result<Option<String>> {
-        Ok(self.store.get(&Self::model_locator()?)?.and_then(|m| {
+        Ok(self.core.store.get(&Self::model_locator()?)?.and_then(|m| {
             m.content
                 .get("id")
                 .and_then(|v| v.as_str())
@@ -28,7 +28,7 @@ impl Engine {
             return Ok(());
         };
         let value = serde_json::json!({"id": embedder.id(), "dimensions": embedder.dimensions()});
-        self.store.put(Put::new(partition, Some(key), value))?;
+        self.core.store.put(Put::new(partition, Some(key), value))?;
         Ok(())
     }
 
@@ -36,7 +36,7 @@ impl Engine {
     /// none recorded yet gets this engine's at its first write ([`Engine::note_model`]), so
     /// opening never writes.
     pub(super) fn check_model(&self, on_mismatch: OnModelMismatch) -> Result<()> {
-        let Some(embedder) = &self.embedder else {
+        let Some(embedder) = &self.core.embedder else {
             return Ok(());
         };
         let checked = match self.store_model()? {
@@ -51,17 +51,17 @@ impl Engine {
                 OnModelMismatch::Ignore => true,
             },
         };
-        self.model_checked.store(checked, Ordering::Relaxed);
+        self.core.model_checked.store(checked, Ordering::Relaxed);
         Ok(())
     }
 
     /// Before a write that stores vectors: records the engine's embedder in a store that has
     /// none yet, or refuses if another engine recorded a different one since this one opened.
     pub(crate) fn note_model(&self) -> Result<()> {
-        let Some(embedder) = &self.embedder else {
+        let Some(embedder) = &self.core.embedder else {
             return Ok(());
         };
-        if self.model_checked.load(Ordering::Relaxed) {
+        if self.core.model_checked.load(Ordering::Relaxed) {
             return Ok(());
         }
         match self.store_model()? {
@@ -69,7 +69,7 @@ impl Engine {
             Some(id) if id == embedder.id() => {}
             Some(id) => return Err(self.model_mismatch(&id, &**embedder)),
         }
-        self.model_checked.store(true, Ordering::Relaxed);
+        self.core.model_checked.store(true, Ordering::Relaxed);
         Ok(())
     }
 
@@ -78,7 +78,7 @@ impl Engine {
             "the store {} was indexed with the embedder {recorded:?}, but this engine embeds \
              with {:?}; run `muisti reindex` to re-embed every memory with it, or choose the \
              embedder {recorded:?}",
-            self.store.info().location,
+            self.core.store.info().location,
             embedder.id()
         ))
     }
@@ -92,13 +92,14 @@ impl Engine {
         progress: &mut dyn FnMut(u64, u64),
     ) -> Result<ReindexReport> {
         let tenants: Vec<Tenant> = self
+            .core
             .store
             .tenants()?
             .into_iter()
             .filter(|t| t.as_str() != SYSTEM_TENANT)
             .collect();
         let report = self.reindex_tenants(&tenants, force, progress)?;
-        if let Some(embedder) = &self.embedder {
+        if let Some(embedder) = &self.core.embedder {
             self.record_model(&**embedder)?;
         }
         Ok(report)
@@ -112,7 +113,7 @@ impl Engine {
         force: bool,
         progress: &mut dyn FnMut(u64, u64),
     ) -> Result<ReindexReport> {
-        self.reindex_tenants(std::slice::from_ref(&self.tenant), force, progress)
+        self.reindex_tenants(std::slice::from_ref(&self.core.tenant), force, progress)
     }
 
     fn reindex_tenants(
@@ -121,23 +122,23 @@ impl Engine {
         force: bool,
         progress: &mut dyn FnMut(u64, u64),
     ) -> Result<ReindexReport> {
-        let Some(embedder) = &self.embedder else {
+        let Some(embedder) = &self.core.embedder else {
             return Err(Error::invalid("embedder", "reindex needs an embedder"));
         };
         let _span = info_span!("memory.reindex", model = embedder.id()).entered();
         let mut partitions = Vec::new();
         let mut total = 0;
         for tenant in tenants {
-            for ns in self.store.namespaces(tenant)? {
+            for ns in self.core.store.namespaces(tenant)? {
                 let p = Partition::new(tenant.clone(), ns);
-                total += self.store.count(&p, &Filter::default())?;
+                total += self.core.store.count(&p, &Filter::default())?;
                 partitions.push(p);
             }
         }
         let mut report = ReindexReport::default();
         progress(0, total);
         for p in partitions {
-            let all = list_all(&*self.store, &p, &Filter::default())?;
+            let all = list_all(&*self.core.store, &p, &Filter::default())?;
             for chunk in all.chunks(256) {
                 report.scanned += chunk.len() as u64;
                 let todo: Vec<&Memory> = chunk
@@ -155,7 +156,7 @@ impl Engine {
                             vector,
                         })
                         .collect();
-                    report.reembedded += self.store.set_vectors(&p.tenant, &vectors)?;
+                    report.reembedded += self.core.store.set_vectors(&p.tenant, &vectors)?;
                 }
                 progress(report.scanned, total);
             }
@@ -167,10 +168,10 @@ impl Engine {
     /// normalised content (see [`RecallConfig::dedupe`]). Batches
     /// ([`Engine::remember_many`]) are imports and are not deduplicated.
     pub(super) fn duplicate_of(&self, put: &Put) -> Result<Option<Memory>> {
-        if !self.recall.dedupe || put.key.is_some() {
+        if !self.core.recall.dedupe || put.key.is_some() {
             return Ok(None);
         }
-        put.validate(&self.store.limits())?;
+        put.validate(&self.core.store.limits())?;
         let filter = Filter {
             user_id: put.owner.user_id.clone(),
             agent_id: put.owner.agent_id.clone(),
@@ -187,6 +188,7 @@ impl Engine {
             limit: 16,
         };
         Ok(self
+            .core
             .store
             .list(&query)?
             .items
@@ -196,7 +198,7 @@ impl Engine {
 
     /// Adds vectors to writes that have none, with the engine's embedder (one batch).
     pub(crate) fn embed_puts(&self, puts: &mut [Put]) -> Result<()> {
-        let Some(embedder) = &self.embedder else {
+        let Some(embedder) = &self.core.embedder else {
             return Ok(());
         };
         let todo: Vec<usize> = (0..puts.len())
@@ -222,7 +224,7 @@ impl Engine {
                     .is_some_and(|c| !c.trim().is_empty())
             })
             .collect();
-        if self.recall.words > 0.0 {
+        if self.core.recall.words > 0.0 {
             let index_texts: Vec<&str> = texts.iter().map(String::as_str).collect();
             embedder.prepare_words(&index_texts, recall::WORD_SKIP);
         }
@@ -249,7 +251,7 @@ impl Engine {
 
     /// The embedder, if recall uses vectors.
     pub fn embedder(&self) -> Option<&Arc<dyn Embedder>> {
-        self.embedder.as_ref()
+        self.core.embedder.as_ref()
     }
 }
 

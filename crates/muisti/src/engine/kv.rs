@@ -32,7 +32,7 @@ impl Engine {
             partition: put.partition.clone(),
             key: key.clone(),
         };
-        match self.store.get(&at)? {
+        match self.core.store.get(&at)? {
             Some(m) if !in_key_space(&m) => Err(Error::Conflict(format!(
                 "key {key} is the id of a memory written without a key: it is reached by its \
                  id, not by key; write under another key"
@@ -88,7 +88,7 @@ impl Engine {
     pub fn kv_all(&self, namespace: &Namespace) -> Result<BTreeMap<String, Value>> {
         let partition = self.partition(namespace);
         let _span = info_span!("memory.all", namespace = %namespace).entered();
-        let all = list_all(&*self.store, &partition, &Filter::default())?;
+        let all = list_all(&*self.core.store, &partition, &Filter::default())?;
         Ok(all
             .into_iter()
             .filter(in_key_space)

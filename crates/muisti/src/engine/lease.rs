@@ -38,12 +38,13 @@ impl Engine {
     pub fn acquire_lease(&self, name: &str, holder: &str, ttl: Duration) -> Result<bool> {
         let partition = partition(name)?;
         let key = Key::new(holder)?;
-        let now = self.clock.now();
+        let now = self.core.clock.now();
         let mine = Locator::Key {
             partition: partition.clone(),
             key: key.clone(),
         };
         let held = self
+            .core
             .store
             .get(&mine)?
             .and_then(|m| claim_of(&m))
@@ -52,18 +53,19 @@ impl Engine {
             until: now.plus(ttl).as_millis(),
         })
         .map_err(|e| Error::backend("lease", e))?;
-        self.store
+        self.core
+            .store
             .put(Put::new(partition.clone(), Some(key.clone()), claim))?;
         if held {
             return Ok(true);
         }
-        let others_live = list_all(&*self.store, &partition, &Filter::default())?
+        let others_live = list_all(&*self.core.store, &partition, &Filter::default())?
             .iter()
             .filter(|m| m.key != key)
             .filter_map(claim_of)
             .any(|c| c.until > now.as_millis());
         if others_live {
-            self.store.delete(&mine)?;
+            self.core.store.delete(&mine)?;
             return Ok(false);
         }
         Ok(true)
@@ -71,7 +73,7 @@ impl Engine {
 
     /// Gives the lease `name` back if `holder` has a claim on it (else nothing happens).
     pub fn release_lease(&self, name: &str, holder: &str) -> Result<()> {
-        self.store.delete(&Locator::Key {
+        self.core.store.delete(&Locator::Key {
             partition: partition(name)?,
             key: Key::new(holder)?,
         })?;

@@ -157,7 +157,7 @@ impl EngineBuilder {
         let on_mismatch = self.on_mismatch;
         self.lifetimes.validate()?;
         self.graph_interval.validate()?;
-        let engine = Engine {
+        let core = Core {
             native_text: self.store.info().capabilities.native_text,
             access: Arc::new(AccessRecorder::start(Arc::clone(&self.store))),
             store: self.store,
@@ -168,14 +168,17 @@ impl EngineBuilder {
             clock: self.clock,
             model_checked: Arc::new(AtomicBool::new(false)),
             lifetimes: self.lifetimes,
+            actor: None,
+            followers: follow::followers(),
+        };
+        let engine = Engine {
+            core,
             conflict_judge: None,
             fact_extractor: None,
-            actor: None,
             graph_extraction: self.graph,
             graph_interval: self.graph_interval,
             graph_worker: None,
             archive: self.archive,
-            followers: follow::followers(),
         };
         engine.check_model(on_mismatch)?;
         if engine.graph_extraction.extractor().is_some() {
@@ -234,9 +237,13 @@ pub(crate) fn embed_err(e: EmbedError) -> Error {
     }
 }
 
-/// Memory for agents over one store, confined to one tenant. Cheap to clone.
+/// What every part of the engine shares, and nothing else: the store and the tenant it is
+/// confined to, the clock, the embedder and the recall configuration, the observers and
+/// what follows a change, the scopes' lifetimes, access counts, and who acts. The engine's
+/// capabilities (declarative memory, facts, the graph, the archive) keep their own state
+/// beside it.
 #[derive(Clone)]
-pub struct Engine {
+pub(crate) struct Core {
     pub(crate) store: Arc<dyn Store>,
     pub(crate) tenant: Tenant,
     pub(crate) observers: Arc<[Arc<dyn Observer>]>,
@@ -250,14 +257,23 @@ pub struct Engine {
     /// write records or checks it).
     pub(crate) model_checked: Arc<AtomicBool>,
     pub(crate) lifetimes: Lifetimes,
+    /// Who acts, when the caller says (the memory manager's command): every change this
+    /// engine makes is recorded in the changed memory's history with it as the actor.
+    pub(crate) actor: Option<String>,
+    /// What follows every change, in order ([`Follower`]).
+    pub(crate) followers: Arc<[Arc<dyn Follower>]>,
+}
+
+/// Memory for agents over one store, confined to one tenant. Cheap to clone.
+#[derive(Clone)]
+pub struct Engine {
+    /// What every part shares.
+    pub(crate) core: Core,
     /// Decides declarative conflicts the detector finds candidates for (none: the
     /// detector's verdict).
     pub(crate) conflict_judge: Option<Arc<dyn crate::declarative::ConflictJudge>>,
     /// Reads facts from conversations (none: the offline extractor).
     pub(crate) fact_extractor: Option<Arc<dyn crate::facts::FactExtractor>>,
-    /// Who acts, when the caller says (the memory manager's command): every change this
-    /// engine makes is recorded in the changed memory's history with it as the actor.
-    pub(crate) actor: Option<String>,
     /// How memories are read into the graph.
     pub(crate) graph_extraction: crate::graph::GraphExtraction,
     /// How often a conversation is read into the graph.
@@ -266,8 +282,6 @@ pub struct Engine {
     pub(crate) graph_worker: Option<Arc<crate::graph::worker::Worker>>,
     /// Where cold memories are archived (none: archiving is refused).
     pub(crate) archive: Option<Arc<crate::lifecycle::archive::Archive>>,
-    /// What follows every change, in order ([`Follower`]).
-    pub(crate) followers: Arc<[Arc<dyn Follower>]>,
 }
 
 /// How much a namespace holds.
@@ -334,40 +348,36 @@ impl Engine {
     /// write, update and delete it makes, of any memory, is recorded in that memory's
     /// history ([`Engine::history`]) with `actor` as who made it.
     pub fn with_actor(&self, actor: impl Into<String>) -> Self {
-        Self {
-            actor: Some(actor.into()),
-            ..self.clone()
-        }
+        let mut e = self.clone();
+        e.core.actor = Some(actor.into());
+        e
     }
 
     /// The same engine confined to another tenant.
     pub fn with_tenant(&self, tenant: Tenant) -> Self {
-        Self {
-            tenant,
-            ..self.clone()
-        }
+        let mut e = self.clone();
+        e.core.tenant = tenant;
+        e
     }
 
     /// The same engine with one more observer (for example an agent's), which is told of
     /// every event of this engine and its clones made after this call.
     pub fn with_observer(&self, observer: Arc<dyn Observer>) -> Self {
-        let mut observers: Vec<Arc<dyn Observer>> = self.observers.iter().cloned().collect();
+        let mut observers: Vec<Arc<dyn Observer>> = self.core.observers.iter().cloned().collect();
         observers.push(observer);
-        Self {
-            observers: observers.into(),
-            ..self.clone()
-        }
+        let mut e = self.clone();
+        e.core.observers = observers.into();
+        e
     }
 
     /// The same engine over `wrap(store)`: same tenant, embedder, recall settings and
     /// observers. Used to put a wrapper such as the privacy store in front of the store.
     pub fn map_store(&self, wrap: impl FnOnce(Arc<dyn Store>) -> Arc<dyn Store>) -> Self {
-        let store = wrap(Arc::clone(&self.store));
-        Self {
-            native_text: store.info().capabilities.native_text,
-            store,
-            ..self.clone()
-        }
+        let store = wrap(Arc::clone(&self.core.store));
+        let mut e = self.clone();
+        e.core.native_text = store.info().capabilities.native_text;
+        e.core.store = store;
+        e
     }
 
     /// Tells this engine's observers of an event that happened outside the engine (an
@@ -378,21 +388,21 @@ impl Engine {
 
     /// The store underneath.
     pub fn store(&self) -> &Arc<dyn Store> {
-        &self.store
+        &self.core.store
     }
 
     /// The tenant this engine is confined to.
     pub fn tenant(&self) -> &Tenant {
-        &self.tenant
+        &self.core.tenant
     }
 
     /// The partition of `namespace` in this engine's tenant.
     pub fn partition(&self, namespace: &Namespace) -> Partition {
-        Partition::new(self.tenant.clone(), namespace.clone())
+        Partition::new(self.core.tenant.clone(), namespace.clone())
     }
 
     pub(crate) fn emit(&self, event: Event) {
-        for o in self.observers.iter() {
+        for o in self.core.observers.iter() {
             o.on_event(&event);
         }
     }
@@ -403,7 +413,7 @@ impl Engine {
 
     /// Writes a memory (the put's tenant is replaced by the engine's).
     pub fn remember(&self, mut put: Put) -> Result<Written> {
-        put.partition.tenant = self.tenant.clone();
+        put.partition.tenant = self.core.tenant.clone();
         self.scope_put(&mut put)?;
         if put.scope == MemoryScope::Declarative {
             return self.declare(put).map(crate::declarative::written);
@@ -423,8 +433,8 @@ impl Engine {
     /// are recorded (their history keeps what a replace replaced; else nothing is read).
     fn records_before(&self, puts: &[Put]) -> Result<Vec<Option<Memory>>> {
         puts.iter()
-            .map(|p| match (&self.actor, &p.key) {
-                (Some(_), Some(key)) => self.store.get(&Locator::Key {
+            .map(|p| match (&self.core.actor, &p.key) {
+                (Some(_), Some(key)) => self.core.store.get(&Locator::Key {
                     partition: p.partition.clone(),
                     key: key.clone(),
                 }),
@@ -448,7 +458,7 @@ impl Engine {
         self.embed_puts(std::slice::from_mut(&mut put))?;
         let span = info_span!("memory.write", namespace = %put.partition.namespace);
         let _g = span.enter();
-        let w = self.store.put(put)?;
+        let w = self.core.store.put(put)?;
         debug!(id = %w.memory.id, status = ?w.status, "written");
         Ok(w)
     }
@@ -457,13 +467,14 @@ impl Engine {
     /// access, and what the write brought that it lacks ([`Put::merge_patch`]) is merged into
     /// it atomically (retried if another writer changed it meanwhile).
     fn merge_duplicate(&self, put: &Put, mut existing: Memory) -> Result<Written> {
-        self.store
-            .touch(&self.tenant, &[existing.id], self.clock.now())?;
+        self.core
+            .store
+            .touch(&self.core.tenant, &[existing.id], self.core.clock.now())?;
         let mut status = WriteStatus::Deduplicated;
         let mut attempts = 0;
         while let Some(patch) = put.merge_patch(&existing) {
             let at = Locator::Id {
-                tenant: self.tenant.clone(),
+                tenant: self.core.tenant.clone(),
                 id: existing.id,
             };
             match self
@@ -476,7 +487,7 @@ impl Engine {
                 }
                 Err(e) if e.kind() == ErrorKind::Conflict && attempts < 8 => {
                     attempts += 1;
-                    match self.store.get(&at)? {
+                    match self.core.store.get(&at)? {
                         Some(m) => existing = m,
                         None => break,
                     }
@@ -507,12 +518,12 @@ impl Engine {
     pub fn update(&self, mut req: UpdateRequest) -> Result<Memory> {
         req.at = self.confine(&req.at);
         req.validate()?;
-        let Some(mut current) = self.reachable(&req.at, self.store.get(&req.at)?) else {
+        let Some(mut current) = self.reachable(&req.at, self.core.store.get(&req.at)?) else {
             return Err(Error::NotFound(req.at.describe()));
         };
         // Addressed by id from here, so the checks above hold for the record changed.
         req.at = Locator::Id {
-            tenant: self.tenant.clone(),
+            tenant: self.core.tenant.clone(),
             id: current.id,
         };
         // An archived memory comes back before it changes (the version it was read at
@@ -599,9 +610,10 @@ impl Engine {
         let mut attempts = 0;
         let m = loop {
             if req.patch.changes_text()
-                && let Some(embedder) = &self.embedder
+                && let Some(embedder) = &self.core.embedder
             {
                 let current = self
+                    .core
                     .store
                     .get(&req.at)?
                     .ok_or_else(|| Error::NotFound(req.at.describe()))?;
@@ -624,7 +636,7 @@ impl Engine {
                 req.patch.embedding = put.embedding.map(|v| (embedder.id().to_owned(), v));
                 req.expected_version = Some(given.unwrap_or(current.version));
             }
-            match self.store.update(&req) {
+            match self.core.store.update(&req) {
                 Err(e) if e.kind() == ErrorKind::Conflict && given.is_none() && attempts < 8 => {
                     attempts += 1;
                 }
@@ -640,7 +652,7 @@ impl Engine {
         let puts: Vec<Put> = puts
             .into_iter()
             .map(|mut p| {
-                p.partition.tenant = self.tenant.clone();
+                p.partition.tenant = self.core.tenant.clone();
                 self.scope_put(&mut p)?;
                 if p.scope == MemoryScope::Declarative {
                     return Err(Error::conflicting(
@@ -670,7 +682,7 @@ impl Engine {
         self.note_model()?;
         self.embed_puts(&mut puts)?;
         let _span = info_span!("memory.write_many", count = puts.len()).entered();
-        self.store.put_many(puts)
+        self.core.store.put_many(puts)
     }
 
     /// What a read at `at` found, as the locator may reach it: by key, only a record in the
@@ -689,7 +701,7 @@ impl Engine {
                 key: key.clone(),
             },
             Locator::Id { id, .. } => Locator::Id {
-                tenant: self.tenant.clone(),
+                tenant: self.core.tenant.clone(),
                 id: *id,
             },
         }
@@ -699,7 +711,7 @@ impl Engine {
     pub fn get(&self, at: &Locator) -> Result<Option<Memory>> {
         let at = self.confine(at);
         let _span = info_span!("memory.read").entered();
-        let found = match self.reachable(&at, self.store.get(&at)?) {
+        let found = match self.reachable(&at, self.core.store.get(&at)?) {
             Some(m) => Some(self.hydrate(m)?),
             None => None,
         };
@@ -719,7 +731,7 @@ impl Engine {
     /// The memory with `id`.
     pub fn get_by_id(&self, id: MemoryId) -> Result<Option<Memory>> {
         self.get(&Locator::Id {
-            tenant: self.tenant.clone(),
+            tenant: self.core.tenant.clone(),
             id,
         })
     }
@@ -727,10 +739,10 @@ impl Engine {
     /// One page of a namespace's memories (the query's tenant is replaced by the engine's);
     /// archived ones with their text, read back from the archive.
     pub fn list(&self, mut query: ListQuery) -> Result<Page> {
-        query.partition.tenant = self.tenant.clone();
+        query.partition.tenant = self.core.tenant.clone();
         crate::declarative::check_read(&query.filter)?;
         let _span = info_span!("memory.list", namespace = %query.partition.namespace).entered();
-        let mut page = self.store.list(&query)?;
+        let mut page = self.core.store.list(&query)?;
         page.items
             .retain(|m| crate::declarative::readable(&query.filter, m));
         // Archived memories with their text, read back from their objects.
@@ -746,7 +758,7 @@ impl Engine {
     /// read page by page until `query`'s page size of them are found or the namespace ends,
     /// so a page is short only at the end, and its `next` is the last one returned.
     pub fn list_in_state(&self, mut query: ListQuery, state: MemoryState) -> Result<Page> {
-        query.partition.tenant = self.tenant.clone();
+        query.partition.tenant = self.core.tenant.clone();
         crate::declarative::check_read(&query.filter)?;
         let _span = info_span!("memory.list", namespace = %query.partition.namespace).entered();
         let want = query.page_size();
@@ -756,7 +768,7 @@ impl Engine {
             ..query.clone()
         };
         let next = loop {
-            let page = self.store.list(&scan)?;
+            let page = self.core.store.list(&scan)?;
             let room = want - kept.len();
             kept.extend(
                 page.items
@@ -784,15 +796,15 @@ impl Engine {
     pub fn forget(&self, at: &Locator) -> Result<bool> {
         let at = self.confine(at);
         let _span = info_span!("memory.forget").entered();
-        let Some(target) = self.reachable(&at, self.store.get(&at)?) else {
+        let Some(target) = self.reachable(&at, self.core.store.get(&at)?) else {
             return Ok(false);
         };
         // By id from here: what was checked is what is deleted.
         let at = Locator::Id {
-            tenant: self.tenant.clone(),
+            tenant: self.core.tenant.clone(),
             id: target.id,
         };
-        let deleted = self.store.delete(&at)?;
+        let deleted = self.core.store.delete(&at)?;
         if deleted {
             self.after_delete(std::slice::from_ref(&target))?;
         }
@@ -841,32 +853,32 @@ impl Engine {
             self.forget_declarative_of(namespace, user)?;
         }
         // A delete-all leaves the store's files at once, not within seconds.
-        self.store.erase_deleted()?;
+        self.core.store.erase_deleted()?;
         Ok(deleted)
     }
 
     /// How many memories of a namespace match `filter`.
     pub fn count(&self, namespace: &Namespace, filter: &Filter) -> Result<u64> {
-        self.store.count(&self.partition(namespace), filter)
+        self.core.store.count(&self.partition(namespace), filter)
     }
 
     /// Deletes expired memories now.
     pub fn purge_expired(&self) -> Result<u64> {
-        self.store.purge_expired()
+        self.core.store.purge_expired()
     }
 
     /// Per-namespace counts, the store and its health.
     pub fn stats(&self) -> Result<Stats> {
-        let health = self.store.health_check();
+        let health = self.core.store.health_check();
         if !health.ok {
             return Err(Error::Unavailable {
-                target: self.store.info().location,
+                target: self.core.store.info().location,
                 reason: health.detail,
             });
         }
         let mut namespaces = Vec::new();
         let mut total = 0;
-        for ns in self.store.namespaces(&self.tenant)? {
+        for ns in self.core.store.namespaces(&self.core.tenant)? {
             let count = self.count(&ns, &Filter::default())?;
             total += count;
             namespaces.push(NamespaceStats {
@@ -875,9 +887,9 @@ impl Engine {
             });
         }
         Ok(Stats {
-            store: self.store.info(),
+            store: self.core.store.info(),
             healthy: health.ok,
-            tenant: self.tenant.clone(),
+            tenant: self.core.tenant.clone(),
             namespaces,
             total,
         })

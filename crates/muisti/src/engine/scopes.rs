@@ -140,7 +140,7 @@ impl Engine {
     pub(crate) fn scope_put(&self, put: &mut Put) -> Result<()> {
         check_put(put)?;
         if put.scope == MemoryScope::Episodic && put.ttl.is_none() {
-            put.ttl = self.lifetimes.episodic_ttl();
+            put.ttl = self.core.lifetimes.episodic_ttl();
         }
         Ok(())
     }
@@ -166,7 +166,7 @@ impl Engine {
         filter.validate()?;
         let _span = info_span!("memory.end_conversation").entered();
         let mut deleted = 0;
-        for ns in self.store.namespaces(&self.tenant)? {
+        for ns in self.core.store.namespaces(&self.core.tenant)? {
             for scope in scopes {
                 filter.scope = Some(*scope);
                 deleted += self.delete_matching(&ns, &filter)?;
@@ -180,7 +180,7 @@ impl Engine {
     /// the retention (those written under a longer one).
     pub fn maintain(&self) -> Result<Maintained> {
         let _span = info_span!("memory.maintain").entered();
-        let expired = self.store.purge_expired()?;
+        let expired = self.core.store.purge_expired()?;
         Ok(Maintained {
             expired,
             episodic: self.past_retention()?,
@@ -192,10 +192,10 @@ impl Engine {
     pub fn maintain_store(&self) -> Result<Maintained> {
         let _span = info_span!("memory.maintain_store").entered();
         let mut done = Maintained {
-            expired: self.store.purge_expired()?,
+            expired: self.core.store.purge_expired()?,
             episodic: 0,
         };
-        for tenant in self.store.tenants()? {
+        for tenant in self.core.store.tenants()? {
             done.episodic += self.with_tenant(tenant).past_retention()?;
         }
         Ok(done)
@@ -204,8 +204,8 @@ impl Engine {
     /// Deletes the engine tenant's episodic memories older than the retention; how many.
     fn past_retention(&self) -> Result<u64> {
         let mut episodic = 0;
-        if let Some(d) = self.lifetimes.episodic_retention_days {
-            let now = self.clock.now();
+        if let Some(d) = self.core.lifetimes.episodic_retention_days {
+            let now = self.core.clock.now();
             // Written at or before now minus the retention: expired, as a TTL of the
             // retention would be (`expires_at <= now`).
             let cutoff = muisti_core::Timestamp::from_millis(
@@ -218,7 +218,7 @@ impl Engine {
                 created_before: Some(cutoff),
                 ..Filter::default()
             };
-            for ns in self.store.namespaces(&self.tenant)? {
+            for ns in self.core.store.namespaces(&self.core.tenant)? {
                 episodic += self.delete_matching(&ns, &filter)?;
             }
         }
@@ -230,7 +230,7 @@ impl Engine {
     /// `written` itself. Returns how many.
     pub(crate) fn evict_beyond_cap(&self, written: &Memory) -> Result<u64> {
         let (Some(cap), MemoryScope::LongTerm, Some(user)) = (
-            self.lifetimes.long_term_cap,
+            self.core.lifetimes.long_term_cap,
             written.scope,
             written.owner.user_id.as_ref(),
         ) else {
@@ -242,10 +242,10 @@ impl Engine {
             ..Filter::default()
         };
         let partition = &written.partition;
-        if self.store.count(partition, &filter)? <= cap {
+        if self.core.store.count(partition, &filter)? <= cap {
             return Ok(0);
         }
-        let mut held = list_all(self.store.as_ref(), partition, &filter)?;
+        let mut held = list_all(self.core.store.as_ref(), partition, &filter)?;
         let excess = (held.len() as u64).saturating_sub(cap);
         held.retain(|m| m.id != written.id);
         held.sort_by_key(|m| (last_used(m), m.id));
@@ -254,8 +254,8 @@ impl Engine {
             .into_iter()
             .take(usize::try_from(excess).unwrap_or(usize::MAX))
         {
-            let deleted = self.store.delete(&Locator::Id {
-                tenant: self.tenant.clone(),
+            let deleted = self.core.store.delete(&Locator::Id {
+                tenant: self.core.tenant.clone(),
                 id: m.id,
             })?;
             if deleted {

@@ -29,9 +29,9 @@ impl Engine {
         let partition = self.partition(&req.namespace);
         let _span =
             info_span!("memory.search", namespace = %req.namespace, limit = req.limit).entered();
-        let config = &*self.recall;
+        let config = &*self.core.recall;
         let n = config.candidates.max(req.limit);
-        let now = self.clock.now();
+        let now = self.core.clock.now();
         if req.cluster.is_some() && req.include_archived {
             return Err(Error::conflicting(
                 "include_archived",
@@ -47,7 +47,7 @@ impl Engine {
         }
         let (mode, hits) = match req.mode {
             RecallMode::Overlap => {
-                let mut all = list_all(&*self.store, &partition, &req.filter)?;
+                let mut all = list_all(&*self.core.store, &partition, &req.filter)?;
                 all.retain(|m| crate::declarative::readable(&req.filter, m));
                 let mut hits = recall::overlap(all, &req.query, req.limit);
                 if let Some(min) = req.min_score {
@@ -56,7 +56,7 @@ impl Engine {
                 (SearchMode::Scan, hits)
             }
             mode => {
-                let q = match (&self.embedder, mode) {
+                let q = match (&self.core.embedder, mode) {
                     (Some(e), RecallMode::Hybrid | RecallMode::Vector) => {
                         Some(e.embed_one(&req.query).map_err(embed_err)?)
                     }
@@ -67,7 +67,7 @@ impl Engine {
                         self.cluster_candidates(&partition, req, cluster, q.as_deref(), n)?
                     }
                     None => recall::Candidates::from_store(
-                        &*self.store,
+                        &*self.core.store,
                         &partition,
                         req,
                         q.as_deref(),
@@ -96,7 +96,7 @@ impl Engine {
                     embedded: q.is_some(),
                 };
                 let hits = recall::run(&self.recall_context(now), &partition, req, sources)?;
-                let mode = if self.native_text {
+                let mode = if self.core.native_text {
                     SearchMode::Search
                 } else {
                     SearchMode::Scan
@@ -114,7 +114,7 @@ impl Engine {
         });
         if config.track_access && !hits.is_empty() {
             let ids: Vec<MemoryId> = hits.iter().map(|h| h.memory.id).collect();
-            self.access.record(&self.tenant, ids, now);
+            self.core.access.record(&self.core.tenant, ids, now);
         }
         Ok(hits)
     }
@@ -123,7 +123,7 @@ impl Engine {
     /// are written in the background, and at the latest when the last clone of the engine is
     /// dropped.)
     pub fn flush_access(&self) {
-        self.access.flush();
+        self.core.access.flush();
     }
 
     /// The vectors of memories' texts (content and context, as when they were written), by
@@ -175,7 +175,7 @@ impl Engine {
                 None => filter.without_user = true,
             }
         }
-        if self.embedder.is_none() {
+        if self.core.embedder.is_none() {
             return Err(Error::invalid("embedder", "find_similar needs an embedder"));
         }
         let q = self
@@ -191,13 +191,14 @@ impl Engine {
             limit: limit + 1,
         };
         let found: Vec<_> = self
+            .core
             .store
             .vector_search(&vq)?
             .into_iter()
             .filter(|s| s.id != id)
             .collect();
         let mut hits = recall::similar(
-            &self.recall_context(self.clock.now()),
+            &self.recall_context(self.core.clock.now()),
             &partition,
             &found,
             limit,
@@ -209,10 +210,10 @@ impl Engine {
     /// What a recall made at `now` reads, and by which rules.
     fn recall_context(&self, now: muisti_core::Timestamp) -> recall::Context<'_> {
         recall::Context {
-            store: &*self.store,
-            tenant: &self.tenant,
-            embedder: self.embedder.as_deref(),
-            config: &self.recall,
+            store: &*self.core.store,
+            tenant: &self.core.tenant,
+            embedder: self.core.embedder.as_deref(),
+            config: &self.core.recall,
             now,
         }
     }

@@ -385,7 +385,7 @@ impl Engine {
     }
 
     fn store_messages(&self, req: &AddRequest) -> Result<AddReport> {
-        let now = self.clock.now();
+        let now = self.core.clock.now();
         let mut puts = Vec::new();
         let mut said = Vec::new();
         // What was said: system prompts and tool results are no memory of the user's.
@@ -530,7 +530,7 @@ impl Engine {
             return Ok(result);
         }
         let at = Locator::Id {
-            tenant: self.tenant.clone(),
+            tenant: self.core.tenant.clone(),
             id: entry.id,
         };
         if self.forget(&at)? {

@@ -31,7 +31,7 @@ impl Engine {
                 "names the same entity as keep: nothing to merge",
             ));
         }
-        let now = self.clock.now();
+        let now = self.core.clock.now();
         // `other` goes first, so its names can lead to `keep`.
         self.forget_aliases(&gone)?;
         self.delete_graph_record(&records::ENTITIES, &entity_key(user, &gone.name))?;

@@ -52,8 +52,8 @@ impl Engine {
             ..Filter::default()
         };
         list_all(
-            self.store.as_ref(),
-            &records.partition(&self.tenant)?,
+            self.core.store.as_ref(),
+            &records.partition(&self.core.tenant)?,
             &filter,
         )?
         .iter()
@@ -73,7 +73,7 @@ impl Engine {
     ) -> Result<()> {
         let content = records.encode(value)?;
         let mut put = Put::new(
-            records.partition(&self.tenant)?,
+            records.partition(&self.core.tenant)?,
             Some(Key::new(key)?),
             content,
         );
@@ -82,7 +82,7 @@ impl Engine {
             ..Owner::default()
         };
         put.tags = tags;
-        self.store.put(put)?;
+        self.core.store.put(put)?;
         Ok(())
     }
 
@@ -91,8 +91,8 @@ impl Engine {
         records: &Collection<T>,
         key: &str,
     ) -> Result<bool> {
-        self.store.delete(&Locator::Key {
-            partition: records.partition(&self.tenant)?,
+        self.core.store.delete(&Locator::Key {
+            partition: records.partition(&self.core.tenant)?,
             key: Key::new(key)?,
         })
     }
@@ -104,10 +104,14 @@ impl Engine {
         key: &str,
     ) -> Result<Option<T>> {
         let at = Locator::Key {
-            partition: records.partition(&self.tenant)?,
+            partition: records.partition(&self.core.tenant)?,
             key: Key::new(key)?,
         };
-        self.store.get(&at)?.map(|m| records.decode(&m)).transpose()
+        self.core
+            .store
+            .get(&at)?
+            .map(|m| records.decode(&m))
+            .transpose()
     }
 
     /// The relations at `entity`'s ends, by its adjacency record (one read each).
@@ -272,6 +276,7 @@ impl Engine {
             key: Key::new(focus_key(user, session))?,
         };
         Ok(self
+            .core
             .store
             .get(&at)?
             .and_then(|m| m.content.get("last_person")?.as_str().map(str::to_owned)))
@@ -294,7 +299,7 @@ impl Engine {
         });
         let user = memory.owner.user_id.as_deref();
         let at = memory.valid_from.unwrap_or(memory.updated_at);
-        let now = self.clock.now();
+        let now = self.core.clock.now();
         let mut ids = std::collections::HashMap::new();
         let mut footprint = self.footprint(memory.id)?;
         for m in &found.mentions {
@@ -352,7 +357,7 @@ impl Engine {
             );
             put.owner.user_id = user.map(str::to_owned);
             put.owner.session_id.clone_from(&memory.owner.session_id);
-            self.store.put(put)?;
+            self.core.store.put(put)?;
         }
         Ok(())
     }
@@ -570,7 +575,7 @@ impl Engine {
         let gone: Vec<String> = gone.iter().map(ToString::to_string).collect();
         let mut deleted = 0;
         let partition = self.own_partition(FOCUS_NAMESPACE);
-        for record in muisti_core::list_all(self.store.as_ref(), &partition, &filter)? {
+        for record in muisti_core::list_all(self.core.store.as_ref(), &partition, &filter)? {
             if record.owner.user_id.as_deref() != user {
                 continue;
             }
@@ -583,8 +588,8 @@ impl Engine {
                     .is_some_and(|p| named.contains(&normalize_name(p))),
             };
             if from_gone {
-                deleted += u64::from(self.store.delete(&Locator::Id {
-                    tenant: self.tenant.clone(),
+                deleted += u64::from(self.core.store.delete(&Locator::Id {
+                    tenant: self.core.tenant.clone(),
                     id: record.id,
                 })?);
             }
@@ -646,7 +651,7 @@ impl Engine {
     /// queries as of earlier times), one other memories support too loses it as a source.
     /// (Its new text is read again after.) Returns how many relations changed.
     pub(crate) fn graph_retire(&self, memory: MemoryId, at: Timestamp) -> Result<u64> {
-        let now = self.clock.now();
+        let now = self.core.clock.now();
         let mut changed = 0;
         let footprint = self.footprint(memory)?;
         for mut r in self.relations_by_id(&footprint.relations)? {

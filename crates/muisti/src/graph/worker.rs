@@ -278,7 +278,7 @@ impl Worker {
 
 impl Engine {
     fn queue_partition(&self) -> Result<muisti_core::Partition> {
-        records::GRAPH_QUEUE.partition(&self.tenant)
+        records::GRAPH_QUEUE.partition(&self.core.tenant)
     }
 
     /// Queues `memories` for extraction (in one write) when the engine extracts, those
@@ -297,7 +297,7 @@ impl Engine {
                 changed: *changed,
                 user: memory.owner.user_id.clone(),
                 session: memory.owner.session_id.clone(),
-                queued_at: Some(self.clock.now()),
+                queued_at: Some(self.core.clock.now()),
             };
             let value = records::GRAPH_QUEUE.encode(&item)?;
             puts.push(Put::new(
@@ -307,7 +307,7 @@ impl Engine {
             ));
         }
         if !puts.is_empty() {
-            self.store.put_many(puts)?;
+            self.core.store.put_many(puts)?;
             worker.wake();
         }
         Ok(())
@@ -315,7 +315,8 @@ impl Engine {
 
     /// How many memories wait for extraction (in every tenant).
     pub fn graph_pending(&self) -> Result<u64> {
-        self.store
+        self.core
+            .store
             .count(&self.queue_partition()?, &Filter::default())
     }
 
@@ -339,7 +340,7 @@ impl Engine {
         // With an interval, a conversation's items are gathered over the pages.
         let mut groups: Vec<(Conversation, Vec<(Memory, Queued)>)> = Vec::new();
         loop {
-            let page = self.store.list(&ListQuery {
+            let page = self.core.store.list(&ListQuery {
                 partition: self.queue_partition()?,
                 filter: Filter::default(),
                 after,
@@ -363,7 +364,7 @@ impl Engine {
                 _ => break,
             }
         }
-        let now = self.clock.now();
+        let now = self.core.clock.now();
         for (_, items) in groups {
             for batch in items.chunks(interval.messages) {
                 let waited = batch[0]
@@ -391,7 +392,7 @@ impl Engine {
         let e = match outcome {
             Ok(()) => {
                 for (record, _) in items {
-                    self.store.delete(&Locator::Key {
+                    self.core.store.delete(&Locator::Key {
                         partition: record.partition.clone(),
                         key: record.key.clone(),
                     })?;
@@ -411,7 +412,7 @@ impl Engine {
             if item.attempts < MAX_ATTEMPTS {
                 warn!(memory = %item.memory_id, attempts = item.attempts, error = %e,
                     "graph extraction failed; kept queued");
-                self.store.put(Put::new(
+                self.core.store.put(Put::new(
                     record.partition.clone(),
                     Some(record.key.clone()),
                     value,
@@ -421,13 +422,13 @@ impl Engine {
                 warn!(memory = %item.memory_id, error = %e,
                     "graph extraction failed {MAX_ATTEMPTS} times; set aside in {FAILED_NAMESPACE}");
                 let mut failed = Put::new(
-                    records::GRAPH_FAILED.partition(&self.tenant)?,
+                    records::GRAPH_FAILED.partition(&self.core.tenant)?,
                     Some(record.key.clone()),
                     value,
                 );
                 failed.metadata.insert("error".into(), e.to_string().into());
-                self.store.put(failed)?;
-                self.store.delete(&at)?;
+                self.core.store.put(failed)?;
+                self.core.store.delete(&at)?;
             }
         }
         Ok(0)

@@ -545,7 +545,7 @@ impl Engine {
         memories: &mut Vec<Memory>,
         options: &MaintenanceOptions,
     ) -> Result<u64> {
-        let now = self.clock.now();
+        let now = self.core.clock.now();
         let cold: Vec<usize> = (0..memories.len())
             .filter(|&i| {
                 is_cold(
@@ -564,6 +564,7 @@ impl Engine {
         // The user's vectors, read once (the object keeps its memory's).
         let first = &memories[cold[0]];
         let vectors: HashMap<MemoryId, Vector> = self
+            .core
             .store
             .vectors(
                 &first.partition,
@@ -597,10 +598,11 @@ impl Engine {
                 ..Patch::default()
             };
             let at = Locator::Id {
-                tenant: self.tenant.clone(),
+                tenant: self.core.tenant.clone(),
                 id: m.id,
             };
             match self
+                .core
                 .store
                 .update(&UpdateRequest::new(at, patch).expecting(Some(m.version)))
             {
@@ -615,9 +617,10 @@ impl Engine {
                     ) =>
                 {
                     let now_named = self
+                        .core
                         .store
                         .get(&Locator::Id {
-                            tenant: self.tenant.clone(),
+                            tenant: self.core.tenant.clone(),
                             id: m.id,
                         })?
                         .and_then(|fresh| marker(&fresh))
@@ -649,7 +652,8 @@ impl Engine {
         let listed = archive.list(&folder)?;
         let ago = |d: Duration| {
             Timestamp::from_millis(
-                self.clock
+                self.core
+                    .clock
                     .now()
                     .as_millis()
                     .saturating_sub(i64::try_from(d.as_millis()).unwrap_or(i64::MAX)),
@@ -665,8 +669,9 @@ impl Engine {
                 .filter_map(|(p, _)| p.filename()?.strip_suffix(".json.zst")?.parse().ok())
                 .collect();
             let named: std::collections::HashSet<String> = self
+                .core
                 .store
-                .get_many(&self.tenant, &ids)?
+                .get_many(&self.core.tenant, &ids)?
                 .iter()
                 .filter_map(|m| marker(m).map(|(object, _)| object))
                 .collect();
@@ -750,11 +755,11 @@ impl Engine {
     /// deleted. A memory that is not archived is returned as it is.
     pub fn restore(&self, id: MemoryId) -> Result<Memory> {
         let at = Locator::Id {
-            tenant: self.tenant.clone(),
+            tenant: self.core.tenant.clone(),
             id,
         };
         let _span = tracing::info_span!("memory.restore").entered();
-        let Some(m) = self.store.get(&at)? else {
+        let Some(m) = self.core.store.get(&at)? else {
             return Err(Error::NotFound(at.describe()));
         };
         let (Some((object, _)), Some(archived)) =
@@ -767,7 +772,7 @@ impl Engine {
         put.context = was.context.clone();
         self.note_model()?;
         self.embed_puts(std::slice::from_mut(&mut put))?;
-        let embedding = match (&self.embedder, put.embedding) {
+        let embedding = match (&self.core.embedder, put.embedding) {
             (Some(e), Some(v)) => Some((e.id().to_owned(), v)),
             _ => None,
         };
@@ -780,6 +785,7 @@ impl Engine {
             ..Patch::default()
         };
         let restored = self
+            .core
             .store
             .update(&UpdateRequest::new(at, patch).expecting(Some(m.version)))?;
         // A crash here leaves an object no record names: the next archive run sweeps it.
@@ -828,14 +834,15 @@ impl Engine {
         lexical: bool,
         limit: usize,
     ) -> Result<Candidates> {
-        let archived: Vec<Memory> = muisti_core::list_all(self.store.as_ref(), partition, filter)?
-            .into_iter()
-            .filter(|m| marker(m).is_some())
-            .collect();
+        let archived: Vec<Memory> =
+            muisti_core::list_all(self.core.store.as_ref(), partition, filter)?
+                .into_iter()
+                .filter(|m| marker(m).is_some())
+                .collect();
         if archived.is_empty() {
             return Ok(Candidates::default());
         }
-        let model = self.embedder.as_ref().map(|e| e.id().to_owned());
+        let model = self.core.embedder.as_ref().map(|e| e.id().to_owned());
         let (records, vectors): (Vec<Memory>, Vec<Option<Vector>>) =
             self.hydrate_many(archived)?.into_iter().unzip();
         let ids: Vec<MemoryId> = records.iter().map(|m| m.id).collect();

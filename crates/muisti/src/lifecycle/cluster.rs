@@ -373,13 +373,14 @@ impl Engine {
         memories: &[Memory],
         options: &MaintenanceOptions,
     ) -> Result<bool> {
-        let (Some(first), Some(embedder)) = (memories.first(), &self.embedder) else {
+        let (Some(first), Some(embedder)) = (memories.first(), &self.core.embedder) else {
             return Ok(false);
         };
         let (namespace, user) = (&first.partition.namespace, first.owner.user_id.clone());
         let kept: HashSet<MemoryId> = memories.iter().map(|m| m.id).collect();
         let model = embedder.id().to_owned();
         let vectors: Vec<(MemoryId, Vec<f32>)> = self
+            .core
             .store
             .vectors(
                 &first.partition,
@@ -443,7 +444,7 @@ impl Engine {
             silhouette,
             memories: vectors.len() as u64,
             model,
-            computed_at: self.clock.now(),
+            computed_at: self.core.clock.now(),
         };
         let content = crate::records::CLUSTERS.encode(&clustering)?;
         let mut put = Put::new(
@@ -455,7 +456,7 @@ impl Engine {
             user_id: user,
             ..Owner::default()
         };
-        self.store.put(put)?;
+        self.core.store.put(put)?;
         Ok(true)
     }
 
@@ -470,7 +471,8 @@ impl Engine {
             partition: self.own_partition(CLUSTERS_NAMESPACE),
             key: clustering_key(namespace, user)?,
         };
-        self.store
+        self.core
+            .store
             .get(&at)?
             .map(|m| crate::records::CLUSTERS.decode(&m))
             .transpose()
@@ -499,7 +501,7 @@ impl Engine {
     ) -> Result<(Clustering, BTreeMap<u32, Vec<MemoryId>>)> {
         let clustering = self.clustering_or_not_found(namespace, user)?;
         let mut members: BTreeMap<u32, Vec<MemoryId>> = BTreeMap::new();
-        for v in self.store.vectors(
+        for v in self.core.store.vectors(
             &self.partition(namespace),
             &Filter {
                 user_id: user.map(str::to_owned),
@@ -535,7 +537,7 @@ impl Engine {
 impl Engine {
     /// Deletes a user's clustering of a namespace (their memories were forgotten).
     pub(crate) fn forget_clustering(&self, namespace: &Namespace, user: &str) -> Result<bool> {
-        self.store.delete(&Locator::Key {
+        self.core.store.delete(&Locator::Key {
             partition: self.own_partition(CLUSTERS_NAMESPACE),
             key: clustering_key(namespace, Some(user))?,
         })
@@ -545,15 +547,17 @@ impl Engine {
     pub(crate) fn forget_clusterings_of(&self, namespace: &Namespace) -> Result<u64> {
         let partition = self.own_partition(CLUSTERS_NAMESPACE);
         let mut deleted = 0;
-        for record in muisti_core::list_all(self.store.as_ref(), &partition, &Filter::default())? {
+        for record in
+            muisti_core::list_all(self.core.store.as_ref(), &partition, &Filter::default())?
+        {
             let of_namespace = record
                 .content
                 .get("namespace")
                 .and_then(serde_json::Value::as_str)
                 == Some(namespace.as_str());
             if of_namespace {
-                deleted += u64::from(self.store.delete(&Locator::Id {
-                    tenant: self.tenant.clone(),
+                deleted += u64::from(self.core.store.delete(&Locator::Id {
+                    tenant: self.core.tenant.clone(),
                     id: record.id,
                 })?);
             }
@@ -582,6 +586,7 @@ impl Engine {
         let clustering = self.clustering_or_not_found(&partition.namespace, Some(user))?;
         clustering.check(cluster)?;
         let vectors: Vec<muisti_core::StoredVector> = self
+            .core
             .store
             .vectors(partition, &req.filter)?
             .into_iter()
@@ -591,8 +596,9 @@ impl Engine {
             .collect();
         let ids: Vec<MemoryId> = vectors.iter().map(|v| v.id).collect();
         let records: Vec<Memory> = self
+            .core
             .store
-            .get_many(&self.tenant, &ids)?
+            .get_many(&self.core.tenant, &ids)?
             .into_iter()
             .filter(|m| m.partition == *partition && req.filter.matches(m))
             .collect();

@@ -377,7 +377,7 @@ impl Engine {
                 Job::Cluster => report.clustered,
             };
             self.emit(muisti_core::Event::Maintained {
-                tenant: self.tenant.clone(),
+                tenant: self.core.tenant.clone(),
                 job: job.as_str(),
                 count,
                 dry_run: options.dry_run,
@@ -397,8 +397,9 @@ impl Engine {
         let namespaces = match &options.namespace {
             Some(ns) => vec![ns.clone()],
             None => self
+                .core
                 .store
-                .namespaces(&self.tenant)?
+                .namespaces(&self.core.tenant)?
                 .into_iter()
                 .filter(|ns| !ns.is_reserved())
                 .collect(),
@@ -426,15 +427,21 @@ impl Engine {
                     continue;
                 }
                 // Read again under the lease, so what another run changed meanwhile is seen.
-                let done = self.store.get_many(&self.tenant, &ids).and_then(|fresh| {
-                    let memories = fresh
-                        .into_iter()
-                        .filter(|m| {
-                            m.partition == partition && m.owner.user_id == user && kept_by_jobs(m)
-                        })
-                        .collect();
-                    self.maintain_user(memories, per_user, options, report)
-                });
+                let done = self
+                    .core
+                    .store
+                    .get_many(&self.core.tenant, &ids)
+                    .and_then(|fresh| {
+                        let memories = fresh
+                            .into_iter()
+                            .filter(|m| {
+                                m.partition == partition
+                                    && m.owner.user_id == user
+                                    && kept_by_jobs(m)
+                            })
+                            .collect();
+                        self.maintain_user(memories, per_user, options, report)
+                    });
                 if !options.dry_run {
                     self.release_lease(&lease, &holder)?;
                 }
@@ -458,7 +465,7 @@ impl Engine {
         let mut by_user: BTreeMap<Option<String>, Vec<MemoryId>> = BTreeMap::new();
         let mut after = None;
         loop {
-            let page = self.store.list(&muisti_core::ListQuery {
+            let page = self.core.store.list(&muisti_core::ListQuery {
                 partition: partition.clone(),
                 filter: Filter {
                     user_id: user.map(str::to_owned),
@@ -571,7 +578,7 @@ impl Engine {
                     kept[i] = self.fold(&kept[i], &dup)?;
                 }
                 self.forget(&Locator::Id {
-                    tenant: self.tenant.clone(),
+                    tenant: self.core.tenant.clone(),
                     id: dup.id,
                 })?;
             }
@@ -609,10 +616,11 @@ impl Engine {
             ..Patch::default()
         };
         let at = Locator::Id {
-            tenant: self.tenant.clone(),
+            tenant: self.core.tenant.clone(),
             id: kept.id,
         };
-        self.store
+        self.core
+            .store
             .update(&UpdateRequest::new(at, patch).expecting(Some(kept.version)))
     }
 
@@ -644,10 +652,11 @@ impl Engine {
                 ..Patch::default()
             };
             let at = Locator::Id {
-                tenant: self.tenant.clone(),
+                tenant: self.core.tenant.clone(),
                 id: m.id,
             };
             *m = self
+                .core
                 .store
                 .update(&UpdateRequest::new(at, patch).expecting(Some(m.version)))?;
         }
@@ -667,8 +676,8 @@ impl Engine {
         if excess == 0 {
             return Ok(0);
         }
-        let now = self.clock.now();
-        let half_life = self.recall.half_life;
+        let now = self.core.clock.now();
+        let half_life = self.core.recall.half_life;
         let mut candidates: Vec<(f32, Timestamp, MemoryId)> = memories
             .iter()
             .filter(|m| m.importance < options.min_importance)
@@ -683,7 +692,7 @@ impl Engine {
         if !options.dry_run {
             for id in &doomed {
                 self.forget(&Locator::Id {
-                    tenant: self.tenant.clone(),
+                    tenant: self.core.tenant.clone(),
                     id: *id,
                 })?;
             }
@@ -705,7 +714,11 @@ impl Engine {
         let mut s = MemoryStats::default();
         let (mut importance, mut access) = (0.0f64, 0.0f64);
         let mut accessed: Vec<(MemoryId, u64)> = Vec::new();
-        for m in list_all(self.store.as_ref(), &self.partition(namespace), &filter)? {
+        for m in list_all(
+            self.core.store.as_ref(),
+            &self.partition(namespace),
+            &filter,
+        )? {
             s.total += 1;
             *s.by_scope.entry(m.scope.as_str().to_owned()).or_default() += 1;
             *s.by_category

@@ -362,7 +362,7 @@ fn run_tool(engine: &Engine, command: &Command, call: &ToolCall) -> muisti::Resu
             Ok(json!({"deleted": deleted}))
         }
         "graph" => {
-            let relations = engine.graph_relations(&muisti::graph::RelationQuery {
+            let relations = engine.graph().relations(&muisti::graph::RelationQuery {
                 user_id: Some(command.user_id.clone()),
                 subject: args["entity"].as_str().map(str::to_owned),
                 predicate: args["predicate"].as_str().map(str::to_owned),

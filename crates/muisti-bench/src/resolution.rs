@@ -58,14 +58,14 @@ pub fn evaluate_resolution(engine: &Engine, corpus: &[LabelledNames]) -> Result<
             put.owner.user_id = Some(c.user.clone());
             put.owner.session_id = Some("s".to_owned());
             engine.remember(put)?;
-            while engine.graph_pending()? > 0 {
+            while engine.graph().pending()? > 0 {
                 std::thread::sleep(std::time::Duration::from_millis(2));
             }
         }
         let mut resolved = Vec::new();
         for (cluster, names) in c.clusters.iter().enumerate() {
             for n in names {
-                let e = engine.graph_entity(Some(&c.user), n)?;
+                let e = engine.graph().entity(Some(&c.user), n)?;
                 s.names += 1;
                 s.names_found += usize::from(e.is_some());
                 resolved.push((cluster, e.map(|e| e.id)));

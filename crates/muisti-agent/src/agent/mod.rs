@@ -443,7 +443,8 @@ impl Agent {
             return Vec::new();
         };
         memory
-            .graph_context(self.inner.filter.user_id.as_deref(), message, n)
+            .graph()
+            .context(self.inner.filter.user_id.as_deref(), message, n)
             .unwrap_or_else(|e| {
                 warn!(kind = %e.kind(), error = %e, "graph facts could not be read");
                 Vec::new()

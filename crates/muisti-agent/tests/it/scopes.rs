@@ -410,7 +410,8 @@ fn a_model_reads_memories_into_the_graph() {
         &["My manager Priya just joined Initech."],
     );
     let facts: Vec<String> = memory
-        .graph_entity_relations(Some("ada"), "Priya", None)
+        .graph()
+        .entity_relations(Some("ada"), "Priya", None)
         .expect("relations")
         .iter()
         .map(muisti::graph::Relation::sentence)
@@ -424,7 +425,8 @@ fn a_model_reads_memories_into_the_graph() {
     assert!(sent.contains("USER is \\\"ada\\\""), "{sent}");
     assert!(sent.contains("Written at: 20"), "the memory's time: {sent}");
     let since: Vec<Option<String>> = memory
-        .graph_relations(&muisti::graph::RelationQuery {
+        .graph()
+        .relations(&muisti::graph::RelationQuery {
             user_id: Some("ada".into()),
             subject: Some("Priya".into()),
             ..Default::default()
@@ -454,7 +456,7 @@ fn graph_of_ada(extraction: muisti::graph::GraphExtraction, texts: &[&str]) -> E
         memory.remember(p).expect("remember");
     }
     muisti_testkit::wait_until("the graph worker drained its queue", || {
-        memory.graph_pending().expect("pending") == 0
+        memory.graph().pending().expect("pending") == 0
     });
     memory
 }
@@ -479,13 +481,15 @@ fn a_model_chooses_which_entity_an_ambiguous_name_means() {
         ],
     );
     let moreno = memory
-        .graph_entity(Some("ada"), "Alice Moreno")
+        .graph()
+        .entity(Some("ada"), "Alice Moreno")
         .expect("read")
         .expect("Alice Moreno");
     assert_eq!(moreno.mentions, 2, "the second memory named her");
     assert!(
         memory
-            .graph_entities(Some("ada"), None)
+            .graph()
+            .entities(Some("ada"), None)
             .expect("entities")
             .iter()
             .all(|e| e.name != "Alice"),

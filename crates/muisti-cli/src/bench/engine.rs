@@ -162,7 +162,7 @@ pub(super) fn graph_bench(
         engine.remember_many(puts)?;
     }
     let written = started.elapsed();
-    while engine.graph_pending()? > 0 {
+    while engine.graph().pending()? > 0 {
         std::thread::sleep(std::time::Duration::from_millis(50));
     }
     let extracted = started.elapsed();
@@ -189,7 +189,8 @@ pub(super) fn graph_bench(
     let user = Some("u".to_owned());
     let by_subject = time(&mut |i| {
         Ok(engine
-            .graph_relations(&RelationQuery {
+            .graph()
+            .relations(&RelationQuery {
                 user_id: user.clone(),
                 subject: Some(format!("Person{i}")),
                 ..RelationQuery::default()
@@ -198,7 +199,8 @@ pub(super) fn graph_bench(
     })?;
     let by_object = time(&mut |i| {
         Ok(engine
-            .graph_relations(&RelationQuery {
+            .graph()
+            .relations(&RelationQuery {
                 user_id: user.clone(),
                 predicate: Some("works_at".into()),
                 object: Some(format!("Company{}", i % COMPANIES)),
@@ -208,12 +210,14 @@ pub(super) fn graph_bench(
     })?;
     let neighbourhood = time(&mut |i| {
         Ok(engine
-            .graph_entity_relations(user.as_deref(), &format!("Person{i}"), None)?
+            .graph()
+            .entity_relations(user.as_deref(), &format!("Person{i}"), None)?
             .len())
     })?;
     let two_hops = time(&mut |i| {
         Ok(engine
-            .graph_neighbourhood(
+            .graph()
+            .neighbourhood(
                 user.as_deref(),
                 &format!("Person{i}"),
                 2,
@@ -224,7 +228,8 @@ pub(super) fn graph_bench(
     })?;
     let evidence = time(&mut |i| {
         Ok(engine
-            .graph_evidence(
+            .graph()
+            .evidence(
                 user.as_deref(),
                 &format!("Where does Person{i} work these days?"),
             )?

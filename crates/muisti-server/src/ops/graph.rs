@@ -59,11 +59,12 @@ pub fn graph_entities(engine: &Engine, p: api::GraphEntityParams) -> Result<api:
     }
     let entities = match &p.name {
         Some(name) => engine
-            .graph_entity(user, name)?
+            .graph()
+            .entity(user, name)?
             .into_iter()
             .filter(|e| p.kind.as_ref().is_none_or(|k| &e.kind == k))
             .collect(),
-        None => engine.graph_entities(user, p.kind.as_deref())?,
+        None => engine.graph().entities(user, p.kind.as_deref())?,
     };
     let (entities, truncated) = at_most(entities, graph_limit(p.limit)?);
     Ok(api::GraphEntities {
@@ -77,7 +78,9 @@ pub fn graph_merge(engine: &Engine, m: api::GraphMerge) -> Result<api::GraphEnti
     filter(m.user_id.clone(), None, None)?;
     graph_name("keep", Some(&m.keep))?;
     graph_name("other", Some(&m.other))?;
-    let merged = engine.graph_merge(m.user_id.as_deref(), &m.keep, &m.other)?;
+    let merged = engine
+        .graph()
+        .merge(m.user_id.as_deref(), &m.keep, &m.other)?;
     Ok(entity_out(&merged))
 }
 
@@ -113,8 +116,10 @@ pub fn graph_relations(
             ));
         }
         Some(entity) => match p.hops.unwrap_or(1) {
-            1 => engine.graph_entity_relations(p.user_id.as_deref(), &entity, as_of)?,
-            hops => engine.graph_neighbourhood(
+            1 => engine
+                .graph()
+                .entity_relations(p.user_id.as_deref(), &entity, as_of)?,
+            hops => engine.graph().neighbourhood(
                 p.user_id.as_deref(),
                 &entity,
                 hops,
@@ -128,7 +133,7 @@ pub fn graph_relations(
                 "a neighbourhood is an entity's: give `entity` with `hops`",
             ));
         }
-        None => engine.graph_relations(&muisti::graph::RelationQuery {
+        None => engine.graph().relations(&muisti::graph::RelationQuery {
             user_id: p.user_id,
             subject: p.subject,
             predicate: p.predicate,

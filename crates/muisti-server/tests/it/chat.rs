@@ -323,7 +323,7 @@ fn a_users_chat_carries_their_graph_facts_and_keeps_their_conversation() {
         reader.remember(p).expect("remember");
     }
     muisti_testkit::wait_until("the graph worker drained its queue", || {
-        reader.graph_pending().expect("pending") == 0
+        reader.graph().pending().expect("pending") == 0
     });
     let first = post(
         &s,

@@ -2045,7 +2045,7 @@ fn the_graph_over_rest() {
         assert_eq!(r.status, 201, "{}", r.body);
     }
     muisti_testkit::wait_until("the graph worker drained its queue", || {
-        s.engine.graph_pending().expect("pending") == 0
+        s.engine.graph().pending().expect("pending") == 0
     });
     let get = |q: &str| raw("GET", &s.url(&format!("/v1/graph/{q}")), &[], None);
     let pairs = |r: &crate::Raw| -> Vec<String> {

@@ -175,18 +175,18 @@ impl EngineBuilder {
             core,
             conflict_judge: None,
             fact_extractor: None,
-            graph_extraction: self.graph,
-            graph_interval: self.graph_interval,
-            graph_worker: None,
+            graph_state: crate::graph::GraphState {
+                extraction: self.graph,
+                interval: self.graph_interval,
+                worker: None,
+            },
             archive: self.archive,
         };
         engine.check_model(on_mismatch)?;
-        if engine.graph_extraction.extractor().is_some() {
-            let worker = crate::graph::worker::Worker::start(engine.clone());
-            return Ok(Engine {
-                graph_worker: Some(worker),
-                ..engine
-            });
+        if engine.graph_state.extraction.extractor().is_some() {
+            let mut with_worker = engine.clone();
+            with_worker.graph_state.worker = Some(crate::graph::worker::Worker::start(engine));
+            return Ok(with_worker);
         }
         Ok(engine)
     }
@@ -210,7 +210,15 @@ pub(crate) fn system_partition(namespace: &str) -> Result<Partition> {
 impl Engine {
     /// The partition of one of the engine's own namespaces ([`own_namespace`]) in its tenant.
     pub(crate) fn own_partition(&self, name: &'static str) -> Partition {
-        self.partition(&own_namespace(name))
+        self.core.own_partition(name)
+    }
+
+    /// The knowledge graph of this engine's tenant.
+    pub fn graph(&self) -> crate::graph::Graph<'_> {
+        crate::graph::Graph {
+            core: &self.core,
+            state: &self.graph_state,
+        }
     }
 }
 
@@ -264,6 +272,26 @@ pub(crate) struct Core {
     pub(crate) followers: Arc<[Arc<dyn Follower>]>,
 }
 
+impl Core {
+    /// The partition of `namespace` in the tenant.
+    pub(crate) fn partition(&self, namespace: &Namespace) -> Partition {
+        Partition::new(self.tenant.clone(), namespace.clone())
+    }
+
+    /// The partition of one of the engine's own namespaces ([`own_namespace`]) in the
+    /// tenant.
+    pub(crate) fn own_partition(&self, name: &'static str) -> Partition {
+        self.partition(&own_namespace(name))
+    }
+
+    /// Tells the observers.
+    pub(crate) fn emit(&self, event: Event) {
+        for o in self.observers.iter() {
+            o.on_event(&event);
+        }
+    }
+}
+
 /// Memory for agents over one store, confined to one tenant. Cheap to clone.
 #[derive(Clone)]
 pub struct Engine {
@@ -274,12 +302,8 @@ pub struct Engine {
     pub(crate) conflict_judge: Option<Arc<dyn crate::declarative::ConflictJudge>>,
     /// Reads facts from conversations (none: the offline extractor).
     pub(crate) fact_extractor: Option<Arc<dyn crate::facts::FactExtractor>>,
-    /// How memories are read into the graph.
-    pub(crate) graph_extraction: crate::graph::GraphExtraction,
-    /// How often a conversation is read into the graph.
-    pub(crate) graph_interval: crate::graph::GraphInterval,
-    /// The graph worker (none without extraction, and in the worker's own engine).
-    pub(crate) graph_worker: Option<Arc<crate::graph::worker::Worker>>,
+    /// The graph's own state ([`Engine::graph`]).
+    pub(crate) graph_state: crate::graph::GraphState,
     /// Where cold memories are archived (none: archiving is refused).
     pub(crate) archive: Option<Arc<crate::lifecycle::archive::Archive>>,
 }
@@ -398,13 +422,11 @@ impl Engine {
 
     /// The partition of `namespace` in this engine's tenant.
     pub fn partition(&self, namespace: &Namespace) -> Partition {
-        Partition::new(self.core.tenant.clone(), namespace.clone())
+        self.core.partition(namespace)
     }
 
     pub(crate) fn emit(&self, event: Event) {
-        for o in self.core.observers.iter() {
-            o.on_event(&event);
-        }
+        self.core.emit(event);
     }
 
     // ---- key-value contract ----
@@ -447,7 +469,7 @@ impl Engine {
     /// earlier facts retired first); a failure is logged (the memories stay; their facts
     /// are not read into the graph).
     pub(crate) fn queue_later(&self, memories: &[(&Memory, bool)]) {
-        if let Err(e) = self.queue_extraction(memories) {
+        if let Err(e) = self.graph().queue_extraction(memories) {
             warn!(kind = %e.kind(), error = %e, count = memories.len(), "could not queue memories for graph extraction");
         }
     }

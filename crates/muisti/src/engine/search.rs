@@ -86,7 +86,10 @@ impl Engine {
                     candidates = candidates.merge(more, n);
                 }
                 let graph = if config.graph > 0.0 && req.cluster.is_none() {
-                    Some(self.graph_evidence(req.filter.user_id.as_deref(), &req.query)?)
+                    Some(
+                        self.graph()
+                            .evidence(req.filter.user_id.as_deref(), &req.query)?,
+                    )
                 } else {
                     None
                 };

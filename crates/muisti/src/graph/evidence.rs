@@ -6,8 +6,8 @@ use std::collections::HashMap;
 
 use muisti_core::{MemoryId, Result};
 
+use super::Graph;
 use super::{Entity, Relation};
-use crate::Engine;
 
 /// Longest name looked up, in words ("Bank of New York").
 const NAME_WORDS: usize = 4;
@@ -22,11 +22,11 @@ pub fn specificity(mentions: u64) -> f32 {
     1.0 / (1.0 + (mentions.max(1) as f32).log2())
 }
 
-impl Engine {
+impl Graph<'_> {
     /// The user's entities that `text` names: each run of one to four words looked up as
     /// a name or an alias (point reads), the longest match first where two overlap. In
     /// the order first named.
-    pub fn graph_named(&self, user: Option<&str>, text: &str) -> Result<Vec<Entity>> {
+    pub fn named(&self, user: Option<&str>, text: &str) -> Result<Vec<Entity>> {
         let words: Vec<&str> = text
             .split(|c: char| !c.is_alphanumeric() && c != '\'' && c != '-')
             .map(|w| w.trim_matches(|c: char| c == '\'' || c == '-'))
@@ -42,7 +42,7 @@ impl Engine {
                 if n == 1 && !could_be_name(phrase[0]) {
                     continue;
                 }
-                if let Some(e) = self.graph_entity(user, &phrase.join(" "))? {
+                if let Some(e) = self.entity(user, &phrase.join(" "))? {
                     if !found.iter().any(|f| f.id == e.id) {
                         found.push(e);
                     }
@@ -60,11 +60,7 @@ impl Engine {
     /// fact at its ends, or naming the entity at the fact's other end, half the smaller
     /// specificity of the two (the one-hop neighbourhood, for questions whose answer is a
     /// step away from what they name). Weights of several entities add up, capped at 1.
-    pub fn graph_evidence(
-        &self,
-        user: Option<&str>,
-        query: &str,
-    ) -> Result<HashMap<MemoryId, f32>> {
+    pub fn evidence(&self, user: Option<&str>, query: &str) -> Result<HashMap<MemoryId, f32>> {
         let mut weight: HashMap<MemoryId, f32> = HashMap::new();
         let mut add = |ids: &[MemoryId], w: f32| {
             for id in ids {
@@ -72,7 +68,7 @@ impl Engine {
                 *e = (*e + w).min(1.0);
             }
         };
-        for e in self.graph_named(user, query)? {
+        for e in self.named(user, query)? {
             let own = specificity(e.mentions);
             add(&e.memory_ids, own);
             let adjacency = self.adjacent(user, e.id)?;
@@ -112,7 +108,7 @@ impl Engine {
         } else {
             &r.subject
         };
-        self.graph_entity(user, name)
+        self.entity(user, name)
     }
 }
 

@@ -3,13 +3,14 @@
 use muisti_core::{Error, MemoryId, Result};
 use serde_json::{Value, json};
 
+use super::Graph;
 use super::{
     Entity, Relation, entity_key, normalize_name,
     store::{Adjacency, adjacency_key},
 };
-use crate::{Engine, records};
+use crate::records;
 
-impl Engine {
+impl Graph<'_> {
     /// Merges the entity `other` into `keep` (both a user's names or aliases): `keep` takes
     /// `other`'s name and aliases as aliases, its memories, its mentions and the span of
     /// when it was seen; every relation at `other` is moved to `keep`, current ones as new
@@ -17,14 +18,10 @@ impl Engine {
     /// one closes the older value), past ones as they were; the merge is recorded in
     /// `keep`'s attributes (`merged`: `other`'s id, name and the time). Returns `keep` as
     /// it is after. Not found: either name; conflict: both are one entity already.
-    pub fn graph_merge(&self, user: Option<&str>, keep: &str, other: &str) -> Result<Entity> {
+    pub fn merge(&self, user: Option<&str>, keep: &str, other: &str) -> Result<Entity> {
         let missing = |name: &str| Error::NotFound(format!("entity {name:?}"));
-        let mut kept = self
-            .graph_entity(user, keep)?
-            .ok_or_else(|| missing(keep))?;
-        let gone = self
-            .graph_entity(user, other)?
-            .ok_or_else(|| missing(other))?;
+        let mut kept = self.entity(user, keep)?.ok_or_else(|| missing(keep))?;
+        let gone = self.entity(user, other)?.ok_or_else(|| missing(other))?;
         if kept.id == gone.id {
             return Err(Error::conflicting(
                 "other",
@@ -113,7 +110,7 @@ impl Engine {
                 self.put_graph_record(&records::SOURCES, &key, user, &f, Vec::new())?;
             }
         }
-        self.graph_entity(user, &kept.name)?
+        self.entity(user, &kept.name)?
             .ok_or_else(|| missing(&kept.name))
     }
 

@@ -37,6 +37,24 @@ pub use worker::{
     OfflineExtractor,
 };
 
+/// The graph's own state in an engine: how memories are read into it, how often, and the
+/// worker that reads them (none without extraction, and in the worker's own engine).
+#[derive(Clone, Default)]
+pub(crate) struct GraphState {
+    pub(crate) extraction: GraphExtraction,
+    pub(crate) interval: GraphInterval,
+    pub(crate) worker: Option<std::sync::Arc<worker::Worker>>,
+}
+
+/// The knowledge graph of an engine's tenant ([`Engine::graph`](crate::Engine::graph)):
+/// entities, relations at a time, neighbourhoods, merges, and what waits for extraction. A
+/// handle over what the engine's parts share and the graph's own state; cheap, borrowed.
+#[derive(Clone, Copy)]
+pub struct Graph<'a> {
+    pub(crate) core: &'a crate::engine::Core,
+    pub(crate) state: &'a GraphState,
+}
+
 /// The namespace of entities (reserved for the engine).
 pub const ENTITIES_NAMESPACE: &str = "_muisti.entities";
 /// The namespace of relations (reserved for the engine).

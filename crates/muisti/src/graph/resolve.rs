@@ -9,8 +9,8 @@
 use muisti_core::{Result, content_hash};
 use serde::{Deserialize, Serialize};
 
+use super::Graph;
 use super::{Entity, kind, normalize_name};
-use crate::Engine;
 use crate::records;
 
 /// Where an alias leads.
@@ -213,10 +213,10 @@ fn kinds_agree(a: &str, b: &str) -> bool {
     a == b || a == kind::OTHER || b == kind::OTHER
 }
 
-impl Engine {
+impl Graph<'_> {
     /// The entity a user's memories call `name`: its own name, else an alias that leads to
     /// one entity (two point reads at most).
-    pub fn graph_entity(&self, user: Option<&str>, name: &str) -> Result<Option<Entity>> {
+    pub fn entity(&self, user: Option<&str>, name: &str) -> Result<Option<Entity>> {
         if let Some(e) = self.graph_record(&records::ENTITIES, &super::entity_key(user, name))? {
             return Ok(Some(e));
         }
@@ -236,7 +236,7 @@ impl Engine {
         kind_of: &str,
         chooser: Option<Chooser<'_>>,
     ) -> Result<Option<Entity>> {
-        if let Some(e) = self.graph_entity(user, name)? {
+        if let Some(e) = self.entity(user, name)? {
             return Ok(Some(e));
         }
         // A name several entities go by: the model, if there is one, reads which.
@@ -264,7 +264,7 @@ impl Engine {
         }
         // "Acme Corp" after "Acme Corporation": one organisation, by their core name.
         if let Some(core) = core_name(name)
-            && let Some(e) = self.graph_entity(user, &core)?
+            && let Some(e) = self.entity(user, &core)?
             && kinds_agree(&e.kind, kind_of)
         {
             return Ok(Some(e));

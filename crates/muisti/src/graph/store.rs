@@ -7,11 +7,11 @@ use muisti_core::{
 use serde::{Serialize, de::DeserializeOwned};
 use serde_json::json;
 
+use super::Graph;
 use super::{
     Entity, Extracted, FOCUS_NAMESPACE, Mention, Relation, RelationQuery, SINGLE_VALUED,
     normalize_name, normalize_predicate,
 };
-use crate::Engine;
 use crate::records::{self, Collection};
 
 /// Longest tag the store takes.
@@ -39,7 +39,7 @@ fn object_tag(r: &Relation) -> String {
     }
 }
 
-impl Engine {
+impl Graph<'_> {
     fn graph_records<T: DeserializeOwned>(
         &self,
         records: &Collection<T>,
@@ -133,7 +133,7 @@ impl Engine {
     }
 
     /// A user's entities (of one kind, if given), by name.
-    pub fn graph_entities(&self, user: Option<&str>, kind: Option<&str>) -> Result<Vec<Entity>> {
+    pub fn entities(&self, user: Option<&str>, kind: Option<&str>) -> Result<Vec<Entity>> {
         let tags = kind.map(|k| vec![tag("k:", k)]).unwrap_or_default();
         let mut all: Vec<Entity> = self.graph_records(&records::ENTITIES, user, tags)?;
         all.sort_by(|a, b| a.name.cmp(&b.name).then(a.id.cmp(&b.id)));
@@ -144,18 +144,18 @@ impl Engine {
     /// [`RelationQuery::as_of`] those that held then. A pattern naming a subject, or an
     /// object that is an entity, reads that entity's adjacency (its degree, not the graph); one naming
     /// only a predicate or a value scans the user's relations.
-    pub fn graph_relations(&self, q: &RelationQuery) -> Result<Vec<Relation>> {
+    pub fn relations(&self, q: &RelationQuery) -> Result<Vec<Relation>> {
         let user = q.user_id.as_deref();
         let predicate = q.predicate.as_deref().map(normalize_predicate);
         let subject = match &q.subject {
-            Some(s) => match self.graph_entity(user, s)? {
+            Some(s) => match self.entity(user, s)? {
                 Some(e) => Some(e),
                 None => return Ok(Vec::new()),
             },
             None => None,
         };
         let object = match &q.object {
-            Some(o) => Some((normalize_name(o), self.graph_entity(user, o)?)),
+            Some(o) => Some((normalize_name(o), self.entity(user, o)?)),
             None => None,
         };
         let mut found: Vec<Relation> = match (&subject, &object) {
@@ -190,7 +190,7 @@ impl Engine {
     }
 
     /// The relations an entity takes part in, as subject or object.
-    pub fn graph_entity_relations(
+    pub fn entity_relations(
         &self,
         user: Option<&str>,
         name: &str,
@@ -201,11 +201,11 @@ impl Engine {
             as_of,
             ..RelationQuery::default()
         };
-        let mut all = self.graph_relations(&RelationQuery {
+        let mut all = self.relations(&RelationQuery {
             subject: Some(name.to_owned()),
             ..base.clone()
         })?;
-        all.extend(self.graph_relations(&RelationQuery {
+        all.extend(self.relations(&RelationQuery {
             object: Some(name.to_owned()),
             ..base
         })?);
@@ -218,7 +218,7 @@ impl Engine {
     /// own; two: also those of the entities at their other ends; ...), those that hold now
     /// or, with `as_of`, those that held then, nearest first, at most `limit`. Reads one
     /// adjacency record per entity reached and each relation once.
-    pub fn graph_neighbourhood(
+    pub fn neighbourhood(
         &self,
         user: Option<&str>,
         name: &str,
@@ -226,7 +226,7 @@ impl Engine {
         as_of: Option<Timestamp>,
         limit: usize,
     ) -> Result<Vec<Relation>> {
-        let Some(start) = self.graph_entity(user, name)? else {
+        let Some(start) = self.entity(user, name)? else {
             return Ok(Vec::new());
         };
         let holds = |r: &Relation| match as_of {
@@ -266,13 +266,13 @@ impl Engine {
     }
 
     /// The last person a conversation named (for its next memory's pronouns).
-    pub(crate) fn graph_focus(
+    pub(crate) fn focus(
         &self,
         user: Option<&str>,
         session: Option<&str>,
     ) -> Result<Option<String>> {
         let at = Locator::Key {
-            partition: self.own_partition(FOCUS_NAMESPACE),
+            partition: self.core.own_partition(FOCUS_NAMESPACE),
             key: Key::new(focus_key(user, session))?,
         };
         Ok(self
@@ -348,7 +348,7 @@ impl Engine {
             let focus =
                 json!({"last_person": found.last_person, "memory_id": memory.id.to_string()});
             let mut put = Put::new(
-                self.own_partition(FOCUS_NAMESPACE),
+                self.core.own_partition(FOCUS_NAMESPACE),
                 Some(Key::new(focus_key(
                     user,
                     memory.owner.session_id.as_deref(),
@@ -501,7 +501,7 @@ impl Engine {
     }
 }
 
-impl Engine {
+impl Graph<'_> {
     /// What the graph holds from a memory (nothing if it was never read).
     fn footprint(&self, memory: MemoryId) -> Result<Footprint> {
         Ok(self
@@ -514,7 +514,7 @@ impl Engine {
     /// left with no source is deleted (a forgotten memory leaves no fact behind; an entity
     /// goes with its aliases and adjacency, a relation from its ends' adjacency). Returns
     /// how many records changed.
-    pub(crate) fn graph_forget(&self, user: Option<&str>, gone: &[MemoryId]) -> Result<u64> {
+    pub(crate) fn forget(&self, user: Option<&str>, gone: &[MemoryId]) -> Result<u64> {
         let mut changed = 0;
         let mut named = std::collections::HashSet::new();
         let mut any = false;
@@ -574,7 +574,7 @@ impl Engine {
         };
         let gone: Vec<String> = gone.iter().map(ToString::to_string).collect();
         let mut deleted = 0;
-        let partition = self.own_partition(FOCUS_NAMESPACE);
+        let partition = self.core.own_partition(FOCUS_NAMESPACE);
         for record in muisti_core::list_all(self.core.store.as_ref(), &partition, &filter)? {
             if record.owner.user_id.as_deref() != user {
                 continue;
@@ -645,12 +645,12 @@ pub(crate) struct Footprint {
     pub(super) entities: Vec<String>,
 }
 
-impl Engine {
+impl Graph<'_> {
     /// Retires what a memory stated before its text changed at `at`: a fact learned
     /// before then that only it supports is closed (`invalid_at` = `at`, kept for
     /// queries as of earlier times), one other memories support too loses it as a source.
     /// (Its new text is read again after.) Returns how many relations changed.
-    pub(crate) fn graph_retire(&self, memory: MemoryId, at: Timestamp) -> Result<u64> {
+    pub(crate) fn retire(&self, memory: MemoryId, at: Timestamp) -> Result<u64> {
         let now = self.core.clock.now();
         let mut changed = 0;
         let footprint = self.footprint(memory)?;
@@ -710,25 +710,20 @@ fn focus_key(user: Option<&str>, session: Option<&str>) -> String {
     }
 }
 
-impl Engine {
+impl Graph<'_> {
     /// The graph's facts about what `text` names: the user's entities it names
-    /// ([`Engine::graph_named`]), and the relations that hold now at either end of them,
+    /// ([`Graph::named`]), and the relations that hold now at either end of them,
     /// the named entities' own first; at most `limit`. (The agent's graph context block.)
-    pub fn graph_context(
-        &self,
-        user: Option<&str>,
-        text: &str,
-        limit: usize,
-    ) -> Result<Vec<Relation>> {
+    pub fn context(&self, user: Option<&str>, text: &str, limit: usize) -> Result<Vec<Relation>> {
         if limit == 0 {
             return Ok(Vec::new());
         }
-        let mut named = self.graph_named(user, text)?;
+        let mut named = self.named(user, text)?;
         // The most mentioned first: they are what the conversation is about.
         named.sort_by(|a, b| b.mentions.cmp(&a.mentions).then(a.name.cmp(&b.name)));
         let mut facts: Vec<Relation> = Vec::new();
         for e in &named {
-            for r in self.graph_entity_relations(user, &e.name, None)? {
+            for r in self.entity_relations(user, &e.name, None)? {
                 if facts.len() >= limit {
                     return Ok(facts);
                 }

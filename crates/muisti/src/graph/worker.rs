@@ -10,6 +10,7 @@ use muisti_core::{Filter, Key, ListQuery, Locator, Memory, MemoryId, Put, Result
 use serde::{Deserialize, Serialize};
 use tracing::{debug, warn};
 
+use super::Graph;
 use super::{Context, Extracted};
 use crate::{Engine, records};
 
@@ -276,7 +277,7 @@ impl Worker {
     }
 }
 
-impl Engine {
+impl Graph<'_> {
     fn queue_partition(&self) -> Result<muisti_core::Partition> {
         records::GRAPH_QUEUE.partition(&self.core.tenant)
     }
@@ -285,7 +286,7 @@ impl Engine {
     /// [`is_extracted`] admits, each with whether its text changed (then what it stated
     /// before is retired first); wakes the worker.
     pub(crate) fn queue_extraction(&self, memories: &[(&Memory, bool)]) -> Result<()> {
-        let Some(worker) = &self.graph_worker else {
+        let Some(worker) = &self.state.worker else {
             return Ok(());
         };
         let mut puts = Vec::new();
@@ -314,12 +315,14 @@ impl Engine {
     }
 
     /// How many memories wait for extraction (in every tenant).
-    pub fn graph_pending(&self) -> Result<u64> {
+    pub fn pending(&self) -> Result<u64> {
         self.core
             .store
             .count(&self.queue_partition()?, &Filter::default())
     }
+}
 
+impl Engine {
     /// Extracts every queued memory, oldest first (with an interval, a conversation's
     /// memories together, however few); an item is removed once its facts are written (or
     /// its memory is gone), and kept with one more attempt when it fails. Returns how many
@@ -331,17 +334,17 @@ impl Engine {
     /// A round of the queue: with an interval, only the conversations with a whole batch
     /// waiting, or whose oldest memory has waited long enough, unless `all`.
     pub(crate) fn drain(&self, all: bool) -> Result<u64> {
-        let Some(extractor) = self.graph_extraction.extractor() else {
+        let Some(extractor) = self.graph_state.extraction.extractor() else {
             return Ok(0);
         };
-        let interval = self.graph_interval;
+        let interval = self.graph_state.interval;
         let mut done = 0;
         let mut after = None;
         // With an interval, a conversation's items are gathered over the pages.
         let mut groups: Vec<(Conversation, Vec<(Memory, Queued)>)> = Vec::new();
         loop {
             let page = self.core.store.list(&ListQuery {
-                partition: self.queue_partition()?,
+                partition: self.graph().queue_partition()?,
                 filter: Filter::default(),
                 after,
                 limit: BATCH,
@@ -446,7 +449,7 @@ impl Engine {
         for item in items {
             if let Some(m) = engine.get_by_id(item.memory_id)? {
                 if item.changed {
-                    engine.graph_retire(m.id, m.updated_at)?;
+                    engine.graph().retire(m.id, m.updated_at)?;
                 }
                 memories.push(m);
             }
@@ -457,7 +460,9 @@ impl Engine {
         let user = last.owner.user_id.as_deref();
         let context = Context {
             user,
-            last_person: engine.graph_focus(user, last.owner.session_id.as_deref())?,
+            last_person: engine
+                .graph()
+                .focus(user, last.owner.session_id.as_deref())?,
             now: Some(last.valid_from.unwrap_or(last.updated_at)),
         };
         let text: Vec<String> = memories.iter().map(|m| m.text().into_owned()).collect();
@@ -512,7 +517,9 @@ impl Engine {
                     .then(|| found.last_person.clone())
                     .flatten(),
             };
-            engine.apply_extraction(memory, &part, Some(extractor))?;
+            engine
+                .graph()
+                .apply_extraction(memory, &part, Some(extractor))?;
         }
         Ok(())
     }
@@ -524,11 +531,13 @@ impl Engine {
         };
         let user = memory.owner.user_id.as_deref();
         if item.changed {
-            engine.graph_retire(memory.id, memory.updated_at)?;
+            engine.graph().retire(memory.id, memory.updated_at)?;
         }
         let context = Context {
             user,
-            last_person: engine.graph_focus(user, memory.owner.session_id.as_deref())?,
+            last_person: engine
+                .graph()
+                .focus(user, memory.owner.session_id.as_deref())?,
             now: Some(memory.valid_from.unwrap_or(memory.updated_at)),
         };
         let found = extractor.extract(&memory.text(), &context).map_err(|e| {
@@ -537,7 +546,9 @@ impl Engine {
                 reason: e.to_string(),
             }
         })?;
-        engine.apply_extraction(&memory, &found, Some(extractor))
+        engine
+            .graph()
+            .apply_extraction(&memory, &found, Some(extractor))
     }
 }
 
@@ -549,7 +560,7 @@ pub(crate) struct GraphFollower;
 
 impl crate::engine::Follower for GraphFollower {
     fn written(&self, engine: &Engine, changes: &[crate::engine::Change<'_>]) -> Result<()> {
-        if engine.graph_worker.is_none() {
+        if engine.graph_state.worker.is_none() {
             return Ok(());
         }
         let memories: Vec<&crate::engine::Change<'_>> = changes
@@ -558,7 +569,9 @@ impl crate::engine::Follower for GraphFollower {
             .collect();
         for c in &memories {
             if let Some(old) = c.moved_from() {
-                engine.graph_forget(old.owner.user_id.as_deref(), &[old.id])?;
+                engine
+                    .graph()
+                    .forget(old.owner.user_id.as_deref(), &[old.id])?;
             }
         }
         let queued: Vec<(&Memory, bool)> = memories
@@ -587,7 +600,7 @@ impl crate::engine::Follower for GraphFollower {
             }
         }
         for (user, ids) in &sourced {
-            engine.graph_forget(*user, ids)?;
+            engine.graph().forget(*user, ids)?;
         }
         Ok(())
     }

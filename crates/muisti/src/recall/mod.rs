@@ -145,7 +145,7 @@ pub struct RecallConfig {
     /// Graph-aware recall: the weight of the graph's evidence in relevance (0, the
     /// default, leaves the graph out). A memory the graph links to an entity the query
     /// names (or to a fact at its ends) gains `graph ×` its evidence weight
-    /// ([`Engine::graph_evidence`](crate::Engine::graph_evidence)) before relevance is
+    /// ([`Graph::evidence`](crate::graph::Graph::evidence)) before relevance is
     /// normalised, and such memories join the candidates even when neither retriever found
     /// them.
     #[serde(default)]

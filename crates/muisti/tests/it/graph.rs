@@ -33,7 +33,7 @@ fn say(engine: &Engine, user: &str, session: &str, text: &str, at: Option<&str>)
 /// Waits until the worker has read every queued memory.
 fn settled(engine: &Engine) {
     muisti_testkit::wait_until("the graph worker drained its queue", || {
-        engine.graph_pending().expect("pending") == 0
+        engine.graph().pending().expect("pending") == 0
     });
 }
 
@@ -71,7 +71,8 @@ fn the_seeds_example_gives_its_entities_and_edges_offline() {
         }
         settled(&engine);
         let works_at = engine
-            .graph_relations(&query("g1", None, Some("works_at"), None))
+            .graph()
+            .relations(&query("g1", None, Some("works_at"), None))
             .expect("query");
         assert_eq!(
             triples(&works_at),
@@ -79,7 +80,8 @@ fn the_seeds_example_gives_its_entities_and_edges_offline() {
             "{url}"
         );
         let alice = engine
-            .graph_entity_relations(Some("g1"), "alice", None)
+            .graph()
+            .entity_relations(Some("g1"), "alice", None)
             .expect("alice");
         assert_eq!(
             triples(&alice),
@@ -91,7 +93,8 @@ fn the_seeds_example_gives_its_entities_and_edges_offline() {
             "{url}"
         );
         let bob = engine
-            .graph_relations(&query("g1", Some("Bob"), None, None))
+            .graph()
+            .relations(&query("g1", Some("Bob"), None, None))
             .expect("bob");
         assert_eq!(
             triples(&bob),
@@ -102,18 +105,21 @@ fn the_seeds_example_gives_its_entities_and_edges_offline() {
             "{url}"
         );
         let people = engine
-            .graph_entities(Some("g1"), Some("person"))
+            .graph()
+            .entities(Some("g1"), Some("person"))
             .expect("people");
         let names: Vec<&str> = people.iter().map(|e| e.name.as_str()).collect();
         assert_eq!(names, ["Alice", "Bob"], "{url}");
         let alice = engine
-            .graph_entity(Some("g1"), "Alice")
+            .graph()
+            .entity(Some("g1"), "Alice")
             .expect("read")
             .expect("alice");
         assert_eq!(alice.mentions, 3, "{url}: named by all three memories");
         assert!(
             engine
-                .graph_relations(&query("g2", None, Some("works_at"), None))
+                .graph()
+                .relations(&query("g2", None, Some("works_at"), None))
                 .expect("q")
                 .is_empty(),
             "{url}: another user's graph is empty"
@@ -145,7 +151,7 @@ fn a_move_closes_the_old_edge_and_as_of_still_finds_it() {
         let lives = |as_of: Option<&str>| {
             let mut q = query("u", Some("Carol"), Some("lives_in"), None);
             q.as_of = as_of.map(|t| Timestamp::parse(t).expect("time"));
-            triples(&engine.graph_relations(&q).expect("query"))
+            triples(&engine.graph().relations(&q).expect("query"))
         };
         assert_eq!(lives(None), [t("Carol", "lives_in", "Berlin")], "{url}");
         assert_eq!(
@@ -155,7 +161,8 @@ fn a_move_closes_the_old_edge_and_as_of_still_finds_it() {
         );
         assert!(lives(Some("2022-06-01T00:00:00Z")).is_empty(), "{url}");
         let paris = engine
-            .graph_relations(&RelationQuery {
+            .graph()
+            .relations(&RelationQuery {
                 as_of: Some(Timestamp::parse("2023-06-01T00:00:00Z").expect("t")),
                 ..query("u", None, None, Some("Paris"))
             })
@@ -185,12 +192,14 @@ fn deleting_memories_retires_what_only_they_supported() {
                 .expect("forget")
         );
         let works = engine
-            .graph_relations(&query("d", None, Some("works_at"), None))
+            .graph()
+            .relations(&query("d", None, Some("works_at"), None))
             .expect("q");
         assert!(works.is_empty(), "{url}: {works:?}");
         assert!(
             engine
-                .graph_entity(Some("d"), "Initech")
+                .graph()
+                .entity(Some("d"), "Initech")
                 .expect("read")
                 .is_none(),
             "{url}"
@@ -198,7 +207,8 @@ fn deleting_memories_retires_what_only_they_supported() {
         assert_eq!(
             triples(
                 &engine
-                    .graph_relations(&query("d", None, Some("likes"), None))
+                    .graph()
+                    .relations(&query("d", None, Some("likes"), None))
                     .expect("q")
             ),
             [t("Dana", "likes", "jazz")],
@@ -213,7 +223,8 @@ fn deleting_memories_retires_what_only_they_supported() {
             .expect("forget user");
         assert!(
             engine
-                .graph_entities(Some("d"), None)
+                .graph()
+                .entities(Some("d"), None)
                 .expect("read")
                 .is_empty(),
             "{url}"
@@ -228,7 +239,7 @@ fn deleting_memories_retires_what_only_they_supported() {
                 ..query("d", None, None, None)
             };
             assert!(
-                engine.graph_relations(&q).expect("q").is_empty(),
+                engine.graph().relations(&q).expect("q").is_empty(),
                 "{url}: nothing kept, as of {as_of:?}"
             );
         }
@@ -237,7 +248,8 @@ fn deleting_memories_retires_what_only_they_supported() {
         settled(&engine);
         assert!(
             engine
-                .graph_relations(&query("d", None, Some("works_at"), None))
+                .graph()
+                .relations(&query("d", None, Some("works_at"), None))
                 .expect("q")
                 .is_empty(),
             "{url}: the forgotten user's last person is gone"
@@ -273,12 +285,12 @@ fn a_failing_extraction_is_retried_then_set_aside() {
         .expect("engine");
     let m = say(&engine, "f", "s", "Fay works at Globex.", None);
     for _ in 0..10 {
-        if engine.graph_pending().expect("pending") == 0 {
+        if engine.graph().pending().expect("pending") == 0 {
             break;
         }
         engine.drain_graph_queue().expect("a round");
     }
-    assert_eq!(engine.graph_pending().expect("pending"), 0, "set aside");
+    assert_eq!(engine.graph().pending().expect("pending"), 0, "set aside");
     let failed = store
         .count(
             &muisti::Partition::new(
@@ -295,7 +307,8 @@ fn a_failing_extraction_is_retried_then_set_aside() {
     );
     assert!(
         engine
-            .graph_entities(Some("f"), None)
+            .graph()
+            .entities(Some("f"), None)
             .expect("read")
             .is_empty()
     );
@@ -321,7 +334,8 @@ fn names_resolve_to_one_entity_and_shared_short_forms_to_none() {
         }
         let id = |name: &str| {
             engine
-                .graph_entity(Some("r1"), name)
+                .graph()
+                .entity(Some("r1"), name)
                 .expect("read")
                 .map(|e| e.id)
         };
@@ -345,7 +359,8 @@ fn names_resolve_to_one_entity_and_shared_short_forms_to_none() {
             "{url}: two Alices: a bare Alice is neither"
         );
         let sam = engine
-            .graph_entity(Some("r1"), "Okafor")
+            .graph()
+            .entity(Some("r1"), "Okafor")
             .expect("read")
             .expect("sam");
         assert_eq!(sam.name, "Sam", "{url}: named as first seen");
@@ -353,7 +368,8 @@ fn names_resolve_to_one_entity_and_shared_short_forms_to_none() {
         assert_eq!(sam.mentions, 2, "{url}: both memories count");
         assert!(
             engine
-                .graph_entity(Some("r2"), "Priya")
+                .graph()
+                .entity(Some("r2"), "Priya")
                 .expect("read")
                 .is_none(),
             "{url}: another user's aliases are theirs"
@@ -415,7 +431,8 @@ fn the_neighbourhood_of_an_entity_by_steps() {
         let hood = |hops: usize, as_of: Option<&str>| {
             let mut got = triples(
                 &engine
-                    .graph_neighbourhood(
+                    .graph()
+                    .neighbourhood(
                         Some("n1"),
                         "Bob",
                         hops,
@@ -455,12 +472,14 @@ fn the_neighbourhood_of_an_entity_by_steps() {
             "{url}: in 2024 Alice was at Google"
         );
         let capped = engine
-            .graph_neighbourhood(Some("n1"), "Bob", 3, None, 2)
+            .graph()
+            .neighbourhood(Some("n1"), "Bob", 3, None, 2)
             .expect("capped");
         assert_eq!(capped.len(), 2, "{url}: at most the limit");
         assert!(
             engine
-                .graph_neighbourhood(Some("n1"), "Nobody", 2, None, 100)
+                .graph()
+                .neighbourhood(Some("n1"), "Nobody", 2, None, 100)
                 .expect("none")
                 .is_empty(),
             "{url}"
@@ -566,7 +585,7 @@ fn a_fact_is_dated_by_its_text() {
         let at = |t: &str| {
             let mut q = query("d1", Some("Alice"), Some("lives_in"), None);
             q.as_of = Some(Timestamp::parse(t).expect("time"));
-            triples(&engine.graph_relations(&q).expect("query"))
+            triples(&engine.graph().relations(&q).expect("query"))
         };
         assert_eq!(
             at("2020-01-01T00:00:00Z"),
@@ -577,14 +596,16 @@ fn a_fact_is_dated_by_its_text() {
         assert_eq!(
             triples(
                 &engine
-                    .graph_relations(&query("d1", Some("Alice"), Some("lives_in"), None))
+                    .graph()
+                    .relations(&query("d1", Some("Alice"), Some("lives_in"), None))
                     .expect("now")
             ),
             [t("Alice", "lives_in", "Berlin")],
             "{url}: the newer value holds"
         );
         let bob = engine
-            .graph_relations(&query("d1", Some("Bob"), Some("works_at"), None))
+            .graph()
+            .relations(&query("d1", Some("Bob"), Some("works_at"), None))
             .expect("bob");
         assert_eq!(
             bob.first().and_then(|r| r.valid_at).map(|t| t.to_string()),
@@ -602,7 +623,9 @@ fn changed_memories_are_read_again_and_their_old_facts_closed() {
     on_each_graph(|url, engine| {
         let m = say(&engine, "c1", "s1", "Alice likes green tea.", None);
         settled(&engine);
-        let before = engine.graph_relations(&query("c1", Some("Alice"), Some("likes"), None));
+        let before = engine
+            .graph()
+            .relations(&query("c1", Some("Alice"), Some("likes"), None));
         assert_eq!(
             triples(&before.expect("q")),
             [t("Alice", "likes", "green tea")],
@@ -622,7 +645,8 @@ fn changed_memories_are_read_again_and_their_old_facts_closed() {
             .expect("update");
         settled(&engine);
         let now = engine
-            .graph_relations(&query("c1", Some("Alice"), Some("likes"), None))
+            .graph()
+            .relations(&query("c1", Some("Alice"), Some("likes"), None))
             .expect("now");
         assert_eq!(
             triples(&now),
@@ -631,7 +655,7 @@ fn changed_memories_are_read_again_and_their_old_facts_closed() {
         );
         let mut then = query("c1", Some("Alice"), Some("likes"), None);
         then.as_of = Some(m.created_at);
-        let then = engine.graph_relations(&then).expect("then");
+        let then = engine.graph().relations(&then).expect("then");
         assert_eq!(triples(&then), [t("Alice", "likes", "green tea")], "{url}");
         assert_eq!(then[0].invalid_at, Some(updated.updated_at), "{url}");
 
@@ -645,7 +669,8 @@ fn changed_memories_are_read_again_and_their_old_facts_closed() {
         let lives = |engine: &Engine| {
             triples(
                 &engine
-                    .graph_relations(&query("c1", Some("c1"), Some("lives_in"), None))
+                    .graph()
+                    .relations(&query("c1", Some("c1"), Some("lives_in"), None))
                     .expect("q"),
             )
         };
@@ -671,7 +696,8 @@ fn changed_memories_are_read_again_and_their_old_facts_closed() {
         settled(&engine);
         assert!(
             engine
-                .graph_relations(&query("c1", Some("Alice"), None, None))
+                .graph()
+                .relations(&query("c1", Some("Alice"), None, None))
                 .expect("q")
                 .is_empty(),
             "{url}"
@@ -679,7 +705,8 @@ fn changed_memories_are_read_again_and_their_old_facts_closed() {
         assert_eq!(
             triples(
                 &engine
-                    .graph_relations(&query("c2", Some("Alice"), None, None))
+                    .graph()
+                    .relations(&query("c2", Some("Alice"), None, None))
                     .expect("q")
             ),
             [t("Alice", "likes", "black coffee")],
@@ -705,21 +732,24 @@ fn an_evicted_memory_leaves_the_graph() {
     settled(&engine);
     assert!(
         engine
-            .graph_entity(Some("e1"), "Google")
+            .graph()
+            .entity(Some("e1"), "Google")
             .expect("read")
             .is_none(),
         "the evicted memory's entities went"
     );
     assert!(
         engine
-            .graph_relations(&query("e1", None, Some("works_at"), None))
+            .graph()
+            .relations(&query("e1", None, Some("works_at"), None))
             .expect("q")
             .is_empty()
     );
     assert_eq!(
         triples(
             &engine
-                .graph_relations(&query("e1", Some("Bob"), None, None))
+                .graph()
+                .relations(&query("e1", Some("Bob"), None, None))
                 .expect("q")
         ),
         [t("Bob", "likes", "chess")]
@@ -762,7 +792,8 @@ fn merging_two_entities_keeps_both_histories() {
         );
         settled(&engine);
         let merged = engine
-            .graph_merge(Some("m1"), "Bob", "Robert Smith")
+            .graph()
+            .merge(Some("m1"), "Bob", "Robert Smith")
             .expect("merge");
         assert_eq!(merged.name, "Bob", "{url}");
         assert!(merged.aliases.contains(&"Robert Smith".to_owned()), "{url}");
@@ -772,13 +803,15 @@ fn merging_two_entities_keeps_both_histories() {
             "{url}"
         );
         let by_alias = engine
-            .graph_entity(Some("m1"), "Robert Smith")
+            .graph()
+            .entity(Some("m1"), "Robert Smith")
             .expect("read")
             .expect("the alias leads to Bob");
         assert_eq!(by_alias.id, merged.id, "{url}");
         let mut now = triples(
             &engine
-                .graph_relations(&query("m1", Some("Bob"), None, None))
+                .graph()
+                .relations(&query("m1", Some("Bob"), None, None))
                 .expect("now"),
         );
         now.sort();
@@ -794,13 +827,14 @@ fn merging_two_entities_keeps_both_histories() {
         let mut then = query("m1", Some("Bob"), Some("lives_in"), None);
         then.as_of = Some(Timestamp::parse("2024-02-01T00:00:00Z").expect("time"));
         assert_eq!(
-            triples(&engine.graph_relations(&then).expect("then")),
+            triples(&engine.graph().relations(&then).expect("then")),
             [t("Bob", "lives_in", "Bergen")],
             "{url}: the older home, closed"
         );
         assert_eq!(
             engine
-                .graph_merge(Some("m1"), "Bob", "Robert Smith")
+                .graph()
+                .merge(Some("m1"), "Bob", "Robert Smith")
                 .expect_err("one already")
                 .kind(),
             muisti::ErrorKind::ConflictingFields,
@@ -808,7 +842,8 @@ fn merging_two_entities_keeps_both_histories() {
         );
         assert_eq!(
             engine
-                .graph_merge(Some("m1"), "Bob", "Nobody")
+                .graph()
+                .merge(Some("m1"), "Bob", "Nobody")
                 .expect_err("none")
                 .kind(),
             muisti::ErrorKind::NotFound,
@@ -822,7 +857,8 @@ fn merging_two_entities_keeps_both_histories() {
             .expect("forget");
         assert!(
             engine
-                .graph_relations(&query("m1", Some("Bob"), Some("works_at"), None))
+                .graph()
+                .relations(&query("m1", Some("Bob"), Some("works_at"), None))
                 .expect("q")
                 .is_empty(),
             "{url}: the forgotten memory's fact went with it"
@@ -874,14 +910,14 @@ fn an_interval_reads_a_conversation_in_one_extraction() {
     say(&engine, "i1", "s2", "Carol likes chess.", None);
     std::thread::sleep(std::time::Duration::from_millis(300));
     assert_eq!(
-        engine.graph_pending().expect("pending"),
+        engine.graph().pending().expect("pending"),
         3,
         "held for the batch"
     );
     assert!(counting.0.lock().expect("lock").is_empty());
     let third = say(&engine, "i1", "s1", "Bob reports to Alice.", None);
     muisti_testkit::wait_until("the batch is read", || {
-        engine.graph_pending().expect("pending") == 1
+        engine.graph().pending().expect("pending") == 1
     });
     assert_eq!(
         *counting.0.lock().expect("lock"),
@@ -889,7 +925,8 @@ fn an_interval_reads_a_conversation_in_one_extraction() {
     );
     let source = |subject: &str, predicate: &str| {
         engine
-            .graph_relations(&query("i1", Some(subject), Some(predicate), None))
+            .graph()
+            .relations(&query("i1", Some(subject), Some(predicate), None))
             .expect("q")
             .first()
             .map(|r| r.memory_ids.clone())

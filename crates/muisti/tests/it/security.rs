@@ -238,7 +238,7 @@ fn a_delete_takes_the_person_out_of_the_conversation_focus() {
         |url, e| {
             let settled = || {
                 muisti_testkit::wait_until("the graph worker drained its queue", || {
-                    e.graph_pending().expect("pending") == 0
+                    e.graph().pending().expect("pending") == 0
                 })
             };
             let say = |session: &str, text: &str| {
@@ -258,7 +258,8 @@ fn a_delete_takes_the_person_out_of_the_conversation_focus() {
                 };
                 let named = say(session, &format!("{person} works at Acme."));
                 if merged {
-                    e.graph_merge(Some("f"), "Maria Silva", person)
+                    e.graph()
+                        .merge(Some("f"), "Maria Silva", person)
                         .expect("merge");
                 }
                 let at = Locator::Id {
@@ -276,7 +277,7 @@ fn a_delete_takes_the_person_out_of_the_conversation_focus() {
                     as_of: None,
                 };
                 assert!(
-                    e.graph_relations(&q).expect("relations").is_empty(),
+                    e.graph().relations(&q).expect("relations").is_empty(),
                     "{url} (merged: {merged}): the deleted memory's person is no one's focus"
                 );
             }

@@ -115,7 +115,7 @@ fn seed(store: Arc<dyn Store>) {
     ask.filter.user_id = Some("ana".into());
     assert!(!engine.recall(&ask).expect("recall").is_empty());
     muisti_testkit::wait_until("the graph worker drained its queue", || {
-        engine.graph_pending().expect("pending") == 0
+        engine.graph().pending().expect("pending") == 0
     });
     let other = engine.with_tenant(Tenant::new("acme").expect("valid"));
     other

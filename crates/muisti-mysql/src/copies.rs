@@ -13,11 +13,7 @@
 //! consistent snapshot with its generation. This process's writes are not applied in place:
 //! the next read catches up on them like any other.
 
-use std::{
-    collections::HashMap,
-    sync::Mutex,
-    time::{Duration, Instant},
-};
+use std::{collections::HashMap, sync::Mutex, time::Duration};
 
 use muisti_core::{Memory, MemoryId, Partition};
 use muisti_store::copy::{Copies, Copy, Shared};
@@ -69,52 +65,18 @@ pub(crate) fn by_partition(
 pub(crate) struct Coherent {
     pub(crate) copies: Copies<Version>,
     pub(crate) staleness: Duration,
-    /// Partitions found larger than the copies may hold, and when: searched in the database
-    /// for a while before they are counted again.
-    too_large: Mutex<HashMap<Partition, Instant>>,
     /// Held while a copy's version is checked, caught up or loaded: one at a time, so that
     /// concurrent readers wait for one catch-up instead of racing (and reloading).
     pub(crate) checking: Mutex<()>,
 }
-
-/// How long a partition found too large for a copy is searched in the database before it is
-/// counted again.
-const TOO_LARGE_FOR: Duration = Duration::from_secs(60);
 
 impl Coherent {
     pub(crate) fn new(budget: usize, staleness: Duration) -> Self {
         Self {
             copies: Copies::new(budget),
             staleness,
-            too_large: Mutex::new(HashMap::new()),
             checking: Mutex::new(()),
         }
-    }
-
-    /// Whether `p` was found too large for a copy recently.
-    pub(crate) fn too_large(&self, p: &Partition) -> bool {
-        let mut known = self.too_large.lock().unwrap_or_else(|e| e.into_inner());
-        match known.get(p) {
-            Some(at) if at.elapsed() < TOO_LARGE_FOR => true,
-            Some(_) => {
-                known.remove(p);
-                false
-            }
-            None => false,
-        }
-    }
-
-    /// Notes that `p` is too large for a copy.
-    pub(crate) fn mark_too_large(&self, p: &Partition) {
-        self.too_large
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .insert(p.clone(), Instant::now());
-    }
-
-    /// Whether copies are kept at all (`cache_mb` > 0).
-    pub(crate) fn enabled(&self) -> bool {
-        self.copies.budget() > 0
     }
 }
 

@@ -1237,33 +1237,13 @@ impl Store for MysqlStore {
     fn get_many_shared(&self, tenant: &Tenant, ids: &[MemoryId]) -> Result<Vec<Arc<Memory>>> {
         // Copies confirmed within the staleness window (or this read run) answer with the
         // records they hold; the rest is read.
-        let now = self.now();
-        let mut found: HashMap<MemoryId, Arc<Memory>> = HashMap::new();
-        for (_, copy, _, recent) in self
-            .coherent
-            .copies
-            .held_for(tenant, self.coherent.staleness)
-        {
-            if recent {
-                let copy = copy.read().unwrap_or_else(|e| e.into_inner());
-                found.extend(
-                    ids.iter()
-                        .filter_map(|id| copy.get_shared(id, now))
-                        .map(|m| (m.id, m)),
-                );
-            }
-        }
-        let missing: Vec<MemoryId> = ids
-            .iter()
-            .filter(|id| !found.contains_key(id))
-            .copied()
-            .collect();
-        found.extend(
-            self.db_get_many(tenant, &missing)?
-                .into_iter()
-                .map(|m| (m.id, Arc::new(m))),
-        );
-        Ok(ids.iter().filter_map(|id| found.remove(id)).collect())
+        self.coherent.copies.get_many_shared(
+            tenant,
+            ids,
+            self.coherent.staleness,
+            self.now(),
+            |missing| self.db_get_many(tenant, missing),
+        )
     }
 
     fn rank_fields(&self, partition: &Partition, ids: &[MemoryId]) -> Result<Vec<RankFields>> {
@@ -1314,7 +1294,7 @@ impl MysqlStore {
     /// false, a copy not held is not loaded.
     fn copy_of(&self, p: &Partition, load: bool) -> Result<Option<Shared<copies::Version>>> {
         let c = &self.coherent;
-        if !c.enabled() || c.too_large(p) {
+        if !c.copies.may_hold(p) {
             return Ok(None);
         }
         if let Some(copy) = c.copies.recent(p, c.staleness) {
@@ -1382,8 +1362,7 @@ impl MysqlStore {
             .exec_first(count.text, params(count.args))
             .map_err(|e| self.err(&e))?;
         let records = records.unwrap_or(0).max(0) as usize;
-        if records.saturating_mul(c.copies.bytes_per_record()) > c.copies.budget() {
-            c.mark_too_large(p);
+        if !c.copies.fits(p, records) {
             return Ok(None);
         }
         let mut tx = conn

@@ -19,7 +19,7 @@ use std::{
         Mutex,
         atomic::{AtomicUsize, Ordering},
     },
-    time::{Duration, Instant},
+    time::Duration,
 };
 
 use muisti_core::{Error, Memory, MemoryId, Partition, Result};
@@ -54,17 +54,10 @@ pub(crate) struct Coherent {
     pub(crate) copies: Copies<Version>,
     pub(crate) staleness: Duration,
     next_slot: AtomicUsize,
-    /// Partitions found larger than the copies may hold, and when: searched in the database
-    /// for a while before they are counted again.
-    too_large: Mutex<HashMap<Partition, Instant>>,
     /// Held while a copy's version is checked, caught up or loaded: one at a time, so that
     /// concurrent readers wait for one catch-up instead of racing (and reloading).
     pub(crate) checking: Mutex<()>,
 }
-
-/// How long a partition found too large for a copy is searched in the database before it is
-/// counted again.
-const TOO_LARGE_FOR: Duration = Duration::from_secs(60);
 
 impl Coherent {
     pub(crate) fn new(budget: usize, staleness: Duration) -> Self {
@@ -72,35 +65,8 @@ impl Coherent {
             copies: Copies::new(budget),
             staleness,
             next_slot: AtomicUsize::new(0),
-            too_large: Mutex::new(HashMap::new()),
             checking: Mutex::new(()),
         }
-    }
-
-    /// Whether `p` was found too large for a copy recently.
-    pub(crate) fn too_large(&self, p: &Partition) -> bool {
-        let mut known = self.too_large.lock().unwrap_or_else(|e| e.into_inner());
-        match known.get(p) {
-            Some(at) if at.elapsed() < TOO_LARGE_FOR => true,
-            Some(_) => {
-                known.remove(p);
-                false
-            }
-            None => false,
-        }
-    }
-
-    /// Notes that `p` is too large for a copy.
-    pub(crate) fn mark_too_large(&self, p: &Partition) {
-        self.too_large
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .insert(p.clone(), Instant::now());
-    }
-
-    /// Whether copies are kept at all (`cache_mb` > 0).
-    pub(crate) fn enabled(&self) -> bool {
-        self.copies.budget() > 0
     }
 
     /// The slot this transaction bumps.

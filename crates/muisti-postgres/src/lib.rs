@@ -457,7 +457,7 @@ impl PostgresStore {
     /// the database answers then.
     fn copy_of(&self, p: &Partition) -> Result<Option<Shared<copies::Version>>> {
         let c = &self.coherent;
-        if !c.enabled() || c.too_large(p) {
+        if !c.copies.may_hold(p) {
             return Ok(None);
         }
         if let Some(copy) = c.copies.recent(p, c.staleness) {
@@ -506,8 +506,7 @@ impl PostgresStore {
             )
             .map_err(err)?
             .get(0);
-        if (count.max(0) as usize).saturating_mul(c.copies.bytes_per_record()) > c.copies.budget() {
-            c.mark_too_large(p);
+        if !c.copies.fits(p, count.max(0) as usize) {
             return Ok(None);
         }
         let mut tx = conn.transaction().map_err(err)?;
@@ -1048,35 +1047,13 @@ impl Store for PostgresStore {
     fn get_many_shared(&self, tenant: &Tenant, ids: &[MemoryId]) -> Result<Vec<Arc<Memory>>> {
         // Copies confirmed within the staleness window (or this read run) answer with the
         // records they hold; the rest is read.
-        let now = self.now();
-        let mut found: HashMap<MemoryId, Arc<Memory>> = HashMap::new();
-        for (_, copy, _, recent) in self
-            .coherent
-            .copies
-            .held_for(tenant, self.coherent.staleness)
-        {
-            if recent {
-                let copy = copy.read().unwrap_or_else(|e| e.into_inner());
-                found.extend(
-                    ids.iter()
-                        .filter_map(|id| copy.get_shared(id, now))
-                        .map(|m| (m.id, m)),
-                );
-            }
-        }
-        let missing: Vec<MemoryId> = ids
-            .iter()
-            .filter(|id| !found.contains_key(id))
-            .copied()
-            .collect();
-        if !missing.is_empty() {
-            found.extend(
-                self.db_get_many(tenant, &missing)?
-                    .into_iter()
-                    .map(|m| (m.id, Arc::new(m))),
-            );
-        }
-        Ok(ids.iter().filter_map(|id| found.remove(id)).collect())
+        self.coherent.copies.get_many_shared(
+            tenant,
+            ids,
+            self.coherent.staleness,
+            self.now(),
+            |missing| self.db_get_many(tenant, missing),
+        )
     }
 }
 

@@ -474,10 +474,17 @@ impl<V> Copy<V> {
     }
 }
 
+/// How long a partition found too large for a copy is searched in the database before it is
+/// counted again.
+const TOO_LARGE_FOR: Duration = Duration::from_secs(60);
+
 /// The copies of one store handle, least recently used dropped first past a memory budget.
 pub struct Copies<V> {
     inner: Mutex<Held<V>>,
     budget: usize,
+    /// Partitions found larger than the budget, and when: searched in the database for a
+    /// while ([`TOO_LARGE_FOR`]) before they are counted again.
+    too_large: Mutex<HashMap<Partition, Instant>>,
     /// Copies loaded whole (the backend counts them).
     pub loads: AtomicU64,
     /// Copies caught up from a change log (the backend counts them).
@@ -530,6 +537,7 @@ impl<V: Clone> Copies<V> {
                 clock: 0,
             }),
             budget,
+            too_large: Mutex::new(HashMap::new()),
             loads: AtomicU64::new(0),
             catch_ups: AtomicU64::new(0),
         }
@@ -538,6 +546,71 @@ impl<V: Clone> Copies<V> {
     /// The most bytes the copies hold together (estimated).
     pub fn budget(&self) -> usize {
         self.budget
+    }
+
+    /// Whether a copy of `p` may be held: copies are kept at all (a budget above 0), and `p`
+    /// was not found too large for them lately ([`Copies::fits`]).
+    pub fn may_hold(&self, p: &Partition) -> bool {
+        if self.budget == 0 {
+            return false;
+        }
+        let mut known = self.too_large.lock().unwrap_or_else(|e| e.into_inner());
+        match known.get(p) {
+            Some(at) if at.elapsed() < TOO_LARGE_FOR => false,
+            Some(_) => {
+                known.remove(p);
+                true
+            }
+            None => true,
+        }
+    }
+
+    /// Whether a copy of `p`, which holds `records` records, fits the budget (by the bytes
+    /// per record of the copies held); when it does not, `p` is noted as too large, so
+    /// [`Copies::may_hold`] answers no for a while without counting again.
+    pub fn fits(&self, p: &Partition, records: usize) -> bool {
+        if records.saturating_mul(self.bytes_per_record()) <= self.budget {
+            return true;
+        }
+        self.too_large
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(p.clone(), Instant::now());
+        false
+    }
+
+    /// The live records of `ids` in `tenant`, in the order given: those the tenant's copies
+    /// confirmed within `window` (or in this read run) hold, from them; the others from
+    /// `read` (called once, with the ids no such copy holds, unless there are none). What
+    /// neither has is left out.
+    pub fn get_many_shared(
+        &self,
+        tenant: &muisti_core::Tenant,
+        ids: &[MemoryId],
+        window: Duration,
+        now: Timestamp,
+        read: impl FnOnce(&[MemoryId]) -> muisti_core::Result<Vec<Memory>>,
+    ) -> muisti_core::Result<Vec<Arc<Memory>>> {
+        let mut found: HashMap<MemoryId, Arc<Memory>> = HashMap::new();
+        for (_, copy, _, recent) in self.held_for(tenant, window) {
+            if recent {
+                let copy = copy.read().unwrap_or_else(|e| e.into_inner());
+                found.extend(
+                    ids.iter()
+                        .filter_map(|id| copy.get_shared(id, now))
+                        .map(|m| (m.id, m)),
+                );
+            }
+        }
+        let missing: Vec<MemoryId> = ids
+            .iter()
+            .filter(|id| !found.contains_key(id))
+            .copied()
+            .collect();
+        if !missing.is_empty() {
+            found.extend(read(&missing)?.into_iter().map(|m| (m.id, Arc::new(m))));
+        }
+        Ok(ids.iter().filter_map(|id| found.remove(id)).collect())
     }
 
     /// The estimated bytes per record of the copies held (4 KiB when none are held): to
@@ -738,6 +811,40 @@ mod tests {
         assert_eq!(version(&copies, &p), Some(4));
         assert!(copies.recent(&p, window).is_none());
         assert_eq!(copy.read().expect("lock").len(), 2);
+    }
+
+    /// Records by id come from a confirmed copy where it holds them and from the reader for
+    /// the rest (asked once, for exactly those), in the order asked; a partition too large
+    /// for the budget is not held again for a while, and no partition is with no budget.
+    #[test]
+    fn records_by_id_from_copies_then_the_reader_and_partitions_too_large() {
+        let p = Partition::of(Namespace::default_ns());
+        let copies = Copies::new(1 << 20);
+        let held = record(&p, "a", "lisbon");
+        copies.keep(&p, Copy::new(1, [(held.clone(), None)]));
+        let other = record(&p, "b", "porto");
+        let absent = MemoryId::generate();
+        let asked = std::cell::RefCell::new(Vec::new());
+        let got = copies
+            .get_many_shared(
+                &p.tenant,
+                &[other.id, held.id, absent],
+                Duration::from_secs(60),
+                Timestamp::from_millis(2),
+                |missing| {
+                    asked.borrow_mut().extend_from_slice(missing);
+                    Ok(vec![other.clone()])
+                },
+            )
+            .expect("read");
+        let ids: Vec<MemoryId> = got.iter().map(|m| m.id).collect();
+        assert_eq!(ids, vec![other.id, held.id]);
+        assert_eq!(*asked.borrow(), vec![other.id, absent]);
+        assert!(copies.may_hold(&p));
+        assert!(copies.fits(&p, 10));
+        assert!(!copies.fits(&p, 1 << 30));
+        assert!(!copies.may_hold(&p), "noted as too large");
+        assert!(!Copies::<i64>::new(0).may_hold(&p), "no budget, no copies");
     }
 
     /// The unfiltered path (postings, kept statistics) and the scanning path score alike,

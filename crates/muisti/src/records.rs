@@ -85,7 +85,7 @@ impl<T: DeserializeOwned> Collection<T> {
     /// A stored record's value; [`Error::Corrupted`] (naming the collection and the key)
     /// when it is not one.
     pub(crate) fn decode(&self, record: &Memory) -> Result<T> {
-        serde_json::from_value(record.content.clone()).map_err(|e| Error::Corrupted {
+        T::deserialize(&record.content).map_err(|e| Error::Corrupted {
             location: format!("{} {} in {}", self.what, record.key, self.namespace),
             reason: e.to_string(),
         })

@@ -18,7 +18,7 @@ impl Follower for History {
     fn written(&self, engine: &Engine, changes: &[Change<'_>]) -> Result<()> {
         for c in changes {
             let m = c.memory;
-            if !c.changed() || own_record(m) {
+            if !c.of_memory() {
                 continue;
             }
             if m.scope == MemoryScope::Declarative || engine.core.actor.is_some() {

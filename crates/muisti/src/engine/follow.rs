@@ -62,6 +62,13 @@ impl<'a> Change<'a> {
         matches!(self.status, WriteStatus::Created | WriteStatus::Updated)
     }
 
+    /// Whether it concerns a memory the followers of memories act on: it made or changed
+    /// what the memory says ([`Change::changed`]), and the record is not the engine's own
+    /// ([`own_record`]).
+    pub(crate) fn of_memory(&self) -> bool {
+        self.changed() && !own_record(self.memory)
+    }
+
     /// Whether its text is new to what was read from it (a replace at a key that was not
     /// read is taken as new).
     pub(crate) fn text_changed(&self) -> bool {
@@ -147,7 +154,7 @@ impl Engine {
         let mut capped = HashSet::new();
         for c in changes.iter().rev() {
             let m = c.memory;
-            if c.changed() && !own_record(m) && capped.insert((&m.partition, &m.owner.user_id)) {
+            if c.of_memory() && capped.insert((&m.partition, &m.owner.user_id)) {
                 self.evict_beyond_cap(m)?;
             }
         }

@@ -563,10 +563,8 @@ impl crate::engine::Follower for GraphFollower {
         if engine.graph_state.worker.is_none() {
             return Ok(());
         }
-        let memories: Vec<&crate::engine::Change<'_>> = changes
-            .iter()
-            .filter(|c| c.changed() && !crate::engine::own_record(c.memory))
-            .collect();
+        let memories: Vec<&crate::engine::Change<'_>> =
+            changes.iter().filter(|c| c.of_memory()).collect();
         for c in &memories {
             if let Some(old) = c.moved_from() {
                 engine

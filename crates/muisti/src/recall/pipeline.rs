@@ -103,7 +103,7 @@ pub(crate) fn run(
     // An archived candidate's record came with it.
     read.extend(archived.into_iter().map(|(id, m)| (id, Arc::new(m))));
     if let Some(matcher) = &matcher {
-        let ids: Vec<MemoryId> = fields.iter().map(|f| f.id).collect();
+        let ids = fields.iter().map(|f| f.id);
         let shares = words::shares(ctx, matcher, &fused, ids, &mut read)?;
         words::with_words(config.fusion, &mut fused, &shares, config.words);
     }

@@ -169,7 +169,7 @@ impl Engine {
         if self.core.embedder.is_none() {
             return Err(Error::invalid("embedder", "similarity needs an embedder"));
         }
-        let vectors = self.embed_memories(memories)?;
+        let vectors = self.core.embed_memories(memories)?;
         Ok(vectors
             .iter()
             .map(|a| {

@@ -18,10 +18,7 @@ use serde_json::{Map, Value, json};
 
 use crate::{Engine, engine::corrupted};
 
-/// The namespace of conversation headers.
-pub const CONVERSATIONS_NAMESPACE: &str = "conversations";
-/// The namespace of conversation messages.
-pub const MESSAGES_NAMESPACE: &str = "messages";
+pub use crate::records::{CONVERSATIONS_NAMESPACE, MESSAGES_NAMESPACE};
 
 /// A message to append.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
@@ -323,12 +320,12 @@ impl Engine {
         head.category = Category::Conversation;
         // The messages and the header in one batch: one transaction where the store has them.
         puts.push(head);
-        let mut written: Vec<Written> = self.put_many_embedded(puts)?;
+        let mut written: Vec<Written> = self.core.put_many_embedded(puts)?;
         let changes: Vec<crate::engine::Change<'_>> = written
             .iter()
             .map(|w| crate::engine::Change::written(w, None))
             .collect();
-        self.after_write(&changes)?;
+        self.core.after_write(&changes)?;
         written.pop();
         written[written.len().saturating_sub(fresh)..]
             .iter()
@@ -344,8 +341,9 @@ impl Engine {
             session_id: Some(id.to_owned()),
             ..Filter::default()
         };
-        let mut deleted =
-            self.delete_matching(&crate::engine::own_namespace(MESSAGES_NAMESPACE), &filter)?;
+        let mut deleted = self
+            .core
+            .delete_matching(&crate::engine::own_namespace(MESSAGES_NAMESPACE), &filter)?;
         deleted += u64::from(self.core.store.delete(&self.header_at(id)?)?);
         deleted += self.end_conversation(id)?;
         Ok(deleted)

@@ -26,6 +26,7 @@
 mod access;
 pub mod analytics;
 pub mod conversation;
+mod core;
 pub mod declarative;
 mod engine;
 pub mod facts;

@@ -15,9 +15,9 @@ use muisti_core::{Error, Memory, Namespace, Partition, Result, Tenant};
 use serde::{Serialize, de::DeserializeOwned};
 use serde_json::Value;
 
-use crate::conversation::{CONVERSATIONS_NAMESPACE, Header};
+use crate::conversation::Header;
+use crate::core::SYSTEM_TENANT;
 use crate::declarative::{HISTORY_NAMESPACE, HistoryEntry, PROPOSALS_NAMESPACE};
-use crate::engine::SYSTEM_TENANT;
 use crate::graph::{
     ADJACENCY_NAMESPACE, ALIASES_NAMESPACE, ENTITIES_NAMESPACE, Entity, FAILED_NAMESPACE,
     QUEUE_NAMESPACE, RELATIONS_NAMESPACE, Relation, SOURCES_NAMESPACE,
@@ -26,6 +26,11 @@ use crate::graph::{
     worker::Queued,
 };
 use crate::lifecycle::cluster::{CLUSTERS_NAMESPACE, Clustering};
+
+/// The namespace of conversation headers.
+pub const CONVERSATIONS_NAMESPACE: &str = "conversations";
+/// The namespace of conversation messages.
+pub const MESSAGES_NAMESPACE: &str = "messages";
 
 /// A collection of the engine's own records of type `T`.
 pub(crate) struct Collection<T> {

@@ -225,7 +225,7 @@ impl Snapshots {
             }
         };
         if let Some(embedder) = engine.embedder() {
-            engine.record_model(&**embedder)?;
+            engine.core.record_model(&**embedder)?;
         }
         Ok(report)
     }

@@ -302,8 +302,10 @@ impl Engine {
                 })
                 .collect();
             if !todo.is_empty() {
-                self.note_model()?;
-                let vectors = self.embed_memories(todo.iter().map(|&i| &records[i].memory))?;
+                self.core.note_model()?;
+                let vectors = self
+                    .core
+                    .embed_memories(todo.iter().map(|&i| &records[i].memory))?;
                 for (&i, v) in todo.iter().zip(vectors) {
                     let r = &mut records[i];
                     if v.is_empty() {

@@ -4,26 +4,28 @@
 
 use std::collections::{BTreeMap, HashSet};
 
-use muisti_core::{Filter, Locator, Memory, MemoryId, MemoryScope, Put, Result, list_all};
+use muisti_core::{
+    Filter, Key, Locator, Memory, MemoryId, MemoryScope, Owner, Put, Result, list_all,
+};
 use serde_json::json;
 
-use super::{HISTORY_NAMESPACE, HistoryEvent};
-use crate::engine::{Change, Follower, own_record};
-use crate::{Engine, records};
+use super::{HISTORY_NAMESPACE, HistoryEntry, HistoryEvent, actor};
+use crate::core::{Change, Core, Follower, own_record};
+use crate::records;
 
 /// [`Follower`]: what the history keeps of changes.
 pub(crate) struct History;
 
 impl Follower for History {
-    fn written(&self, engine: &Engine, changes: &[Change<'_>]) -> Result<()> {
+    fn written(&self, core: &Core, changes: &[Change<'_>]) -> Result<()> {
         for c in changes {
             let m = c.memory;
             if !c.of_memory() {
                 continue;
             }
-            if m.scope == MemoryScope::Declarative || engine.core.actor.is_some() {
+            if m.scope == MemoryScope::Declarative || core.actor.is_some() {
                 let before = c.before.as_ref().map(|b| b.text().into_owned());
-                engine.record(m, c.event, before, Some(m.text().into_owned()))?;
+                Self::record(core, m, c.event, before, Some(m.text().into_owned()))?;
             }
         }
         Ok(())
@@ -32,30 +34,30 @@ impl Follower for History {
     /// Clears the texts of the histories of `gone`; then records the delete, without text,
     /// of a declarative entry, a memory with a history (one changed under an actor), or any
     /// deleted under one.
-    fn deleted(&self, engine: &Engine, gone: &[Memory]) -> Result<()> {
+    fn deleted(&self, core: &Core, gone: &[Memory]) -> Result<()> {
         let gone: Vec<&Memory> = gone.iter().filter(|m| !own_record(m)).collect();
         if gone.is_empty() {
             return Ok(());
         }
-        let with_history = engine.erase_history(&gone)?;
+        let with_history = Self::erase_history(core, &gone)?;
         for m in gone {
             if m.scope == MemoryScope::Declarative
-                || engine.core.actor.is_some()
+                || core.actor.is_some()
                 || with_history.contains(&m.id)
             {
-                engine.record(m, HistoryEvent::Delete, None, None)?;
+                Self::record(core, m, HistoryEvent::Delete, None, None)?;
             }
         }
         Ok(())
     }
 }
 
-impl Engine {
+impl History {
     /// Clears the texts of the history records of `gone` (what happened stays); returns
     /// the ids of those that have a history.
-    fn erase_history(&self, gone: &[&Memory]) -> Result<HashSet<MemoryId>> {
+    fn erase_history(core: &Core, gone: &[&Memory]) -> Result<HashSet<MemoryId>> {
         let mut with_history = HashSet::new();
-        let partition = self.own_partition(HISTORY_NAMESPACE);
+        let partition = core.own_partition(HISTORY_NAMESPACE);
         // One read of the history per user.
         let mut by_user: BTreeMap<Option<&str>, Vec<MemoryId>> = BTreeMap::new();
         for m in gone.iter() {
@@ -78,7 +80,7 @@ impl Engine {
                     .insert("memory_id".to_owned(), json!(id.to_string()));
             }
             let ids: HashSet<MemoryId> = ids.into_iter().collect();
-            for record in list_all(self.core.store.as_ref(), &partition, &filter)? {
+            for record in list_all(core.store.as_ref(), &partition, &filter)? {
                 let Ok(mut entry) = records::HISTORY.decode(&record) else {
                     continue;
                 };
@@ -94,16 +96,57 @@ impl Engine {
                 let value = records::HISTORY.encode(&entry)?;
                 // Deleted and written again (not replaced): a delete is what the store
                 // erases from its files (`Store::erase_deleted`), the old text with it.
-                self.core.store.delete(&Locator::Id {
-                    tenant: self.core.tenant.clone(),
+                core.store.delete(&Locator::Id {
+                    tenant: core.tenant.clone(),
                     id: record.id,
                 })?;
                 let mut put = Put::new(partition.clone(), Some(record.key), value);
                 put.owner = record.owner;
                 put.metadata = record.metadata;
-                self.core.store.put(put)?;
+                core.store.put(put)?;
             }
         }
         Ok(with_history)
+    }
+
+    /// Records a change of declarative entry `m` (as it is after the change; for a delete,
+    /// as it was). The history key orders by the entry's version.
+    fn record(
+        core: &Core,
+        m: &Memory,
+        event: HistoryEvent,
+        old: Option<String>,
+        new: Option<String>,
+    ) -> Result<()> {
+        let entry = HistoryEntry {
+            memory_id: m.id,
+            event,
+            old,
+            new,
+            source: m.source.clone(),
+            confidence: m.confidence,
+            actor: core.actor.clone().unwrap_or_else(|| actor(m)),
+            at: core.clock.now(),
+        };
+        // A delete comes after the entry's last version.
+        let order = m.version + u64::from(event == HistoryEvent::Delete);
+        let value = records::HISTORY.encode(&entry)?;
+        let mut record = Put::new(
+            core.own_partition(HISTORY_NAMESPACE),
+            Some(Key::new(format!("{}/{order:012}", m.id))?),
+            value,
+        );
+        record.owner = Owner {
+            user_id: m.owner.user_id.clone(),
+            ..Owner::default()
+        };
+        record
+            .metadata
+            .insert("memory_id".into(), json!(m.id.to_string()));
+        record
+            .metadata
+            .insert("namespace".into(), json!(m.partition.namespace.as_str()));
+        core.store.put(record)?;
+        Ok(())
     }
 }

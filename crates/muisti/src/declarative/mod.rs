@@ -242,7 +242,7 @@ fn wins(source: &Source, confidence: Option<u8>, existing: &Memory) -> bool {
     }
 }
 
-fn actor(m: &Memory) -> String {
+pub(super) fn actor(m: &Memory) -> String {
     match m.source {
         Source::AgentLearned => m
             .owner
@@ -398,8 +398,9 @@ impl Engine {
                 HistoryEvent::Add
             };
             let Some(existing) = best else {
-                let w = self.put_embedded(put)?;
-                self.after_write(&[Change::written(&w, None).recorded_as(added)])?;
+                let w = self.core.put_embedded(put)?;
+                self.core
+                    .after_write(&[Change::written(&w, None).recorded_as(added)])?;
                 return Ok(Declared {
                     memory: w.memory,
                     outcome: Outcome::Added,
@@ -429,6 +430,7 @@ impl Engine {
                 id: existing.id,
             };
             match self
+                .core
                 .update_unchecked(UpdateRequest::new(at, patch).expecting(Some(existing.version)))
             {
                 Ok(m) => {
@@ -438,7 +440,8 @@ impl Engine {
                         HistoryEvent::Supersede
                     };
                     let old = value_text(&existing.content).into_owned();
-                    self.after_write(&[Change::updated(&m, existing).recorded_as(event)])?;
+                    self.core
+                        .after_write(&[Change::updated(&m, existing).recorded_as(event)])?;
                     return Ok(Declared {
                         memory: m,
                         outcome: Outcome::Superseded,
@@ -681,47 +684,6 @@ impl Engine {
         records::PROPOSALS.decode(&record)
     }
 
-    /// Records a change of declarative entry `m` (as it is after the change; for a delete,
-    /// as it was). The history key orders by the entry's version.
-    pub(crate) fn record(
-        &self,
-        m: &Memory,
-        event: HistoryEvent,
-        old: Option<String>,
-        new: Option<String>,
-    ) -> Result<()> {
-        let entry = HistoryEntry {
-            memory_id: m.id,
-            event,
-            old,
-            new,
-            source: m.source.clone(),
-            confidence: m.confidence,
-            actor: self.core.actor.clone().unwrap_or_else(|| actor(m)),
-            at: self.core.clock.now(),
-        };
-        // A delete comes after the entry's last version.
-        let order = m.version + u64::from(event == HistoryEvent::Delete);
-        let value = records::HISTORY.encode(&entry)?;
-        let mut record = Put::new(
-            self.own_partition(HISTORY_NAMESPACE),
-            Some(Key::new(format!("{}/{order:012}", m.id))?),
-            value,
-        );
-        record.owner = Owner {
-            user_id: m.owner.user_id.clone(),
-            ..Owner::default()
-        };
-        record
-            .metadata
-            .insert("memory_id".into(), json!(m.id.to_string()));
-        record
-            .metadata
-            .insert("namespace".into(), json!(m.partition.namespace.as_str()));
-        self.core.store.put(record)?;
-        Ok(())
-    }
-
     /// Deletes `user_id`'s history and proposals of entries in `namespace` (with the user's
     /// data there).
     pub(crate) fn forget_declarative_of(
@@ -736,8 +698,9 @@ impl Engine {
                 .collect(),
             ..Filter::default()
         };
-        let mut deleted =
-            self.delete_matching(&crate::engine::own_namespace(HISTORY_NAMESPACE), &history)?;
+        let mut deleted = self
+            .core
+            .delete_matching(&crate::engine::own_namespace(HISTORY_NAMESPACE), &history)?;
         for p in self.proposals(user_id)? {
             if &p.namespace == namespace {
                 let at = Locator::Key {

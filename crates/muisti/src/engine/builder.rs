@@ -6,7 +6,7 @@ use std::sync::{Arc, atomic::AtomicBool};
 use muisti_core::{Clock, Observer, Result, Store, SystemClock, Tenant};
 use muisti_embed::{Embedder, StaticEmbedder};
 
-use super::{Core, Engine, Lifetimes, embed_err, follow};
+use super::{Core, Engine, Follower, Lifetimes, embed_err};
 use crate::access::AccessRecorder;
 use crate::recall::RecallConfig;
 
@@ -134,9 +134,9 @@ impl EngineBuilder {
             model_checked: Arc::new(AtomicBool::new(false)),
             lifetimes: self.lifetimes,
             actor: None,
-            followers: follow::followers(),
+            followers: Arc::new([]),
         };
-        let engine = Engine {
+        let mut engine = Engine {
             core,
             conflict_judge: None,
             fact_extractor: None,
@@ -147,10 +147,14 @@ impl EngineBuilder {
             },
             archive: self.archive,
         };
+        engine.core.followers = followers(&engine.graph_state, engine.archive.clone());
         engine.check_model(on_mismatch)?;
         if engine.graph_state.extraction.extractor().is_some() {
+            // The worker's own engine has no worker: what it writes is the graph's own.
             let mut with_worker = engine.clone();
             with_worker.graph_state.worker = Some(crate::graph::worker::Worker::start(engine));
+            with_worker.core.followers =
+                followers(&with_worker.graph_state, with_worker.archive.clone());
             return Ok(with_worker);
         }
         Ok(engine)
@@ -174,4 +178,18 @@ impl Engine {
             archive: None,
         }
     }
+}
+
+/// The followers of an engine, in the order they are told: the observers, the archive
+/// (its objects go before anything that names them), the history, the graph.
+fn followers(
+    graph: &crate::graph::GraphState,
+    archive: Option<Arc<crate::lifecycle::archive::Archive>>,
+) -> Arc<[Arc<dyn Follower>]> {
+    Arc::new([
+        Arc::new(crate::core::Events) as Arc<dyn Follower>,
+        Arc::new(crate::lifecycle::archive::ArchiveFollower(archive)),
+        Arc::new(crate::declarative::History),
+        Arc::new(crate::graph::worker::GraphFollower(graph.clone())),
+    ])
 }

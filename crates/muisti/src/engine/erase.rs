@@ -6,52 +6,13 @@
 //! the memory said). A user's delete-all ([`Engine::forget_where`] by user) also deletes
 //! the history records themselves, the user's pending proposals and topics.
 
-use muisti_core::{Filter, ListQuery, Locator, Memory, MemoryScope, Namespace, Result};
+use muisti_core::{Filter, MemoryScope, Namespace, Result};
 use serde_json::json;
 
 use super::{Engine, own_namespace};
 use crate::declarative::HISTORY_NAMESPACE;
 
 impl Engine {
-    /// Deletes every record of a namespace that `filter` matches and `keep` does not keep,
-    /// each through [`muisti_core::Store::delete`] and [`Engine::after_delete`]; returns how
-    /// many (the caller tells the observers).
-    pub(crate) fn delete_where(
-        &self,
-        namespace: &Namespace,
-        filter: &Filter,
-        keep: impl Fn(&Memory) -> bool,
-    ) -> Result<u64> {
-        let partition = self.partition(namespace);
-        let mut gone = Vec::new();
-        let mut after = None;
-        loop {
-            let page = self.core.store.list(&ListQuery {
-                partition: partition.clone(),
-                filter: filter.clone(),
-                after,
-                limit: 0,
-            })?;
-            for m in page.items {
-                if keep(&m) {
-                    continue;
-                }
-                if self.core.store.delete(&Locator::Id {
-                    tenant: self.core.tenant.clone(),
-                    id: m.id,
-                })? {
-                    gone.push(m);
-                }
-            }
-            match page.next {
-                Some(next) => after = Some(next),
-                None => break,
-            }
-        }
-        self.after_delete(&gone)?;
-        Ok(gone.len() as u64)
-    }
-
     /// Empties `namespace` of everything but declarative entries, which nothing but an
     /// explicit delete by their user removes (see [`Engine::kv_flush`]); returns how many.
     pub(crate) fn flush_namespace(&self, namespace: &Namespace) -> Result<u64> {
@@ -77,10 +38,11 @@ impl Engine {
                     .collect(),
                 ..Filter::default()
             };
-            self.delete_where(&own_namespace(HISTORY_NAMESPACE), &history, |_| false)?;
+            self.core
+                .delete_where(&own_namespace(HISTORY_NAMESPACE), &history, |_| false)?;
             n
         } else {
-            self.delete_where(namespace, &Filter::default(), |m| {
+            self.core.delete_where(namespace, &Filter::default(), |m| {
                 m.scope == MemoryScope::Declarative
             })?
         };

@@ -1,35 +1,32 @@
 //! Vectors: which embedder indexed the store, embedding writes, reindexing, and the
 //! duplicate check of keyless writes.
 
-use std::{collections::HashMap, sync::atomic::Ordering};
+use std::sync::atomic::Ordering;
 
 use super::*;
 
 impl Engine {
-    pub(super) fn model_locator() -> Result<Locator> {
-        Ok(Locator::Key {
-            partition: system_partition("meta")?,
-            key: Key::new("embedder")?,
-        })
-    }
-
     /// The id of the embedder the store's vectors were made with, if recorded.
     pub fn store_model(&self) -> Result<Option<String>> {
-        Ok(self.core.store.get(&Self::model_locator()?)?.and_then(|m| {
-            m.content
-                .get("id")
-                .and_then(|v| v.as_str())
-                .map(str::to_owned)
-        }))
+        self.core.store_model()
     }
 
-    pub(crate) fn record_model(&self, embedder: &dyn Embedder) -> Result<()> {
-        let Locator::Key { partition, key } = Self::model_locator()? else {
-            return Ok(());
-        };
-        let value = serde_json::json!({"id": embedder.id(), "dimensions": embedder.dimensions()});
-        self.core.store.put(Put::new(partition, Some(key), value))?;
-        Ok(())
+    /// Takes the lease `name` for `holder` for `ttl`, unless another holder's claim on it
+    /// is live: `true` if `holder` holds it now. Calling it again while holding renews it.
+    /// A lease is held by at most one holder at a time across every process and server on
+    /// the store.
+    pub fn acquire_lease(
+        &self,
+        name: &str,
+        holder: &str,
+        ttl: std::time::Duration,
+    ) -> Result<bool> {
+        self.core.acquire_lease(name, holder, ttl)
+    }
+
+    /// Gives up `holder`'s claim on the lease `name` (nothing if it holds none).
+    pub fn release_lease(&self, name: &str, holder: &str) -> Result<()> {
+        self.core.release_lease(name, holder)
     }
 
     /// Checks the store's recorded embedder against the engine's at opening. A store with
@@ -43,7 +40,7 @@ impl Engine {
             None => false,
             Some(id) if id == embedder.id() => true,
             Some(id) => match on_mismatch {
-                OnModelMismatch::Error => return Err(self.model_mismatch(&id, &**embedder)),
+                OnModelMismatch::Error => return Err(self.core.model_mismatch(&id, &**embedder)),
                 OnModelMismatch::Reindex => {
                     self.reindex(false, &mut |_, _| {})?;
                     true
@@ -53,34 +50,6 @@ impl Engine {
         };
         self.core.model_checked.store(checked, Ordering::Relaxed);
         Ok(())
-    }
-
-    /// Before a write that stores vectors: records the engine's embedder in a store that has
-    /// none yet, or refuses if another engine recorded a different one since this one opened.
-    pub(crate) fn note_model(&self) -> Result<()> {
-        let Some(embedder) = &self.core.embedder else {
-            return Ok(());
-        };
-        if self.core.model_checked.load(Ordering::Relaxed) {
-            return Ok(());
-        }
-        match self.store_model()? {
-            None => self.record_model(&**embedder)?,
-            Some(id) if id == embedder.id() => {}
-            Some(id) => return Err(self.model_mismatch(&id, &**embedder)),
-        }
-        self.core.model_checked.store(true, Ordering::Relaxed);
-        Ok(())
-    }
-
-    fn model_mismatch(&self, recorded: &str, embedder: &dyn Embedder) -> Error {
-        Error::Conflict(format!(
-            "the store {} was indexed with the embedder {recorded:?}, but this engine embeds \
-             with {:?}; run `muisti reindex` to re-embed every memory with it, or choose the \
-             embedder {recorded:?}",
-            self.core.store.info().location,
-            embedder.id()
-        ))
     }
 
     /// Re-embeds the memories of every tenant whose vector was made by another model (or
@@ -100,7 +69,7 @@ impl Engine {
             .collect();
         let report = self.reindex_tenants(&tenants, force, progress)?;
         if let Some(embedder) = &self.core.embedder {
-            self.record_model(&**embedder)?;
+            self.core.record_model(&**embedder)?;
         }
         Ok(report)
     }
@@ -148,7 +117,7 @@ impl Engine {
                 if !todo.is_empty() {
                     let vectors: Vec<StoredVector> = todo
                         .iter()
-                        .zip(self.embed_memories(todo.iter().copied())?)
+                        .zip(self.core.embed_memories(todo.iter().copied())?)
                         .filter(|(_, vector)| !vector.is_empty())
                         .map(|(m, vector)| StoredVector {
                             id: m.id,
@@ -196,110 +165,21 @@ impl Engine {
             .find(|m| m.owner == put.owner && m.context == put.context))
     }
 
-    /// Adds vectors to writes that have none, with the engine's embedder (one batch).
-    pub(crate) fn embed_puts(&self, puts: &mut [Put]) -> Result<()> {
-        let Some(embedder) = &self.core.embedder else {
-            return Ok(());
-        };
-        let todo: Vec<usize> = (0..puts.len())
-            .filter(|&i| puts[i].embedding.is_none())
-            .collect();
-        if todo.is_empty() {
-            return Ok(());
-        }
-        // The content (and the key, when the writer gave one: an id is noise to a model),
-        // plus each context at a lower weight: one batch. This is the one definition of
-        // what a memory's vector describes.
-        let mut texts: Vec<String> = todo
-            .iter()
-            .map(|&i| puts[i].index_text().into_owned())
-            .collect();
-        let with_context: Vec<usize> = todo
-            .iter()
-            .copied()
-            .filter(|&i| {
-                puts[i]
-                    .context
-                    .as_deref()
-                    .is_some_and(|c| !c.trim().is_empty())
-            })
-            .collect();
-        if self.core.recall.words > 0.0 {
-            let index_texts: Vec<&str> = texts.iter().map(String::as_str).collect();
-            embedder.prepare_words(&index_texts, recall::WORD_SKIP);
-        }
-        texts.extend(with_context.iter().filter_map(|&i| puts[i].context.clone()));
-        let mut vectors = embed_distinct(embedder.as_ref(), &texts)?;
-        // `with_context` is in the order of `todo`, so its vectors are met in turn.
-        let mut context_vectors = with_context
-            .iter()
-            .copied()
-            .zip(vectors.split_off(todo.len()))
-            .peekable();
-        for (i, mut v) in todo.iter().copied().zip(vectors) {
-            if let Some((_, cv)) = context_vectors.next_if(|(c, _)| *c == i) {
-                for (x, c) in v.iter_mut().zip(&cv) {
-                    *x += muisti_core::text::CONTEXT_WEIGHT * c;
-                }
-                muisti_core::text::normalize(&mut v);
-            }
-            puts[i].embedding = Some(v);
-            puts[i].embedding_model = Some(embedder.id().to_owned());
-        }
-        Ok(())
-    }
-
     /// The embedder, if recall uses vectors.
     pub fn embedder(&self) -> Option<&Arc<dyn Embedder>> {
         self.core.embedder.as_ref()
     }
 }
 
-/// Embeds `texts`, each distinct text once (a conversation turn is the next turn's context,
-/// so a batch of turns holds most texts twice), in one call to the embedder.
-fn embed_distinct(embedder: &dyn Embedder, texts: &[String]) -> Result<Vec<Vec<f32>>> {
-    let mut first: HashMap<&str, usize> = HashMap::with_capacity(texts.len());
-    let mut distinct: Vec<&str> = Vec::with_capacity(texts.len());
-    let slots: Vec<usize> = texts
-        .iter()
-        .map(|t| {
-            *first.entry(t.as_str()).or_insert_with(|| {
-                distinct.push(t.as_str());
-                distinct.len() - 1
-            })
-        })
-        .collect();
-    let mut vectors = embedder.embed(&distinct).map_err(embed_err)?;
-    if vectors.len() != distinct.len() {
-        return Err(embed_err(EmbedError::Model(format!(
-            "the embedder returned {} vectors for {} texts",
-            vectors.len(),
-            distinct.len()
-        ))));
-    }
-    // A vector is copied for each earlier use of its text and moved to the last one.
-    let mut last = vec![0; distinct.len()];
-    for (k, &i) in slots.iter().enumerate() {
-        last[i] = k;
-    }
-    Ok(slots
-        .iter()
-        .enumerate()
-        .map(|(k, &i)| {
-            if last[i] == k {
-                std::mem::take(&mut vectors[i])
-            } else {
-                vectors[i].clone()
-            }
-        })
-        .collect())
-}
-
 #[cfg(test)]
 mod tests {
     use std::sync::Mutex;
 
+    use muisti_embed::EmbedError;
+
     use super::*;
+    use crate::core::embed_distinct;
+    use crate::recall::RecallConfig;
 
     /// Records the texts it is asked to embed (and those whose words it is given to read); a
     /// text's vector is its length.
@@ -371,5 +251,71 @@ mod tests {
         );
         let want: Vec<Vec<f32>> = texts.iter().map(|t| vec![t.len() as f32]).collect();
         assert_eq!(got, want);
+    }
+}
+
+#[cfg(test)]
+mod lease_tests {
+    use std::sync::{
+        Arc,
+        atomic::{AtomicUsize, Ordering},
+    };
+
+    use std::time::Duration;
+
+    use super::*;
+
+    #[test]
+    fn one_holder_at_a_time_until_released_or_expired() -> Result<()> {
+        let store = crate::open_store("mem://")?;
+        let a = Engine::builder(Arc::clone(&store)).build()?;
+        let b = Engine::builder(Arc::clone(&store)).build()?;
+        let long = Duration::from_secs(60);
+        assert!(a.acquire_lease("reindex", "job-a", long)?);
+        assert!(!b.acquire_lease("reindex", "job-b", long)?, "held by a");
+        assert!(a.acquire_lease("reindex", "job-a", long)?, "a renews");
+        b.release_lease("reindex", "job-b")?;
+        assert!(
+            !b.acquire_lease("reindex", "job-b", long)?,
+            "b cannot release a's"
+        );
+        a.release_lease("reindex", "job-a")?;
+        assert!(b.acquire_lease("reindex", "job-b", Duration::from_millis(30))?);
+        std::thread::sleep(Duration::from_millis(60));
+        assert!(
+            a.acquire_lease("reindex", "job-a", long)?,
+            "b's time ran out"
+        );
+        Ok(())
+    }
+
+    /// Contenders racing for a free lease: never two holders (all may lose; then a lone
+    /// contender gets it).
+    #[test]
+    fn racing_acquirers_never_both_hold_it() -> Result<()> {
+        let store = crate::open_store("mem://")?;
+        let won = Arc::new(AtomicUsize::new(0));
+        let threads: Vec<_> = (0..8)
+            .map(|i| {
+                let engine = Engine::builder(Arc::clone(&store)).build();
+                let won = Arc::clone(&won);
+                std::thread::spawn(move || -> Result<()> {
+                    if engine?.acquire_lease("race", &format!("h{i}"), Duration::from_secs(60))? {
+                        won.fetch_add(1, Ordering::SeqCst);
+                    }
+                    Ok(())
+                })
+            })
+            .collect();
+        for t in threads {
+            t.join().expect("thread")?;
+        }
+        let won = won.load(Ordering::SeqCst);
+        assert!(won <= 1, "{won} holders");
+        if won == 0 {
+            let lone = Engine::builder(Arc::clone(&store)).build()?;
+            assert!(lone.acquire_lease("race", "lone", Duration::from_secs(60))?);
+        }
+        Ok(())
     }
 }

@@ -3,40 +3,33 @@
 
 mod builder;
 mod erase;
-mod follow;
 mod index;
 mod kv;
-mod lease;
 mod scopes;
 mod search;
 
-pub use builder::{EngineBuilder, OnModelMismatch};
-pub(crate) use follow::{Change, Follower, own_record};
-pub use kv::in_key_space;
-pub(crate) use scopes::check_put as check_scope;
-pub use scopes::{Lifetimes, Maintained};
-
-use std::{
-    collections::BTreeMap,
-    sync::{Arc, atomic::AtomicBool},
+pub(crate) use crate::core::{
+    Change, Core, Follower, check_put as check_scope, corrupted, embed_err, own_namespace,
+    system_partition,
 };
+pub use crate::core::{Lifetimes, SYSTEM_TENANT};
+pub use builder::{EngineBuilder, OnModelMismatch};
+pub use kv::in_key_space;
+pub use scopes::Maintained;
+
+use std::{collections::BTreeMap, sync::Arc};
 
 use muisti_core::{
-    Clock, Error, ErrorKind, Event, Filter, Key, ListQuery, Locator, Memory, MemoryId, MemoryScope,
+    Error, ErrorKind, Event, Filter, Key, ListQuery, Locator, Memory, MemoryId, MemoryScope,
     MemoryState, Namespace, Observer, Page, Partition, Put, Result, SearchMode, Store, StoreInfo,
     StoredVector, Tenant, Ttl, UpdateRequest, WriteStatus, Written, list_all,
 };
-use muisti_embed::{EmbedError, Embedder};
+use muisti_embed::Embedder;
 use serde::Serialize;
 use serde_json::Value;
-use tracing::{debug, info_span, warn};
+use tracing::info_span;
 
-use crate::access::AccessRecorder;
-use crate::recall::{self, RecallConfig, RecallHit, RecallMode, RecallRequest};
-
-/// The tenant that holds muisti's own records (the store's embedder). Reserved: servers must
-/// not hand it to clients.
-pub const SYSTEM_TENANT: &str = "_muisti";
+use crate::recall::{self, RecallHit, RecallMode, RecallRequest};
 
 /// What [`Engine::reindex`] did.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
@@ -45,21 +38,6 @@ pub struct ReindexReport {
     pub scanned: u64,
     /// Memories given a new vector.
     pub reembedded: u64,
-}
-
-/// A namespace the engine itself names (conversations, messages, histories, proposals): the
-/// constants pass the naming rules, so this never falls back.
-pub(crate) fn own_namespace(name: &'static str) -> Namespace {
-    Namespace::new(name).unwrap_or_default()
-}
-
-/// A partition of the system tenant (the engine's records about the store: its embedder,
-/// leases, the graph's queue).
-pub(crate) fn system_partition(namespace: &str) -> Result<Partition> {
-    Ok(Partition::new(
-        Tenant::new(SYSTEM_TENANT)?,
-        Namespace::new(namespace)?,
-    ))
 }
 
 impl Engine {
@@ -73,76 +51,6 @@ impl Engine {
         crate::graph::Graph {
             core: &self.core,
             state: &self.graph_state,
-        }
-    }
-}
-
-/// A record of the engine's own (a proposal, a history entry, a conversation) that does not
-/// decode: where it lives and why.
-pub(crate) fn corrupted(location: impl Into<String>, e: impl std::fmt::Display) -> Error {
-    Error::Corrupted {
-        location: location.into(),
-        reason: e.to_string(),
-    }
-}
-
-pub(crate) fn embed_err(e: EmbedError) -> Error {
-    match e {
-        EmbedError::Service {
-            endpoint,
-            reason,
-            retryable: true,
-        } => Error::Unavailable {
-            target: endpoint,
-            reason,
-        },
-        other => Error::backend("embedder", other),
-    }
-}
-
-/// What every part of the engine shares, and nothing else: the store and the tenant it is
-/// confined to, the clock, the embedder and the recall configuration, the observers and
-/// what follows a change, the scopes' lifetimes, access counts, and who acts. The engine's
-/// capabilities (declarative memory, facts, the graph, the archive) keep their own state
-/// beside it.
-#[derive(Clone)]
-pub(crate) struct Core {
-    pub(crate) store: Arc<dyn Store>,
-    pub(crate) tenant: Tenant,
-    pub(crate) observers: Arc<[Arc<dyn Observer>]>,
-    pub(crate) embedder: Option<Arc<dyn Embedder>>,
-    pub(crate) recall: Arc<RecallConfig>,
-    pub(crate) access: Arc<AccessRecorder>,
-    /// Whether the store answers full-text search from an index (read once, not per recall).
-    pub(crate) native_text: bool,
-    pub(crate) clock: Arc<dyn Clock>,
-    /// Whether the store's recorded embedder is known to be this engine's (else the next
-    /// write records or checks it).
-    pub(crate) model_checked: Arc<AtomicBool>,
-    pub(crate) lifetimes: Lifetimes,
-    /// Who acts, when the caller says (the memory manager's command): every change this
-    /// engine makes is recorded in the changed memory's history with it as the actor.
-    pub(crate) actor: Option<String>,
-    /// What follows every change, in order ([`Follower`]).
-    pub(crate) followers: Arc<[Arc<dyn Follower>]>,
-}
-
-impl Core {
-    /// The partition of `namespace` in the tenant.
-    pub(crate) fn partition(&self, namespace: &Namespace) -> Partition {
-        Partition::new(self.tenant.clone(), namespace.clone())
-    }
-
-    /// The partition of one of the engine's own namespaces ([`own_namespace`]) in the
-    /// tenant.
-    pub(crate) fn own_partition(&self, name: &'static str) -> Partition {
-        self.partition(&own_namespace(name))
-    }
-
-    /// Tells the observers.
-    pub(crate) fn emit(&self, event: Event) {
-        for o in self.observers.iter() {
-            o.on_event(&event);
         }
     }
 }
@@ -274,7 +182,7 @@ impl Engine {
     /// Writes a memory (the put's tenant is replaced by the engine's).
     pub fn remember(&self, mut put: Put) -> Result<Written> {
         put.partition.tenant = self.core.tenant.clone();
-        self.scope_put(&mut put)?;
+        self.core.scope_put(&mut put)?;
         if put.scope == MemoryScope::Declarative {
             return self.declare(put).map(crate::declarative::written);
         }
@@ -283,9 +191,9 @@ impl Engine {
             return self.merge_duplicate(&put, existing);
         }
         let before = self.records_before(std::slice::from_ref(&put))?;
-        let w = self.put_embedded(put)?;
+        let w = self.core.put_embedded(put)?;
         let before = before.into_iter().next().flatten();
-        self.after_write(&[Change::written(&w, before)])?;
+        self.core.after_write(&[Change::written(&w, before)])?;
         Ok(w)
     }
 
@@ -301,26 +209,6 @@ impl Engine {
                 _ => Ok(None),
             })
             .collect()
-    }
-
-    /// Queues memories for graph extraction, each with whether its text changed (its
-    /// earlier facts retired first); a failure is logged (the memories stay; their facts
-    /// are not read into the graph).
-    pub(crate) fn queue_later(&self, memories: &[(&Memory, bool)]) {
-        if let Err(e) = self.graph().queue_extraction(memories) {
-            warn!(kind = %e.kind(), error = %e, count = memories.len(), "could not queue memories for graph extraction");
-        }
-    }
-
-    /// Embeds and stores a write (what follows it is the caller's [`Engine::after_write`]).
-    pub(crate) fn put_embedded(&self, mut put: Put) -> Result<Written> {
-        self.note_model()?;
-        self.embed_puts(std::slice::from_mut(&mut put))?;
-        let span = info_span!("memory.write", namespace = %put.partition.namespace);
-        let _g = span.enter();
-        let w = self.core.store.put(put)?;
-        debug!(id = %w.memory.id, status = ?w.status, "written");
-        Ok(w)
     }
 
     /// A keyless write whose content this owner already has: the existing record counts an
@@ -359,7 +247,7 @@ impl Engine {
             memory: existing,
             status,
         };
-        self.after_write(&[Change::written(&w, None)])?;
+        self.core.after_write(&[Change::written(&w, None)])?;
         Ok(w)
     }
 
@@ -376,7 +264,7 @@ impl Engine {
     /// A declarative entry stays declarative and with its user; an edit makes it
     /// user-stated with no confidence (the seed's rule) and is kept in its history.
     pub fn update(&self, mut req: UpdateRequest) -> Result<Memory> {
-        req.at = self.confine(&req.at);
+        req.at = self.core.confine(&req.at);
         req.validate()?;
         let Some(mut current) = self.reachable(&req.at, self.core.store.get(&req.at)?) else {
             return Err(Error::NotFound(req.at.describe()));
@@ -424,8 +312,8 @@ impl Engine {
         if declarative {
             Self::declarative_update(&current, &mut req)?;
         }
-        let m = self.update_unchecked(req)?;
-        self.after_write(&[Change::updated(&m, current)])?;
+        let m = self.core.update_unchecked(req)?;
+        self.core.after_write(&[Change::updated(&m, current)])?;
         Ok(m)
     }
 
@@ -461,59 +349,13 @@ impl Engine {
         Ok(())
     }
 
-    /// [`Engine::update`] without the declarative rules (the declarative write's own
-    /// supersede comes here); what follows it is the caller's [`Engine::after_write`].
-    pub(crate) fn update_unchecked(&self, mut req: UpdateRequest) -> Result<Memory> {
-        req.at = self.confine(&req.at);
-        let _span = info_span!("memory.update").entered();
-        let given = req.expected_version;
-        let mut attempts = 0;
-        let m = loop {
-            if req.patch.changes_text()
-                && let Some(embedder) = &self.core.embedder
-            {
-                let current = self
-                    .core
-                    .store
-                    .get(&req.at)?
-                    .ok_or_else(|| Error::NotFound(req.at.describe()))?;
-                let content = req
-                    .patch
-                    .content
-                    .clone()
-                    .unwrap_or_else(|| current.content.clone());
-                let mut put = Put::new(
-                    current.partition.clone(),
-                    current.writer_key().cloned(),
-                    content,
-                );
-                put.context = match &req.patch.context {
-                    Some(c) => c.clone(),
-                    None => current.context.clone(),
-                };
-                self.note_model()?;
-                self.embed_puts(std::slice::from_mut(&mut put))?;
-                req.patch.embedding = put.embedding.map(|v| (embedder.id().to_owned(), v));
-                req.expected_version = Some(given.unwrap_or(current.version));
-            }
-            match self.core.store.update(&req) {
-                Err(e) if e.kind() == ErrorKind::Conflict && given.is_none() && attempts < 8 => {
-                    attempts += 1;
-                }
-                other => break other?,
-            }
-        };
-        debug!(id = %m.id, version = m.version, "updated");
-        Ok(m)
-    }
-
     /// Writes many memories in one batch (one transaction where the store has them).
     pub fn remember_many(&self, puts: Vec<Put>) -> Result<Vec<Written>> {
         let puts: Vec<Put> = puts
             .into_iter()
             .map(|mut p| {
                 p.partition.tenant = self.core.tenant.clone();
-                self.scope_put(&mut p)?;
+                self.core.scope_put(&mut p)?;
                 if p.scope == MemoryScope::Declarative {
                     return Err(Error::conflicting(
                         "scope",
@@ -526,23 +368,14 @@ impl Engine {
             })
             .collect::<Result<_>>()?;
         let before = self.records_before(&puts)?;
-        let written = self.put_many_embedded(puts)?;
+        let written = self.core.put_many_embedded(puts)?;
         let changes: Vec<Change<'_>> = written
             .iter()
             .zip(before)
             .map(|(w, before)| Change::written(w, before))
             .collect();
-        self.after_write(&changes)?;
+        self.core.after_write(&changes)?;
         Ok(written)
-    }
-
-    /// Embeds and stores a batch in one transaction where the store has them (what follows
-    /// it is the caller's [`Engine::after_write`]).
-    pub(crate) fn put_many_embedded(&self, mut puts: Vec<Put>) -> Result<Vec<Written>> {
-        self.note_model()?;
-        self.embed_puts(&mut puts)?;
-        let _span = info_span!("memory.write_many", count = puts.len()).entered();
-        self.core.store.put_many(puts)
     }
 
     /// What a read at `at` found, as the locator may reach it: by key, only a record in the
@@ -554,22 +387,9 @@ impl Engine {
         }
     }
 
-    fn confine(&self, at: &Locator) -> Locator {
-        match at {
-            Locator::Key { partition, key } => Locator::Key {
-                partition: self.partition(&partition.namespace),
-                key: key.clone(),
-            },
-            Locator::Id { id, .. } => Locator::Id {
-                tenant: self.core.tenant.clone(),
-                id: *id,
-            },
-        }
-    }
-
     /// The memory a locator addresses (its tenant is replaced by the engine's).
     pub fn get(&self, at: &Locator) -> Result<Option<Memory>> {
-        let at = self.confine(at);
+        let at = self.core.confine(at);
         let _span = info_span!("memory.read").entered();
         let found = match self.reachable(&at, self.core.store.get(&at)?) {
             Some(m) => Some(self.hydrate(m)?),
@@ -654,7 +474,7 @@ impl Engine {
 
     /// Deletes the addressed memory; `true` if it existed.
     pub fn forget(&self, at: &Locator) -> Result<bool> {
-        let at = self.confine(at);
+        let at = self.core.confine(at);
         let _span = info_span!("memory.forget").entered();
         let Some(target) = self.reachable(&at, self.core.store.get(&at)?) else {
             return Ok(false);
@@ -666,7 +486,7 @@ impl Engine {
         };
         let deleted = self.core.store.delete(&at)?;
         if deleted {
-            self.after_delete(std::slice::from_ref(&target))?;
+            self.core.after_delete(std::slice::from_ref(&target))?;
         }
         self.emit(Event::Forget {
             partition: target.partition,
@@ -688,7 +508,7 @@ impl Engine {
             ));
         }
         let _span = info_span!("memory.forget_where", namespace = %namespace).entered();
-        let deleted = self.delete_matching(namespace, filter)?;
+        let deleted = self.core.delete_matching(namespace, filter)?;
         // Who the user's (or the conversation's) last-named person was goes too.
         if filter.user_id.is_some() || filter.session_id.is_some() {
             let focus = Filter {
@@ -696,7 +516,8 @@ impl Engine {
                 session_id: filter.session_id.clone(),
                 ..Filter::default()
             };
-            self.delete_matching(&own_namespace(crate::graph::FOCUS_NAMESPACE), &focus)?;
+            self.core
+                .delete_matching(&own_namespace(crate::graph::FOCUS_NAMESPACE), &focus)?;
         }
         // And their topics of this namespace.
         if let Some(user) = &filter.user_id

@@ -129,31 +129,6 @@ impl Engine {
         self.core.access.flush();
     }
 
-    /// The vectors of memories' texts (content and context, as when they were written), by
-    /// the engine's embedder, in order; empty vectors without one.
-    pub(crate) fn embed_memories<'a>(
-        &self,
-        memories: impl IntoIterator<Item = &'a Memory>,
-    ) -> Result<Vec<Vec<f32>>> {
-        let mut puts: Vec<Put> = memories
-            .into_iter()
-            .map(|m| {
-                let mut put = Put::new(
-                    m.partition.clone(),
-                    m.writer_key().cloned(),
-                    m.content.clone(),
-                );
-                put.context = m.context.clone();
-                put
-            })
-            .collect();
-        self.embed_puts(&mut puts)?;
-        Ok(puts
-            .into_iter()
-            .map(|p| p.embedding.unwrap_or_default())
-            .collect())
-    }
-
     /// The memories most similar in meaning to the one with `id` (itself excluded), in
     /// `namespace` (default: the memory's own), that `filter` admits. Unless `across_users`
     /// or the filter names a user, they are the memory's own user's (for a memory of no
@@ -182,6 +157,7 @@ impl Engine {
             return Err(Error::invalid("embedder", "find_similar needs an embedder"));
         }
         let q = self
+            .core
             .embed_memories(std::slice::from_ref(&m))?
             .pop()
             .unwrap_or_default();

@@ -552,24 +552,26 @@ impl Engine {
     }
 }
 
-/// [`Follower`](crate::engine::Follower): the graph reads what is new and forgets what is
+/// [`Follower`](crate::core::Follower): the graph reads what is new and forgets what is
 /// gone (nothing to do without a worker reading it). A memory moved to another user or scope
 /// leaves its old graph and is read again; a new or changed text is queued; a deleted
 /// memory's facts and entities it alone supported go, with a conversation's focus on them.
-pub(crate) struct GraphFollower;
+pub(crate) struct GraphFollower(pub(crate) super::GraphState);
 
-impl crate::engine::Follower for GraphFollower {
-    fn written(&self, engine: &Engine, changes: &[crate::engine::Change<'_>]) -> Result<()> {
-        if engine.graph_state.worker.is_none() {
+impl crate::core::Follower for GraphFollower {
+    fn written(&self, core: &crate::core::Core, changes: &[crate::core::Change<'_>]) -> Result<()> {
+        if self.0.worker.is_none() {
             return Ok(());
         }
-        let memories: Vec<&crate::engine::Change<'_>> =
+        let graph = Graph {
+            core,
+            state: &self.0,
+        };
+        let memories: Vec<&crate::core::Change<'_>> =
             changes.iter().filter(|c| c.of_memory()).collect();
         for c in &memories {
             if let Some(old) = c.moved_from() {
-                engine
-                    .graph()
-                    .forget(old.owner.user_id.as_deref(), &[old.id])?;
+                graph.forget(old.owner.user_id.as_deref(), &[old.id])?;
             }
         }
         let queued: Vec<(&Memory, bool)> = memories
@@ -581,16 +583,23 @@ impl crate::engine::Follower for GraphFollower {
             })
             .collect();
         if !queued.is_empty() {
-            engine.queue_later(&queued);
+            // A failure is logged: the memories stay; their facts are not read into the graph.
+            if let Err(e) = graph.queue_extraction(&queued) {
+                warn!(kind = %e.kind(), error = %e, count = queued.len(), "could not queue memories for graph extraction");
+            }
         }
         Ok(())
     }
 
-    fn deleted(&self, engine: &Engine, gone: &[Memory]) -> Result<()> {
+    fn deleted(&self, core: &crate::core::Core, gone: &[Memory]) -> Result<()> {
+        let graph = Graph {
+            core,
+            state: &self.0,
+        };
         let mut sourced: std::collections::BTreeMap<Option<&str>, Vec<MemoryId>> =
             std::collections::BTreeMap::new();
         for m in gone {
-            if !crate::engine::own_record(m) && is_extracted(m) {
+            if !crate::core::own_record(m) && is_extracted(m) {
                 sourced
                     .entry(m.owner.user_id.as_deref())
                     .or_default()
@@ -598,7 +607,7 @@ impl crate::engine::Follower for GraphFollower {
             }
         }
         for (user, ids) in &sourced {
-            engine.graph().forget(*user, ids)?;
+            graph.forget(*user, ids)?;
         }
         Ok(())
     }

@@ -329,8 +329,8 @@ impl Engine {
         let was = archived.memory;
         let mut put = muisti_core::Put::new(m.partition.clone(), None, was.content.clone());
         put.context = was.context.clone();
-        self.note_model()?;
-        self.embed_puts(std::slice::from_mut(&mut put))?;
+        self.core.note_model()?;
+        self.core.embed_puts(std::slice::from_mut(&mut put))?;
         let embedding = match (&self.core.embedder, put.embedding) {
             (Some(e), Some(v)) => Some((e.id().to_owned(), v)),
             _ => None,
@@ -357,16 +357,6 @@ impl Engine {
             status: muisti_core::WriteStatus::Updated,
         });
         Ok(restored)
-    }
-
-    /// After `m` was deleted from the store: its archive object goes too. (A run that
-    /// archived the memory between the caller's read and the delete leaves an object no
-    /// record names: the next archive run's sweep deletes it.)
-    pub(crate) fn drop_archived(&self, m: &Memory) -> Result<()> {
-        if let (Some((object, _)), Some(archive)) = (marker(m), self.archive.as_deref()) {
-            archive.delete(&Path::from(object.as_str()))?;
-        }
-        Ok(())
     }
 
     /// After a namespace was emptied: every archive object of it goes too.
@@ -427,14 +417,26 @@ fn with_text_of(mut m: Memory, archived: &Memory) -> Memory {
     m
 }
 
-/// [`Follower`](crate::engine::Follower): a deleted memory's archive object goes with it.
-pub(crate) struct ArchiveFollower;
+/// [`Follower`](crate::core::Follower): a deleted memory's archive object goes with it.
+pub(crate) struct ArchiveFollower(pub(crate) Option<Arc<Archive>>);
 
-impl crate::engine::Follower for ArchiveFollower {
-    fn deleted(&self, engine: &Engine, gone: &[Memory]) -> Result<()> {
-        for m in gone {
-            engine.drop_archived(m)?;
+impl crate::core::Follower for ArchiveFollower {
+    fn deleted(&self, _: &crate::core::Core, gone: &[Memory]) -> Result<()> {
+        if let Some(archive) = self.0.as_deref() {
+            for m in gone {
+                drop_archived(archive, m)?;
+            }
         }
         Ok(())
     }
+}
+
+/// After `m` was deleted from the store: its archive object goes too. (A run that archived
+/// the memory between the caller's read and the delete leaves an object no record names:
+/// the next archive run's sweep deletes it.)
+fn drop_archived(archive: &Archive, m: &Memory) -> Result<()> {
+    if let Some((object, _)) = marker(m) {
+        archive.delete(&Path::from(object.as_str()))?;
+    }
+    Ok(())
 }

@@ -1,6 +1,6 @@
 //! What follows a change: the one definition every path that writes, replaces, updates or
-//! supersedes a memory calls ([`Engine::after_write`]), and every path that deletes one
-//! ([`Engine::after_delete`]). The paths store; the engine's [`Follower`]s (one each for the
+//! supersedes a memory calls ([`Core::after_write`]), and every path that deletes one
+//! ([`Core::after_delete`]). The paths store; the engine's [`Follower`]s (one each for the
 //! observers' events, the history, the graph and the archive) are told in order, so a
 //! promise made of changes (the observers see each one, an actor's changes are in the
 //! history, the graph reads what is new and forgets what is gone, a deleted memory's
@@ -10,7 +10,7 @@ use std::collections::HashSet;
 
 use muisti_core::{Event, Memory, Result, WriteStatus, Written};
 
-use super::Engine;
+use super::Core;
 use crate::declarative::HistoryEvent;
 
 /// One change to a memory, as what follows it reads it.
@@ -92,8 +92,8 @@ impl<'a> Change<'a> {
 pub(crate) fn own_record(m: &Memory) -> bool {
     let ns = m.partition.namespace.as_str();
     muisti_core::is_reserved(ns)
-        || ns == crate::conversation::MESSAGES_NAMESPACE
-        || ns == crate::conversation::CONVERSATIONS_NAMESPACE
+        || ns == crate::records::MESSAGES_NAMESPACE
+        || ns == crate::records::CONVERSATIONS_NAMESPACE
 }
 
 /// What follows changes, for one thing that reads or keeps a copy of memories. Told of
@@ -101,14 +101,14 @@ pub(crate) fn own_record(m: &Memory) -> bool {
 /// concerns it.
 pub(crate) trait Follower: Send + Sync {
     /// After writes, replaces, updates and supersedes (in the order made).
-    fn written(&self, engine: &Engine, changes: &[Change<'_>]) -> Result<()> {
-        let _ = (engine, changes);
+    fn written(&self, core: &Core, changes: &[Change<'_>]) -> Result<()> {
+        let _ = (core, changes);
         Ok(())
     }
 
     /// After deletes (each record as it was just before).
-    fn deleted(&self, engine: &Engine, gone: &[Memory]) -> Result<()> {
-        let _ = (engine, gone);
+    fn deleted(&self, core: &Core, gone: &[Memory]) -> Result<()> {
+        let _ = (core, gone);
         Ok(())
     }
 }
@@ -117,10 +117,10 @@ pub(crate) trait Follower: Send + Sync {
 pub(crate) struct Events;
 
 impl Follower for Events {
-    fn written(&self, engine: &Engine, changes: &[Change<'_>]) -> Result<()> {
+    fn written(&self, core: &Core, changes: &[Change<'_>]) -> Result<()> {
         for c in changes {
             let m = c.memory;
-            engine.emit(Event::Write {
+            core.emit(Event::Write {
                 partition: m.partition.clone(),
                 key: m.key.clone(),
                 bytes: if c.changed() { m.text().len() } else { 0 },
@@ -131,23 +131,12 @@ impl Follower for Events {
     }
 }
 
-/// The followers of an engine, in the order they are told: the observers, the archive
-/// (its objects go before anything that names them), the history, the graph.
-pub(crate) fn followers() -> std::sync::Arc<[std::sync::Arc<dyn Follower>]> {
-    std::sync::Arc::new([
-        std::sync::Arc::new(Events) as std::sync::Arc<dyn Follower>,
-        std::sync::Arc::new(crate::lifecycle::archive::ArchiveFollower),
-        std::sync::Arc::new(crate::declarative::History),
-        std::sync::Arc::new(crate::graph::worker::GraphFollower),
-    ])
-}
-
-impl Engine {
+impl Core {
     /// What follows `changes`: each [`Follower`] told in order, then each user's long-term
     /// cap, kept once per user after all of them (the newest kept; what it evicts goes
-    /// through [`Engine::after_delete`]).
+    /// through [`Core::after_delete`]).
     pub(crate) fn after_write(&self, changes: &[Change<'_>]) -> Result<()> {
-        for f in self.core.followers.iter() {
+        for f in self.followers.iter() {
             f.written(self, changes)?;
         }
         // Each user's cap once, after the whole batch (the newest of theirs kept).
@@ -168,7 +157,7 @@ impl Engine {
         if gone.is_empty() {
             return Ok(());
         }
-        for f in self.core.followers.iter() {
+        for f in self.followers.iter() {
             f.deleted(self, gone)?;
         }
         Ok(())

@@ -373,7 +373,9 @@ fn run_tool(engine: &Engine, command: &Command, call: &ToolCall) -> muisti::Resu
             ))
         }
         "stats" => {
-            let s = engine.memory_stats(&command.namespace, Some(&command.user_id))?;
+            let s = engine
+                .lifecycle()
+                .memory_stats(&command.namespace, Some(&command.user_id))?;
             Ok(json!({"total": s.total, "by_scope": s.by_scope, "by_type": s.by_category}))
         }
         other => Err(muisti::Error::invalid(

@@ -236,10 +236,10 @@ fn write_prior(memory: &Engine, c: &LabelledConversation) -> Result<Vec<MemoryId
             .first()
             .and_then(|m| m.created_at)
             .map(|t| Timestamp::from_millis(t.as_millis() - 86_400_000));
-        let d = match memory.declare(put) {
+        let d = match memory.declarative().declare(put) {
             Err(Error::ConfirmationRequired(p)) => {
                 let user = p.owner.user_id.clone().unwrap_or_default();
-                memory.confirm(&p.id.to_string(), &user)?
+                memory.declarative().confirm(&p.id.to_string(), &user)?
             }
             other => other?,
         };

@@ -128,7 +128,7 @@ fn declare(engine: &Engine, partition: &Partition, count: usize) -> Result<()> {
         put.scope = muisti::MemoryScope::Declarative;
         put.category = kinds[i % kinds.len()].clone();
         put.owner.user_id = Some(USER.into());
-        engine.declare(put)?;
+        engine.declarative().declare(put)?;
     }
     Ok(())
 }

@@ -34,7 +34,7 @@ pub(crate) struct Report {
     context_p50_ms: f64,
     /// Of that: `Engine::recall` of the message for the user (limit 3).
     recall_p50_ms: f64,
-    /// Of that: the user's declarative entries (`Engine::declarative_entries`).
+    /// Of that: the user's declarative entries (`Declarative::declarative_entries`).
     declarative_p50_ms: f64,
     /// Mean memories the proxy put into a request.
     recalled_mean: f64,
@@ -150,7 +150,9 @@ pub(crate) fn run(
             req.filter.user_id = Some(USER.into());
             Ok(engine.recall(&req)?)
         })?;
-        time(&mut decl, || Ok(engine.declarative_entries(&ns, USER)?))?;
+        time(&mut decl, || {
+            Ok(engine.declarative().declarative_entries(&ns, USER)?)
+        })?;
     }
     rec.sort_by(f64::total_cmp);
     decl.sort_by(f64::total_cmp);

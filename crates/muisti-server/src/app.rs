@@ -225,12 +225,14 @@ impl Jobs {
         let me = Arc::clone(self);
         let id = job.id.clone();
         std::thread::spawn(move || {
-            let result = engine.run_maintenance_with(&options, &mut |done, total| {
-                me.set(&id, |j| {
-                    j.done = done;
-                    j.total = total;
+            let result = engine
+                .lifecycle()
+                .run_maintenance_with(&options, &mut |done, total| {
+                    me.set(&id, |j| {
+                        j.done = done;
+                        j.total = total;
+                    });
                 });
-            });
             me.set(&id, |j| match result {
                 Ok(r) => {
                     let report = ops::report_out(&r);
@@ -956,7 +958,7 @@ fn scheduled_round(
             if tenant.as_str() == muisti::SYSTEM_TENANT {
                 continue;
             }
-            let r = engine.with_tenant(tenant).run_maintenance(
+            let r = engine.with_tenant(tenant).lifecycle().run_maintenance(
                 &muisti::lifecycle::MaintenanceOptions {
                     jobs: per_user.clone(),
                     ..plan.clone()

@@ -16,7 +16,7 @@ use muisti_core::{
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
 
-use crate::{Engine, engine::corrupted};
+use crate::core::{Core, corrupted};
 
 pub use crate::records::{CONVERSATIONS_NAMESPACE, MESSAGES_NAMESPACE};
 
@@ -168,16 +168,23 @@ impl Header {
     }
 }
 
-impl Engine {
+/// Conversations ([`Engine::conversations`]): their messages, appended in order, and a
+/// header each. A handle over what the engine's parts share; cheap, borrowed.
+#[derive(Clone, Copy)]
+pub struct Conversations<'a> {
+    pub(crate) core: &'a Core,
+}
+
+impl Conversations<'_> {
     fn header_at(&self, id: &str) -> Result<Locator> {
         Ok(Locator::Key {
-            partition: self.own_partition(CONVERSATIONS_NAMESPACE),
+            partition: self.core.own_partition(CONVERSATIONS_NAMESPACE),
             key: Key::new(id)?,
         })
     }
 
     /// A conversation's header, if it exists.
-    pub fn conversation_info(&self, id: &str) -> Result<Option<ConversationInfo>> {
+    pub fn info(&self, id: &str) -> Result<Option<ConversationInfo>> {
         check_id(id)?;
         let Some(record) = self.core.store.get(&self.header_at(id)?)? else {
             return Ok(None);
@@ -195,13 +202,13 @@ impl Engine {
     /// The conversations (of `user_id`, if given), oldest first. A record of the namespace
     /// that is no conversation header (written there by hand or by another program) is left
     /// out and logged: one stray record does not hide every conversation.
-    pub fn conversations(&self, user_id: Option<&str>) -> Result<Vec<ConversationInfo>> {
+    pub fn list(&self, user_id: Option<&str>) -> Result<Vec<ConversationInfo>> {
         let filter = Filter {
             user_id: user_id.map(str::to_owned),
             ..Filter::default()
         };
         filter.validate()?;
-        let partition = self.own_partition(CONVERSATIONS_NAMESPACE);
+        let partition = self.core.own_partition(CONVERSATIONS_NAMESPACE);
         Ok(list_all(self.core.store.as_ref(), &partition, &filter)?
             .iter()
             .filter_map(|r| match Header::read(r) {
@@ -221,7 +228,7 @@ impl Engine {
     }
 
     /// A conversation's messages in order (empty when it has none or does not exist).
-    pub fn conversation_messages(&self, id: &str) -> Result<Vec<StoredMessage>> {
+    pub fn messages(&self, id: &str) -> Result<Vec<StoredMessage>> {
         check_id(id)?;
         if let Some(record) = self.core.store.get(&self.header_at(id)?)?
             && let Some(legacy) = Header::read(&record)?.legacy
@@ -236,7 +243,7 @@ impl Engine {
             session_id: Some(id.to_owned()),
             ..Filter::default()
         };
-        let partition = self.own_partition(MESSAGES_NAMESPACE);
+        let partition = self.core.own_partition(MESSAGES_NAMESPACE);
         let mut records = list_all(self.core.store.as_ref(), &partition, &filter)?;
         records.sort_by(|a, b| a.key.cmp(&b.key));
         records.iter().map(message_of).collect()
@@ -245,7 +252,7 @@ impl Engine {
     /// Appends messages to conversation `id` (creating it), owned by `owner` (its user and
     /// agent; the session is the conversation): one batch of message records, then the
     /// header. Returns the stored messages.
-    pub fn append_messages(
+    pub fn append(
         &self,
         id: &str,
         owner: &Owner,
@@ -272,7 +279,7 @@ impl Engine {
             session_id: Some(id.to_owned()),
             ..owner.clone()
         };
-        let partition = self.own_partition(MESSAGES_NAMESPACE);
+        let partition = self.core.own_partition(MESSAGES_NAMESPACE);
         let first = self.core.store.count(
             &partition,
             &Filter {
@@ -312,7 +319,7 @@ impl Engine {
         };
         let value = crate::records::CONVERSATIONS.encode(&header)?;
         let mut head = Put::new(
-            self.own_partition(CONVERSATIONS_NAMESPACE),
+            self.core.own_partition(CONVERSATIONS_NAMESPACE),
             Some(Key::new(id)?),
             value,
         );
@@ -335,7 +342,7 @@ impl Engine {
 
     /// Deletes a conversation: its messages, its header, and its scratch and short-term
     /// memories. Returns how many records went (0 when there was none).
-    pub fn delete_conversation(&self, id: &str) -> Result<u64> {
+    pub fn delete(&self, id: &str) -> Result<u64> {
         check_id(id)?;
         let filter = Filter {
             session_id: Some(id.to_owned()),
@@ -345,7 +352,13 @@ impl Engine {
             .core
             .delete_matching(&crate::engine::own_namespace(MESSAGES_NAMESPACE), &filter)?;
         deleted += u64::from(self.core.store.delete(&self.header_at(id)?)?);
-        deleted += self.end_conversation(id)?;
+        deleted += self.core.clear_conversation(
+            id,
+            &[
+                muisti_core::MemoryScope::Scratch,
+                muisti_core::MemoryScope::ShortTerm,
+            ],
+        )?;
         Ok(deleted)
     }
 }

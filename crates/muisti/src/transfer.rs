@@ -277,6 +277,7 @@ impl Engine {
                 && m.state == MemoryState::Active
             {
                 self.with_tenant(m.partition.tenant.clone())
+                    .declarative()
                     .propose_imported(&r.memory)?;
                 continue;
             }

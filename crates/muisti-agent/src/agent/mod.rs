@@ -149,7 +149,7 @@ impl Agent {
             id: id.clone(),
         };
         let memory = self.inner.memory.as_ref().ok_or_else(not_found)?;
-        let info = memory.conversation_info(&id)?.ok_or_else(not_found)?;
+        let info = memory.conversations().info(&id)?.ok_or_else(not_found)?;
         // A conversation continued keeps its user: an agent of another user may not.
         if let (Some(user), Some(owner)) = (&self.inner.filter.user_id, &info.user_id)
             && user != owner
@@ -160,7 +160,8 @@ impl Agent {
             )));
         }
         let messages = memory
-            .conversation_messages(&id)?
+            .conversations()
+            .messages(&id)?
             .into_iter()
             .map(|m| message_from(m).map_err(|e| corrupted(CONVERSATIONS_NAMESPACE, &id, e)))
             .collect::<Result<Vec<_>>>()?;
@@ -257,7 +258,7 @@ impl Agent {
             .iter()
             .map(message_to)
             .collect();
-        let stored = memory.append_messages(&conv.id, &owner, exchange)?;
+        let stored = memory.conversations().append(&conv.id, &owner, exchange)?;
         let others_wrote = stored
             .first()
             .is_some_and(|m| m.seq != conv.messages.len() as u64);
@@ -371,6 +372,7 @@ impl Agent {
         // The user's declarative entries come first, every turn, whatever the message.
         let declarative = match &req.filter.user_id {
             Some(user) => memory
+                .declarative()
                 .declarative_entries(&req.namespace, user)
                 .unwrap_or_else(|e| {
                     warn!(kind = %e.kind(), error = %e, "declarative entries could not be read");

@@ -111,7 +111,14 @@ fn each_decision_through_the_model() {
         assert_eq!(events(&r), [FactEvent::ConfirmationRequired], "{kind}");
         assert_eq!(r.results[0].source, Source::AgentLearned);
         assert_eq!(r.results[0].confidence, Some(70));
-        assert_eq!(engine.proposals("ana").expect("proposals").len(), 1);
+        assert_eq!(
+            engine
+                .declarative()
+                .proposals("ana")
+                .expect("proposals")
+                .len(),
+            1
+        );
         // User-stated wins: the assistant's other value changes nothing and asks nothing.
         let r = add_with(
             kind,
@@ -120,7 +127,14 @@ fn each_decision_through_the_model() {
             vec![fact("I live in Braga", "fact", 0)],
         );
         assert_eq!(events(&r), [FactEvent::None], "{kind}");
-        assert_eq!(engine.proposals("ana").expect("proposals").len(), 1);
+        assert_eq!(
+            engine
+                .declarative()
+                .proposals("ana")
+                .expect("proposals")
+                .len(),
+            1
+        );
         // DELETE: the user retracts.
         let mut gone = fact("I am a nurse", "fact", 0);
         gone["retract"] = json!(true);
@@ -132,6 +146,7 @@ fn each_decision_through_the_model() {
         );
         assert_eq!(events(&r), [FactEvent::Delete], "{kind}");
         let left: Vec<String> = engine
+            .declarative()
             .declarative_entries(&muisti::Namespace::default_ns(), "ana")
             .expect("entries")
             .iter()

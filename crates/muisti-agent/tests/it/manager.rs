@@ -164,6 +164,7 @@ fn remember_update_list_get_and_stats_through_the_tools() {
         "{done:?}"
     );
     let entries: Vec<String> = engine
+        .declarative()
         .declarative_entries(&Namespace::default_ns(), "ana")
         .expect("entries")
         .iter()

@@ -13,7 +13,7 @@ fn declare(memory: &Engine, user: &str, text: &str, kind: Category) -> muisti::M
     p.scope = MemoryScope::Declarative;
     p.category = kind;
     p.owner.user_id = Some(user.into());
-    memory.declare(p).expect("declare").memory
+    memory.declarative().declare(p).expect("declare").memory
 }
 
 fn note(memory: &Engine, text: &str, scope: MemoryScope, conversation: &str) {
@@ -58,10 +58,11 @@ fn declarative_entries_come_first_in_every_prompt() {
     learned.owner.user_id = Some("ada".into());
     learned.source = Source::AgentLearned;
     learned.confidence = Some(70);
-    let Err(muisti::Error::ConfirmationRequired(p)) = memory.declare(learned) else {
+    let Err(muisti::Error::ConfirmationRequired(p)) = memory.declarative().declare(learned) else {
         panic!("the gate");
     };
     memory
+        .declarative()
         .confirm(&p.id.to_string(), p.owner.user_id.as_deref().expect("user"))
         .expect("confirm");
     let mut ordinary = Put::new(

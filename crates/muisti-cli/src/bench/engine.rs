@@ -99,18 +99,20 @@ pub(super) fn maintain_bench(
     // The pass on a thread of its own; recalls go on beside it until it ends.
     let (report, during) = std::thread::scope(|scope| -> Result<_> {
         let pass = scope.spawn(|| {
-            engine.run_maintenance(&muisti::lifecycle::MaintenanceOptions {
-                max_memories: Some(max_memories),
-                jobs: if full {
-                    muisti::lifecycle::Job::ALL.to_vec()
-                } else {
-                    Vec::new()
-                },
-                archive_after: std::time::Duration::ZERO,
-                archive_max_access: 0,
-                near_duplicates: !exact_only,
-                ..Default::default()
-            })
+            engine
+                .lifecycle()
+                .run_maintenance(&muisti::lifecycle::MaintenanceOptions {
+                    max_memories: Some(max_memories),
+                    jobs: if full {
+                        muisti::lifecycle::Job::ALL.to_vec()
+                    } else {
+                        Vec::new()
+                    },
+                    archive_after: std::time::Duration::ZERO,
+                    archive_max_access: 0,
+                    near_duplicates: !exact_only,
+                    ..Default::default()
+                })
         });
         let mut during = Vec::new();
         while with_recalls && !pass.is_finished() {

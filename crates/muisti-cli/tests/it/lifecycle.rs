@@ -331,6 +331,7 @@ fn clustering_killed_at_random_points_leaves_a_whole_clustering() {
     killed_then_finished(&url, &["--user", "k6", "--job", "cluster"], 4, 0x7f4a_7c15);
     let e = Engine::open(&url).expect("engine");
     let (clustering, members) = e
+        .lifecycle()
         .cluster_members(&Namespace::default_ns(), Some("k6"))
         .expect("clustered");
     assert!(clustering.clusters.len() >= 2);

@@ -18,7 +18,8 @@ pub(super) fn conversation_out(
 pub fn conversations(engine: &Engine, p: api::ConversationParams) -> Result<api::Conversations> {
     Ok(api::Conversations {
         conversations: engine
-            .conversations(p.user_id.as_deref())?
+            .conversations()
+            .list(p.user_id.as_deref())?
             .into_iter()
             .map(conversation_out)
             .collect(),
@@ -28,10 +29,12 @@ pub fn conversations(engine: &Engine, p: api::ConversationParams) -> Result<api:
 /// A conversation with its messages; an unknown id is not found.
 pub fn conversation(engine: &Engine, id: &str) -> Result<api::ConversationDetail> {
     let info = engine
-        .conversation_info(id)?
+        .conversations()
+        .info(id)?
         .ok_or_else(|| Error::NotFound(format!("conversation {id}")))?;
     let items = engine
-        .conversation_messages(id)?
+        .conversations()
+        .messages(id)?
         .into_iter()
         .map(message_out)
         .collect();
@@ -73,7 +76,7 @@ pub fn append_messages(
     muisti::check_owner_field("user_id", &req.user_id)?;
     muisti::check_owner_field("agent_id", &req.agent_id)?;
     let mut user_id = req.user_id;
-    if let Some(info) = engine.conversation_info(id)? {
+    if let Some(info) = engine.conversations().info(id)? {
         match (&user_id, info.user_id) {
             (Some(asked), Some(own)) if *asked != own => {
                 return Err(Error::conflicting(
@@ -90,7 +93,7 @@ pub fn append_messages(
         agent_id: req.agent_id,
         ..muisti::Owner::default()
     };
-    let stored = engine.append_messages(id, &owner, messages)?;
+    let stored = engine.conversations().append(id, &owner, messages)?;
     Ok(api::AppendedMessages {
         items: stored.into_iter().map(message_out).collect(),
     })
@@ -99,7 +102,7 @@ pub fn append_messages(
 /// Deletes a conversation: its messages, its header, its scratch and short-term memories.
 pub fn delete_conversation(engine: &Engine, id: &str) -> Result<api::Deleted> {
     Ok(api::Deleted {
-        deleted: engine.delete_conversation(id)?,
+        deleted: engine.conversations().delete(id)?,
     })
 }
 

@@ -30,19 +30,20 @@ pub fn confirm(
     id: &str,
     by: api::ProposalDecision,
 ) -> Result<(api::Memory, muisti::WriteStatus)> {
-    let d = engine.confirm(id, &by.user_id)?;
+    let d = engine.declarative().confirm(id, &by.user_id)?;
     Ok((memory_out(&d.memory), d.outcome.status()))
 }
 
 /// Drops a proposal of the deciding user's; returns it.
 pub fn reject(engine: &Engine, id: &str, by: api::ProposalDecision) -> Result<api::Proposal> {
-    Ok(proposal_out(&engine.reject(id, &by.user_id)?))
+    Ok(proposal_out(&engine.declarative().reject(id, &by.user_id)?))
 }
 
 /// The proposals waiting for a user.
 pub fn proposals(engine: &Engine, p: api::ProposalParams) -> Result<api::Proposals> {
     Ok(api::Proposals {
         proposals: engine
+            .declarative()
             .proposals(&p.user_id)?
             .iter()
             .map(proposal_out)

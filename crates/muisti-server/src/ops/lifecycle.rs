@@ -20,7 +20,9 @@ pub fn maintenance(
 ) -> Result<api::MaintenanceReport> {
     let options = maintenance_options(req)?;
     Ok(report_out(
-        &engine.run_maintenance_with(&options, progress)?,
+        &engine
+            .lifecycle()
+            .run_maintenance_with(&options, progress)?,
     ))
 }
 
@@ -129,14 +131,14 @@ pub fn restore(engine: &Engine, id: &str) -> Result<api::Memory> {
     let id = memory_id(id)?;
     // What the caller may see by id (a declarative entry is its user's only).
     visible(engine, id, None)?;
-    Ok(memory_out(&engine.restore(id)?))
+    Ok(memory_out(&engine.lifecycle().restore(id)?))
 }
 
 /// A user's memories grouped by topic, with each cluster's size now.
 pub fn clusters(engine: &Engine, p: api::ClusterParams) -> Result<api::Clusters> {
     let user = cluster_user(&p)?;
     let ns = namespace(p.namespace.as_deref())?;
-    let (clustering, members) = engine.cluster_members(&ns, Some(&user))?;
+    let (clustering, members) = engine.lifecycle().cluster_members(&ns, Some(&user))?;
     Ok(api::Clusters {
         namespace: ns.to_string(),
         user_id: user,
@@ -184,6 +186,7 @@ pub(super) fn cluster_page(
     limit: usize,
 ) -> Result<(Vec<Memory>, Option<MemoryId>)> {
     let ids: Vec<MemoryId> = engine
+        .lifecycle()
         .cluster_ids(ns, Some(user), cluster)?
         .into_iter()
         .filter(|id| after.is_none_or(|a| *id > a))

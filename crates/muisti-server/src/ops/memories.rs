@@ -84,7 +84,7 @@ pub fn new_put(m: api::NewMemory) -> Result<Put> {
 }
 
 /// Stores one memory; returns the record and whether it was created. A declarative write
-/// naming the entry it `supersedes` replaces that one ([`Engine::declare_superseding`]).
+/// naming the entry it `supersedes` replaces that one ([`Declarative::declare_superseding`](muisti::declarative::Declarative::declare_superseding)).
 pub fn create(engine: &Engine, m: api::NewMemory) -> Result<(api::Memory, muisti::WriteStatus)> {
     let target = m
         .supersedes
@@ -100,7 +100,9 @@ pub fn create(engine: &Engine, m: api::NewMemory) -> Result<(api::Memory, muisti
                 "names the entry a declarative write replaces: give it with scope declarative",
             ));
         }
-        Some(id) => muisti::declarative::written(engine.declare_superseding(put, id)?),
+        Some(id) => {
+            muisti::declarative::written(engine.declarative().declare_superseding(put, id)?)
+        }
     };
     Ok((memory_out(&w.memory), w.status))
 }

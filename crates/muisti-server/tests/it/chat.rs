@@ -83,7 +83,8 @@ fn chat_recalls_into_the_prompt_and_continues_conversations() {
     );
     let stored = s
         .engine
-        .conversation_messages(&id)
+        .conversations()
+        .messages(&id)
         .expect("stored conversation");
     assert_eq!(stored.len(), 4, "one record per message");
 }
@@ -336,7 +337,8 @@ fn a_users_chat_carries_their_graph_facts_and_keeps_their_conversation() {
     let id = first.body["conversation_id"].as_str().expect("stored");
     let info = s
         .engine
-        .conversation_info(id)
+        .conversations()
+        .info(id)
         .expect("read")
         .expect("the conversation");
     assert_eq!(info.user_id.as_deref(), Some("ada"));

@@ -83,6 +83,7 @@ fn extract_decides_each_fact_over_http() {
     assert_eq!(confirmed.status, 201, "{}", confirmed.body);
     let entries: Vec<String> = s
         .engine
+        .declarative()
         .declarative_entries(&Namespace::default_ns(), "ana")
         .expect("entries")
         .iter()
@@ -167,6 +168,7 @@ fn a_tenants_extraction_stays_in_its_tenant() {
     };
     let count = |t: &str| {
         tenant(t)
+            .declarative()
             .declarative_entries(&Namespace::default_ns(), "ana")
             .expect("entries")
             .len()
@@ -332,6 +334,7 @@ fn background_extraction_answers_at_once_and_reads_later() {
     loop {
         let n = s
             .engine
+            .declarative()
             .declarative_entries(&Namespace::default_ns(), "ana")
             .expect("entries")
             .len();

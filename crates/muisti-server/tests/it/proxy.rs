@@ -42,7 +42,7 @@ fn proxy_with(provider: &str, model: &Scripted, extra: ConfigLayer) -> TestServe
     put.scope = MemoryScope::Declarative;
     put.category = Category::Fact;
     put.owner.user_id = Some("sam".into());
-    s.engine.declare(put).expect("declare");
+    s.engine.declarative().declare(put).expect("declare");
     s
 }
 
@@ -236,6 +236,7 @@ fn the_exchange_is_remembered_in_the_background() {
     assert_eq!(r.status, 200, "{}", r.body);
     let texts = || -> Vec<String> {
         s.engine
+            .declarative()
             .declarative_entries(&Namespace::default_ns(), "sam")
             .expect("entries")
             .iter()

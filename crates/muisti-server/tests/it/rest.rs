@@ -1910,14 +1910,16 @@ fn conversations_over_rest() {
         ..Default::default()
     };
     s.engine
-        .append_messages(
+        .conversations()
+        .append(
             "c-1",
             &owner,
             vec![said("user", "hi"), said("assistant", "hello")],
         )
         .expect("append");
     s.engine
-        .append_messages("c-1", &owner, vec![said("user", "bye")])
+        .conversations()
+        .append("c-1", &owner, vec![said("user", "bye")])
         .expect("append");
     let c = s.client(None);
     c.create(&NewMemory {

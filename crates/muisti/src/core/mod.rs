@@ -9,8 +9,8 @@ mod scopes;
 mod write;
 
 pub(crate) use follow::{Change, Events, Follower, own_record};
-pub use scopes::Lifetimes;
-pub(crate) use scopes::{check_put, days};
+pub(crate) use scopes::check_put;
+pub use scopes::{Lifetimes, Maintained};
 #[cfg(test)]
 pub(crate) use write::embed_distinct;
 

@@ -4,6 +4,9 @@
 
 use std::time::Duration;
 
+use serde::Serialize;
+use tracing::info_span;
+
 use muisti_core::{
     Error, Event, Filter, Locator, Memory, MemoryScope, Namespace, Owner, Put, Result, Ttl,
     list_all,
@@ -72,7 +75,98 @@ fn last_used(m: &Memory) -> muisti_core::Timestamp {
         .map_or(m.updated_at, |a| a.max(m.updated_at))
 }
 
+/// What [`Engine::maintain`] removed.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct Maintained {
+    /// Expired records (any scope) deleted, in every tenant of the store.
+    pub expired: u64,
+    /// Episodic memories past the retention deleted, in the engine's tenant (in every
+    /// tenant for [`Engine::maintain_store`]).
+    pub episodic: u64,
+}
+
 impl Core {
+    /// Runs the lifetimes now: deletes expired records (every tenant's, as
+    /// [`Engine::purge_expired`]) and episodic memories of the engine's tenant older than
+    /// the retention (those written under a longer one).
+    pub(crate) fn maintain(&self) -> Result<Maintained> {
+        let _span = info_span!("memory.maintain").entered();
+        let expired = self.store.purge_expired()?;
+        Ok(Maintained {
+            expired,
+            episodic: self.past_retention()?,
+        })
+    }
+
+    /// [`Engine::maintain`] for the whole store: expired records and, in every tenant,
+    /// episodic memories past the retention (what a server runs on its schedule).
+    pub(crate) fn maintain_store(&self) -> Result<Maintained> {
+        let _span = info_span!("memory.maintain_store").entered();
+        let mut done = Maintained {
+            expired: self.store.purge_expired()?,
+            episodic: 0,
+        };
+        for tenant in self.store.tenants()? {
+            done.episodic += self.with_tenant(tenant).past_retention()?;
+        }
+        Ok(done)
+    }
+
+    /// Deletes the engine tenant's episodic memories older than the retention; how many.
+    pub(crate) fn past_retention(&self) -> Result<u64> {
+        let mut episodic = 0;
+        if let Some(d) = self.lifetimes.episodic_retention_days {
+            let now = self.clock.now();
+            // Written at or before now minus the retention: expired, as a TTL of the
+            // retention would be (`expires_at <= now`).
+            let cutoff = muisti_core::Timestamp::from_millis(
+                now.as_millis()
+                    .saturating_sub(i64::try_from(days(d).as_millis()).unwrap_or(i64::MAX))
+                    .saturating_add(1),
+            );
+            let filter = Filter {
+                scope: Some(MemoryScope::Episodic),
+                created_before: Some(cutoff),
+                ..Filter::default()
+            };
+            for ns in self.store.namespaces(&self.tenant)? {
+                episodic += self.delete_matching(&ns, &filter)?;
+            }
+        }
+        Ok(episodic)
+    }
+
+    /// The same core confined to another tenant.
+    pub(crate) fn with_tenant(&self, tenant: muisti_core::Tenant) -> Self {
+        Self {
+            tenant,
+            ..self.clone()
+        }
+    }
+
+    /// Deletes conversation `session_id`'s memories of `scopes`, in every namespace; how
+    /// many.
+    pub(crate) fn clear_conversation(
+        &self,
+        session_id: &str,
+        scopes: &[MemoryScope],
+    ) -> Result<u64> {
+        let mut filter = Filter {
+            session_id: Some(session_id.to_owned()),
+            ..Filter::default()
+        };
+        filter.validate()?;
+        let _span = info_span!("memory.end_conversation").entered();
+        let mut deleted = 0;
+        for ns in self.store.namespaces(&self.tenant)? {
+            for scope in scopes {
+                filter.scope = Some(*scope);
+                deleted += self.delete_matching(&ns, &filter)?;
+            }
+        }
+        Ok(deleted)
+    }
+
     /// Applies the scope's lifetime to a write before it is stored: an episodic memory
     /// without a TTL expires after the retention.
     pub(crate) fn scope_put(&self, put: &mut Put) -> Result<()> {

@@ -15,6 +15,15 @@ use super::{Core, embed_err, system_partition};
 use crate::recall;
 
 impl Core {
+    /// The record with `id` in the tenant, as the store holds it (no event; an archived
+    /// memory's text is not read back).
+    pub(crate) fn read(&self, id: muisti_core::MemoryId) -> Result<Option<Memory>> {
+        self.store.get(&Locator::Id {
+            tenant: self.tenant.clone(),
+            id,
+        })
+    }
+
     /// Embeds and stores a write (what follows it is the caller's [`Engine::after_write`]).
     pub(crate) fn put_embedded(&self, mut put: Put) -> Result<Written> {
         self.note_model()?;
@@ -270,6 +279,35 @@ impl Core {
     /// Deletes every record of a namespace that `filter` matches and `keep` does not keep,
     /// each through [`muisti_core::Store::delete`] and [`Engine::after_delete`]; returns how
     /// many (the caller tells the observers).
+    /// Deletes `target` (a record of the tenant the caller read and may delete), then what
+    /// follows the delete, and tells the observers; `true` if it was still there.
+    pub(crate) fn forget_record(&self, target: Memory) -> Result<bool> {
+        // By id: what the caller checked is what is deleted.
+        let at = Locator::Id {
+            tenant: self.tenant.clone(),
+            id: target.id,
+        };
+        let deleted = self.store.delete(&at)?;
+        if deleted {
+            self.after_delete(std::slice::from_ref(&target))?;
+        }
+        self.emit(muisti_core::Event::Forget {
+            partition: target.partition,
+            key: Some(target.key),
+            count: u64::from(deleted),
+        });
+        Ok(deleted)
+    }
+
+    /// Deletes the tenant's record with `id` as [`Core::forget_record`] does; `true` if it
+    /// existed.
+    pub(crate) fn forget_id(&self, id: muisti_core::MemoryId) -> Result<bool> {
+        match self.read(id)? {
+            Some(target) => self.forget_record(target),
+            None => Ok(false),
+        }
+    }
+
     pub(crate) fn delete_where(
         &self,
         namespace: &Namespace,

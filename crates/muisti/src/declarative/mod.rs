@@ -6,9 +6,9 @@
 //!   (confidence none) or `agent_learned` (confidence 0-100). `check` holds these rules
 //!   before any storage access.
 //! * **Confirmation gate**: an agent-learned write is not stored until the user confirms it:
-//!   [`Engine::declare`] answers [`Error::ConfirmationRequired`] with a [`Proposal`] (kept in
-//!   [`PROPOSALS_NAMESPACE`] for [`PROPOSAL_TTL`]); [`Engine::confirm`] applies it,
-//!   [`Engine::reject`] drops it.
+//!   [`Declarative::declare`] answers [`Error::ConfirmationRequired`] with a [`Proposal`] (kept in
+//!   [`PROPOSALS_NAMESPACE`] for [`PROPOSAL_TTL`]); [`Declarative::confirm`] applies it,
+//!   [`Declarative::reject`] drops it.
 //! * **Conflicts**: a new entry is judged against the user's active entries of its type
 //!   ([`muisti_lang::conflict::judge`]); the best match the detector would supersede is replaced in place
 //!   (same id, the old text in its history), as the rules say: user-stated is never
@@ -23,7 +23,7 @@ pub mod judge;
 pub(crate) use history::History;
 pub use judge::{ConflictJudge, JudgeError};
 
-use std::time::Duration;
+use std::{sync::Arc, time::Duration};
 
 use muisti_core::{
     Category, Error, ErrorKind, Filter, Key, Locator, Memory, MemoryId, MemoryScope, MemoryState,
@@ -33,7 +33,8 @@ use muisti_core::{
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 
-use crate::{Engine, engine::Change, records};
+use crate::core::{Change, Core};
+use crate::records;
 use muisti_lang::conflict::{self as detect, Judgement, Verdict};
 
 /// The namespace of declarative entries' histories (reserved for the engine).
@@ -267,7 +268,16 @@ fn proposed_put(p: &Proposal, partition: Partition) -> Put {
     put
 }
 
-impl Engine {
+/// Declarative memory ([`Engine::declarative`]): a user's permanent entries, the
+/// confirmation gate for what an agent learned, and the proposals waiting at it. A handle
+/// over what the engine's parts share and the conflict judge; cheap, borrowed.
+#[derive(Clone, Copy)]
+pub struct Declarative<'a> {
+    pub(crate) core: &'a Core,
+    pub(crate) judge: Option<&'a Arc<dyn ConflictJudge>>,
+}
+
+impl Declarative<'_> {
     /// Writes a declarative entry (a [`Put`] of scope `declarative`; [`Engine::remember`]
     /// of one comes here): checks its rules, then, for an agent-learned entry, stops at the
     /// confirmation gate ([`Error::ConfirmationRequired`] with the stored proposal), else
@@ -276,7 +286,7 @@ impl Engine {
         self.declare_with(put, false, None)
     }
 
-    /// [`Engine::declare`] replacing the entry the caller names (usually an agent that
+    /// [`Declarative::declare`] replacing the entry the caller names (usually an agent that
     /// knows which entry the user corrected) instead of the detector's pick. The entry
     /// must be an active declarative entry of the write's user, namespace and type
     /// ([`Error::NotFound`] for none of the user's, [`Error::ConflictingFields`] for one of
@@ -291,13 +301,14 @@ impl Engine {
     /// entries as they are now.
     pub fn confirm(&self, proposal_id: &str, user_id: &str) -> Result<Declared> {
         let proposal = self.take_proposal(proposal_id, user_id)?;
-        let put = proposed_put(&proposal, self.partition(&proposal.namespace));
+        let put = proposed_put(&proposal, self.core.partition(&proposal.namespace));
         // The entry the writer named, while it is still there and active (else the
         // conflicts are judged again, as for any proposal).
         let target = match proposal.supersedes.as_ref().filter(|_| proposal.explicit) {
             Some(s)
                 if self
-                    .get_by_id(s.id)?
+                    .core
+                    .read(s.id)?
                     .is_some_and(|m| m.state == MemoryState::Active) =>
             {
                 Some(s.id)
@@ -323,7 +334,7 @@ impl Engine {
         filter.validate()?;
         let mut entries: Vec<Memory> = list_all(
             self.core.store.as_ref(),
-            &self.partition(namespace),
+            &self.core.partition(namespace),
             &filter,
         )?
         .into_iter()
@@ -340,35 +351,10 @@ impl Engine {
             ..Filter::default()
         };
         filter.validate()?;
-        let partition = self.own_partition(PROPOSALS_NAMESPACE);
+        let partition = self.core.own_partition(PROPOSALS_NAMESPACE);
         list_all(self.core.store.as_ref(), &partition, &filter)?
             .into_iter()
             .map(|r| records::PROPOSALS.decode(&r))
-            .collect()
-    }
-
-    /// The memory with `id` as a request acting for `user` sees it ([`visible_to`]): the
-    /// read every face of the API makes by id, so a declarative entry is found only by its
-    /// own user.
-    pub fn get_for(&self, id: MemoryId, user: Option<&str>) -> Result<Option<Memory>> {
-        Ok(self.get_by_id(id)?.filter(|m| visible_to(user, m)))
-    }
-
-    /// The history of a declarative entry, oldest first (also after it was deleted; empty
-    /// for any other memory).
-    pub fn history(&self, id: MemoryId) -> Result<Vec<HistoryEntry>> {
-        let filter = Filter {
-            metadata: [("memory_id".to_owned(), json!(id.to_string()))]
-                .into_iter()
-                .collect(),
-            ..Filter::default()
-        };
-        let partition = self.own_partition(HISTORY_NAMESPACE);
-        let mut records = list_all(self.core.store.as_ref(), &partition, &filter)?;
-        records.sort_by(|a, b| a.key.cmp(&b.key));
-        records
-            .into_iter()
-            .map(|r| records::HISTORY.decode(&r))
             .collect()
     }
 
@@ -379,7 +365,7 @@ impl Engine {
         target: Option<MemoryId>,
     ) -> Result<Declared> {
         put.partition.tenant = self.core.tenant.clone();
-        crate::engine::check_scope(&put)?;
+        crate::core::check_put(&put)?;
         check(&put)?;
         put.validate(&self.core.store.limits())?;
         let text = value_text(&put.content).into_owned();
@@ -461,7 +447,7 @@ impl Engine {
 
     /// The active entry a write of `put` would lose to: the one it conflicts with and may
     /// not replace (user-stated over learned, a learned entry of at least its confidence).
-    /// The rules of [`Engine::declare`], without writing or proposing.
+    /// The rules of [`Declarative::declare`], without writing or proposing.
     pub(crate) fn declarative_winner(&self, put: &Put) -> Result<Option<Memory>> {
         let text = value_text(&put.content).into_owned();
         let (best, _) = self.conflicts(put, &text)?;
@@ -472,7 +458,9 @@ impl Engine {
     /// namespace and type.
     fn named_target(&self, put: &Put, id: MemoryId) -> Result<Memory> {
         let entry = self
-            .get_for(id, put.owner.user_id.as_deref())?
+            .core
+            .read(id)?
+            .filter(|m| visible_to(put.owner.user_id.as_deref(), m))
             .filter(|m| m.scope == MemoryScope::Declarative && m.partition == put.partition)
             .ok_or_else(|| Error::NotFound(format!("declarative entry {id} of this user")))?;
         if entry.category != put.category {
@@ -524,7 +512,7 @@ impl Engine {
                 best = Some(i);
             }
         }
-        if let Some(judge) = &self.conflict_judge {
+        if let Some(judge) = self.judge {
             best = self.second_opinion(judge.as_ref(), put, text, &texts, &judgements, best);
         }
         let possible = judgements
@@ -620,7 +608,7 @@ impl Engine {
         };
         let value = records::PROPOSALS.encode(&proposal)?;
         let mut record = Put::new(
-            self.own_partition(PROPOSALS_NAMESPACE),
+            self.core.own_partition(PROPOSALS_NAMESPACE),
             Some(Key::new(proposal.id.to_string())?),
             value,
         );
@@ -646,7 +634,7 @@ impl Engine {
         put.metadata = m.metadata.clone();
         put.importance = Some(m.importance);
         put.partition.tenant = self.core.tenant.clone();
-        crate::engine::check_scope(&put)?;
+        crate::core::check_put(&put)?;
         check(&put)?;
         put.validate(&self.core.store.limits())?;
         self.propose(&put, &value_text(&put.content), None, false)
@@ -659,7 +647,7 @@ impl Engine {
             .map_err(|_| Error::invalid("id", format!("{proposal_id:?} is not a proposal id")))?;
         muisti_core::check_owner_field("user_id", &Some(user_id.to_owned()))?;
         let at = Locator::Key {
-            partition: self.own_partition(PROPOSALS_NAMESPACE),
+            partition: self.core.own_partition(PROPOSALS_NAMESPACE),
             key: Key::new(id.to_string())?,
         };
         let gone = || {
@@ -704,7 +692,7 @@ impl Engine {
         for p in self.proposals(user_id)? {
             if &p.namespace == namespace {
                 let at = Locator::Key {
-                    partition: self.own_partition(PROPOSALS_NAMESPACE),
+                    partition: self.core.own_partition(PROPOSALS_NAMESPACE),
                     key: Key::new(p.id.to_string())?,
                 };
                 deleted += u64::from(self.core.store.delete(&at)?);

@@ -31,7 +31,7 @@ impl Engine {
             // Nothing to keep and no graph to take apart: the store's own flush, then what
             // was made of the namespace's memories.
             let n = self.core.store.flush(&partition)?;
-            self.drop_archived_namespace(namespace)?;
+            self.lifecycle().drop_archived_namespace(namespace)?;
             let history = Filter {
                 metadata: [("namespace".to_owned(), json!(namespace.as_str()))]
                     .into_iter()
@@ -46,7 +46,7 @@ impl Engine {
                 m.scope == MemoryScope::Declarative
             })?
         };
-        self.forget_clusterings_of(namespace)?;
+        self.lifecycle().forget_clusterings_of(namespace)?;
         self.emit(muisti_core::Event::Forget {
             partition,
             key: None,

@@ -8,14 +8,10 @@ mod kv;
 mod scopes;
 mod search;
 
-pub(crate) use crate::core::{
-    Change, Core, Follower, check_put as check_scope, corrupted, embed_err, own_namespace,
-    system_partition,
-};
-pub use crate::core::{Lifetimes, SYSTEM_TENANT};
+pub(crate) use crate::core::{Change, Core, Follower, embed_err, own_namespace, system_partition};
+pub use crate::core::{Lifetimes, Maintained, SYSTEM_TENANT};
 pub use builder::{EngineBuilder, OnModelMismatch};
 pub use kv::in_key_space;
-pub use scopes::Maintained;
 
 use std::{collections::BTreeMap, sync::Arc};
 
@@ -44,6 +40,64 @@ impl Engine {
     /// The partition of one of the engine's own namespaces ([`own_namespace`]) in its tenant.
     pub(crate) fn own_partition(&self, name: &'static str) -> Partition {
         self.core.own_partition(name)
+    }
+
+    /// The memory with `id` as a request acting for `user` sees it ([`visible_to`]): the
+    /// read every face of the API makes by id, so a declarative entry is found only by its
+    /// own user.
+    pub fn get_for(&self, id: MemoryId, user: Option<&str>) -> Result<Option<Memory>> {
+        Ok(self
+            .get_by_id(id)?
+            .filter(|m| crate::declarative::visible_to(user, m)))
+    }
+
+    /// The history of a memory, oldest first (also after it was deleted): a declarative
+    /// entry's every change, any memory's changes made by an actor ([`Engine::with_actor`]);
+    /// empty for a memory with none.
+    pub fn history(&self, id: MemoryId) -> Result<Vec<crate::declarative::HistoryEntry>> {
+        let filter = Filter {
+            metadata: [("memory_id".to_owned(), serde_json::json!(id.to_string()))]
+                .into_iter()
+                .collect(),
+            ..Filter::default()
+        };
+        let partition = self
+            .core
+            .own_partition(crate::declarative::HISTORY_NAMESPACE);
+        let mut records = list_all(self.core.store.as_ref(), &partition, &filter)?;
+        records.sort_by(|a, b| a.key.cmp(&b.key));
+        records
+            .into_iter()
+            .map(|r| crate::records::HISTORY.decode(&r))
+            .collect()
+    }
+
+    /// The archive (none: archiving and reading archived text are refused).
+    pub fn archive(&self) -> Option<&Arc<crate::lifecycle::archive::Archive>> {
+        self.archive.as_ref()
+    }
+
+    /// The lifecycle of memories: the maintenance jobs, archived memories read back and
+    /// restored, and each user's topics.
+    pub fn lifecycle(&self) -> crate::lifecycle::Lifecycle<'_> {
+        crate::lifecycle::Lifecycle {
+            core: &self.core,
+            archive: self.archive.as_deref(),
+        }
+    }
+
+    /// Declarative memory: a user's permanent entries, always in their prompt, and the
+    /// confirmation gate for what an agent learned.
+    pub fn declarative(&self) -> crate::declarative::Declarative<'_> {
+        crate::declarative::Declarative {
+            core: &self.core,
+            judge: self.conflict_judge.as_ref(),
+        }
+    }
+
+    /// Conversations: their messages in order, and a header each.
+    pub fn conversations(&self) -> crate::conversation::Conversations<'_> {
+        crate::conversation::Conversations { core: &self.core }
     }
 
     /// The knowledge graph of this engine's tenant.
@@ -184,7 +238,10 @@ impl Engine {
         put.partition.tenant = self.core.tenant.clone();
         self.core.scope_put(&mut put)?;
         if put.scope == MemoryScope::Declarative {
-            return self.declare(put).map(crate::declarative::written);
+            return self
+                .declarative()
+                .declare(put)
+                .map(crate::declarative::written);
         }
         self.check_key_free(&put)?;
         if let Some(existing) = self.duplicate_of(&put)? {
@@ -285,7 +342,7 @@ impl Engine {
                 )));
             }
             let archived_at = current.version;
-            current = self.restore(current.id)?;
+            current = self.lifecycle().restore(current.id)?;
             if req.expected_version == Some(archived_at) {
                 req.expected_version = Some(current.version);
             }
@@ -392,7 +449,7 @@ impl Engine {
         let at = self.core.confine(at);
         let _span = info_span!("memory.read").entered();
         let found = match self.reachable(&at, self.core.store.get(&at)?) {
-            Some(m) => Some(self.hydrate(m)?),
+            Some(m) => Some(self.lifecycle().hydrate(m)?),
             None => None,
         };
         let (partition, key) = match (&at, &found) {
@@ -427,6 +484,7 @@ impl Engine {
             .retain(|m| crate::declarative::readable(&query.filter, m));
         // Archived memories with their text, read back from their objects.
         page.items = self
+            .lifecycle()
             .hydrate_many(std::mem::take(&mut page.items))?
             .into_iter()
             .map(|(m, _)| m)
@@ -465,6 +523,7 @@ impl Engine {
             }
         };
         let items = self
+            .lifecycle()
             .hydrate_many(kept)?
             .into_iter()
             .map(|(m, _)| m)
@@ -479,21 +538,7 @@ impl Engine {
         let Some(target) = self.reachable(&at, self.core.store.get(&at)?) else {
             return Ok(false);
         };
-        // By id from here: what was checked is what is deleted.
-        let at = Locator::Id {
-            tenant: self.core.tenant.clone(),
-            id: target.id,
-        };
-        let deleted = self.core.store.delete(&at)?;
-        if deleted {
-            self.core.after_delete(std::slice::from_ref(&target))?;
-        }
-        self.emit(Event::Forget {
-            partition: target.partition,
-            key: Some(target.key),
-            count: u64::from(deleted),
-        });
-        Ok(deleted)
+        self.core.forget_record(target)
     }
 
     /// Deletes every memory of a namespace that matches `filter` (for example all of one
@@ -524,14 +569,14 @@ impl Engine {
             && filter.agent_id.is_none()
             && filter.session_id.is_none()
         {
-            self.forget_clustering(namespace, user)?;
+            self.lifecycle().forget_clustering(namespace, user)?;
         }
         // A user's data goes with their declarative entries' history and proposals.
         if let Some(user) = &filter.user_id
             && filter.agent_id.is_none()
             && filter.session_id.is_none()
         {
-            self.forget_declarative_of(namespace, user)?;
+            self.declarative().forget_declarative_of(namespace, user)?;
         }
         // A delete-all leaves the store's files at once, not within seconds.
         self.core.store.erase_deleted()?;

@@ -63,9 +63,13 @@ impl Engine {
                     _ => None,
                 };
                 let mut candidates = match req.cluster {
-                    Some(cluster) => {
-                        self.cluster_candidates(&partition, req, cluster, q.as_deref(), n)?
-                    }
+                    Some(cluster) => self.lifecycle().cluster_candidates(
+                        &partition,
+                        req,
+                        cluster,
+                        q.as_deref(),
+                        n,
+                    )?,
                     None => recall::Candidates::from_store(
                         &*self.core.store,
                         &partition,
@@ -75,7 +79,7 @@ impl Engine {
                     )?,
                 };
                 if req.include_archived {
-                    let more = self.archived_candidates(
+                    let more = self.lifecycle().archived_candidates(
                         &partition,
                         &req.filter,
                         &req.query,

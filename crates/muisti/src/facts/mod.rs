@@ -346,6 +346,7 @@ impl Engine {
             return self.store_messages(req);
         }
         let known: Vec<String> = self
+            .declarative()
             .declarative_entries(&req.namespace, &req.user_id)?
             .iter()
             .map(|m| m.text().into_owned())
@@ -473,13 +474,13 @@ impl Engine {
         put.metadata.insert("extracted".into(), json!(true));
         // A learned fact the user's word already answers is not put to the user again.
         if put.source == Source::AgentLearned
-            && let Some(winner) = self.declarative_winner(&put)?
+            && let Some(winner) = self.declarative().declarative_winner(&put)?
         {
             result.id = winner.id;
             result.previous_memory = Some(winner.text().into_owned());
             return Ok(result);
         }
-        match self.declare(put) {
+        match self.declarative().declare(put) {
             Ok(d) => {
                 result.id = d.memory.id;
                 result.event = match d.outcome {
@@ -514,7 +515,9 @@ impl Engine {
         source: Source,
         mut result: FactResult,
     ) -> Result<FactResult> {
-        let entries = self.declarative_entries(&req.namespace, &req.user_id)?;
+        let entries = self
+            .declarative()
+            .declarative_entries(&req.namespace, &req.user_id)?;
         let Some((entry, _)) = entries
             .iter()
             .map(|m| (m, retract_overlap(&c.text, &m.text())))

@@ -27,7 +27,6 @@ use muisti_core::{
 use serde::{Deserialize, Serialize};
 
 use super::MaintenanceOptions;
-use crate::Engine;
 
 /// The engine's own namespace of clusterings (one record per user and namespace).
 pub const CLUSTERS_NAMESPACE: &str = "_muisti.clusters";
@@ -363,7 +362,7 @@ impl Clustering {
     }
 }
 
-impl Engine {
+impl super::Lifecycle<'_> {
     /// Fits a user's memories of one namespace (`memories`: what the jobs keep, of one
     /// user) into topics and stores the clustering, unless the stored one is still fresh
     /// (same model, count within [`REFIT_CHANGE`]). Whether it fitted (a dry run: whether it
@@ -448,7 +447,7 @@ impl Engine {
         };
         let content = crate::records::CLUSTERS.encode(&clustering)?;
         let mut put = Put::new(
-            self.own_partition(CLUSTERS_NAMESPACE),
+            self.core.own_partition(CLUSTERS_NAMESPACE),
             Some(clustering_key(namespace, user.as_deref())?),
             content,
         );
@@ -468,7 +467,7 @@ impl Engine {
         user: Option<&str>,
     ) -> Result<Option<Clustering>> {
         let at = Locator::Key {
-            partition: self.own_partition(CLUSTERS_NAMESPACE),
+            partition: self.core.own_partition(CLUSTERS_NAMESPACE),
             key: clustering_key(namespace, user)?,
         };
         self.core
@@ -502,7 +501,7 @@ impl Engine {
         let clustering = self.clustering_or_not_found(namespace, user)?;
         let mut members: BTreeMap<u32, Vec<MemoryId>> = BTreeMap::new();
         for v in self.core.store.vectors(
-            &self.partition(namespace),
+            &self.core.partition(namespace),
             &Filter {
                 user_id: user.map(str::to_owned),
                 ..Filter::default()
@@ -534,18 +533,18 @@ impl Engine {
     }
 }
 
-impl Engine {
+impl super::Lifecycle<'_> {
     /// Deletes a user's clustering of a namespace (their memories were forgotten).
     pub(crate) fn forget_clustering(&self, namespace: &Namespace, user: &str) -> Result<bool> {
         self.core.store.delete(&Locator::Key {
-            partition: self.own_partition(CLUSTERS_NAMESPACE),
+            partition: self.core.own_partition(CLUSTERS_NAMESPACE),
             key: clustering_key(namespace, Some(user))?,
         })
     }
 
     /// Deletes every clustering of a namespace (it was emptied).
     pub(crate) fn forget_clusterings_of(&self, namespace: &Namespace) -> Result<u64> {
-        let partition = self.own_partition(CLUSTERS_NAMESPACE);
+        let partition = self.core.own_partition(CLUSTERS_NAMESPACE);
         let mut deleted = 0;
         for record in
             muisti_core::list_all(self.core.store.as_ref(), &partition, &Filter::default())?
@@ -566,7 +565,7 @@ impl Engine {
     }
 }
 
-impl Engine {
+impl super::Lifecycle<'_> {
     /// Recall's candidates within one cluster of the filter's user: the members the filter
     /// admits, ranked among themselves.
     pub(crate) fn cluster_candidates(

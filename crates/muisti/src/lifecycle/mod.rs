@@ -39,11 +39,11 @@
 //! // meaning), the history last.
 //! assert!(hits[2].memory.text().contains("Laravel"));
 //!
-//! let stats = memory.memory_stats(&ns, Some("user_123"))?;
+//! let stats = memory.lifecycle().memory_stats(&ns, Some("user_123"))?;
 //! assert_eq!(stats.total, 3);
 //! assert!((stats.avg_importance - 0.6667).abs() < 0.01);
 //!
-//! let report = memory.run_maintenance(&MaintenanceOptions {
+//! let report = memory.lifecycle().run_maintenance(&MaintenanceOptions {
 //!     user_id: Some("user_123".into()),
 //!     max_memories: Some(1000),
 //!     ..MaintenanceOptions::default()
@@ -69,7 +69,8 @@ use tracing::info_span;
 
 use muisti_lang::conflict::near_duplicates;
 
-use crate::{Engine, recall};
+use crate::core::Core;
+use crate::recall;
 
 /// A maintenance job.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
@@ -330,7 +331,17 @@ pub fn standing(m: &Memory, now: Timestamp, half_life: std::time::Duration) -> f
         + w_importance * m.importance.clamp(0.0, 1.0)
 }
 
-impl Engine {
+/// The lifecycle of memories ([`Engine::lifecycle`](crate::Engine::lifecycle)): the
+/// maintenance jobs (consolidation, promotion, pruning, archiving, topics), archived memories
+/// read back and restored, and each user's topics. A handle over what the engine's parts
+/// share and the archive; cheap, borrowed.
+#[derive(Clone, Copy)]
+pub struct Lifecycle<'a> {
+    pub(crate) core: &'a Core,
+    pub(crate) archive: Option<&'a archive::Archive>,
+}
+
+impl Lifecycle<'_> {
     /// Runs maintenance (the seed's `runMaintenance`): expire, consolidate, promote and
     /// prune, as `options` say, user by user.
     pub fn run_maintenance(&self, options: &MaintenanceOptions) -> Result<MaintenanceReport> {
@@ -359,7 +370,7 @@ impl Engine {
             ..MaintenanceReport::default()
         };
         if jobs.contains(&Job::Expire) && !options.dry_run {
-            let done = self.maintain()?;
+            let done = self.core.maintain()?;
             report.expired = done.expired;
             report.episodic = done.episodic;
         }
@@ -376,7 +387,7 @@ impl Engine {
                 Job::Archive => report.archived,
                 Job::Cluster => report.clustered,
             };
-            self.emit(muisti_core::Event::Maintained {
+            self.core.emit(muisti_core::Event::Maintained {
                 tenant: self.core.tenant.clone(),
                 job: job.as_str(),
                 count,
@@ -408,7 +419,7 @@ impl Engine {
         // Each namespace's users first (their ids only), so progress knows the total.
         let mut work = Vec::new();
         for ns in &namespaces {
-            let partition = self.partition(ns);
+            let partition = self.core.partition(ns);
             let users = self.ids_by_user(&partition, options.user_id.as_deref())?;
             work.push((ns, partition, users));
         }
@@ -422,7 +433,7 @@ impl Engine {
                     "maintain.{}",
                     &content_hash(&format!("{ns}/{user:?}"))[..16]
                 );
-                if !options.dry_run && !self.acquire_lease(&lease, &holder, options.lease)? {
+                if !options.dry_run && !self.core.acquire_lease(&lease, &holder, options.lease)? {
                     report.busy += 1;
                     continue;
                 }
@@ -443,7 +454,7 @@ impl Engine {
                         self.maintain_user(memories, per_user, options, report)
                     });
                 if !options.dry_run {
-                    self.release_lease(&lease, &holder)?;
+                    self.core.release_lease(&lease, &holder)?;
                 }
                 done?;
             }
@@ -577,10 +588,7 @@ impl Engine {
                 if !merged_from(&kept[i]).contains(&dup.id) {
                     kept[i] = self.fold(&kept[i], &dup)?;
                 }
-                self.forget(&Locator::Id {
-                    tenant: self.core.tenant.clone(),
-                    id: dup.id,
-                })?;
+                self.core.forget_id(dup.id)?;
             }
             left.extend(kept);
         }
@@ -691,10 +699,7 @@ impl Engine {
             .collect();
         if !options.dry_run {
             for id in &doomed {
-                self.forget(&Locator::Id {
-                    tenant: self.core.tenant.clone(),
-                    id: *id,
-                })?;
+                self.core.forget_id(*id)?;
             }
         }
         memories.retain(|m| !doomed.contains(&m.id));
@@ -716,7 +721,7 @@ impl Engine {
         let mut accessed: Vec<(MemoryId, u64)> = Vec::new();
         for m in list_all(
             self.core.store.as_ref(),
-            &self.partition(namespace),
+            &self.core.partition(namespace),
             &filter,
         )? {
             s.total += 1;

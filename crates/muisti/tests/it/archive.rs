@@ -88,6 +88,7 @@ fn archive_round_trip_on_every_backend() {
             let other = stored(&engine, "a2", "Carol plays the cello in an orchestra");
 
             let dry = engine
+                .lifecycle()
                 .run_maintenance(&MaintenanceOptions {
                     dry_run: true,
                     ..archive_now("a1")
@@ -96,7 +97,10 @@ fn archive_round_trip_on_every_backend() {
             assert_eq!(dry.archived, 2, "{url}: two cold, one recalled");
             assert!(objects(&dir).is_empty(), "{url}: a dry run writes nothing");
 
-            let done = engine.run_maintenance(&archive_now("a1")).expect("archive");
+            let done = engine
+                .lifecycle()
+                .run_maintenance(&archive_now("a1"))
+                .expect("archive");
             assert_eq!(done.archived, 2, "{url}");
             assert_eq!(objects(&dir).len(), 2, "{url}: one object per memory");
             let raw = engine
@@ -154,14 +158,17 @@ fn archive_round_trip_on_every_backend() {
             assert_eq!(hits.first().map(|h| h.memory.id), Some(seats.id), "{url}");
             assert_eq!(hits[0].memory.text(), seats.text(), "{url}: with its text");
 
-            let again = engine.run_maintenance(&archive_now("a1")).expect("rerun");
+            let again = engine
+                .lifecycle()
+                .run_maintenance(&archive_now("a1"))
+                .expect("rerun");
             assert_eq!(
                 (again.archived, again.swept),
                 (0, 0),
                 "{url}: nothing twice"
             );
 
-            let restored = engine.restore(seats.id).expect("restore");
+            let restored = engine.lifecycle().restore(seats.id).expect("restore");
             assert_eq!(restored.state, MemoryState::Active, "{url}");
             assert_eq!(restored.text(), seats.text(), "{url}");
             assert!(!restored.metadata.contains_key(ARCHIVED), "{url}");
@@ -193,7 +200,10 @@ fn archive_round_trip_on_every_backend() {
             assert!(objects(&dir).is_empty(), "{url}");
 
             // Deleting an archived memory deletes its object.
-            engine.run_maintenance(&archive_now("a2")).expect("archive");
+            engine
+                .lifecycle()
+                .run_maintenance(&archive_now("a2"))
+                .expect("archive");
             assert_eq!(objects(&dir).len(), 1, "{url}");
             assert!(
                 engine
@@ -226,13 +236,17 @@ fn orphans_are_swept_and_a_missing_object_is_an_error() {
         .expect("engine");
     let first = stored(&engine, "o1", "The garden needs water every evening");
     let second = stored(&engine, "o2", "The car is due for service in May");
-    engine.run_maintenance(&archive_now("o1")).expect("archive");
+    engine
+        .lifecycle()
+        .run_maintenance(&archive_now("o1"))
+        .expect("archive");
     let [object] = objects(dir.path()).try_into().expect("one object");
     // A copy named for the other, still active memory: what a killed run leaves.
     let orphan = object.with_file_name(format!("{}.json.zst", second.id));
     std::fs::copy(&object, &orphan).expect("copy");
     std::thread::sleep(Duration::from_millis(5));
     let swept = engine
+        .lifecycle()
         .run_maintenance(&archive_now("nobody"))
         .expect("sweep");
     assert_eq!(swept.swept, 1);
@@ -303,7 +317,10 @@ fn orphans_are_swept_and_a_missing_object_is_an_error() {
     );
     // A changed object fails its checksum.
     let third = stored(&engine, "o3", "The dentist appointment is on Friday");
-    engine.run_maintenance(&archive_now("o3")).expect("archive");
+    engine
+        .lifecycle()
+        .run_maintenance(&archive_now("o3"))
+        .expect("archive");
     let [object] = objects(dir.path()).try_into().expect("one object");
     std::fs::write(&object, b"not what was written").expect("write");
     let err = engine.get_by_id(third.id).expect_err("changed");
@@ -318,6 +335,7 @@ fn archiving_without_an_archive_is_refused() {
         .expect("engine");
     let m = stored(&engine, "n1", "The boiler was serviced in March");
     let err = engine
+        .lifecycle()
         .run_maintenance(&archive_now("n1"))
         .expect_err("no archive");
     assert_eq!(err.kind(), ErrorKind::InvalidInput);
@@ -385,6 +403,7 @@ fn clusters_group_a_users_memories_by_topic() {
                 ..MaintenanceOptions::default()
             };
             let dry = engine
+                .lifecycle()
                 .run_maintenance(&MaintenanceOptions {
                     dry_run: true,
                     ..options.clone()
@@ -393,14 +412,19 @@ fn clusters_group_a_users_memories_by_topic() {
             assert_eq!(dry.clustered, 1, "{url}");
             assert!(
                 engine
+                    .lifecycle()
                     .clustering(&ns("default"), Some("c1"))
                     .expect("read")
                     .is_none(),
                 "{url}: a dry run stores nothing"
             );
-            let done = engine.run_maintenance(&options).expect("cluster");
+            let done = engine
+                .lifecycle()
+                .run_maintenance(&options)
+                .expect("cluster");
             assert_eq!(done.clustered, 1, "{url}");
             let (clustering, members) = engine
+                .lifecycle()
                 .cluster_members(&ns("default"), Some("c1"))
                 .expect("members");
             let k = clustering.clusters.len();
@@ -449,10 +473,11 @@ fn clusters_group_a_users_memories_by_topic() {
             // Incremental: a new hiking memory is in the hiking cluster at once.
             let late = stored(&engine, "c1", "We hiked the mountain trail above the lake");
             let ids = engine
+                .lifecycle()
                 .cluster_ids(&ns("default"), Some("c1"), hiking)
                 .expect("ids");
             assert!(ids.contains(&late.id), "{url}: joins its topic's cluster");
-            let rerun = engine.run_maintenance(&options).expect("rerun");
+            let rerun = engine.lifecycle().run_maintenance(&options).expect("rerun");
             assert_eq!(rerun.clustered, 0, "{url}: one more memory does not refit");
             // Recall within a cluster names its user; an unknown cluster is not found.
             let mut bad = RecallRequest::new(ns("default"), "trail", 5);
@@ -480,6 +505,7 @@ fn clusters_group_a_users_memories_by_topic() {
                 .expect("forget user");
             assert!(
                 engine
+                    .lifecycle()
                     .clustering(&ns("default"), Some("c1"))
                     .expect("read")
                     .is_none(),
@@ -526,7 +552,10 @@ fn archive_round_trip_on_s3() {
             let partition = engine.partition(&ns("default"));
             let seats = stored(&engine, "s1", "Alice prefers window seats on long flights");
             let other = stored(&engine, "s1", "Bob is allergic to peanuts");
-            let done = engine.run_maintenance(&archive_now("s1")).expect("archive");
+            let done = engine
+                .lifecycle()
+                .run_maintenance(&archive_now("s1"))
+                .expect("archive");
             assert_eq!(done.archived, 2, "{store}");
             assert_eq!(
                 archive.objects_in(&partition).expect("list").len(),
@@ -537,7 +566,7 @@ fn archive_round_trip_on_s3() {
             assert_eq!(back.text(), seats.text(), "{store}");
             let hits = recall(&engine, "s1", "window seats", true);
             assert_eq!(hits.first().map(|h| h.memory.id), Some(seats.id), "{store}");
-            let restored = engine.restore(seats.id).expect("restore");
+            let restored = engine.lifecycle().restore(seats.id).expect("restore");
             assert_eq!(restored.state, MemoryState::Active, "{store}");
             assert_eq!(recall(&engine, "s1", "window seats", false).len(), 1);
             engine

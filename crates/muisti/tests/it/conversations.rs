@@ -29,7 +29,8 @@ fn a_turn_appends_its_messages_and_reads_come_back_in_order() {
         let id = "01JDEMO000000000000000000A";
         for turn in 0..3 {
             let stored = engine
-                .append_messages(
+                .conversations()
+                .append(
                     id,
                     &ada(),
                     vec![
@@ -40,7 +41,7 @@ fn a_turn_appends_its_messages_and_reads_come_back_in_order() {
                 .expect("append");
             assert_eq!(stored[0].seq, turn * 2, "{url}");
         }
-        let messages = engine.conversation_messages(id).expect("read");
+        let messages = engine.conversations().messages(id).expect("read");
         let texts: Vec<_> = messages
             .iter()
             .map(|m| m.message.content.as_str())
@@ -58,11 +59,28 @@ fn a_turn_appends_its_messages_and_reads_come_back_in_order() {
             "{url}"
         );
         assert_eq!(messages[1].message.role, "assistant");
-        let info = engine.conversation_info(id).expect("info").expect("exists");
+        let info = engine
+            .conversations()
+            .info(id)
+            .expect("info")
+            .expect("exists");
         assert_eq!(info.messages, 6, "{url}");
         assert_eq!(info.user_id.as_deref(), Some("ada"));
-        assert_eq!(engine.conversations(Some("ada")).expect("list").len(), 1);
-        assert!(engine.conversations(Some("bob")).expect("list").is_empty());
+        assert_eq!(
+            engine
+                .conversations()
+                .list(Some("ada"))
+                .expect("list")
+                .len(),
+            1
+        );
+        assert!(
+            engine
+                .conversations()
+                .list(Some("bob"))
+                .expect("list")
+                .is_empty()
+        );
         // Each message is its own record, owned by the conversation's session.
         let records = engine
             .count(
@@ -74,9 +92,19 @@ fn a_turn_appends_its_messages_and_reads_come_back_in_order() {
             )
             .expect("count");
         assert_eq!(records, 6, "{url}");
-        assert_eq!(engine.delete_conversation(id).expect("delete"), 7, "{url}");
-        assert!(engine.conversation_info(id).expect("info").is_none());
-        assert!(engine.conversation_messages(id).expect("read").is_empty());
+        assert_eq!(
+            engine.conversations().delete(id).expect("delete"),
+            7,
+            "{url}"
+        );
+        assert!(engine.conversations().info(id).expect("info").is_none());
+        assert!(
+            engine
+                .conversations()
+                .messages(id)
+                .expect("read")
+                .is_empty()
+        );
     });
 }
 
@@ -91,13 +119,14 @@ fn appends_racing_on_one_conversation_lose_nothing() {
                 s.spawn(move || {
                     for i in 0..5 {
                         engine
-                            .append_messages(id, &ada(), vec![said("user", &format!("w{w} m{i}"))])
+                            .conversations()
+                            .append(id, &ada(), vec![said("user", &format!("w{w} m{i}"))])
                             .expect("append");
                     }
                 });
             }
         });
-        let messages = engine.conversation_messages(id).expect("read");
+        let messages = engine.conversations().messages(id).expect("read");
         assert_eq!(messages.len(), 20, "{url}");
         for w in 0..4 {
             let mine: Vec<_> = messages
@@ -130,17 +159,20 @@ fn an_earlier_versions_conversation_is_read_and_moved_on_append() {
             )
             .expect("legacy record");
         let before: Vec<_> = engine
-            .conversation_messages(id)
+            .conversations()
+            .messages(id)
             .expect("read")
             .into_iter()
             .map(|m| m.message.content)
             .collect();
         assert_eq!(before, ["hello", "hi"], "{url}");
         engine
-            .append_messages(id, &Owner::default(), vec![said("user", "again")])
+            .conversations()
+            .append(id, &Owner::default(), vec![said("user", "again")])
             .expect("append");
         let after: Vec<_> = engine
-            .conversation_messages(id)
+            .conversations()
+            .messages(id)
             .expect("read")
             .into_iter()
             .map(|m| (m.seq, m.message.content))
@@ -156,7 +188,8 @@ fn an_earlier_versions_conversation_is_read_and_moved_on_append() {
         );
         assert_eq!(
             engine
-                .conversation_info(id)
+                .conversations()
+                .info(id)
                 .expect("info")
                 .expect("exists")
                 .messages,
@@ -173,7 +206,8 @@ fn a_stray_record_does_not_break_the_listing() {
     on_each_backend(|url, engine| {
         let real = "01JDEMO000000000000000000B";
         engine
-            .append_messages(real, &ada(), vec![said("user", "hello")])
+            .conversations()
+            .append(real, &ada(), vec![said("user", "hello")])
             .expect("append");
         let partition = engine.partition(&ns(CONVERSATIONS_NAMESPACE));
         engine
@@ -186,10 +220,20 @@ fn a_stray_record_does_not_break_the_listing() {
         );
         no_id.owner = ada();
         engine.remember(no_id).expect("header without id");
-        let listed = engine.conversations(None).expect("the listing answers");
+        let listed = engine
+            .conversations()
+            .list(None)
+            .expect("the listing answers");
         let mut ids: Vec<&str> = listed.iter().map(|c| c.id.as_str()).collect();
         ids.sort_unstable();
         assert_eq!(ids, [real, "c-9"], "{url}");
-        assert_eq!(engine.conversations(Some("ada")).expect("list").len(), 2);
+        assert_eq!(
+            engine
+                .conversations()
+                .list(Some("ada"))
+                .expect("list")
+                .len(),
+            2
+        );
     });
 }

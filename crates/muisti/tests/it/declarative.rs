@@ -53,8 +53,9 @@ fn proposal_of(written: muisti::Result<muisti::declarative::Declared>) -> Box<mu
 
 /// A learned write goes through the gate, then its confirmation.
 fn confirmed(engine: &Engine, put: Put) -> muisti::declarative::Declared {
-    let p = proposal_of(engine.declare(put));
+    let p = proposal_of(engine.declarative().declare(put));
     engine
+        .declarative()
         .confirm(&p.id.to_string(), p.owner.user_id.as_deref().expect("user"))
         .expect("confirm")
 }
@@ -90,7 +91,10 @@ fn a_declarative_write_breaking_a_rule_is_refused_before_storage() {
         cases.push((p, "user_id"));
         for (put, field) in cases {
             let errors = [
-                engine.declare(put.clone()).expect_err("declare refuses"),
+                engine
+                    .declarative()
+                    .declare(put.clone())
+                    .expect_err("declare refuses"),
                 engine.remember(put).expect_err("remember refuses"),
             ];
             for err in errors {
@@ -110,7 +114,13 @@ fn a_declarative_write_breaking_a_rule_is_refused_before_storage() {
             0,
             "{url}"
         );
-        assert!(engine.proposals("ada").expect("proposals").is_empty());
+        assert!(
+            engine
+                .declarative()
+                .proposals("ada")
+                .expect("proposals")
+                .is_empty()
+        );
     });
 }
 
@@ -124,7 +134,7 @@ fn an_agent_learned_entry_waits_for_confirmation() {
             Category::Preference,
             70,
         );
-        let p = proposal_of(engine.declare(put.clone()));
+        let p = proposal_of(engine.declarative().declare(put.clone()));
         assert_eq!(p.confidence, Some(70));
         assert!(p.supersedes.is_none());
         assert!(entries(&engine, "ada").is_empty(), "{url}: nothing stored");
@@ -132,21 +142,30 @@ fn an_agent_learned_entry_waits_for_confirmation() {
             .remember(put)
             .expect_err("remember goes through the gate too");
         assert_eq!(err.kind(), ErrorKind::ConfirmationRequired, "{url}");
-        let pending = engine.proposals("ada").expect("proposals");
+        let pending = engine.declarative().proposals("ada").expect("proposals");
         assert_eq!(pending.len(), 2, "{url}");
-        assert!(engine.proposals("bob").expect("bob's").is_empty());
+        assert!(
+            engine
+                .declarative()
+                .proposals("bob")
+                .expect("bob's")
+                .is_empty()
+        );
         let d = engine
+            .declarative()
             .confirm(&p.id.to_string(), p.owner.user_id.as_deref().expect("user"))
             .expect("confirm");
         assert_eq!(d.outcome, Outcome::Added, "{url}");
         assert_eq!(d.memory.source, Source::AgentLearned);
         assert_eq!(d.memory.confidence, Some(70));
         let again = engine
+            .declarative()
             .confirm(&p.id.to_string(), p.owner.user_id.as_deref().expect("user"))
             .expect_err("once");
         assert_eq!(again.kind(), ErrorKind::NotFound, "{url}");
         let other = pending.iter().find(|q| q.id != p.id).expect("the other");
         engine
+            .declarative()
             .reject(
                 &other.id.to_string(),
                 other.owner.user_id.as_deref().expect("user"),
@@ -154,6 +173,7 @@ fn an_agent_learned_entry_waits_for_confirmation() {
             .expect("reject");
         assert_eq!(
             engine
+                .declarative()
                 .confirm(
                     &other.id.to_string(),
                     other.owner.user_id.as_deref().expect("user")
@@ -173,9 +193,11 @@ fn an_agent_learned_entry_waits_for_confirmation() {
 fn a_restatement_supersedes_in_place_and_keeps_the_old_text() {
     on_each_backend(|url, engine| {
         let a = engine
+            .declarative()
             .declare(entry(&engine, "ada", "I am vegetarian", Category::Fact))
             .expect("a");
         let b = engine
+            .declarative()
             .declare(entry(&engine, "ada", "I don't eat meat", Category::Fact))
             .expect("b");
         assert_eq!(b.outcome, Outcome::Superseded, "{url}");
@@ -193,12 +215,14 @@ fn a_restatement_supersedes_in_place_and_keeps_the_old_text() {
         assert_eq!(history[1].old.as_deref(), Some("I am vegetarian"));
         // Another user's restatement is theirs alone.
         let c = engine
+            .declarative()
             .declare(entry(&engine, "bob", "I don't eat meat", Category::Fact))
             .expect("bob");
         assert_eq!(c.outcome, Outcome::Added, "{url}");
         assert_eq!(entries(&engine, "ada").len(), 1);
         // A different slot of the same topic is a new entry.
         let d = engine
+            .declarative()
             .declare(entry(
                 &engine,
                 "ada",
@@ -214,6 +238,7 @@ fn a_restatement_supersedes_in_place_and_keeps_the_old_text() {
 fn user_stated_wins_and_learned_needs_a_higher_confidence() {
     on_each_backend(|url, engine| {
         let home = engine
+            .declarative()
             .declare(entry(&engine, "ada", "I live in Paris", Category::Fact))
             .expect("home");
         let d = confirmed(
@@ -246,6 +271,7 @@ fn user_stated_wins_and_learned_needs_a_higher_confidence() {
         assert_eq!(stronger.memory.confidence, Some(80));
         // The user's own word supersedes a learned entry.
         let own = engine
+            .declarative()
             .declare(entry(
                 &engine,
                 "ada",
@@ -313,14 +339,21 @@ fn edits_and_deletes_take_effect_and_are_kept_in_the_history() {
             "{url}"
         );
         // Deleting the user's data takes the history and pending proposals with it.
-        let _ = engine.declare(learned(
+        let _ = engine.declarative().declare(learned(
             &engine,
             "ada",
             "Use metric units",
             Category::Rule,
             50,
         ));
-        assert_eq!(engine.proposals("ada").expect("pending").len(), 1);
+        assert_eq!(
+            engine
+                .declarative()
+                .proposals("ada")
+                .expect("pending")
+                .len(),
+            1
+        );
         engine
             .forget_where(
                 &ns("default"),
@@ -335,7 +368,11 @@ fn edits_and_deletes_take_effect_and_are_kept_in_the_history() {
             "{url}"
         );
         assert!(
-            engine.proposals("ada").expect("pending").is_empty(),
+            engine
+                .declarative()
+                .proposals("ada")
+                .expect("pending")
+                .is_empty(),
             "{url}"
         );
     });
@@ -345,6 +382,7 @@ fn edits_and_deletes_take_effect_and_are_kept_in_the_history() {
 fn no_read_without_a_user_sees_declarative_entries() {
     on_each_backend(|url, engine| {
         engine
+            .declarative()
             .declare(entry(
                 &engine,
                 "ada",
@@ -433,6 +471,7 @@ mod isolation {
     fn apply(engine: &Engine, user: &str, op: &Op) {
         let mine = || {
             let mut e = engine
+                .declarative()
                 .declarative_entries(&muisti::Namespace::default_ns(), user)
                 .expect("entries");
             // The same order in every engine: ids differ between them (and within a
@@ -464,10 +503,11 @@ mod isolation {
                     p.source = Source::AgentLearned;
                     p.confidence = Some(*c);
                 }
-                match engine.declare(p) {
+                match engine.declarative().declare(p) {
                     Ok(_) => {}
                     Err(muisti::Error::ConfirmationRequired(proposal)) => {
                         engine
+                            .declarative()
                             .confirm(
                                 &proposal.id.to_string(),
                                 proposal.owner.user_id.as_deref().expect("user"),
@@ -511,6 +551,7 @@ mod isolation {
     /// A user's entries as (type, text, source, confidence), in a stable order.
     fn state(engine: &Engine, user: &str) -> Vec<(String, String, String, Option<u8>)> {
         let mut s: Vec<_> = engine
+            .declarative()
             .declarative_entries(&muisti::Namespace::default_ns(), user)
             .expect("entries")
             .into_iter()
@@ -565,6 +606,7 @@ mod isolation {
 fn a_write_naming_the_entry_it_supersedes_replaces_exactly_that_one() {
     on_each_backend(|url, engine| {
         let tea = engine
+            .declarative()
             .declare(entry(
                 &engine,
                 "ada",
@@ -574,6 +616,7 @@ fn a_write_naming_the_entry_it_supersedes_replaces_exactly_that_one() {
             .expect("tea")
             .memory;
         let coffee = engine
+            .declarative()
             .declare(entry(
                 &engine,
                 "ada",
@@ -583,6 +626,7 @@ fn a_write_naming_the_entry_it_supersedes_replaces_exactly_that_one() {
             .expect("coffee")
             .memory;
         let named = engine
+            .declarative()
             .declare_superseding(
                 entry(
                     &engine,
@@ -608,6 +652,7 @@ fn a_write_naming_the_entry_it_supersedes_replaces_exactly_that_one() {
         // Only an active entry of the user, namespace and type can be named; nothing is
         // written otherwise.
         let bob = engine
+            .declarative()
             .declare(entry(&engine, "bob", "Earl Grey", Category::Preference))
             .expect("bob")
             .memory;
@@ -625,6 +670,7 @@ fn a_write_naming_the_entry_it_supersedes_replaces_exactly_that_one() {
         ];
         for (put, target, kind) in refused {
             let e = engine
+                .declarative()
                 .declare_superseding(put, target)
                 .expect_err("refused");
             assert_eq!(e.kind(), kind, "{url}: {e}");
@@ -641,13 +687,18 @@ fn a_write_naming_the_entry_it_supersedes_replaces_exactly_that_one() {
             Category::Preference,
             80,
         );
-        let p = proposal_of(engine.declare_superseding(learned_coffee, coffee.id));
+        let p = proposal_of(
+            engine
+                .declarative()
+                .declare_superseding(learned_coffee, coffee.id),
+        );
         assert_eq!(
             p.supersedes.as_ref().map(|s| s.id),
             Some(coffee.id),
             "{url}"
         );
         let kept = engine
+            .declarative()
             .confirm(&p.id.to_string(), p.owner.user_id.as_deref().expect("user"))
             .expect("confirm");
         assert_eq!(
@@ -659,8 +710,9 @@ fn a_write_naming_the_entry_it_supersedes_replaces_exactly_that_one() {
         let guess = learned(&engine, "cy", "Likes oolong", Category::Preference, 40);
         let first = confirmed(&engine, guess).memory;
         let better = learned(&engine, "cy", "Prefers sencha", Category::Preference, 90);
-        let b = proposal_of(engine.declare_superseding(better, first.id));
+        let b = proposal_of(engine.declarative().declare_superseding(better, first.id));
         let replaced = engine
+            .declarative()
             .confirm(&b.id.to_string(), b.owner.user_id.as_deref().expect("user"))
             .expect("confirm");
         assert_eq!(replaced.outcome, Outcome::Superseded, "{url}");
@@ -711,21 +763,35 @@ fn a_conflict_judge_decides_among_the_detectors_candidates() {
         let engine = engine.with_conflict_judge(judge.clone());
         let fact = |text: &str| entry(&engine, "ada", text, Category::Fact);
         let tea = engine
+            .declarative()
             .declare(fact("Oolong tea, every afternoon"))
             .expect("tea");
         // No cue, no slot: the detector would add it; the judge says it replaces the tea.
         let sencha = engine
+            .declarative()
             .declare(fact("Sencha tea these afternoons"))
             .expect("sencha");
         assert_eq!(sencha.outcome, Outcome::Superseded, "{url}");
         assert_eq!(sencha.memory.id, tea.memory.id, "{url}");
         // The detector would supersede the home; the judge says both hold.
-        let paris = engine.declare(fact("I live in Paris")).expect("paris");
-        let berlin = engine.declare(fact("I moved to Berlin")).expect("berlin");
+        let paris = engine
+            .declarative()
+            .declare(fact("I live in Paris"))
+            .expect("paris");
+        let berlin = engine
+            .declarative()
+            .declare(fact("I moved to Berlin"))
+            .expect("berlin");
         assert_eq!(berlin.outcome, Outcome::Added, "{url}: the judge decided");
         // The judge fails: the detector decides (the diet slot).
-        engine.declare(fact("I am vegetarian")).expect("diet");
-        let meat = engine.declare(fact("I don't eat meat")).expect("meat");
+        engine
+            .declarative()
+            .declare(fact("I am vegetarian"))
+            .expect("diet");
+        let meat = engine
+            .declarative()
+            .declare(fact("I don't eat meat"))
+            .expect("meat");
         assert_eq!(
             meat.outcome,
             Outcome::Superseded,
@@ -733,13 +799,18 @@ fn a_conflict_judge_decides_among_the_detectors_candidates() {
         );
         // The judge names no candidate: the detector decides (no evidence: added).
         let chess = engine
+            .declarative()
             .declare(fact("Plays chess on weekends"))
             .expect("chess");
-        let go = engine.declare(fact("Plays go on weekends")).expect("go");
+        let go = engine
+            .declarative()
+            .declare(fact("Plays go on weekends"))
+            .expect("go");
         assert_ne!(go.memory.id, chess.memory.id, "{url}");
         // Another person's fact is vetoed: the judge is not asked.
         let asked_before = judge.asked.lock().expect("lock").len();
         engine
+            .declarative()
             .declare(fact("My sister lives in Paris"))
             .expect("sister");
         assert_eq!(

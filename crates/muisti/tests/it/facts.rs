@@ -31,6 +31,7 @@ fn add(engine: &Engine, who: &str, messages: Vec<ChatMessage>) -> Vec<(FactEvent
 
 fn entries(engine: &Engine, who: &str) -> Vec<String> {
     let mut texts: Vec<String> = engine
+        .declarative()
         .declarative_entries(&muisti::Namespace::default_ns(), who)
         .expect("entries")
         .iter()
@@ -97,7 +98,7 @@ fn every_decision_on_every_backend() {
         );
         assert_eq!(r.source, Source::AgentLearned);
         assert!(r.confidence.is_some());
-        let pending = engine.proposals("ana").expect("proposals");
+        let pending = engine.declarative().proposals("ana").expect("proposals");
         assert_eq!(pending.len(), 1, "{url}");
         assert_eq!(pending[0].id, r.id, "{url}");
         assert!(
@@ -114,7 +115,11 @@ fn every_decision_on_every_backend() {
         );
         assert_eq!(got, [(FactEvent::None, "I live in Braga".into())], "{url}");
         assert_eq!(
-            engine.proposals("ana").expect("proposals").len(),
+            engine
+                .declarative()
+                .proposals("ana")
+                .expect("proposals")
+                .len(),
             1,
             "{url}"
         );
@@ -165,11 +170,12 @@ fn user_stated_beats_learned_in_the_same_messages_and_against_the_store() {
     put.source = Source::AgentLearned;
     put.confidence = Some(70);
     put.owner.user_id = Some("kai".into());
-    let p = match engine.declare(put) {
+    let p = match engine.declarative().declare(put) {
         Err(muisti::Error::ConfirmationRequired(p)) => p,
         other => panic!("expected the gate, got {other:?}"),
     };
     engine
+        .declarative()
         .confirm(&p.id.to_string(), p.owner.user_id.as_deref().expect("user"))
         .expect("confirm");
     // The user says otherwise: the user's word replaces the learned entry.

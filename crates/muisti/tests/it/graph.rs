@@ -664,7 +664,7 @@ fn changed_memories_are_read_again_and_their_old_facts_closed() {
         p.scope = muisti::MemoryScope::Declarative;
         p.category = muisti::Category::Fact;
         p.owner.user_id = Some("c1".into());
-        engine.declare(p.clone()).expect("declare");
+        engine.declarative().declare(p.clone()).expect("declare");
         settled(&engine);
         let lives = |engine: &Engine| {
             triples(
@@ -676,7 +676,7 @@ fn changed_memories_are_read_again_and_their_old_facts_closed() {
         };
         assert_eq!(lives(&engine), [t("c1", "lives_in", "Berlin")], "{url}");
         p.content = "I live in Lisbon now".into();
-        let d = engine.declare(p).expect("supersede");
+        let d = engine.declarative().declare(p).expect("supersede");
         assert_eq!(
             d.outcome,
             muisti::declarative::Outcome::Superseded,

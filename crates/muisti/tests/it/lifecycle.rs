@@ -66,7 +66,7 @@ fn prune_keeps_a_user_to_the_cap_by_relevance() {
             d.scope = MemoryScope::Declarative;
             d.category = muisti::Category::Fact;
             d.owner.user_id = Some("p1".into());
-            engine.declare(d).expect("declare");
+            engine.declarative().declare(d).expect("declare");
             stored(&engine, "p2", "another user's remark", 0.1);
             let options = MaintenanceOptions {
                 user_id: Some("p1".into()),
@@ -75,7 +75,10 @@ fn prune_keeps_a_user_to_the_cap_by_relevance() {
                 dry_run: true,
                 ..MaintenanceOptions::default()
             };
-            let dry = engine.run_maintenance(&options).expect("dry run");
+            let dry = engine
+                .lifecycle()
+                .run_maintenance(&options)
+                .expect("dry run");
             assert_eq!(dry.pruned, 21, "{url}: 31 beyond a cap of 10");
             assert_eq!(
                 count(&engine, "p1"),
@@ -83,6 +86,7 @@ fn prune_keeps_a_user_to_the_cap_by_relevance() {
                 "{url}: the dry run changed nothing"
             );
             let done = engine
+                .lifecycle()
                 .run_maintenance(&MaintenanceOptions {
                     dry_run: false,
                     ..options.clone()
@@ -103,7 +107,7 @@ fn prune_keeps_a_user_to_the_cap_by_relevance() {
                 "{url}: the recalled one stays"
             );
             assert_eq!(count(&engine, "p2"), 1, "{url}: another user untouched");
-            let again = engine.run_maintenance(&options).expect("rerun");
+            let again = engine.lifecycle().run_maintenance(&options).expect("rerun");
             assert_eq!(again.pruned, 0, "{url}: at the cap");
         },
     );
@@ -155,6 +159,7 @@ fn consolidation_folds_duplicates_into_the_oldest_once() {
                 ))
                 .expect("half a fold");
             let report = engine
+                .lifecycle()
                 .run_maintenance(&MaintenanceOptions {
                     user_id: Some("c1".into()),
                     jobs: vec![Job::Consolidate],
@@ -182,6 +187,7 @@ fn consolidation_folds_duplicates_into_the_oldest_once() {
                 "{url}: the aisle seat is no duplicate"
             );
             let again = engine
+                .lifecycle()
                 .run_maintenance(&MaintenanceOptions {
                     user_id: Some("c1".into()),
                     jobs: vec![Job::Consolidate],
@@ -214,7 +220,11 @@ fn promotion_follows_recalls_once_per_threshold() {
                 ..MaintenanceOptions::default()
             };
             assert_eq!(
-                engine.run_maintenance(&options).expect("promote").promoted,
+                engine
+                    .lifecycle()
+                    .run_maintenance(&options)
+                    .expect("promote")
+                    .promoted,
                 1,
                 "{url}"
             );
@@ -226,13 +236,21 @@ fn promotion_follows_recalls_once_per_threshold() {
             );
             assert_eq!(now.metadata[PROMOTED_AT], 12, "{url}");
             assert_eq!(
-                engine.run_maintenance(&options).expect("again").promoted,
+                engine
+                    .lifecycle()
+                    .run_maintenance(&options)
+                    .expect("again")
+                    .promoted,
                 0,
                 "{url}"
             );
             recalled(&engine, m.id, 10);
             assert_eq!(
-                engine.run_maintenance(&options).expect("more").promoted,
+                engine
+                    .lifecycle()
+                    .run_maintenance(&options)
+                    .expect("more")
+                    .promoted,
                 1,
                 "{url}"
             );
@@ -266,6 +284,7 @@ fn statistics_of_a_user() {
             stored(&engine, "s2", "other", 0.9);
             recalled(&engine, a.id, 4);
             let s = engine
+                .lifecycle()
                 .memory_stats(&ns("default"), Some("s1"))
                 .expect("stats");
             assert_eq!(s.total, 2, "{url}");
@@ -315,6 +334,7 @@ fn near_duplicates_fold_unless_turned_off() {
             ];
             let run = |near: bool| {
                 engine
+                    .lifecycle()
                     .run_maintenance(&MaintenanceOptions {
                         user_id: Some("n1".into()),
                         jobs: vec![Job::Consolidate],

@@ -133,22 +133,35 @@ fn a_proposal_is_decided_by_its_user_only() {
         put.category = Category::Preference;
         put.source = Source::AgentLearned;
         put.confidence = Some(70);
-        let Err(muisti::Error::ConfirmationRequired(p)) = e.declare(put) else {
+        let Err(muisti::Error::ConfirmationRequired(p)) = e.declarative().declare(put) else {
             panic!("{url}: a proposal");
         };
         let id = p.id.to_string();
         for other in ["pb", "pa "] {
-            let c = e.confirm(&id, other).expect_err("another user's");
+            let c = e
+                .declarative()
+                .confirm(&id, other)
+                .expect_err("another user's");
             assert_eq!(c.kind(), ErrorKind::NotFound, "{url}");
-            let r = e.reject(&id, other).expect_err("another user's");
+            let r = e
+                .declarative()
+                .reject(&id, other)
+                .expect_err("another user's");
             assert_eq!(r.kind(), ErrorKind::NotFound, "{url}");
         }
-        assert_eq!(e.proposals("pa").expect("pending").len(), 1, "{url}");
         assert_eq!(
-            e.confirm(&id, "").expect_err("no user").kind(),
+            e.declarative().proposals("pa").expect("pending").len(),
+            1,
+            "{url}"
+        );
+        assert_eq!(
+            e.declarative()
+                .confirm(&id, "")
+                .expect_err("no user")
+                .kind(),
             ErrorKind::InvalidInput
         );
-        let d = e.confirm(&id, "pa").expect("its user");
+        let d = e.declarative().confirm(&id, "pa").expect("its user");
         assert_eq!(d.memory.text(), "The user prefers tea", "{url}");
     });
 }
@@ -340,10 +353,11 @@ fn an_import_passes_the_confirmation_gate_unless_trusted() {
     let mut put = declarative(&source, "ana", "The user is a nurse");
     put.source = Source::AgentLearned;
     put.confidence = Some(60);
-    let Err(muisti::Error::ConfirmationRequired(p)) = source.declare(put) else {
+    let Err(muisti::Error::ConfirmationRequired(p)) = source.declarative().declare(put) else {
         panic!("a proposal");
     };
     source
+        .declarative()
         .confirm(&p.id.to_string(), "ana")
         .expect("confirmed at the source");
     source
@@ -357,7 +371,8 @@ fn an_import_passes_the_confirmation_gate_unless_trusted() {
         })
         .expect("export");
     let entries = |e: &Engine| -> Vec<String> {
-        e.declarative_entries(&ns("default"), "ana")
+        e.declarative()
+            .declarative_entries(&ns("default"), "ana")
             .expect("entries")
             .iter()
             .map(|m| m.text().into_owned())
@@ -369,7 +384,7 @@ fn an_import_passes_the_confirmation_gate_unless_trusted() {
         .import_all(Trust::Gated, |sink| sink(batch))
         .expect("import");
     assert_eq!(entries(&gated), ["I live in Porto"]);
-    let pending = gated.proposals("ana").expect("proposals");
+    let pending = gated.declarative().proposals("ana").expect("proposals");
     assert_eq!(pending.len(), 1);
     assert_eq!(pending[0].content, "The user is a nurse");
     let trusted = Engine::open("mem://").expect("engine");

@@ -84,7 +84,7 @@ fn seed(store: Arc<dyn Store>) {
     stated.scope = MemoryScope::Declarative;
     stated.category = Category::Fact;
     stated.owner.user_id = Some("ana".into());
-    engine.declare(stated).expect("stated");
+    engine.declarative().declare(stated).expect("stated");
     let mut learned = Put::new(
         engine.partition(&ns("default")),
         None,
@@ -96,7 +96,7 @@ fn seed(store: Arc<dyn Store>) {
     learned.confidence = Some(70);
     learned.owner.user_id = Some("ana".into());
     assert!(
-        engine.declare(learned).is_err(),
+        engine.declarative().declare(learned).is_err(),
         "a learned entry waits for confirmation"
     );
     engine

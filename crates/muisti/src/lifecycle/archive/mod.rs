@@ -38,7 +38,6 @@ use crate::recall::Candidates;
 
 /// A vector with the model that made it.
 type Vector = (String, Vec<f32>);
-use crate::Engine;
 
 /// Where an archived memory's record names its object: `{"object", "sha256", "bytes",
 /// "archived_at"}` in its metadata.
@@ -81,12 +80,7 @@ pub fn is_cold(m: &Memory, now: Timestamp, after: Duration, max_access: u64) -> 
         && last_used.plus(after) <= now
 }
 
-impl Engine {
-    /// The archive (none: archiving and reading archived text are refused).
-    pub fn archive(&self) -> Option<&Arc<Archive>> {
-        self.archive.as_ref()
-    }
-
+impl crate::lifecycle::Lifecycle<'_> {
     fn archive_or_refuse(&self) -> Result<&Archive> {
         self.archive.as_deref().ok_or_else(|| {
             Error::invalid(
@@ -206,7 +200,7 @@ impl Engine {
         let Some(archive) = self.archive.as_deref() else {
             return Ok(0);
         };
-        let partition = self.partition(namespace);
+        let partition = self.core.partition(namespace);
         let folder = archive.partition_path(&partition);
         let listed = archive.list(&folder)?;
         let ago = |d: Duration| {
@@ -350,7 +344,7 @@ impl Engine {
         // A crash here leaves an object no record names: the next archive run sweeps it.
         self.archive_or_refuse()?
             .delete(&Path::from(object.as_str()))?;
-        self.emit(muisti_core::Event::Write {
+        self.core.emit(muisti_core::Event::Write {
             partition: restored.partition.clone(),
             key: restored.key.clone(),
             bytes: restored.text().len(),
@@ -364,7 +358,7 @@ impl Engine {
         let Some(archive) = self.archive.as_deref() else {
             return Ok(());
         };
-        let partition = self.partition(namespace);
+        let partition = self.core.partition(namespace);
         for (path, _) in archive.list(&archive.partition_path(&partition))? {
             archive.delete(&path)?;
         }

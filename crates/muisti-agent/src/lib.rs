@@ -14,7 +14,7 @@
 //!
 //! let memory = Engine::open("sqlite://memory.db")?;
 //! let ns = muisti::Namespace::default_ns();
-//! memory.kv_set(&ns, "customer_tier", "gold tier customer".into(), None)?;
+//! memory.kv().set(&ns, "customer_tier", "gold tier customer".into(), None)?;
 //! let provider = ProviderConfig::new(ProviderKind::OpenAi, "gpt-4o-mini").connect()?;
 //! let agent = Agent::builder().memory(memory).provider(provider).build()?;
 //! let reply = agent.send("What discount do I get for my customer tier?")?;

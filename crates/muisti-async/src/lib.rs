@@ -100,23 +100,23 @@ impl AsyncEngine {
         self.run(move |e| e.list(query)).await
     }
 
-    /// [`Engine::kv_get`].
+    /// [`Kv::get`](muisti::Kv::get).
     pub async fn kv_get(
         &self,
         namespace: Namespace,
         key: String,
     ) -> Result<Option<serde_json::Value>> {
-        self.run(move |e| e.kv_get(&namespace, &key)).await
+        self.run(move |e| e.kv().get(&namespace, &key)).await
     }
 
-    /// [`Engine::kv_set`] without expiry.
+    /// [`Kv::set`](muisti::Kv::set) without expiry.
     pub async fn kv_set(
         &self,
         namespace: Namespace,
         key: String,
         value: serde_json::Value,
     ) -> Result<Written> {
-        self.run(move |e| e.kv_set(&namespace, &key, value, None))
+        self.run(move |e| e.kv().set(&namespace, &key, value, None))
             .await
     }
 

@@ -94,9 +94,11 @@ pub(crate) fn export(cli: &Cli, args: &ExportArgs) -> Result<ExitCode> {
     let n = match args.format {
         ExportFormat::Jsonl => {
             let mut w = JsonlWriter::new(out, engine.store_model()?, args.with_vectors)?;
-            let n = engine.export(&selection, args.with_vectors, &mut bar, &mut |r| {
-                w.write(&r)
-            });
+            let n = engine
+                .transfer()
+                .export(&selection, args.with_vectors, &mut bar, &mut |r| {
+                    w.write(&r)
+                });
             w.finish()?;
             n
         }
@@ -104,23 +106,25 @@ pub(crate) fn export(cli: &Cli, args: &ExportArgs) -> Result<ExitCode> {
             let mut out = out;
             let mut current: Option<Partition> = None;
             let mut text = String::new();
-            let n = engine.export(&selection, false, &mut bar, &mut |r| {
-                text.clear();
-                if current.as_ref() != Some(&r.memory.partition) {
-                    if current.is_some() {
-                        text.push('\n');
+            let n = engine
+                .transfer()
+                .export(&selection, false, &mut bar, &mut |r| {
+                    text.clear();
+                    if current.as_ref() != Some(&r.memory.partition) {
+                        if current.is_some() {
+                            text.push('\n');
+                        }
+                        text.push_str(&muisti::transfer::markdown::heading(
+                            &r.memory.partition,
+                            None,
+                        ));
+                        current = Some(r.memory.partition.clone());
                     }
-                    text.push_str(&muisti::transfer::markdown::heading(
-                        &r.memory.partition,
-                        None,
-                    ));
-                    current = Some(r.memory.partition.clone());
-                }
-                text.push('\n');
-                muisti::transfer::markdown::section(&mut text, &r.memory);
-                out.write_all(text.as_bytes())
-                    .map_err(|e| muisti::Error::backend("export", e))
-            });
+                    text.push('\n');
+                    muisti::transfer::markdown::section(&mut text, &r.memory);
+                    out.write_all(text.as_bytes())
+                        .map_err(|e| muisti::Error::backend("export", e))
+                });
             out.flush()?;
             n
         }
@@ -188,7 +192,7 @@ pub(crate) fn import(cli: &Cli, args: &ImportArgs) -> Result<ExitCode> {
 /// Imports a JSON Lines export in batches; progress on a terminal.
 fn read_into(engine: &Engine, input: Box<dyn BufRead>, trust: Trust) -> Result<u64> {
     let mut bar = progress_bar("importing");
-    let n = engine.import_jsonl(input, trust, &mut bar)?;
+    let n = engine.transfer().import_jsonl(input, trust, &mut bar)?;
     progress_done();
     Ok(n)
 }
@@ -200,7 +204,9 @@ fn copy_from(engine: &Engine, url: &str, trust: Trust) -> Result<u64> {
         .on_model_mismatch(OnModelMismatch::Ignore)
         .build()?;
     let mut bar = progress_bar("importing");
-    let n = engine.import_from(&source, trust, &mut bar)?;
+    let n = engine
+        .transfer()
+        .import_from(source.transfer(), trust, &mut bar)?;
     progress_done();
     Ok(n)
 }

@@ -16,7 +16,7 @@ use std::{
 use muisti_core::{Error, Filter, ListQuery, Memory, MemoryId, Namespace, Result, Timestamp};
 use tracing::info_span;
 
-use crate::Engine;
+use crate::core::Core;
 
 /// Milliseconds in a day.
 const DAY_MS: i64 = 86_400_000;
@@ -50,7 +50,7 @@ pub struct DayCount {
     pub count: u64,
 }
 
-/// The aggregates of [`Engine::analytics`].
+/// The aggregates of [`Insights::analytics`].
 #[derive(Clone, Debug, Default)]
 pub struct Analytics {
     /// Every memory matched.
@@ -79,7 +79,15 @@ fn day_name(day: i64) -> String {
     s.get(..10).unwrap_or(&s).to_owned()
 }
 
-impl Engine {
+/// Reports over a namespace's memories ([`Engine::insights`](crate::Engine::insights)):
+/// their aggregates and how alike they are. A handle over what the engine's parts share;
+/// cheap, borrowed.
+#[derive(Clone, Copy)]
+pub struct Insights<'a> {
+    pub(crate) core: &'a Core,
+}
+
+impl Insights<'_> {
     /// The aggregates of a namespace's memories that match `query.filter` (declarative
     /// entries only with a `user_id`, as every read).
     pub fn analytics(&self, namespace: &Namespace, query: &AnalyticsQuery) -> Result<Analytics> {
@@ -97,7 +105,7 @@ impl Engine {
         let mut top: BinaryHeap<Reverse<(u64, Reverse<MemoryId>)>> = BinaryHeap::new();
         let mut list = ListQuery {
             filter: query.filter.clone(),
-            ..ListQuery::all(self.partition(namespace))
+            ..ListQuery::all(self.core.partition(namespace))
         };
         loop {
             let page = self.core.store.list(&list)?;

@@ -18,6 +18,7 @@ use serde_json::{Map, Value, json};
 
 use crate::core::{Core, corrupted};
 
+use crate::records::Header;
 pub use crate::records::{CONVERSATIONS_NAMESPACE, MESSAGES_NAMESPACE};
 
 /// A message to append.
@@ -123,18 +124,6 @@ fn message_of(m: &Memory) -> Result<StoredMessage> {
     })
 }
 
-/// A header record's fields.
-#[derive(Serialize, Deserialize)]
-pub(crate) struct Header {
-    id: String,
-    messages: u64,
-    created_at: Timestamp,
-    updated_at: Timestamp,
-    /// Only in conversations stored by earlier versions: their messages, inline.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    legacy: Option<Vec<Value>>,
-}
-
 impl Header {
     /// The header `record` holds: its fields, the record's key for a missing `id` (the key
     /// is the conversation's id), its time for a missing time; a record that is no object,
@@ -168,7 +157,7 @@ impl Header {
     }
 }
 
-/// Conversations ([`Engine::conversations`]): their messages, appended in order, and a
+/// Conversations ([`Engine::conversations`](crate::Engine::conversations)): their messages, appended in order, and a
 /// header each. A handle over what the engine's parts share; cheap, borrowed.
 #[derive(Clone, Copy)]
 pub struct Conversations<'a> {
@@ -328,9 +317,9 @@ impl Conversations<'_> {
         // The messages and the header in one batch: one transaction where the store has them.
         puts.push(head);
         let mut written: Vec<Written> = self.core.put_many_embedded(puts)?;
-        let changes: Vec<crate::engine::Change<'_>> = written
+        let changes: Vec<crate::core::Change<'_>> = written
             .iter()
-            .map(|w| crate::engine::Change::written(w, None))
+            .map(|w| crate::core::Change::written(w, None))
             .collect();
         self.core.after_write(&changes)?;
         written.pop();
@@ -350,7 +339,7 @@ impl Conversations<'_> {
         };
         let mut deleted = self
             .core
-            .delete_matching(&crate::engine::own_namespace(MESSAGES_NAMESPACE), &filter)?;
+            .delete_matching(&crate::core::own_namespace(MESSAGES_NAMESPACE), &filter)?;
         deleted += u64::from(self.core.store.delete(&self.header_at(id)?)?);
         deleted += self.core.clear_conversation(
             id,

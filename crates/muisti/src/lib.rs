@@ -1,9 +1,12 @@
 //! muisti: long-term memory for AI agents.
 //!
-//! [`Engine`] is the one API over every store: the key-value contract (`kv_*`: get, set
-//! with TTL, forget, flush, all, has), the memory contract (remember, get, list, forget,
-//! count, search, health), events for observers and `tracing` spans. Stores are opened from
-//! URLs with [`open_store`]; the default is SQLite under the platform data directory.
+//! [`Engine`] is the one API over every store: the memory contract (remember, get, list,
+//! update, forget, count, recall, stats), events for observers and `tracing` spans, and the
+//! capabilities as handles that borrow the engine's shared core: [`Engine::kv`] (the
+//! key-value contract: get, set with TTL, forget, flush, all, has),
+//! [`Engine::declarative`], [`Engine::conversations`], [`Engine::graph`],
+//! [`Engine::lifecycle`], [`Engine::transfer`] and [`Engine::insights`]. Stores are opened
+//! from URLs with [`open_store`]; the default is SQLite under the platform data directory.
 //!
 //! Cargo features: `sqlite` (default) for the embedded SQLite store, `redis` for the Redis
 //! store, `postgres` for the PostgreSQL + pgvector store, `transformer` for
@@ -15,8 +18,8 @@
 //!
 //! let engine = Engine::open("mem://")?;
 //! let ns = Namespace::default_ns();
-//! engine.kv_set(&ns, "customer_tier", "gold tier customer".into(), None)?;
-//! assert_eq!(engine.kv_get(&ns, "customer_tier")?, Some("gold tier customer".into()));
+//! engine.kv().set(&ns, "customer_tier", "gold tier customer".into(), None)?;
+//! assert_eq!(engine.kv().get(&ns, "customer_tier")?, Some("gold tier customer".into()));
 //! let hits = engine.search(&ns, "which tier is the customer", 3, Default::default())?;
 //! assert_eq!(hits[0].memory.key.as_str(), "customer_tier");
 //! println!("{:?}", hits[0].signals);
@@ -35,12 +38,12 @@ pub mod lifecycle;
 mod open;
 mod recall;
 mod records;
-pub mod snapshot;
 pub mod transfer;
 
+pub use engine::snapshot;
 pub use engine::{
-    Engine, EngineBuilder, Lifetimes, Maintained, NamespaceStats, OnModelMismatch, ReindexReport,
-    SYSTEM_TENANT, Stats, in_key_space,
+    Engine, EngineBuilder, Kv, Lifetimes, Maintained, NamespaceStats, OnModelMismatch,
+    ReindexReport, SYSTEM_TENANT, Stats, in_key_space,
 };
 pub use muisti_core::*;
 pub use muisti_embed::{

@@ -13,15 +13,15 @@
 //! use muisti::{Engine, Namespace, transfer::{JsonlReader, JsonlWriter, Selection}};
 //!
 //! let a = Engine::open("mem://")?;
-//! a.kv_set(&Namespace::default_ns(), "city", "Lisbon".into(), None)?;
+//! a.kv().set(&Namespace::default_ns(), "city", "Lisbon".into(), None)?;
 //! let mut out = Vec::new();
 //! let mut w = JsonlWriter::new(&mut out, a.store_model()?, false)?;
-//! a.export(&Selection::default(), false, &mut |_, _| {}, &mut |r| w.write(&r))?;
+//! a.transfer().export(&Selection::default(), false, &mut |_, _| {}, &mut |r| w.write(&r))?;
 //! let b = Engine::open("mem://")?;
 //! for batch in JsonlReader::new(&out[..]).batches(500) {
-//!     b.import(batch?)?;
+//!     b.transfer().import(batch?)?;
 //! }
-//! assert_eq!(b.kv_get(&Namespace::default_ns(), "city")?, Some("Lisbon".into()));
+//! assert_eq!(b.kv().get(&Namespace::default_ns(), "city")?, Some("Lisbon".into()));
 //! # Ok::<(), muisti::Error>(())
 //! ```
 
@@ -33,7 +33,7 @@ use muisti_core::{
 };
 use serde::{Deserialize, Serialize};
 
-use crate::{Engine, SYSTEM_TENANT, engine::system_partition};
+use crate::core::{Core, SYSTEM_TENANT, system_partition};
 
 pub use muisti_store::markdown;
 
@@ -97,7 +97,16 @@ struct LineIn {
     vector: Option<Vec<f32>>,
 }
 
-impl Engine {
+/// Moving memory between stores ([`Engine::transfer`](crate::Engine::transfer)): exports,
+/// and imports gated by the declarative rules. A handle over what the engine's parts share
+/// and the conflict judge; cheap, borrowed.
+#[derive(Clone, Copy)]
+pub struct Transfer<'a> {
+    pub(crate) core: &'a Core,
+    pub(crate) judge: Option<&'a std::sync::Arc<dyn crate::declarative::ConflictJudge>>,
+}
+
+impl Transfer<'_> {
     /// Streams every live record the selection covers to `out`, partition by partition, a
     /// page at a time (memory stays constant however large the store), with its vector when
     /// `with_vectors`. `progress(done, total)` is called after each page. Returns how many
@@ -109,7 +118,7 @@ impl Engine {
         progress: &mut dyn FnMut(u64, u64),
         out: &mut dyn FnMut(Record) -> Result<()>,
     ) -> Result<u64> {
-        let store = &**self.store();
+        let store = &*self.core.store;
         let filter = Filter {
             user_id: selection.user_id.clone(),
             ..Filter::default()
@@ -167,10 +176,10 @@ impl Engine {
     /// store's record of its embedder stays this engine's. Returns how many were written.
     pub fn import(&self, records: Vec<Record>) -> Result<u64> {
         let records = self.prepare_import(records)?;
-        self.store().import(records)
+        self.core.store.import(records)
     }
 
-    /// Imports every batch `source` hands to its sink, as [`Engine::import`] would, in one
+    /// Imports every batch `source` hands to its sink, as [`Transfer::import`] would, in one
     /// bulk load ([`Store::bulk_load`](muisti_core::Store::bulk_load): a store the load
     /// fills may build its indexes once, at the end). The store writes a batch on a thread
     /// of its own while `source` reads (and this engine embeds) the next. Returns how many
@@ -184,7 +193,7 @@ impl Engine {
         let (to_writer, batches) = std::sync::mpsc::sync_channel::<Vec<Record>>(1);
         std::thread::scope(|scope| {
             let writer = scope.spawn(move || {
-                let store = self.store();
+                let store = &self.core.store;
                 store.bulk_load(&mut || {
                     let mut n = 0;
                     for batch in batches.iter() {
@@ -211,10 +220,10 @@ impl Engine {
     }
 
     /// Imports every record of `source`'s store (every tenant, with vectors) in one bulk
-    /// load ([`Engine::import_all`]); `progress` as [`Engine::export`]'s.
+    /// load ([`Transfer::import_all`]); `progress` as [`Transfer::export`]'s.
     pub fn import_from(
         &self,
-        source: &Engine,
+        source: Transfer<'_>,
         trust: Trust,
         progress: &mut dyn FnMut(u64, u64),
     ) -> Result<u64> {
@@ -232,8 +241,8 @@ impl Engine {
     }
 
     /// Imports a JSON Lines export (see [`JsonlReader`]) in batches of [`BATCH`], in one bulk
-    /// load ([`Engine::import_all`]); `progress` gets the records read so far (twice, as
-    /// [`Engine::export`]'s done and total).
+    /// load ([`Transfer::import_all`]); `progress` gets the records read so far (twice, as
+    /// [`Transfer::export`]'s done and total).
     pub fn import_jsonl(
         &self,
         input: impl BufRead,
@@ -276,9 +285,11 @@ impl Engine {
                 && m.source == Source::AgentLearned
                 && m.state == MemoryState::Active
             {
-                self.with_tenant(m.partition.tenant.clone())
-                    .declarative()
-                    .propose_imported(&r.memory)?;
+                crate::declarative::Declarative {
+                    core: &self.core.with_tenant(m.partition.tenant.clone()),
+                    judge: self.judge,
+                }
+                .propose_imported(&r.memory)?;
                 continue;
             }
             kept.push(r);
@@ -286,10 +297,10 @@ impl Engine {
         Ok(kept)
     }
 
-    /// Embeds again what [`Engine::import`] must (see there) and drops the store's record
+    /// Embeds again what [`Transfer::import`] must (see there) and drops the store's record
     /// of the exporting engine's embedder.
     fn prepare_import(&self, mut records: Vec<Record>) -> Result<Vec<Record>> {
-        if let Some(embedder) = self.embedder() {
+        if let Some(embedder) = &self.core.embedder {
             let meta = system_partition("meta")?;
             records
                 .retain(|r| !(r.memory.partition == meta && r.memory.key.as_str() == "embedder"));

@@ -12,7 +12,8 @@ impl Agent {
         };
         let memory = self.inner.memory.as_ref().ok_or_else(not_found)?;
         let value = memory
-            .kv_get(&ns(RUNS_NAMESPACE)?, &id)?
+            .kv()
+            .get(&ns(RUNS_NAMESPACE)?, &id)?
             .ok_or_else(not_found)?;
         serde_json::from_value(value).map_err(|e| corrupted(RUNS_NAMESPACE, &id, e))
     }
@@ -24,7 +25,7 @@ impl Agent {
             return Ok(Vec::new());
         };
         let mut runs = Vec::new();
-        for (id, value) in memory.kv_all(&ns(RUNS_NAMESPACE)?)? {
+        for (id, value) in memory.kv().all(&ns(RUNS_NAMESPACE)?)? {
             let run: Run =
                 serde_json::from_value(value).map_err(|e| corrupted(RUNS_NAMESPACE, &id, e))?;
             if run.status != RunStatus::Completed {
@@ -149,7 +150,7 @@ impl Agent {
             serde_json::to_value(&*run).map_err(|e| corrupted(RUNS_NAMESPACE, &run.id, e))?;
         // A completed run is kept for a while so that resuming it again returns its reply.
         let ttl = (run.status == RunStatus::Completed).then_some(self.inner.run_retention);
-        memory.kv_set(&ns(RUNS_NAMESPACE)?, &run.id, value, ttl)?;
+        memory.kv().set(&ns(RUNS_NAMESPACE)?, &run.id, value, ttl)?;
         Ok(())
     }
 }

@@ -126,7 +126,8 @@ fn a_conversation_that_is_not_json_of_a_conversation_is_reported_as_corrupted() 
     let memory = memory();
     let id = muisti::MemoryId::generate().to_string();
     memory
-        .kv_set(
+        .kv()
+        .set(
             &Namespace::new("conversations").expect("ns"),
             &id,
             json!({"id": 5}),
@@ -184,12 +185,13 @@ fn with_store_messages_off_nothing_is_written_and_recall_still_works() {
     let wrapped = agent.memory().expect("memory");
     assert!(
         wrapped
-            .kv_forget(&Namespace::default_ns(), "preferred_language")
+            .kv()
+            .forget(&Namespace::default_ns(), "preferred_language")
             .expect("forget")
     );
     assert_eq!(count(&memory, "default"), 2);
     assert_eq!(
-        wrapped.kv_flush(&Namespace::default_ns()).expect("flush"),
+        wrapped.kv().flush(&Namespace::default_ns()).expect("flush"),
         2
     );
     assert_eq!(count(&memory, "default"), 0);

@@ -44,7 +44,8 @@ fn memory() -> Engine {
 
 fn set(memory: &Engine, key: &str, value: &str) {
     memory
-        .kv_set(&Namespace::default_ns(), key, value.into(), None)
+        .kv()
+        .set(&Namespace::default_ns(), key, value.into(), None)
         .expect("set");
 }
 

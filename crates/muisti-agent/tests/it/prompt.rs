@@ -228,7 +228,8 @@ fn other_namespaces_are_never_injected() {
     let memory = seed_memory();
     let notes = Namespace::new("notes").expect("ns");
     memory
-        .kv_set(
+        .kv()
+        .set(
             &notes,
             "tier_note",
             "customer tier discount notes".into(),

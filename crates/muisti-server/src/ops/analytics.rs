@@ -53,7 +53,9 @@ pub fn analytics(engine: &Engine, p: api::AnalyticsParams) -> Result<api::Analyt
             }
         },
     };
-    let a = engine.analytics(&namespace(p.namespace.as_deref())?, &query)?;
+    let a = engine
+        .insights()
+        .analytics(&namespace(p.namespace.as_deref())?, &query)?;
     let days = |v: Vec<muisti::analytics::DayCount>| {
         v.into_iter()
             .map(|d| api::DayCount {
@@ -100,7 +102,7 @@ pub fn similarity(engine: &Engine, p: api::SimilarityParams) -> Result<api::Simi
         }
     };
     Ok(api::Similarity {
-        matrix: engine.similarity(&records)?,
+        matrix: engine.insights().similarity(&records)?,
         items: records.iter().map(memory_out).collect(),
         next_cursor: next.map(|id| id.to_string()),
     })

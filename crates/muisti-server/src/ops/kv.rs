@@ -31,14 +31,14 @@ pub fn kv_set(engine: &Engine, ns: &str, key: &str, v: api::KvValue) -> Result<a
     if v.value.is_null() {
         return Err(Error::invalid("value", "must not be null"));
     }
-    let w = engine.kv_set(&ns, key, v.value, ttl(v.ttl_seconds)?)?;
+    let w = engine.kv().set(&ns, key, v.value, ttl(v.ttl_seconds)?)?;
     Ok(kv_entry(w.memory))
 }
 
 /// Deletes a key; a missing one is `NotFound`.
 pub fn kv_forget(engine: &Engine, ns: &str, key: &str) -> Result<()> {
     let ns = namespace(Some(ns))?;
-    if engine.kv_forget(&ns, key)? {
+    if engine.kv().forget(&ns, key)? {
         Ok(())
     } else {
         Err(Error::NotFound(format!("key in namespace {ns}")))
@@ -73,6 +73,6 @@ pub fn kv_page(engine: &Engine, ns: &str, p: api::KvPageParams) -> Result<api::K
 pub fn kv_flush(engine: &Engine, ns: &str) -> Result<api::Deleted> {
     let ns = namespace(Some(ns))?;
     Ok(api::Deleted {
-        deleted: engine.kv_flush(&ns)?,
+        deleted: engine.kv().flush(&ns)?,
     })
 }

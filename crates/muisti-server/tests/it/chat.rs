@@ -27,7 +27,7 @@ fn server_with(provider: &str, model: &Scripted, extra: ConfigLayer) -> TestServ
         ("discount_rule", "gold customer discount is 10 percent"),
         ("preferred_language", "French language preferred"),
     ] {
-        s.engine.kv_set(&ns, k, v.into(), None).expect("set");
+        s.engine.kv().set(&ns, k, v.into(), None).expect("set");
     }
     s
 }

@@ -22,7 +22,7 @@ pub struct Lifetimes {
     /// `None` (the default): no cap. Memories without a user are not capped.
     pub long_term_cap: Option<u64>,
     /// Days an episodic memory is kept after it is written (a write without a TTL expires
-    /// then; [`Engine::maintain`] also removes older ones written under a longer
+    /// then; [`Engine::maintain`](crate::Engine::maintain) also removes older ones written under a longer
     /// retention). `None`: kept until deleted. Default 90.
     pub episodic_retention_days: Option<u32>,
 }
@@ -75,13 +75,13 @@ fn last_used(m: &Memory) -> muisti_core::Timestamp {
         .map_or(m.updated_at, |a| a.max(m.updated_at))
 }
 
-/// What [`Engine::maintain`] removed.
+/// What [`Engine::maintain`](crate::Engine::maintain) removed.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
 pub struct Maintained {
     /// Expired records (any scope) deleted, in every tenant of the store.
     pub expired: u64,
     /// Episodic memories past the retention deleted, in the engine's tenant (in every
-    /// tenant for [`Engine::maintain_store`]).
+    /// tenant for [`Engine::maintain_store`](crate::Engine::maintain_store)).
     pub episodic: u64,
 }
 

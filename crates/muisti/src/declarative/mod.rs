@@ -15,7 +15,7 @@
 //!   superseded by learned, learned supersedes learned only with a higher confidence, a
 //!   user-stated write supersedes anything.
 //! * **History**: every add, supersede, confirm, edit and delete of an entry is a record in
-//!   [`HISTORY_NAMESPACE`] ([`Engine::history`]), deleted with the user's data.
+//!   [`HISTORY_NAMESPACE`] ([`Engine::history`](crate::Engine::history)), deleted with the user's data.
 
 mod history;
 pub mod judge;
@@ -27,7 +27,7 @@ use std::{sync::Arc, time::Duration};
 
 use muisti_core::{
     Category, Error, ErrorKind, Filter, Key, Locator, Memory, MemoryId, MemoryScope, MemoryState,
-    Namespace, Owner, Partition, Patch, Proposal, Put, Result, Source, Superseded, Timestamp, Ttl,
+    Namespace, Owner, Partition, Patch, Proposal, Put, Result, Source, Superseded, Ttl,
     UpdateRequest, WriteStatus, Written, list_all, value_text,
 };
 use serde::{Deserialize, Serialize};
@@ -35,12 +35,9 @@ use serde_json::json;
 
 use crate::core::{Change, Core};
 use crate::records;
+pub use crate::records::{HISTORY_NAMESPACE, HistoryEntry, HistoryEvent, PROPOSALS_NAMESPACE};
 use muisti_lang::conflict::{self as detect, Judgement, Verdict};
 
-/// The namespace of declarative entries' histories (reserved for the engine).
-pub const HISTORY_NAMESPACE: &str = "_muisti.history";
-/// The namespace of proposals waiting for confirmation (reserved for the engine).
-pub const PROPOSALS_NAMESPACE: &str = "_muisti.proposals";
 /// How long a proposal waits for the user's confirmation.
 pub const PROPOSAL_TTL: Duration = Duration::from_secs(24 * 60 * 60);
 
@@ -82,22 +79,6 @@ pub struct Declared {
     pub possible_conflicts: Vec<MemoryId>,
 }
 
-/// A change to a declarative entry.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum HistoryEvent {
-    /// Written by the user.
-    Add,
-    /// Edited through an update (a learned entry becomes user-stated).
-    Update,
-    /// Replaced in place by a restatement or a newer value.
-    Supersede,
-    /// Deleted.
-    Delete,
-    /// Written or replaced by a confirmed agent proposal.
-    Confirm,
-}
-
 impl HistoryEvent {
     /// The snake_case name.
     pub fn as_str(self) -> &'static str {
@@ -109,27 +90,6 @@ impl HistoryEvent {
             HistoryEvent::Confirm => "confirm",
         }
     }
-}
-
-/// One change of a declarative entry, as its history keeps it.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct HistoryEntry {
-    /// The entry.
-    pub memory_id: MemoryId,
-    /// What happened.
-    pub event: HistoryEvent,
-    /// The text before (none for an add).
-    pub old: Option<String>,
-    /// The text after (none for a delete).
-    pub new: Option<String>,
-    /// The entry's source after the change.
-    pub source: Source,
-    /// Its confidence after the change.
-    pub confidence: Option<u8>,
-    /// Who made it: `user`, or the agent (its `agent_id`, or `agent`).
-    pub actor: String,
-    /// When.
-    pub at: Timestamp,
 }
 
 /// The rules of a declarative write, checked before any storage access (the scope's own,
@@ -268,7 +228,7 @@ fn proposed_put(p: &Proposal, partition: Partition) -> Put {
     put
 }
 
-/// Declarative memory ([`Engine::declarative`]): a user's permanent entries, the
+/// Declarative memory ([`Engine::declarative`](crate::Engine::declarative)): a user's permanent entries, the
 /// confirmation gate for what an agent learned, and the proposals waiting at it. A handle
 /// over what the engine's parts share and the conflict judge; cheap, borrowed.
 #[derive(Clone, Copy)]
@@ -278,7 +238,7 @@ pub struct Declarative<'a> {
 }
 
 impl Declarative<'_> {
-    /// Writes a declarative entry (a [`Put`] of scope `declarative`; [`Engine::remember`]
+    /// Writes a declarative entry (a [`Put`] of scope `declarative`; [`Engine::remember`](crate::Engine::remember)
     /// of one comes here): checks its rules, then, for an agent-learned entry, stops at the
     /// confirmation gate ([`Error::ConfirmationRequired`] with the stored proposal), else
     /// adds it or supersedes the entry it restates, as the module docs say.
@@ -566,7 +526,7 @@ impl Declarative<'_> {
         };
         let mut all: Vec<&str> = vec![text];
         all.extend(others.iter().map(String::as_str));
-        let vectors = embedder.embed(&all).map_err(crate::engine::embed_err)?;
+        let vectors = embedder.embed(&all).map_err(crate::core::embed_err)?;
         let Some((first, rest)) = vectors.split_first() else {
             return Ok(None);
         };
@@ -688,7 +648,7 @@ impl Declarative<'_> {
         };
         let mut deleted = self
             .core
-            .delete_matching(&crate::engine::own_namespace(HISTORY_NAMESPACE), &history)?;
+            .delete_matching(&crate::core::own_namespace(HISTORY_NAMESPACE), &history)?;
         for p in self.proposals(user_id)? {
             if &p.namespace == namespace {
                 let at = Locator::Key {
@@ -702,7 +662,7 @@ impl Declarative<'_> {
     }
 }
 
-/// What [`Engine::remember`] answers for a declarative write.
+/// What [`Engine::remember`](crate::Engine::remember) answers for a declarative write.
 pub fn written(d: Declared) -> Written {
     Written {
         status: d.outcome.status(),

@@ -152,7 +152,11 @@ impl EngineBuilder {
         if engine.graph_state.extraction.extractor().is_some() {
             // The worker's own engine has no worker: what it writes is the graph's own.
             let mut with_worker = engine.clone();
-            with_worker.graph_state.worker = Some(crate::graph::worker::Worker::start(engine));
+            with_worker.graph_state.worker = Some(crate::graph::worker::Worker::start(
+                engine.core,
+                engine.graph_state,
+                engine.archive,
+            ));
             with_worker.core.followers =
                 followers(&with_worker.graph_state, with_worker.archive.clone());
             return Ok(with_worker);

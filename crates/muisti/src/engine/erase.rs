@@ -14,7 +14,7 @@ use crate::declarative::HISTORY_NAMESPACE;
 
 impl Engine {
     /// Empties `namespace` of everything but declarative entries, which nothing but an
-    /// explicit delete by their user removes (see [`Engine::kv_flush`]); returns how many.
+    /// explicit delete by their user removes (see [`Kv::flush`](super::Kv::flush)); returns how many.
     pub(crate) fn flush_namespace(&self, namespace: &Namespace) -> Result<u64> {
         let partition = self.partition(namespace);
         let declarative = Filter {

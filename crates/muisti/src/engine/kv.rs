@@ -47,48 +47,70 @@ impl Engine {
             key: Key::new(key)?,
         })
     }
+}
 
+/// The key-value face ([`Engine::kv`]): a value at a key of a namespace, with an optional
+/// TTL, written and deleted through the memory API (so every rule of a write, and what
+/// follows it, holds). A handle over the engine; cheap, borrowed.
+#[derive(Clone, Copy)]
+pub struct Kv<'a> {
+    engine: &'a Engine,
+}
+
+impl Engine {
+    /// The key-value face: a value at a key, with an optional TTL.
+    pub fn kv(&self) -> Kv<'_> {
+        Kv { engine: self }
+    }
+}
+
+impl Kv<'_> {
     /// The value at `key`, or `None`.
-    pub fn kv_get(&self, namespace: &Namespace, key: &str) -> Result<Option<Value>> {
-        Ok(self.kv_entry(namespace, key)?.map(|m| m.content))
+    pub fn get(&self, namespace: &Namespace, key: &str) -> Result<Option<Value>> {
+        Ok(self.entry(namespace, key)?.map(|m| m.content))
     }
 
     /// The record at `key` ([`Engine::get`] by key: only a record in the key space), or
     /// `None`.
-    pub fn kv_entry(&self, namespace: &Namespace, key: &str) -> Result<Option<Memory>> {
-        self.get(&self.at_key(namespace, key)?)
+    pub fn entry(&self, namespace: &Namespace, key: &str) -> Result<Option<Memory>> {
+        self.engine.get(&self.engine.at_key(namespace, key)?)
     }
 
     /// Stores `value` at `key`, replacing any value there; `ttl` of `None` never expires.
-    pub fn kv_set(
+    pub fn set(
         &self,
         namespace: &Namespace,
         key: &str,
         value: Value,
         ttl: Option<Ttl>,
     ) -> Result<Written> {
-        let put = Put::new(self.partition(namespace), Some(Key::new(key)?), value).with_ttl(ttl);
-        self.remember(put)
+        let put = Put::new(
+            self.engine.partition(namespace),
+            Some(Key::new(key)?),
+            value,
+        )
+        .with_ttl(ttl);
+        self.engine.remember(put)
     }
 
     /// Deletes `key` (a record in the key space); `true` if it existed.
-    pub fn kv_forget(&self, namespace: &Namespace, key: &str) -> Result<bool> {
-        self.forget(&self.at_key(namespace, key)?)
+    pub fn forget(&self, namespace: &Namespace, key: &str) -> Result<bool> {
+        self.engine.forget(&self.engine.at_key(namespace, key)?)
     }
 
     /// Deletes everything in `namespace` but its declarative entries (a user's own, removed
     /// by nothing but an explicit delete), each with what was made of it
     /// (its archive object, history texts and graph facts); returns how many records.
-    pub fn kv_flush(&self, namespace: &Namespace) -> Result<u64> {
+    pub fn flush(&self, namespace: &Namespace) -> Result<u64> {
         let _span = info_span!("memory.flush", namespace = %namespace).entered();
-        self.flush_namespace(namespace)
+        self.engine.flush_namespace(namespace)
     }
 
     /// Every live entry of `namespace` (the records in the key space), by key.
-    pub fn kv_all(&self, namespace: &Namespace) -> Result<BTreeMap<String, Value>> {
-        let partition = self.partition(namespace);
+    pub fn all(&self, namespace: &Namespace) -> Result<BTreeMap<String, Value>> {
+        let partition = self.engine.partition(namespace);
         let _span = info_span!("memory.all", namespace = %namespace).entered();
-        let all = list_all(&*self.core.store, &partition, &Filter::default())?;
+        let all = list_all(&*self.engine.core.store, &partition, &Filter::default())?;
         Ok(all
             .into_iter()
             .filter(in_key_space)
@@ -97,7 +119,7 @@ impl Engine {
     }
 
     /// Whether `key` holds a live entry.
-    pub fn kv_has(&self, namespace: &Namespace, key: &str) -> Result<bool> {
-        Ok(self.kv_get(namespace, key)?.is_some())
+    pub fn has(&self, namespace: &Namespace, key: &str) -> Result<bool> {
+        Ok(self.get(namespace, key)?.is_some())
     }
 }

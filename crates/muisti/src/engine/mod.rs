@@ -5,13 +5,15 @@ mod builder;
 mod erase;
 mod index;
 mod kv;
+mod learn;
 mod scopes;
 mod search;
+pub mod snapshot;
 
-pub(crate) use crate::core::{Change, Core, Follower, embed_err, own_namespace, system_partition};
+pub(crate) use crate::core::{Change, Core, Follower, embed_err, own_namespace};
 pub use crate::core::{Lifetimes, Maintained, SYSTEM_TENANT};
 pub use builder::{EngineBuilder, OnModelMismatch};
-pub use kv::in_key_space;
+pub use kv::{Kv, in_key_space};
 
 use std::{collections::BTreeMap, sync::Arc};
 
@@ -42,9 +44,9 @@ impl Engine {
         self.core.own_partition(name)
     }
 
-    /// The memory with `id` as a request acting for `user` sees it ([`visible_to`]): the
-    /// read every face of the API makes by id, so a declarative entry is found only by its
-    /// own user.
+    /// The memory with `id` as a request acting for `user` sees it
+    /// ([`visible_to`](crate::declarative::visible_to)): the read every face of the API makes
+    /// by id, so a declarative entry is found only by its own user.
     pub fn get_for(&self, id: MemoryId, user: Option<&str>) -> Result<Option<Memory>> {
         Ok(self
             .get_by_id(id)?
@@ -84,6 +86,27 @@ impl Engine {
             core: &self.core,
             archive: self.archive.as_deref(),
         }
+    }
+
+    /// Extracts every queued memory, oldest first (with an interval, a conversation's
+    /// memories together, however few); an item is removed once its facts are written (or
+    /// its memory is gone), and kept with one more attempt when it fails. Returns how many
+    /// were done.
+    pub fn drain_graph_queue(&self) -> Result<u64> {
+        self.graph().drain(true, self.archive.as_deref())
+    }
+
+    /// Moving memory between stores: exports, and imports gated by the declarative rules.
+    pub fn transfer(&self) -> crate::transfer::Transfer<'_> {
+        crate::transfer::Transfer {
+            core: &self.core,
+            judge: self.conflict_judge.as_ref(),
+        }
+    }
+
+    /// Reports over a namespace's memories: aggregates, and how alike memories are.
+    pub fn insights(&self) -> crate::analytics::Insights<'_> {
+        crate::analytics::Insights { core: &self.core }
     }
 
     /// Declarative memory: a user's permanent entries, always in their prompt, and the

@@ -18,7 +18,16 @@ use std::{
 use muisti_core::Result;
 
 use super::{AddReport, AddRequest};
-use crate::Engine;
+
+/// What the queue hands a gathered conversation to: the engine, which remembers it
+/// ([`Engine::add_messages`](crate::Engine::add_messages)) in its tenant.
+pub trait Learner: Send + Sync {
+    /// The tenant the conversations are remembered in (they are gathered per tenant).
+    fn tenant(&self) -> &muisti_core::Tenant;
+
+    /// Remembers a conversation.
+    fn add_messages(&self, req: &AddRequest) -> Result<AddReport>;
+}
 
 /// When gathered messages are read.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -43,7 +52,7 @@ impl Default for Debounce {
 pub type OnRead = Box<dyn Fn(&AddRequest, &Result<AddReport>) + Send + Sync>;
 
 struct Gathered {
-    engine: Engine,
+    learner: Box<dyn Learner>,
     req: AddRequest,
     last: Instant,
 }
@@ -94,10 +103,10 @@ impl ExtractionQueue {
         }
     }
 
-    /// Gathers `req`'s messages (with inference) for `engine`'s tenant; returns at once.
-    pub fn push(&self, engine: &Engine, req: AddRequest) {
+    /// Gathers `req`'s messages (with inference) for `learner`'s tenant; returns at once.
+    pub fn push<L: Learner + Clone + 'static>(&self, learner: &L, req: AddRequest) {
         let key = (
-            engine.tenant().as_str().to_owned(),
+            learner.tenant().as_str().to_owned(),
             req.namespace.as_str().to_owned(),
             req.user_id.clone(),
             req.session_id.clone().unwrap_or_default(),
@@ -113,7 +122,7 @@ impl ExtractionQueue {
                 state.pending.insert(
                     key,
                     Gathered {
-                        engine: engine.clone(),
+                        learner: Box::new(learner.clone()),
                         req: AddRequest { infer: true, ..req },
                         last: now,
                     },
@@ -215,7 +224,7 @@ fn run(shared: &Shared) {
 }
 
 fn read(shared: &Shared, g: Gathered) {
-    let result = g.engine.add_messages(&g.req);
+    let result = g.learner.add_messages(&g.req);
     if let Err(e) = &result {
         tracing::warn!(kind = %e.kind(), error = %e, user = %g.req.user_id, "background extraction failed");
     }

@@ -4,11 +4,9 @@ use muisti_core::{Error, MemoryId, Result};
 use serde_json::{Value, json};
 
 use super::Graph;
-use super::{
-    Entity, Relation, entity_key, normalize_name,
-    store::{Adjacency, adjacency_key},
-};
-use crate::records;
+use super::keys::{adjacency_key, entity_key};
+use super::{Entity, Relation, normalize_name};
+use crate::records::{self, Adjacency};
 
 impl Graph<'_> {
     /// Merges the entity `other` into `keep` (both a user's names or aliases): `keep` takes

@@ -7,24 +7,11 @@
 //! are records keyed by user and name, so each step is a point read.
 
 use muisti_core::{Result, content_hash};
-use serde::{Deserialize, Serialize};
 
 use super::Graph;
+use super::keys::entity_key;
 use super::{Entity, kind, normalize_name};
-use crate::records;
-
-/// Where an alias leads.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub(crate) enum Alias {
-    /// To the entity of this name.
-    Entity(String),
-    /// To more than one entity (written by earlier versions, which kept no names): to none.
-    Ambiguous,
-    /// To more than one entity, these: to none, unless a model chooses one of them from
-    /// the memory that names it.
-    Among(Vec<String>),
-}
+use crate::records::{self, Alias};
 
 /// Words that say what kind of thing a name is, not which: never a short form alone
 /// ("Lake" of "Lake Victoria", "University" of "Stanford University").
@@ -217,12 +204,12 @@ impl Graph<'_> {
     /// The entity a user's memories call `name`: its own name, else an alias that leads to
     /// one entity (two point reads at most).
     pub fn entity(&self, user: Option<&str>, name: &str) -> Result<Option<Entity>> {
-        if let Some(e) = self.graph_record(&records::ENTITIES, &super::entity_key(user, name))? {
+        if let Some(e) = self.graph_record(&records::ENTITIES, &entity_key(user, name))? {
             return Ok(Some(e));
         }
         match self.graph_record(&records::ALIASES, &alias_key(user, name))? {
             Some(Alias::Entity(to)) => {
-                self.graph_record(&records::ENTITIES, &super::entity_key(user, &to))
+                self.graph_record(&records::ENTITIES, &entity_key(user, &to))
             }
             _ => Ok(None),
         }
@@ -246,7 +233,7 @@ impl Graph<'_> {
         {
             let mut candidates = Vec::new();
             for n in &names {
-                let key = super::entity_key(user, n);
+                let key = entity_key(user, n);
                 if let Some(e) = self.graph_record(&records::ENTITIES, &key)? {
                     candidates.push(e);
                 }
@@ -270,7 +257,7 @@ impl Graph<'_> {
             return Ok(Some(e));
         }
         for short in short_forms(name) {
-            let key = super::entity_key(user, &short);
+            let key = entity_key(user, &short);
             if let Some(e) = self.graph_record(&records::ENTITIES, &key)?
                 && kinds_agree(&e.kind, kind_of)
             {
@@ -301,7 +288,7 @@ impl Graph<'_> {
                 // Leading elsewhere, but that entity is gone: this one takes it.
                 Some(Alias::Entity(to))
                     if self
-                        .graph_record(&records::ENTITIES, &super::entity_key(user, &to))?
+                        .graph_record(&records::ENTITIES, &entity_key(user, &to))?
                         .is_none() =>
                 {
                     Alias::Entity(e.name.clone())
@@ -363,11 +350,11 @@ pub(crate) struct Chooser<'a> {
 /// An alias record's key: its user and normalised name.
 fn alias_key(user: Option<&str>, name: &str) -> String {
     let n = normalize_name(name);
-    let whole = format!("l|{}|{n}", super::store::user_part(user));
+    let whole = format!("l|{}|{n}", super::keys::user_part(user));
     if whole.chars().count() <= 200 {
         whole
     } else {
-        format!("l|{}|#{}", super::store::user_part(user), content_hash(&n))
+        format!("l|{}|#{}", super::keys::user_part(user), content_hash(&n))
     }
 }
 

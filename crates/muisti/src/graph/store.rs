@@ -8,29 +8,12 @@ use serde::{Serialize, de::DeserializeOwned};
 use serde_json::json;
 
 use super::Graph;
+use super::keys::{adjacency_key, entity_key, name_tag, tag};
 use super::{
     Entity, Extracted, FOCUS_NAMESPACE, Mention, Relation, RelationQuery, SINGLE_VALUED,
     normalize_name, normalize_predicate,
 };
-use crate::records::{self, Collection};
-
-/// Longest tag the store takes.
-const TAG_CHARS: usize = 64;
-
-/// An index tag: `prefix` and `value`, the value cut and hashed when the tag would be too
-/// long (so two long names still get different tags).
-fn tag(prefix: &str, value: &str) -> String {
-    let whole = format!("{prefix}{value}");
-    if whole.chars().count() <= TAG_CHARS {
-        return whole;
-    }
-    let head: String = whole.chars().take(TAG_CHARS - 17).collect();
-    format!("{head}#{}", &content_hash(value)[..16])
-}
-
-fn name_tag(name: &str) -> String {
-    tag("n:", &normalize_name(name))
-}
+use crate::records::{self, Adjacency, Collection, Footprint};
 
 fn object_tag(r: &Relation) -> String {
     match r.object_id {
@@ -635,16 +618,6 @@ impl Graph<'_> {
     }
 }
 
-/// What the graph holds from one memory: the relations it states and the entities it
-/// names (by name), so forgetting or retiring it reads these, not the user's graph.
-#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-pub(crate) struct Footprint {
-    #[serde(default)]
-    pub(super) relations: Vec<MemoryId>,
-    #[serde(default)]
-    pub(super) entities: Vec<String>,
-}
-
 impl Graph<'_> {
     /// Retires what a memory stated before its text changed at `at`: a fact learned
     /// before then that only it supports is closed (`invalid_at` = `at`, kept for
@@ -671,33 +644,6 @@ impl Graph<'_> {
         }
         Ok(changed)
     }
-}
-
-/// The relations at an entity's ends: the record that makes subject and object queries
-/// read an entity's degree, not the graph.
-#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-pub(crate) struct Adjacency {
-    /// Relations it is the subject of.
-    #[serde(default)]
-    pub(super) out: Vec<MemoryId>,
-    /// Relations it is the object of.
-    #[serde(default, rename = "in")]
-    pub(super) into: Vec<MemoryId>,
-}
-
-/// The user part of a graph key (a user is one to 256 characters; none is `-`).
-pub(super) fn user_part(user: Option<&str>) -> String {
-    user.map_or_else(|| "-".to_owned(), |u| format!("u={u}"))
-}
-
-/// An entity's key: its user and normalised name.
-pub(super) fn entity_key(user: Option<&str>, name: &str) -> String {
-    format!("e|{}|{}", user_part(user), name_tag(name))
-}
-
-/// The key of an entity's adjacency record.
-pub(super) fn adjacency_key(user: Option<&str>, entity: MemoryId) -> String {
-    format!("a|{}|{entity}", user_part(user))
 }
 
 /// The focus record's key: the user and the conversation.

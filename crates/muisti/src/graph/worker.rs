@@ -7,12 +7,14 @@ use std::{
 };
 
 use muisti_core::{Filter, Key, ListQuery, Locator, Memory, MemoryId, Put, Result, Tenant};
-use serde::{Deserialize, Serialize};
 use tracing::{debug, warn};
 
 use super::Graph;
 use super::{Context, Extracted};
-use crate::{Engine, records};
+use crate::core::Core;
+use crate::lifecycle::archive::Archive;
+pub use crate::records::FAILED_NAMESPACE;
+use crate::records::{self, Queued};
 
 /// Why an extractor could not read a memory (a model unreachable, an answer unreadable).
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
@@ -154,9 +156,6 @@ impl GraphInterval {
     }
 }
 
-/// Where queued memories go after five failed extractions (system tenant).
-pub const FAILED_NAMESPACE: &str = "_muisti.graph_failed";
-
 /// Attempts before a queued memory is set aside in [`FAILED_NAMESPACE`] (logged each time).
 const MAX_ATTEMPTS: u32 = 5;
 
@@ -173,26 +172,6 @@ const LEASE: Duration = Duration::from_secs(90);
 
 /// A conversation of the queue: tenant, user and session.
 type Conversation = (String, Option<String>, Option<String>);
-
-/// A queued memory.
-#[derive(Clone, Debug, Serialize, Deserialize)]
-pub(crate) struct Queued {
-    tenant: String,
-    memory_id: MemoryId,
-    #[serde(default)]
-    attempts: u32,
-    /// The memory's text changed: what its earlier text stated is retired first.
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-    changed: bool,
-    /// The memory's user and conversation (an interval reads a conversation together).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    user: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    session: Option<String>,
-    /// When it was queued.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    queued_at: Option<muisti_core::Timestamp>,
-}
 
 /// Whether a memory is read into the graph: a user's text of the scopes that hold facts
 /// (long-term, episodic, declarative; not working state nor the engine's own records).
@@ -226,19 +205,34 @@ impl Drop for Worker {
 }
 
 impl Worker {
-    /// Starts the worker thread of `engine` (which must have no worker itself); it ends
+    /// Starts the worker thread draining the queue through `core` with the graph's `state`
+    /// (which has no worker itself), reading archived memories back from `archive`; it ends
     /// when the last engine holding this is dropped.
-    pub(crate) fn start(engine: Engine) -> Arc<Self> {
+    pub(crate) fn start(
+        core: Core,
+        state: super::GraphState,
+        archive: Option<Arc<Archive>>,
+    ) -> Arc<Self> {
         let (tx, rx) = mpsc::channel::<()>();
         let holder = MemoryId::generate().to_string();
         let spawned = std::thread::Builder::new()
             .name("muisti-graph".into())
             .spawn(move || {
+                let graph = Graph {
+                    core: &core,
+                    state: &state,
+                };
                 loop {
                     // Of many processes on one store, the one holding the lease drains.
-                    let round = engine
+                    let round = core
                         .acquire_lease("graph", &holder, LEASE)
-                        .and_then(|held| if held { engine.drain(false) } else { Ok(0) });
+                        .and_then(|held| {
+                            if held {
+                                graph.drain(false, archive.as_deref())
+                            } else {
+                                Ok(0)
+                            }
+                        });
                     if let Err(e) = round {
                         warn!(kind = %e.kind(), error = %e, "graph extraction round failed");
                     }
@@ -251,7 +245,7 @@ impl Worker {
                     }
                 }
                 // Another process's worker may take the queue at once.
-                if let Err(e) = engine.release_lease("graph", &holder) {
+                if let Err(e) = core.release_lease("graph", &holder) {
                     debug!(error = %e, "the graph lease was not released");
                 }
             });
@@ -322,29 +316,21 @@ impl Graph<'_> {
     }
 }
 
-impl Engine {
-    /// Extracts every queued memory, oldest first (with an interval, a conversation's
-    /// memories together, however few); an item is removed once its facts are written (or
-    /// its memory is gone), and kept with one more attempt when it fails. Returns how many
-    /// were done.
-    pub fn drain_graph_queue(&self) -> Result<u64> {
-        self.drain(true)
-    }
-
+impl Graph<'_> {
     /// A round of the queue: with an interval, only the conversations with a whole batch
     /// waiting, or whose oldest memory has waited long enough, unless `all`.
-    pub(crate) fn drain(&self, all: bool) -> Result<u64> {
-        let Some(extractor) = self.graph_state.extraction.extractor() else {
+    pub(crate) fn drain(&self, all: bool, archive: Option<&Archive>) -> Result<u64> {
+        let Some(extractor) = self.state.extraction.extractor() else {
             return Ok(0);
         };
-        let interval = self.graph_state.interval;
+        let interval = self.state.interval;
         let mut done = 0;
         let mut after = None;
         // With an interval, a conversation's items are gathered over the pages.
         let mut groups: Vec<(Conversation, Vec<(Memory, Queued)>)> = Vec::new();
         loop {
             let page = self.core.store.list(&ListQuery {
-                partition: self.graph().queue_partition()?,
+                partition: self.queue_partition()?,
                 filter: Filter::default(),
                 after,
                 limit: BATCH,
@@ -352,7 +338,7 @@ impl Engine {
             for record in page.items.iter() {
                 let item = records::GRAPH_QUEUE.decode(record)?;
                 if interval.messages <= 1 {
-                    let outcome = self.extract_one(extractor.as_ref(), &item);
+                    let outcome = self.extract_one(extractor.as_ref(), &item, archive);
                     done += self.settle(&[(record.clone(), item)], outcome)?;
                     continue;
                 }
@@ -379,7 +365,7 @@ impl Engine {
                     break;
                 }
                 let queued: Vec<&Queued> = batch.iter().map(|(_, q)| q).collect();
-                let outcome = self.extract_batch(extractor.as_ref(), &queued);
+                let outcome = self.extract_batch(extractor.as_ref(), &queued, archive);
                 done += self.settle(batch, outcome)?;
             }
         }
@@ -440,16 +426,25 @@ impl Engine {
     /// Reads a conversation's queued memories together: their texts in one extraction,
     /// each fact then credited to the first of them that names both its ends, else its
     /// object, else its subject, else to the last; each name to those that name it.
-    fn extract_batch(&self, extractor: &dyn GraphExtractor, items: &[&Queued]) -> Result<()> {
+    fn extract_batch(
+        &self,
+        extractor: &dyn GraphExtractor,
+        items: &[&Queued],
+        archive: Option<&Archive>,
+    ) -> Result<()> {
         let Some(first) = items.first() else {
             return Ok(());
         };
-        let engine = self.with_tenant(Tenant::new(&first.tenant)?);
+        let core = self.core.with_tenant(Tenant::new(&first.tenant)?);
+        let graph = Graph {
+            core: &core,
+            state: self.state,
+        };
         let mut memories = Vec::new();
         for item in items {
-            if let Some(m) = engine.get_by_id(item.memory_id)? {
+            if let Some(m) = read(&core, item.memory_id, archive)? {
                 if item.changed {
-                    engine.graph().retire(m.id, m.updated_at)?;
+                    graph.retire(m.id, m.updated_at)?;
                 }
                 memories.push(m);
             }
@@ -460,9 +455,7 @@ impl Engine {
         let user = last.owner.user_id.as_deref();
         let context = Context {
             user,
-            last_person: engine
-                .graph()
-                .focus(user, last.owner.session_id.as_deref())?,
+            last_person: graph.focus(user, last.owner.session_id.as_deref())?,
             now: Some(last.valid_from.unwrap_or(last.updated_at)),
         };
         let text: Vec<String> = memories.iter().map(|m| m.text().into_owned()).collect();
@@ -517,27 +510,32 @@ impl Engine {
                     .then(|| found.last_person.clone())
                     .flatten(),
             };
-            engine
-                .graph()
-                .apply_extraction(memory, &part, Some(extractor))?;
+            graph.apply_extraction(memory, &part, Some(extractor))?;
         }
         Ok(())
     }
 
-    fn extract_one(&self, extractor: &dyn GraphExtractor, item: &Queued) -> Result<()> {
-        let engine = self.with_tenant(Tenant::new(&item.tenant)?);
-        let Some(memory) = engine.get_by_id(item.memory_id)? else {
+    fn extract_one(
+        &self,
+        extractor: &dyn GraphExtractor,
+        item: &Queued,
+        archive: Option<&Archive>,
+    ) -> Result<()> {
+        let core = self.core.with_tenant(Tenant::new(&item.tenant)?);
+        let graph = Graph {
+            core: &core,
+            state: self.state,
+        };
+        let Some(memory) = read(&core, item.memory_id, archive)? else {
             return Ok(());
         };
         let user = memory.owner.user_id.as_deref();
         if item.changed {
-            engine.graph().retire(memory.id, memory.updated_at)?;
+            graph.retire(memory.id, memory.updated_at)?;
         }
         let context = Context {
             user,
-            last_person: engine
-                .graph()
-                .focus(user, memory.owner.session_id.as_deref())?,
+            last_person: graph.focus(user, memory.owner.session_id.as_deref())?,
             now: Some(memory.valid_from.unwrap_or(memory.updated_at)),
         };
         let found = extractor.extract(&memory.text(), &context).map_err(|e| {
@@ -546,9 +544,18 @@ impl Engine {
                 reason: e.to_string(),
             }
         })?;
-        engine
-            .graph()
-            .apply_extraction(&memory, &found, Some(extractor))
+        graph.apply_extraction(&memory, &found, Some(extractor))
+    }
+}
+
+/// The memory with `id` as the worker reads it: an archived one with its text, read back
+/// from the archive.
+fn read(core: &Core, id: MemoryId, archive: Option<&Archive>) -> Result<Option<Memory>> {
+    match core.read(id)? {
+        Some(m) => crate::lifecycle::Lifecycle { core, archive }
+            .hydrate(m)
+            .map(Some),
+        None => Ok(None),
     }
 }
 

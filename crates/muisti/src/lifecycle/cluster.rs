@@ -18,18 +18,14 @@
 //!   the user's memories have grown or shrunk by a fifth ([`REFIT_CHANGE`]) or the model
 //!   changed.
 
+pub use crate::records::{CLUSTERS_NAMESPACE, Cluster, Clustering};
 use std::collections::{BTreeMap, HashMap, HashSet};
 
 use muisti_core::{
-    Error, Filter, Key, Locator, Memory, MemoryId, Namespace, Owner, Put, Result, Timestamp,
-    content_hash,
+    Error, Filter, Key, Locator, Memory, MemoryId, Namespace, Owner, Put, Result, content_hash,
 };
-use serde::{Deserialize, Serialize};
 
 use super::MaintenanceOptions;
-
-/// The engine's own namespace of clusterings (one record per user and namespace).
-pub const CLUSTERS_NAMESPACE: &str = "_muisti.clusters";
 
 /// The most clusters a user's memories are split into.
 pub const MAX_K: usize = 10;
@@ -53,40 +49,6 @@ const LABEL_TERMS: usize = 3;
 
 /// k-means iterations at most.
 const ITERATIONS: usize = 20;
-
-/// One topic of a user's memories.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct Cluster {
-    /// Its number, 0 to k - 1.
-    pub id: u32,
-    /// Its top terms joined by ", ".
-    pub label: String,
-    /// Its top terms, best first.
-    pub terms: Vec<String>,
-    /// Memories in it when it was fitted.
-    pub size: u64,
-    /// Its centroid (unit length).
-    pub centroid: Vec<f32>,
-}
-
-/// A user's memories of a namespace grouped by topic.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct Clustering {
-    /// The namespace.
-    pub namespace: Namespace,
-    /// The user (none: the memories without one).
-    pub user_id: Option<String>,
-    /// The clusters.
-    pub clusters: Vec<Cluster>,
-    /// The mean silhouette of the chosen k on the sample (-1 to 1; higher: better separated).
-    pub silhouette: f32,
-    /// Memories it was fitted on.
-    pub memories: u64,
-    /// The model that made the vectors.
-    pub model: String,
-    /// When it was fitted.
-    pub computed_at: Timestamp,
-}
 
 impl Clustering {
     /// The cluster whose centroid is nearest `vector` (`None` for a vector of another
@@ -477,7 +439,7 @@ impl super::Lifecycle<'_> {
             .transpose()
     }
 
-    /// [`Engine::clustering`], not found when there is none yet.
+    /// [`Lifecycle::clustering`](super::Lifecycle::clustering), not found when there is none yet.
     fn clustering_or_not_found(
         &self,
         namespace: &Namespace,
@@ -519,7 +481,7 @@ impl super::Lifecycle<'_> {
         Ok((clustering, members))
     }
 
-    /// The ids of one cluster's memories now (see [`Engine::cluster_members`]); not found for
+    /// The ids of one cluster's memories now (see [`Lifecycle::cluster_members`](super::Lifecycle::cluster_members)); not found for
     /// a cluster the clustering does not have.
     pub fn cluster_ids(
         &self,

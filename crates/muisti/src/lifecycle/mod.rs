@@ -348,7 +348,7 @@ impl Lifecycle<'_> {
         self.run_maintenance_with(options, &mut |_, _| {})
     }
 
-    /// [`Engine::run_maintenance`], telling `progress` how many of the users (per
+    /// [`Lifecycle::run_maintenance`], telling `progress` how many of the users (per
     /// namespace) it has done of how many, after each.
     pub fn run_maintenance_with(
         &self,

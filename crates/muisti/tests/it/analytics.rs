@@ -79,7 +79,10 @@ fn analytics_on_every_backend() {
                 days: 7,
                 top: 1,
             };
-            let a = engine.analytics(&ns("default"), &query).expect("analytics");
+            let a = engine
+                .insights()
+                .analytics(&ns("default"), &query)
+                .expect("analytics");
             assert_eq!(a.total, 4, "{url}");
             assert_eq!(a.by_scope.get("long_term"), Some(&3), "{url}");
             assert_eq!(a.by_scope.get("short_term"), Some(&1), "{url}");
@@ -97,10 +100,16 @@ fn analytics_on_every_backend() {
                 filter: Filter::default(),
                 ..query.clone()
             };
-            let all = engine.analytics(&ns("default"), &everyone).expect("all");
+            let all = engine
+                .insights()
+                .analytics(&ns("default"), &everyone)
+                .expect("all");
             assert_eq!(all.total, 5, "{url}");
             let bad = AnalyticsQuery { days: 0, ..query };
-            assert!(engine.analytics(&ns("default"), &bad).is_err(), "{url}");
+            assert!(
+                engine.insights().analytics(&ns("default"), &bad).is_err(),
+                "{url}"
+            );
 
             // Listing by state: full pages, a cursor that goes on where it stopped.
             let mut seen = Vec::new();
@@ -140,7 +149,7 @@ fn analytics_on_every_backend() {
 
             // Similarity: ones on the diagonal, symmetric, a related pair closer.
             let mems = [cat.clone(), old.clone(), new.clone()];
-            let m = engine.similarity(&mems).expect("similarity");
+            let m = engine.insights().similarity(&mems).expect("similarity");
             for (i, row) in m.iter().enumerate() {
                 assert!((row[i] - 1.0).abs() < 1e-3, "{url}: {}", row[i]);
                 for (j, v) in row.iter().enumerate() {
@@ -152,7 +161,7 @@ fn analytics_on_every_backend() {
                 "{url}: nurse/doctor closer than cat/nurse: {m:?}"
             );
             let many = vec![cat; MAX_SIMILARITY + 1];
-            assert!(engine.similarity(&many).is_err(), "{url}");
+            assert!(engine.insights().similarity(&many).is_err(), "{url}");
         },
     );
 }

@@ -147,7 +147,8 @@ fn an_earlier_versions_conversation_is_read_and_moved_on_append() {
     on_each_backend(|url, engine| {
         let id = "01JDEMO000000000000000000C";
         engine
-            .kv_set(
+            .kv()
+            .set(
                 &ns(CONVERSATIONS_NAMESPACE),
                 id,
                 json!({"id": id, "messages": [

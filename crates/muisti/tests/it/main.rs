@@ -149,34 +149,40 @@ fn on_every_backend(
 fn kv_contract() {
     on_each_backend(|url, e| {
         let n = ns("user:1");
-        assert_eq!(e.kv_get(&n, "k").expect("reads"), None, "{url}");
-        assert!(!e.kv_has(&n, "k").expect("reads"));
-        e.kv_set(&n, "k", json!("v"), None).expect("writes");
-        e.kv_set(&n, "n", json!({"a": [1, 2]}), None)
+        assert_eq!(e.kv().get(&n, "k").expect("reads"), None, "{url}");
+        assert!(!e.kv().has(&n, "k").expect("reads"));
+        e.kv().set(&n, "k", json!("v"), None).expect("writes");
+        e.kv()
+            .set(&n, "n", json!({"a": [1, 2]}), None)
             .expect("writes");
-        e.kv_set(&ns("user_1"), "k", json!("w"), None)
+        e.kv()
+            .set(&ns("user_1"), "k", json!("w"), None)
             .expect("writes");
-        assert_eq!(e.kv_get(&n, "k").expect("reads"), Some(json!("v")), "{url}");
-        assert!(e.kv_has(&n, "k").expect("reads"));
-        let all = e.kv_all(&n).expect("reads");
+        assert_eq!(
+            e.kv().get(&n, "k").expect("reads"),
+            Some(json!("v")),
+            "{url}"
+        );
+        assert!(e.kv().has(&n, "k").expect("reads"));
+        let all = e.kv().all(&n).expect("reads");
         assert_eq!(all.len(), 2);
         assert_eq!(all["n"], json!({"a": [1, 2]}));
-        assert!(e.kv_forget(&n, "k").expect("deletes"));
-        assert!(!e.kv_forget(&n, "k").expect("deletes"));
-        assert_eq!(e.kv_flush(&n).expect("flushes"), 1);
-        assert!(e.kv_all(&n).expect("reads").is_empty());
+        assert!(e.kv().forget(&n, "k").expect("deletes"));
+        assert!(!e.kv().forget(&n, "k").expect("deletes"));
+        assert_eq!(e.kv().flush(&n).expect("flushes"), 1);
+        assert!(e.kv().all(&n).expect("reads").is_empty());
         assert_eq!(
-            e.kv_get(&ns("user_1"), "k").expect("reads"),
+            e.kv().get(&ns("user_1"), "k").expect("reads"),
             Some(json!("w")),
             "{url}"
         );
         // TTL through the engine.
         let ttl = Ttl::new(std::time::Duration::from_millis(600)).expect("valid");
-        e.kv_set(&n, "t", json!(1), Some(ttl)).expect("writes");
-        assert!(e.kv_has(&n, "t").expect("reads"));
+        e.kv().set(&n, "t", json!(1), Some(ttl)).expect("writes");
+        assert!(e.kv().has(&n, "t").expect("reads"));
         std::thread::sleep(std::time::Duration::from_millis(900));
-        assert!(!e.kv_has(&n, "t").expect("reads"), "{url}");
-        assert!(e.kv_all(&n).expect("reads").is_empty(), "{url}");
+        assert!(!e.kv().has(&n, "t").expect("reads"), "{url}");
+        assert!(e.kv().all(&n).expect("reads").is_empty(), "{url}");
     });
 }
 
@@ -185,7 +191,7 @@ fn bad_keys_are_typed_errors() {
     on_each_backend(|_, e| {
         let n = ns("default");
         for bad in ["", "a\0b", "line\nbreak"] {
-            let err = e.kv_set(&n, bad, json!(1), None).expect_err(bad);
+            let err = e.kv().set(&n, bad, json!(1), None).expect_err(bad);
             assert_eq!(err.kind(), muisti::ErrorKind::InvalidInput);
         }
         assert_eq!(e.stats().expect("stats").total, 0);
@@ -205,15 +211,15 @@ fn events_carry_names_and_sizes_never_values() {
             .expect("builds");
         let n = ns("default");
         let secret = "the secret launch code is swordfish";
-        e.kv_set(&n, "code", json!(secret), None).expect("writes");
-        e.kv_get(&n, "code").expect("reads");
-        e.kv_get(&n, "missing").expect("reads");
+        e.kv().set(&n, "code", json!(secret), None).expect("writes");
+        e.kv().get(&n, "code").expect("reads");
+        e.kv().get(&n, "missing").expect("reads");
         let hits = e
             .search(&n, "what is the launch code", 5, Filter::default())
             .expect("searches");
         assert_eq!(hits.len(), 1);
-        e.kv_forget(&n, "code").expect("deletes");
-        e.kv_flush(&n).expect("flushes");
+        e.kv().forget(&n, "code").expect("deletes");
+        e.kv().flush(&n).expect("flushes");
         let events = seen.lock().expect("lock").clone();
         let names: Vec<_> = events.iter().map(Event::name).collect();
         assert_eq!(
@@ -265,7 +271,8 @@ fn search_counts_an_access_on_each_hit() {
     on_each_backend(|url, e| {
         let n = ns("default");
         let w = e
-            .kv_set(&n, "city", json!("I moved to Lisbon"), None)
+            .kv()
+            .set(&n, "city", json!("I moved to Lisbon"), None)
             .expect("writes");
         e.search(&n, "moved to lisbon", 3, Filter::default())
             .expect("searches");
@@ -285,9 +292,10 @@ fn an_engine_sees_only_its_tenant() {
         let acme = e.with_tenant(Tenant::new("acme").expect("valid"));
         let n = ns("default");
         let w = acme
-            .kv_set(&n, "plan", json!("acme plan"), None)
+            .kv()
+            .set(&n, "plan", json!("acme plan"), None)
             .expect("writes");
-        assert_eq!(e.kv_get(&n, "plan").expect("reads"), None, "{url}");
+        assert_eq!(e.kv().get(&n, "plan").expect("reads"), None, "{url}");
         assert!(e.get_by_id(w.memory.id).expect("reads").is_none());
         let by_id = Locator::Id {
             tenant: Tenant::new("acme").expect("valid"),
@@ -387,7 +395,8 @@ fn identical_content_for_the_same_owner_is_stored_once() {
         assert_eq!(m.access_count, 1, "{url}");
         // Keyed writes are upserts, never deduplicated.
         let kv = e
-            .kv_set(&n, "k", json!("I moved to Lisbon in March"), None)
+            .kv()
+            .set(&n, "k", json!("I moved to Lisbon in March"), None)
             .expect("writes");
         assert_eq!(kv.status, WriteStatus::Created);
     });
@@ -423,7 +432,7 @@ fn a_store_indexed_by_another_embedder_is_refused_or_reindexed() {
             "{msg}"
         );
         // Or reindexed on request, every memory re-embedded, nothing else changed.
-        let before = e.kv_all(&n).expect("reads");
+        let before = e.kv().all(&n).expect("reads");
         let mut seen = Vec::new();
         let b = Engine::builder(e.store().clone())
             .embedder(Some(other.clone()))
@@ -445,7 +454,7 @@ fn a_store_indexed_by_another_embedder_is_refused_or_reindexed() {
             .expect("reads");
         assert_eq!(vectors.len(), 3);
         assert!(vectors.iter().all(|v| v.model == "other-model"));
-        assert_eq!(b.kv_all(&n).expect("reads"), before);
+        assert_eq!(b.kv().all(&n).expect("reads"), before);
         // A second run finds nothing to do; the first engine's model is now the stranger.
         assert_eq!(
             b.reindex(false, &mut |_, _| {}).expect("runs").reembedded,
@@ -640,7 +649,7 @@ fn an_unrelated_query_scores_below_the_relevant_threshold_on_every_backend() {
                 "Bob is allergic to peanuts",
             ))
             .expect("write");
-            e.kv_set(&n, "theme", json!("dark"), None).expect("kv");
+            e.kv().set(&n, "theme", json!("dark"), None).expect("kv");
             let recall = |q: &str| {
                 e.recall(&RecallRequest::new(n.clone(), q, 5))
                     .expect("recall")
@@ -695,12 +704,13 @@ fn a_manual_clock_drives_expiry_without_sleeping() {
         .expect("engine");
     let n = ns("default");
     engine
-        .kv_set(&n, "k", json!("v"), Some(Ttl::from_secs(10).expect("ttl")))
+        .kv()
+        .set(&n, "k", json!("v"), Some(Ttl::from_secs(10).expect("ttl")))
         .expect("set");
     clock.advance(std::time::Duration::from_secs(9));
-    assert_eq!(engine.kv_get(&n, "k").expect("get"), Some(json!("v")));
+    assert_eq!(engine.kv().get(&n, "k").expect("get"), Some(json!("v")));
     clock.advance(std::time::Duration::from_secs(1));
-    assert_eq!(engine.kv_get(&n, "k").expect("get"), None);
+    assert_eq!(engine.kv().get(&n, "k").expect("get"), None);
 }
 
 /// `Engine::update` re-embeds changed text, keeps the vector when only other fields change,

@@ -60,10 +60,10 @@ fn no_key_space_call_reaches_a_keyless_memory() {
                 partition: e.partition(&n),
                 key: Key::new(&id).expect("key"),
             };
-            assert_eq!(e.kv_get(&n, &id).expect("get"), None, "{url}");
-            assert!(!e.kv_has(&n, &id).expect("has"), "{url}");
+            assert_eq!(e.kv().get(&n, &id).expect("get"), None, "{url}");
+            assert!(!e.kv().has(&n, &id).expect("has"), "{url}");
             assert_eq!(e.get(&at).expect("get"), None, "{url}");
-            let refused = e.kv_set(&n, &id, json!("I love peanuts"), None);
+            let refused = e.kv().set(&n, &id, json!("I love peanuts"), None);
             assert_eq!(
                 refused.expect_err("set").kind(),
                 ErrorKind::Conflict,
@@ -85,7 +85,7 @@ fn no_key_space_call_reaches_a_keyless_memory() {
                 "{url}"
             );
             assert_eq!(
-                e.kv_get(&n, "fine").expect("get"),
+                e.kv().get(&n, "fine").expect("get"),
                 None,
                 "{url}: all or none"
             );
@@ -99,9 +99,9 @@ fn no_key_space_call_reaches_a_keyless_memory() {
                 ErrorKind::NotFound,
                 "{url}"
             );
-            assert!(!e.kv_forget(&n, &id).expect("forget"), "{url}");
+            assert!(!e.kv().forget(&n, &id).expect("forget"), "{url}");
             assert!(!e.forget(&at).expect("forget"), "{url}");
-            assert!(!e.kv_all(&n).expect("all").contains_key(&id), "{url}");
+            assert!(!e.kv().all(&n).expect("all").contains_key(&id), "{url}");
             let now = e.get_by_id(target.id).expect("read").expect("still there");
             assert_eq!(
                 (now.text(), now.version, &now.owner),
@@ -112,14 +112,15 @@ fn no_key_space_call_reaches_a_keyless_memory() {
         assert_eq!(e.history(entry.id).expect("history"), history, "{url}");
         // A key in a memory id's form that is no memory's id is an ordinary key.
         let free = muisti::MemoryId::generate().to_string();
-        e.kv_set(&n, &free, json!(1), None)
+        e.kv()
+            .set(&n, &free, json!(1), None)
             .expect("a free id-shaped key");
-        assert_eq!(e.kv_get(&n, &free).expect("get"), Some(json!(1)), "{url}");
+        assert_eq!(e.kv().get(&n, &free).expect("get"), Some(json!(1)), "{url}");
         // A flush empties the key space and the memories, never a user's declarative
         // entries (removed by nothing but their user's delete).
-        e.kv_flush(&n).expect("flush");
+        e.kv().flush(&n).expect("flush");
         assert!(e.get_by_id(plain.id).expect("read").is_none(), "{url}");
-        assert_eq!(e.kv_get(&n, &free).expect("get"), None, "{url}");
+        assert_eq!(e.kv().get(&n, &free).expect("get"), None, "{url}");
         let kept = e.get_by_id(entry.id).expect("read").expect("kept");
         assert_eq!(kept.text(), "I am allergic to peanuts", "{url}");
     });
@@ -365,6 +366,7 @@ fn an_import_passes_the_confirmation_gate_unless_trusted() {
         .expect("user-stated");
     let mut records = Vec::new();
     source
+        .transfer()
         .export(&Selection::default(), false, &mut |_, _| {}, &mut |r| {
             records.push(r);
             Ok(())
@@ -381,6 +383,7 @@ fn an_import_passes_the_confirmation_gate_unless_trusted() {
     let gated = Engine::open("mem://").expect("engine");
     let batch = records.clone();
     gated
+        .transfer()
         .import_all(Trust::Gated, |sink| sink(batch))
         .expect("import");
     assert_eq!(entries(&gated), ["I live in Porto"]);
@@ -389,6 +392,7 @@ fn an_import_passes_the_confirmation_gate_unless_trusted() {
     assert_eq!(pending[0].content, "The user is a nurse");
     let trusted = Engine::open("mem://").expect("engine");
     trusted
+        .transfer()
         .import_all(Trust::Trusted, |sink| sink(records))
         .expect("import");
     let mut got = entries(&trusted);
@@ -425,8 +429,9 @@ fn an_actor_is_recorded_on_every_change_path() {
                 evs.iter().map(|ev| (*ev, "ops".to_owned())).collect()
             };
             // A keyed write, then its replace: an add, then an update with both texts.
-            let first = ops.kv_set(&n, "tier", json!("gold"), None).expect("set");
-            ops.kv_set(&n, "tier", json!("platinum"), None)
+            let first = ops.kv().set(&n, "tier", json!("gold"), None).expect("set");
+            ops.kv()
+                .set(&n, "tier", json!("platinum"), None)
                 .expect("replace");
             let h = e.history(first.memory.id).expect("history");
             assert_eq!(
@@ -461,7 +466,7 @@ fn an_actor_is_recorded_on_every_change_path() {
             );
             assert_eq!(events(batch[1].memory.id), ops_did(&[HistoryEvent::Add]));
             // A delete by key.
-            assert!(ops.kv_forget(&n, "region").expect("forget"), "{url}");
+            assert!(ops.kv().forget(&n, "region").expect("forget"), "{url}");
             assert_eq!(
                 events(batch[1].memory.id),
                 ops_did(&[HistoryEvent::Add, HistoryEvent::Delete]),
@@ -503,7 +508,7 @@ fn an_actor_is_recorded_on_every_change_path() {
                 "{url}: bulk"
             );
             // A flush.
-            ops.kv_flush(&n).expect("flush");
+            ops.kv().flush(&n).expect("flush");
             assert_eq!(
                 events(batch[0].memory.id),
                 ops_did(&[

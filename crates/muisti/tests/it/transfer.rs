@@ -73,7 +73,8 @@ fn seed(store: Arc<dyn Store>) {
     p.owner.user_id = Some("ana".into());
     engine.remember(p).expect("remember");
     engine
-        .kv_set(
+        .kv()
+        .set(
             &ns("settings"),
             "theme",
             json!({"mode": "dark", "n": [1, 2.5]}),
@@ -132,26 +133,28 @@ fn export(from: &Engine, with_vectors: bool) -> Vec<u8> {
     let mut out = Vec::new();
     let mut w = JsonlWriter::new(&mut out, from.store_model().expect("model"), with_vectors)
         .expect("header");
-    from.export(
-        &Selection::default(),
-        with_vectors,
-        &mut |_, _| {},
-        &mut |r| w.write(&r),
-    )
-    .expect("export");
+    from.transfer()
+        .export(
+            &Selection::default(),
+            with_vectors,
+            &mut |_, _| {},
+            &mut |r| w.write(&r),
+        )
+        .expect("export");
     w.finish().expect("flush");
     out
 }
 
 /// Imports JSON Lines in batches of 7, in one bulk load (as `muisti import` does).
 fn import(into: &Engine, lines: &[u8]) -> u64 {
-    into.import_all(Trust::Trusted, |sink| {
-        for batch in JsonlReader::new(lines).batches(7) {
-            sink(batch?)?;
-        }
-        Ok(())
-    })
-    .expect("import")
+    into.transfer()
+        .import_all(Trust::Trusted, |sink| {
+            for batch in JsonlReader::new(lines).batches(7) {
+                sink(batch?)?;
+            }
+            Ok(())
+        })
+        .expect("import")
 }
 
 #[test]
@@ -241,6 +244,7 @@ fn a_bulk_import_stopped_by_its_source_or_its_store_says_why_and_keeps_what_it_w
     let to = Engine::open(&to_url).expect("opens");
     // The source fails after its first batch: its error comes back, the batch is written.
     let err = to
+        .transfer()
         .import_all(Trust::Trusted, |sink| {
             sink(records[..3].to_vec())?;
             Err(muisti::Error::invalid("input", "line 4 is not a record"))
@@ -258,6 +262,7 @@ fn a_bulk_import_stopped_by_its_source_or_its_store_says_why_and_keeps_what_it_w
     let mut bad = records[3].clone();
     bad.memory.importance = 2.0;
     let err = to
+        .transfer()
         .import_all(Trust::Trusted, |sink| {
             sink(vec![bad])?;
             // The writer may still be taking the batch: keep offering until it has stopped.

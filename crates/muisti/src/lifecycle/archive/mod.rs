@@ -9,9 +9,9 @@
 //! is touched. Then one conditional update leaves the record in the store as
 //! [`MemoryState::Archived`] with its metadata, owner, tags and statistics, its text emptied
 //! (so no full-text entry) and its vector dropped, and `metadata.archived` naming the object
-//! and its SHA-256. [`Engine::get`] reads such a memory back from its object transparently,
+//! and its SHA-256. [`Engine::get`](crate::Engine::get) reads such a memory back from its object transparently,
 //! recall reads archived memories only when asked (`include_archived`), and
-//! [`Engine::restore`] puts the text back and re-indexes it (embedding it again), then deletes
+//! [`Lifecycle::restore`](crate::lifecycle::Lifecycle::restore) puts the text back and re-indexes it (embedding it again), then deletes
 //! the object. Deleting an archived memory deletes its object.
 //!
 //! Crashes: an object written whose record was not changed (a crash, or a record changed
@@ -82,7 +82,7 @@ pub fn is_cold(m: &Memory, now: Timestamp, after: Duration, max_access: u64) -> 
 
 impl crate::lifecycle::Lifecycle<'_> {
     fn archive_or_refuse(&self) -> Result<&Archive> {
-        self.archive.as_deref().ok_or_else(|| {
+        self.archive.ok_or_else(|| {
             Error::invalid(
                 "archive",
                 "no archive is configured (archive_url: file:///dir or s3://bucket/prefix)",
@@ -197,7 +197,7 @@ impl crate::lifecycle::Lifecycle<'_> {
         lease: Duration,
         grace: Duration,
     ) -> Result<u64> {
-        let Some(archive) = self.archive.as_deref() else {
+        let Some(archive) = self.archive else {
             return Ok(0);
         };
         let partition = self.core.partition(namespace);
@@ -355,7 +355,7 @@ impl crate::lifecycle::Lifecycle<'_> {
 
     /// After a namespace was emptied: every archive object of it goes too.
     pub(crate) fn drop_archived_namespace(&self, namespace: &Namespace) -> Result<()> {
-        let Some(archive) = self.archive.as_deref() else {
+        let Some(archive) = self.archive else {
             return Ok(());
         };
         let partition = self.core.partition(namespace);

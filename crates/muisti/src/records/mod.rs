@@ -15,17 +15,47 @@ use muisti_core::{Error, Memory, Namespace, Partition, Result, Tenant};
 use serde::{Serialize, de::DeserializeOwned};
 use serde_json::Value;
 
-use crate::conversation::Header;
 use crate::core::SYSTEM_TENANT;
-use crate::declarative::{HISTORY_NAMESPACE, HistoryEntry, PROPOSALS_NAMESPACE};
-use crate::graph::{
-    ADJACENCY_NAMESPACE, ALIASES_NAMESPACE, ENTITIES_NAMESPACE, Entity, FAILED_NAMESPACE,
-    QUEUE_NAMESPACE, RELATIONS_NAMESPACE, Relation, SOURCES_NAMESPACE,
-    resolve::Alias,
-    store::{Adjacency, Footprint},
-    worker::Queued,
-};
-use crate::lifecycle::cluster::{CLUSTERS_NAMESPACE, Clustering};
+
+mod types;
+
+pub(crate) use types::{Adjacency, Alias, Footprint, Header, Queued};
+pub use types::{Cluster, Clustering, Entity, HistoryEntry, HistoryEvent, Relation};
+
+/// The namespace of declarative entries' histories (reserved for the engine).
+pub const HISTORY_NAMESPACE: &str = "_muisti.history";
+
+/// The namespace of proposals waiting for confirmation (reserved for the engine).
+pub const PROPOSALS_NAMESPACE: &str = "_muisti.proposals";
+
+/// The namespace of entities (reserved for the engine).
+pub const ENTITIES_NAMESPACE: &str = "_muisti.entities";
+
+/// The namespace of relations (reserved for the engine).
+pub const RELATIONS_NAMESPACE: &str = "_muisti.relations";
+
+/// The namespace of each entity's adjacency (the relations at its ends).
+pub const ADJACENCY_NAMESPACE: &str = "_muisti.graph_adjacency";
+
+/// The namespace of names that lead to an entity other than by its own name (aliases and
+/// short forms).
+pub const ALIASES_NAMESPACE: &str = "_muisti.graph_aliases";
+
+/// The namespace of each memory's footprint in the graph (the relations it states and
+/// the entities it names), read when it is forgotten or changed.
+pub const SOURCES_NAMESPACE: &str = "_muisti.graph_sources";
+
+/// The namespace of memories waiting for extraction (in the system tenant).
+pub const QUEUE_NAMESPACE: &str = "_muisti.graph_queue";
+
+/// The namespace of each conversation's last person named (for pronouns).
+pub const FOCUS_NAMESPACE: &str = "_muisti.graph_focus";
+
+/// Where queued memories go after five failed extractions (system tenant).
+pub const FAILED_NAMESPACE: &str = "_muisti.graph_failed";
+
+/// The engine's own namespace of clusterings (one record per user and namespace).
+pub const CLUSTERS_NAMESPACE: &str = "_muisti.clusters";
 
 /// The namespace of conversation headers.
 pub const CONVERSATIONS_NAMESPACE: &str = "conversations";

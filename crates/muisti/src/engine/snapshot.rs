@@ -89,9 +89,12 @@ impl Snapshots {
             let path = self.dir.join(format!("{id}.jsonl"));
             let file = File::create(&path).map_err(|e| self.io(&path, e))?;
             let mut w = JsonlWriter::new(BufWriter::new(file), engine.store_model()?, true)?;
-            let written = engine.export(&Selection::default(), true, &mut |_, _| {}, &mut |r| {
-                w.write(&r)
-            });
+            let written =
+                engine
+                    .transfer()
+                    .export(&Selection::default(), true, &mut |_, _| {}, &mut |r| {
+                        w.write(&r)
+                    });
             let done = written.and_then(|n| {
                 w.finish()?
                     .into_inner()
@@ -217,12 +220,18 @@ impl Snapshots {
         report.restored = match info.format.as_str() {
             "jsonl" => {
                 let file = File::open(&data).map_err(|e| self.io(&data, e))?;
-                engine.import_jsonl(BufReader::new(file), Trust::Trusted, &mut |_, _| {})?
+                engine.transfer().import_jsonl(
+                    BufReader::new(file),
+                    Trust::Trusted,
+                    &mut |_, _| {},
+                )?
             }
             // A backup: a store of its own format, opened by that scheme.
-            format => {
-                engine.import_from(&open_copy(format, &data)?, Trust::Trusted, &mut |_, _| {})?
-            }
+            format => engine.transfer().import_from(
+                open_copy(format, &data)?.transfer(),
+                Trust::Trusted,
+                &mut |_, _| {},
+            )?,
         };
         if let Some(embedder) = engine.embedder() {
             engine.core.record_model(&**embedder)?;

@@ -136,16 +136,16 @@ impl Engine {
 #[derive(Clone)]
 pub struct Engine {
     /// What every part shares.
-    pub(crate) core: Core,
+    core: Core,
     /// Decides declarative conflicts the detector finds candidates for (none: the
     /// detector's verdict).
-    pub(crate) conflict_judge: Option<Arc<dyn crate::declarative::ConflictJudge>>,
+    conflict_judge: Option<Arc<dyn crate::declarative::ConflictJudge>>,
     /// Reads facts from conversations (none: the offline extractor).
-    pub(crate) fact_extractor: Option<Arc<dyn crate::facts::FactExtractor>>,
+    fact_extractor: Option<Arc<dyn crate::facts::FactExtractor>>,
     /// The graph's own state ([`Engine::graph`]).
-    pub(crate) graph_state: crate::graph::GraphState,
+    graph_state: crate::graph::GraphState,
     /// Where cold memories are archived (none: archiving is refused).
-    pub(crate) archive: Option<Arc<crate::lifecycle::archive::Archive>>,
+    archive: Option<Arc<crate::lifecycle::archive::Archive>>,
 }
 
 /// How much a namespace holds.

@@ -913,6 +913,12 @@ export interface components {
          */
         ChatMessage: {
             /**
+             * Format: date-time
+             * @description Recall as of this time (RFC 3339) instead of now: "now" and relative periods in the
+             *     message mean then, and only the memories true then are injected.
+             */
+            as_of?: string | null;
+            /**
              * @description Continue this conversation; without it a new one is started (its id is in the
              *     answer).
              */
@@ -2077,6 +2083,12 @@ export interface components {
          *     }
          */
         RecallQuery: {
+            /**
+             * Format: date-time
+             * @description Recall as of this time (RFC 3339) instead of now: "now" and relative periods in the
+             *     query mean then, and only the memories true then are returned.
+             */
+            as_of?: string | null;
             /**
              * Format: int32
              * @description Only the memories of this cluster of `user_id` (`GET /v1/clusters`).

@@ -93,6 +93,84 @@ impl Block {
 /// labelled [`key_label`]'s way, so it cannot pass for one.
 const OWN_LABELS: [&str; 5] = ["fact", "preference", "rule", "note", "graph"];
 
+/// Which of recall's hits reach the prompt: in recall's order, at most the agent's
+/// `long_term_memory` of them, each scoring at least [`Injection::floor`] and at least
+/// [`Injection::share`] of the best hit's score. The one rule of what is injected (the
+/// agent's turn and the proxy both take their block from it); recall's score is the only
+/// score it reads. The defaults are chosen on the memory-qa dev set by leaving one user out
+/// (`muisti bench memory-qa --louo`, docs/benchmarks.md).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Injection {
+    /// The lowest score a hit may have.
+    pub floor: f32,
+    /// The lowest share of the best hit's score a hit may have (0 to 1).
+    pub share: f32,
+}
+
+/// [`Injection::floor`]'s default.
+pub const INJECT_FLOOR: f32 = 0.05;
+/// [`Injection::share`]'s default.
+pub const INJECT_SHARE: f32 = 0.4;
+
+impl Default for Injection {
+    fn default() -> Self {
+        Self {
+            floor: INJECT_FLOOR,
+            share: INJECT_SHARE,
+        }
+    }
+}
+
+impl Injection {
+    /// How many of the hits scoring `scores` (recall's, best first) go in, at most `n`.
+    pub fn take(&self, scores: impl IntoIterator<Item = f32>, n: usize) -> usize {
+        let mut best = None;
+        scores
+            .into_iter()
+            .take(n)
+            .take_while(|&s| {
+                let top = *best.get_or_insert(s);
+                s >= self.floor && s >= self.share * top
+            })
+            .count()
+    }
+
+    /// Both bounds within 0 to 1.
+    pub fn validate(&self) -> Result<(), String> {
+        if !(0.0..=1.0).contains(&self.floor) {
+            return Err("floor must be 0 to 1".into());
+        }
+        if !(0.0..=1.0).contains(&self.share) {
+            return Err("share must be 0 to 1".into());
+        }
+        Ok(())
+    }
+}
+
+/// The label of a memory's line in the block: the writer's key when it has one (a key-value
+/// entry keeps the seed's `- key: value` form), a declarative entry's type (`rule`,
+/// `preference (learned, confidence 70)`), else its type and its date, the day it became
+/// true (`valid_from`) or was written, as `fact (2025-07-04)`: never an internal id, and
+/// dated so that an older and a newer statement of the same thing can be told apart. The
+/// one definition every line of the block is labelled by.
+pub fn memory_label(m: &muisti::Memory) -> String {
+    if let Some(key) = m.writer_key() {
+        return key_label(key.as_str()).into_owned();
+    }
+    // A declarative entry is true now by construction (a superseded one leaves the
+    // prompt): its type alone, as the seed writes it.
+    if m.scope == muisti::MemoryScope::Declarative {
+        return muisti::declarative::label(m);
+    }
+    let kind = if m.category == muisti::Category::Core {
+        "memory".to_owned()
+    } else {
+        m.category.to_string()
+    };
+    let day = m.valid_from.unwrap_or(m.created_at).to_string();
+    format!("{kind} ({})", day.get(..10).unwrap_or(&day))
+}
+
 /// The label of a recalled memory with key `key`: the key itself (the seed's layout), or,
 /// for a key that reads as one of the block's own labels (`rule`, `Preference (learned,
 /// ...)`), `key <key>`.
@@ -172,6 +250,82 @@ fn cut(s: &str, max: usize) -> &str {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn memory(key: Option<&str>, text: &str, valid_from: Option<&str>) -> muisti::Memory {
+        let p = muisti::Partition::new(muisti::Tenant::default(), muisti::Namespace::default_ns());
+        let mut put = muisti::Put::new(p, key.map(|k| muisti::Key::new(k).expect("key")), text);
+        put.valid_from = valid_from.map(|t| muisti::Timestamp::parse(t).expect("time"));
+        put.apply(
+            None,
+            muisti::Timestamp::parse("2026-01-02T03:04:05Z").expect("time"),
+        )
+    }
+
+    /// The lines a model reads, byte for byte: a key-value entry as the seed writes it, a
+    /// memory without a key by its type and its date (the day it became true, else the day
+    /// it was written), a declarative entry by its type; never an id.
+    #[test]
+    fn recalled_memories_are_labelled_by_key_or_type_and_date() {
+        let kv = memory(Some("customer_tier"), "gold tier customer", None);
+        let job = memory(
+            None,
+            "First week as Medical Information Manager done",
+            Some("2025-07-04T12:00:00Z"),
+        );
+        let undated = memory(None, "I take my coffee black", None);
+        let mut rule = memory(
+            None,
+            "Always answer in French",
+            Some("2025-03-09T08:00:00Z"),
+        );
+        rule.scope = muisti::MemoryScope::Declarative;
+        rule.category = muisti::Category::Rule;
+        let mut fact = memory(None, "I live in Porto", None);
+        fact.category = muisti::Category::Fact;
+        let entries: Vec<(String, String, String)> = [&kv, &job, &undated, &rule, &fact]
+            .iter()
+            .map(|m| (m.key.to_string(), memory_label(m), m.text().into_owned()))
+            .collect();
+        let b = Block::build_labelled(
+            entries
+                .iter()
+                .map(|(k, l, v)| (k.as_str(), l.as_str(), v.as_str())),
+            MAX_BLOCK_BYTES,
+        );
+        assert_eq!(
+            b.text,
+            "- customer_tier: gold tier customer\n\
+             - memory (2025-07-04): First week as Medical Information Manager done\n\
+             - memory (2026-01-02): I take my coffee black\n\
+             - rule: Always answer in French\n\
+             - fact (2026-01-02): I live in Porto\n"
+        );
+        assert!(!b.text.contains(job.id.to_string().as_str()));
+    }
+
+    /// The injection rule reads recall's scores only: in order, at most n, each at least
+    /// the floor and at least the share of the best.
+    #[test]
+    fn injection_takes_hits_by_their_score_against_the_best() {
+        let rule = Injection {
+            floor: 0.1,
+            share: 0.5,
+        };
+        assert_eq!(rule.take([0.9, 0.5, 0.44, 0.9], 3), 2);
+        assert_eq!(rule.take([0.9, 0.8, 0.7, 0.6], 3), 3);
+        assert_eq!(rule.take([0.08, 0.07], 3), 0);
+        assert_eq!(rule.take([0.2, 0.12, 0.09], 3), 2);
+        assert_eq!(rule.take(Vec::<f32>::new(), 3), 0);
+        assert_eq!(Injection::default().take([0.9, 0.01], 3), 1);
+        assert!(
+            Injection {
+                floor: 1.5,
+                share: 0.0
+            }
+            .validate()
+            .is_err()
+        );
+    }
 
     #[test]
     fn the_seed_example() {

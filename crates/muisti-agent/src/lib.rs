@@ -45,7 +45,10 @@ pub use error::{AgentError, AgentErrorKind, GuardTarget, Result};
 pub use extract::{EXTRACT_SYSTEM, LlmExtractor};
 pub use facts::{FACT_ATTEMPTS, FACTS_SYSTEM, LlmFactExtractor, facts_schema};
 pub use guard::Guard;
-pub use inject::{Block, MAX_BLOCK_BYTES, MEMORY_HEADER, USER_HEADER, as_data, key_label};
+pub use inject::{
+    Block, INJECT_FLOOR, INJECT_SHARE, Injection, MAX_BLOCK_BYTES, MEMORY_HEADER, USER_HEADER,
+    as_data, key_label, memory_label,
+};
 pub use judge::{JUDGE_SYSTEM, LlmJudge};
 pub use manager::{
     Command, MANAGER_MAX_STEPS, MANAGER_SYSTEM, Managed, Manager, ManagerAction, actor,

@@ -731,6 +731,10 @@ pub(crate) struct SearchArgs {
     /// Only the memories of this cluster of --user (`muisti clusters`).
     #[arg(long, value_name = "N")]
     pub(crate) cluster: Option<u32>,
+    /// Recall as of this time (RFC 3339) instead of now: "now" and relative periods in the
+    /// query mean then, and only the memories true then are returned.
+    #[arg(long, value_name = "TIME")]
+    pub(crate) as_of: Option<String>,
     #[command(flatten)]
     pub(crate) filter: FilterArgs,
     #[command(flatten)]

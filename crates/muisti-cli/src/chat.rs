@@ -45,6 +45,11 @@ pub(crate) struct ChatArgs {
     #[arg(long, default_value_t = 0, value_name = "N")]
     graph_facts: usize,
 
+    /// Recall as of this time (RFC 3339) instead of now: "now" and relative periods in a
+    /// message mean then, and only the memories true then are injected.
+    #[arg(long, value_name = "TIME")]
+    as_of: Option<String>,
+
     /// System prompt.
     #[arg(long, value_name = "TEXT")]
     system: Option<String>,
@@ -118,6 +123,13 @@ fn agent(engine: Engine, args: &ChatArgs) -> Result<Agent> {
         .provider(args.llm.connect()?)
         .long_term_memory(args.long_term_memory)
         .graph_context(args.graph_facts)
+        .as_of(
+            args.as_of
+                .as_deref()
+                .map(muisti::Timestamp::parse)
+                .transpose()
+                .map_err(|_| anyhow::anyhow!("--as-of: give an RFC 3339 time"))?,
+        )
         .recall_filter(muisti::Filter {
             user_id: args.user_id.clone(),
             ..muisti::Filter::default()
@@ -278,6 +290,7 @@ fn template(args: &ChatArgs) -> api::ChatMessage {
         store_messages: Some(!args.no_store_messages),
         user_id: args.user_id.clone(),
         graph_facts: Some(args.graph_facts),
+        as_of: args.as_of.clone(),
     }
 }
 

@@ -196,6 +196,7 @@ pub(crate) fn run(m: &dyn Memories, command: Command, json: bool) -> Result<Exit
                 explain: a.explain,
                 include_archived: a.include_archived,
                 cluster: a.cluster,
+                as_of: a.as_of,
             })?;
             print_hits(&result.hits, json)?;
             Ok(ExitCode::SUCCESS)

@@ -276,6 +276,7 @@ pub(crate) fn run(opts: Options<'_>) -> Result<Report> {
                 mode: opts.mode,
                 include_archived: false,
                 cluster: None,
+                as_of: None,
             };
             let start = Instant::now();
             let hits = engine.recall(&req)?;

@@ -216,6 +216,7 @@ pub(crate) fn run(
             mode: RecallMode::Hybrid,
             include_archived: false,
             cluster: None,
+            as_of: None,
         })
         .collect();
     let timed = |req: &RecallRequest| -> Result<f64> {

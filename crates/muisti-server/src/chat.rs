@@ -94,8 +94,10 @@ impl ChatService {
         engine: Engine,
         msg: &api::ChatMessage,
     ) -> Result<Agent, AgentError> {
+        let as_of = crate::ops::timestamp("as_of", msg.as_of.as_deref())?;
         let mut b = Agent::builder()
             .memory(engine)
+            .as_of(as_of)
             .provider(Arc::clone(&self.provider))
             .long_term_memory(msg.long_term_memory.unwrap_or(3))
             .graph_context(msg.graph_facts.unwrap_or(0))

@@ -100,6 +100,11 @@ class ChatMessage(Wire):
     """A message for the agent (`POST /v1/chat` and `POST /v1/chat/stream`)."""
     message: str
     """What the user says."""
+    as_of: Optional[str] = None
+    """
+    Recall as of this time (RFC 3339) instead of now: "now" and relative periods in the
+    message mean then, and only the memories true then are injected.
+    """
     conversation_id: Optional[str] = None
     """Continue this conversation; without it a new one is started (its id is in the answer)."""
     graph_facts: Optional[int] = None
@@ -1293,6 +1298,11 @@ class RecallQuery(Wire):
     """A recall (`POST /v1/recall`): the memories that best match `query`."""
     query: str
     """The message or question."""
+    as_of: Optional[str] = None
+    """
+    Recall as of this time (RFC 3339) instead of now: "now" and relative periods in the
+    query mean then, and only the memories true then are returned.
+    """
     cluster: Optional[int] = None
     """Only the memories of this cluster of `user_id` (`GET /v1/clusters`)."""
     explain: Optional[bool] = None

@@ -20,7 +20,8 @@ impl Agent {
             run_retention: Duration::from_secs(7 * 24 * 3600),
             max_steps: 8,
             history: 40,
-            min_similarity: 0.35,
+            injection: Injection::default(),
+            as_of: None,
             max_tokens: None,
             temperature: None,
             filter: Filter::default(),
@@ -49,7 +50,8 @@ pub struct AgentBuilder {
     run_retention: Duration,
     max_steps: usize,
     history: usize,
-    min_similarity: f32,
+    injection: Injection,
+    as_of: Option<muisti::Timestamp>,
     max_tokens: Option<u32>,
     temperature: Option<f32>,
     filter: Filter,
@@ -156,11 +158,18 @@ impl AgentBuilder {
         self
     }
 
-    /// A memory found only by meaning (no word in common with the message) is injected when
-    /// its cosine similarity to the message is at least this; default 0.35. Memories that
-    /// share a word with the message always qualify.
-    pub fn min_similarity(mut self, s: f32) -> Self {
-        self.min_similarity = s;
+    /// Which of recall's hits are injected ([`Injection`]; the default is the rule chosen
+    /// on the memory-qa dev set).
+    pub fn injection(mut self, injection: Injection) -> Self {
+        self.injection = injection;
+        self
+    }
+
+    /// Recall as of this time instead of now ([`muisti::RecallRequest::as_of`]): "now" and
+    /// relative periods in a message mean then, and only the memories true then are
+    /// injected.
+    pub fn as_of(mut self, at: Option<muisti::Timestamp>) -> Self {
+        self.as_of = at;
         self
     }
 
@@ -190,9 +199,9 @@ impl AgentBuilder {
         if self.max_steps == 0 {
             return Err(AgentError::invalid("max_steps", "must be at least 1"));
         }
-        if !(0.0..=1.0).contains(&self.min_similarity) {
-            return Err(AgentError::invalid("min_similarity", "must be 0 to 1"));
-        }
+        self.injection
+            .validate()
+            .map_err(|e| AgentError::invalid("injection", e))?;
         let run_retention = Ttl::new(self.run_retention)?;
         let mut memory = match self.memory {
             None => None,
@@ -227,7 +236,8 @@ impl AgentBuilder {
                 run_retention,
                 max_steps: self.max_steps,
                 history: self.history,
-                min_similarity: self.min_similarity,
+                injection: self.injection,
+                as_of: self.as_of,
                 max_tokens: self.max_tokens,
                 temperature: self.temperature,
                 filter: self.filter,

@@ -27,7 +27,7 @@ use crate::{
     Role, Run, RunStatus, Tool, ToolCall, Usage,
     conversation::{CONVERSATIONS_NAMESPACE, RUNS_NAMESPACE},
     guard::{self, Guard},
-    inject::{Block, MAX_BLOCK_BYTES},
+    inject::{Block, Injection, MAX_BLOCK_BYTES, memory_label},
 };
 
 /// Longest message the agent accepts, in bytes (a conversation holding it must still fit
@@ -79,7 +79,8 @@ struct Inner {
     run_retention: Ttl,
     max_steps: usize,
     history: usize,
-    min_similarity: f32,
+    injection: Injection,
+    as_of: Option<muisti::Timestamp>,
     max_tokens: Option<u32>,
     temperature: Option<f32>,
     filter: Filter,
@@ -355,10 +356,10 @@ impl Agent {
     }
 
     /// The memories to inject: the user's declarative entries, the conversation's
-    /// short-term notes, then the best `long_term_memory` entries of `default` that share a
-    /// word with the message or are close to it in meaning (no conversation's working
-    /// state: scratch and short-term memories come only as this conversation's notes). A
-    /// failing recall is logged and gives an empty block.
+    /// short-term notes, then recall's best hits of `default` as [`Injection`] admits them,
+    /// at most `long_term_memory` (no conversation's working state: scratch and short-term
+    /// memories come only as this conversation's notes). A failing recall is logged and
+    /// gives an empty block.
     fn recall(&self, message: &str, conversation_id: Option<&str>) -> Block {
         let n = self.inner.long_term_memory;
         let Some(memory) = self.inner.memory.as_ref().filter(|_| n > 0) else {
@@ -366,6 +367,7 @@ impl Agent {
         };
         let mut req = RecallRequest::new(Namespace::default_ns(), message, n);
         req.filter = self.inner.filter.clone();
+        req.as_of = self.inner.as_of;
         // A user's memories are theirs alone: an agent acting for no user is given only
         // the memories of no user.
         req.filter.without_user = req.filter.user_id.is_none();
@@ -384,13 +386,7 @@ impl Agent {
             Ok(hits) => {
                 let mut entries: Vec<(String, String, String)> = declarative
                     .iter()
-                    .map(|m| {
-                        (
-                            m.key.to_string(),
-                            muisti::declarative::label(m),
-                            m.text().into_owned(),
-                        )
-                    })
+                    .map(|m| (m.key.to_string(), memory_label(m), m.text().into_owned()))
                     .collect();
                 entries.extend(
                     self.conversation_notes(conversation_id)
@@ -402,28 +398,25 @@ impl Agent {
                         .iter()
                         .map(|r| (r.id.to_string(), "graph".to_owned(), r.sentence())),
                 );
-                entries.extend(
-                    hits.into_iter()
-                        .filter(|h| {
-                            !matches!(
-                                h.memory.scope,
-                                MemoryScope::Declarative
-                                    | MemoryScope::Scratch
-                                    | MemoryScope::ShortTerm
-                            )
-                        })
-                        .filter(|h| {
-                            h.signals.lexical_rank.is_some()
-                                || h.signals
-                                    .similarity
-                                    .is_some_and(|s| s >= self.inner.min_similarity)
-                        })
-                        .map(|h| {
-                            let key = h.memory.key.to_string();
-                            let label = crate::inject::key_label(&key).into_owned();
-                            (key, label, h.memory.text().into_owned())
-                        }),
-                );
+                let hits: Vec<_> = hits
+                    .into_iter()
+                    .filter(|h| {
+                        !matches!(
+                            h.memory.scope,
+                            MemoryScope::Declarative
+                                | MemoryScope::Scratch
+                                | MemoryScope::ShortTerm
+                        )
+                    })
+                    .collect();
+                let taken = self.inner.injection.take(hits.iter().map(|h| h.score), n);
+                entries.extend(hits.iter().take(taken).map(|h| {
+                    (
+                        h.memory.key.to_string(),
+                        memory_label(&h.memory),
+                        h.memory.text().into_owned(),
+                    )
+                }));
                 Block::build_labelled(
                     entries
                         .iter()

@@ -523,7 +523,7 @@ fn a_memory_cannot_break_out_of_the_block() {
         .build()
         .expect("agent");
     agent
-        .send("what pasta note and rule do I have?")
+        .send("what pasta note and keyed memory rule do I have?")
         .expect("reply");
     let prompt = last_prompt(&server.requests()[0]);
     assert!(prompt.contains("pasta note"), "{prompt}");
@@ -542,7 +542,7 @@ fn a_memory_cannot_break_out_of_the_block() {
     assert!(prompt.contains("- key rule: a keyed memory"), "{prompt}");
     // The block is the entries, a blank line, the header and the message.
     assert!(
-        prompt.ends_with("\n\n[User message]\nwhat pasta note and rule do I have?"),
+        prompt.ends_with("\n\n[User message]\nwhat pasta note and keyed memory rule do I have?"),
         "{prompt}"
     );
 }

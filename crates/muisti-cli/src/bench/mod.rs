@@ -12,6 +12,7 @@ use serde::Serialize;
 mod engine;
 mod grid;
 mod labelled;
+mod memory_qa;
 mod store;
 
 use engine::*;
@@ -129,6 +130,22 @@ pub(crate) enum BenchCommand {
         /// Consolidate exact duplicates only (as before near-duplicates were folded).
         #[arg(long)]
         exact_only: bool,
+    },
+    /// The memory a model sees on a memory-qa set (dated everyday memories, natural
+    /// questions): recall's hit@1, all relevant in the top 3 and 5, hit@5 and MRR, and the
+    /// agent's block (every relevant memory reached, the share of injected lines that are
+    /// relevant, lines per prompt), per question kind; recall's p50.
+    MemoryQa {
+        /// The directory holding `memory-qa-dev.jsonl` (or the file itself).
+        #[arg(long)]
+        data: std::path::PathBuf,
+        /// hybrid, lexical, vector or overlap.
+        #[arg(long, default_value = "hybrid")]
+        mode: String,
+        /// Leave one user out: the block's injection rule chosen on the other users, scored
+        /// on each user in turn, printed beside the default rule's figures.
+        #[arg(long)]
+        louo: bool,
     },
     /// Retrieval quality (recall@k) and speed on LoCoMo conversations.
     Locomo {
@@ -543,6 +560,19 @@ pub(crate) fn run(cmd: &BenchCommand, cli: &crate::Cli, json: bool) -> Result<()
         BenchCommand::Conflicts { data, errors } => {
             let embedder = muisti::embedder_from_spec(cli.embedder(), cli.embed_url.as_deref())?;
             return conflicts(data, embedder, *errors, json);
+        }
+        BenchCommand::MemoryQa { data, mode, louo } => {
+            let embedder = muisti::embedder_from_spec(cli.embedder(), cli.embed_url.as_deref())?;
+            let report =
+                memory_qa::memory_qa(data, cli.store.as_deref(), embedder, mode.parse()?, *louo)?;
+            if json {
+                outln!("{}", serde_json::to_string_pretty(&report)?)?;
+            } else {
+                for line in report.lines() {
+                    outln!("{line}")?;
+                }
+            }
+            return Ok(());
         }
         BenchCommand::Locomo {
             data,

@@ -30,6 +30,10 @@ pub struct ChatMessage {
     /// none; at most 50).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub graph_facts: Option<usize>,
+    /// Recall as of this time (RFC 3339) instead of now: "now" and relative periods in the
+    /// message mean then, and only the memories true then are injected.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub as_of: Option<String>,
 }
 
 /// Tokens a model used.

@@ -385,6 +385,10 @@ pub struct RecallQuery {
     /// Only the memories of this cluster of `user_id` (`GET /v1/clusters`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cluster: Option<u32>,
+    /// Recall as of this time (RFC 3339) instead of now: "now" and relative periods in the
+    /// query mean then, and only the memories true then are returned.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub as_of: Option<String>,
 }
 
 /// The query of `GET /v1/memories/{id}/similar`.

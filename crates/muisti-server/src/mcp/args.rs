@@ -166,6 +166,10 @@ pub struct RecallArgs {
     /// Only the memories of this cluster of the user (see the clusters of `GET /v1/clusters`).
     #[serde(default)]
     pub cluster: Option<u32>,
+    /// Recall as of this time (RFC 3339) instead of now: "now" and relative periods in the
+    /// query mean then, and only the memories true then are returned.
+    #[serde(default)]
+    pub as_of: Option<String>,
     /// Only memories of this scope.
     #[serde(default)]
     pub scope: Option<String>,

@@ -189,6 +189,7 @@ impl MuistiMcp {
             explain: a.explain,
             include_archived: a.include_archived,
             cluster: a.cluster,
+            as_of: a.as_of,
         };
         let result = self.run(&ctx, move |e| ops::recall(&e, q)).await?;
         structured(&result)

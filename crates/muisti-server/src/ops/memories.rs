@@ -306,6 +306,7 @@ pub fn recall(engine: &Engine, q: api::RecallQuery) -> Result<api::RecallResult>
     req.mode = mode;
     req.include_archived = q.include_archived;
     req.cluster = q.cluster;
+    req.as_of = timestamp("as_of", q.as_of.as_deref())?;
     Ok(hits_out(engine.recall(&req)?, q.explain))
 }
 

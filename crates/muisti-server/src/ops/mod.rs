@@ -69,7 +69,7 @@ fn memory_id_of(field: &'static str, s: &str) -> Result<MemoryId> {
     MemoryId::parse(s).map_err(|_| Error::invalid(field, "must be a ULID (26 characters)"))
 }
 
-fn timestamp(field: &'static str, s: Option<&str>) -> Result<Option<Timestamp>> {
+pub(crate) fn timestamp(field: &'static str, s: Option<&str>) -> Result<Option<Timestamp>> {
     s.map(|s| {
         Timestamp::parse(s).map_err(|_| Error::invalid(field, "must be an RFC 3339 timestamp"))
     })

@@ -31,7 +31,7 @@ impl Engine {
             info_span!("memory.search", namespace = %req.namespace, limit = req.limit).entered();
         let config = &*self.core.recall;
         let n = config.candidates.max(req.limit);
-        let now = self.core.clock.now();
+        let now = req.as_of.unwrap_or_else(|| self.core.clock.now());
         if req.cluster.is_some() && req.include_archived {
             return Err(Error::conflicting(
                 "include_archived",
@@ -48,7 +48,10 @@ impl Engine {
         let (mode, hits) = match req.mode {
             RecallMode::Overlap => {
                 let mut all = list_all(&*self.core.store, &partition, &req.filter)?;
-                all.retain(|m| crate::declarative::readable(&req.filter, m));
+                all.retain(|m| {
+                    crate::declarative::readable(&req.filter, m)
+                        && req.as_of.is_none_or(|at| RecallRequest::true_at(m, at))
+                });
                 let mut hits = recall::overlap(all, &req.query, req.limit);
                 if let Some(min) = req.min_score {
                     hits.retain(|h| h.score >= min);

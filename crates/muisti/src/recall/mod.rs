@@ -24,7 +24,7 @@ mod tests;
 
 use std::time::Duration;
 
-use muisti_core::{Filter, Memory, Namespace};
+use muisti_core::{Filter, Memory, Namespace, Timestamp};
 use serde::{Deserialize, Serialize};
 
 pub(crate) use pipeline::{Context, Sources, run, similar};
@@ -303,6 +303,12 @@ pub struct RecallRequest {
     /// ([`crate::lifecycle::cluster`]; needs `filter.user_id`).
     #[serde(default)]
     pub cluster: Option<u32>,
+    /// Recall as of this time instead of now: "now" in the query means then, relative
+    /// periods ("last week") resolve against it, recency is measured from it, and only the
+    /// memories true at that time are returned (their `valid_from`, else when they were
+    /// written, at or before it; their `valid_until`, if any, after it).
+    #[serde(default)]
+    pub as_of: Option<muisti_core::Timestamp>,
 }
 
 impl RecallRequest {
@@ -329,7 +335,16 @@ impl RecallRequest {
             mode: RecallMode::Hybrid,
             include_archived: false,
             cluster: None,
+            as_of: None,
         }
+    }
+
+    /// Whether `m` is true at `at`: it became true (its `valid_from`, else when it was
+    /// written) at or before it, and it did not stop being true (`valid_until`) by then.
+    /// The one rule of a recall [`as_of`](RecallRequest::as_of) a time.
+    pub fn true_at(m: &Memory, at: Timestamp) -> bool {
+        muisti_core::RankFields::time_of(m.valid_from, m.created_at) <= at
+            && m.valid_until.is_none_or(|u| u > at)
     }
 }
 

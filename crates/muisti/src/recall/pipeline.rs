@@ -107,6 +107,11 @@ pub(crate) fn run(
         let shares = words::shares(ctx, matcher, &fused, ids, &mut read)?;
         words::with_words(config.fusion, &mut fused, &shares, config.words);
     }
+    // As of a time: what became true after it is not known then (what stopped being true
+    // by then is left out with the records, below).
+    if req.as_of.is_some() {
+        fields.retain(|f| f.time <= ctx.now);
+    }
     // The best first: those under `min_score` are a tail of them.
     let mut ranked = rescore::rescore(config, fields, fused, ctx.now, req.limit);
     if let Some(min) = req.min_score {
@@ -117,6 +122,9 @@ pub(crate) fn run(
     hits.retain(|h| {
         crate::declarative::readable(&req.filter, &h.memory)
             && (req.include_archived || h.memory.state != MemoryState::Archived)
+            && req
+                .as_of
+                .is_none_or(|at| RecallRequest::true_at(&h.memory, at))
     });
     Ok(hits)
 }

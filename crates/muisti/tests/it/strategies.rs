@@ -355,3 +355,64 @@ fn word_matching_credits_the_memory_that_means_the_asked_words_on_every_backend(
         },
     );
 }
+
+/// A recall as of a time knows only what was true then: a memory dated after it is not
+/// returned, one that stopped being true by then is not either, and a period the question
+/// names ("last month") is read from that time, not from now.
+#[test]
+fn a_recall_as_of_a_time_knows_what_was_true_then_on_every_backend() {
+    on_every_backend(
+        |store| Engine::builder(store).build().expect("engine"),
+        |url, e| {
+            let n = "as_of";
+            let lisbon = e
+                .remember(dated(&e, n, "I live in Lisbon, near the river", MAY_2023))
+                .expect("write")
+                .memory
+                .id;
+            let porto = e
+                .remember(dated(&e, n, "I live in Porto now, by the sea", AUGUST_2023))
+                .expect("write")
+                .memory
+                .id;
+            let mut ended = dated(&e, n, "I live in a rented flat in Faro", MAY_2023);
+            ended.valid_until = Some(Timestamp::from_millis(JULY_2023));
+            let faro = e.remember(ended).expect("write").memory.id;
+            let ids = |req: &RecallRequest| -> Vec<MemoryId> {
+                e.recall(req)
+                    .expect("recall")
+                    .iter()
+                    .map(|h| h.memory.id)
+                    .collect()
+            };
+            let mut req = RecallRequest::new(ns(n), "where do I live", 10);
+            let now = ids(&req);
+            assert!(
+                now.contains(&lisbon) && now.contains(&porto),
+                "{url}: {now:?}"
+            );
+            // 2023-06-10: Porto was not yet said, Faro was still true.
+            req.as_of = Some(Timestamp::from_millis(MAY_2023 + 31 * 86_400_000));
+            let then = ids(&req);
+            assert!(
+                then.contains(&lisbon) && then.contains(&faro),
+                "{url}: {then:?}"
+            );
+            assert!(!then.contains(&porto), "{url}: Porto came later: {then:?}");
+            // "last month" as of 2023-09-15 is August 2023: Porto's month.
+            let mut month = RecallRequest::new(ns(n), "where did I live last month", 10);
+            month.as_of = Some(Timestamp::from_millis(AUGUST_2023 + 26 * 86_400_000));
+            let hits = e.recall(&month).expect("recall");
+            assert_eq!(
+                hits[0].memory.id,
+                porto,
+                "{url}: {:?}",
+                hits.iter().map(|h| h.memory.text()).collect::<Vec<_>>()
+            );
+            assert!(
+                hits[0].signals.from_time.is_some(),
+                "{url}: the period is read as of then"
+            );
+        },
+    );
+}

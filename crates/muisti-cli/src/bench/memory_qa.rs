@@ -1,0 +1,541 @@
+//! `muisti bench memory-qa`: the memory a model sees, on a memory-qa set (everyday assistant
+//! memories, dated, and natural questions each labelled with the memories that answer it).
+//!
+//! Every user's memories are written with their dates (`valid_from`); each question is
+//! recalled as of its `asked` time (recall's figures: hit@1, all relevant in the top 3 and
+//! 5, hit@5, MRR), and the agent's own block builder ([`muisti_agent::Agent::context`]) gives
+//! the lines its prompt would carry (prompt figures: every relevant memory reached, the share
+//! of injected lines that are relevant, lines per prompt, empty blocks). With `--louo`, the
+//! injection rule's constants are chosen on the other users and scored on each user in turn
+//! (leave one user out), beside the plain figure of the default rule.
+
+use std::{
+    collections::{BTreeMap, HashMap, HashSet},
+    path::{Path, PathBuf},
+    sync::Arc,
+    time::Instant,
+};
+
+use anyhow::{Context as _, Result, bail};
+use muisti::{
+    Engine, Filter, MemoryId, Namespace, Put, RecallMode, RecallRequest, Timestamp, Written,
+};
+use muisti_agent::{Agent, Injection};
+use serde::{Deserialize, Serialize};
+
+/// One line of the data file.
+#[derive(Debug, Deserialize)]
+#[serde(tag = "type", rename_all = "lowercase")]
+enum Row {
+    Memory {
+        user: String,
+        id: String,
+        text: String,
+        date: String,
+    },
+    Question {
+        user: String,
+        text: String,
+        relevant: Vec<String>,
+        kind: String,
+        asked: String,
+    },
+}
+
+struct Question {
+    user: String,
+    text: String,
+    relevant: Vec<String>,
+    kind: String,
+    asked: Timestamp,
+}
+
+/// What one question scored.
+#[derive(Clone, Debug, Default)]
+struct Outcome {
+    /// The rank (0 is first) of the first relevant memory in recall's top 10.
+    first: Option<usize>,
+    all3: bool,
+    all5: bool,
+    /// The prompt's lines: how many, how many relevant, and whether every relevant memory
+    /// was among them.
+    lines: usize,
+    good: usize,
+    reached: bool,
+}
+
+/// The figures of a set of questions.
+#[derive(Clone, Debug, Default, Serialize)]
+pub(crate) struct Figures {
+    n: usize,
+    #[serde(rename = "hit@1")]
+    hit1: f64,
+    #[serde(rename = "all@3")]
+    all3: f64,
+    #[serde(rename = "hit@5")]
+    hit5: f64,
+    #[serde(rename = "all@5")]
+    all5: f64,
+    mrr: f64,
+    prompt_reached: f64,
+    prompt_precision: f64,
+    lines_per_prompt: f64,
+    no_block: f64,
+}
+
+impl Figures {
+    fn of<'a>(outcomes: impl IntoIterator<Item = &'a Outcome>) -> Self {
+        let mut f = Figures::default();
+        let (mut lines, mut good) = (0, 0);
+        for o in outcomes {
+            f.n += 1;
+            f.hit1 += f64::from(o.first == Some(0));
+            f.hit5 += f64::from(o.first.is_some_and(|r| r < 5));
+            f.all3 += f64::from(o.all3);
+            f.all5 += f64::from(o.all5);
+            f.mrr += o.first.map_or(0.0, |r| 1.0 / (r as f64 + 1.0));
+            f.prompt_reached += f64::from(o.reached);
+            f.no_block += f64::from(o.lines == 0);
+            lines += o.lines;
+            good += o.good;
+        }
+        let n = f.n.max(1) as f64;
+        for v in [
+            &mut f.hit1,
+            &mut f.hit5,
+            &mut f.all3,
+            &mut f.all5,
+            &mut f.mrr,
+            &mut f.prompt_reached,
+            &mut f.no_block,
+        ] {
+            *v /= n;
+        }
+        f.prompt_precision = if lines == 0 {
+            0.0
+        } else {
+            good as f64 / lines as f64
+        };
+        f.lines_per_prompt = lines as f64 / n;
+        f
+    }
+
+    fn line(&self, label: &str) -> String {
+        format!(
+            "{label:<10} n={:3} hit@1 {:.3} all@3 {:.3} hit@5 {:.3} all@5 {:.3} mrr {:.3} | prompt: reached {:.3} precision {:.3} lines {:.1} empty {:.3}",
+            self.n,
+            self.hit1,
+            self.all3,
+            self.hit5,
+            self.all5,
+            self.mrr,
+            self.prompt_reached,
+            self.prompt_precision,
+            self.lines_per_prompt,
+            self.no_block
+        )
+    }
+}
+
+/// The report of a run.
+#[derive(Debug, Serialize)]
+pub(crate) struct Report {
+    /// Per kind, and `all`.
+    figures: BTreeMap<String, Figures>,
+    /// Recall's p50 over the questions, in milliseconds.
+    recall_p50_ms: f64,
+    /// With `--louo`: the prompt's figures with the injection rule chosen on the other
+    /// users, per kind and `all`, and the rule chosen for each user.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    leave_one_user_out: Option<LeaveOneOut>,
+}
+
+#[derive(Debug, Serialize)]
+struct LeaveOneOut {
+    figures: BTreeMap<String, Figures>,
+    chosen: BTreeMap<String, String>,
+}
+
+/// The candidates `--louo` chooses the injection rule among: floors and shares of the best.
+const FLOORS: [f32; 8] = [0.0, 0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.4];
+const SHARES: [f32; 7] = [0.0, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8];
+
+/// The data file: `DIR/memory-qa-dev.jsonl`, or the first `.jsonl` of `DIR`, or `DIR` itself
+/// when it is a file.
+fn data_file(data: &Path) -> Result<PathBuf> {
+    if data.is_file() {
+        return Ok(data.to_path_buf());
+    }
+    let dev = data.join("memory-qa-dev.jsonl");
+    if dev.is_file() {
+        return Ok(dev);
+    }
+    let mut found: Vec<PathBuf> = std::fs::read_dir(data)
+        .with_context(|| format!("reading {}", data.display()))?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|x| x == "jsonl"))
+        .collect();
+    found.sort();
+    found
+        .into_iter()
+        .next()
+        .with_context(|| format!("no .jsonl file in {}", data.display()))
+}
+
+/// A day of the data as a time: noon UTC (the acceptance harness's convention).
+fn noon(day: &str) -> Result<Timestamp> {
+    Timestamp::parse(&format!("{day}T12:00:00Z")).map_err(|e| anyhow::anyhow!("date {day}: {e}"))
+}
+
+/// The agent reads the block only: no model is asked.
+struct NoModel;
+
+impl muisti_agent::Provider for NoModel {
+    fn name(&self) -> &'static str {
+        "openai"
+    }
+    fn model(&self) -> &str {
+        "none"
+    }
+    fn chat(
+        &self,
+        _: &muisti_agent::ChatRequest,
+    ) -> muisti_agent::Result<muisti_agent::ChatResponse> {
+        Err(muisti_agent::AgentError::InvalidInput {
+            field: "provider",
+            reason: "the bench asks no model".into(),
+        })
+    }
+    fn chat_stream(
+        &self,
+        request: &muisti_agent::ChatRequest,
+        _: &mut dyn FnMut(&str),
+    ) -> muisti_agent::Result<muisti_agent::ChatResponse> {
+        self.chat(request)
+    }
+}
+
+/// Runs the set in `data` on a fresh store (`store`'s URL, else a temporary SQLite file).
+pub(crate) fn memory_qa(
+    data: &Path,
+    store: Option<&str>,
+    embedder: Option<Arc<dyn muisti::Embedder>>,
+    mode: RecallMode,
+    louo: bool,
+) -> Result<Report> {
+    let file = data_file(data)?;
+    let text =
+        std::fs::read_to_string(&file).with_context(|| format!("reading {}", file.display()))?;
+    let mut memories: Vec<(String, String, String, Timestamp)> = Vec::new();
+    let mut questions = Vec::new();
+    for (i, line) in text
+        .lines()
+        .enumerate()
+        .filter(|(_, l)| !l.trim().is_empty())
+    {
+        match serde_json::from_str::<Row>(line)
+            .with_context(|| format!("{} line {}", file.display(), i + 1))?
+        {
+            Row::Memory {
+                user,
+                id,
+                text,
+                date,
+            } => memories.push((user, id, text, noon(&date)?)),
+            Row::Question {
+                user,
+                text,
+                relevant,
+                kind,
+                asked,
+            } => questions.push(Question {
+                user,
+                text,
+                relevant,
+                kind,
+                asked: noon(&asked)?,
+            }),
+        }
+    }
+    if questions.is_empty() {
+        bail!("{}: no questions", file.display());
+    }
+    let dir = tempfile::tempdir().context("temporary directory")?;
+    let url = match store {
+        Some(u) => u.to_owned(),
+        None => format!("sqlite://{}", dir.path().join("memory-qa.db").display()),
+    };
+    let engine = Engine::builder(muisti::open_store(&url)?)
+        .embedder(embedder)
+        .build()?;
+    let ns = Namespace::default_ns();
+    // Each user's memories in one batch, dated; the data's ids by the store's.
+    let mut data_id: HashMap<MemoryId, String> = HashMap::new();
+    let mut text_of: HashMap<String, String> = HashMap::new();
+    let mut by_user: BTreeMap<&str, Vec<&(String, String, String, Timestamp)>> = BTreeMap::new();
+    for m in &memories {
+        by_user.entry(m.0.as_str()).or_default().push(m);
+        text_of.insert(m.1.clone(), m.2.clone());
+    }
+    for (user, ms) in &by_user {
+        let puts = ms
+            .iter()
+            .map(|(_, _, text, at)| {
+                let mut put = Put::new(engine.partition(&ns), None, text.as_str());
+                put.owner.user_id = Some((*user).to_owned());
+                put.valid_from = Some(*at);
+                put
+            })
+            .collect();
+        let written: Vec<Written> = engine.remember_many(puts)?;
+        for (m, w) in ms.iter().zip(written) {
+            data_id.insert(w.memory.id, m.1.clone());
+        }
+    }
+    // Recall's figures, and the block with the default rule.
+    let mut outcomes = Vec::with_capacity(questions.len());
+    let mut took = Vec::with_capacity(questions.len());
+    for q in &questions {
+        let mut req = RecallRequest::new(ns.clone(), q.text.as_str(), 10);
+        req.filter = Filter {
+            user_id: Some(q.user.clone()),
+            ..Filter::default()
+        };
+        req.mode = mode;
+        req.as_of = Some(q.asked);
+        let start = Instant::now();
+        let hits = engine.recall(&req)?;
+        took.push(start.elapsed().as_secs_f64() * 1e3);
+        let ranked: Vec<&str> = hits
+            .iter()
+            .map(|h| data_id.get(&h.memory.id).map_or("?", String::as_str))
+            .collect();
+        let relevant: HashSet<&str> = q.relevant.iter().map(String::as_str).collect();
+        let within = |k: usize| {
+            relevant
+                .iter()
+                .all(|r| ranked.iter().take(k).any(|x| x == r))
+        };
+        let mut o = Outcome {
+            first: ranked.iter().position(|r| relevant.contains(r)),
+            all3: within(3),
+            all5: within(5),
+            ..Outcome::default()
+        };
+        prompt(&engine, q, &text_of, Injection::default(), &mut o)?;
+        outcomes.push(o);
+    }
+    took.sort_by(f64::total_cmp);
+    let recall_p50_ms = took[took.len() / 2];
+    let figures = by_kind(&questions, &outcomes);
+    let leave_one_user_out = if louo {
+        Some(leave_one_user_out(
+            &engine, &questions, &text_of, &outcomes,
+        )?)
+    } else {
+        None
+    };
+    Ok(Report {
+        figures,
+        recall_p50_ms,
+        leave_one_user_out,
+    })
+}
+
+/// The agent's block for `q` under `rule`, as its prompt would carry it: its lines, how
+/// many are relevant, and whether every relevant memory reached it.
+fn prompt(
+    engine: &Engine,
+    q: &Question,
+    text_of: &HashMap<String, String>,
+    rule: Injection,
+    o: &mut Outcome,
+) -> Result<()> {
+    let agent = Agent::builder()
+        .memory(engine.clone())
+        .provider(Arc::new(NoModel))
+        .recall_filter(Filter {
+            user_id: Some(q.user.clone()),
+            ..Filter::default()
+        })
+        .as_of(Some(q.asked))
+        .injection(rule)
+        .store_messages(false)
+        .build()?;
+    let block = agent.context(&q.text)?;
+    let lines: Vec<&str> = block.text.lines().filter(|l| l.starts_with("- ")).collect();
+    let texts: Vec<&str> = q
+        .relevant
+        .iter()
+        .filter_map(|r| text_of.get(r).map(String::as_str))
+        .collect();
+    o.lines = lines.len();
+    o.good = lines
+        .iter()
+        .filter(|l| texts.iter().any(|t| l.contains(t)))
+        .count();
+    o.reached = texts.iter().all(|t| lines.iter().any(|l| l.contains(t)));
+    Ok(())
+}
+
+fn by_kind(questions: &[Question], outcomes: &[Outcome]) -> BTreeMap<String, Figures> {
+    let mut kinds: BTreeMap<String, Vec<&Outcome>> = BTreeMap::new();
+    for (q, o) in questions.iter().zip(outcomes) {
+        kinds.entry(q.kind.clone()).or_default().push(o);
+        kinds.entry("all".to_owned()).or_default().push(o);
+    }
+    kinds
+        .into_iter()
+        .map(|(k, os)| (k, Figures::of(os)))
+        .collect()
+}
+
+/// What the choice of a rule maximises on the users it is chosen on: every relevant memory
+/// reached, plus the share of lines that are relevant.
+fn objective(f: &Figures) -> f64 {
+    f.prompt_reached + f.prompt_precision
+}
+
+/// For each user, the rule best on the others (by [`objective`]; the first of the grid on
+/// ties) scored on that user's questions; recall's own figures are the plain run's.
+fn leave_one_user_out(
+    engine: &Engine,
+    questions: &[Question],
+    text_of: &HashMap<String, String>,
+    plain: &[Outcome],
+) -> Result<LeaveOneOut> {
+    let rules: Vec<Injection> = FLOORS
+        .iter()
+        .flat_map(|&floor| SHARES.iter().map(move |&share| Injection { floor, share }))
+        .collect();
+    // Every rule's prompt on every question (recall's figures carried from the plain run).
+    let mut runs: Vec<Vec<Outcome>> = Vec::with_capacity(rules.len());
+    for rule in &rules {
+        let mut outcomes = plain.to_vec();
+        for (q, o) in questions.iter().zip(outcomes.iter_mut()) {
+            prompt(engine, q, text_of, *rule, o)?;
+        }
+        runs.push(outcomes);
+    }
+    let users: Vec<&str> = {
+        let mut u: Vec<&str> = questions.iter().map(|q| q.user.as_str()).collect();
+        u.dedup();
+        u
+    };
+    let mut held = plain.to_vec();
+    let mut chosen = BTreeMap::new();
+    for user in users {
+        let others = |run: &[Outcome]| {
+            Figures::of(
+                questions
+                    .iter()
+                    .zip(run)
+                    .filter(|(q, _)| q.user != user)
+                    .map(|(_, o)| o),
+            )
+        };
+        let mut best = 0;
+        let mut best_score = f64::NEG_INFINITY;
+        for (i, run) in runs.iter().enumerate() {
+            let s = objective(&others(run));
+            if s > best_score + 1e-12 {
+                best = i;
+                best_score = s;
+            }
+        }
+        for (i, q) in questions.iter().enumerate() {
+            if q.user == user {
+                held[i] = runs[best][i].clone();
+            }
+        }
+        let r = rules[best];
+        chosen.insert(
+            user.to_owned(),
+            format!("floor {} share {}", r.floor, r.share),
+        );
+    }
+    Ok(LeaveOneOut {
+        figures: by_kind(questions, &held),
+        chosen,
+    })
+}
+
+impl Report {
+    /// The report as lines of text.
+    pub(crate) fn lines(&self) -> Vec<String> {
+        let mut out = Vec::new();
+        let order = |k: &&String| (k.as_str() == "all", (*k).clone());
+        let mut kinds: Vec<&String> = self.figures.keys().collect();
+        kinds.sort_by_key(order);
+        for k in kinds {
+            out.push(self.figures[k].line(k));
+        }
+        out.push(format!("recall p50 {:.3} ms", self.recall_p50_ms));
+        if let Some(l) = &self.leave_one_user_out {
+            out.push("leave-one-user-out (the injection rule chosen on the other users):".into());
+            let mut kinds: Vec<&String> = l.figures.keys().collect();
+            kinds.sort_by_key(order);
+            for k in kinds {
+                out.push(format!("  {}", l.figures[k].line(k)));
+            }
+            out.push(format!(
+                "  chosen: {}",
+                l.chosen
+                    .iter()
+                    .map(|(u, r)| format!("{u} → {r}"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ));
+        }
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn outcome(first: Option<usize>, lines: usize, good: usize, reached: bool) -> Outcome {
+        Outcome {
+            first,
+            all3: first.is_some_and(|r| r < 3),
+            all5: first.is_some_and(|r| r < 5),
+            lines,
+            good,
+            reached,
+        }
+    }
+
+    #[test]
+    fn figures_count_ranks_lines_and_reach() {
+        let f = Figures::of(&[
+            outcome(Some(0), 2, 1, true),
+            outcome(Some(3), 3, 0, false),
+            outcome(None, 0, 0, false),
+        ]);
+        assert_eq!(f.n, 3);
+        assert!((f.hit1 - 1.0 / 3.0).abs() < 1e-9);
+        assert!((f.hit5 - 2.0 / 3.0).abs() < 1e-9);
+        assert!((f.mrr - (1.0 + 0.25) / 3.0).abs() < 1e-9);
+        assert!((f.prompt_reached - 1.0 / 3.0).abs() < 1e-9);
+        assert!((f.prompt_precision - 1.0 / 5.0).abs() < 1e-9);
+        assert!((f.lines_per_prompt - 5.0 / 3.0).abs() < 1e-9);
+        assert!((f.no_block - 1.0 / 3.0).abs() < 1e-9);
+    }
+
+    #[test]
+    fn a_question_is_read_with_its_kind_and_time() {
+        let row: Row = serde_json::from_str(
+            r#"{"type":"question","user":"d01","id":"d01-q05","text":"What's my occupation now?","relevant":["d01-m28"],"kind":"update","asked":"2025-11-04"}"#,
+        )
+        .expect("a question");
+        let Row::Question { kind, asked, .. } = row else {
+            panic!("not a question");
+        };
+        assert_eq!(kind, "update");
+        assert_eq!(
+            noon(&asked).expect("a day"),
+            Timestamp::parse("2025-11-04T12:00:00Z").expect("a time")
+        );
+    }
+}

@@ -506,3 +506,77 @@ fn a_model_chooses_which_entity_an_ambiguous_name_means() {
     );
     assert!(asked.contains("Alice from work called me"), "{asked}");
 }
+
+/// A user with 50 declarative entries and 1,000 memories learned over time: every entry
+/// is in the prompt, first, and recall adds the few memories that match the message (the
+/// one relevant among them), all within the block's cap; the learned memories are recalled
+/// by relevance, never all injected.
+#[test]
+fn fifty_entries_and_a_thousand_memories_stay_within_the_cap_with_the_relevant_one_in() {
+    let server = Server::start(vec![openai_reply("ok")]);
+    let memory = memory();
+    for i in 0..50 {
+        declare(
+            &memory,
+            "ada",
+            &format!("standing preference number {i}: keep it short"),
+            Category::Preference,
+        );
+    }
+    let topics = [
+        "gardening",
+        "chess",
+        "cycling",
+        "baking",
+        "astronomy",
+        "pottery",
+        "sailing",
+        "knitting",
+    ];
+    let puts: Vec<Put> = (0..1000)
+        .map(|i| {
+            let text = if i == 617 {
+                "My sister Ingrid lives in Bergen and teaches violin".to_owned()
+            } else {
+                format!(
+                    "note {i}: spent the evening on {} again",
+                    topics[i % topics.len()]
+                )
+            };
+            let mut p = Put::new(memory.partition(&Namespace::default_ns()), None, text);
+            p.owner.user_id = Some("ada".into());
+            p
+        })
+        .collect();
+    memory.remember_many(puts).expect("learned memories");
+    let agent = agent(ProviderKind::OpenAi, &server, &memory)
+        .recall_filter(for_ada())
+        .build()
+        .expect("agent");
+    agent
+        .send("Where does my sister Ingrid live?")
+        .expect("reply");
+    let got = last_prompt(&server.requests()[0]);
+    let block = got.split("\n\n[User message]").next().expect("a block");
+    let lines: Vec<&str> = block.lines().filter(|l| l.starts_with("- ")).collect();
+    assert!(block.len() <= MAX_BLOCK_BYTES + 100, "{}", block.len());
+    assert_eq!(
+        lines
+            .iter()
+            .filter(|l| l.starts_with("- preference: standing preference"))
+            .count(),
+        50,
+        "every entry, first: {block}"
+    );
+    let recalled: Vec<&&str> = lines.iter().skip(50).collect();
+    assert!(
+        recalled
+            .iter()
+            .any(|l| l.contains("Ingrid lives in Bergen")),
+        "the relevant memory: {block}"
+    );
+    assert!(
+        recalled.len() <= 3,
+        "recalled by relevance, not all: {block}"
+    );
+}

@@ -62,6 +62,11 @@ struct Outcome {
     lines: usize,
     good: usize,
     reached: bool,
+    /// Of recall's top 10: hits scoring at least `RELEVANT_SCORE` that are relevant, that
+    /// are not, and relevant memories scoring below it (or not returned).
+    matched_relevant: usize,
+    matched_other: usize,
+    missed_relevant: usize,
 }
 
 /// The figures of a set of questions.
@@ -81,13 +86,22 @@ pub(crate) struct Figures {
     prompt_precision: f64,
     lines_per_prompt: f64,
     no_block: f64,
+    /// "score ≥ RELEVANT_SCORE" as a test of relevance over recall's top 10: the share of
+    /// the hits it calls a match that are relevant, and the share of relevant memories it
+    /// calls a match.
+    score_precision: f64,
+    score_recall: f64,
 }
 
 impl Figures {
     fn of<'a>(outcomes: impl IntoIterator<Item = &'a Outcome>) -> Self {
         let mut f = Figures::default();
         let (mut lines, mut good) = (0, 0);
+        let (mut hit, mut other, mut missed) = (0, 0, 0);
         for o in outcomes {
+            hit += o.matched_relevant;
+            other += o.matched_other;
+            missed += o.missed_relevant;
             f.n += 1;
             f.hit1 += f64::from(o.first == Some(0));
             f.hit5 += f64::from(o.first.is_some_and(|r| r < 5));
@@ -117,12 +131,21 @@ impl Figures {
             good as f64 / lines as f64
         };
         f.lines_per_prompt = lines as f64 / n;
+        let share = |a: usize, b: usize| {
+            if a + b == 0 {
+                0.0
+            } else {
+                a as f64 / (a + b) as f64
+            }
+        };
+        f.score_precision = share(hit, other);
+        f.score_recall = share(hit, missed);
         f
     }
 
     fn line(&self, label: &str) -> String {
         format!(
-            "{label:<10} n={:3} hit@1 {:.3} all@3 {:.3} hit@5 {:.3} all@5 {:.3} mrr {:.3} | prompt: reached {:.3} precision {:.3} lines {:.1} empty {:.3}",
+            "{label:<10} n={:3} hit@1 {:.3} all@3 {:.3} hit@5 {:.3} all@5 {:.3} mrr {:.3} | prompt: reached {:.3} precision {:.3} lines {:.1} empty {:.3} | score>=RELEVANT: precision {:.3} recall {:.3}",
             self.n,
             self.hit1,
             self.all3,
@@ -132,7 +155,9 @@ impl Figures {
             self.prompt_reached,
             self.prompt_precision,
             self.lines_per_prompt,
-            self.no_block
+            self.no_block,
+            self.score_precision,
+            self.score_recall
         )
     }
 }
@@ -316,10 +341,23 @@ pub(crate) fn memory_qa(
                 .iter()
                 .all(|r| ranked.iter().take(k).any(|x| x == r))
         };
+        let matched = |h: &muisti::RecallHit| h.score >= muisti::RELEVANT_SCORE;
+        let is_relevant = |h: &muisti::RecallHit| {
+            data_id
+                .get(&h.memory.id)
+                .is_some_and(|d| relevant.contains(d.as_str()))
+        };
+        let matched_relevant = hits.iter().filter(|h| matched(h) && is_relevant(h)).count();
         let mut o = Outcome {
             first: ranked.iter().position(|r| relevant.contains(r)),
             all3: within(3),
             all5: within(5),
+            matched_relevant,
+            matched_other: hits
+                .iter()
+                .filter(|h| matched(h) && !is_relevant(h))
+                .count(),
+            missed_relevant: relevant.len() - matched_relevant,
             ..Outcome::default()
         };
         prompt(&engine, q, &text_of, Injection::default(), &mut o)?;
@@ -503,6 +541,7 @@ mod tests {
             lines,
             good,
             reached,
+            ..Outcome::default()
         }
     }
 

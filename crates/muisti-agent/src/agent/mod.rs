@@ -382,7 +382,7 @@ impl Agent {
                 }),
             None => Vec::new(),
         };
-        match memory.recall(&req) {
+        match recall_with_shared(memory, &req) {
             Ok(hits) => {
                 let mut entries: Vec<(String, String, String)> = declarative
                     .iter()
@@ -556,4 +556,23 @@ fn corrupted(namespace: &str, id: &str, e: impl std::fmt::Display) -> AgentError
         location: format!("{namespace}/{id}"),
         reason: e.to_string(),
     })
+}
+
+/// Recall for a user's block: the user's own memories and the tenant's shared ones (of no
+/// user) ranked together by recall's score (scores are absolute, so two recalls compare),
+/// the best `req.limit`; for no user, the shared ones alone.
+fn recall_with_shared(
+    memory: &Engine,
+    req: &RecallRequest,
+) -> muisti::Result<Vec<muisti::RecallHit>> {
+    let mut hits = memory.recall(req)?;
+    if req.filter.user_id.is_some() {
+        let mut shared = req.clone();
+        shared.filter.user_id = None;
+        shared.filter.without_user = true;
+        hits.extend(memory.recall(&shared)?);
+        hits.sort_by(|a, b| b.score.total_cmp(&a.score));
+        hits.truncate(req.limit);
+    }
+    Ok(hits)
 }

@@ -580,3 +580,42 @@ fn fifty_entries_and_a_thousand_memories_stay_within_the_cap_with_the_relevant_o
         "recalled by relevance, not all: {block}"
     );
 }
+
+/// A user's block holds their own memories and the tenant's shared ones (of no user),
+/// ranked together by recall's score; another user's memories never.
+#[test]
+fn a_users_block_ranks_their_memories_and_the_shared_ones_together() {
+    let server = Server::start(vec![openai_reply("ok")]);
+    let memory = memory();
+    let write = |text: &str, user: Option<&str>| {
+        let mut p = Put::new(memory.partition(&Namespace::default_ns()), None, text);
+        p.owner.user_id = user.map(str::to_owned);
+        memory.remember(p).expect("write");
+    };
+    write(
+        "The office wifi network is called Harbour and its password is taped to the fridge",
+        None,
+    );
+    write(
+        "My laptop connects to the office wifi only on the 5 GHz band",
+        Some("ada"),
+    );
+    write(
+        "Bob's laptop never connects to the office wifi",
+        Some("bob"),
+    );
+    let agent = agent(ProviderKind::OpenAi, &server, &memory)
+        .recall_filter(for_ada())
+        .build()
+        .expect("agent");
+    agent
+        .send("How does my laptop get on the office wifi?")
+        .expect("reply");
+    let got = last_prompt(&server.requests()[0]);
+    assert!(
+        got.contains("only on the 5 GHz band"),
+        "the user's own: {got}"
+    );
+    assert!(got.contains("taped to the fridge"), "the shared one: {got}");
+    assert!(!got.contains("Bob's laptop"), "never another user's: {got}");
+}

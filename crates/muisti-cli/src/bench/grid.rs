@@ -205,14 +205,7 @@ pub(super) fn locomo(
     };
     let Some(grid) = grid else {
         let report = run(&plain, "locomo.db")?;
-        if json {
-            outln!("{}", serde_json::to_string_pretty(&report)?)?;
-        } else {
-            for line in report.lines() {
-                outln!("{line}")?;
-            }
-        }
-        return Ok(());
+        return super::print_report(&report, &report.lines(), json);
     };
     let settings = plain.grid(grid)?;
     if store.is_some() && settings.iter().any(|s| s.graph > 0.0) {

@@ -565,14 +565,7 @@ pub(crate) fn run(cmd: &BenchCommand, cli: &crate::Cli, json: bool) -> Result<()
             let embedder = muisti::embedder_from_spec(cli.embedder(), cli.embed_url.as_deref())?;
             let report =
                 memory_qa::memory_qa(data, cli.store.as_deref(), embedder, mode.parse()?, *louo)?;
-            if json {
-                outln!("{}", serde_json::to_string_pretty(&report)?)?;
-            } else {
-                for line in report.lines() {
-                    outln!("{line}")?;
-                }
-            }
-            return Ok(());
+            return print_report(&report, &report.lines(), json);
         }
         BenchCommand::Locomo {
             data,
@@ -689,6 +682,18 @@ pub(crate) fn run(cmd: &BenchCommand, cli: &crate::Cli, json: bool) -> Result<()
 /// The settings `muisti bench locomo --loco` chooses among by default: the fusion of the two
 /// retrievers and the candidates each gives.
 const DEFAULT_LOCO_GRID: &str = "fusion=weighted:0.5,weighted:0.6,weighted:0.7,weighted:0.8,weighted:0.9,rrf:60;candidates=50,100";
+
+/// A bench's report: as JSON with `--json`, else its lines of text.
+fn print_report(report: &impl Serialize, lines: &[String], json: bool) -> Result<()> {
+    if json {
+        outln!("{}", serde_json::to_string_pretty(report)?)?;
+    } else {
+        for line in lines {
+            outln!("{line}")?;
+        }
+    }
+    Ok(())
+}
 
 #[cfg(test)]
 mod tests {

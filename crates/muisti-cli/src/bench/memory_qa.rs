@@ -182,7 +182,7 @@ struct LeaveOneOut {
 }
 
 /// The candidates `--louo` chooses the injection rule among: floors and shares of the best.
-const FLOORS: [f32; 8] = [0.0, 0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.4];
+const FLOORS: [f32; 10] = [0.0, 0.02, 0.03, 0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.4];
 const SHARES: [f32; 7] = [0.0, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8];
 
 /// The data file: `DIR/memory-qa-dev.jsonl`, or the first `.jsonl` of `DIR`, or `DIR` itself
@@ -205,6 +205,26 @@ fn data_file(data: &Path) -> Result<PathBuf> {
         .into_iter()
         .next()
         .with_context(|| format!("no .jsonl file in {}", data.display()))
+}
+
+/// An injection rule written `FLOOR,SHARE`.
+pub(crate) fn parse_injection(s: &str) -> Result<Injection> {
+    let (floor, share) = s
+        .split_once(',')
+        .context("--injection: give FLOOR,SHARE (for example 0.05,0.4)")?;
+    let rule = Injection {
+        floor: floor
+            .trim()
+            .parse()
+            .context("--injection: FLOOR is a number")?,
+        share: share
+            .trim()
+            .parse()
+            .context("--injection: SHARE is a number")?,
+    };
+    rule.validate()
+        .map_err(|e| anyhow::anyhow!("--injection: {e}"))?;
+    Ok(rule)
 }
 
 /// A day of the data as a time: noon UTC (the acceptance harness's convention).
@@ -246,6 +266,7 @@ pub(crate) fn memory_qa(
     store: Option<&str>,
     embedder: Option<Arc<dyn muisti::Embedder>>,
     mode: RecallMode,
+    rule: Injection,
     louo: bool,
 ) -> Result<Report> {
     let file = data_file(data)?;
@@ -290,8 +311,14 @@ pub(crate) fn memory_qa(
         Some(u) => u.to_owned(),
         None => format!("sqlite://{}", dir.path().join("memory-qa.db").display()),
     };
+    // Accesses are not counted: a recall would change the next one's scores, and every
+    // rule of `--louo` must see the same memories.
     let engine = Engine::builder(muisti::open_store(&url)?)
         .embedder(embedder)
+        .recall_config(muisti::RecallConfig {
+            track_access: false,
+            ..muisti::RecallConfig::default()
+        })
         .build()?;
     let ns = Namespace::default_ns();
     // Each user's memories in one batch, dated; the data's ids by the store's.
@@ -360,7 +387,7 @@ pub(crate) fn memory_qa(
             missed_relevant: relevant.len() - matched_relevant,
             ..Outcome::default()
         };
-        prompt(&engine, q, &text_of, Injection::default(), &mut o)?;
+        prompt(&engine, q, &text_of, rule, &mut o)?;
         outcomes.push(o);
     }
     took.sort_by(f64::total_cmp);

@@ -143,9 +143,12 @@ pub(crate) enum BenchCommand {
         #[arg(long, default_value = "hybrid")]
         mode: String,
         /// Leave one user out: the block's injection rule chosen on the other users, scored
-        /// on each user in turn, printed beside the default rule's figures.
+        /// on each user in turn, printed beside the plain run's figures.
         #[arg(long)]
         louo: bool,
+        /// The plain run's injection rule, FLOOR,SHARE (default: the agent's).
+        #[arg(long, value_name = "FLOOR,SHARE")]
+        injection: Option<String>,
     },
     /// Retrieval quality (recall@k) and speed on LoCoMo conversations.
     Locomo {
@@ -561,10 +564,25 @@ pub(crate) fn run(cmd: &BenchCommand, cli: &crate::Cli, json: bool) -> Result<()
             let embedder = muisti::embedder_from_spec(cli.embedder(), cli.embed_url.as_deref())?;
             return conflicts(data, embedder, *errors, json);
         }
-        BenchCommand::MemoryQa { data, mode, louo } => {
+        BenchCommand::MemoryQa {
+            data,
+            mode,
+            louo,
+            injection,
+        } => {
             let embedder = muisti::embedder_from_spec(cli.embedder(), cli.embed_url.as_deref())?;
-            let report =
-                memory_qa::memory_qa(data, cli.store.as_deref(), embedder, mode.parse()?, *louo)?;
+            let rule = match injection {
+                None => muisti_agent::Injection::default(),
+                Some(s) => memory_qa::parse_injection(s)?,
+            };
+            let report = memory_qa::memory_qa(
+                data,
+                cli.store.as_deref(),
+                embedder,
+                mode.parse()?,
+                rule,
+                *louo,
+            )?;
             return print_report(&report, &report.lines(), json);
         }
         BenchCommand::Locomo {

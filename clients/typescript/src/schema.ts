@@ -2099,6 +2099,8 @@ export interface components {
             filters?: null | components["schemas"]["Filters"];
             /** @description Archived memories too (their text read back from the archive; slower). */
             include_archived?: boolean;
+            /** @description Memories a newer one replaced (state `superseded`) too (left out by default). */
+            include_superseded?: boolean;
             /** @description How many hits at most (default 10, at most 1,000). */
             limit?: number | null;
             /**

@@ -735,6 +735,9 @@ pub(crate) struct SearchArgs {
     /// query mean then, and only the memories true then are returned.
     #[arg(long, value_name = "TIME")]
     pub(crate) as_of: Option<String>,
+    /// Memories a newer one replaced (state superseded) too (left out by default).
+    #[arg(long)]
+    pub(crate) include_superseded: bool,
     #[command(flatten)]
     pub(crate) filter: FilterArgs,
     #[command(flatten)]

@@ -197,6 +197,7 @@ pub(crate) fn run(m: &dyn Memories, command: Command, json: bool) -> Result<Exit
                 include_archived: a.include_archived,
                 cluster: a.cluster,
                 as_of: a.as_of,
+                include_superseded: a.include_superseded,
             })?;
             print_hits(&result.hits, json)?;
             Ok(ExitCode::SUCCESS)

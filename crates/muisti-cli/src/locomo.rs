@@ -277,6 +277,7 @@ pub(crate) fn run(opts: Options<'_>) -> Result<Report> {
                 include_archived: false,
                 cluster: None,
                 as_of: None,
+                include_superseded: false,
             };
             let start = Instant::now();
             let hits = engine.recall(&req)?;

@@ -217,6 +217,7 @@ pub(crate) fn run(
             include_archived: false,
             cluster: None,
             as_of: None,
+            include_superseded: false,
         })
         .collect();
     let timed = |req: &RecallRequest| -> Result<f64> {

@@ -1310,6 +1310,8 @@ class RecallQuery(Wire):
     filters: Optional[Filters] = None
     include_archived: Optional[bool] = None
     """Archived memories too (their text read back from the archive; slower)."""
+    include_superseded: Optional[bool] = None
+    """Memories a newer one replaced (state `superseded`) too (left out by default)."""
     limit: Optional[int] = None
     """How many hits at most (default 10, at most 1,000)."""
     min_score: Optional[float] = None

@@ -389,6 +389,9 @@ pub struct RecallQuery {
     /// query mean then, and only the memories true then are returned.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub as_of: Option<String>,
+    /// Memories a newer one replaced (state `superseded`) too (left out by default).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub include_superseded: bool,
 }
 
 /// The query of `GET /v1/memories/{id}/similar`.

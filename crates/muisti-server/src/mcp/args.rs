@@ -170,6 +170,9 @@ pub struct RecallArgs {
     /// query mean then, and only the memories true then are returned.
     #[serde(default)]
     pub as_of: Option<String>,
+    /// Memories a newer one replaced (state superseded) too (left out by default).
+    #[serde(default)]
+    pub include_superseded: bool,
     /// Only memories of this scope.
     #[serde(default)]
     pub scope: Option<String>,

@@ -190,6 +190,7 @@ impl MuistiMcp {
             include_archived: a.include_archived,
             cluster: a.cluster,
             as_of: a.as_of,
+            include_superseded: a.include_superseded,
         };
         let result = self.run(&ctx, move |e| ops::recall(&e, q)).await?;
         structured(&result)

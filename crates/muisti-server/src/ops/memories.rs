@@ -307,6 +307,7 @@ pub fn recall(engine: &Engine, q: api::RecallQuery) -> Result<api::RecallResult>
     req.include_archived = q.include_archived;
     req.cluster = q.cluster;
     req.as_of = timestamp("as_of", q.as_of.as_deref())?;
+    req.include_superseded = q.include_superseded;
     Ok(hits_out(engine.recall(&req)?, q.explain))
 }
 

@@ -50,6 +50,7 @@ impl Engine {
                 let mut all = list_all(&*self.core.store, &partition, &req.filter)?;
                 all.retain(|m| {
                     crate::declarative::readable(&req.filter, m)
+                        && req.admits_state(m.state)
                         && req.as_of.is_none_or(|at| RecallRequest::true_at(m, at))
                 });
                 let mut hits = recall::overlap(all, &req.query, req.limit);

@@ -309,6 +309,10 @@ pub struct RecallRequest {
     /// written, at or before it; their `valid_until`, if any, after it).
     #[serde(default)]
     pub as_of: Option<muisti_core::Timestamp>,
+    /// Memories a newer one replaced (state `superseded`) too: left out by default, since
+    /// what they said is no longer so.
+    #[serde(default)]
+    pub include_superseded: bool,
 }
 
 impl RecallRequest {
@@ -336,6 +340,18 @@ impl RecallRequest {
             include_archived: false,
             cluster: None,
             as_of: None,
+            include_superseded: false,
+        }
+    }
+
+    /// Whether the request admits a memory in `state`: an archived one only when asked
+    /// for archived memories, a superseded one only when asked for superseded ones. The one
+    /// rule of which states a recall returns.
+    pub fn admits_state(&self, state: muisti_core::MemoryState) -> bool {
+        match state {
+            muisti_core::MemoryState::Active => true,
+            muisti_core::MemoryState::Archived => self.include_archived,
+            muisti_core::MemoryState::Superseded => self.include_superseded,
         }
     }
 

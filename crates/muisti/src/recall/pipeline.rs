@@ -4,8 +4,7 @@
 use std::{collections::HashMap, sync::Arc};
 
 use muisti_core::{
-    IdMap, IdSet, MemoryId, MemoryState, Partition, RankFields, Result, Scored, Store, Tenant,
-    Timestamp,
+    IdMap, IdSet, MemoryId, Partition, RankFields, Result, Scored, Store, Tenant, Timestamp,
 };
 use muisti_embed::Embedder;
 
@@ -121,7 +120,7 @@ pub(crate) fn run(
     // An archived memory the graph named has no text here unless asked for.
     hits.retain(|h| {
         crate::declarative::readable(&req.filter, &h.memory)
-            && (req.include_archived || h.memory.state != MemoryState::Archived)
+            && req.admits_state(h.memory.state)
             && req
                 .as_of
                 .is_none_or(|at| RecallRequest::true_at(&h.memory, at))

@@ -416,3 +416,64 @@ fn a_recall_as_of_a_time_knows_what_was_true_then_on_every_backend() {
         },
     );
 }
+
+/// A memory a newer one replaced (state superseded) is left out of recall unless asked for:
+/// what it said is no longer so.
+#[test]
+fn a_superseded_memory_is_recalled_only_when_asked_for_on_every_backend() {
+    on_every_backend(
+        |store| Engine::builder(store).build().expect("engine"),
+        |url, e| {
+            let n = "superseded";
+            let old = e
+                .remember(dated(&e, n, "I work as a hospital pharmacist", MAY_2023))
+                .expect("write")
+                .memory;
+            let new = e
+                .remember(dated(
+                    &e,
+                    n,
+                    "I work as a medical information manager now",
+                    AUGUST_2023,
+                ))
+                .expect("write")
+                .memory;
+            let patch = muisti::Patch {
+                state: Some(muisti::MemoryState::Superseded),
+                superseded_by: Some(new.id),
+                ..muisti::Patch::default()
+            };
+            e.update(muisti::UpdateRequest::new(
+                muisti::Locator::Id {
+                    tenant: e.tenant().clone(),
+                    id: old.id,
+                },
+                patch,
+            ))
+            .expect("superseded");
+            let mut req = RecallRequest::new(ns(n), "where do I work as a pharmacist", 10);
+            let ids = |req: &RecallRequest| -> Vec<MemoryId> {
+                e.recall(req)
+                    .expect("recall")
+                    .iter()
+                    .map(|h| h.memory.id)
+                    .collect()
+            };
+            let default = ids(&req);
+            assert!(default.contains(&new.id), "{url}: {default:?}");
+            assert!(
+                !default.contains(&old.id),
+                "{url}: superseded left out: {default:?}"
+            );
+            req.include_superseded = true;
+            let all = ids(&req);
+            assert!(
+                all.contains(&old.id) && all.contains(&new.id),
+                "{url}: {all:?}"
+            );
+            req.include_superseded = false;
+            req.mode = muisti::RecallMode::Overlap;
+            assert!(!ids(&req).contains(&old.id), "{url}: overlap recall too");
+        },
+    );
+}

@@ -278,6 +278,7 @@ pub(crate) fn run(opts: Options<'_>) -> Result<Report> {
                 cluster: None,
                 as_of: None,
                 include_superseded: false,
+                include_shared: false,
             };
             let start = Instant::now();
             let hits = engine.recall(&req)?;

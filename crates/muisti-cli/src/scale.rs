@@ -218,6 +218,7 @@ pub(crate) fn run(
             cluster: None,
             as_of: None,
             include_superseded: false,
+            include_shared: false,
         })
         .collect();
     let timed = |req: &RecallRequest| -> Result<f64> {

@@ -368,6 +368,8 @@ impl Agent {
         let mut req = RecallRequest::new(Namespace::default_ns(), message, n);
         req.filter = self.inner.filter.clone();
         req.as_of = self.inner.as_of;
+        // A user's block holds the tenant's shared memories beside the user's own.
+        req.include_shared = true;
         // A user's memories are theirs alone: an agent acting for no user is given only
         // the memories of no user.
         req.filter.without_user = req.filter.user_id.is_none();
@@ -382,7 +384,7 @@ impl Agent {
                 }),
             None => Vec::new(),
         };
-        match recall_with_shared(memory, &req) {
+        match memory.recall(&req) {
             Ok(hits) => {
                 let mut entries: Vec<(String, String, String)> = declarative
                     .iter()
@@ -556,23 +558,4 @@ fn corrupted(namespace: &str, id: &str, e: impl std::fmt::Display) -> AgentError
         location: format!("{namespace}/{id}"),
         reason: e.to_string(),
     })
-}
-
-/// Recall for a user's block: the user's own memories and the tenant's shared ones (of no
-/// user) ranked together by recall's score (scores are absolute, so two recalls compare),
-/// the best `req.limit`; for no user, the shared ones alone.
-fn recall_with_shared(
-    memory: &Engine,
-    req: &RecallRequest,
-) -> muisti::Result<Vec<muisti::RecallHit>> {
-    let mut hits = memory.recall(req)?;
-    if req.filter.user_id.is_some() {
-        let mut shared = req.clone();
-        shared.filter.user_id = None;
-        shared.filter.without_user = true;
-        hits.extend(memory.recall(&shared)?);
-        hits.sort_by(|a, b| b.score.total_cmp(&a.score));
-        hits.truncate(req.limit);
-    }
-    Ok(hits)
 }

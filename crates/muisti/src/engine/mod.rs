@@ -203,7 +203,7 @@ impl Engine {
     /// The same engine confined to another tenant.
     pub fn with_tenant(&self, tenant: Tenant) -> Self {
         let mut e = self.clone();
-        e.core.tenant = tenant;
+        e.core = self.core.with_tenant(tenant);
         e
     }
 

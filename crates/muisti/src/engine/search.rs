@@ -48,6 +48,9 @@ impl Engine {
         let (mode, hits) = match req.mode {
             RecallMode::Overlap => {
                 let mut all = list_all(&*self.core.store, &partition, &req.filter)?;
+                if let Some(shared) = req.shared_filter() {
+                    all.extend(list_all(&*self.core.store, &partition, &shared)?);
+                }
                 all.retain(|m| {
                     crate::declarative::readable(&req.filter, m)
                         && req.admits_state(m.state)
@@ -82,6 +85,20 @@ impl Engine {
                         n,
                     )?,
                 };
+                if let Some(filter) = req.shared_filter().filter(|_| req.cluster.is_none()) {
+                    let shared = RecallRequest {
+                        filter,
+                        ..req.clone()
+                    };
+                    let more = recall::Candidates::from_store(
+                        &*self.core.store,
+                        &partition,
+                        &shared,
+                        q.as_deref(),
+                        n,
+                    )?;
+                    candidates = candidates.merge(more, n);
+                }
                 if req.include_archived {
                     let more = self.lifecycle().archived_candidates(
                         &partition,

@@ -313,6 +313,11 @@ pub struct RecallRequest {
     /// what they said is no longer so.
     #[serde(default)]
     pub include_superseded: bool,
+    /// With a user in the filter, the tenant's shared memories (of no user) too, ranked
+    /// with the user's own in one recall (the query embedded once, both candidate lists
+    /// merged). Never another user's.
+    #[serde(default)]
+    pub include_shared: bool,
 }
 
 impl RecallRequest {
@@ -341,7 +346,19 @@ impl RecallRequest {
             cluster: None,
             as_of: None,
             include_superseded: false,
+            include_shared: false,
         }
+    }
+
+    /// The filter of the tenant's shared memories beside the user's
+    /// ([`RecallRequest::include_shared`]): the same filter, of no user. `None` when the
+    /// request does not ask for them or names no user.
+    pub(crate) fn shared_filter(&self) -> Option<Filter> {
+        (self.include_shared && self.filter.user_id.is_some()).then(|| Filter {
+            user_id: None,
+            without_user: true,
+            ..self.filter.clone()
+        })
     }
 
     /// Whether the request admits a memory in `state`: an archived one only when asked

@@ -356,6 +356,15 @@ fn word_matching_credits_the_memory_that_means_the_asked_words_on_every_backend(
     );
 }
 
+/// The ids `req` recalls, best first.
+fn recalled(e: &Engine, req: &RecallRequest) -> Vec<MemoryId> {
+    e.recall(req)
+        .expect("recall")
+        .iter()
+        .map(|h| h.memory.id)
+        .collect()
+}
+
 /// A recall as of a time knows only what was true then: a memory dated after it is not
 /// returned, one that stopped being true by then is not either, and a period the question
 /// names ("last month") is read from that time, not from now.
@@ -378,13 +387,7 @@ fn a_recall_as_of_a_time_knows_what_was_true_then_on_every_backend() {
             let mut ended = dated(&e, n, "I live in a rented flat in Faro", MAY_2023);
             ended.valid_until = Some(Timestamp::from_millis(JULY_2023));
             let faro = e.remember(ended).expect("write").memory.id;
-            let ids = |req: &RecallRequest| -> Vec<MemoryId> {
-                e.recall(req)
-                    .expect("recall")
-                    .iter()
-                    .map(|h| h.memory.id)
-                    .collect()
-            };
+            let ids = |req: &RecallRequest| recalled(&e, req);
             let mut req = RecallRequest::new(ns(n), "where do I live", 10);
             let now = ids(&req);
             assert!(
@@ -452,13 +455,7 @@ fn a_superseded_memory_is_recalled_only_when_asked_for_on_every_backend() {
             ))
             .expect("superseded");
             let mut req = RecallRequest::new(ns(n), "where do I work as a pharmacist", 10);
-            let ids = |req: &RecallRequest| -> Vec<MemoryId> {
-                e.recall(req)
-                    .expect("recall")
-                    .iter()
-                    .map(|h| h.memory.id)
-                    .collect()
-            };
+            let ids = |req: &RecallRequest| recalled(&e, req);
             let default = ids(&req);
             assert!(default.contains(&new.id), "{url}: {default:?}");
             assert!(

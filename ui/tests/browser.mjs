@@ -124,6 +124,19 @@ await visit('recall', `/ui/recall?query=${encodeURIComponent(fx.search.query)}&u
 check(await page.locator('.hits li').first().getByRole('img', { name: /^relevance / }).count() === 1,
   'recall hits show their signals');
 
+// A changed fact: with superseded memories asked for, each hit shows its state and when it
+// was true.
+for (const [content, day] of [['I live in Lisbon, near the river.', '2024-03-01'], ['Moved to Porto last week.', '2024-09-01']]) {
+  await api(fx.base, 'POST', '/v1/memories', { body: { content, user_id: 'ui-changed', valid_from: `${day}T12:00:00Z` } });
+}
+await visit('recall-superseded', `/ui/recall?query=${encodeURIComponent('where do I live, Lisbon?')}&user_id=ui-changed&include_superseded=true`,
+  () => page.locator('.hits li', { hasText: 'Porto' }).first().waitFor());
+const stateOf = async (what) => page.locator('.hits li', { hasText: what }).first().locator('.state').textContent();
+check(await stateOf('Lisbon') === 'superseded' && await stateOf('Porto') === 'active',
+  'recall hits show their state: the older home superseded by the newer');
+check((await page.locator('.hits li', { hasText: 'Lisbon' }).first().textContent()).includes('true 2024-03-01 – 2024-09-01'),
+  'a superseded hit shows when it was true');
+
 // Declarative: accept a pending confirmation.
 await visit('declarative', `/ui/declarative?user_id=${encodeURIComponent(fx.proposal.user)}`,
   () => page.locator('.proposals li', { hasText: fx.proposal.content }).waitFor());

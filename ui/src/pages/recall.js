@@ -25,6 +25,19 @@ function Bar({ label, value, raw }) {
     <span class="num">${Number(raw ?? value).toFixed(3)}</span></span>`;
 }
 
+// A datetime-local value ("2025-11-04T12:00") as the API's RFC 3339 time, read as UTC.
+function asOf(v) {
+  if (!v) return undefined;
+  return v.length === 16 ? `${v}:00Z` : v;
+}
+
+// When a memory was true: from its valid_from (else when it was written) until valid_until.
+function truth(m) {
+  const day = (t) => (t ? t.slice(0, 10) : '');
+  const from = day(m.valid_from || m.created_at);
+  return m.valid_until ? `true ${from} – ${day(m.valid_until)}` : `true since ${from}`;
+}
+
 export function Recall({ params }) {
   const f = paramsOf(params);
   const [v, setV] = useState({ limit: '10', ...f });
@@ -46,6 +59,8 @@ export function Recall({ params }) {
       mode: f.mode || undefined,
       min_score: f.min_score ? Number(f.min_score) : undefined,
       include_archived: f.include_archived === 'true',
+      include_superseded: f.include_superseded === 'true',
+      as_of: asOf(f.as_of),
       cluster: f.cluster ? Number(f.cluster) : undefined,
       filters,
       explain: true,
@@ -77,6 +92,10 @@ export function Recall({ params }) {
       <label class="field check" for="inc-arch"><input id="inc-arch" type="checkbox"
         checked=${v.include_archived === 'true'} onChange=${(e) => set('include_archived')(e.currentTarget.checked ? 'true' : '')} />
         <span>Include archived</span></label>
+      <label class="field check" for="inc-sup"><input id="inc-sup" type="checkbox"
+        checked=${v.include_superseded === 'true'} onChange=${(e) => set('include_superseded')(e.currentTarget.checked ? 'true' : '')} />
+        <span>Include superseded</span></label>
+      <${Field} label="As of (UTC)" name="as_of" type="datetime-local" value=${v.as_of} onInput=${set('as_of')} />
       <div class="actions"><button type="submit">Recall</button></div>
     </form>
     <${ErrorBox} error=${result.error} />
@@ -95,6 +114,9 @@ export function Recall({ params }) {
         ${h.signals && h.signals.lexical_rank && html`<span class="muted">lexical rank ${h.signals.lexical_rank}</span>`}
         ${h.signals && h.signals.vector_rank && html`<span class="muted"> · vector rank ${h.signals.vector_rank}</span>`}
         </div>
-        <div class="muted">${h.memory.scope} · ${h.memory.user_id || 'no user'} · ${h.memory.created_at}</div>
+        <div class="muted"><span class=${`state ${h.memory.state}`}>${h.memory.state}</span>
+          · ${truth(h.memory)}
+          ${h.memory.superseded_by && html` · superseded by <a href=${`/ui/memories?id=${h.memory.superseded_by}${h.memory.user_id ? `&user_id=${encodeURIComponent(h.memory.user_id)}` : ''}`}>${h.memory.superseded_by}</a>`}
+          · ${h.memory.scope} · ${h.memory.user_id || 'no user'} · ${h.memory.created_at}</div>
       </li>`)}</ol></section>`}`;
 }

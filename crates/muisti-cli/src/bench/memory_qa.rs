@@ -173,6 +173,8 @@ pub(crate) struct Report {
     /// users, per kind and `all`, and the rule chosen for each user.
     #[serde(skip_serializing_if = "Option::is_none")]
     leave_one_user_out: Option<LeaveOneOut>,
+    /// The memories writing marked superseded, as `[older, newer]` pairs of the data's ids.
+    superseded: Vec<[String; 2]>,
 }
 
 #[derive(Debug, Serialize)]
@@ -344,6 +346,23 @@ pub(crate) fn memory_qa(
             data_id.insert(w.memory.id, m.1.clone());
         }
     }
+    let mut superseded = Vec::new();
+    let mut list = muisti::ListQuery::all(engine.partition(&ns));
+    loop {
+        let page = engine.list_in_state(list.clone(), muisti::MemoryState::Superseded)?;
+        let id = |i: &MemoryId| data_id.get(i).cloned().unwrap_or_else(|| "?".into());
+        for m in &page.items {
+            superseded.push([
+                id(&m.id),
+                m.superseded_by.as_ref().map_or_else(String::new, id),
+            ]);
+        }
+        match page.next {
+            Some(next) => list.after = Some(next),
+            None => break,
+        }
+    }
+    superseded.sort();
     // Recall's figures, and the block with the default rule.
     let mut outcomes = Vec::with_capacity(questions.len());
     let mut took = Vec::with_capacity(questions.len());
@@ -363,6 +382,7 @@ pub(crate) fn memory_qa(
             .map(|h| data_id.get(&h.memory.id).map_or("?", String::as_str))
             .collect();
         let relevant: HashSet<&str> = q.relevant.iter().map(String::as_str).collect();
+
         let within = |k: usize| {
             relevant
                 .iter()
@@ -404,6 +424,7 @@ pub(crate) fn memory_qa(
         figures,
         recall_p50_ms,
         leave_one_user_out,
+        superseded,
     })
 }
 
@@ -536,6 +557,15 @@ impl Report {
             out.push(self.figures[k].line(k));
         }
         out.push(format!("recall p50 {:.3} ms", self.recall_p50_ms));
+        out.push(format!(
+            "superseded on writing: {} ({})",
+            self.superseded.len(),
+            self.superseded
+                .iter()
+                .map(|[old, new]| format!("{old} → {new}"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ));
         if let Some(l) = &self.leave_one_user_out {
             out.push("leave-one-user-out (the injection rule chosen on the other users):".into());
             let mut kinds: Vec<&String> = l.figures.keys().collect();

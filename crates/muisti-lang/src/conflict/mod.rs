@@ -16,6 +16,7 @@
 //! thresholds are those measured in the research note; the tests at the end check that the
 //! port decides every pair of the labelled corpus as the prototype did.
 
+mod change;
 mod consolidation;
 mod cues;
 mod duplicate;
@@ -30,6 +31,7 @@ use std::sync::LazyLock;
 use muisti_core::text::{is_stop_word, tokenize};
 use regex::{Captures, Regex};
 
+pub use change::{Replacement, Statement, replaces};
 pub use consolidation::{
     DUPLICATE_PRECISION, DUPLICATE_THRESHOLDS, DuplicateScores, choose_duplicate_threshold,
     cross_validate_duplicates, near_duplicates, score_duplicates,

@@ -72,6 +72,7 @@ pub(super) const SLOT_PATTERNS: &[(&str, &[&str])] = &[
             r"\bunemployed\b",
             r"\bjobless\b",
             r"\bretired\b",
+            r"\b(?:i'm|i am|am now|officially|just|have|i've|has|we've|finally) retired\b",
             r"\bstarted a job\b",
             r"\bout of work\b",
             r"\bbetween jobs\b",
@@ -344,4 +345,56 @@ pub(super) fn slots(norm: &str) -> BTreeSet<String> {
 /// as "favorite does".)
 pub(super) fn stem(word: &str) -> String {
     tokenize(word).next().unwrap_or_default()
+}
+
+/// Patterns that fill a slot in a preference but name other things in a story ("home on
+/// Mondays", "Wigilia at home", "single-origin coffee"): an everyday memory
+/// ([`super::replaces`]) does not fill a slot by them alone.
+const LOOSE_PATTERNS: &[&str] = &[
+    r"\bhome\b(?P<not> address)?",
+    r"\bage\b",
+    r"\bsingle\b",
+    r"\bdiet\b",
+    r"\bgraduated\b",
+    r"\bstud(?:y|ying|ies|ent)\b",
+    r"\bretired\b",
+];
+
+/// The slots of a person's circumstances, which change over a life (a home, a job, a diet,
+/// a partner, a car), as opposed to an assistant's settings (reply language, units, tone).
+const LIFE_SLOTS: &[&str] = &[
+    "home",
+    "employer",
+    "occupation",
+    "employment",
+    "education",
+    "diet",
+    "alcohol",
+    "smoking",
+    "relationship",
+    "car",
+    "seat",
+    "favorite",
+    "work_location",
+    "children",
+    "pregnancy",
+];
+
+/// The life slots normalised text fills by a strict pattern.
+pub(super) fn life_slots(norm: &str) -> BTreeSet<String> {
+    SLOTS
+        .iter()
+        .filter(|slot| LIFE_SLOTS.contains(&slot.name))
+        .filter_map(|slot| {
+            let found = slot
+                .patterns
+                .iter()
+                .filter(|re| !LOOSE_PATTERNS.contains(&re.as_str()))
+                .find_map(|re| first_counting_match(re, norm))?;
+            Some(match found.name("noun") {
+                Some(noun) => format!("{}:{}", slot.name, stem(noun.as_str())),
+                None => slot.name.to_owned(),
+            })
+        })
+        .collect()
 }

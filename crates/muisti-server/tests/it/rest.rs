@@ -319,6 +319,63 @@ fn batch_writes_all_or_nothing() {
     );
 }
 
+/// The newer fact first over REST: a dated memory that a later one changes is marked
+/// superseded whether the later one comes by `POST /v1/memories` or in a batch, dates
+/// deciding, and `/v1/recall` leaves it out unless asked for superseded memories.
+#[test]
+fn a_changed_fact_is_superseded_on_every_rest_write_path() {
+    let s = TestServer::open();
+    let c = s.client(None);
+    let dated = |text: &str, day: &str| {
+        let mut m = NewMemory::text(text);
+        m.user_id = Some("maya".into());
+        m.valid_from = Some(format!("{day}T12:00:00Z"));
+        m
+    };
+    let lisbon = c
+        .create(&dated("I live in Lisbon, near the river.", "2024-03-01"))
+        .expect("create");
+    let porto = c
+        .create(&dated("Moved to Porto last week.", "2024-09-01"))
+        .expect("create");
+    let old = c.get(&lisbon.id).expect("get").expect("present");
+    assert_eq!(old.state, "superseded");
+    assert_eq!(old.superseded_by.as_deref(), Some(porto.id.as_str()));
+    // A batch whose earlier-dated memory comes second.
+    let batch = c
+        .create_many(&NewMemories {
+            memories: vec![
+                dated("We've gone fully vegan this year.", "2025-01-10"),
+                dated("I'm vegetarian, but paneer is life.", "2024-05-01"),
+            ],
+        })
+        .expect("batch");
+    let vegan = &batch.memories[0];
+    let vegetarian = c.get(&batch.memories[1].id).expect("get").expect("present");
+    assert_eq!(vegetarian.state, "superseded");
+    assert_eq!(vegetarian.superseded_by.as_deref(), Some(vegan.id.as_str()));
+
+    let mut q = RecallQuery::new("do I still live in Lisbon", 5);
+    q.user_id = Some("maya".into());
+    let ids = |q: &RecallQuery| -> Vec<String> {
+        c.recall(q)
+            .expect("recall")
+            .hits
+            .into_iter()
+            .map(|h| h.memory.id)
+            .collect()
+    };
+    let now = ids(&q);
+    assert_eq!(
+        now.first(),
+        Some(&porto.id),
+        "the newer in the older's place"
+    );
+    assert!(!now.contains(&lisbon.id));
+    q.include_superseded = true;
+    assert!(ids(&q).contains(&lisbon.id));
+}
+
 #[test]
 fn recall_returns_scored_hits_with_filters_and_explain() {
     let s = TestServer::open();

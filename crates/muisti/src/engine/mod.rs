@@ -9,6 +9,7 @@ mod learn;
 mod scopes;
 mod search;
 pub mod snapshot;
+mod supersede;
 
 pub(crate) use crate::core::{Change, Core, Follower, embed_err, own_namespace};
 pub use crate::core::{Lifetimes, Maintained, SYSTEM_TENANT};
@@ -274,6 +275,9 @@ impl Engine {
         let w = self.core.put_embedded(put)?;
         let before = before.into_iter().next().flatten();
         self.core.after_write(&[Change::written(&w, before)])?;
+        let mut written = [w];
+        self.mark_superseded(&mut written)?;
+        let [w] = written;
         Ok(w)
     }
 
@@ -448,13 +452,14 @@ impl Engine {
             })
             .collect::<Result<_>>()?;
         let before = self.records_before(&puts)?;
-        let written = self.core.put_many_embedded(puts)?;
+        let mut written = self.core.put_many_embedded(puts)?;
         let changes: Vec<Change<'_>> = written
             .iter()
             .zip(before)
             .map(|(w, before)| Change::written(w, before))
             .collect();
         self.core.after_write(&changes)?;
+        self.mark_superseded(&mut written)?;
         Ok(written)
     }
 

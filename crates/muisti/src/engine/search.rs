@@ -22,6 +22,12 @@ impl Engine {
     /// recall config turns it off); those counts are written in the background, off the recall
     /// path (see [`Engine::flush_access`]).
     pub fn recall(&self, req: &RecallRequest) -> Result<Vec<RecallHit>> {
+        self.recall_as(req, true)
+    }
+
+    /// A recall; `counted` says whether it is the caller's (an event, and an access on each
+    /// hit) or the engine's own look-up on the way to a write (neither).
+    pub(super) fn recall_as(&self, req: &RecallRequest, counted: bool) -> Result<Vec<RecallHit>> {
         req.validate()?;
         crate::declarative::check_read(&req.filter)?;
         // One look at other processes' commits for all of this recall's reads.
@@ -51,11 +57,7 @@ impl Engine {
                 if let Some(shared) = req.shared_filter() {
                     all.extend(list_all(&*self.core.store, &partition, &shared)?);
                 }
-                all.retain(|m| {
-                    crate::declarative::readable(&req.filter, m)
-                        && req.admits_state(m.state)
-                        && req.as_of.is_none_or(|at| RecallRequest::true_at(m, at))
-                });
+                all.retain(|m| crate::declarative::readable(&req.filter, m) && req.admits(m));
                 let mut hits = recall::overlap(all, &req.query, req.limit);
                 if let Some(min) = req.min_score {
                     hits.retain(|h| h.score >= min);
@@ -134,6 +136,9 @@ impl Engine {
         };
         // Observers read as they would anywhere else.
         drop(run);
+        if !counted {
+            return Ok(hits);
+        }
         self.emit(Event::Search {
             partition,
             mode,

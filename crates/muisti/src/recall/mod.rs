@@ -361,15 +361,20 @@ impl RecallRequest {
         })
     }
 
-    /// Whether the request admits a memory in `state`: an archived one only when asked
-    /// for archived memories, a superseded one only when asked for superseded ones. The one
-    /// rule of which states a recall returns.
-    pub fn admits_state(&self, state: muisti_core::MemoryState) -> bool {
-        match state {
+    /// Whether the request admits `m`: an archived memory only when asked for archived
+    /// memories; a superseded one when asked for superseded ones, or, as of a time, while
+    /// it was still true (its `valid_until` after that time); and as of a time only what
+    /// was true then ([`RecallRequest::true_at`]). The one rule of which memories a recall
+    /// returns by their state and time.
+    pub fn admits(&self, m: &Memory) -> bool {
+        let state = match m.state {
             muisti_core::MemoryState::Active => true,
             muisti_core::MemoryState::Archived => self.include_archived,
-            muisti_core::MemoryState::Superseded => self.include_superseded,
-        }
+            muisti_core::MemoryState::Superseded => {
+                self.include_superseded || (self.as_of.is_some() && m.valid_until.is_some())
+            }
+        };
+        state && self.as_of.is_none_or(|at| Self::true_at(m, at))
     }
 
     /// Whether `m` is true at `at`: it became true (its `valid_from`, else when it was

@@ -12,7 +12,7 @@ use super::{
     Fusion, RecallConfig, RecallHit, RecallRequest, fuse,
     rescore::{self, Lifts},
     sources::Candidates,
-    strategies::{graph, neighbours, temporal, words},
+    strategies::{graph, neighbours, successors, temporal, words},
 };
 
 /// What a recall reads and by which rules: the store and tenant it reads, the embedder that
@@ -117,14 +117,9 @@ pub(crate) fn run(
         ranked.retain(|h| h.score >= min);
     }
     let mut hits = rescore::read_records(ctx.store, ctx.tenant, ranked, read)?;
+    successors::in_place_of_superseded(ctx, req, &mut hits)?;
     // An archived memory the graph named has no text here unless asked for.
-    hits.retain(|h| {
-        crate::declarative::readable(&req.filter, &h.memory)
-            && req.admits_state(h.memory.state)
-            && req
-                .as_of
-                .is_none_or(|at| RecallRequest::true_at(&h.memory, at))
-    });
+    hits.retain(|h| crate::declarative::readable(&req.filter, &h.memory) && req.admits(&h.memory));
     Ok(hits)
 }
 

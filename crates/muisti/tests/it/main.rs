@@ -17,6 +17,7 @@ mod lifecycle;
 mod scopes;
 mod security;
 mod strategies;
+mod supersede;
 mod transfer;
 
 fn ns(s: &str) -> Namespace {

@@ -5,5 +5,6 @@
 
 pub(super) mod graph;
 pub(super) mod neighbours;
+pub(super) mod successors;
 pub(super) mod temporal;
 pub(crate) mod words;

@@ -116,7 +116,7 @@ var le,v,Ze,U,Pe,Xe,et,pe,X,W,tt,we,he,fe,oe={},ae=[],kt=/acit|ex(?:s|g|n|p|$)|r
     <span class="siglabel">${t}</span>
     <span class="bar" role="img" aria-label=${`${t} ${Number(n??e).toFixed(3)}`}>
       <span style=${`width:${o.toFixed(1)}%`}></span></span>
-    <span class="num">${Number(n??e).toFixed(3)}</span></span>`}function Zt({params:t}){const e=L(t),[n,o]=g({limit:"10",...e});N(()=>o({limit:"10",...e}),[t.toString()]);const a=i=>d=>o({...n,[i]:d}),r=E(()=>{if(!e.query)return Promise.resolve(null);const i={};return e.scope&&(i.scope=e.scope),e.category&&(i.category=e.category),e.agent_id&&(i.agent_id=e.agent_id),B("/v1/recall",{query:e.query,namespace:e.namespace||void 0,user_id:e.user_id||void 0,session_id:e.session_id||void 0,limit:e.limit?Number(e.limit):void 0,mode:e.mode||void 0,min_score:e.min_score?Number(e.min_score):void 0,include_archived:e.include_archived==="true",cluster:e.cluster?Number(e.cluster):void 0,filters:i,explain:!0})},[t.toString()]),s=i=>{i.preventDefault(),T("recall",n)},l=r.data&&r.data.hits||[],p=Math.max(1e-9,...l.map(i=>i.signals&&i.signals.lexical_score||0));return u`<h1>Recall playground</h1>
+    <span class="num">${Number(n??e).toFixed(3)}</span></span>`}function Zt(t){if(t)return t.length===16?`${t}:00Z`:t}function Xt(t){const e=o=>o?o.slice(0,10):"",n=e(t.valid_from||t.created_at);return t.valid_until?`true ${n} – ${e(t.valid_until)}`:`true since ${n}`}function en({params:t}){const e=L(t),[n,o]=g({limit:"10",...e});N(()=>o({limit:"10",...e}),[t.toString()]);const a=i=>d=>o({...n,[i]:d}),r=E(()=>{if(!e.query)return Promise.resolve(null);const i={};return e.scope&&(i.scope=e.scope),e.category&&(i.category=e.category),e.agent_id&&(i.agent_id=e.agent_id),B("/v1/recall",{query:e.query,namespace:e.namespace||void 0,user_id:e.user_id||void 0,session_id:e.session_id||void 0,limit:e.limit?Number(e.limit):void 0,mode:e.mode||void 0,min_score:e.min_score?Number(e.min_score):void 0,include_archived:e.include_archived==="true",include_superseded:e.include_superseded==="true",as_of:Zt(e.as_of),cluster:e.cluster?Number(e.cluster):void 0,filters:i,explain:!0})},[t.toString()]),s=i=>{i.preventDefault(),T("recall",n)},l=r.data&&r.data.hits||[],p=Math.max(1e-9,...l.map(i=>i.signals&&i.signals.lexical_score||0));return u`<h1>Recall playground</h1>
     <form class="filters" onSubmit=${s} aria-label="recall request">
       <${y} label="Query" name="query" type="search" value=${n.query} onInput=${a("query")} required
         placeholder="what the agent is asked" class="wide" />
@@ -135,6 +135,10 @@ var le,v,Ze,U,Pe,Xe,et,pe,X,W,tt,we,he,fe,oe={},ae=[],kt=/acit|ex(?:s|g|n|p|$)|r
       <label class="field check" for="inc-arch"><input id="inc-arch" type="checkbox"
         checked=${n.include_archived==="true"} onChange=${i=>a("include_archived")(i.currentTarget.checked?"true":"")} />
         <span>Include archived</span></label>
+      <label class="field check" for="inc-sup"><input id="inc-sup" type="checkbox"
+        checked=${n.include_superseded==="true"} onChange=${i=>a("include_superseded")(i.currentTarget.checked?"true":"")} />
+        <span>Include superseded</span></label>
+      <${y} label="As of (UTC)" name="as_of" type="datetime-local" value=${n.as_of} onInput=${a("as_of")} />
       <div class="actions"><button type="submit">Recall</button></div>
     </form>
     <${x} error=${r.error} />
@@ -148,7 +152,10 @@ var le,v,Ze,U,Pe,Xe,et,pe,X,W,tt,we,he,fe,oe={},ae=[],kt=/acit|ex(?:s|g|n|p|$)|r
         ${i.signals&&i.signals.lexical_rank&&u`<span class="muted">lexical rank ${i.signals.lexical_rank}</span>`}
         ${i.signals&&i.signals.vector_rank&&u`<span class="muted"> · vector rank ${i.signals.vector_rank}</span>`}
         </div>
-        <div class="muted">${i.memory.scope} · ${i.memory.user_id||"no user"} · ${i.memory.created_at}</div>
+        <div class="muted"><span class=${`state ${i.memory.state}`}>${i.memory.state}</span>
+          · ${Xt(i.memory)}
+          ${i.memory.superseded_by&&u` · superseded by <a href=${`/ui/memories?id=${i.memory.superseded_by}${i.memory.user_id?`&user_id=${encodeURIComponent(i.memory.user_id)}`:""}`}>${i.memory.superseded_by}</a>`}
+          · ${i.memory.scope} · ${i.memory.user_id||"no user"} · ${i.memory.created_at}</div>
       </li>`)}</ol></section>`}`}function Ve({f:t,state:e,title:n,cursors:o,onPage:a}){const[r,s]=g(null),l=E(()=>I("/v1/memories",{namespace:t.namespace,user_id:t.user_id,scope:"declarative",category:t.type,state:e,cursor:o[o.length-1],limit:50}),[t.namespace,t.user_id,t.type,e,o.join()]),p=l.data&&l.data.items||[],i=`${e}-title`;return u`<section aria-labelledby=${i}>
     <h2 id=${i}>${n}</h2>
     <${x} error=${l.error} />
@@ -163,7 +170,7 @@ var le,v,Ze,U,Pe,Xe,et,pe,X,W,tt,we,he,fe,oe={},ae=[],kt=/acit|ex(?:s|g|n|p|$)|r
       <td>${e==="superseded"?u`<a href=${`/ui/memories?id=${d.superseded_by}&user_id=${encodeURIComponent(t.user_id)}`}>${d.superseded_by}</a>`:A(d.updated_at)}</td></tr>`)}</tbody></table>
     ${!l.loading&&!p.length&&!l.error&&u`<p class="muted">None.</p>`}
     ${o&&u`<${yt} cursors=${o} next=${l.data&&l.data.next_cursor} onPage=${a} />`}
-  </section>`}function Xt({f:t,onDecided:e}){const n=E(()=>I("/v1/proposals",{user_id:t.user_id}),[t.user_id]),[o,a]=Ne(),[r,s]=g(null),[l,p]=g(null),i=n.data&&n.data.proposals||[],d=async c=>{p(null);try{await B(`/v1/proposals/${c.id}/confirm`,{user_id:t.user_id}),s(`Accepted: ${c.content}`),n.reload(),e()}catch($){p($)}},_=c=>a(`Reject the proposal "${c.content}"?`,async()=>{await B(`/v1/proposals/${c.id}/reject`,{user_id:t.user_id}),s(`Rejected: ${c.content}`),n.reload()},"Reject");return u`<section aria-labelledby="pending-title">
+  </section>`}function tn({f:t,onDecided:e}){const n=E(()=>I("/v1/proposals",{user_id:t.user_id}),[t.user_id]),[o,a]=Ne(),[r,s]=g(null),[l,p]=g(null),i=n.data&&n.data.proposals||[],d=async c=>{p(null);try{await B(`/v1/proposals/${c.id}/confirm`,{user_id:t.user_id}),s(`Accepted: ${c.content}`),n.reload(),e()}catch($){p($)}},_=c=>a(`Reject the proposal "${c.content}"?`,async()=>{await B(`/v1/proposals/${c.id}/reject`,{user_id:t.user_id}),s(`Rejected: ${c.content}`),n.reload()},"Reject");return u`<section aria-labelledby="pending-title">
     <h2 id="pending-title">Pending confirmations</h2>
     ${r&&u`<${D}>${r}</${D}>`}
     <${x} error=${n.error||l} />
@@ -177,18 +184,18 @@ var le,v,Ze,U,Pe,Xe,et,pe,X,W,tt,we,he,fe,oe={},ae=[],kt=/acit|ex(?:s|g|n|p|$)|r
         <button type="button" class="danger" onClick=${()=>_(c)}>Reject</button></div>
     </li>`)}</ul>
     ${o}
-  </section>`}function en({params:t}){const e=L(t,["c","sc"]),[n,o]=g(e);N(()=>o(e),[t.toString()]);const[a,r]=g(0),s=l=>p=>o({...n,[l]:p});return u`<h1>Declarative memory</h1>
+  </section>`}function nn({params:t}){const e=L(t,["c","sc"]),[n,o]=g(e);N(()=>o(e),[t.toString()]);const[a,r]=g(0),s=l=>p=>o({...n,[l]:p});return u`<h1>Declarative memory</h1>
     <form class="filters" aria-label="filters" onSubmit=${l=>{l.preventDefault(),T("declarative",n)}}>
       <${y} label="User" name="user_id" value=${n.user_id} onInput=${s("user_id")} required />
       <${y} label="Namespace" name="namespace" value=${n.namespace} onInput=${s("namespace")} placeholder="default" />
       <${R} label="Type" name="type" value=${n.type} onChange=${s("type")} options=${Ft} />
       <div class="actions"><button type="submit">Show</button></div>
     </form>
-    ${e.user_id?u`<${Xt} f=${e} onDecided=${()=>r(a+1)} />
+    ${e.user_id?u`<${tn} f=${e} onDecided=${()=>r(a+1)} />
         <${Ve} key=${`a${a}`} f=${e} state="active" title="Entries" cursors=${e.c||[]}
           onPage=${l=>T("declarative",{...e,c:l})} />
         <${Ve} key=${`s${a}`} f=${e} state="superseded" title="Superseded" cursors=${e.sc||[]}
-          onPage=${l=>T("declarative",{...e,sc:l})} />`:u`<p class="muted">Declarative entries belong to one user: name the user.</p>`}`}const Ge=400;function tn(t){const e=new Map,n=(a,r)=>{e.has(a)||e.set(a,{name:a,value:0,category:r?1:0}),e.get(a).value+=1},o=t.map(a=>(n(a.subject,!1),n(a.object,!a.object_id),{source:a.subject,target:a.object,value:a.predicate}));return{tooltip:{},legend:[{data:["entity","value"]}],series:[{type:"graph",layout:"force",roam:!0,draggable:!0,categories:[{name:"entity"},{name:"value"}],data:[...e.values()].map(a=>({...a,symbolSize:12+Math.min(24,a.value*3)})),links:o,label:{show:!0,position:"right"},edgeLabel:{show:!0,formatter:a=>a.data.value,fontSize:10},edgeSymbol:["none","arrow"],force:{repulsion:160,edgeLength:110}}]}}function nn({params:t}){const e=L(t),[n,o]=g(e);N(()=>o(e),[t.toString()]);const a=_=>c=>o({...n,[_]:c}),r=e.as_of?new Date(e.as_of).toISOString():void 0,s=E(()=>I("/v1/graph/relations",{user_id:e.user_id,as_of:r,entity:e.entity,hops:e.entity?e.hops:void 0,limit:Ge}),[t.toString()]),l=s.data&&s.data.relations||[],p=H(()=>tn(l),[s.data]),i=H(()=>[...new Set(l.flatMap(_=>_.object_id?[_.subject,_.object]:[_.subject]))].sort(),[s.data]),d=_=>T("graph",{...e,entity:_});return u`<h1>Knowledge graph</h1>
+          onPage=${l=>T("declarative",{...e,sc:l})} />`:u`<p class="muted">Declarative entries belong to one user: name the user.</p>`}`}const Ge=400;function on(t){const e=new Map,n=(a,r)=>{e.has(a)||e.set(a,{name:a,value:0,category:r?1:0}),e.get(a).value+=1},o=t.map(a=>(n(a.subject,!1),n(a.object,!a.object_id),{source:a.subject,target:a.object,value:a.predicate}));return{tooltip:{},legend:[{data:["entity","value"]}],series:[{type:"graph",layout:"force",roam:!0,draggable:!0,categories:[{name:"entity"},{name:"value"}],data:[...e.values()].map(a=>({...a,symbolSize:12+Math.min(24,a.value*3)})),links:o,label:{show:!0,position:"right"},edgeLabel:{show:!0,formatter:a=>a.data.value,fontSize:10},edgeSymbol:["none","arrow"],force:{repulsion:160,edgeLength:110}}]}}function an({params:t}){const e=L(t),[n,o]=g(e);N(()=>o(e),[t.toString()]);const a=_=>c=>o({...n,[_]:c}),r=e.as_of?new Date(e.as_of).toISOString():void 0,s=E(()=>I("/v1/graph/relations",{user_id:e.user_id,as_of:r,entity:e.entity,hops:e.entity?e.hops:void 0,limit:Ge}),[t.toString()]),l=s.data&&s.data.relations||[],p=H(()=>on(l),[s.data]),i=H(()=>[...new Set(l.flatMap(_=>_.object_id?[_.subject,_.object]:[_.subject]))].sort(),[s.data]),d=_=>T("graph",{...e,entity:_});return u`<h1>Knowledge graph</h1>
     <form class="filters" aria-label="graph filters" onSubmit=${_=>{_.preventDefault(),T("graph",n)}}>
       <${y} label="User" name="user_id" value=${n.user_id} onInput=${a("user_id")} />
       <${y} label="As of" name="as_of" type="datetime-local" value=${n.as_of} onInput=${a("as_of")} />
@@ -214,12 +221,12 @@ var le,v,Ze,U,Pe,Xe,et,pe,X,W,tt,we,he,fe,oe={},ae=[],kt=/acit|ex(?:s|g|n|p|$)|r
         <td>${A(_.valid_at||_.created_at)}</td><td>${A(_.invalid_at)}</td><td>${_.confidence.toFixed(2)}</td>
       </tr>`)}</tbody></table>
       ${!s.loading&&!l.length&&!s.error&&u`<p class="muted">No relations${e.user_id?"":" for memories without a user; name a user"}.</p>`}
-    </section>`}function gt(t){const e=[],n=new Date;for(let o=t-1;o>=0;o--){const a=new Date(Date.UTC(n.getUTCFullYear(),n.getUTCMonth(),n.getUTCDate()-o));e.push(a.toISOString().slice(0,10))}return e}function on(t,e){const n=gt(e),o=[...new Set(t.growth.map(a=>a.scope))];return{tooltip:{trigger:"axis"},legend:{data:o},grid:{left:48,right:16,bottom:48},xAxis:{type:"category",data:n},yAxis:{type:"value",name:"created"},series:o.map(a=>{const r=new Map(t.growth.filter(s=>s.scope===a).map(s=>[s.day,s.count]));return{name:a,type:"bar",stack:"scope",data:n.map(s=>r.get(s)||0)}})}}function an(t,e){const n=gt(e),o=new Map(t.last_accessed.map(a=>[a.day,a.count]));return{tooltip:{trigger:"axis"},grid:{left:48,right:16,bottom:48},xAxis:{type:"category",data:n},yAxis:{type:"value",name:"last accessed"},series:[{name:"memories last accessed",type:"line",areaStyle:{},data:n.map(a=>o.get(a)||0)}]}}function rn(t){const e=t.items.map((r,s)=>`${s+1}. ${O(r).slice(0,28)}`),n=[];let o=1;t.matrix.forEach((r,s)=>r.forEach((l,p)=>{n.push([p,s,Number(l.toFixed(3))]),s!==p&&(o=Math.min(o,l))}));const a=Math.max(-1,Math.floor(o*10)/10);return{tooltip:{formatter:r=>`${e[r.value[1]]}<br>${e[r.value[0]]}<br>similarity ${r.value[2]}`},grid:{left:220,right:24,top:16,bottom:120},xAxis:{type:"category",data:e.map((r,s)=>String(s+1))},yAxis:{type:"category",data:e,inverse:!0,axisLabel:{width:200,overflow:"truncate"}},visualMap:{min:a,max:1,calculable:!0,orient:"horizontal",left:"center",bottom:8},series:[{type:"heatmap",data:n,progressive:0}]}}function me({title:t,counts:e}){return u`<div class="card"><h3>${t}</h3><dl class="fields">
-    ${Object.entries(e).map(([n,o])=>u`<dt>${n}</dt><dd>${o}</dd>`)}</dl></div>`}function sn({f:t}){const e=E(()=>I("/v1/analytics/similarity",{user_id:t.user_id,namespace:t.namespace,cluster:t.cluster,limit:20}),[t.user_id,t.namespace,t.cluster]),n=H(()=>e.data&&rn(e.data),[e.data]);return u`<section aria-labelledby="heat-title"><h2 id="heat-title">Similarity of ${t.cluster?`topic ${t.cluster}`:"the first memories"}</h2>
+    </section>`}function gt(t){const e=[],n=new Date;for(let o=t-1;o>=0;o--){const a=new Date(Date.UTC(n.getUTCFullYear(),n.getUTCMonth(),n.getUTCDate()-o));e.push(a.toISOString().slice(0,10))}return e}function rn(t,e){const n=gt(e),o=[...new Set(t.growth.map(a=>a.scope))];return{tooltip:{trigger:"axis"},legend:{data:o},grid:{left:48,right:16,bottom:48},xAxis:{type:"category",data:n},yAxis:{type:"value",name:"created"},series:o.map(a=>{const r=new Map(t.growth.filter(s=>s.scope===a).map(s=>[s.day,s.count]));return{name:a,type:"bar",stack:"scope",data:n.map(s=>r.get(s)||0)}})}}function sn(t,e){const n=gt(e),o=new Map(t.last_accessed.map(a=>[a.day,a.count]));return{tooltip:{trigger:"axis"},grid:{left:48,right:16,bottom:48},xAxis:{type:"category",data:n},yAxis:{type:"value",name:"last accessed"},series:[{name:"memories last accessed",type:"line",areaStyle:{},data:n.map(a=>o.get(a)||0)}]}}function ln(t){const e=t.items.map((r,s)=>`${s+1}. ${O(r).slice(0,28)}`),n=[];let o=1;t.matrix.forEach((r,s)=>r.forEach((l,p)=>{n.push([p,s,Number(l.toFixed(3))]),s!==p&&(o=Math.min(o,l))}));const a=Math.max(-1,Math.floor(o*10)/10);return{tooltip:{formatter:r=>`${e[r.value[1]]}<br>${e[r.value[0]]}<br>similarity ${r.value[2]}`},grid:{left:220,right:24,top:16,bottom:120},xAxis:{type:"category",data:e.map((r,s)=>String(s+1))},yAxis:{type:"category",data:e,inverse:!0,axisLabel:{width:200,overflow:"truncate"}},visualMap:{min:a,max:1,calculable:!0,orient:"horizontal",left:"center",bottom:8},series:[{type:"heatmap",data:n,progressive:0}]}}function me({title:t,counts:e}){return u`<div class="card"><h3>${t}</h3><dl class="fields">
+    ${Object.entries(e).map(([n,o])=>u`<dt>${n}</dt><dd>${o}</dd>`)}</dl></div>`}function cn({f:t}){const e=E(()=>I("/v1/analytics/similarity",{user_id:t.user_id,namespace:t.namespace,cluster:t.cluster,limit:20}),[t.user_id,t.namespace,t.cluster]),n=H(()=>e.data&&ln(e.data),[e.data]);return u`<section aria-labelledby="heat-title"><h2 id="heat-title">Similarity of ${t.cluster?`topic ${t.cluster}`:"the first memories"}</h2>
     <${x} error=${e.error} />
     ${e.data&&(e.data.items.length<2?u`<p class="muted">Fewer than two memories to compare.</p>`:u`<${ie} option=${n} height=${560} testid="heatmap"
           label=${`similarity heatmap of ${e.data.items.length} memories`} />`)}
-  </section>`}function ln({f:t}){const e=E(()=>I("/v1/clusters",{user_id:t.user_id,namespace:t.namespace}),[t.user_id,t.namespace]),n=e.error&&e.error.status===404;return u`<section aria-labelledby="clusters-title"><h2 id="clusters-title">Topics</h2>
+  </section>`}function dn({f:t}){const e=E(()=>I("/v1/clusters",{user_id:t.user_id,namespace:t.namespace}),[t.user_id,t.namespace]),n=e.error&&e.error.status===404;return u`<section aria-labelledby="clusters-title"><h2 id="clusters-title">Topics</h2>
     ${n?u`<p class="muted">Not clustered yet: run the cluster job (Operations).</p>`:u`<${x} error=${e.error} />`}
     ${e.data&&u`<p class="muted">${e.data.clusters.length} topics fitted on ${e.data.fitted_on} memories,
       silhouette ${e.data.silhouette.toFixed(2)}</p>
@@ -227,7 +234,7 @@ var le,v,Ze,U,Pe,Xe,et,pe,X,W,tt,we,he,fe,oe={},ae=[],kt=/acit|ex(?:s|g|n|p|$)|r
       <tbody>${e.data.clusters.map(o=>u`<tr key=${o.id}><td>${o.id}</td><td>${o.label}</td><td>${o.size}</td>
         <td><button type="button" class="link" onClick=${()=>T("analytics",{...t,cluster:o.id})}>
           Heatmap of topic ${o.id}</button></td></tr>`)}</tbody></table>`}
-  </section>`}function cn({params:t}){const e=L(t),[n,o]=g(e);N(()=>o(e),[t.toString()]);const a=i=>d=>o({...n,[i]:d}),r=Math.min(366,Math.max(1,Number(e.days)||30)),s=E(()=>I("/v1/analytics",{namespace:e.namespace,user_id:e.user_id,scope:e.scope,days:r,top:10}),[e.namespace,e.user_id,e.scope,r]),l=H(()=>s.data&&on(s.data,r),[s.data]),p=H(()=>s.data&&an(s.data,r),[s.data]);return u`<h1>Analytics</h1>
+  </section>`}function un({params:t}){const e=L(t),[n,o]=g(e);N(()=>o(e),[t.toString()]);const a=i=>d=>o({...n,[i]:d}),r=Math.min(366,Math.max(1,Number(e.days)||30)),s=E(()=>I("/v1/analytics",{namespace:e.namespace,user_id:e.user_id,scope:e.scope,days:r,top:10}),[e.namespace,e.user_id,e.scope,r]),l=H(()=>s.data&&rn(s.data,r),[s.data]),p=H(()=>s.data&&sn(s.data,r),[s.data]);return u`<h1>Analytics</h1>
     <form class="filters" aria-label="filters" onSubmit=${i=>{i.preventDefault(),T("analytics",n)}}>
       <${y} label="User" name="user_id" value=${n.user_id} onInput=${a("user_id")} />
       <${y} label="Namespace" name="namespace" value=${n.namespace} onInput=${a("namespace")} placeholder="default" />
@@ -252,7 +259,7 @@ var le,v,Ze,U,Pe,Xe,et,pe,X,W,tt,we,he,fe,oe={},ae=[],kt=/acit|ex(?:s|g|n|p|$)|r
           <th scope="col">User</th></tr></thead><tbody>${s.data.top_accessed.map(i=>u`<tr key=${i.id}>
           <td><a href=${`/ui/memories?id=${i.id}${i.user_id?`&user_id=${encodeURIComponent(i.user_id)}`:""}`}>${O(i).slice(0,160)}</a></td>
           <td>${i.access_count}</td><td>${i.user_id||""}</td></tr>`)}</tbody></table>`:u`<p class="muted">No memory was accessed yet.</p>`}</section>`}
-    ${e.user_id?u`<${sn} f=${e} /><${ln} f=${e} />`:u`<${D}>Name a user for the similarity heatmap and their topics.</${D}>`}`}const dn=["expire","consolidate","promote","prune","archive","cluster"];function un(){const t=E(()=>I("/readyz"),[]),e=E(()=>I("/v1/stats"),[]);return u`<section aria-labelledby="health-title"><h2 id="health-title">Store</h2>
+    ${e.user_id?u`<${cn} f=${e} /><${dn} f=${e} />`:u`<${D}>Name a user for the similarity heatmap and their topics.</${D}>`}`}const _n=["expire","consolidate","promote","prune","archive","cluster"];function pn(){const t=E(()=>I("/readyz"),[]),e=E(()=>I("/v1/stats"),[]);return u`<section aria-labelledby="health-title"><h2 id="health-title">Store</h2>
     <${x} error=${e.error||t.error} />
     ${e.data&&u`<div class="cards">
       <div class="card"><h3>Health</h3><p class="big">${e.data.healthy&&t.data?"ok":"unavailable"}</p>
@@ -260,9 +267,9 @@ var le,v,Ze,U,Pe,Xe,et,pe,X,W,tt,we,he,fe,oe={},ae=[],kt=/acit|ex(?:s|g|n|p|$)|r
       <div class="card"><h3>Memories</h3><p class="big">${e.data.total}</p></div>
       <div class="card"><h3>By namespace</h3><dl class="fields">${e.data.namespaces.map(n=>u`<dt>${n.namespace}</dt><dd>${n.count}</dd>`)}</dl></div></div>`}
   </section>`}function Ye({job:t}){const e=t.total?Math.round(100*t.done/t.total):t.state==="done"?100:0;return u`<progress max="100" value=${e} aria-label=${`job ${t.id} ${e}%`}></progress>
-    <span class="muted"> ${t.done} of ${t.total||"?"}</span>`}function _n(){const[t,e]=g({jobs:["expire","consolidate","promote"],user_id:"",dry_run:!1,max_memories:""}),[n,o]=g(null),[a,r]=g(null),s=E(()=>I("/v1/jobs"),[]);N(()=>{if(!a||a.state!=="running")return;const i=setTimeout(async()=>{try{r(await I(`/v1/jobs/${a.id}`))}catch(d){o(d)}},500);return()=>clearTimeout(i)},[a]),N(()=>{a&&a.state!=="running"&&s.reload()},[a&&a.state]);const l=i=>e({...t,jobs:t.jobs.includes(i)?t.jobs.filter(d=>d!==i):[...t.jobs,i]});return u`<section aria-labelledby="maint-title"><h2 id="maint-title">Maintenance</h2>
+    <span class="muted"> ${t.done} of ${t.total||"?"}</span>`}function $n(){const[t,e]=g({jobs:["expire","consolidate","promote"],user_id:"",dry_run:!1,max_memories:""}),[n,o]=g(null),[a,r]=g(null),s=E(()=>I("/v1/jobs"),[]);N(()=>{if(!a||a.state!=="running")return;const i=setTimeout(async()=>{try{r(await I(`/v1/jobs/${a.id}`))}catch(d){o(d)}},500);return()=>clearTimeout(i)},[a]),N(()=>{a&&a.state!=="running"&&s.reload()},[a&&a.state]);const l=i=>e({...t,jobs:t.jobs.includes(i)?t.jobs.filter(d=>d!==i):[...t.jobs,i]});return u`<section aria-labelledby="maint-title"><h2 id="maint-title">Maintenance</h2>
     <form class="filters" onSubmit=${async i=>{i.preventDefault(),o(null);try{const d={jobs:t.jobs,dry_run:t.dry_run,background:!0};t.user_id&&(d.user_id=t.user_id),t.max_memories&&(d.max_memories=Number(t.max_memories)),r(await B("/v1/maintenance",d))}catch(d){o(d)}}} aria-label="maintenance">
-      <fieldset><legend>Jobs</legend>${dn.map(i=>u`<label class="check" for=${`job-${i}`}>
+      <fieldset><legend>Jobs</legend>${_n.map(i=>u`<label class="check" for=${`job-${i}`}>
         <input id=${`job-${i}`} type="checkbox" checked=${t.jobs.includes(i)} onChange=${()=>l(i)} /> ${i}</label>`)}</fieldset>
       <${y} label="Only user" name="m-user" value=${t.user_id} onInput=${i=>e({...t,user_id:i})} />
       <${y} label="Prune to (memories per user)" name="m-max" type="number" min="1" value=${t.max_memories}
@@ -279,7 +286,7 @@ var le,v,Ze,U,Pe,Xe,et,pe,X,W,tt,we,he,fe,oe={},ae=[],kt=/acit|ex(?:s|g|n|p|$)|r
     ${s.error?u`<${x} error=${s.error} />`:s.data&&(s.data.items.length?u`<table><thead><tr><th scope="col">Job</th><th scope="col">Kind</th><th scope="col">State</th><th scope="col">Progress</th></tr></thead>
         <tbody>${s.data.items.map(i=>u`<tr key=${i.id}><td>${i.id}</td><td>${i.kind}</td><td>${i.state}</td>
           <td><${Ye} job=${i} /></td></tr>`)}</tbody></table>`:u`<p class="muted">No jobs yet.</p>`)}
-  </section>`}function pn(){const t=E(()=>I("/v1/admin/keys"),[]),[e,n]=g({tenant:"",label:"",admin:!1,operator:!1}),[o,a]=g(null),[r,s]=g(null),[l,p]=Ne(),i=async _=>{_.preventDefault(),s(null);try{const c={tenant:e.tenant,admin:e.admin,operator:e.operator};e.label&&(c.label=e.label),a(await B("/v1/admin/keys",c)),t.reload()}catch(c){s(c)}},d=_=>p(`Revoke key ${_.id}${_.label?` (${_.label})`:""} of tenant ${_.tenant}? Clients using it stop working.`,async()=>{await Ee(`/v1/admin/keys/${_.id}`),t.reload()},"Revoke");return u`<section aria-labelledby="keys-title"><h2 id="keys-title">API keys</h2>
+  </section>`}function mn(){const t=E(()=>I("/v1/admin/keys"),[]),[e,n]=g({tenant:"",label:"",admin:!1,operator:!1}),[o,a]=g(null),[r,s]=g(null),[l,p]=Ne(),i=async _=>{_.preventDefault(),s(null);try{const c={tenant:e.tenant,admin:e.admin,operator:e.operator};e.label&&(c.label=e.label),a(await B("/v1/admin/keys",c)),t.reload()}catch(c){s(c)}},d=_=>p(`Revoke key ${_.id}${_.label?` (${_.label})`:""} of tenant ${_.tenant}? Clients using it stop working.`,async()=>{await Ee(`/v1/admin/keys/${_.id}`),t.reload()},"Revoke");return u`<section aria-labelledby="keys-title"><h2 id="keys-title">API keys</h2>
     ${t.error?u`<${x} error=${t.error} />`:t.data&&u`<table><thead><tr><th scope="col">Id</th>
       <th scope="col">Tenant</th><th scope="col">Label</th><th scope="col">Rights</th><th scope="col">Created</th><th scope="col"></th></tr></thead>
       <tbody>${t.data.keys.map(_=>u`<tr key=${_.id}><td>${_.id}</td><td>${_.tenant}</td><td>${_.label||""}</td>
@@ -298,14 +305,14 @@ var le,v,Ze,U,Pe,Xe,et,pe,X,W,tt,we,he,fe,oe={},ae=[],kt=/acit|ex(?:s|g|n|p|$)|r
     <${x} error=${r} />
     ${o&&u`<${D}>New key for ${o.info.tenant} (shown once): <code>${o.key}</code></${D}>`}
     ${l}
-  </section>`}function $n(){return u`<h1>Operations</h1><${un} /><${_n} /><${pn} />`}const Qe=[["memories","Memories",Vt],["recall","Recall playground",Zt],["declarative","Declarative",en],["graph","Graph",nn],["analytics","Analytics",cn],["operations","Operations",$n]],mn=["namespace","user_id"];function hn({onDone:t}){const[e,n]=g("");return u`<form class="keyprompt" onSubmit=${a=>{a.preventDefault(),$t(e.trim()),t()}} aria-labelledby="key-title">
+  </section>`}function hn(){return u`<h1>Operations</h1><${pn} /><${$n} /><${mn} />`}const Qe=[["memories","Memories",Vt],["recall","Recall playground",en],["declarative","Declarative",nn],["graph","Graph",an],["analytics","Analytics",un],["operations","Operations",hn]],fn=["namespace","user_id"];function yn({onDone:t}){const[e,n]=g("");return u`<form class="keyprompt" onSubmit=${a=>{a.preventDefault(),$t(e.trim()),t()}} aria-labelledby="key-title">
     <h2 id="key-title">API key</h2>
     <p>This server needs an API key. It is kept for this browser session only.</p>
     <label class="field" for="api-key"><span>Key</span>
       <input id="api-key" type="password" autocomplete="off" value=${e}
         onInput=${a=>n(a.currentTarget.value)} required /></label>
     <button type="submit">Use key</button>
-  </form>`}function fn(){const t=jt(),[e,n]=g(!1),[o,a]=g(0);N(()=>Dt(()=>n(!0)),[]);const r=Qe.find(([d])=>d===t.page),s={};mn.forEach(d=>t.params.get(d)&&(s[d]=t.params.get(d)));const l=(d,_)=>{d.button!==0||d.metaKey||d.ctrlKey||d.shiftKey||(d.preventDefault(),T(_,s))},p=d=>`/ui/${d}${new URLSearchParams(s).size?`?${new URLSearchParams(s)}`:""}`,i=r&&r[2];return u`<header>
+  </form>`}function bn(){const t=jt(),[e,n]=g(!1),[o,a]=g(0);N(()=>Dt(()=>n(!0)),[]);const r=Qe.find(([d])=>d===t.page),s={};fn.forEach(d=>t.params.get(d)&&(s[d]=t.params.get(d)));const l=(d,_)=>{d.button!==0||d.metaKey||d.ctrlKey||d.shiftKey||(d.preventDefault(),T(_,s))},p=d=>`/ui/${d}${new URLSearchParams(s).size?`?${new URLSearchParams(s)}`:""}`,i=r&&r[2];return u`<header>
       <a class="brand" href="/ui/memories">muisti</a>
       <nav aria-label="pages">
         ${Qe.map(([d,_])=>u`<a href=${p(d)} onClick=${c=>l(c,d)}
@@ -314,8 +321,8 @@ var le,v,Ze,U,Pe,Xe,et,pe,X,W,tt,we,he,fe,oe={},ae=[],kt=/acit|ex(?:s|g|n|p|$)|r
       ${pt()&&u`<button type="button" class="link" onClick=${()=>{$t(""),a(o+1)}}>Forget key</button>`}
     </header>
     <main id="main">
-      ${e&&u`<${hn} onDone=${()=>{n(!1),a(o+1)}} />`}
+      ${e&&u`<${yn} onDone=${()=>{n(!1),a(o+1)}} />`}
       ${i?u`<${i} key=${`${t.page}-${o}`} params=${t.params} />`:u`<div class="error" role="alert">No page ${t.page}.
             <a href="/ui/memories">Memories</a></div>`}
     </main>
-    <footer><a href="/ui/assets/third-party-licenses.txt">Third-party licences</a></footer>`}const vt=document.getElementById("app");vt.textContent="";Et(u`<${fn} />`,vt);
+    <footer><a href="/ui/assets/third-party-licenses.txt">Third-party licences</a></footer>`}const vt=document.getElementById("app");vt.textContent="";Et(u`<${bn} />`,vt);

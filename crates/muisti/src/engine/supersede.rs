@@ -1,0 +1,116 @@
+//! What a newer memory replaces. After every write of a user's long-term memories (one
+//! `remember`, a batch, what extraction and the proxy store: they all come through
+//! [`Engine::remember`] or [`Engine::remember_many`]), each written memory is compared with
+//! the user's most similar live memories; when the two state different values of the same
+//! thing ([`muisti_lang::conflict::replaces`]: "I live in Lisbon" / "Moved to Porto"), the
+//! one that became true first is marked superseded by the other: kept, linked to it
+//! (`superseded_by`), true until the newer one's time (`valid_until`). Dates decide, not
+//! the order of writing: a memory dated earlier than one it conflicts with is the one
+//! superseded, so a batch of dated memories written in any order ends the same.
+//!
+//! Recall leaves superseded memories out unless asked ([`RecallRequest::include_superseded`]),
+//! and a recall as of an earlier time still finds them (they were true then).
+
+use muisti_core::{MemoryState, Patch, RankFields, UpdateRequest};
+use muisti_lang::conflict::Statement;
+
+use super::*;
+
+/// How many of the user's most similar memories a written memory is compared with.
+const CANDIDATES: usize = 5;
+
+/// When a memory became true: its `valid_from`, else when it was written.
+fn since(m: &Memory) -> muisti_core::Timestamp {
+    RankFields::time_of(m.valid_from, m.created_at)
+}
+
+/// Whether a memory states something that a later one may replace: a live long-term
+/// memory of a user, keyless (a keyed entry is replaced by writing its key), not a turn of
+/// a conversation (what was said stays said).
+fn replaceable(m: &Memory) -> bool {
+    m.owner.user_id.is_some()
+        && m.writer_key().is_none()
+        && m.state == MemoryState::Active
+        && m.scope == MemoryScope::LongTerm
+        && m.category != muisti_core::Category::Conversation
+        && m.valid_until.is_none()
+}
+
+impl Engine {
+    /// Marks what the memories just `written` replace, and the written ones that a memory
+    /// dated later replaces (see the module docs). A written memory found superseded is
+    /// returned in its new state.
+    pub(super) fn mark_superseded(&self, written: &mut [Written]) -> Result<()> {
+        let mut order: Vec<usize> = (0..written.len())
+            .filter(|&i| {
+                written[i].status == WriteStatus::Created && replaceable(&written[i].memory)
+            })
+            .collect();
+        order.sort_by_key(|&i| since(&written[i].memory));
+        for i in order {
+            let m = &written[i].memory;
+            if m.state != MemoryState::Active {
+                continue;
+            }
+            let Some((older, newer)) = self.replaced_by(m)? else {
+                continue;
+            };
+            let patch = Patch {
+                superseded_by: Some(newer.id),
+                valid_until: Some(Some(since(&newer))),
+                ..Patch::default()
+            };
+            let at = Locator::Id {
+                tenant: self.core.tenant.clone(),
+                id: older.id,
+            };
+            let marked = self.update(UpdateRequest::new(at, patch).expecting(Some(older.version)));
+            let marked = match marked {
+                Ok(marked) => marked,
+                // Changed or gone meanwhile: the writer that changed it decides.
+                Err(e) if matches!(e.kind(), ErrorKind::Conflict | ErrorKind::NotFound) => {
+                    continue;
+                }
+                Err(e) => return Err(e),
+            };
+            if let Some(w) = written.iter_mut().find(|w| w.memory.id == marked.id) {
+                w.memory = marked;
+            }
+        }
+        Ok(())
+    }
+
+    /// The pair (older, newer) of `m` and the user's live memory it conflicts with, if any:
+    /// the most similar of its [`CANDIDATES`] nearest for which the later one replaces the
+    /// earlier.
+    fn replaced_by(&self, m: &Memory) -> Result<Option<(Memory, Memory)>> {
+        let text = m.text();
+        let read = Statement::read(&text);
+        // Only a memory dated before it was written can have been said before a later-dated
+        // one; a memory that neither fills a slot nor announces a change replaces nothing.
+        let dated_back = m.valid_from.is_some_and(|v| v < m.created_at);
+        if text.trim().is_empty() || !(read.may_replace() || dated_back) {
+            return Ok(None);
+        }
+        let mut req =
+            RecallRequest::new(m.partition.namespace.clone(), text.as_ref(), CANDIDATES + 1);
+        req.filter.user_id = m.owner.user_id.clone();
+        req.filter.scope = Some(MemoryScope::LongTerm);
+        for hit in self.recall_as(&req, false)? {
+            let other: &Memory = &hit.memory;
+            if other.id == m.id || !replaceable(other) {
+                continue;
+            }
+            let theirs = Statement::read(&other.text());
+            let found = if since(other) <= since(m) {
+                read.replaces(&theirs).map(|_| (other, m))
+            } else {
+                theirs.replaces(&read).map(|_| (m, other))
+            };
+            if let Some((older, newer)) = found {
+                return Ok(Some((older.clone(), newer.clone())));
+            }
+        }
+        Ok(None)
+    }
+}

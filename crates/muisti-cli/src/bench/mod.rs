@@ -149,6 +149,13 @@ pub(crate) enum BenchCommand {
         /// The plain run's injection rule, FLOOR,SHARE (default: the agent's).
         #[arg(long, value_name = "FLOOR,SHARE")]
         injection: Option<String>,
+        /// rrf[:K], weighted:LEXICAL_WEIGHT or absolute:LEXICAL_WEIGHT (default: the
+        /// engine's).
+        #[arg(long)]
+        fusion: Option<String>,
+        /// Word matching's weight (default: the engine's; 0 turns it off).
+        #[arg(long)]
+        words: Option<f32>,
     },
     /// Retrieval quality (recall@k) and speed on LoCoMo conversations.
     Locomo {
@@ -569,8 +576,17 @@ pub(crate) fn run(cmd: &BenchCommand, cli: &crate::Cli, json: bool) -> Result<()
             mode,
             louo,
             injection,
+            fusion,
+            words,
         } => {
             let embedder = muisti::embedder_from_spec(cli.embedder(), cli.embed_url.as_deref())?;
+            let mut config = muisti::RecallConfig::default();
+            if let Some(f) = fusion {
+                config.fusion = grid::parse_fusion(f)?;
+            }
+            if let Some(w) = words {
+                config.words = *w;
+            }
             let rule = match injection {
                 None => muisti_agent::Injection::default(),
                 Some(s) => memory_qa::parse_injection(s)?,
@@ -579,6 +595,7 @@ pub(crate) fn run(cmd: &BenchCommand, cli: &crate::Cli, json: bool) -> Result<()
                 data,
                 cli.store.as_deref(),
                 embedder,
+                config,
                 mode.parse()?,
                 rule,
                 *louo,

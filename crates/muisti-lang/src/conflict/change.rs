@@ -56,6 +56,15 @@ const OPENERS: &[&str] = &[
     "well",
     "oh",
     "yes",
+    "yeah",
+    "yep",
+    "nope",
+    "honestly",
+    "actually",
+    "right",
+    "hmm",
+    "ugh",
+    "wow",
     "officially",
     "update",
     "big",
@@ -248,6 +257,11 @@ const VERBS: &[&str] = &[
     "avoids", "refuses", "doesn't", "can't",
 ];
 
+/// Words of a thing given up for another ("traded in the Subaru", "swapping paneer for
+/// tofu"), besides the declarative detector's update cues.
+static SWAP_RE: LazyLock<Regex> =
+    LazyLock::new(|| compile(r"\b(?:traded|trading|swapped|swapping|replaced|got rid of)\b"));
+
 /// The words of a sentence, without the punctuation around them.
 fn words(sentence: &str) -> Vec<&str> {
     sentence
@@ -297,6 +311,15 @@ fn opener(sentence: &str) -> Opener {
         // "My sister lives …" is the sister's; "My new job …" the user's.
         let next = words.get(at + 1).map(|w| lower(w)).unwrap_or_default();
         let second = words.get(at + 2).map(|w| lower(w)).unwrap_or_default();
+        // "Our nanny Sandrine picks …": the name after the role is who.
+        let named = words[at + 1..]
+            .iter()
+            .take(3)
+            .skip(1)
+            .find(|w| w.chars().next().is_some_and(char::is_uppercase));
+        if let Some(name) = named {
+            return Opener::Other(lower(name).trim_end_matches("'s").to_owned());
+        }
         let person = [next, second]
             .into_iter()
             .find(|w| PERSON.split('|').any(|p| p == w));
@@ -361,9 +384,10 @@ fn sentences(text: &str) -> Vec<Sentence> {
             subject,
             personal,
             slots: life_slots(&norm),
-            update: update_cue(&norm),
+            update: update_cue(&norm) || SWAP_RE.is_match(&norm),
             cue: UPDATE_RE
                 .find_iter(&norm)
+                .chain(SWAP_RE.find_iter(&norm))
                 .flat_map(|m| terms(m.as_str()))
                 .collect(),
             objects: objects(&content(&norm)),
@@ -496,6 +520,18 @@ mod tests {
                 "Started bouldering on Tuesdays instead: no pottery studio near us.",
             ),
             ("We live in Montreal.", "We live in Somerville now."),
+            (
+                "Yeah, I smoke about ten a day.",
+                "Quit smoking two weeks ago.",
+            ),
+            (
+                "User drives a green Subaru.",
+                "Traded in the Subaru for a Kia Niro.",
+            ),
+            (
+                "Our nanny Sandrine picks Adam up from school.",
+                "Sandrine has retired, so Adam goes to the after-school club.",
+            ),
         ] {
             assert!(replaces(older, newer).is_some(), "{older:?} → {newer:?}");
         }

@@ -37,6 +37,12 @@ pub(crate) struct Cli {
     )]
     pub(crate) embedder_spec: Option<String>,
 
+    /// A second model that re-scores recall's best 10 hits (the same specs as --embedder;
+    /// typically minilm): better order for questions worded unlike the memory, one
+    /// embedding of the query and the 10 hits per recall. Default: none.
+    #[arg(long, global = true, env = "MUISTI_RERANKER", value_name = "SPEC")]
+    pub(crate) reranker: Option<String>,
+
     /// Base URL of an OpenAI-compatible embedding service (with --embedder openai:MODEL).
     #[arg(long, global = true, env = "MUISTI_EMBED_URL", value_name = "URL")]
     pub(crate) embed_url: Option<String>,

@@ -229,6 +229,7 @@ pub(crate) fn open_at(
         url,
         embedder: cli.embedder(),
         embed_url: cli.embed_url.as_deref(),
+        reranker: cli.reranker.as_deref(),
         on_mismatch,
         lifetimes: cli.lifetimes(),
         graph: cli.graph_extraction()?,
@@ -244,6 +245,8 @@ pub(crate) struct EngineSpec<'a> {
     /// The embedder spec and its service's URL.
     pub(crate) embedder: &'a str,
     pub(crate) embed_url: Option<&'a str>,
+    /// The reranker's spec, if any (`--reranker`).
+    pub(crate) reranker: Option<&'a str>,
     pub(crate) on_mismatch: OnModelMismatch,
     pub(crate) lifetimes: muisti::Lifetimes,
     pub(crate) graph: muisti::graph::GraphExtraction,
@@ -260,16 +263,29 @@ pub(crate) fn open_with(spec: EngineSpec<'_>) -> Result<Engine> {
     };
     let store = open_store(spec.url)?;
     let embedder = muisti::embedder_from_spec(spec.embedder, spec.embed_url)?;
+    let reranker = reranker(spec.reranker, spec.embed_url)?;
     let archive =
         muisti::open_archive(&store_url, spec.archive).context("cannot open the archive")?;
     Ok(Engine::builder(store)
         .archive(archive)
         .embedder(embedder)
+        .reranker(reranker)
         .on_model_mismatch(spec.on_mismatch)
         .lifetimes(spec.lifetimes)
         .graph_extraction(spec.graph)
         .graph_interval(spec.interval)
         .build()?)
+}
+
+/// The reranker `spec` names (`--reranker`), if any; `none` is none.
+pub(crate) fn reranker(
+    spec: Option<&str>,
+    embed_url: Option<&str>,
+) -> Result<Option<std::sync::Arc<dyn muisti::Embedder>>> {
+    match spec {
+        None => Ok(None),
+        Some(s) => muisti::embedder_from_spec(s, embed_url).context("cannot load the reranker"),
+    }
 }
 
 /// The store at `url`, or the default store (whose directory, and only its, is made on

@@ -180,6 +180,7 @@ pub(crate) fn serve(cli: &Cli, args: &ServeArgs) -> Result<ExitCode> {
         url: config.store.as_deref(),
         embedder: &config.embedder,
         embed_url: config.embed_url.as_deref(),
+        reranker: cli.reranker.as_deref(),
         on_mismatch: OnModelMismatch::Error,
         lifetimes: cli.lifetimes(),
         graph: graph_extraction(&config)?,

@@ -64,7 +64,7 @@ pub use open::{
     embedder_from_spec, open_archive, open_store, registry,
 };
 pub use recall::{
-    DEFAULT_NEIGHBOURS, DEFAULT_TEMPORAL, DEFAULT_WORDS, DEFAULT_WORDS_FLOOR, Fusion,
-    NEIGHBOUR_SEEDS, RELEVANT_SCORE, RecallConfig, RecallHit, RecallMode, RecallRequest, Signals,
-    WORD_POOL, Weights,
+    DEFAULT_NEIGHBOURS, DEFAULT_RERANK, DEFAULT_TEMPORAL, DEFAULT_WORDS, DEFAULT_WORDS_FLOOR,
+    Fusion, NEIGHBOUR_SEEDS, RELEVANT_SCORE, RERANK_POOL, RecallConfig, RecallHit, RecallMode,
+    RecallRequest, Signals, WORD_POOL, Weights,
 };

@@ -159,7 +159,7 @@ pub(super) fn grid_weight(name: &str, v: &str) -> Result<f32> {
 pub(super) fn locomo(
     data: &std::path::Path,
     store: Option<&str>,
-    embedder: Option<std::sync::Arc<dyn muisti::Embedder>>,
+    models: super::Models,
     config: muisti::RecallConfig,
     plain: LocomoSetting,
     grid: Option<&str>,
@@ -191,7 +191,8 @@ pub(super) fn locomo(
             muisti::graph::GraphExtraction::Off
         };
         let engine = muisti::Engine::builder(muisti::open_store(&url)?)
-            .embedder(embedder.clone())
+            .embedder(models.embedder.clone())
+            .reranker(models.reranker.clone())
             .recall_config(config)
             .graph_extraction(extraction)
             .build()?;

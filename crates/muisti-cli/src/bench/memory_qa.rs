@@ -266,7 +266,7 @@ impl muisti_agent::Provider for NoModel {
 pub(crate) fn memory_qa(
     data: &Path,
     store: Option<&str>,
-    embedder: Option<Arc<dyn muisti::Embedder>>,
+    models: super::Models,
     config: muisti::RecallConfig,
     mode: RecallMode,
     rule: Injection,
@@ -317,7 +317,8 @@ pub(crate) fn memory_qa(
     // Accesses are not counted: a recall would change the next one's scores, and every
     // rule of `--louo` must see the same memories.
     let engine = Engine::builder(muisti::open_store(&url)?)
-        .embedder(embedder)
+        .embedder(models.embedder)
+        .reranker(models.reranker)
         .recall_config(muisti::RecallConfig {
             track_access: false,
             ..config

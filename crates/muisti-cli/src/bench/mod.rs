@@ -15,6 +15,23 @@ mod labelled;
 mod memory_qa;
 mod store;
 
+/// The models a bench's engine uses: its embedder and, with `--reranker`, the reranker.
+#[derive(Clone)]
+pub(crate) struct Models {
+    pub(crate) embedder: Option<std::sync::Arc<dyn muisti::Embedder>>,
+    pub(crate) reranker: Option<std::sync::Arc<dyn muisti::Embedder>>,
+}
+
+impl Models {
+    /// The models the command line names.
+    fn of(cli: &crate::Cli) -> Result<Self> {
+        Ok(Self {
+            embedder: muisti::embedder_from_spec(cli.embedder(), cli.embed_url.as_deref())?,
+            reranker: crate::reranker(cli.reranker.as_deref(), cli.embed_url.as_deref())?,
+        })
+    }
+}
+
 use engine::*;
 use grid::*;
 use labelled::*;
@@ -156,6 +173,9 @@ pub(crate) enum BenchCommand {
         /// Word matching's weight (default: the engine's; 0 turns it off).
         #[arg(long)]
         words: Option<f32>,
+        /// The reranker's weight, with --reranker (default: the engine's).
+        #[arg(long)]
+        rerank: Option<f32>,
     },
     /// Retrieval quality (recall@k) and speed on LoCoMo conversations.
     Locomo {
@@ -179,6 +199,9 @@ pub(crate) enum BenchCommand {
         /// with --loco, the plain setting's and every setting's the grid does not vary.
         #[arg(long)]
         words_pool: Option<usize>,
+        /// The reranker's weight, with --reranker (default: the engine's).
+        #[arg(long)]
+        rerank: Option<f32>,
         /// Graph-aware recall: each weight of --graph-weights is a run of its own on a fresh
         /// store (weight 0: no extraction; others: offline extraction at ingest, waited for,
         /// and the graph's evidence in relevance); prints each run's recall@10 by category
@@ -578,14 +601,17 @@ pub(crate) fn run(cmd: &BenchCommand, cli: &crate::Cli, json: bool) -> Result<()
             injection,
             fusion,
             words,
+            rerank,
         } => {
-            let embedder = muisti::embedder_from_spec(cli.embedder(), cli.embed_url.as_deref())?;
             let mut config = muisti::RecallConfig::default();
             if let Some(f) = fusion {
                 config.fusion = grid::parse_fusion(f)?;
             }
             if let Some(w) = words {
                 config.words = *w;
+            }
+            if let Some(w) = rerank {
+                config.rerank = *w;
             }
             let rule = match injection {
                 None => muisti_agent::Injection::default(),
@@ -594,7 +620,7 @@ pub(crate) fn run(cmd: &BenchCommand, cli: &crate::Cli, json: bool) -> Result<()
             let report = memory_qa::memory_qa(
                 data,
                 cli.store.as_deref(),
-                embedder,
+                Models::of(cli)?,
                 config,
                 mode.parse()?,
                 rule,
@@ -609,6 +635,7 @@ pub(crate) fn run(cmd: &BenchCommand, cli: &crate::Cli, json: bool) -> Result<()
             no_access_tracking,
             candidates,
             words_pool,
+            rerank,
             graph,
             graph_weights,
             loco,
@@ -617,6 +644,7 @@ pub(crate) fn run(cmd: &BenchCommand, cli: &crate::Cli, json: bool) -> Result<()
         } => {
             let config = muisti::RecallConfig {
                 track_access: !no_access_tracking,
+                rerank: rerank.unwrap_or(muisti::DEFAULT_RERANK),
                 ..Default::default()
             };
             let plain = LocomoSetting {
@@ -635,7 +663,6 @@ pub(crate) fn run(cmd: &BenchCommand, cli: &crate::Cli, json: bool) -> Result<()
                 words_floor: config.words_floor,
                 words_pool: words_pool.unwrap_or(config.words_pool),
             };
-            let embedder = muisti::embedder_from_spec(cli.embedder(), cli.embed_url.as_deref())?;
             let grid = if *graph {
                 if graph_weights.is_empty()
                     || graph_weights.iter().any(|w| !w.is_finite() || *w < 0.0)
@@ -650,7 +677,7 @@ pub(crate) fn run(cmd: &BenchCommand, cli: &crate::Cli, json: bool) -> Result<()
             return locomo(
                 data,
                 store,
-                embedder,
+                Models::of(cli)?,
                 config,
                 plain,
                 grid.as_deref(),

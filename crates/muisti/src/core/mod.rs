@@ -75,6 +75,8 @@ pub(crate) struct Core {
     pub(crate) tenant: Tenant,
     pub(crate) observers: Arc<[Arc<dyn Observer>]>,
     pub(crate) embedder: Option<Arc<dyn Embedder>>,
+    /// A second model that re-scores recall's best hits ([`crate::EngineBuilder::reranker`]).
+    pub(crate) reranker: Option<Arc<dyn Embedder>>,
     pub(crate) recall: Arc<RecallConfig>,
     pub(crate) access: Arc<AccessRecorder>,
     /// Whether the store answers full-text search from an index (read once, not per recall).

@@ -16,6 +16,7 @@ pub struct EngineBuilder {
     tenant: Tenant,
     observers: Vec<Arc<dyn Observer>>,
     embedder: EmbedderChoice,
+    reranker: Option<Arc<dyn Embedder>>,
     recall: RecallConfig,
     on_mismatch: OnModelMismatch,
     clock: Arc<dyn Clock>,
@@ -60,6 +61,16 @@ impl EngineBuilder {
     /// vectors off (recall is then lexical only).
     pub fn embedder(mut self, embedder: Option<Arc<dyn Embedder>>) -> Self {
         self.embedder = EmbedderChoice::Given(embedder);
+        self
+    }
+
+    /// A second model that re-scores recall's best hits (`RecallConfig::rerank_pool`, by
+    /// default the top 10), typically a transformer (`minilm`): its cosine of the query and
+    /// each hit weighs `RecallConfig::rerank` in the hit's score. It changes the order of the
+    /// hits recall found, not which; it costs one embedding of the query and the pool per
+    /// recall. Default: none.
+    pub fn reranker(mut self, reranker: Option<Arc<dyn Embedder>>) -> Self {
+        self.reranker = reranker;
         self
     }
 
@@ -129,6 +140,7 @@ impl EngineBuilder {
             tenant: self.tenant,
             observers: self.observers.into(),
             embedder,
+            reranker: self.reranker,
             recall: Arc::new(self.recall),
             clock: self.clock,
             model_checked: Arc::new(AtomicBool::new(false)),
@@ -173,6 +185,7 @@ impl Engine {
             tenant: Tenant::default(),
             observers: Vec::new(),
             embedder: EmbedderChoice::Builtin,
+            reranker: None,
             recall: RecallConfig::default(),
             on_mismatch: OnModelMismatch::default(),
             clock: Arc::new(SystemClock),

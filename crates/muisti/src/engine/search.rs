@@ -125,7 +125,33 @@ impl Engine {
                     graph,
                     embedded: q.is_some(),
                 };
-                let hits = recall::run(&self.recall_context(now), &partition, req, sources)?;
+                let hits = match self
+                    .core
+                    .reranker
+                    .as_deref()
+                    .filter(|_| config.rerank > 0.0)
+                {
+                    // The reranker's pool, by recall's own score; `min_score` applies to
+                    // the score it gives.
+                    Some(reranker) => {
+                        let pool = RecallRequest {
+                            limit: req.limit.max(config.rerank_pool),
+                            min_score: None,
+                            ..req.clone()
+                        };
+                        let hits =
+                            recall::run(&self.recall_context(now), &partition, &pool, sources)?;
+                        recall::rerank(
+                            reranker,
+                            config.rerank,
+                            &req.query,
+                            hits,
+                            req.limit,
+                            req.min_score,
+                        )?
+                    }
+                    None => recall::run(&self.recall_context(now), &partition, req, sources)?,
+                };
                 let mode = if self.core.native_text {
                     SearchMode::Search
                 } else {

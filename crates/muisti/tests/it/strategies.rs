@@ -474,3 +474,86 @@ fn a_superseded_memory_is_recalled_only_when_asked_for_on_every_backend() {
         },
     );
 }
+
+/// A second model that knows one thing: a text speaking of a home (the question, or a
+/// memory naming Porto) points one way, anything else the other.
+struct Homes;
+
+impl muisti::Embedder for Homes {
+    fn id(&self) -> &str {
+        "homes"
+    }
+    fn dimensions(&self) -> usize {
+        2
+    }
+    fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, muisti_embed::EmbedError> {
+        Ok(texts
+            .iter()
+            .map(|t| {
+                let home = t.contains("Porto") || t.contains("home");
+                if home { vec![1.0, 0.0] } else { vec![0.0, 1.0] }
+            })
+            .collect())
+    }
+}
+
+/// With a reranker, recall's best hits are ordered by its cosine (weighted
+/// `RecallConfig::rerank`, here 0.9): the memory it finds by meaning comes first although another
+/// matches the question's words better; its signals show the reranker's part, and
+/// `min_score` applies to the score it gives.
+#[test]
+fn a_reranker_orders_recalls_best_hits_by_meaning_on_every_backend() {
+    on_every_backend(
+        |store| {
+            Engine::builder(store)
+                .reranker(Some(std::sync::Arc::new(Homes)))
+                .recall_config(muisti::RecallConfig {
+                    rerank: 0.9,
+                    ..muisti::RecallConfig::default()
+                })
+                .build()
+                .expect("engine")
+        },
+        |url, e| {
+            let n = "rerank";
+            let words = e
+                .remember(dated(
+                    &e,
+                    n,
+                    "The new café near the old station has great cake",
+                    MAY_2023,
+                ))
+                .expect("write")
+                .memory
+                .id;
+            let porto = e
+                .remember(dated(&e, n, "Moved to Porto last week", MAY_2023))
+                .expect("write")
+                .memory
+                .id;
+            let mut req = RecallRequest::new(ns(n), "what is my new home near the station", 10);
+            let hits = e.recall(&req).expect("recall");
+            assert_eq!(
+                hits[0].memory.id, porto,
+                "{url}: the reranker's choice first"
+            );
+            let w = 0.9;
+            assert_eq!(hits[0].signals.rerank, Some(1.0), "{url}");
+            assert!(hits[0].score >= w, "{url}: {:?}", hits[0]);
+            let other = hits
+                .iter()
+                .find(|h| h.memory.id == words)
+                .expect("recalled");
+            assert_eq!(other.signals.rerank, Some(0.0), "{url}");
+            assert!(other.score < 1.0 - w + 1e-6, "{url}: {}", other.score);
+            req.min_score = Some(0.5);
+            let kept: Vec<_> = e
+                .recall(&req)
+                .expect("recall")
+                .iter()
+                .map(|h| h.memory.id)
+                .collect();
+            assert_eq!(kept, vec![porto], "{url}: min_score on the reranked score");
+        },
+    );
+}

@@ -48,6 +48,8 @@ pub struct ConfigLayer {
     pub embedder: Option<String>,
     /// Base URL of an OpenAI-compatible embedding service.
     pub embed_url: Option<String>,
+    /// A second model that re-scores recall's best hits (the embedder's specs; `minilm`).
+    pub reranker: Option<String>,
     /// Largest request body in bytes (default 1 MiB).
     pub body_limit_bytes: Option<usize>,
     /// Longest a request may take, in seconds (default 30).
@@ -159,6 +161,7 @@ impl ConfigLayer {
             store: self.store.or(lower.store),
             embedder: self.embedder.or(lower.embedder),
             embed_url: self.embed_url.or(lower.embed_url),
+            reranker: self.reranker.or(lower.reranker),
             body_limit_bytes: self.body_limit_bytes.or(lower.body_limit_bytes),
             request_timeout_secs: self.request_timeout_secs.or(lower.request_timeout_secs),
             header_timeout_secs: self.header_timeout_secs.or(lower.header_timeout_secs),
@@ -220,6 +223,8 @@ pub struct ServerConfig {
     pub embedder: String,
     /// Embedding service URL.
     pub embed_url: Option<String>,
+    /// The reranker's spec, if any.
+    pub reranker: Option<String>,
     /// Largest request body.
     pub body_limit: usize,
     /// Longest a request may take.
@@ -445,6 +450,7 @@ impl ServerConfig {
             store: layer.store,
             embedder: layer.embedder.unwrap_or_else(|| "builtin".into()),
             embed_url: layer.embed_url,
+            reranker: layer.reranker,
             body_limit,
             request_timeout: Duration::from_secs(timeout),
             header_timeout: Duration::from_secs(header_timeout),
@@ -529,7 +535,7 @@ mod tests {
     #[test]
     fn flags_beat_the_file_and_the_file_beats_defaults() -> Result<(), ConfigError> {
         let file = ConfigLayer::from_toml(
-            "listen = \"127.0.0.1:9000\"\nbody_limit_bytes = 4096\nrate_limit_per_sec = 5.0\n",
+            "listen = \"127.0.0.1:9000\"\nbody_limit_bytes = 4096\nrate_limit_per_sec = 5.0\nreranker = \"minilm\"\n",
         )?;
         let flags = ConfigLayer {
             listen: Some("127.0.0.1:9100".into()),
@@ -546,6 +552,7 @@ mod tests {
             })
         );
         assert_eq!(c.request_timeout, Duration::from_secs(30));
+        assert_eq!(c.reranker.as_deref(), Some("minilm"));
         Ok(())
     }
 

@@ -10,6 +10,7 @@ const SIGNALS = [
   ['lexical', 'lexical_score'],
   ['vector', 'similarity'],
   ['graph', 'graph'],
+  ['reranker', 'rerank'],
   ['recency', 'recency'],
   ['access', 'access'],
   ['importance', 'importance'],

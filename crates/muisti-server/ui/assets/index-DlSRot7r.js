@@ -112,7 +112,7 @@ var le,v,Ze,U,Pe,Xe,et,pe,X,W,tt,we,he,fe,oe={},ae=[],kt=/acit|ex(?:s|g|n|p|$)|r
         onChanged=${()=>d.reload()}
         onClose=${()=>_(L(t,["tag","c"]),{id:void 0})} />`}
     </div>
-    ${p}`}function Gt(t,e,n){const o=new URLSearchParams(t);return o.set(e,n),o}const Yt=[["relevance","relevance"],["lexical","lexical_score"],["vector","similarity"],["graph","graph"],["recency","recency"],["access","access"],["importance","importance"]];function Qt({label:t,value:e,raw:n}){if(e==null)return u`<span class="sig none">${t} —</span>`;const o=Math.max(0,Math.min(1,e))*100;return u`<span class="sig" title=${`${t}: ${n??e}`}>
+    ${p}`}function Gt(t,e,n){const o=new URLSearchParams(t);return o.set(e,n),o}const Yt=[["relevance","relevance"],["lexical","lexical_score"],["vector","similarity"],["graph","graph"],["reranker","rerank"],["recency","recency"],["access","access"],["importance","importance"]];function Qt({label:t,value:e,raw:n}){if(e==null)return u`<span class="sig none">${t} —</span>`;const o=Math.max(0,Math.min(1,e))*100;return u`<span class="sig" title=${`${t}: ${n??e}`}>
     <span class="siglabel">${t}</span>
     <span class="bar" role="img" aria-label=${`${t} ${Number(n??e).toFixed(3)}`}>
       <span style=${`width:${o.toFixed(1)}%`}></span></span>

@@ -34,18 +34,23 @@ pub fn memory_out(m: &muisti::Memory) -> api::Memory {
     }
 }
 
+/// The one rule of a memory's content over the API, for a write and an update alike: not
+/// null, and a text not blank (whitespace of any kind only).
+fn check_content(content: &Value) -> Result<()> {
+    match content {
+        Value::Null => Err(Error::invalid("content", "must not be null")),
+        Value::String(s) if s.trim().is_empty() => {
+            Err(Error::invalid("content", "must not be empty"))
+        }
+        _ => Ok(()),
+    }
+}
+
 /// The write a [`api::NewMemory`] asks for (the engine sets the tenant).
 pub fn new_put(m: api::NewMemory) -> Result<Put> {
     let partition = muisti::Partition::of(namespace(m.namespace.as_deref())?);
     let key = m.key.as_deref().map(Key::new).transpose()?;
-    if let Value::String(s) = &m.content
-        && s.trim().is_empty()
-    {
-        return Err(Error::invalid("content", "must not be empty"));
-    }
-    if m.content.is_null() {
-        return Err(Error::invalid("content", "must not be null"));
-    }
+    check_content(&m.content)?;
     let mut put = Put::new(partition, key, m.content).with_ttl(ttl(m.ttl_seconds)?);
     put.context = m.context;
     let typed = m.category.is_some() || m.kind.is_some();
@@ -191,8 +196,8 @@ pub fn update(engine: &Engine, id: &str, patch: api::MemoryPatch) -> Result<api:
             "an actor is 1-64 letters, digits and _ . : -",
         ));
     }
-    if matches!(content, Some(Value::Null)) {
-        return Err(Error::invalid("content", "must not be null"));
+    if let Some(c) = &content {
+        check_content(c)?;
     }
     let acting = user_id.clone();
     let patch = Patch {

@@ -493,6 +493,26 @@ fn key_value_routes() {
     assert_eq!((r.status, r.code()), (422, "invalid_input"));
 }
 
+/// An update's content follows a write's rule: whitespace of any kind only is blank, and
+/// a blank update changes nothing.
+#[test]
+fn a_blank_content_update_is_refused() {
+    let s = TestServer::open();
+    let url = s.url("/v1/memories");
+    // An update's content follows the same rule: whitespace of any kind only is blank.
+    let made = raw("POST", &url, &[JSON], Some(r#"{"content": "kept"}"#));
+    let id = made.body["id"].as_str().expect("id").to_owned();
+    let r = raw(
+        "PATCH",
+        &s.url(&format!("/v1/memories/{id}")),
+        &[JSON],
+        Some(r#"{"content": "\r\r\u2001\r"}"#),
+    );
+    assert_eq!((r.status, r.code()), (422, "invalid_input"), "{}", r.body);
+    let kept = raw("GET", &s.url(&format!("/v1/memories/{id}")), &[], None);
+    assert_eq!(kept.body["content"], "kept");
+}
+
 #[test]
 fn malformed_and_invalid_bodies() {
     let s = TestServer::open();

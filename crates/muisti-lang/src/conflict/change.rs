@@ -17,6 +17,9 @@ use super::*;
 enum Subject {
     User,
     Other(String),
+    /// "he", "she" with nobody named before: someone, not known who (never the same as
+    /// anyone).
+    Someone,
 }
 
 /// One sentence as the rules read it.
@@ -30,11 +33,17 @@ struct Sentence {
     /// topic the two share.
     cue: BTreeSet<String>,
     slots: BTreeSet<String>,
-    update: bool,
     objects: BTreeSet<String>,
     qualifiers: BTreeSet<String>,
     /// Told in the past tense: an event ("Took the kids to the parade"), not a state.
     past: bool,
+}
+
+impl Sentence {
+    /// Whether it announces a change: it has an update cue.
+    fn announces(&self) -> bool {
+        !self.cue.is_empty()
+    }
 }
 
 /// Words a sentence may open with before its subject.
@@ -87,140 +96,23 @@ const THIRD_PERSON: &[&str] = &[
     "he", "she", "they", "he's", "she's", "they're", "his", "her", "their", "him",
 ];
 
-/// Capitalised words that open a sentence without naming a person: days, months and the
-/// verbs a note opens with when it leaves out "I" ("Started bouldering", "Sold the Passat").
+/// Capitalised words that open a sentence without naming a person (besides the days and
+/// months, [`crate::time::WEEKDAYS`] and [`crate::time::MONTHS`]): articles, pronouns of
+/// things, adverbs, prepositions and numbers (the verbs a note opens with are [`VERBS`]).
 const NOT_NAMES: &[&str] = &[
-    "monday",
-    "tuesday",
-    "wednesday",
-    "thursday",
-    "friday",
-    "saturday",
-    "sunday",
-    "january",
-    "february",
-    "march",
-    "april",
-    "may",
-    "june",
-    "july",
-    "august",
-    "september",
-    "october",
-    "november",
-    "december",
-    "the",
-    "a",
-    "an",
-    "this",
-    "that",
-    "these",
-    "those",
-    "there",
-    "it",
-    "it's",
-    "its",
-    "no",
-    "not",
-    "new",
-    "first",
-    "last",
-    "next",
-    "every",
-    "quit",
-    "sold",
-    "got",
-    "been",
-    "left",
-    "began",
-    "became",
-    "took",
-    "made",
-    "went",
-    "bought",
-    "gave",
-    "had",
-    "did",
-    "found",
-    "back",
-    "need",
-    "want",
-    "love",
-    "hate",
-    "prefer",
-    "prefers",
-    "likes",
-    "loves",
-    "hates",
-    "still",
-    "never",
-    "always",
-    "really",
-    "very",
-    "can't",
-    "cannot",
-    "don't",
-    "won't",
-    "doesn't",
-    "didn't",
-    "going",
-    "trying",
-    "thinking",
-    "planning",
-    "getting",
-    "having",
-    "been",
-    "off",
-    "on",
-    "in",
-    "at",
-    "for",
-    "from",
-    "with",
-    "to",
-    "of",
-    "by",
-    "about",
-    "one",
-    "two",
-    "three",
-    "four",
-    "five",
-    "fourth",
-    "third",
+    "the", "a", "an", "this", "that", "these", "those", "there", "it", "it's", "its", "no", "not",
+    "new", "first", "last", "next", "every", "back", "need", "want", "love", "hate", "prefer",
+    "still", "never", "always", "really", "very", "cannot", "don't", "won't", "didn't", "going",
+    "trying", "thinking", "planning", "getting", "having", "off", "on", "in", "at", "for", "from",
+    "with", "to", "of", "by", "about", "one", "two", "three", "four", "five", "fourth", "third",
     "second",
 ];
 
 /// The stems of words of time ("evening", "year"): two sentences that share only one speak
 /// of the same time, not of the same thing.
 const TIME_STEMS: &[&str] = &[
-    "year",
-    "month",
-    "week",
-    "day",
-    "today",
-    "tonight",
-    "time",
-    "morn",
-    "even",
-    "night",
-    "weekend",
-    "new",
-    "first",
-    "last",
-    "next",
-    "ago",
-    "summer",
-    "winter",
-    "spring",
-    "autumn",
-    "monday",
-    "tuesday",
-    "wednesday",
-    "thursday",
-    "friday",
-    "saturday",
-    "sunday",
+    "year", "month", "week", "day", "today", "tonight", "time", "morn", "even", "night", "weekend",
+    "new", "first", "last", "next", "ago", "summer", "winter", "spring", "autumn",
 ];
 
 /// The fewest letters of a topic term two memories share ("st", "km" and "guy" name no
@@ -233,10 +125,18 @@ const STORY_STEMS: &[&str] = &[
     "said", "told", "start", "tri", "call", "look", "found", "keep", "kept", "turn",
 ];
 
+/// Whether a word is a day's or a month's name.
+fn calendar(word: &str) -> bool {
+    crate::time::WEEKDAYS.contains(&word) || crate::time::MONTHS.contains(&word)
+}
+
 /// Whether a shared term may name a topic: long enough ([`MIN_TOPIC`]), not a word of time
 /// ([`TIME_STEMS`]) or of any story ([`STORY_STEMS`]).
 fn topic(term: &str) -> bool {
-    term.chars().count() >= MIN_TOPIC && !TIME_STEMS.contains(&term) && !STORY_STEMS.contains(&term)
+    term.chars().count() >= MIN_TOPIC
+        && !TIME_STEMS.contains(&term)
+        && !crate::time::WEEKDAYS.contains(&term)
+        && !STORY_STEMS.contains(&term)
 }
 
 /// Whether `term` is the name of the person both sentences are about ("Akosua turned 5" /
@@ -244,7 +144,7 @@ fn topic(term: &str) -> bool {
 fn named(subject: &Subject, term: &str) -> bool {
     match subject {
         Subject::Other(name) => tokenize(name).any(|t| t == term),
-        Subject::User => false,
+        Subject::User | Subject::Someone => false,
     }
 }
 
@@ -261,6 +161,11 @@ const VERBS: &[&str] = &[
 /// tofu"), besides the declarative detector's update cues.
 static SWAP_RE: LazyLock<Regex> =
     LazyLock::new(|| compile(r"\b(?:traded|trading|swapped|swapping|replaced|got rid of)\b"));
+
+/// A word in lower case with typographic apostrophes (’) made plain.
+fn lower(word: &str) -> String {
+    word.to_lowercase().replace('\u{2019}', "'")
+}
 
 /// The words of a sentence, without the punctuation around them.
 fn words(sentence: &str) -> Vec<&str> {
@@ -286,7 +191,6 @@ enum Opener {
 /// What `sentence` opens with (see the module docs).
 fn opener(sentence: &str) -> Opener {
     let words = words(sentence);
-    let lower = |w: &str| w.to_lowercase().replace('\u{2019}', "'");
     let mut at = 0;
     while words
         .get(at)
@@ -339,7 +243,7 @@ fn opener(sentence: &str) -> Opener {
         // A note that leaves out "I": "Started bouldering", "Sold the Passat".
         return Opener::User;
     }
-    if capitalised && !verb_like && !NOT_NAMES.contains(&name.as_str()) {
+    if capitalised && !verb_like && !NOT_NAMES.contains(&name.as_str()) && !calendar(&name) {
         return Opener::Other(name);
     }
     Opener::Unknown
@@ -348,7 +252,7 @@ fn opener(sentence: &str) -> Opener {
 /// Whether a sentence speaks in the first person anywhere ("… and I love glazing").
 fn first_person(sentence: &str) -> bool {
     words(sentence).iter().any(|w| {
-        let w = w.to_lowercase().replace('\u{2019}', "'");
+        let w = lower(w);
         FIRST_PERSON.contains(&w.as_str()) || matches!(w.as_str(), "my" | "our" | "mine")
     })
 }
@@ -369,7 +273,7 @@ fn sentences(text: &str) -> Vec<Sentence> {
             Opener::Other(name) => (Subject::Other(name), false),
             Opener::Pronoun => match before {
                 Some(Subject::Other(name)) => (Subject::Other(name), false),
-                _ => (Subject::Other(String::new()), false),
+                _ => (Subject::Someone, false),
             },
             Opener::Unknown => match before {
                 Some(subject) if continues => {
@@ -384,7 +288,6 @@ fn sentences(text: &str) -> Vec<Sentence> {
             subject,
             personal,
             slots: life_slots(&norm),
-            update: update_cue(&norm) || SWAP_RE.is_match(&norm),
             cue: UPDATE_RE
                 .find_iter(&norm)
                 .chain(SWAP_RE.find_iter(&norm))
@@ -465,7 +368,7 @@ impl Statement {
             && self
                 .sentences
                 .iter()
-                .any(|s| s.update || !s.slots.is_empty())
+                .any(|s| s.announces() || !s.slots.is_empty())
     }
 
     /// [`replaces`] with this memory the newer and `older` the older.
@@ -477,11 +380,11 @@ impl Statement {
         // A change is announced by the newer memory as a whole, for the person of the
         // sentence that announces it ("Started bouldering on Tuesdays. No pottery studio
         // near us.").
-        let announced = |who: &Subject| new.iter().any(|n| n.update && &n.subject == who);
+        let announced = |who: &Subject| new.iter().any(|n| n.announces() && &n.subject == who);
         new.iter().find_map(|n| {
             old.iter().find_map(|o| {
                 if o.subject != n.subject
-                    || o.subject == Subject::Other(String::new())
+                    || o.subject == Subject::Someone
                     || both_filled_and_disjoint(&o.qualifiers, &n.qualifiers)
                 {
                     return None;

@@ -125,32 +125,30 @@ impl Engine {
                     graph,
                     embedded: q.is_some(),
                 };
-                let hits = match self
+                let reranker = self
                     .core
                     .reranker
                     .as_deref()
-                    .filter(|_| config.rerank > 0.0)
-                {
-                    // The reranker's pool, by recall's own score; `min_score` applies to
-                    // the score it gives.
-                    Some(reranker) => {
-                        let pool = RecallRequest {
-                            limit: req.limit.max(config.rerank_pool),
-                            min_score: None,
-                            ..req.clone()
-                        };
-                        let hits =
-                            recall::run(&self.recall_context(now), &partition, &pool, sources)?;
-                        recall::rerank(
-                            reranker,
-                            config.rerank,
-                            &req.query,
-                            hits,
-                            req.limit,
-                            req.min_score,
-                        )?
-                    }
-                    None => recall::run(&self.recall_context(now), &partition, req, sources)?,
+                    .filter(|_| config.rerank > 0.0);
+                // With a reranker, recall finds its pool by its own score; `min_score`
+                // applies to the score the reranker gives.
+                let pool = reranker.map(|_| RecallRequest {
+                    limit: req.limit.max(config.rerank_pool),
+                    min_score: None,
+                    ..req.clone()
+                });
+                let ctx = self.recall_context(now);
+                let hits = recall::run(&ctx, &partition, pool.as_ref().unwrap_or(req), sources)?;
+                let hits = match reranker {
+                    Some(r) => recall::rerank(
+                        r,
+                        config.rerank,
+                        &req.query,
+                        hits,
+                        req.limit,
+                        req.min_score,
+                    )?,
+                    None => hits,
                 };
                 let mode = if self.core.native_text {
                     SearchMode::Search

@@ -23,10 +23,10 @@ pub(crate) fn rerank(
     if hits.is_empty() {
         return Ok(hits);
     }
-    let texts: Vec<String> = hits.iter().map(|h| h.memory.text().into_owned()).collect();
+    let texts: Vec<_> = hits.iter().map(|h| h.memory.text()).collect();
     let mut all: Vec<&str> = Vec::with_capacity(texts.len() + 1);
     all.push(query);
-    all.extend(texts.iter().map(String::as_str));
+    all.extend(texts.iter().map(|t| t.as_ref()));
     let vectors = reranker.embed(&all).map_err(crate::core::embed_err)?;
     let Some((q, memories)) = vectors.split_first() else {
         return Ok(hits);

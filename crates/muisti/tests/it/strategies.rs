@@ -357,7 +357,7 @@ fn word_matching_credits_the_memory_that_means_the_asked_words_on_every_backend(
 }
 
 /// The ids `req` recalls, best first.
-fn recalled(e: &Engine, req: &RecallRequest) -> Vec<MemoryId> {
+pub(super) fn recalled(e: &Engine, req: &RecallRequest) -> Vec<MemoryId> {
     e.recall(req)
         .expect("recall")
         .iter()

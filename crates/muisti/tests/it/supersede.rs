@@ -7,7 +7,7 @@ use muisti::{
     Category, Engine, Memory, MemoryId, MemoryState, Put, RecallRequest, Timestamp, WriteStatus,
 };
 
-use super::{ns, on_every_backend};
+use super::{ns, on_every_backend, strategies::recalled};
 
 /// 2023-05-10T12:00:00Z, 2023-06-10T12:00:00Z and 2023-08-20T12:00:00Z.
 const MAY_2023: i64 = 1_683_720_000_000;
@@ -38,14 +38,6 @@ fn replaced(url: &str, e: &Engine, old: MemoryId, new: MemoryId) {
         "{url}: true until the newer's date"
     );
     assert_eq!(n.state, MemoryState::Active, "{url}");
-}
-
-fn recalled(e: &Engine, req: &RecallRequest) -> Vec<MemoryId> {
-    e.recall(req)
-        .expect("recall")
-        .iter()
-        .map(|h| h.memory.id)
-        .collect()
 }
 
 fn question(namespace: &str, user: &str, text: &str) -> RecallRequest {

@@ -65,6 +65,6 @@ pub use open::{
 };
 pub use recall::{
     DEFAULT_NEIGHBOURS, DEFAULT_RERANK, DEFAULT_TEMPORAL, DEFAULT_WORDS, DEFAULT_WORDS_FLOOR,
-    Fusion, NEIGHBOUR_SEEDS, RELEVANT_SCORE, RERANK_POOL, RecallConfig, RecallHit, RecallMode,
-    RecallRequest, Signals, WORD_POOL, Weights,
+    Fusion, NEIGHBOUR_SEEDS, RELEVANT_SCORE, RERANK_POOL, RERANK_TRUST, RecallConfig, RecallHit,
+    RecallMode, RecallRequest, Signals, WORD_POOL, Weights,
 };

@@ -176,6 +176,14 @@ pub(crate) enum BenchCommand {
         /// The reranker's weight, with --reranker (default: the engine's).
         #[arg(long)]
         rerank: Option<f32>,
+        /// The share of a query its best word match must cover for the reranker to leave
+        /// recall's order, with --reranker (default: the engine's; 1 re-scores every query).
+        #[arg(long)]
+        rerank_trust: Option<f32>,
+        /// How many of recall's best hits the reranker re-scores, with --reranker (default:
+        /// the engine's).
+        #[arg(long)]
+        rerank_pool: Option<usize>,
     },
     /// Retrieval quality (recall@k) and speed on LoCoMo conversations.
     Locomo {
@@ -202,6 +210,14 @@ pub(crate) enum BenchCommand {
         /// The reranker's weight, with --reranker (default: the engine's).
         #[arg(long)]
         rerank: Option<f32>,
+        /// The share of a query its best word match must cover for the reranker to leave
+        /// recall's order, with --reranker (default: the engine's; 1 re-scores every query).
+        #[arg(long)]
+        rerank_trust: Option<f32>,
+        /// How many of recall's best hits the reranker re-scores, with --reranker (default:
+        /// the engine's).
+        #[arg(long)]
+        rerank_pool: Option<usize>,
         /// Graph-aware recall: each weight of --graph-weights is a run of its own on a fresh
         /// store (weight 0: no extraction; others: offline extraction at ingest, waited for,
         /// and the graph's evidence in relevance); prints each run's recall@10 by category
@@ -602,6 +618,8 @@ pub(crate) fn run(cmd: &BenchCommand, cli: &crate::Cli, json: bool) -> Result<()
             fusion,
             words,
             rerank,
+            rerank_trust,
+            rerank_pool,
         } => {
             let mut config = muisti::RecallConfig::default();
             if let Some(f) = fusion {
@@ -612,6 +630,12 @@ pub(crate) fn run(cmd: &BenchCommand, cli: &crate::Cli, json: bool) -> Result<()
             }
             if let Some(w) = rerank {
                 config.rerank = *w;
+            }
+            if let Some(t) = rerank_trust {
+                config.rerank_trust = *t;
+            }
+            if let Some(n) = rerank_pool {
+                config.rerank_pool = *n;
             }
             let rule = match injection {
                 None => muisti_agent::Injection::default(),
@@ -636,6 +660,8 @@ pub(crate) fn run(cmd: &BenchCommand, cli: &crate::Cli, json: bool) -> Result<()
             candidates,
             words_pool,
             rerank,
+            rerank_trust,
+            rerank_pool,
             graph,
             graph_weights,
             loco,
@@ -645,6 +671,8 @@ pub(crate) fn run(cmd: &BenchCommand, cli: &crate::Cli, json: bool) -> Result<()
             let config = muisti::RecallConfig {
                 track_access: !no_access_tracking,
                 rerank: rerank.unwrap_or(muisti::DEFAULT_RERANK),
+                rerank_trust: rerank_trust.unwrap_or(muisti::RERANK_TRUST),
+                rerank_pool: rerank_pool.unwrap_or(muisti::RERANK_POOL),
                 ..Default::default()
             };
             let plain = LocomoSetting {

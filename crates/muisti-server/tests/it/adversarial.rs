@@ -466,7 +466,20 @@ fn block(c: &Caller<'_>, model: &Scripted, t: &mut Tally) {
         assert_eq!(r.status, 200, "{}", r.body);
         let messages = sent(model, before);
         let last = messages.last().cloned().unwrap_or_default();
+        let failed = t.failures.len();
         one_block(t, "chat", i, last["content"].as_str().unwrap_or_default());
+        if t.failures.len() > failed {
+            // What recall answers now, to tell a missing block from a missing memory.
+            let r = c.send(
+                "POST",
+                "/v1/recall",
+                Some(&json!({"query": question, "user_id": user, "explain": true})),
+            );
+            t.failures.push(format!(
+                "{}: chat {i}: recall now answers {} {}",
+                t.store, r.status, r.body
+            ));
+        }
         let r = c.send(
             "POST",
             "/v1/chat/completions",

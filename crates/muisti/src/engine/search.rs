@@ -142,7 +142,10 @@ impl Engine {
                 let hits = match reranker {
                     Some(r) => recall::rerank(
                         r,
-                        config.rerank,
+                        recall::Rerank {
+                            weight: config.rerank,
+                            trust: config.rerank_trust,
+                        },
                         &req.query,
                         hits,
                         req.limit,

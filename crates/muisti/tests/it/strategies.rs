@@ -509,6 +509,8 @@ fn a_reranker_orders_recalls_best_hits_by_meaning_on_every_backend() {
                 .reranker(Some(std::sync::Arc::new(Homes)))
                 .recall_config(muisti::RecallConfig {
                     rerank: 0.9,
+                    // Every question re-scored, whatever its words find.
+                    rerank_trust: 1.0,
                     ..muisti::RecallConfig::default()
                 })
                 .build()
@@ -554,6 +556,64 @@ fn a_reranker_orders_recalls_best_hits_by_meaning_on_every_backend() {
                 .map(|h| h.memory.id)
                 .collect();
             assert_eq!(kept, vec![porto], "{url}: min_score on the reranked score");
+        },
+    );
+}
+
+/// The reranker is asked only when a question's words are not found
+/// (`RecallConfig::rerank_trust`): a question whose words a memory repeats keeps recall's
+/// order and no hit carries the reranker's signal; one asked in other words is re-scored.
+#[test]
+fn the_reranker_is_asked_only_when_the_words_are_not_found_on_every_backend() {
+    on_every_backend(
+        |store| {
+            Engine::builder(store)
+                .reranker(Some(std::sync::Arc::new(Homes)))
+                .recall_config(muisti::RecallConfig {
+                    rerank: 0.9,
+                    rerank_trust: 0.5,
+                    ..muisti::RecallConfig::default()
+                })
+                .build()
+                .expect("engine")
+        },
+        |url, e| {
+            let n = "rerank-trust";
+            let cafe = e
+                .remember(dated(
+                    &e,
+                    n,
+                    "The new café near the old station has great cake",
+                    MAY_2023,
+                ))
+                .expect("write")
+                .memory
+                .id;
+            let porto = e
+                .remember(dated(&e, n, "Moved to Porto last week", MAY_2023))
+                .expect("write")
+                .memory
+                .id;
+            let words = e
+                .recall(&RecallRequest::new(
+                    ns(n),
+                    "the new café near the old station",
+                    10,
+                ))
+                .expect("recall");
+            assert_eq!(words[0].memory.id, cafe, "{url}: the words' match first");
+            assert!(
+                words.iter().all(|h| h.signals.rerank.is_none()),
+                "{url}: the reranker was not asked: {words:?}"
+            );
+            let meaning = e
+                .recall(&RecallRequest::new(ns(n), "tell me about my home", 10))
+                .expect("recall");
+            assert_eq!(
+                meaning[0].memory.id, porto,
+                "{url}: the reranker's choice first"
+            );
+            assert_eq!(meaning[0].signals.rerank, Some(1.0), "{url}");
         },
     );
 }

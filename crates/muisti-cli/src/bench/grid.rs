@@ -24,6 +24,9 @@ pub(super) struct LocomoSetting {
     pub(super) words_floor: f32,
     /// How many of the best candidates word-level matching scores.
     pub(super) words_pool: usize,
+    /// With a reranker: its weight and the share of a question its words must cover for
+    /// recall's order to stand (`None`: no reranker).
+    pub(super) rerank: Option<(f32, f32)>,
 }
 
 impl LocomoSetting {
@@ -55,6 +58,9 @@ impl LocomoSetting {
                 " words={} words_floor={} words_pool={}",
                 self.words, self.words_floor, self.words_pool
             ));
+        }
+        if let Some((w, trust)) = self.rerank {
+            strategies.push_str(&format!(" rerank={w} rerank_trust={trust}"));
         }
         format!(
             "fusion={fusion} candidates={} mode={mode} graph={}{strategies}",
@@ -108,10 +114,17 @@ impl LocomoSetting {
                         "words_pool" => {
                             t.words_pool = v.parse().with_context(|| format!("words_pool {v:?}"))?
                         }
+                        "rerank" | "rerank_trust" => {
+                            let Some((w, trust)) = t.rerank.as_mut() else {
+                                anyhow::bail!("--loco-grid: {name} needs --reranker");
+                            };
+                            let v = grid_weight(name, v)?;
+                            if name == "rerank" { *w = v } else { *trust = v }
+                        }
                         other => anyhow::bail!(
                             "--loco-grid: {other:?} is not fusion, candidates, mode, graph, \
                              temporal, temporal_after, temporal_text, neighbours, words, \
-                             words_floor or words_pool"
+                             words_floor, words_pool, rerank or rerank_trust"
                         ),
                     }
                     next.push(t);
@@ -184,6 +197,10 @@ pub(super) fn locomo(
         config.words = setting.words;
         config.words_floor = setting.words_floor;
         config.words_pool = setting.words_pool;
+        if let Some((w, trust)) = setting.rerank {
+            config.rerank = w;
+            config.rerank_trust = trust;
+        }
         let graph = setting.graph > 0.0;
         let extraction = if graph {
             muisti::graph::GraphExtraction::Offline

@@ -262,16 +262,32 @@ impl muisti_agent::Provider for NoModel {
     }
 }
 
+/// How a memory-qa run recalls and what it reports beyond its figures.
+pub(crate) struct Run {
+    /// The recall's mode.
+    pub(crate) mode: RecallMode,
+    /// The block's injection rule.
+    pub(crate) rule: Injection,
+    /// Whether the injection rule is also chosen leaving one user out.
+    pub(crate) louo: bool,
+    /// Where each question's ranked hits go (JSON lines), if anywhere.
+    pub(crate) dump: Option<PathBuf>,
+}
+
 /// Runs the set in `data` on a fresh store (`store`'s URL, else a temporary SQLite file).
 pub(crate) fn memory_qa(
     data: &Path,
     store: Option<&str>,
     models: super::Models,
     config: muisti::RecallConfig,
-    mode: RecallMode,
-    rule: Injection,
-    louo: bool,
+    run: Run,
 ) -> Result<Report> {
+    let Run {
+        mode,
+        rule,
+        louo,
+        dump,
+    } = run;
     let file = data_file(data)?;
     let text =
         std::fs::read_to_string(&file).with_context(|| format!("reading {}", file.display()))?;
@@ -368,6 +384,7 @@ pub(crate) fn memory_qa(
     // Recall's figures, and the block with the default rule.
     let mut outcomes = Vec::with_capacity(questions.len());
     let mut took = Vec::with_capacity(questions.len());
+    let mut dumped = String::new();
     for q in &questions {
         let mut req = RecallRequest::new(ns.clone(), q.text.as_str(), 10);
         req.filter = Filter {
@@ -384,6 +401,20 @@ pub(crate) fn memory_qa(
             .map(|h| data_id.get(&h.memory.id).map_or("?", String::as_str))
             .collect();
         let relevant: HashSet<&str> = q.relevant.iter().map(String::as_str).collect();
+        if dump.is_some() {
+            let hits: Vec<_> = hits
+                .iter()
+                .zip(&ranked)
+                .map(|(h, id)| {
+                    serde_json::json!({"id": id, "score": h.score, "signals": h.signals,
+                        "text": h.memory.text()})
+                })
+                .collect();
+            let line = serde_json::json!({"user": q.user, "kind": q.kind, "question": q.text,
+                "relevant": q.relevant, "hits": hits});
+            dumped.push_str(&line.to_string());
+            dumped.push('\n');
+        }
 
         let within = |k: usize| {
             relevant
@@ -411,6 +442,9 @@ pub(crate) fn memory_qa(
         };
         prompt(&engine, q, &text_of, rule, &mut o)?;
         outcomes.push(o);
+    }
+    if let Some(path) = &dump {
+        std::fs::write(path, dumped).with_context(|| format!("writing {}", path.display()))?;
     }
     took.sort_by(f64::total_cmp);
     let recall_p50_ms = took[took.len() / 2];
@@ -637,5 +671,48 @@ mod tests {
             noon(&asked).expect("a day"),
             Timestamp::parse("2025-11-04T12:00:00Z").expect("a time")
         );
+    }
+
+    /// `--dump` writes one line per question: its kind, its relevant ids and the ranked
+    /// hits by the data's ids, with their texts and signals.
+    #[test]
+    fn a_dump_has_each_questions_ranked_hits() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let rows = [
+            r#"{"type": "memory", "user": "u1", "id": "u1-m1", "text": "I keep bees on the roof", "date": "2024-05-01"}"#,
+            r#"{"type": "memory", "user": "u1", "id": "u1-m2", "text": "My sister lives in Oslo", "date": "2024-05-02"}"#,
+            r#"{"type": "question", "user": "u1", "id": "u1-q1", "text": "Where does my sister live?", "relevant": ["u1-m2"], "kind": "lexical", "asked": "2024-06-01"}"#,
+        ];
+        std::fs::write(dir.path().join("memory-qa-dev.jsonl"), rows.join("\n")).expect("data");
+        let dump = dir.path().join("dump.jsonl");
+        let models = super::super::Models {
+            embedder: None,
+            reranker: None,
+        };
+        let report = memory_qa(
+            dir.path(),
+            None,
+            models,
+            muisti::RecallConfig::default(),
+            Run {
+                mode: RecallMode::Hybrid,
+                rule: Injection::default(),
+                louo: false,
+                dump: Some(dump.clone()),
+            },
+        )
+        .expect("bench");
+        assert_eq!(report.figures["all"].n, 1);
+        let text = std::fs::read_to_string(&dump).expect("dump");
+        let lines: Vec<serde_json::Value> = text
+            .lines()
+            .map(|l| serde_json::from_str(l).expect("json"))
+            .collect();
+        assert_eq!(lines.len(), 1, "{text}");
+        assert_eq!(lines[0]["kind"], "lexical");
+        assert_eq!(lines[0]["relevant"][0], "u1-m2");
+        assert_eq!(lines[0]["hits"][0]["id"], "u1-m2", "{text}");
+        assert_eq!(lines[0]["hits"][0]["text"], "My sister lives in Oslo");
+        assert!(lines[0]["hits"][0]["signals"].is_object(), "{text}");
     }
 }

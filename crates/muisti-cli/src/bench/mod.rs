@@ -184,6 +184,10 @@ pub(crate) enum BenchCommand {
         /// the engine's).
         #[arg(long)]
         rerank_pool: Option<usize>,
+        /// Write each question's ranked hits with their signals to this file (JSON lines),
+        /// to study what a change would move.
+        #[arg(long)]
+        dump: Option<std::path::PathBuf>,
     },
     /// Retrieval quality (recall@k) and speed on LoCoMo conversations.
     Locomo {
@@ -620,6 +624,7 @@ pub(crate) fn run(cmd: &BenchCommand, cli: &crate::Cli, json: bool) -> Result<()
             rerank,
             rerank_trust,
             rerank_pool,
+            dump,
         } => {
             let mut config = muisti::RecallConfig::default();
             if let Some(f) = fusion {
@@ -646,9 +651,12 @@ pub(crate) fn run(cmd: &BenchCommand, cli: &crate::Cli, json: bool) -> Result<()
                 cli.store.as_deref(),
                 Models::of(cli)?,
                 config,
-                mode.parse()?,
-                rule,
-                *louo,
+                memory_qa::Run {
+                    mode: mode.parse()?,
+                    rule,
+                    louo: *louo,
+                    dump: dump.clone(),
+                },
             )?;
             return print_report(&report, &report.lines(), json);
         }
@@ -690,6 +698,11 @@ pub(crate) fn run(cmd: &BenchCommand, cli: &crate::Cli, json: bool) -> Result<()
                 words: config.words,
                 words_floor: config.words_floor,
                 words_pool: words_pool.unwrap_or(config.words_pool),
+                rerank: cli
+                    .reranker
+                    .as_deref()
+                    .filter(|r| *r != "none")
+                    .map(|_| (config.rerank, config.rerank_trust)),
             };
             let grid = if *graph {
                 if graph_weights.is_empty()
@@ -802,6 +815,7 @@ mod tests {
             words: 0.0,
             words_floor: 0.3,
             words_pool: 20,
+            rerank: None,
         }
     }
 
@@ -846,6 +860,23 @@ mod tests {
         assert_eq!(
             neighbours[2].label(),
             "fusion=weighted:0.7 candidates=50 mode=hybrid graph=0 neighbours=0.8"
+        );
+        let reranked = LocomoSetting {
+            rerank: Some((0.3, 0.5)),
+            ..plain()
+        }
+        .grid("rerank=0.3,0.5;rerank_trust=0.5,1")
+        .expect("grid");
+        assert_eq!(reranked.len(), 4, "0.3/0.5 (plain), 0.3/1, 0.5/0.5, 0.5/1");
+        assert_eq!(
+            reranked[3].label(),
+            "fusion=weighted:0.7 candidates=50 mode=hybrid graph=0 rerank=0.5 rerank_trust=1"
+        );
+        assert!(
+            plain()
+                .grid("rerank=0.5")
+                .is_err_and(|e| e.to_string().contains("needs --reranker")),
+            "a reranker's weight without a reranker is refused"
         );
     }
 

@@ -1794,7 +1794,8 @@ export interface components {
             /**
              * @description New state: `active`, `archived` or `superseded` (with `superseded_by`, here or
              *     already on the memory; else 409 `conflicting_fields`). Any other state clears
-             *     `superseded_by`.
+             *     `superseded_by`; a superseded memory made `active` again is true again, its
+             *     `valid_until` cleared too unless this update gives one.
              * @enum {string|null}
              */
             state?: "active" | "archived" | "superseded" | null;

@@ -37,7 +37,8 @@ pub struct Patch {
     /// New confidence, 0 to 100 (`Some(None)` removes it).
     pub confidence: Option<Option<u8>>,
     /// New state. `Superseded` needs `superseded_by` (here or already on the record); any
-    /// other state clears `superseded_by`.
+    /// other state clears `superseded_by`, and a superseded memory made `Active` again is
+    /// true again: its `valid_until` is cleared too unless this patch sets one.
     pub state: Option<MemoryState>,
     /// The memory that replaces this one; the record becomes `Superseded` (a patch that
     /// also sets another state is refused with [`Error::ConflictingFields`]).
@@ -244,6 +245,10 @@ impl UpdateRequest {
         }
         if let Some(v) = valid_until {
             m.valid_until = *v;
+        } else if old.state == MemoryState::Superseded && m.state == MemoryState::Active {
+            // A superseded memory made active again is true again: the end its superseding
+            // gave it goes with the link, unless this update gives one.
+            m.valid_until = None;
         }
         if let Some(t) = ttl {
             m.expires_at = t.map(|t| now.plus(t.duration()));

@@ -1021,7 +1021,9 @@ class MemoryPatch(Wire):
     state: Optional[str] = None
     """
     New state: `active`, `archived` or `superseded` (with `superseded_by`, here or already
-    on the memory; else 409 `conflicting_fields`). Any other state clears `superseded_by`.
+    on the memory; else 409 `conflicting_fields`). Any other state clears `superseded_by`; a
+    superseded memory made `active` again is true again, its `valid_until` cleared too
+    unless this update gives one.
     """
     superseded_by: Optional[str] = None
     """

@@ -230,7 +230,8 @@ pub struct MemoryPatch {
     pub source: Option<String>,
     /// New state: `active`, `archived` or `superseded` (with `superseded_by`, here or
     /// already on the memory; else 409 `conflicting_fields`). Any other state clears
-    /// `superseded_by`.
+    /// `superseded_by`; a superseded memory made `active` again is true again, its
+    /// `valid_until` cleared too unless this update gives one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub state: Option<String>,
     /// The id of the memory that replaces this one; the memory becomes `superseded` (with

@@ -374,6 +374,26 @@ fn a_changed_fact_is_superseded_on_every_rest_write_path() {
     assert!(!now.contains(&lisbon.id));
     q.include_superseded = true;
     assert!(ids(&q).contains(&lisbon.id));
+    // Undone over REST: made active again, true again.
+    let undone = raw(
+        "PATCH",
+        &s.url(&format!("/v1/memories/{}", lisbon.id)),
+        &[JSON],
+        Some(r#"{"state": "active"}"#),
+    );
+    assert_eq!(undone.status, 200, "{}", undone.body);
+    assert_eq!(
+        (
+            &undone.body["state"],
+            &undone.body["superseded_by"],
+            &undone.body["valid_until"]
+        ),
+        (&json!("active"), &Value::Null, &Value::Null),
+        "{}",
+        undone.body
+    );
+    q.include_superseded = false;
+    assert!(ids(&q).contains(&lisbon.id));
 }
 
 #[test]

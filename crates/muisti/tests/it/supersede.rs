@@ -174,3 +174,76 @@ fn only_the_same_persons_changed_fact_is_superseded_on_every_backend() {
         },
     );
 }
+
+/// A wrong supersede undone: the memory made active again is true again, its link and the
+/// end its superseding gave it cleared, so recall finds it now and as of any later time;
+/// an update that gives an end keeps that one.
+#[test]
+fn a_superseded_memory_made_active_again_is_true_again_on_every_backend() {
+    on_every_backend(
+        |store| Engine::builder(store).build().expect("engine"),
+        |url, e| {
+            let n = "supersede_undo";
+            let lisbon = e
+                .remember(put(&e, n, "maya", LISBON, MAY_2023))
+                .expect("write")
+                .memory
+                .id;
+            let porto = e
+                .remember(put(&e, n, "maya", PORTO, AUGUST_2023))
+                .expect("write")
+                .memory
+                .id;
+            replaced(url, &e, lisbon, porto);
+            let at = |id| muisti::Locator::Id {
+                tenant: e.tenant().clone(),
+                id,
+            };
+            let undone = e
+                .update(muisti::UpdateRequest::new(
+                    at(lisbon),
+                    muisti::Patch {
+                        state: Some(MemoryState::Active),
+                        ..muisti::Patch::default()
+                    },
+                ))
+                .expect("undo");
+            assert_eq!(
+                (undone.state, undone.superseded_by, undone.valid_until),
+                (MemoryState::Active, None, None),
+                "{url}"
+            );
+            let mut req = question(n, "maya", "Do I still live in Lisbon near the river?");
+            req.as_of = Some(Timestamp::from_millis(AUGUST_2023 + 86_400_000));
+            assert!(
+                recalled(&e, &req).contains(&lisbon),
+                "{url}: true after Porto's date again"
+            );
+            // Superseded again, then made active with an end of its own: that end stays.
+            e.update(muisti::UpdateRequest::new(
+                at(lisbon),
+                muisti::Patch {
+                    superseded_by: Some(porto),
+                    valid_until: Some(Some(Timestamp::from_millis(AUGUST_2023))),
+                    ..muisti::Patch::default()
+                },
+            ))
+            .expect("supersede");
+            let ended = e
+                .update(muisti::UpdateRequest::new(
+                    at(lisbon),
+                    muisti::Patch {
+                        state: Some(MemoryState::Active),
+                        valid_until: Some(Some(Timestamp::from_millis(JUNE_2023))),
+                        ..muisti::Patch::default()
+                    },
+                ))
+                .expect("active with an end");
+            assert_eq!(
+                ended.valid_until,
+                Some(Timestamp::from_millis(JUNE_2023)),
+                "{url}"
+            );
+        },
+    );
+}

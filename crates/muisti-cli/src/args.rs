@@ -37,9 +37,10 @@ pub(crate) struct Cli {
     )]
     pub(crate) embedder_spec: Option<String>,
 
-    /// A second model that re-scores recall's best 10 hits (the same specs as --embedder;
-    /// typically minilm): better order for questions worded unlike the memory, one
-    /// embedding of the query and the 10 hits per recall. Default: none.
+    /// A second model that re-scores recall's best 10 hits when the question's words are
+    /// not found (the same specs as --embedder; typically minilm): better order for
+    /// questions worded unlike the memory, one embedding of the query and the 10 hits per
+    /// recall it re-scores. Default: none.
     #[arg(long, global = true, env = "MUISTI_RERANKER", value_name = "SPEC")]
     pub(crate) reranker: Option<String>,
 

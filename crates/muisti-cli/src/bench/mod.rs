@@ -5,7 +5,7 @@ use std::time::{Duration, Instant};
 use std::io::Write;
 
 use anyhow::{Context, Result};
-use clap::Subcommand;
+use clap::{Args, Subcommand};
 use muisti::{Key, Locator, MemoryId, Namespace, Partition, Put, Store};
 use serde::Serialize;
 
@@ -20,6 +20,37 @@ mod store;
 pub(crate) struct Models {
     pub(crate) embedder: Option<std::sync::Arc<dyn muisti::Embedder>>,
     pub(crate) reranker: Option<std::sync::Arc<dyn muisti::Embedder>>,
+}
+
+/// How a bench's reranker scores, where the command line says (else the engine's).
+#[derive(Args, Clone, Debug)]
+pub(crate) struct RerankArgs {
+    /// The reranker's weight, with --reranker (default: the engine's).
+    #[arg(long)]
+    rerank: Option<f32>,
+    /// The share of a query its best word match must cover for the reranker to leave
+    /// recall's order, with --reranker (default: the engine's; 1 re-scores every query).
+    #[arg(long)]
+    rerank_trust: Option<f32>,
+    /// How many of recall's best hits the reranker re-scores, with --reranker (default:
+    /// the engine's).
+    #[arg(long)]
+    rerank_pool: Option<usize>,
+}
+
+impl RerankArgs {
+    /// `config` with the reranker's settings the command line gives.
+    fn apply(&self, config: &mut muisti::RecallConfig) {
+        if let Some(w) = self.rerank {
+            config.rerank = w;
+        }
+        if let Some(t) = self.rerank_trust {
+            config.rerank_trust = t;
+        }
+        if let Some(n) = self.rerank_pool {
+            config.rerank_pool = n;
+        }
+    }
 }
 
 impl Models {
@@ -173,17 +204,8 @@ pub(crate) enum BenchCommand {
         /// Word matching's weight (default: the engine's; 0 turns it off).
         #[arg(long)]
         words: Option<f32>,
-        /// The reranker's weight, with --reranker (default: the engine's).
-        #[arg(long)]
-        rerank: Option<f32>,
-        /// The share of a query its best word match must cover for the reranker to leave
-        /// recall's order, with --reranker (default: the engine's; 1 re-scores every query).
-        #[arg(long)]
-        rerank_trust: Option<f32>,
-        /// How many of recall's best hits the reranker re-scores, with --reranker (default:
-        /// the engine's).
-        #[arg(long)]
-        rerank_pool: Option<usize>,
+        #[command(flatten)]
+        rerank: RerankArgs,
         /// Write each question's ranked hits with their signals to this file (JSON lines),
         /// to study what a change would move.
         #[arg(long)]
@@ -211,17 +233,8 @@ pub(crate) enum BenchCommand {
         /// with --loco, the plain setting's and every setting's the grid does not vary.
         #[arg(long)]
         words_pool: Option<usize>,
-        /// The reranker's weight, with --reranker (default: the engine's).
-        #[arg(long)]
-        rerank: Option<f32>,
-        /// The share of a query its best word match must cover for the reranker to leave
-        /// recall's order, with --reranker (default: the engine's; 1 re-scores every query).
-        #[arg(long)]
-        rerank_trust: Option<f32>,
-        /// How many of recall's best hits the reranker re-scores, with --reranker (default:
-        /// the engine's).
-        #[arg(long)]
-        rerank_pool: Option<usize>,
+        #[command(flatten)]
+        rerank: RerankArgs,
         /// Graph-aware recall: each weight of --graph-weights is a run of its own on a fresh
         /// store (weight 0: no extraction; others: offline extraction at ingest, waited for,
         /// and the graph's evidence in relevance); prints each run's recall@10 by category
@@ -622,8 +635,6 @@ pub(crate) fn run(cmd: &BenchCommand, cli: &crate::Cli, json: bool) -> Result<()
             fusion,
             words,
             rerank,
-            rerank_trust,
-            rerank_pool,
             dump,
         } => {
             let mut config = muisti::RecallConfig::default();
@@ -633,15 +644,7 @@ pub(crate) fn run(cmd: &BenchCommand, cli: &crate::Cli, json: bool) -> Result<()
             if let Some(w) = words {
                 config.words = *w;
             }
-            if let Some(w) = rerank {
-                config.rerank = *w;
-            }
-            if let Some(t) = rerank_trust {
-                config.rerank_trust = *t;
-            }
-            if let Some(n) = rerank_pool {
-                config.rerank_pool = *n;
-            }
+            rerank.apply(&mut config);
             let rule = match injection {
                 None => muisti_agent::Injection::default(),
                 Some(s) => memory_qa::parse_injection(s)?,
@@ -668,21 +671,18 @@ pub(crate) fn run(cmd: &BenchCommand, cli: &crate::Cli, json: bool) -> Result<()
             candidates,
             words_pool,
             rerank,
-            rerank_trust,
-            rerank_pool,
             graph,
             graph_weights,
             loco,
             loco_grid,
             dump,
         } => {
-            let config = muisti::RecallConfig {
+            let mut config = muisti::RecallConfig {
                 track_access: !no_access_tracking,
-                rerank: rerank.unwrap_or(muisti::DEFAULT_RERANK),
-                rerank_trust: rerank_trust.unwrap_or(muisti::RERANK_TRUST),
-                rerank_pool: rerank_pool.unwrap_or(muisti::RERANK_POOL),
                 ..Default::default()
             };
+            rerank.apply(&mut config);
+            let models = Models::of(cli)?;
             let plain = LocomoSetting {
                 fusion: match fusion {
                     Some(f) => parse_fusion(f)?,
@@ -698,10 +698,9 @@ pub(crate) fn run(cmd: &BenchCommand, cli: &crate::Cli, json: bool) -> Result<()
                 words: config.words,
                 words_floor: config.words_floor,
                 words_pool: words_pool.unwrap_or(config.words_pool),
-                rerank: cli
+                rerank: models
                     .reranker
-                    .as_deref()
-                    .filter(|r| *r != "none")
+                    .as_ref()
                     .map(|_| (config.rerank, config.rerank_trust)),
             };
             let grid = if *graph {
@@ -718,7 +717,7 @@ pub(crate) fn run(cmd: &BenchCommand, cli: &crate::Cli, json: bool) -> Result<()
             return locomo(
                 data,
                 store,
-                Models::of(cli)?,
+                models,
                 config,
                 plain,
                 grid.as_deref(),

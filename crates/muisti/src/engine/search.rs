@@ -140,17 +140,9 @@ impl Engine {
                 let ctx = self.recall_context(now);
                 let hits = recall::run(&ctx, &partition, pool.as_ref().unwrap_or(req), sources)?;
                 let hits = match reranker {
-                    Some(r) => recall::rerank(
-                        r,
-                        recall::Rerank {
-                            weight: config.rerank,
-                            trust: config.rerank_trust,
-                        },
-                        &req.query,
-                        hits,
-                        req.limit,
-                        req.min_score,
-                    )?,
+                    Some(r) => {
+                        recall::rerank(r, config, &req.query, hits, req.limit, req.min_score)?
+                    }
                     None => hits,
                 };
                 let mode = if self.core.native_text {

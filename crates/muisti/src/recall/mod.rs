@@ -29,7 +29,7 @@ use muisti_core::{Filter, Memory, Namespace, Timestamp};
 use serde::{Deserialize, Serialize};
 
 pub(crate) use pipeline::{Context, Sources, run, similar};
-pub(crate) use rerank::{Rerank, rerank};
+pub(crate) use rerank::rerank;
 pub(crate) use rescore::{access, recency};
 pub(crate) use sources::{Candidates, overlap};
 pub(crate) use strategies::words::WORD_SKIP;

@@ -7,58 +7,53 @@
 use muisti_core::Result;
 use muisti_embed::Embedder;
 
-use super::RecallHit;
-
-/// How a reranker treats one recall ([`crate::RecallConfig::rerank`],
-/// [`crate::RecallConfig::rerank_trust`]).
-#[derive(Clone, Copy, Debug)]
-pub(crate) struct Rerank {
-    /// The weight of the reranker's cosine in a re-scored hit's score.
-    pub(crate) weight: f32,
-    /// The share of the query its best word match must cover for recall's order to stand.
-    pub(crate) trust: f32,
-}
-
-impl Rerank {
-    /// Whether `hits` (recall's best, best first) are re-scored: not when the words of
-    /// the query are found, the best word match covering at least `trust` of it (a
-    /// memory repeating a question's words is what it asks for, and the reranker's cosine
-    /// would only blur that order), nor with no weight.
-    fn applies(&self, hits: &[RecallHit]) -> bool {
-        let words = hits
-            .iter()
-            .filter_map(|h| h.signals.lexical_score)
-            .fold(0.0f32, f32::max);
-        self.weight > 0.0 && words < self.trust
-    }
-}
+use super::{RecallConfig, RecallHit};
 
 /// Re-scores `hits` (recall's best, best first) by `reranker`'s cosine of `query` and each
-/// hit's text as `how` says, best first; keeps those at or above `min_score` and at most
+/// hit's text, weighted `config.rerank`, unless the query's words are found (see
+/// [`words_found`]); then, best first, keeps those at or above `min_score` and at most
 /// `limit`.
 pub(crate) fn rerank(
     reranker: &dyn Embedder,
-    how: Rerank,
+    config: &RecallConfig,
     query: &str,
     mut hits: Vec<RecallHit>,
     limit: usize,
     min_score: Option<f32>,
 ) -> Result<Vec<RecallHit>> {
-    if !how.applies(&hits) {
-        if let Some(min) = min_score {
-            hits.retain(|h| h.score >= min);
-        }
-        hits.truncate(limit);
-        return Ok(hits);
+    if !words_found(&hits, config.rerank_trust) {
+        rescore(reranker, config.rerank, query, &mut hits)?;
     }
-    let weight = how.weight;
+    if let Some(min) = min_score {
+        hits.retain(|h| h.score >= min);
+    }
+    hits.truncate(limit);
+    Ok(hits)
+}
+
+/// Whether the query's words are found: the best word match among `hits` covers at least
+/// `trust` of it. A memory repeating a question's words is what it asks for, and the
+/// reranker's cosine would only blur that order.
+fn words_found(hits: &[RecallHit], trust: f32) -> bool {
+    hits.iter()
+        .filter_map(|h| h.signals.lexical_score)
+        .any(|s| s >= trust)
+}
+
+/// Each hit's score made `(1 − weight) × its score + weight × max(cosine, 0)`, best first.
+fn rescore(
+    reranker: &dyn Embedder,
+    weight: f32,
+    query: &str,
+    hits: &mut [RecallHit],
+) -> Result<()> {
     let texts: Vec<_> = hits.iter().map(|h| h.memory.text()).collect();
     let mut all: Vec<&str> = Vec::with_capacity(texts.len() + 1);
     all.push(query);
     all.extend(texts.iter().map(|t| t.as_ref()));
     let vectors = reranker.embed(&all).map_err(crate::core::embed_err)?;
     let Some((q, memories)) = vectors.split_first() else {
-        return Ok(hits);
+        return Ok(());
     };
     for (hit, v) in hits.iter_mut().zip(memories) {
         let cosine = muisti_core::text::cosine(q, v);
@@ -66,9 +61,5 @@ pub(crate) fn rerank(
         hit.score = (1.0 - weight) * hit.score + weight * cosine.max(0.0);
     }
     hits.sort_by(|a, b| b.score.total_cmp(&a.score));
-    if let Some(min) = min_score {
-        hits.retain(|h| h.score >= min);
-    }
-    hits.truncate(limit);
-    Ok(hits)
+    Ok(())
 }

@@ -497,6 +497,35 @@ impl muisti::Embedder for Homes {
     }
 }
 
+/// An engine on `store` whose reranker is [`Homes`] at weight 0.9, re-scoring a question
+/// whose best word match covers less than `trust` of it.
+fn with_homes(store: std::sync::Arc<dyn muisti::Store>, trust: f32) -> Engine {
+    Engine::builder(store)
+        .reranker(Some(std::sync::Arc::new(Homes)))
+        .recall_config(muisti::RecallConfig {
+            rerank: 0.9,
+            rerank_trust: trust,
+            ..muisti::RecallConfig::default()
+        })
+        .build()
+        .expect("engine")
+}
+
+/// A memory matching "the new café near the old station" word for word, and one naming
+/// Porto (a home, to [`Homes`]), written in `n`: their ids.
+fn cafe_and_porto(e: &Engine, n: &str) -> (muisti::MemoryId, muisti::MemoryId) {
+    let write = |text| {
+        e.remember(dated(e, n, text, MAY_2023))
+            .expect("write")
+            .memory
+            .id
+    };
+    (
+        write("The new café near the old station has great cake"),
+        write("Moved to Porto last week"),
+    )
+}
+
 /// With a reranker, recall's best hits are ordered by its cosine (weighted
 /// `RecallConfig::rerank`, here 0.9): the memory it finds by meaning comes first although another
 /// matches the question's words better; its signals show the reranker's part, and
@@ -504,35 +533,11 @@ impl muisti::Embedder for Homes {
 #[test]
 fn a_reranker_orders_recalls_best_hits_by_meaning_on_every_backend() {
     on_every_backend(
-        |store| {
-            Engine::builder(store)
-                .reranker(Some(std::sync::Arc::new(Homes)))
-                .recall_config(muisti::RecallConfig {
-                    rerank: 0.9,
-                    // Every question re-scored, whatever its words find.
-                    rerank_trust: 1.0,
-                    ..muisti::RecallConfig::default()
-                })
-                .build()
-                .expect("engine")
-        },
+        // Every question re-scored, whatever its words find.
+        |store| with_homes(store, 1.0),
         |url, e| {
             let n = "rerank";
-            let words = e
-                .remember(dated(
-                    &e,
-                    n,
-                    "The new café near the old station has great cake",
-                    MAY_2023,
-                ))
-                .expect("write")
-                .memory
-                .id;
-            let porto = e
-                .remember(dated(&e, n, "Moved to Porto last week", MAY_2023))
-                .expect("write")
-                .memory
-                .id;
+            let (words, porto) = cafe_and_porto(&e, n);
             let mut req = RecallRequest::new(ns(n), "what is my new home near the station", 10);
             let hits = e.recall(&req).expect("recall");
             assert_eq!(
@@ -566,34 +571,10 @@ fn a_reranker_orders_recalls_best_hits_by_meaning_on_every_backend() {
 #[test]
 fn the_reranker_is_asked_only_when_the_words_are_not_found_on_every_backend() {
     on_every_backend(
-        |store| {
-            Engine::builder(store)
-                .reranker(Some(std::sync::Arc::new(Homes)))
-                .recall_config(muisti::RecallConfig {
-                    rerank: 0.9,
-                    rerank_trust: 0.5,
-                    ..muisti::RecallConfig::default()
-                })
-                .build()
-                .expect("engine")
-        },
+        |store| with_homes(store, 0.5),
         |url, e| {
             let n = "rerank-trust";
-            let cafe = e
-                .remember(dated(
-                    &e,
-                    n,
-                    "The new café near the old station has great cake",
-                    MAY_2023,
-                ))
-                .expect("write")
-                .memory
-                .id;
-            let porto = e
-                .remember(dated(&e, n, "Moved to Porto last week", MAY_2023))
-                .expect("write")
-                .memory
-                .id;
+            let (cafe, porto) = cafe_and_porto(&e, n);
             let words = e
                 .recall(&RecallRequest::new(
                     ns(n),

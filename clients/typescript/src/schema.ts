@@ -653,9 +653,9 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * A declarative entry's history (add, update, supersede, confirm), oldest first, by the
-         *     entry's id; empty for a memory that is not declarative; 404 once the memory is deleted,
-         *     and with a `user_id` that is not the entry's user.
+         * A memory's history (its add, then every update, supersede and confirmation, whoever
+         *     made them), oldest first, by the memory's id, as mem0's `history(id)`; 404 once the
+         *     memory is deleted, and with a `user_id` that is not the memory's user.
          */
         get: operations["memory_history"];
         put?: never;
@@ -1186,6 +1186,11 @@ export interface components {
             extractor?: string | null;
             /** @description One per fact found (or message stored), in order. */
             results: components["schemas"]["ExtractResult"][];
+            /**
+             * @description What was said and became no memory, and why, in the order said (with inference;
+             *     a model extractor may list nothing).
+             */
+            skipped?: components["schemas"]["ExtractSkipped"][];
             /** @description Model calls and tokens used. */
             usage: components["schemas"]["ModelUsage"];
         };
@@ -1204,6 +1209,11 @@ export interface components {
             id: string;
             /** @description The text stored, proposed or retracted. */
             memory: string;
+            /**
+             * @description The memory that held `previous_memory`: for an `UPDATE` of a long-term memory, the
+             *     one superseded (kept, linked to `id`); else `id` itself.
+             */
+            previous_id?: string | null;
             /** @description For `UPDATE` and `DELETE` (and `NONE` against an entry), the entry's text before. */
             previous_memory?: string | null;
             /** @description `user_stated` or `agent_learned`. */
@@ -1212,6 +1222,19 @@ export interface components {
             speaker: string;
             /** @description `fact`, `preference`, `rule` (or `conversation` for a message stored as said). */
             type: string;
+        };
+        /** @description Something said that became no memory. */
+        ExtractSkipped: {
+            /** @description The message it was in (its index in the request). */
+            message: number;
+            /**
+             * @description `question`, `request`, `chit_chat`, `passing` (a passing state or one-off task),
+             *     `no_fact` (no lasting fact of the speaker found), `duplicate` (the same fact again in
+             *     these messages) or `invalid` (a candidate the engine does not take).
+             */
+            reason: string;
+            /** @description What was said. */
+            text: string;
         };
         /** @description Filters beyond the owner fields. */
         Filters: {
@@ -1343,9 +1366,9 @@ export interface components {
             /** @description `ok` or `unavailable`. */
             status: string;
         };
-        /** @description A declarative entry's history (`GET /v1/memories/{id}/history`). */
+        /** @description A memory's history (`GET /v1/memories/{id}/history`). */
         History: {
-            /** @description Oldest first; empty for a memory that is not declarative. */
+            /** @description Oldest first: the add, then every change. */
             history: components["schemas"]["HistoryEntry"][];
         };
         /** @description One change of a declarative entry. */

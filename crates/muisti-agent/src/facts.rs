@@ -130,7 +130,13 @@ impl FactExtractor for LlmFactExtractor {
             usage.input_tokens += answer.usage.input_tokens;
             usage.output_tokens += answer.usage.output_tokens;
             match parse(&answer.text, messages.len()) {
-                Ok(candidates) => return Ok(Extraction { candidates, usage }),
+                Ok(candidates) => {
+                    return Ok(Extraction {
+                        candidates,
+                        skipped: Vec::new(),
+                        usage,
+                    });
+                }
                 Err(why) => {
                     tracing::warn!(extractor = %self.name, reason = %why, "unreadable fact extraction; asking again");
                     last = why;

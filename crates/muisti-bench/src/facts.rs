@@ -114,6 +114,9 @@ pub struct FactScores {
     pub by_event: BTreeMap<String, (usize, usize)>,
     /// Model calls made.
     pub calls: u32,
+    /// Each labelled fact not found, each fact found that is no label, and each wrong
+    /// decision, described (conversation, what was expected, what came).
+    pub misses: Vec<String>,
 }
 
 impl FactScores {
@@ -162,7 +165,7 @@ pub fn evaluate(
                 reason: e.0,
             })?;
         s.calls += extraction.usage.calls;
-        let found = screen(&c.messages, extraction.candidates.clone());
+        let (found, _) = screen(&c.messages, extraction.candidates.clone());
         let by_assistant = |x: &Candidate| c.messages[x.message].is_assistant();
         // One to one: each label takes the first unmatched found fact that is it.
         let mut taken = vec![false; found.len()];
@@ -174,6 +177,25 @@ pub fn evaluate(
                 taken[i] = true;
             }
             matched.push(hit);
+        }
+        for (label, hit) in c.facts.iter().zip(&matched) {
+            if hit.is_none() {
+                s.misses.push(format!(
+                    "#{} not found: {} {:?} ({})",
+                    c.id, label.kind, label.text, label.speaker
+                ));
+            }
+        }
+        for (i, f) in found.iter().enumerate() {
+            if !taken[i] {
+                s.misses.push(format!(
+                    "#{} not labelled: {} {:?}{}",
+                    c.id,
+                    f.kind,
+                    f.text,
+                    if f.retract { " (retracts)" } else { "" }
+                ));
+            }
         }
         s.facts += c.facts.len();
         s.found += found.len();
@@ -204,10 +226,27 @@ pub fn evaluate(
                 _ => FactEvent::Add,
             };
             let names_prior = match label.prior.and_then(|p| prior.get(p)) {
-                Some(id) if expected != FactEvent::ConfirmationRequired => r.id == *id,
+                Some(id) if expected != FactEvent::ConfirmationRequired => {
+                    r.id == *id || r.previous_id == Some(*id)
+                }
                 _ => true,
             };
             let right = r.event == expected && names_prior;
+            if !right {
+                s.misses.push(format!(
+                    "#{} decided {} (previous {:?}) for {:?}; labelled {}{}",
+                    c.id,
+                    r.event.as_str(),
+                    r.previous_memory,
+                    label.text,
+                    label.event,
+                    if names_prior {
+                        ""
+                    } else {
+                        ", naming another prior entry"
+                    }
+                ));
+            }
             s.decisions += 1;
             s.decisions_right += usize::from(right);
             let e = s.by_event.entry(label.event.clone()).or_default();
@@ -218,14 +257,19 @@ pub fn evaluate(
     Ok(s)
 }
 
-/// Writes a conversation's prior entries (a learned one through its confirmation); their
-/// ids in order.
+/// Writes a conversation's prior memory as learning would have left it: a user's fact as a
+/// long-term memory, a preference, a rule or anything learned as a declarative entry (a
+/// learned one through its confirmation); their ids in order.
 fn write_prior(memory: &Engine, c: &LabelledConversation) -> Result<Vec<MemoryId>> {
     let mut ids = Vec::new();
     let ns = Namespace::default_ns();
     for p in &c.prior {
         let mut put = Put::new(memory.partition(&ns), None, json!(p.text));
-        put.scope = muisti::MemoryScope::Declarative;
+        put.scope = if p.kind == Category::Fact && p.source == Source::UserStated {
+            muisti::MemoryScope::LongTerm
+        } else {
+            muisti::MemoryScope::Declarative
+        };
         put.category = p.kind.clone();
         put.source = p.source.clone();
         put.confidence = p.confidence;
@@ -236,6 +280,10 @@ fn write_prior(memory: &Engine, c: &LabelledConversation) -> Result<Vec<MemoryId
             .first()
             .and_then(|m| m.created_at)
             .map(|t| Timestamp::from_millis(t.as_millis() - 86_400_000));
+        if put.scope == muisti::MemoryScope::LongTerm {
+            ids.push(memory.remember(put)?.memory.id);
+            continue;
+        }
         let d = match memory.declarative().declare(put) {
             Err(Error::ConfirmationRequired(p)) => {
                 let user = p.owner.user_id.clone().unwrap_or_default();

@@ -350,7 +350,7 @@ pub(crate) enum Command {
         #[arg(long = "user")]
         user_id: String,
     },
-    /// The history of a declarative entry (add, update, supersede, delete, confirm).
+    /// The history of a memory (add, update, supersede, confirm, delete), whoever made each change.
     History {
         /// The memory id.
         id: String,

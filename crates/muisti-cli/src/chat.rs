@@ -32,9 +32,15 @@ pub(crate) struct ChatArgs {
     #[arg(long, default_value_t = 3, value_name = "N")]
     long_term_memory: usize,
 
-    /// Do not store the conversation (recall still reads memory).
+    /// Do not store the conversation (recall still reads memory; nothing is learned).
     #[arg(long)]
     no_store_messages: bool,
+
+    /// Do not learn from what you say (by default each exchange is read for facts, in the
+    /// background, into --user's long-term memory; with --server the server decides:
+    /// muisti serve --chat-learn).
+    #[arg(long)]
+    no_learn: bool,
 
     /// Whose memory: recall, the graph's facts and the stored conversation are this user's.
     #[arg(long = "user", value_name = "USER")]
@@ -136,6 +142,13 @@ fn agent(engine: Engine, args: &ChatArgs) -> Result<Agent> {
         })
         .store_messages(!args.no_store_messages)
         .durable_runs(args.durable_runs || args.resume.is_some());
+    if !args.no_learn {
+        // Read at the latest when the chat ends (dropping the queue reads what is gathered).
+        builder = builder.learn(std::sync::Arc::new(muisti::facts::ExtractionQueue::start(
+            muisti::facts::Debounce::default(),
+            Box::new(|_, _| {}),
+        )));
+    }
     if let Some(s) = &args.system {
         builder = builder.system(s);
     }
@@ -265,6 +278,10 @@ fn remote(cli: &Cli, args: &ChatArgs, url: &str) -> Result<Remote> {
         (!args.blocked_phrases.is_empty(), "--block"),
         (!args.blocked_patterns.is_empty(), "--block-pattern"),
         (args.max_tokens.is_some(), "--max-tokens"),
+        (
+            args.no_learn,
+            "--no-learn (muisti serve --chat-learn false)",
+        ),
         (args.llm.model.is_some(), "--model (or MUISTI_LLM_MODEL)"),
         (
             args.llm.base_url.is_some(),

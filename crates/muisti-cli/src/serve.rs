@@ -71,6 +71,11 @@ pub(crate) struct ServeArgs {
     /// background), messages (each as said) or off [default: extract].
     #[arg(long, env = "MUISTI_PROXY_REMEMBER", value_name = "MODE")]
     proxy_remember: Option<String>,
+    /// Whether /v1/chat and /v1/chat/stream learn from what the user says: each exchange
+    /// read for facts in the background (as the proxy's), into the user's long-term memory
+    /// [default: true].
+    #[arg(long, env = "MUISTI_CHAT_LEARN", value_name = "BOOL")]
+    chat_learn: Option<bool>,
     /// Background extraction reads a conversation once this many messages have gathered
     /// [default: 6].
     #[arg(long, env = "MUISTI_EXTRACT_AFTER_MESSAGES", value_name = "N")]
@@ -141,6 +146,7 @@ pub(crate) fn server_config(cli: &Cli, args: &ServeArgs) -> Result<ServerConfig>
         llm_judge_conflicts: args.llm_judge_conflicts,
         llm_extract_facts: args.llm_extract_facts,
         proxy_remember: args.proxy_remember.clone(),
+        chat_learn: args.chat_learn,
         extract_after_messages: args.extract_after_messages,
         extract_quiet_secs: args.extract_quiet_secs,
         graph_extractor: cli.graph_extractor.clone(),

@@ -28,6 +28,9 @@ pub enum ErrorKind {
     /// An agent-learned declarative entry waits for the user's confirmation; nothing was
     /// written (the error carries the proposal to confirm or reject).
     ConfirmationRequired,
+    /// A model the engine asked (a fact extractor, a judge) could not be reached or never
+    /// answered in the shape asked for; nothing was written. The message names the model.
+    Model,
 }
 
 impl fmt::Display for ErrorKind {
@@ -42,6 +45,7 @@ impl fmt::Display for ErrorKind {
             ErrorKind::Unavailable => "unavailable",
             ErrorKind::Backend => "backend",
             ErrorKind::ConfirmationRequired => "confirmation_required",
+            ErrorKind::Model => "model",
         })
     }
 }
@@ -102,6 +106,15 @@ pub enum Error {
         /// What is wrong with it.
         reason: String,
     },
+    /// A model the engine asked (a fact extractor, a judge) could not be reached or never
+    /// answered in the shape asked for.
+    #[error("model {model} failed: {reason}")]
+    Model {
+        /// The model, as its extractor or judge names it (`provider:model`).
+        model: String,
+        /// What went wrong.
+        reason: String,
+    },
     /// The backend cannot be reached.
     #[error("store unavailable at {target}: {reason}")]
     Unavailable {
@@ -141,6 +154,7 @@ impl Error {
             Error::Unavailable { .. } => ErrorKind::Unavailable,
             Error::Backend { .. } => ErrorKind::Backend,
             Error::ConfirmationRequired(_) => ErrorKind::ConfirmationRequired,
+            Error::Model { .. } => ErrorKind::Model,
         }
     }
 

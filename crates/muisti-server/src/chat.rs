@@ -13,7 +13,7 @@ use axum::{
         sse::{Event as SseEvent, Sse},
     },
 };
-use muisti::Engine;
+use muisti::{Engine, facts::ExtractionQueue};
 use muisti_agent::{
     Agent, AgentError, Conversation, Guard, Provider, ProviderConfig, Turn, provider::Upstream,
 };
@@ -88,11 +88,13 @@ impl ChatService {
         &self.upstream
     }
 
-    /// The agent for one request: the caller's engine, the message's options.
+    /// The agent for one request: the caller's engine, the message's options; learning
+    /// from the exchange into `learning` when given.
     pub(crate) fn agent(
         &self,
         engine: Engine,
         msg: &api::ChatMessage,
+        learning: Option<Arc<ExtractionQueue>>,
     ) -> Result<Agent, AgentError> {
         let as_of = crate::ops::timestamp("as_of", msg.as_of.as_deref())?;
         let mut b = Agent::builder()
@@ -108,6 +110,9 @@ impl ChatService {
             .store_messages(msg.store_messages.unwrap_or(true));
         if let Some(s) = &self.system {
             b = b.system(s.clone());
+        }
+        if let Some(queue) = learning {
+            b = b.learn(queue);
         }
         if let Some(g) = &self.guard {
             b = b.guard(g.clone());
@@ -188,13 +193,15 @@ pub fn check_options(msg: &api::ChatMessage) -> ApiResult<()> {
     Ok(())
 }
 
-/// The agent for this request and the conversation it continues (or a new one).
+/// The agent for this request (learning from it when the server learns) and the
+/// conversation it continues (or a new one).
 fn open(
     service: &ChatService,
     engine: Engine,
     msg: &api::ChatMessage,
+    learning: Option<Arc<ExtractionQueue>>,
 ) -> Result<(Agent, Conversation), AgentError> {
-    let agent = service.agent(engine, msg)?;
+    let agent = service.agent(engine, msg, learning)?;
     let conv = match &msg.conversation_id {
         Some(id) => agent.conversation_by_id(id)?,
         None => agent.conversation()?,
@@ -259,8 +266,9 @@ pub async fn chat(
     let service = service(&s)?;
     check(&msg)?;
     let engine = s.engine.with_tenant(caller.tenant);
+    let learning = s.learning();
     blocking(move || {
-        let (agent, conv) = open(&service, engine, &msg)?;
+        let (agent, conv) = open(&service, engine, &msg, learning)?;
         let turn = agent.send_in_conversation(&conv, &msg.message)?;
         Ok(reply(turn, msg.store_messages.unwrap_or(true)))
     })
@@ -286,8 +294,9 @@ pub async fn chat_stream(
     let service = service(&s)?;
     check(&msg)?;
     let engine = s.engine.with_tenant(caller.tenant);
+    let learning = s.learning();
     let (agent, conv, msg) = blocking(move || {
-        let (agent, conv) = open(&service, engine, &msg)?;
+        let (agent, conv) = open(&service, engine, &msg, learning)?;
         Ok((agent, conv, msg))
     })
     .await?;

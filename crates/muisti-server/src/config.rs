@@ -103,6 +103,8 @@ pub struct ConfigLayer {
     /// What the OpenAI-compatible proxy remembers of each exchange: `extract`, `messages`
     /// or `off`.
     pub proxy_remember: Option<String>,
+    /// Whether `/v1/chat` learns from what the user says (default true).
+    pub chat_learn: Option<bool>,
     /// Read a conversation's gathered messages once this many have gathered.
     pub extract_after_messages: Option<usize>,
     /// ... or once the conversation has been quiet this long, in seconds.
@@ -188,6 +190,7 @@ impl ConfigLayer {
             llm_judge_conflicts: self.llm_judge_conflicts.or(lower.llm_judge_conflicts),
             llm_extract_facts: self.llm_extract_facts.or(lower.llm_extract_facts),
             proxy_remember: self.proxy_remember.or(lower.proxy_remember),
+            chat_learn: self.chat_learn.or(lower.chat_learn),
             extract_after_messages: self.extract_after_messages.or(lower.extract_after_messages),
             extract_quiet_secs: self.extract_quiet_secs.or(lower.extract_quiet_secs),
             graph_extractor: self.graph_extractor.or(lower.graph_extractor),
@@ -264,6 +267,9 @@ pub struct ServerConfig {
     pub chat: Option<ChatConfig>,
     /// What the OpenAI-compatible proxy remembers of each exchange.
     pub proxy_remember: ProxyRemember,
+    /// Whether `/v1/chat`, `/v1/chat/stream` (and a local `muisti chat`) learn from what
+    /// the user says: each exchange read for facts in the background, as the proxy's are.
+    pub chat_learn: bool,
     /// When gathered messages are read for facts (the proxy's background extraction).
     pub debounce: muisti::facts::Debounce,
 }
@@ -445,6 +451,7 @@ impl ServerConfig {
         Ok(Self {
             chat,
             proxy_remember,
+            chat_learn: layer.chat_learn.unwrap_or(true),
             debounce,
             listen,
             store: layer.store,

@@ -114,6 +114,10 @@ impl From<muisti::Error> for ApiError {
                 e.retry_after = Some(1);
                 e
             }
+            ErrorKind::Model => {
+                tracing::warn!(error = %message, "a model failed");
+                ApiError::new(StatusCode::BAD_GATEWAY, "model_failed", message)
+            }
             ErrorKind::Corrupted | ErrorKind::Backend => {
                 tracing::error!(error = %message, kind = %e.kind(), "store error");
                 ApiError::internal()

@@ -25,7 +25,7 @@ use axum::{
         sse::{Event as SseEvent, Sse},
     },
 };
-use muisti::facts::{AddRequest, ChatMessage};
+use muisti::facts::AddRequest;
 use muisti_agent::provider::Upstream;
 use muisti_client::api;
 use serde_json::{Map, Value, json};
@@ -180,6 +180,8 @@ pub async fn chat_completions(
                 user_id: user,
                 ..api::ChatMessage::default()
             },
+            // The proxy learns from the answer it forwards (`Remember`), not the agent.
+            None,
         )?;
         let block = agent.context(&message)?;
         let body = with_memory(p.body, &block, &model);
@@ -273,18 +275,13 @@ impl Remember {
         let Some(user) = self.user else {
             return;
         };
-        let mut messages = vec![ChatMessage::new("user", self.message)];
-        if !answer.trim().is_empty() {
-            messages.push(ChatMessage::new("assistant", answer));
-        }
-        let now = muisti::Timestamp::now();
-        for m in &mut messages {
-            m.created_at = Some(now);
-        }
-        let req = AddRequest {
-            session_id: self.session,
-            ..AddRequest::new(user, messages, true)
-        };
+        let req = AddRequest::exchange(
+            user,
+            self.session,
+            &self.message,
+            &answer,
+            muisti::Timestamp::now(),
+        );
         match self.state.proxy_remember {
             ProxyRemember::Off => {}
             ProxyRemember::Extract => self.state.extraction.push(&self.engine, req),

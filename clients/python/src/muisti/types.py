@@ -424,10 +424,15 @@ class ExtractResponse(Wire):
     Which extractor read the messages (`offline`, or `provider:model`); absent without
     inference.
     """
+    skipped: Optional[list[ExtractSkipped]] = None
+    """
+    What was said and became no memory, and why, in the order said (with inference; a model
+    extractor may list nothing).
+    """
     _unknown: dict[str, Any] = field(default_factory=dict, repr=False)
     """Fields this client does not know (from a newer server), kept as sent."""
 
-    __wire_types__ = {'results': ['ExtractResult'], 'usage': 'ModelUsage'}
+    __wire_types__ = {'results': ['ExtractResult'], 'usage': 'ModelUsage', 'skipped': ['ExtractSkipped']}
 
 
 @dataclass
@@ -449,8 +454,32 @@ class ExtractResult(Wire):
     """When it became true (RFC 3339)."""
     confidence: Optional[int] = None
     """A learned fact's confidence (0-100)."""
+    previous_id: Optional[str] = None
+    """
+    The memory that held `previous_memory`: for an `UPDATE` of a long-term memory, the one
+    superseded (kept, linked to `id`); else `id` itself.
+    """
     previous_memory: Optional[str] = None
     """For `UPDATE` and `DELETE` (and `NONE` against an entry), the entry's text before."""
+    _unknown: dict[str, Any] = field(default_factory=dict, repr=False)
+    """Fields this client does not know (from a newer server), kept as sent."""
+
+    __wire_types__ = {}
+
+
+@dataclass
+class ExtractSkipped(Wire):
+    """Something said that became no memory."""
+    message: int
+    """The message it was in (its index in the request)."""
+    reason: str
+    """
+    `question`, `request`, `chit_chat`, `passing` (a passing state or one-off task),
+    `no_fact` (no lasting fact of the speaker found), `duplicate` (the same fact again in
+    these messages) or `invalid` (a candidate the engine does not take).
+    """
+    text: str
+    """What was said."""
     _unknown: dict[str, Any] = field(default_factory=dict, repr=False)
     """Fields this client does not know (from a newer server), kept as sent."""
 
@@ -602,9 +631,9 @@ class Health(Wire):
 
 @dataclass
 class History(Wire):
-    """A declarative entry's history (`GET /v1/memories/{id}/history`)."""
+    """A memory's history (`GET /v1/memories/{id}/history`)."""
     history: list[HistoryEntry]
-    """Oldest first; empty for a memory that is not declarative."""
+    """Oldest first: the add, then every change."""
     _unknown: dict[str, Any] = field(default_factory=dict, repr=False)
     """Fields this client does not know (from a newer server), kept as sent."""
 
@@ -1470,6 +1499,7 @@ SCHEMAS: dict[str, type[Wire]] = {
     'ExtractRequest': ExtractRequest,
     'ExtractResponse': ExtractResponse,
     'ExtractResult': ExtractResult,
+    'ExtractSkipped': ExtractSkipped,
     'Filters': Filters,
     'GraphEntities': GraphEntities,
     'GraphEntity': GraphEntity,

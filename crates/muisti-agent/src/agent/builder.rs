@@ -25,6 +25,7 @@ impl Agent {
             max_tokens: None,
             temperature: None,
             filter: Filter::default(),
+            learning: None,
         }
     }
 }
@@ -55,6 +56,7 @@ pub struct AgentBuilder {
     max_tokens: Option<u32>,
     temperature: Option<f32>,
     filter: Filter,
+    learning: Option<Arc<ExtractionQueue>>,
 }
 
 impl AgentBuilder {
@@ -87,6 +89,17 @@ impl AgentBuilder {
     /// forget and flush pass through, and each conversation starts empty.
     pub fn store_messages(mut self, store: bool) -> Self {
         self.store_messages = store;
+        self
+    }
+
+    /// Learns from what the user says: after each reply the exchange is gathered in
+    /// `queue`, and the facts in it are extracted in the background (the queue's debounce;
+    /// the memory's fact extractor, offline by default) into the user's long-term memory,
+    /// where later conversations recall them. Only for an agent with memory, a user in its
+    /// recall filter, and stored messages (`store_messages(false)` learns nothing). Off
+    /// unless set; `muisti serve` and `muisti chat` set it.
+    pub fn learn(mut self, queue: Arc<ExtractionQueue>) -> Self {
+        self.learning = Some(queue);
         self
     }
 
@@ -242,6 +255,7 @@ impl AgentBuilder {
                 temperature: self.temperature,
                 filter: self.filter,
                 store_messages: self.store_messages,
+                learning: self.learning,
             }),
         })
     }

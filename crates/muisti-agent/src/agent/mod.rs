@@ -18,6 +18,7 @@ use std::{
 use muisti::{
     Engine, Event, Filter, MemoryId, MemoryScope, Namespace, Observer, PrivacyStore, RecallRequest,
     Store, Timestamp, Ttl,
+    facts::{AddRequest, ExtractionQueue},
 };
 use serde::Serialize;
 use tracing::{info_span, warn};
@@ -86,6 +87,8 @@ struct Inner {
     filter: Filter,
     /// Whether conversations are stored (`AgentBuilder::store_messages`).
     store_messages: bool,
+    /// Where exchanges are gathered to learn from (`AgentBuilder::learn`).
+    learning: Option<Arc<ExtractionQueue>>,
 }
 
 /// An agent: a model with memory. Every message is sent with the memories that matter for
@@ -323,7 +326,30 @@ impl Agent {
             updated_at: now,
         };
         self.save_run(&mut run)?;
-        self.drive(&mut run, on_text)
+        let reply = self.drive(&mut run, on_text)?;
+        self.learn_from(message, &reply.text, conversation_id);
+        Ok(reply)
+    }
+
+    /// Gathers an exchange for learning ([`AgentBuilder::learn`]); returns at once.
+    fn learn_from(&self, message: &str, answer: &str, conversation_id: Option<&str>) {
+        let (Some(queue), Some(memory), Some(user), true) = (
+            &self.inner.learning,
+            &self.inner.memory,
+            &self.inner.filter.user_id,
+            self.inner.store_messages,
+        ) else {
+            return;
+        };
+        let mut req = AddRequest::exchange(
+            user.clone(),
+            conversation_id.map(str::to_owned),
+            message,
+            answer,
+            Timestamp::now(),
+        );
+        req.agent_id = self.inner.filter.agent_id.clone();
+        queue.push(memory, req);
     }
 
     /// The memory block for `message`, as every prompt of this agent gets it: the

@@ -145,14 +145,29 @@ fn each_decision_through_the_model() {
             vec![gone],
         );
         assert_eq!(events(&r), [FactEvent::Delete], "{kind}");
-        let left: Vec<String> = engine
-            .declarative()
-            .declarative_entries(&muisti::Namespace::default_ns(), "ana")
-            .expect("entries")
-            .iter()
-            .map(|m| m.text().into_owned())
-            .collect();
-        assert_eq!(left, ["I live in Porto"], "{kind}");
+        // The user's facts are long-term memories: what holds now is the move and the
+        // retraction; Lisbon and the nurse are superseded, kept for what was true before.
+        let filter = muisti::Filter {
+            user_id: Some("ana".into()),
+            scope: Some(muisti::MemoryScope::LongTerm),
+            ..muisti::Filter::default()
+        };
+        let mut left: Vec<String> = muisti::list_all(
+            engine.store().as_ref(),
+            &engine.partition(&muisti::Namespace::default_ns()),
+            &filter,
+        )
+        .expect("list")
+        .into_iter()
+        .filter(|m| m.state == muisti::MemoryState::Active)
+        .map(|m| m.text().into_owned())
+        .collect();
+        left.sort();
+        assert_eq!(
+            left,
+            ["I am no longer a nurse", "I live in Porto"],
+            "{kind}"
+        );
         // A fact naming a message that is not there is dropped, not written.
         let r = add_with(
             kind,
@@ -215,7 +230,8 @@ fn the_request_asks_for_the_schema_and_an_unreadable_answer_is_asked_again() {
             true,
         ))
         .expect_err("no readable answer");
-    assert_eq!(e.kind(), muisti::ErrorKind::Unavailable);
+    assert_eq!(e.kind(), muisti::ErrorKind::Model);
+    assert!(e.to_string().contains("test-model"), "names the model: {e}");
     assert_eq!(engine.stats().expect("stats").total, 0);
 }
 

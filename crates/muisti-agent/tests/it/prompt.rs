@@ -547,3 +547,70 @@ fn a_memory_cannot_break_out_of_the_block() {
         "{prompt}"
     );
 }
+
+/// An agent that learns: what the user says in one conversation is read into their
+/// long-term memory after the reply, and the next conversation's prompt carries it; an
+/// agent without a user, or that does not store messages, learns nothing.
+#[test]
+fn an_agent_that_learns_recalls_what_it_was_told_in_another_conversation() {
+    let server = Server::start(vec![
+        openai_reply("Noted."),
+        openai_reply("Rocky."),
+        openai_reply("Noted."),
+        openai_reply("Noted."),
+    ]);
+    let memory = memory();
+    let queue = Arc::new(muisti::facts::ExtractionQueue::start(
+        muisti::facts::Debounce::default(),
+        Box::new(|_, _| {}),
+    ));
+    let for_user = |user: Option<&str>, store: bool| {
+        agent(ProviderKind::OpenAi, &server, &memory)
+            .recall_filter(muisti::Filter {
+                user_id: user.map(str::to_owned),
+                ..muisti::Filter::default()
+            })
+            .store_messages(store)
+            .learn(Arc::clone(&queue))
+            .build()
+            .expect("agent")
+    };
+    let agent = for_user(Some("lu"), true);
+    let first = agent.conversation().expect("conversation");
+    agent
+        .send_in_conversation(&first, "By the way, my dog is a beagle called Rocky.")
+        .expect("reply");
+    queue.flush();
+    let second = agent.conversation().expect("conversation");
+    agent
+        .send_in_conversation(&second, "What is my dog's name?")
+        .expect("reply");
+    let prompt = last_prompt(&server.requests()[1]);
+    assert!(
+        prompt.contains("My dog is a beagle called Rocky"),
+        "{prompt}"
+    );
+    // Nobody's, or not stored: nothing learned.
+    for_user(None, true)
+        .send("My cat is called Whiskers.")
+        .expect("reply");
+    for_user(Some("lu"), false)
+        .send("My parrot is called Polly.")
+        .expect("reply");
+    queue.flush();
+    let texts: Vec<String> = muisti::list_all(
+        memory.store().as_ref(),
+        &memory.partition(&Namespace::default_ns()),
+        &muisti::Filter::default(),
+    )
+    .expect("list")
+    .iter()
+    .map(|m| m.text().into_owned())
+    .collect();
+    assert!(
+        !texts
+            .iter()
+            .any(|t| t.contains("Whiskers") || t.contains("Polly")),
+        "{texts:?}"
+    );
+}

@@ -96,7 +96,7 @@ pub(super) fn duplicates(
 }
 
 /// `muisti bench extract`: the offline fact extractor on each split of the corpus.
-pub(super) fn fact_extract(data: &std::path::Path, json: bool) -> Result<()> {
+pub(super) fn fact_extract(data: &std::path::Path, misses: bool, json: bool) -> Result<()> {
     use muisti::facts::OfflineExtractor;
     use muisti_bench::facts as eval;
     let corpus: Vec<eval::LabelledConversation> = read_labelled(data, "labelled conversations")?;
@@ -133,6 +133,11 @@ pub(super) fn fact_extract(data: &std::path::Path, json: bool) -> Result<()> {
                 s.decisions,
                 s.by_event
             )?;
+            if misses {
+                for m in &s.misses {
+                    outln!("  {m}")?;
+                }
+            }
         }
         all.insert(
             split.to_owned(),

@@ -93,6 +93,10 @@ pub(crate) enum BenchCommand {
             default_value = "crates/muisti-lang/tests/data/fact-extraction.jsonl"
         )]
         data: std::path::PathBuf,
+        /// Also list each labelled fact not found, each fact found that is no label, and
+        /// each wrong decision.
+        #[arg(long)]
+        misses: bool,
     },
     /// What the OpenAI-compatible proxy adds to a chat completion: the same requests sent
     /// straight to an instant model on loopback and through `muisti serve`'s
@@ -551,7 +555,7 @@ pub(crate) fn run(cmd: &BenchCommand, cli: &crate::Cli, json: bool) -> Result<()
             return Ok(());
         }
         BenchCommand::GraphExtract { data, names } => return graph_extract(data, names, json),
-        BenchCommand::Extract { data } => return fact_extract(data, json),
+        BenchCommand::Extract { data, misses } => return fact_extract(data, *misses, json),
         BenchCommand::Proxy {
             memories,
             messages,

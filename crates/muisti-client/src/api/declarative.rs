@@ -120,10 +120,10 @@ pub struct HistoryEntry {
     pub at: String,
 }
 
-/// A declarative entry's history (`GET /v1/memories/{id}/history`).
+/// A memory's history (`GET /v1/memories/{id}/history`).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(ToSchema))]
 pub struct History {
-    /// Oldest first; empty for a memory that is not declarative.
+    /// Oldest first: the add, then every change.
     pub history: Vec<HistoryEntry>,
 }

@@ -73,6 +73,10 @@ pub struct ExtractResult {
     /// For `UPDATE` and `DELETE` (and `NONE` against an entry), the entry's text before.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub previous_memory: Option<String>,
+    /// The memory that held `previous_memory`: for an `UPDATE` of a long-term memory, the
+    /// one superseded (kept, linked to `id`); else `id` itself.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub previous_id: Option<String>,
     /// `fact`, `preference`, `rule` (or `conversation` for a message stored as said).
     #[serde(rename = "type")]
     pub kind: String,
@@ -86,6 +90,20 @@ pub struct ExtractResult {
     /// When it became true (RFC 3339).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub at: Option<String>,
+}
+
+/// Something said that became no memory.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(ToSchema))]
+pub struct ExtractSkipped {
+    /// The message it was in (its index in the request).
+    pub message: usize,
+    /// What was said.
+    pub text: String,
+    /// `question`, `request`, `chit_chat`, `passing` (a passing state or one-off task),
+    /// `no_fact` (no lasting fact of the speaker found), `duplicate` (the same fact again in
+    /// these messages) or `invalid` (a candidate the engine does not take).
+    pub reason: String,
 }
 
 /// Model calls and tokens one operation used.
@@ -106,6 +124,10 @@ pub struct ModelUsage {
 pub struct ExtractResponse {
     /// One per fact found (or message stored), in order.
     pub results: Vec<ExtractResult>,
+    /// What was said and became no memory, and why, in the order said (with inference;
+    /// a model extractor may list nothing).
+    #[serde(default)]
+    pub skipped: Vec<ExtractSkipped>,
     /// Which extractor read the messages (`offline`, or `provider:model`); absent without
     /// inference.
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -90,6 +90,9 @@ const FIRST_PERSON: &[&str] = &[
     "us", "user", "users",
 ];
 
+/// Verbs after which a capitalised word says what someone is, not who.
+const COPULAS: &[&str] = &["is", "was", "are", "were", "'s", "has", "had", "became"];
+
 /// Pronouns of someone else: a sentence opening with one is not the user's, and its person
 /// is not known.
 const THIRD_PERSON: &[&str] = &[
@@ -215,11 +218,13 @@ fn opener(sentence: &str) -> Opener {
         // "My sister lives …" is the sister's; "My new job …" the user's.
         let next = words.get(at + 1).map(|w| lower(w)).unwrap_or_default();
         let second = words.get(at + 2).map(|w| lower(w)).unwrap_or_default();
-        // "Our nanny Sandrine picks …": the name after the role is who.
+        // "Our nanny Sandrine picks …", "my best friend Tom": the name after the role is
+        // who; a name after "is" is what ("my dentist is Dr. Patel" is the user's dentist).
         let named = words[at + 1..]
             .iter()
             .take(3)
             .skip(1)
+            .take_while(|w| !COPULAS.contains(&lower(w).as_str()))
             .find(|w| w.chars().next().is_some_and(char::is_uppercase));
         if let Some(name) = named {
             return Opener::Other(lower(name).trim_end_matches("'s").to_owned());
@@ -435,8 +440,37 @@ mod tests {
                 "Our nanny Sandrine picks Adam up from school.",
                 "Sandrine has retired, so Adam goes to the after-school club.",
             ),
+            ("I go by Alex", "I go by Alexandra"),
+            ("I have one kid", "I have two kids"),
+            ("My dentist is Dr. Patel", "My dentist is Dr. Okafor"),
+            ("My manager is Tom Walsh", "My manager is Rachel Kim"),
+            ("I work part-time", "I work full-time"),
+            (
+                "I am a junior developer at Shopify",
+                "I am a senior developer at Shopify",
+            ),
         ] {
             assert!(replaces(older, newer).is_some(), "{older:?} → {newer:?}");
+        }
+    }
+
+    #[test]
+    fn a_role_is_one_persons_and_a_name_after_it_is_who() {
+        for (older, newer) in [
+            // What the manager does is no new manager.
+            (
+                "My manager is Tom Walsh",
+                "My manager is on holiday this week",
+            ),
+            // The sister is someone else: her dentist is not the user's.
+            (
+                "My dentist is Dr. Patel",
+                "My sister Ana's dentist is Dr. Okafor",
+            ),
+            // "my best friend Tom" names Tom: his job is not the user's.
+            ("I work as a nurse", "My best friend Tom works as a pilot"),
+        ] {
+            assert!(replaces(older, newer).is_none(), "{older:?} → {newer:?}");
         }
     }
 

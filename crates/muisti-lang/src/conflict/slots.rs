@@ -64,8 +64,10 @@ pub(super) const SLOT_PATTERNS: &[(&str, &[&str])] = &[
             r"\bprofession\b",
             r"\boccupation\b",
             r"\bbecame an?\b",
+            r"\b(?:i'm|i am) an? (?:[\w-]+ ){0,3}(?:developer|engineer|manager|designer|analyst|nurse|teacher|doctor|lawyer|accountant|consultant|scientist|researcher|architect|director|officer|pilot|captain|chef|editor|writer|programmer|administrator|technician|pharmacist|paramedic|firefighter|librarian|professor|lecturer|student|intern|lead|head|partner|associate) (?:at|for|with)\b",
         ],
     ),
+    ("work_hours", &[r"\b(?:part|full)[- ]time\b"]),
     (
         "employment",
         &[
@@ -203,9 +205,15 @@ pub(super) const SLOT_PATTERNS: &[(&str, &[&str])] = &[
     (
         "children",
         &[
-            r"\b(?:have|has) (?:\w+ )?(?:kids|children)\b",
+            r"\b(?:have|has) (?:\w+ )?(?:kids?|children|child)\b",
             r"\bparent of\b",
             r"\bno (?:kids|children)\b",
+        ],
+    ),
+    (
+        "role",
+        &[
+            r"\bmy (?P<noun>dentist|doctor|gp|physician|therapist|psychiatrist|psychologist|manager|boss|supervisor|landlord|landlady|accountant|lawyer|vet|trainer|coach|barber|hairdresser|mechanic|tutor|nanny|babysitter|childminder|cleaner|mentor|advisor|adviser|pharmacist|optician|physio|physiotherapist) (?:is|'s) (?:now )?(?:dr\.? |mr\.? |mrs\.? |ms\.? )?(?P<not>(?:on|in|at|away|off|out|sick|busy|back|very|so|really|a|an|the|not|also|still|great|nice|strict|leaving|retiring|moving)\b)?",
         ],
     ),
     (
@@ -378,6 +386,9 @@ const LIFE_SLOTS: &[&str] = &[
     "work_location",
     "children",
     "pregnancy",
+    "name",
+    "role",
+    "work_hours",
 ];
 
 /// The life slots normalised text fills by a strict pattern.

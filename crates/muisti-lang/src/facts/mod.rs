@@ -43,21 +43,113 @@ pub struct Fact {
     pub at: Option<Timestamp>,
 }
 
+/// Why a clause gave no fact.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Skip {
+    /// A question ("is this safe for me?").
+    Question,
+    /// Something asked of the assistant ("draft a reminder", "can you check").
+    Request,
+    /// Greetings, thanks, agreement: nothing about anyone ("perfect, thanks").
+    ChitChat,
+    /// A passing state or a one-off task ("I'm going to check the fridge", "tonight").
+    Passing,
+    /// A statement this reader finds no lasting fact of the speaker in.
+    NoFact,
+    /// A statement kept as said would repeat a fact read in the same message.
+    Covered,
+}
+
+impl Skip {
+    /// The reason as the wire writes it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Skip::Question => "question",
+            Skip::Request => "request",
+            Skip::ChitChat => "chit_chat",
+            Skip::Passing => "passing",
+            Skip::NoFact => "no_fact",
+            Skip::Covered => "duplicate",
+        }
+    }
+}
+
+/// A clause that gave no fact, and why.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Skipped {
+    /// The clause.
+    pub text: String,
+    /// Why.
+    pub reason: Skip,
+}
+
 /// The facts one message states (module docs), in order: the user's own, or with
 /// `assistant` what the assistant says of the user; `said` is when it was said.
 pub fn read(text: &str, assistant: bool, said: Timestamp) -> Vec<Fact> {
-    clauses(text, assistant)
-        .into_iter()
-        .filter_map(|clause| {
-            let (kind, text, retract) = read_clause(&clause, assistant)?;
-            Some(Fact {
-                kind,
-                text,
-                retract,
-                at: date_in(&clause, said),
-            })
-        })
-        .collect()
+    read_all(text, assistant, said).0
+}
+
+/// [`read`], with each clause that gave no fact and why (an assistant's clauses that are
+/// not about the user are not listed: they are not the user's words).
+pub fn read_all(text: &str, assistant: bool, said: Timestamp) -> (Vec<Fact>, Vec<Skipped>) {
+    // Each clause's fact, and whether it is a statement kept as said, in the order said.
+    let mut read = Vec::new();
+    let mut skipped = Vec::new();
+    for clause in clauses(text, assistant) {
+        let fact = |(kind, text, retract)| Fact {
+            kind,
+            text,
+            retract,
+            at: date_in(&clause, said),
+        };
+        match read_clause(&clause, assistant) {
+            Ok(r) => read.push((fact(r), None)),
+            Err(Read::AsSaid(r)) => read.push((fact(r), Some(clause))),
+            Err(Read::Skip(reason)) => skipped.push(Skipped {
+                text: clause,
+                reason,
+            }),
+        }
+    }
+    // A clause kept as said that speaks of what a fact of the same message says ("I
+    // switched dentists, my dentist is Dr. Okafor now") would repeat it, or worse, replace
+    // it as the later word.
+    let by_pattern: Vec<Vec<String>> = read
+        .iter()
+        .filter(|(_, as_said)| as_said.is_none())
+        .map(|(f, _)| muisti_core::text::query_terms(&f.text))
+        .collect();
+    let mut facts = Vec::new();
+    for (f, as_said) in read {
+        let Some(clause) = as_said else {
+            facts.push(f);
+            continue;
+        };
+        let terms = muisti_core::text::query_terms(&f.text);
+        let covered = by_pattern.iter().any(|r| {
+            terms
+                .iter()
+                .any(|t| t.chars().count() >= 4 && r.contains(t))
+        });
+        if covered {
+            skipped.push(Skipped {
+                text: clause,
+                reason: Skip::Covered,
+            });
+        } else {
+            facts.push(f);
+        }
+    }
+    (facts, skipped)
+}
+
+/// How [`read_clause`] reads a clause that is no pattern's fact.
+enum Read {
+    /// A statement of the speaker's own kept as said ([`personal`]).
+    AsSaid((Category, String, bool)),
+    /// No fact, and why.
+    Skip(Skip),
 }
 
 fn re(pattern: &str) -> Regex {
@@ -75,10 +167,20 @@ static CLAUSE_YOU: LazyLock<Regex> = LazyLock::new(|| {
         r"(?i)(?:,|;|\s-\s|\band\b|\bbut\b|\bso\b|\bplus\b)\s+(?:also\s+)?(?P<s>you\b|you're\b|your\b|i\b|i'll\b|i've\b|i'm\b|we\b|we'll\b|let\b|that\b|here\b|this\b)",
     )
 });
+/// Where a clause with the same first-person subject starts without repeating it ("I left
+/// Deloitte and started at Spotify"): "and" and a verb of a change in a life.
+static CLAUSE_VERB: LazyLock<Regex> = LazyLock::new(|| {
+    re(
+        r"(?i)\band\s+(?:then\s+|just\s+|also\s+)?(?P<v>started|began|joined|moved|switched|left|quit|adopted|bought|sold|became|married|retired|graduated|got|took|landed|accepted)\b",
+    )
+});
+/// A sentence whose subject is the speaker.
+static FIRST_SUBJECT: LazyLock<Regex> =
+    LazyLock::new(|| re(r"(?i)^(?:i|i'm|im|i've|we|we're|we've|(?:my|our) \w+ and i)\b"));
 /// Words a clause may start with that say nothing.
 static FILLER: LazyLock<Regex> = LazyLock::new(|| {
     re(
-        r"(?i)^(?:(?:oh|well|so|also|actually|btw|by the way|hey|hi|hello|yeah|yes|yep|no|nope|ok|okay|um|uh|honestly|anyway|and|but|plus|fyi|just so you know|for the record|for context|as you know|heads up|just a heads up|oh and|also,|ah|hmm|right|sure|cool|great|thanks|thank you|lol|haha|fun fact|quick update|update|remember|reminder|as always|note|change of plan|these days|nowadays|currently|just fyi)\b[,:!.]?\s*)+",
+        r"(?i)^(?:(?:oh|well|so|also|actually|btw|by the way|hey|hi|hello|yeah|yes|yep|no|nope|ok|okay|um|uh|honestly|anyway|and|but|plus|fyi|just so you know|for the record|for context|as you know|heads up|just a heads up|oh and|also,|ah|hmm|right|sure|cool|great|thanks|thank you|lol|haha|fun fact|quick update|update|remember|reminder|as always|note|change of plan|these days|nowadays|currently|just fyi|big news|good news|great news|some news|news|guess what|exciting news|life update)\b[,:!.]?\s*)+",
     )
 });
 /// An assistant's way into a statement about the user.
@@ -159,9 +261,25 @@ static LIVE: LazyLock<Regex> = LazyLock::new(|| {
         r"(?i)^i (?:currently |now |still |also )?(?P<v>live|work|study|teach|volunteer|grew up|was born|was raised|stay)(?P<mid>(?: (?:nights|days|weekends|remotely|part-time|full-time|freelance|mostly|mainly|shifts))?)(?P<p> (?:in|at|for|as|near|from|with|on))\s+(?P<x>.+)$",
     )
 });
+/// A new job: "started a new job as a product manager at Spotify", "took a job at NASA".
+static NEW_JOB: LazyLock<Regex> = LazyLock::new(|| {
+    re(
+        r"^(?i:i (?:just |recently |finally |have |'ve )*(?:started|began|took|got|landed|accepted)(?: a| my| the)?(?: new)? (?:job|role|position|gig))(?P<rest>(?: .*)?)$",
+    )
+});
+/// A promotion: "got promoted to senior developer at Shopify".
+static PROMOTED: LazyLock<Regex> = LazyLock::new(|| {
+    re(r"(?i)^i (?:just |finally )?(?:got |was |have been |'ve been )?promoted to (?P<x>.+)$")
+});
+/// Leaving an employer: "I left Deloitte", "I quit my job at Acme".
+static LEFT: LazyLock<Regex> = LazyLock::new(|| {
+    re(
+        r"^(?i:i (?:just |recently |finally )?(?:left|quit)(?: my (?:job|position|role) (?:at|with))?) (?P<x>[A-Z][\w&.-]*(?: [A-Z][\w&.-]*)*)",
+    )
+});
 static JOINED: LazyLock<Regex> = LazyLock::new(|| {
     re(
-        r"(?i)^i (?:just |recently )?(?:joined|started (?:a new job |working |my new job )?(?:at|with)) (?P<x>[A-Z][\w&.-]*(?: [A-Z][\w&.-]*)*)",
+        r"^(?i:i (?:just |recently )?(?:joined|started (?:a new job |working |my new job )?(?:at|with))) (?i:(?:a|an) (?:\w+ )?(?:startup|company|firm|team|charity|school|hospital|bank|agency|studio|lab|nonprofit) (?:called|named) )?(?P<x>[A-Z][\w&.-]*(?: [A-Z][\w&.-]*)*)(?: (?i:as) (?P<as>.+))?",
     )
 });
 static AM: LazyLock<Regex> = LazyLock::new(|| re(r"(?i)^i(?:'m| am) (?P<x>[^ ]+)(?P<rest>.*)$"));
@@ -209,14 +327,30 @@ fn clauses(text: &str, assistant: bool) -> Vec<String> {
     let mut out = Vec::new();
     for sentence in split_sentences(&text) {
         let cut = if assistant { &CLAUSE_YOU } else { &CLAUSE };
-        let mut starts = vec![0];
+        // Where each clause starts, and whether it leaves its subject "I" implied.
+        let mut starts = vec![(0, false)];
         starts.extend(
             cut.captures_iter(sentence)
-                .filter_map(|c| c.name("s").map(|m| m.start())),
+                .filter_map(|c| c.name("s").map(|m| (m.start(), false))),
         );
-        starts.push(sentence.len());
+        if !assistant && FIRST_SUBJECT.is_match(&FILLER.replace(sentence.trim(), "")) {
+            starts.extend(
+                CLAUSE_VERB
+                    .captures_iter(sentence)
+                    .filter_map(|c| c.name("v").map(|m| (m.start(), true))),
+            );
+        }
+        starts.sort_unstable();
+        starts.dedup_by_key(|s| s.0);
+        starts.push((sentence.len(), false));
         for w in starts.windows(2) {
-            let clause = FILLER.replace(sentence[w[0]..w[1]].trim(), "");
+            let piece = sentence[w[0].0..w[1].0].trim();
+            let piece = if w[0].1 {
+                format!("I {piece}")
+            } else {
+                piece.to_owned()
+            };
+            let clause = FILLER.replace(&piece, "");
             let clause = clause
                 .trim()
                 .trim_end_matches([',', ';', '-', ' '])
@@ -231,6 +365,11 @@ fn clauses(text: &str, assistant: bool) -> Vec<String> {
             let clause = ASIDE.replace(clause, "");
             let clause = clause.trim();
             if clause.is_empty() {
+                // Only words that say nothing ("Thanks!"): read as what they are.
+                let said = piece.trim().trim_end_matches(['.', '!', ',', ' ']);
+                if !assistant && said.chars().any(char::is_alphanumeric) {
+                    out.push(said.to_owned());
+                }
                 continue;
             }
             if assistant {
@@ -356,23 +495,230 @@ fn first_person_text(s: &str) -> String {
     s.to_owned()
 }
 
-/// What one clause states: its type, its text, and whether it is a retraction.
-fn read_clause(clause: &str, assistant: bool) -> Option<(Category, String, bool)> {
+/// What one clause states: its type, its text, and whether it is a retraction; or why it
+/// states no fact.
+fn read_clause(clause: &str, assistant: bool) -> Result<(Category, String, bool), Read> {
     let clause = clause.trim();
-    if clause.len() < 4 || clause.len() > 400 {
-        return None;
+    if clause.len() > 400 {
+        return Err(Read::Skip(Skip::NoFact));
+    }
+    if clause.len() < 4 || CHIT_CHAT.is_match(clause) {
+        return Err(Read::Skip(Skip::ChitChat));
     }
     if let Some(r) = retraction(clause) {
-        return Some(r);
+        return Ok(r);
+    }
+    if clause.ends_with('?') || QUESTION.is_match(clause) {
+        return Err(Read::Skip(Skip::Question));
     }
     if TRANSIENT.is_match(clause) {
-        return None;
+        return Err(Read::Skip(Skip::Passing));
     }
     if !assistant && let Some(r) = rule(clause) {
-        return Some(r);
+        return Ok(r);
     }
-    preference(clause).or_else(|| fact(clause))
+    if let Some(r) = preference(clause).or_else(|| fact(clause)) {
+        return Ok(r);
+    }
+    if !assistant && let Some((kind, text, retract)) = personal(clause) {
+        return Err(Read::AsSaid((kind, text, retract)));
+    }
+    let first = words(clause).into_iter().next().unwrap_or_default();
+    if REQUESTS.contains(&first.as_str()) || IMPERATIVES.contains(&first.as_str()) {
+        return Err(Read::Skip(Skip::Request));
+    }
+    Err(Read::Skip(Skip::NoFact))
 }
+
+/// A clause in which the speaker tells of themselves or their own ("Our daughter Sofia
+/// turns seven on March 3rd", "We adopted a rescue greyhound named Comet", "I'm lactose
+/// intolerant") that no pattern above reads: kept as said, a fact. Not what is only about
+/// the conversation ("I think so", "I was wondering"), a passing feeling ("I'm exhausted"),
+/// or a bare clause of a word or two.
+fn personal(clause: &str) -> Option<(Category, String, bool)> {
+    let ws = words(clause);
+    if ws.len() < 3
+        || ws.len() > 40
+        || !PERSONAL.is_match(clause)
+        || ABOUT_TALK.is_match(clause)
+        || NOT_LASTING.is_match(clause)
+    {
+        return None;
+    }
+    if let Some(c) = FEELING.captures(clause) {
+        let rest = words(&c["rest"]);
+        if rest.iter().all(|w| FEELINGS.contains(&w.as_str())) {
+            return None;
+        }
+    }
+    Some((Category::Fact, tidy(&first_person_text(clause)), false))
+}
+
+/// A clause whose subject is the speaker or the speaker's own.
+static PERSONAL: LazyLock<Regex> = LazyLock::new(|| {
+    re(
+        r"(?i)^(?:i|i'm|im|i've|ive|i was|we|we're|we've|we were|my|our|me and|(?:my|our) \w+ and i)\b",
+    )
+});
+/// What is about the conversation, a wish or a request, not about the speaker's life.
+static ABOUT_TALK: LazyLock<Regex> = LazyLock::new(|| {
+    re(
+        r"(?i)^(?:i'd|i'll|id|ill|we'd|we'll|i've got to|i have to|i've to)\b|^(?:i|we) (?:just |really |also |still )?(?:think|thought|guess|suppose|wonder|wondered|was wondering|am wondering|'m wondering|hope|wish|need|want|wanted|would|'d|'ll|will|can|could|should|might|may|must|mean|meant|agree|disagree|see|saw that|know|knew|understand|believe|feel like|forgot|remember|am not sure|'m not sure|am sure|'m sure|am looking|'m looking|am trying|'m trying|have a question|had a question|got a question|have no idea|appreciate|love that|like that|love this|like this|am asking|'m asking|asked|am curious|'m curious|am kidding|'m kidding|was kidding|am joking|'m joking|mentioned|said|told you|meant to)\b|^my (?:question|point|guess|bad|pleasure|apologies|mistake)\b",
+    )
+});
+/// A clause of the moment, or of someone else's wish: "I'm at the airport", "my gate just
+/// changed", "my landlord wants to raise the rent".
+static NOT_LASTING: LazyLock<Regex> = LazyLock::new(|| {
+    re(
+        r"(?i)^(?:i'm|im|i am|we're|we are) (?:off|at|on my way|on our way|heading|about|in the middle)\b|\bjust\b|\b(?:needs?|wants?|wanted|asked|asks) (?:to|me|us|you)\b|^(?:i|we) (?:love|like|hate|enjoy|adore) (?:it|that|this|how|when|what|the idea|the way|your)\b|^(?:i|we) never (?:thought|knew|realised|realized|considered)\b|\b(?:it|that|this|them)$",
+    )
+});
+/// "I'm (so) X": a passing feeling when every word of X is one.
+static FEELING: LazyLock<Regex> =
+    LazyLock::new(|| re(r"(?i)^(?:i'm|im|i am|i feel|we're|we are|i was|we were) (?P<rest>.+)$"));
+/// Words of a passing state or feeling.
+const FEELINGS: &[&str] = &[
+    "so",
+    "very",
+    "really",
+    "quite",
+    "a",
+    "bit",
+    "little",
+    "super",
+    "pretty",
+    "totally",
+    "just",
+    "kind",
+    "of",
+    "kinda",
+    "too",
+    "but",
+    "and",
+    "now",
+    "today",
+    "tired",
+    "exhausted",
+    "happy",
+    "sad",
+    "excited",
+    "stressed",
+    "bored",
+    "busy",
+    "fine",
+    "good",
+    "great",
+    "okay",
+    "ok",
+    "sorry",
+    "glad",
+    "thrilled",
+    "nervous",
+    "worried",
+    "hungry",
+    "sleepy",
+    "confused",
+    "curious",
+    "back",
+    "here",
+    "ready",
+    "done",
+    "home",
+    "free",
+    "late",
+    "grateful",
+    "thankful",
+    "lost",
+    "stuck",
+    "new",
+    "not",
+    "sure",
+    "well",
+    "alright",
+    "all",
+    "right",
+    "annoyed",
+    "angry",
+    "upset",
+    "frustrated",
+    "overwhelmed",
+    "relieved",
+    "proud",
+    "scared",
+    "afraid",
+    "anxious",
+    "fun",
+    "hectic",
+    "chaotic",
+    "swamped",
+    "knackered",
+    "shattered",
+    "broke",
+    "off",
+    "out",
+    "in",
+    "awake",
+    "up",
+    "still",
+    "honestly",
+    "literally",
+    "absolutely",
+    "completely",
+    "exhausting",
+];
+
+/// A clause that says nothing about anyone.
+static CHIT_CHAT: LazyLock<Regex> = LazyLock::new(|| {
+    re(
+        r"(?i)^(?:(?:hi|hello|hey|thanks|thank you|thx|ok|okay|sure|great|perfect|cool|nice|awesome|sounds good|got it|good|yes|yeah|yep|no|nope|lol|haha|wow|right|exactly|of course|no problem|you're welcome|bye|goodbye|good morning|good night|cheers|fine|will do|makes sense|that's great|that works|that helps|love it|always a pleasure|much appreciated|appreciate it)(?: (?:so much|a lot|again|please|then|there|you|too))*[\s!.,]*)+$",
+    )
+});
+/// A clause that asks.
+static QUESTION: LazyLock<Regex> = LazyLock::new(|| {
+    re(
+        r"(?i)^(?:what|what's|whats|when|where|who|whom|whose|why|how|which|is|are|am|was|were|do|does|did|can|could|would|will|shall|should|may|might|have|has|had|isn't|aren't|don't|doesn't|didn't|can't|won't|wouldn't|shouldn't)\b.*\b(?:you|i|me|my|we|it|this|that|there|they|he|she)\b",
+    )
+});
+/// Words that open something asked of the assistant.
+const REQUESTS: &[&str] = &[
+    "remind",
+    "draft",
+    "set",
+    "find",
+    "check",
+    "book",
+    "tell",
+    "give",
+    "show",
+    "help",
+    "make",
+    "create",
+    "suggest",
+    "recommend",
+    "send",
+    "schedule",
+    "add",
+    "list",
+    "explain",
+    "summarise",
+    "summarize",
+    "translate",
+    "plan",
+    "let",
+    "please",
+    "search",
+    "look",
+    "compare",
+    "calculate",
+    "convert",
+    "order",
+    "cancel",
+    "move",
+    "update",
+    "delete",
+    "hold",
+    "reserve",
+];
 
 fn retraction(clause: &str) -> Option<(Category, String, bool)> {
     // A retraction says what no longer holds and ends at its first comma.
@@ -385,6 +731,13 @@ fn retraction(clause: &str) -> Option<(Category, String, bool)> {
     }
     if let Some(c) = RETRACT_DO.captures(clause) {
         let x = c.name("x").or_else(|| c.name("y"))?.as_str();
+        // "I no longer take it": what "it" is was said elsewhere.
+        if words(x)
+            .last()
+            .is_some_and(|w| ["it", "that", "this", "them", "one"].contains(&w.as_str()))
+        {
+            return None;
+        }
         let kind = if starts_with_any(x, &["like", "love", "enjoy", "prefer", "want"]) {
             Category::Preference
         } else {
@@ -410,6 +763,9 @@ fn retraction(clause: &str) -> Option<(Category, String, bool)> {
     }
     if let Some(c) = STOP.captures(clause) {
         return Some((Category::Rule, tidy(&c["x"]), true));
+    }
+    if let Some(c) = LEFT.captures(clause) {
+        return Some((Category::Fact, format!("I work at {}", &c["x"]), true));
     }
     None
 }
@@ -499,7 +855,77 @@ fn preference(clause: &str) -> Option<(Category, String, bool)> {
     None
 }
 
+/// Where an employer's name starts in `s`: " at|with|for " and a capitalised word.
+fn employer_in(s: &str) -> Option<usize> {
+    [" at ", " with ", " for "]
+        .iter()
+        .filter_map(|p| {
+            let i = s.find(p)?;
+            s[i + p.len()..]
+                .starts_with(|c: char| c.is_uppercase())
+                .then_some(i)
+        })
+        .min()
+}
+
+/// The capitalised name at the start of `s` (after " at " and the like).
+fn employer_name(s: &str) -> String {
+    let s = s.trim();
+    let s = ["at ", "with ", "for "]
+        .iter()
+        .find_map(|p| s.strip_prefix(p))
+        .unwrap_or(s);
+    s.split_whitespace()
+        .take_while(|w| w.starts_with(|c: char| c.is_uppercase() || c.is_ascii_digit()))
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// `x` with "a" or "an" before it, as English puts it.
+fn with_article(x: &str) -> String {
+    let lower = x.to_lowercase();
+    if ["a ", "an ", "the "].iter().any(|a| lower.starts_with(a)) {
+        return x.to_owned();
+    }
+    let an = lower.starts_with(['a', 'e', 'i', 'o', 'u']);
+    format!("{} {x}", if an { "an" } else { "a" })
+}
+
 fn fact(clause: &str) -> Option<(Category, String, bool)> {
+    if let Some(c) = NEW_JOB.captures(clause) {
+        let rest = PLACE_END.replace(c["rest"].trim(), "");
+        let rest = rest.trim();
+        // "as a product manager at Spotify": the role, then where (a name).
+        let (role, at) = match rest.strip_prefix("as ") {
+            Some(role) => match employer_in(role) {
+                Some(i) => (Some(&role[..i]), Some(employer_name(&role[i..]))),
+                None => (Some(role), None),
+            },
+            None => (
+                None,
+                employer_in(&format!(" {rest}")).map(|_| employer_name(rest)),
+            ),
+        };
+        let text = match (role.map(str::trim).filter(|r| !r.is_empty()), at) {
+            (Some(role), Some(at)) => format!("I work as {} at {at}", with_article(role)),
+            (Some(role), None) => format!("I work as {}", with_article(role)),
+            (None, Some(at)) => format!("I work at {at}"),
+            (None, None) => return None,
+        };
+        return Some((Category::Fact, tidy(&text), false));
+    }
+    if let Some(c) = PROMOTED.captures(clause) {
+        let x = PLACE_END.replace(c.name("x")?.as_str(), "");
+        let x = x.trim();
+        if x.is_empty() {
+            return None;
+        }
+        return Some((
+            Category::Fact,
+            tidy(&format!("I am {}", with_article(x))),
+            false,
+        ));
+    }
     if let Some(c) = MOVED.captures(clause) {
         let place = PLACE_END.replace(c.name("x")?.as_str(), "");
         let place = place.trim().trim_end_matches([',', '.']);
@@ -509,11 +935,14 @@ fn fact(clause: &str) -> Option<(Category, String, bool)> {
         return Some((Category::Fact, tidy(&format!("I live in {place}")), false));
     }
     if let Some(c) = JOINED.captures(clause) {
-        return Some((
-            Category::Fact,
-            tidy(&format!("I work at {}", &c["x"])),
-            false,
-        ));
+        let role = c
+            .name("as")
+            .map(|m| PLACE_END.replace(m.as_str(), "").trim().to_owned());
+        let text = match role.filter(|r| !r.is_empty()) {
+            Some(role) => format!("I work at {} as {role}", &c["x"]),
+            None => format!("I work at {}", &c["x"]),
+        };
+        return Some((Category::Fact, tidy(&text), false));
     }
     if let Some(c) = LIVE.captures(clause) {
         let x = c.name("x")?.as_str();
@@ -680,6 +1109,94 @@ mod tests {
             let got = read("user", text);
             assert_eq!(got, vec![(kind, fact.to_owned(), retract)], "{text}");
         }
+    }
+
+    #[test]
+    fn a_new_job_a_promotion_and_leaving_are_read() {
+        let cases: [(&str, &[(&str, bool)]); 4] = [
+            (
+                "Big news: I left Deloitte and started a new job as a product manager at Spotify last week.",
+                &[
+                    ("I work at Deloitte", true),
+                    ("I work as a product manager at Spotify", false),
+                ],
+            ),
+            (
+                "big news, I left Deloitte and joined a startup called Fernweh as head of finance two weeks ago",
+                &[
+                    ("I work at Deloitte", true),
+                    ("I work at Fernweh as head of finance", false),
+                ],
+            ),
+            (
+                "I got promoted to senior developer at Shopify this month!",
+                &[("I am a senior developer at Shopify", false)],
+            ),
+            ("I took a job at NASA.", &[("I work at NASA", false)]),
+        ];
+        for (text, expected) in cases {
+            let got: Vec<(String, bool)> = read("user", text)
+                .into_iter()
+                .map(|(_, t, r)| (t, r))
+                .collect();
+            let expected: Vec<(String, bool)> =
+                expected.iter().map(|(t, r)| (t.to_string(), *r)).collect();
+            assert_eq!(got, expected, "{text}");
+        }
+    }
+
+    #[test]
+    fn a_statement_of_ones_own_life_is_kept_as_said() {
+        let got = read(
+            "user",
+            "My wife Elena is a pediatric nurse. Our daughter Sofia turns seven on March 3rd. \
+             We adopted a rescue greyhound named Comet. I'm lactose intolerant, so no cheese for me. \
+             We're flying to Lisbon for our anniversary in June.",
+        );
+        let texts: Vec<&str> = got.iter().map(|(_, t, _)| t.as_str()).collect();
+        assert_eq!(
+            texts,
+            [
+                "My wife Elena is a pediatric nurse",
+                "Our daughter Sofia turns seven on March 3rd",
+                "We adopted a rescue greyhound named Comet",
+                "I am lactose intolerant",
+                "We're flying to Lisbon for our anniversary in June",
+            ]
+        );
+        // A statement kept as said that a fact of the same message reads is not kept twice.
+        let got = read("user", "I switched dentists, my dentist is Dr. Okafor now.");
+        assert_eq!(
+            got,
+            vec![(Category::Fact, "My dentist is Dr. Okafor".to_owned(), false)]
+        );
+    }
+
+    #[test]
+    fn what_gives_no_fact_is_skipped_with_why() {
+        let said = Timestamp::now();
+        let (facts, skipped) = super::read_all(
+            "Thanks! Is this safe for me? Draft a reminder email. I'm so tired. I'd like a packing list. \
+             I'm going to check the fridge.",
+            false,
+            said,
+        );
+        assert!(facts.is_empty(), "{facts:?}");
+        let why: Vec<(&str, Skip)> = skipped
+            .iter()
+            .map(|s| (s.text.as_str(), s.reason))
+            .collect();
+        assert_eq!(
+            why,
+            [
+                ("Thanks", Skip::ChitChat),
+                ("Is this safe for me?", Skip::Question),
+                ("Draft a reminder email", Skip::Request),
+                ("I'm so tired", Skip::NoFact),
+                ("I'd like a packing list", Skip::NoFact),
+                ("I'm going to check the fridge", Skip::Passing),
+            ]
+        );
     }
 
     #[test]

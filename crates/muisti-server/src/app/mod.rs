@@ -127,10 +127,19 @@ pub struct AppState {
     pub proxy_remember: crate::config::ProxyRemember,
     /// Background fact extraction, debounced per user and conversation.
     pub extraction: Arc<muisti::facts::ExtractionQueue>,
+    /// Whether `/v1/chat` learns from what the user says (through `extraction`).
+    pub chat_learn: bool,
     /// The `Host`s and `Origin`s open mode answers.
     pub browser: Arc<crate::browser::BrowserPolicy>,
     /// Snapshots of the whole store (`/v1/admin/snapshots`).
     pub snapshots: Arc<muisti::snapshot::Snapshots>,
+}
+
+impl AppState {
+    /// The queue the agent of `/v1/chat` learns through, when the server learns.
+    pub(crate) fn learning(&self) -> Option<Arc<muisti::facts::ExtractionQueue>> {
+        self.chat_learn.then(|| Arc::clone(&self.extraction))
+    }
 }
 
 /// Whether the server still runs without keys. It starts open only on loopback with no key

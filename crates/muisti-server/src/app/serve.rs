@@ -124,6 +124,7 @@ impl Server {
             chat,
             proxy_remember: config.proxy_remember,
             extraction: Arc::new(extraction_queue(config.debounce, Arc::clone(&metrics))),
+            chat_learn: config.chat_learn,
             browser: Arc::new(crate::browser::BrowserPolicy {
                 hosts: config.allowed_hosts.clone(),
                 origins: config.allowed_origins.clone(),

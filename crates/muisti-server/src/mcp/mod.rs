@@ -321,9 +321,9 @@ impl MuistiMcp {
         structured(&list)
     }
 
-    /// A declarative entry's history.
+    /// A memory's history.
     #[tool(
-        description = "The history of a declarative entry (add, update, supersede, delete, confirm), oldest first."
+        description = "The history of a memory (add, update, supersede, confirm), whoever made each change, oldest first."
     )]
     async fn history(
         &self,

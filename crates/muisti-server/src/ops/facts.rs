@@ -51,11 +51,21 @@ pub fn extract_out(r: &muisti::facts::AddReport) -> api::ExtractResponse {
                 memory: x.memory.clone(),
                 event: x.event.as_str().to_owned(),
                 previous_memory: x.previous_memory.clone(),
+                previous_id: x.previous_id.map(|id| id.to_string()),
                 kind: x.kind.to_string(),
                 speaker: x.speaker.clone(),
                 source: x.source.to_string(),
                 confidence: x.confidence,
                 at: x.at.map(|t| t.to_string()),
+            })
+            .collect(),
+        skipped: r
+            .skipped
+            .iter()
+            .map(|s| api::ExtractSkipped {
+                message: s.message,
+                text: s.text.clone(),
+                reason: s.reason.as_str().to_owned(),
             })
             .collect(),
         extractor: r.extractor.clone(),

@@ -54,9 +54,9 @@ pub async fn list_proposals(
         .map(Json)
 }
 
-/// A declarative entry's history (add, update, supersede, confirm), oldest first, by the
-/// entry's id; empty for a memory that is not declarative; 404 once the memory is deleted,
-/// and with a `user_id` that is not the entry's user.
+/// A memory's history (its add, then every update, supersede and confirmation, whoever
+/// made them), oldest first, by the memory's id, as mem0's `history(id)`; 404 once the
+/// memory is deleted, and with a `user_id` that is not the memory's user.
 #[utoipa::path(get, path = "/v1/memories/{id}/history", tag = "declarative",
     params(("id" = String, Path, description = "Memory id (ULID)"), api::ActingUser),
     responses((status = 200, body = api::History), (status = 404, body = api::ErrorBody),

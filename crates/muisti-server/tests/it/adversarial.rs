@@ -100,11 +100,11 @@ fn refused(answer: &Value) -> bool {
 }
 
 /// A store's name, the store, and what cleans it up when dropped.
-type Backend = (String, Arc<dyn muisti::Store>, Box<dyn std::any::Any>);
+pub(crate) type Backend = (String, Arc<dyn muisti::Store>, Box<dyn std::any::Any>);
 
 /// The stores the battery runs on: SQLite always, Redis and PostgreSQL when they answer
 /// (a printed skip otherwise; a failure under `MUISTI_REQUIRE_SERVICES=1`).
-fn stores() -> Vec<Backend> {
+pub(crate) fn stores() -> Vec<Backend> {
     let mut out: Vec<Backend> = Vec::new();
     let dir = tempfile::tempdir().expect("temp dir");
     let url = format!("sqlite://{}/muisti.db", dir.path().display());

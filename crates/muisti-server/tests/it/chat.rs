@@ -369,3 +369,113 @@ fn a_users_chat_carries_their_graph_facts_and_keeps_their_conversation() {
     }
     assert_eq!(model.requests().len(), 2, "refused requests call no model");
 }
+
+/// Whether `user`'s long-term memory holds a memory containing `word`, waiting up to
+/// `secs` for the background extraction.
+fn learned(engine: &muisti::Engine, user: &str, word: &str, secs: u64) -> bool {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(secs);
+    loop {
+        let filter = muisti::Filter {
+            user_id: Some(user.into()),
+            scope: Some(muisti::MemoryScope::LongTerm),
+            ..muisti::Filter::default()
+        };
+        let found = muisti::list_all(
+            engine.store().as_ref(),
+            &engine.partition(&Namespace::default_ns()),
+            &filter,
+        )
+        .expect("list")
+        .iter()
+        .any(|m| m.text().contains(word));
+        if found || std::time::Instant::now() > deadline {
+            return found;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+}
+
+/// The agent learns: a fact told in one conversation is in the next conversation's prompt
+/// (offline extraction in the background, the scripted model only chats), on SQLite, Redis
+/// and PostgreSQL; with `store_messages: false` nothing is learned, and a server started
+/// with `chat_learn = false` learns nothing.
+#[test]
+fn a_fact_told_in_one_chat_is_in_the_next_chats_prompt_on_every_store() {
+    for (name, store, _guard) in crate::adversarial::stores() {
+        let model = Scripted::start(vec![
+            openai_reply("Noted."),
+            openai_reply("Noted."),
+            openai_reply("Rocky."),
+        ]);
+        let s = TestServer::start_on(
+            store,
+            ConfigLayer {
+                llm_provider: Some("openai".into()),
+                llm_base_url: Some(model.base_url()),
+                llm_model: Some("test-model".into()),
+                // The offline extractor: the scripted model only chats.
+                llm_extract_facts: Some(false),
+                extract_quiet_secs: Some(1),
+                ..ConfigLayer::default()
+            },
+            |_| {},
+            None,
+        );
+        let said = post(
+            &s,
+            "/v1/chat",
+            &json!({"message": "By the way, my dog is a beagle called Rocky.", "user_id": "lu"}),
+        );
+        assert_eq!(said.status, 200, "{name}: {}", said.body);
+        let private = post(
+            &s,
+            "/v1/chat",
+            &json!({"message": "My cat is called Whiskers.", "user_id": "lu", "store_messages": false}),
+        );
+        assert_eq!(private.status, 200, "{name}: {}", private.body);
+        assert!(
+            learned(&s.engine, "lu", "Rocky", 15),
+            "{name}: Rocky learned"
+        );
+        // Read one second after it was said, had it been gathered.
+        assert!(
+            !learned(&s.engine, "lu", "Whiskers", 2),
+            "{name}: nothing learned from a message not stored"
+        );
+        let asked = post(
+            &s,
+            "/v1/chat",
+            &json!({"message": "What is my dog's name?", "user_id": "lu"}),
+        );
+        assert_eq!(asked.status, 200, "{name}: {}", asked.body);
+        assert_ne!(
+            asked.body["conversation_id"], said.body["conversation_id"],
+            "{name}: another conversation"
+        );
+        let last = model.requests().last().expect("asked").body.clone();
+        assert!(last.contains("Rocky"), "{name}: {last}");
+        // Another user learns nothing of it.
+        assert!(!learned(&s.engine, "someone-else", "Rocky", 0), "{name}");
+    }
+    let model = Scripted::start(vec![openai_reply("Noted.")]);
+    let s = server_with(
+        "openai",
+        &model,
+        ConfigLayer {
+            chat_learn: Some(false),
+            llm_extract_facts: Some(false),
+            extract_quiet_secs: Some(1),
+            ..ConfigLayer::default()
+        },
+    );
+    let said = post(
+        &s,
+        "/v1/chat",
+        &json!({"message": "My dog is a beagle called Rocky.", "user_id": "lu"}),
+    );
+    assert_eq!(said.status, 200, "{}", said.body);
+    assert!(
+        !learned(&s.engine, "lu", "Rocky", 3),
+        "a server that does not learn (quiet after 1 s)"
+    );
+}

@@ -557,8 +557,8 @@ fn memories_are_listed_by_state_and_time() {
 }
 
 /// An update with an `actor` is in the memory's history under that name (as the
-/// dashboard's edits are); without one, a plain memory keeps no history; a bad name is
-/// refused and changes nothing.
+/// dashboard's edits are); without one, the change is the user's; a bad name is refused
+/// and changes nothing.
 #[test]
 fn an_update_with_an_actor_is_in_the_history() {
     let s = TestServer::open();
@@ -585,14 +585,17 @@ fn an_update_with_an_actor_is_in_the_history() {
         )
     };
     assert_eq!(patch(json!({"content": "The boat is blue"})).status, 200);
-    assert_eq!(history().body["history"], json!([]));
+    let h = history().body;
+    assert_eq!(h["history"].as_array().map(Vec::len), Some(2), "{h}");
+    assert_eq!(h["history"][0]["event"], "add", "{h}");
+    assert_eq!(h["history"][1]["actor"], "user", "without an actor: {h}");
     let r = patch(json!({"content": "The boat is green", "actor": "bad actor!"}));
     assert_eq!((r.status, r.code()), (422, "invalid_input"));
     let r = patch(json!({"content": "The boat is green", "actor": "dashboard"}));
     assert_eq!(r.status, 200, "{}", r.body);
     let h = history().body;
-    assert_eq!(h["history"].as_array().map(Vec::len), Some(1), "{h}");
-    assert_eq!(h["history"][0]["actor"], "dashboard");
-    assert_eq!(h["history"][0]["old"], "The boat is blue");
-    assert_eq!(h["history"][0]["new"], "The boat is green");
+    assert_eq!(h["history"].as_array().map(Vec::len), Some(3), "{h}");
+    assert_eq!(h["history"][2]["actor"], "dashboard");
+    assert_eq!(h["history"][2]["old"], "The boat is blue");
+    assert_eq!(h["history"][2]["new"], "The boat is green");
 }

@@ -12,6 +12,25 @@ use serde_json::{Value, json};
 
 use crate::{JSON, TestServer, raw};
 
+/// The user's active long-term memories: what extraction learned of their facts.
+fn learned(engine: &muisti::Engine, user: &str) -> Vec<String> {
+    let filter = muisti::Filter {
+        user_id: Some(user.into()),
+        scope: Some(muisti::MemoryScope::LongTerm),
+        ..muisti::Filter::default()
+    };
+    muisti::list_all(
+        engine.store().as_ref(),
+        &engine.partition(&Namespace::default_ns()),
+        &filter,
+    )
+    .expect("list")
+    .into_iter()
+    .filter(|m| m.state == muisti::MemoryState::Active)
+    .map(|m| m.text().into_owned())
+    .collect()
+}
+
 fn post(s: &TestServer, path: &str, body: &Value, auth: Option<&str>) -> crate::Raw {
     let bearer = auth.map(|k| format!("Bearer {k}"));
     let mut headers = vec![JSON];
@@ -89,7 +108,23 @@ fn extract_decides_each_fact_over_http() {
         .iter()
         .map(|m| m.text().into_owned())
         .collect();
-    assert_eq!(entries.len(), 2, "{entries:?}");
+    // The confirmed proposal is an entry; the user's facts are long-term memories.
+    assert_eq!(entries, ["I am a nurse"], "{entries:?}");
+    let recalled = s
+        .engine
+        .recall(&{
+            let mut q = muisti::RecallRequest::new(Namespace::default_ns(), "where do I live", 5);
+            q.filter.user_id = Some("ana".into());
+            q
+        })
+        .expect("recall");
+    assert_eq!(
+        recalled
+            .first()
+            .map(|h| h.memory.text().into_owned())
+            .as_deref(),
+        Some("I live in Porto")
+    );
     // Without inference: the messages as said.
     let r = post(
         &s,
@@ -166,13 +201,7 @@ fn a_tenants_extraction_stays_in_its_tenant() {
         s.engine
             .with_tenant(muisti::Tenant::new(t).expect("tenant"))
     };
-    let count = |t: &str| {
-        tenant(t)
-            .declarative()
-            .declarative_entries(&Namespace::default_ns(), "ana")
-            .expect("entries")
-            .len()
-    };
+    let count = |t: &str| learned(&tenant(t), "ana").len();
     assert_eq!((count("acme"), count("globex")), (1, 0));
     // The same words in the other tenant are news there, not a restatement.
     let r = post(&s, "/v1/memories/extract", &body, Some(&keys[1].key));
@@ -332,12 +361,7 @@ fn background_extraction_answers_at_once_and_reads_later() {
     assert_eq!(r.body["queued"], 1);
     let until = std::time::Instant::now() + std::time::Duration::from_secs(5);
     loop {
-        let n = s
-            .engine
-            .declarative()
-            .declarative_entries(&Namespace::default_ns(), "ana")
-            .expect("entries")
-            .len();
+        let n = learned(&s.engine, "ana").len();
         if n == 1 {
             break;
         }

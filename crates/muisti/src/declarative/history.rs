@@ -1,6 +1,9 @@
-//! The history follows every change: a declarative entry's changes always, any memory's
-//! when an actor is named; a deleted memory's history keeps what happened, who did it and
-//! when, never what the memory said.
+//! The history follows every change of every memory: each update, supersede, confirmation
+//! and delete is a record. A plain memory's add is not written as one (its record is its
+//! first version, and [`Engine::history`](crate::Engine::history) reads it from there), so a
+//! write costs no second write; a declarative entry's add, and any add under an actor, is
+//! recorded as it happens. A deleted memory's history keeps what happened, who did it and
+//! when, never what the memory said, for [`DELETED_HISTORY_RETENTION`].
 
 use std::collections::{BTreeMap, HashSet};
 
@@ -12,6 +15,12 @@ use serde_json::json;
 use super::{HISTORY_NAMESPACE, HistoryEntry, HistoryEvent, actor};
 use crate::core::{Change, Core, Follower, own_record};
 use crate::records;
+use muisti_core::Ttl;
+
+/// How long the history of a deleted memory (what happened, who, when; no text) is kept
+/// after the delete: then maintenance's expiry removes it.
+pub const DELETED_HISTORY_RETENTION: std::time::Duration =
+    std::time::Duration::from_secs(90 * 24 * 60 * 60);
 
 /// [`Follower`]: what the history keeps of changes.
 pub(crate) struct History;
@@ -20,43 +29,72 @@ impl Follower for History {
     fn written(&self, core: &Core, changes: &[Change<'_>]) -> Result<()> {
         for c in changes {
             let m = c.memory;
-            if !c.of_memory() {
+            if !c.of_memory() || (c.event == HistoryEvent::Add && !added_recorded(core, m)) {
                 continue;
             }
-            if m.scope == MemoryScope::Declarative || core.actor.is_some() {
-                let before = c.before.as_ref().map(|b| b.text().into_owned());
-                Self::record(core, m, c.event, before, Some(m.text().into_owned()))?;
-            }
+            // An update that links the memory to the one replacing it is its supersede.
+            let event = match &c.before {
+                Some(b)
+                    if c.event == HistoryEvent::Update
+                        && b.superseded_by.is_none()
+                        && m.superseded_by.is_some() =>
+                {
+                    HistoryEvent::Supersede
+                }
+                _ => c.event,
+            };
+            let before = c.before.as_ref().map(|b| b.text().into_owned());
+            Self::record(core, m, event, before, Some(m.text().into_owned()))?;
         }
         Ok(())
     }
 
-    /// Clears the texts of the histories of `gone`; then records the delete, without text,
-    /// of a declarative entry, a memory with a history (one changed under an actor), or any
-    /// deleted under one.
+    /// Clears the texts of the histories of `gone`, then records each delete, without text
+    /// (and, for a memory whose add was never recorded, the add before it, so the history
+    /// of a deleted memory still says when it began).
     fn deleted(&self, core: &Core, gone: &[Memory]) -> Result<()> {
         let gone: Vec<&Memory> = gone.iter().filter(|m| !own_record(m)).collect();
         if gone.is_empty() {
             return Ok(());
         }
-        let with_history = Self::erase_history(core, &gone)?;
+        let begun = Self::erase_history(core, &gone)?;
         for m in gone {
-            if m.scope == MemoryScope::Declarative
-                || core.actor.is_some()
-                || with_history.contains(&m.id)
-            {
-                Self::record(core, m, HistoryEvent::Delete, None, None)?;
+            if !begun.contains(&m.id) {
+                let added = first_entry(m, None);
+                Self::put(core, m, 1, &added)?;
             }
+            Self::record(core, m, HistoryEvent::Delete, None, None)?;
         }
         Ok(())
     }
 }
 
+/// Whether the add of `m` is written to its history as it happens: a declarative entry's,
+/// and any under an actor (who the actor was is known only then).
+fn added_recorded(core: &Core, m: &Memory) -> bool {
+    m.scope == MemoryScope::Declarative || core.actor.is_some()
+}
+
+/// The entry that begins `m`'s history when its add was not recorded: `m` was added at its
+/// creation, saying `text` (its text then, when known).
+pub(crate) fn first_entry(m: &Memory, text: Option<String>) -> HistoryEntry {
+    HistoryEntry {
+        memory_id: m.id,
+        event: HistoryEvent::Add,
+        old: None,
+        new: text,
+        source: m.source.clone(),
+        confidence: m.confidence,
+        actor: actor(m),
+        at: m.created_at,
+    }
+}
+
 impl History {
     /// Clears the texts of the history records of `gone` (what happened stays); returns
-    /// the ids of those that have a history.
+    /// the ids of those whose history records how they began (an add or a confirmation).
     fn erase_history(core: &Core, gone: &[&Memory]) -> Result<HashSet<MemoryId>> {
-        let mut with_history = HashSet::new();
+        let mut begun = HashSet::new();
         let partition = core.own_partition(HISTORY_NAMESPACE);
         // One read of the history per user.
         let mut by_user: BTreeMap<Option<&str>, Vec<MemoryId>> = BTreeMap::new();
@@ -87,7 +125,9 @@ impl History {
                 if !ids.contains(&entry.memory_id) {
                     continue;
                 }
-                with_history.insert(entry.memory_id);
+                if entry.event.begins() {
+                    begun.insert(entry.memory_id);
+                }
                 if entry.old.is_none() && entry.new.is_none() {
                     continue;
                 }
@@ -103,14 +143,15 @@ impl History {
                 let mut put = Put::new(partition.clone(), Some(record.key), value);
                 put.owner = record.owner;
                 put.metadata = record.metadata;
+                put.ttl = Some(Ttl::new(DELETED_HISTORY_RETENTION)?);
                 core.store.put(put)?;
             }
         }
-        Ok(with_history)
+        Ok(begun)
     }
 
-    /// Records a change of declarative entry `m` (as it is after the change; for a delete,
-    /// as it was). The history key orders by the entry's version.
+    /// Records a change of memory `m` (as it is after the change; for a delete, as it was).
+    /// The history key orders by the memory's version.
     fn record(
         core: &Core,
         m: &Memory,
@@ -128,9 +169,15 @@ impl History {
             actor: core.actor.clone().unwrap_or_else(|| actor(m)),
             at: core.clock.now(),
         };
-        // A delete comes after the entry's last version.
+        // A delete comes after the memory's last version.
         let order = m.version + u64::from(event == HistoryEvent::Delete);
-        let value = records::HISTORY.encode(&entry)?;
+        Self::put(core, m, order, &entry)
+    }
+
+    /// Writes `entry` of memory `m` at `order` in its history (a delete's, kept for
+    /// [`DELETED_HISTORY_RETENTION`]).
+    fn put(core: &Core, m: &Memory, order: u64, entry: &HistoryEntry) -> Result<()> {
+        let value = records::HISTORY.encode(entry)?;
         let mut record = Put::new(
             core.own_partition(HISTORY_NAMESPACE),
             Some(Key::new(format!("{}/{order:012}", m.id))?),
@@ -146,6 +193,9 @@ impl History {
         record
             .metadata
             .insert("namespace".into(), json!(m.partition.namespace.as_str()));
+        if entry.event == HistoryEvent::Delete || entry.new.is_none() && entry.old.is_none() {
+            record.ttl = Some(Ttl::new(DELETED_HISTORY_RETENTION)?);
+        }
         core.store.put(record)?;
         Ok(())
     }

@@ -20,7 +20,8 @@
 mod history;
 pub mod judge;
 
-pub(crate) use history::History;
+pub use history::DELETED_HISTORY_RETENTION;
+pub(crate) use history::{History, first_entry};
 pub use judge::{ConflictJudge, JudgeError};
 
 use std::{sync::Arc, time::Duration};
@@ -193,7 +194,7 @@ pub fn prompt_order(entries: &mut [Memory]) {
 }
 
 /// Whether a write of `source`/`confidence` may replace `existing` (the seed's rules).
-fn wins(source: &Source, confidence: Option<u8>, existing: &Memory) -> bool {
+pub(crate) fn wins(source: &Source, confidence: Option<u8>, existing: &Memory) -> bool {
     match (source, &existing.source) {
         (Source::UserStated, _) => true,
         (Source::AgentLearned, Source::AgentLearned) => {
@@ -412,6 +413,13 @@ impl Declarative<'_> {
         let text = value_text(&put.content).into_owned();
         let (best, _) = self.conflicts(put, &text)?;
         Ok(best.filter(|m| !wins(&put.source, put.confidence, m)))
+    }
+
+    /// The active entry a write of `put` would replace (the detector's best match among the
+    /// user's entries of its type), whoever may win.
+    pub(crate) fn declarative_target(&self, put: &Put) -> Result<Option<Memory>> {
+        let text = value_text(&put.content).into_owned();
+        Ok(self.conflicts(put, &text)?.0)
     }
 
     /// The entry a write names in `supersedes`: an active declarative entry of its user,

@@ -99,6 +99,10 @@ impl Engine {
         let mut total = 0;
         for tenant in tenants {
             for ns in self.core.store.namespaces(tenant)? {
+                // A history entry is never searched: it needs no vector.
+                if ns.as_str() == crate::records::HISTORY_NAMESPACE {
+                    continue;
+                }
                 let p = Partition::new(tenant.clone(), ns);
                 total += self.core.store.count(&p, &Filter::default())?;
                 partitions.push(p);

@@ -54,9 +54,10 @@ impl Engine {
             .filter(|m| crate::declarative::visible_to(user, m)))
     }
 
-    /// The history of a memory, oldest first (also after it was deleted): a declarative
-    /// entry's every change, any memory's changes made by an actor ([`Engine::with_actor`]);
-    /// empty for a memory with none.
+    /// The history of a memory, oldest first (also after it was deleted, for
+    /// [`DELETED_HISTORY_RETENTION`](crate::declarative::DELETED_HISTORY_RETENTION)): its
+    /// add, then every update, supersede, confirmation and delete, whoever made them; empty
+    /// for an id that never was a memory (or whose history has run out).
     pub fn history(&self, id: MemoryId) -> Result<Vec<crate::declarative::HistoryEntry>> {
         let filter = Filter {
             metadata: [("memory_id".to_owned(), serde_json::json!(id.to_string()))]
@@ -69,10 +70,21 @@ impl Engine {
             .own_partition(crate::declarative::HISTORY_NAMESPACE);
         let mut records = list_all(self.core.store.as_ref(), &partition, &filter)?;
         records.sort_by(|a, b| a.key.cmp(&b.key));
-        records
+        let mut entries = records
             .into_iter()
             .map(|r| crate::records::HISTORY.decode(&r))
-            .collect()
+            .collect::<Result<Vec<_>>>()?;
+        // A plain memory's add is its record's first version, not a record of the history:
+        // it is read from the memory (its text then, the first change's old text).
+        let begun = entries.first().is_some_and(|e| e.event.begins());
+        if !begun && let Some(m) = self.get_by_id(id)? {
+            let text = match entries.first() {
+                Some(first) => first.old.clone(),
+                None => Some(m.text().into_owned()),
+            };
+            entries.insert(0, crate::declarative::first_entry(&m, text));
+        }
+        Ok(entries)
     }
 
     /// The archive (none: archiving and reading archived text are refused).
@@ -258,39 +270,45 @@ impl Engine {
     // ---- memory contract ----
 
     /// Writes a memory (the put's tenant is replaced by the engine's).
-    pub fn remember(&self, mut put: Put) -> Result<Written> {
+    pub fn remember(&self, put: Put) -> Result<Written> {
+        self.remember_replacing(put).map(|(w, _)| w)
+    }
+
+    /// [`Engine::remember`], with the memories the write marked superseded
+    /// (the supersede rule of this module's `supersede`): what a newer fact replaced.
+    pub(crate) fn remember_replacing(&self, mut put: Put) -> Result<(Written, Vec<Memory>)> {
         put.partition.tenant = self.core.tenant.clone();
         self.core.scope_put(&mut put)?;
         if put.scope == MemoryScope::Declarative {
             return self
                 .declarative()
                 .declare(put)
-                .map(crate::declarative::written);
+                .map(|d| (crate::declarative::written(d), Vec::new()));
         }
         self.check_key_free(&put)?;
         if let Some(existing) = self.duplicate_of(&put)? {
-            return self.merge_duplicate(&put, existing);
+            return Ok((self.merge_duplicate(&put, existing)?, Vec::new()));
         }
         let before = self.records_before(std::slice::from_ref(&put))?;
         let w = self.core.put_embedded(put)?;
         let before = before.into_iter().next().flatten();
         self.core.after_write(&[Change::written(&w, before)])?;
         let mut written = [w];
-        self.mark_superseded(&mut written)?;
+        let replaced = self.mark_superseded(&mut written)?;
         let [w] = written;
-        Ok(w)
+        Ok((w, replaced))
     }
 
-    /// The records at the keys of `puts` before they are written, when an actor's changes
-    /// are recorded (their history keeps what a replace replaced; else nothing is read).
+    /// The records at the keys of `puts` before they are written: a replace's history
+    /// keeps what it replaced (a keyless write replaces nothing, and nothing is read).
     fn records_before(&self, puts: &[Put]) -> Result<Vec<Option<Memory>>> {
         puts.iter()
-            .map(|p| match (&self.core.actor, &p.key) {
-                (Some(_), Some(key)) => self.core.store.get(&Locator::Key {
+            .map(|p| match &p.key {
+                Some(key) => self.core.store.get(&Locator::Key {
                     partition: p.partition.clone(),
                     key: key.clone(),
                 }),
-                _ => Ok(None),
+                None => Ok(None),
             })
             .collect()
     }
@@ -621,7 +639,8 @@ impl Engine {
         self.core.store.purge_expired()
     }
 
-    /// Per-namespace counts, the store and its health.
+    /// Per-namespace counts of memories (not the engine's own records: histories, proposals,
+    /// the graph), the store and its health.
     pub fn stats(&self) -> Result<Stats> {
         let health = self.core.store.health_check();
         if !health.ok {
@@ -633,6 +652,10 @@ impl Engine {
         let mut namespaces = Vec::new();
         let mut total = 0;
         for ns in self.core.store.namespaces(&self.core.tenant)? {
+            // The engine's own records (histories, proposals, the graph) are not memories.
+            if ns.is_reserved() {
+                continue;
+            }
             let count = self.count(&ns, &Filter::default())?;
             total += count;
             namespaces.push(NamespaceStats {

@@ -39,8 +39,10 @@ fn replaceable(m: &Memory) -> bool {
 impl Engine {
     /// Marks what the memories just `written` replace, and the written ones that a memory
     /// dated later replaces (see the module docs). A written memory found superseded is
-    /// returned in its new state.
-    pub(super) fn mark_superseded(&self, written: &mut [Written]) -> Result<()> {
+    /// returned in its new state. Returns each memory marked, as marked (its
+    /// `superseded_by` names the memory that replaced it).
+    pub(super) fn mark_superseded(&self, written: &mut [Written]) -> Result<Vec<Memory>> {
+        let mut marked_all = Vec::new();
         let mut order: Vec<usize> = (0..written.len())
             .filter(|&i| {
                 written[i].status == WriteStatus::Created && replaceable(&written[i].memory)
@@ -55,29 +57,38 @@ impl Engine {
             let Some((older, newer)) = self.replaced_by(m)? else {
                 continue;
             };
-            let patch = Patch {
-                superseded_by: Some(newer.id),
-                valid_until: Some(Some(since(&newer))),
-                ..Patch::default()
-            };
-            let at = Locator::Id {
-                tenant: self.core.tenant.clone(),
-                id: older.id,
-            };
-            let marked = self.update(UpdateRequest::new(at, patch).expecting(Some(older.version)));
-            let marked = match marked {
-                Ok(marked) => marked,
-                // Changed or gone meanwhile: the writer that changed it decides.
-                Err(e) if matches!(e.kind(), ErrorKind::Conflict | ErrorKind::NotFound) => {
-                    continue;
-                }
-                Err(e) => return Err(e),
+            let Some(marked) = self.supersede(&older, &newer)? else {
+                continue;
             };
             if let Some(w) = written.iter_mut().find(|w| w.memory.id == marked.id) {
-                w.memory = marked;
+                w.memory = marked.clone();
             }
+            marked_all.push(marked);
         }
-        Ok(())
+        Ok(marked_all)
+    }
+
+    /// Marks `older` superseded by `newer`: linked to it, true until `newer` became true (or
+    /// until `older` itself did, if `newer` is dated before it).
+    /// `None` when `older` changed or went meanwhile (the writer that changed it decides).
+    /// The one marking every path that replaces a memory makes.
+    pub(crate) fn supersede(&self, older: &Memory, newer: &Memory) -> Result<Option<Memory>> {
+        // True until the newer became true, and never before it itself did (a retraction
+        // said before a fact of the same messages was dated).
+        let patch = Patch {
+            superseded_by: Some(newer.id),
+            valid_until: Some(Some(since(newer).max(since(older)))),
+            ..Patch::default()
+        };
+        let at = Locator::Id {
+            tenant: self.core.tenant.clone(),
+            id: older.id,
+        };
+        match self.update(UpdateRequest::new(at, patch).expecting(Some(older.version))) {
+            Ok(marked) => Ok(Some(marked)),
+            Err(e) if matches!(e.kind(), ErrorKind::Conflict | ErrorKind::NotFound) => Ok(None),
+            Err(e) => Err(e),
+        }
     }
 
     /// The pair (older, newer) of `m` and the user's live memory it conflicts with, if any:

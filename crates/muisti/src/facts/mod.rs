@@ -8,15 +8,20 @@
 //!   through `muisti_agent::LlmFactExtractor`) reads the messages and proposes
 //!   [`Candidate`]s: a text, its type, the message that states it (attribution), its time
 //!   resolved against the message's date, whether it retracts something. **The model
-//!   proposes, deterministic code decides** ([`Engine::add_messages`](crate::Engine::add_messages)): each candidate is a
-//!   declarative write, so the declarative rules say what happens (user-stated beats
-//!   learned; a learned write carries a confidence and stops at the confirmation gate; a
-//!   restatement or a new value for the same thing supersedes in place, its history kept).
-//!   A retraction ("I don't live in Lisbon anymore") deletes the entry it names, only when
-//!   the user said it, and the entry's history keeps its text.
+//!   proposes, deterministic code decides** ([`Engine::add_messages`](crate::Engine::add_messages)):
+//!   a fact (family, pets, home, work, health, plans) becomes a long-term memory of the
+//!   user, recalled by relevance: added, folded into the memory that already says it, and
+//!   marking superseded the memory it replaces (a new job, a move: the rule every write of a
+//!   memory follows). A rule or a preference the user states is a declarative entry (in
+//!   every prompt), so the declarative rules decide it (user-stated beats learned; a
+//!   learned one carries a confidence and stops at the confirmation gate; a restatement or
+//!   a new value for the same thing supersedes in place, its history kept). A retraction
+//!   ("I don't live in Lisbon anymore") ends what it names, only when the user said it: an
+//!   entry is deleted, a long-term memory superseded (kept with its dates).
 //!
 //! Each result is reported as mem0 does (`ADD`, `UPDATE`, `DELETE`, `NONE`), with
-//! `CONFIRMATION_REQUIRED` for a learned fact waiting at the gate.
+//! `CONFIRMATION_REQUIRED` for a learned entry waiting at the gate; what was said and became
+//! no memory is listed beside, with why ([`Skipped`]).
 
 mod offline;
 mod queue;
@@ -104,6 +109,30 @@ impl AddRequest {
             session_id: None,
             messages,
             infer,
+        }
+    }
+
+    /// The request that learns from one exchange of a chat (the agent's turn, the proxy's
+    /// completion): the user's message and the answer (when it says anything), both said
+    /// at `at`, read for facts. What the assistant says of the user is learned, not the
+    /// user's word (see the module docs), so a reply cannot put words in the user's mouth.
+    pub fn exchange(
+        user_id: impl Into<String>,
+        session_id: Option<String>,
+        message: &str,
+        answer: &str,
+        at: Timestamp,
+    ) -> Self {
+        let mut messages = vec![ChatMessage::new("user", message)];
+        if !answer.trim().is_empty() {
+            messages.push(ChatMessage::new("assistant", answer));
+        }
+        for m in &mut messages {
+            m.created_at = Some(at);
+        }
+        Self {
+            session_id,
+            ..Self::new(user_id, messages, true)
         }
     }
 
@@ -223,8 +252,57 @@ impl std::ops::AddAssign for ExtractUsage {
 pub struct Extraction {
     /// The candidate facts, in the order stated.
     pub candidates: Vec<Candidate>,
+    /// What it read and kept no fact of, and why (an extractor that cannot tell may list
+    /// nothing).
+    pub skipped: Vec<Skipped>,
     /// What it cost.
     pub usage: ExtractUsage,
+}
+
+pub use muisti_lang::facts::Skip;
+
+/// Something said that became no memory, and why.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Skipped {
+    /// The message it was in (its index in the request).
+    pub message: usize,
+    /// What was said (the clause, or the candidate's text).
+    pub text: String,
+    /// Why: a question, a request, chit-chat, a passing state, no fact found, or (for a
+    /// candidate) a duplicate of another in the same messages.
+    pub reason: SkipReason,
+}
+
+/// Why something said became no memory.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(untagged)]
+pub enum SkipReason {
+    /// The extractor's reading of it.
+    Read(Skip),
+    /// A candidate dropped before any decision ([`screen`]).
+    Screened(Screened),
+}
+
+impl SkipReason {
+    /// The reason as the wire writes it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SkipReason::Read(s) => s.as_str(),
+            SkipReason::Screened(Screened::Duplicate) => "duplicate",
+            SkipReason::Screened(Screened::Invalid) => "invalid",
+        }
+    }
+}
+
+/// Why [`screen`] dropped a candidate.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Screened {
+    /// The same fact again in the same messages (or the assistant echoing the user).
+    Duplicate,
+    /// Not a fact the engine takes: from a system or tool message, empty, too long, or of
+    /// another type than fact, preference or rule.
+    Invalid,
 }
 
 /// An extractor failed (the model could not be reached, or never answered in the shape
@@ -288,6 +366,10 @@ pub struct FactResult {
     /// For an update or a delete, the text the entry had before.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub previous_memory: Option<String>,
+    /// The memory that held `previous_memory`: for an update of a long-term memory, the
+    /// one superseded (kept, linked to `id`); else `id` itself.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub previous_id: Option<MemoryId>,
     /// The entry's type (`fact`, `preference`, `rule`; `conversation` for a message).
     pub kind: Category,
     /// Who said it (a name, else the role).
@@ -307,6 +389,8 @@ pub struct FactResult {
 pub struct AddReport {
     /// One per fact (or message), in order.
     pub results: Vec<FactResult>,
+    /// What was said and became no memory, and why (with inference).
+    pub skipped: Vec<Skipped>,
     /// Which extractor read the messages (none without inference).
     pub extractor: Option<String>,
     /// Model calls and tokens used.
@@ -338,12 +422,23 @@ pub(crate) fn source_of(said: &ChatMessage, c: &Candidate) -> (Source, Option<u8
 /// The candidates the engine acts on: each names a message of the request that is the
 /// user's or the assistant's, states a declarative type and a text of at most
 /// [`MAX_FACT_CHARS`]; repeats go, and so does the assistant echoing what the user said in
-/// the same messages (the user's word is the one kept).
-pub fn screen(messages: &[ChatMessage], candidates: Vec<Candidate>) -> Vec<Candidate> {
+/// the same messages (the user's word is the one kept). What goes is returned beside, with
+/// why.
+pub fn screen(
+    messages: &[ChatMessage],
+    candidates: Vec<Candidate>,
+) -> (Vec<Candidate>, Vec<Skipped>) {
     let mut kept: Vec<Candidate> = Vec::new();
+    let mut dropped = Vec::new();
     for mut c in candidates {
         c.text = c.text.trim().to_owned();
+        let drop = |c: Candidate, why| Skipped {
+            message: c.message,
+            text: c.text,
+            reason: SkipReason::Screened(why),
+        };
         let Some(m) = messages.get(c.message) else {
+            dropped.push(drop(c, Screened::Invalid));
             continue;
         };
         if !matches!(m.role.as_str(), "user" | "assistant")
@@ -354,6 +449,7 @@ pub fn screen(messages: &[ChatMessage], candidates: Vec<Candidate>) -> Vec<Candi
                 Category::Fact | Category::Preference | Category::Rule
             )
         {
+            dropped.push(drop(c, Screened::Invalid));
             continue;
         }
         let repeat = kept.iter().any(|k| {
@@ -363,11 +459,13 @@ pub fn screen(messages: &[ChatMessage], candidates: Vec<Candidate>) -> Vec<Candi
                         && !messages[k.message].is_assistant()
                         && retract_overlap(&c.text, &k.text) >= RETRACT_OVERLAP))
         });
-        if !repeat {
+        if repeat {
+            dropped.push(drop(c, Screened::Duplicate));
+        } else {
             kept.push(c);
         }
     }
-    kept
+    (kept, dropped)
 }
 
 /// The share of `said`'s content words (stemmed, stop words out) that `entry` holds.

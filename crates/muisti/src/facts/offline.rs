@@ -5,7 +5,9 @@
 
 use muisti_core::Timestamp;
 
-use super::{Candidate, ChatMessage, Extraction, FactExtractError, FactExtractor};
+use super::{
+    Candidate, ChatMessage, Extraction, FactExtractError, FactExtractor, SkipReason, Skipped,
+};
 
 /// [`FactExtractor`] by sentence patterns (module docs): no model, no network.
 #[derive(Clone, Copy, Debug, Default)]
@@ -19,6 +21,7 @@ impl FactExtractor for OfflineExtractor {
     ) -> Result<Extraction, FactExtractError> {
         let now = Timestamp::now();
         let mut candidates = Vec::new();
+        let mut skipped = Vec::new();
         for (i, m) in messages.iter().enumerate() {
             let assistant = match m.role.as_str() {
                 "user" => false,
@@ -26,7 +29,15 @@ impl FactExtractor for OfflineExtractor {
                 _ => continue,
             };
             let said = m.created_at.unwrap_or(now);
-            for fact in muisti_lang::facts::read(&m.content, assistant, said) {
+            let (facts, passed) = muisti_lang::facts::read_all(&m.content, assistant, said);
+            if !assistant {
+                skipped.extend(passed.into_iter().map(|s| Skipped {
+                    message: i,
+                    text: s.text,
+                    reason: SkipReason::Read(s.reason),
+                }));
+            }
+            for fact in facts {
                 candidates.push(Candidate {
                     text: fact.text,
                     kind: fact.kind,
@@ -39,6 +50,7 @@ impl FactExtractor for OfflineExtractor {
         }
         Ok(Extraction {
             candidates,
+            skipped,
             usage: super::ExtractUsage::default(),
         })
     }

@@ -21,7 +21,15 @@ pub enum HistoryEvent {
     Confirm,
 }
 
-/// One change of a declarative entry, as its history keeps it.
+impl HistoryEvent {
+    /// Whether a history may begin with it: the memory was written (added, or by a
+    /// confirmed proposal).
+    pub fn begins(self) -> bool {
+        matches!(self, HistoryEvent::Add | HistoryEvent::Confirm)
+    }
+}
+
+/// One change of a memory, as its history keeps it.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct HistoryEntry {
     /// The entry.

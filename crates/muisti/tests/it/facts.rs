@@ -41,10 +41,32 @@ fn entries(engine: &Engine, who: &str) -> Vec<String> {
     texts
 }
 
+/// The user's active long-term memories, sorted.
+fn memories(engine: &Engine, who: &str) -> Vec<String> {
+    let filter = muisti::Filter {
+        user_id: Some(who.into()),
+        scope: Some(MemoryScope::LongTerm),
+        ..muisti::Filter::default()
+    };
+    let mut texts: Vec<String> = muisti::list_all(
+        engine.store().as_ref(),
+        &engine.partition(&muisti::Namespace::default_ns()),
+        &filter,
+    )
+    .expect("list")
+    .into_iter()
+    .filter(|m| m.state == muisti::MemoryState::Active)
+    .map(|m| m.text().into_owned())
+    .collect();
+    texts.sort();
+    texts
+}
+
 #[test]
 fn every_decision_on_every_backend() {
     on_each_backend(|url, engine| {
-        // ADD: new facts, the user's word, with attribution.
+        // ADD: the user's facts, each a long-term memory of theirs (not an entry of every
+        // prompt), with attribution.
         let got = add(
             &engine,
             "ana",
@@ -58,7 +80,14 @@ fn every_decision_on_every_backend() {
             [FactEvent::Add, FactEvent::Add, FactEvent::Add],
             "{url}: {got:?}"
         );
-        // UPDATE: a new value supersedes in place, the old text in the history.
+        assert_eq!(
+            memories(&engine, "ana"),
+            ["I go by Ana", "I live in Lisbon", "I work as a nurse"],
+            "{url}"
+        );
+        assert!(entries(&engine, "ana").is_empty(), "{url}");
+        // UPDATE: a new value supersedes the old memory, which is kept, linked to the new
+        // one, with its history.
         let report = engine
             .add_messages(&AddRequest::new(
                 "ana",
@@ -69,10 +98,21 @@ fn every_decision_on_every_backend() {
         let update = &report.results[0];
         assert_eq!(update.event, FactEvent::Update, "{url}: {report:?}");
         assert_eq!(update.previous_memory.as_deref(), Some("I live in Lisbon"));
-        let history = engine.history(update.id).expect("history");
-        assert_eq!(history.len(), 2, "{url}");
-        assert!(entries(&engine, "ana").contains(&"I live in Porto".to_owned()));
-        assert!(!entries(&engine, "ana").contains(&"I live in Lisbon".to_owned()));
+        let old = update.previous_id.expect("the memory replaced");
+        let lisbon = engine.get_by_id(old).expect("read").expect("kept");
+        assert_eq!(lisbon.state, muisti::MemoryState::Superseded, "{url}");
+        assert_eq!(lisbon.superseded_by, Some(update.id), "{url}");
+        let history = engine.history(old).expect("history");
+        assert_eq!(
+            history.iter().map(|h| h.event).collect::<Vec<_>>(),
+            [
+                muisti::declarative::HistoryEvent::Add,
+                muisti::declarative::HistoryEvent::Supersede
+            ],
+            "{url}: {history:?}"
+        );
+        assert!(memories(&engine, "ana").contains(&"I live in Porto".to_owned()));
+        assert!(!memories(&engine, "ana").contains(&"I live in Lisbon".to_owned()));
         // NONE: a restatement changes nothing.
         let got = add(&engine, "ana", vec![user("I work as a nurse.")]);
         assert_eq!(
@@ -102,11 +142,12 @@ fn every_decision_on_every_backend() {
         assert_eq!(pending.len(), 1, "{url}");
         assert_eq!(pending[0].id, r.id, "{url}");
         assert!(
-            !entries(&engine, "ana")
+            !memories(&engine, "ana")
                 .iter()
+                .chain(&entries(&engine, "ana"))
                 .any(|e| e.contains("peanuts"))
         );
-        // User-stated wins: the assistant's other value for a user-stated fact is no
+        // User-stated wins: the assistant's other value for a fact the user stated is no
         // proposal, it changes nothing.
         let got = add(
             &engine,
@@ -123,9 +164,9 @@ fn every_decision_on_every_backend() {
             1,
             "{url}"
         );
-        assert!(entries(&engine, "ana").contains(&"I live in Porto".to_owned()));
-        // DELETE: the user retracts; the entry goes, its history keeps that it went (not
-        // what it said: a delete erases the text).
+        assert!(memories(&engine, "ana").contains(&"I live in Porto".to_owned()));
+        // DELETE: the user retracts; the memory no longer holds: it is superseded by one
+        // saying so, and kept for what was true before.
         let report = engine
             .add_messages(&AddRequest::new(
                 "ana",
@@ -135,7 +176,59 @@ fn every_decision_on_every_backend() {
             .expect("add");
         let r = &report.results[0];
         assert_eq!(r.event, FactEvent::Delete, "{url}: {report:?}");
-        assert!(!entries(&engine, "ana").iter().any(|e| e.contains("nurse")));
+        assert_eq!(r.previous_memory.as_deref(), Some("I work as a nurse"));
+        let nurse = engine.get_by_id(r.id).expect("read").expect("kept");
+        assert_eq!(nurse.state, muisti::MemoryState::Superseded, "{url}");
+        let now = memories(&engine, "ana");
+        assert!(
+            now.contains(&"I no longer work as a nurse".to_owned()),
+            "{url}: {now:?}"
+        );
+        assert!(!now.contains(&"I work as a nurse".to_owned()), "{url}");
+        // A retraction of nothing changes nothing.
+        let got = add(&engine, "ana", vec![user("I'm not vegan anymore.")]);
+        assert_eq!(got, [(FactEvent::None, "I am vegan".into())], "{url}");
+        // Another user's memory is untouched by all of it.
+        assert!(memories(&engine, "bo").is_empty(), "{url}");
+        assert!(entries(&engine, "bo").is_empty(), "{url}");
+    });
+}
+
+/// A rule or a preference the user states is a declarative entry (in every prompt); a
+/// retraction of one deletes it, its history keeping that it went but not what it said.
+#[test]
+fn rules_and_preferences_are_entries_and_a_retracted_one_goes() {
+    on_each_backend(|url, engine| {
+        let got = add(
+            &engine,
+            "eli",
+            vec![user("Always answer in Finnish. I prefer aisle seats.")],
+        );
+        assert_eq!(
+            got.iter().map(|(e, _)| *e).collect::<Vec<_>>(),
+            [FactEvent::Add, FactEvent::Add],
+            "{url}: {got:?}"
+        );
+        assert_eq!(
+            entries(&engine, "eli"),
+            ["Always answer in Finnish", "I prefer aisle seats"],
+            "{url}"
+        );
+        assert!(memories(&engine, "eli").is_empty(), "{url}");
+        let report = engine
+            .add_messages(&AddRequest::new(
+                "eli",
+                vec![user("I don't prefer aisle seats anymore.")],
+                true,
+            ))
+            .expect("add");
+        let r = &report.results[0];
+        assert_eq!(r.event, FactEvent::Delete, "{url}: {report:?}");
+        assert_eq!(
+            entries(&engine, "eli"),
+            ["Always answer in Finnish"],
+            "{url}"
+        );
         let history = engine.history(r.id).expect("history");
         assert_eq!(
             history.last().map(|h| (h.event, h.old.as_deref())),
@@ -146,12 +239,108 @@ fn every_decision_on_every_backend() {
             history.iter().all(|h| h.old.is_none() && h.new.is_none()),
             "{url}: {history:?}"
         );
-        // A retraction of nothing changes nothing.
-        let got = add(&engine, "ana", vec![user("I'm not vegan anymore.")]);
-        assert_eq!(got, [(FactEvent::None, "I am vegan".into())], "{url}");
-        // Another user's memory is untouched by all of it.
-        assert!(entries(&engine, "bo").is_empty(), "{url}");
     });
+}
+
+/// A job change told in passing: the new job is stored, the old one is superseded by it,
+/// and the retraction of the old employer in the same words names it too.
+#[test]
+fn a_job_change_replaces_the_old_job_on_every_backend() {
+    on_each_backend(|url, engine| {
+        add(
+            &engine,
+            "jo",
+            vec![user("I work as an accountant at Deloitte.")],
+        );
+        let report = engine
+            .add_messages(&AddRequest::new(
+                "jo",
+                vec![user(
+                    "Big news: I left Deloitte and started a new job as a product manager at Spotify last week.",
+                )],
+                true,
+            ))
+            .expect("add");
+        let events: Vec<_> = report
+            .results
+            .iter()
+            .map(|r| (r.event, r.memory.as_str()))
+            .collect();
+        assert_eq!(
+            events,
+            [
+                (FactEvent::Delete, "I work at Deloitte"),
+                (FactEvent::Update, "I work as a product manager at Spotify"),
+            ],
+            "{url}: {report:?}"
+        );
+        assert_eq!(
+            report.results[0].previous_id, report.results[1].previous_id,
+            "{url}: both name the old job"
+        );
+        assert_eq!(
+            memories(&engine, "jo"),
+            ["I work as a product manager at Spotify"],
+            "{url}"
+        );
+    });
+}
+
+/// What was said and became no memory is reported with why; several facts of one message
+/// are each their own memory.
+#[test]
+fn what_is_skipped_is_reported_and_each_fact_is_its_own_memory() {
+    let engine = Engine::builder(Arc::new(MemStore::new()))
+        .build()
+        .expect("engine");
+    let report = engine
+        .add_messages(&AddRequest::new(
+            "fe",
+            vec![
+                user(
+                    "My wife Elena is a pediatric nurse. Our daughter Sofia turns seven on March 3rd. \
+                     We adopted a rescue greyhound named Comet. I'm lactose intolerant, so no cheese for me. \
+                     We're flying to Lisbon for our anniversary in June.",
+                ),
+                user("Thanks! Is this recipe safe for me? Draft a shopping list. I'm so tired."),
+                user("My wife Elena is a pediatric nurse."),
+            ],
+            true,
+        ))
+        .expect("add");
+    let added: Vec<&str> = report
+        .results
+        .iter()
+        .filter(|r| r.event == FactEvent::Add)
+        .map(|r| r.memory.as_str())
+        .collect();
+    assert_eq!(
+        added,
+        [
+            "My wife Elena is a pediatric nurse",
+            "Our daughter Sofia turns seven on March 3rd",
+            "We adopted a rescue greyhound named Comet",
+            "I am lactose intolerant",
+            "We're flying to Lisbon for our anniversary in June",
+        ],
+        "{report:?}"
+    );
+    let skipped: Vec<(usize, &str, &str)> = report
+        .skipped
+        .iter()
+        .map(|s| (s.message, s.text.as_str(), s.reason.as_str()))
+        .collect();
+    assert_eq!(
+        skipped,
+        [
+            (1, "Thanks", "chit_chat"),
+            (1, "Is this recipe safe for me?", "question"),
+            (1, "Draft a shopping list", "request"),
+            (1, "I'm so tired", "no_fact"),
+            (2, "My wife Elena is a pediatric nurse", "duplicate"),
+        ],
+        "{report:?}"
+    );
 }
 
 #[test]

@@ -13,6 +13,7 @@ mod conversations;
 mod declarative;
 mod facts;
 mod graph;
+mod history;
 mod lifecycle;
 mod scopes;
 mod security;

@@ -1004,6 +1004,11 @@ export interface components {
              * @description How well they are separated: the mean silhouette (-1 to 1) that chose their number.
              */
             silhouette: number;
+            /**
+             * @description Whether they are topics: the silhouette reaches 0.25. Below it the memories show no
+             *     substantial structure (short facts rarely do) and the clusters only divide them.
+             */
+            topical?: boolean;
             /** @description The user. */
             user_id: string;
         };

@@ -39,6 +39,14 @@ pub(crate) struct Report {
     /// above plus reading and saving the conversation.
     conversation_turn_p50_ms: f64,
     conversation_turn_p99_ms: f64,
+    /// A user's conversation turn, side by side: without learning, and with the exchange
+    /// gathered for extraction after the reply (`AgentBuilder::learn`, as `muisti serve`
+    /// does; the queue reads in the background, so this is what the reply waits for).
+    user_turn_p50_ms: f64,
+    learning_turn_p50_ms: f64,
+    learning_turn_p99_ms: f64,
+    /// Facts the background extraction stored from the learning turns.
+    learned: u64,
     /// Mean memories injected per message, and mean block size.
     recalled_mean: f64,
     block_bytes_mean: f64,
@@ -108,6 +116,24 @@ pub(crate) fn time<T>(samples: &mut Vec<f64>, f: impl FnOnce() -> Result<T>) -> 
 
 /// The user the agent speaks for with `--declarative`.
 const USER: &str = "user-0";
+
+/// The user of the side-by-side turns with and without learning.
+const LEARNER: &str = "learner";
+
+/// What the learner tells of: a pet each turn, with a name.
+const PETS: &[&str] = &["dog", "cat", "parrot", "rabbit", "horse", "tortoise"];
+
+/// A name for the `i`th pet.
+fn name(i: usize) -> String {
+    const SYLLABLES: &[&str] = &["ro", "ki", "ma", "zu", "le", "ta", "no", "bi"];
+    let (a, b) = (
+        SYLLABLES[i % SYLLABLES.len()],
+        SYLLABLES[(i / 8) % SYLLABLES.len()],
+    );
+    let mut n = format!("{a}{b}{i}");
+    n[..1].make_ascii_uppercase();
+    n
+}
 
 /// `count` user-stated declarative entries of [`USER`], of every type, about distinct things.
 fn declare(engine: &Engine, partition: &Partition, count: usize) -> Result<()> {
@@ -196,7 +222,61 @@ pub(crate) fn run(
     for q in &questions[1..] {
         conv = time(&mut turn, || Ok(agent.send_in_conversation(&conv, q)?))?.conversation;
     }
-    for v in [&mut recall, &mut model, &mut send, &mut turn] {
+    // A user's turns, with and without learning, interleaved.
+    let learner_filter = muisti::Filter {
+        user_id: Some(LEARNER.into()),
+        ..muisti::Filter::default()
+    };
+    let learned = Arc::new(AtomicUsize::new(0));
+    let stored = Arc::clone(&learned);
+    let queue = Arc::new(muisti::facts::ExtractionQueue::start(
+        muisti::facts::Debounce::default(),
+        Box::new(move |_, done| {
+            if let Ok(report) = done {
+                let added = report
+                    .results
+                    .iter()
+                    .filter(|r| r.event == muisti::facts::FactEvent::Add)
+                    .count();
+                stored.fetch_add(added, Ordering::Relaxed);
+            }
+        }),
+    ));
+    let user_agent = |learn: bool| -> Result<Agent> {
+        let b = Agent::builder()
+            .memory(engine.clone())
+            .provider(provider.clone())
+            .recall_filter(learner_filter.clone());
+        Ok(if learn {
+            b.learn(Arc::clone(&queue))
+        } else {
+            b
+        }
+        .build()?)
+    };
+    let (plain, learning) = (user_agent(false)?, user_agent(true)?);
+    let (mut plain_conv, mut learning_conv) = (plain.conversation()?, learning.conversation()?);
+    let (mut user_turn, mut learning_turn) = (vec![], vec![]);
+    for (i, q) in questions[1..].iter().enumerate() {
+        let said = format!("My {} is called {}. {q}", PETS[i % PETS.len()], name(i));
+        plain_conv = time(&mut user_turn, || {
+            Ok(plain.send_in_conversation(&plain_conv, &said)?)
+        })?
+        .conversation;
+        learning_conv = time(&mut learning_turn, || {
+            Ok(learning.send_in_conversation(&learning_conv, &said)?)
+        })?
+        .conversation;
+    }
+    queue.flush();
+    for v in [
+        &mut recall,
+        &mut model,
+        &mut send,
+        &mut turn,
+        &mut user_turn,
+        &mut learning_turn,
+    ] {
         v.sort_by(f64::total_cmp);
     }
     engine.flush_access();
@@ -210,6 +290,10 @@ pub(crate) fn run(
         send_p99_ms: pct(&send, 0.99),
         conversation_turn_p50_ms: pct(&turn, 0.5),
         conversation_turn_p99_ms: pct(&turn, 0.99),
+        user_turn_p50_ms: pct(&user_turn, 0.5),
+        learning_turn_p50_ms: pct(&learning_turn, 0.5),
+        learning_turn_p99_ms: pct(&learning_turn, 0.99),
+        learned: learned.load(Ordering::Relaxed) as u64,
         recalled_mean: recalled as f64 / messages as f64,
         block_bytes_mean: injected as f64 / messages as f64,
     })

@@ -361,10 +361,15 @@ pub(crate) fn run(m: &dyn Memories, command: Command, json: bool) -> Result<Exit
                     outln!("{}  {} memories  {}", c.id, c.size, c.label)?;
                 }
                 outln!(
-                    "fitted on {} memories at {} (silhouette {:.2})",
+                    "fitted on {} memories at {} (silhouette {:.2}{})",
                     found.fitted_on,
                     found.computed_at,
-                    found.silhouette
+                    found.silhouette,
+                    if found.topical {
+                        ""
+                    } else {
+                        ": no topics, the memories are too short or too unlike to group"
+                    }
                 )?;
             }
             Ok(ExitCode::SUCCESS)

@@ -271,6 +271,11 @@ pub trait Store: Send + Sync {
     /// report 0).
     fn purge_expired(&self) -> Result<u64>;
 
+    /// How many records [`Store::purge_expired`] would delete now, deleting nothing: what a
+    /// dry run of maintenance reports (a backend whose records expire by themselves has
+    /// none waiting, and reports 0 as its purge does).
+    fn count_expired(&self) -> Result<u64>;
+
     /// Whether the store answers.
     fn health_check(&self) -> Health;
 

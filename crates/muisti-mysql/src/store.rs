@@ -365,6 +365,23 @@ impl Store for MysqlStore {
         self.write(|tx| self.purge_in(tx, now))
     }
 
+    fn count_expired(&self) -> Result<u64> {
+        let mut sql = Sql::new(format!(
+            "SELECT COUNT(*) AS n FROM {} WHERE TRUE",
+            self.q.memories
+        ));
+        sql.and(
+            "expires_at IS NOT NULL AND expires_at <= ?",
+            mysql::Value::Int(self.now().as_millis()),
+        );
+        let rows = self.query(sql)?;
+        Ok(rows
+            .first()
+            .and_then(|r| r.get::<i64, _>("n"))
+            .unwrap_or(0)
+            .max(0) as u64)
+    }
+
     fn health_check(&self) -> Health {
         let answer = self
             .conn()

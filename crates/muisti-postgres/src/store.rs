@@ -322,6 +322,17 @@ impl Store for PostgresStore {
         self.write(|tx| purge_in(tx, now))
     }
 
+    fn count_expired(&self) -> Result<u64> {
+        let mut conn = self.pool.get()?;
+        let row = conn
+            .query_one(
+                "SELECT COUNT(*) FROM memories WHERE expires_at IS NOT NULL AND expires_at <= $1",
+                &[&self.now().as_millis()],
+            )
+            .map_err(|e| self.pool.err(&e))?;
+        Ok(row.get::<_, i64>(0).max(0) as u64)
+    }
+
     fn health_check(&self) -> Health {
         let answer = self
             .pool

@@ -227,6 +227,18 @@ impl Store for SqliteStore {
         self.write_then(write, |_| self.cache.count_access(tenant, ids, at))
     }
 
+    fn count_expired(&self) -> Result<u64> {
+        let now = self.now_ms();
+        self.read(|conn| {
+            conn.prepare_cached(
+                "SELECT COUNT(*) FROM memories WHERE expires_at IS NOT NULL AND expires_at <= ?",
+            )
+            .and_then(|mut stmt| stmt.query_row([now], |r| r.get::<_, i64>(0)))
+            .map(|n| n.max(0) as u64)
+            .map_err(sql_err)
+        })
+    }
+
     fn purge_expired(&self) -> Result<u64> {
         let n = self.write(|tx| purge_in(tx, self.now_ms()))?;
         if n > 0 {

@@ -325,6 +325,16 @@ impl Store for MemStore {
         Ok(self.write().purge(self.now()))
     }
 
+    fn count_expired(&self) -> Result<u64> {
+        let now = self.now();
+        Ok(self
+            .read()
+            .tables
+            .values()
+            .map(|t| t.count_expired(now))
+            .sum())
+    }
+
     fn health_check(&self) -> Health {
         Health {
             ok: true,

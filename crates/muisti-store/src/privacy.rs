@@ -112,6 +112,10 @@ impl Store for PrivacyStore {
         self.inner.purge_expired()
     }
 
+    fn count_expired(&self) -> Result<u64> {
+        self.inner.count_expired()
+    }
+
     fn tenants(&self) -> Result<Vec<Tenant>> {
         self.inner.tenants()
     }

@@ -213,6 +213,14 @@ impl Store for RouterStore {
         Ok(n)
     }
 
+    fn count_expired(&self) -> Result<u64> {
+        let mut n = 0;
+        for s in self.distinct() {
+            n += s.count_expired()?;
+        }
+        Ok(n)
+    }
+
     fn tenants(&self) -> Result<Vec<Tenant>> {
         let mut out = Vec::new();
         for s in self.distinct() {

@@ -273,6 +273,11 @@ impl Table {
         self.by_id.values().any(|m| m.is_expired(now))
     }
 
+    /// How many records [`Table::purge`] would drop now.
+    pub(crate) fn count_expired(&self, now: Timestamp) -> u64 {
+        self.by_id.values().filter(|m| m.is_expired(now)).count() as u64
+    }
+
     /// Drops expired records; returns their ids.
     pub(crate) fn purge(&mut self, now: Timestamp) -> Vec<MemoryId> {
         let expired: Vec<MemoryId> = self

@@ -194,6 +194,11 @@ class Clusters(Wire):
     """How well they are separated: the mean silhouette (-1 to 1) that chose their number."""
     user_id: str
     """The user."""
+    topical: Optional[bool] = None
+    """
+    Whether they are topics: the silhouette reaches 0.25. Below it the memories show no
+    substantial structure (short facts rarely do) and the clusters only divide them.
+    """
     _unknown: dict[str, Any] = field(default_factory=dict, repr=False)
     """Fields this client does not know (from a newer server), kept as sent."""
 

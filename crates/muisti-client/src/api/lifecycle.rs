@@ -143,6 +143,10 @@ pub struct Clusters {
     pub clusters: Vec<ClusterInfo>,
     /// How well they are separated: the mean silhouette (-1 to 1) that chose their number.
     pub silhouette: f32,
+    /// Whether they are topics: the silhouette reaches 0.25. Below it the memories show no
+    /// substantial structure (short facts rarely do) and the clusters only divide them.
+    #[serde(default)]
+    pub topical: bool,
     /// Memories they were fitted on.
     pub fitted_on: u64,
     /// When they were fitted (RFC 3339).

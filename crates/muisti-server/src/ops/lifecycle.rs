@@ -154,6 +154,7 @@ pub fn clusters(engine: &Engine, p: api::ClusterParams) -> Result<api::Clusters>
             })
             .collect(),
         silhouette: clustering.silhouette,
+        topical: clustering.topical(),
         fitted_on: clustering.memories,
         computed_at: clustering.computed_at.to_string(),
     })

@@ -2554,6 +2554,14 @@ fn archive_and_clusters_over_rest() {
     assert!(clusters.len() >= 2, "{}", found.body);
     let total: u64 = clusters.iter().filter_map(|c| c["size"].as_u64()).sum();
     assert_eq!(total, 24);
+    // Whether they are topics is read from their separation, by the one threshold.
+    let silhouette = found.body["silhouette"].as_f64().expect("silhouette");
+    assert_eq!(
+        found.body["topical"].as_bool(),
+        Some(silhouette >= f64::from(muisti::lifecycle::cluster::TOPICS_SILHOUETTE)),
+        "{}",
+        found.body
+    );
     let first = clusters[0]["id"].as_u64().expect("id");
     let size = clusters[0]["size"].as_u64().expect("size");
     let mut seen = 0;

@@ -247,6 +247,17 @@ impl Store for FileStore {
         Ok(n)
     }
 
+    fn count_expired(&self) -> Result<u64> {
+        let now = self.now();
+        let mut n = 0;
+        for tenant in FileStore::tenants(self)? {
+            for (_, here) in self.tables_of(&tenant)?.0 {
+                n += here.count_expired(now);
+            }
+        }
+        Ok(n)
+    }
+
     fn health_check(&self) -> Health {
         match fs::metadata(&self.root) {
             Ok(md) if md.is_dir() && !md.permissions().readonly() => Health {

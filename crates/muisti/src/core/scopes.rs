@@ -114,6 +114,18 @@ impl Core {
 
     /// Deletes the engine tenant's episodic memories older than the retention; how many.
     pub(crate) fn past_retention(&self) -> Result<u64> {
+        self.past_retention_in(true)
+    }
+
+    /// How many of the engine tenant's episodic memories are older than the retention
+    /// (what [`Core::past_retention`] would delete), deleting nothing.
+    pub(crate) fn count_past_retention(&self) -> Result<u64> {
+        self.past_retention_in(false)
+    }
+
+    /// The episodic memories past the retention, deleted or only counted: the one reading
+    /// of the retention both share.
+    fn past_retention_in(&self, delete: bool) -> Result<u64> {
         let mut episodic = 0;
         if let Some(d) = self.lifetimes.episodic_retention_days {
             let now = self.clock.now();
@@ -130,7 +142,11 @@ impl Core {
                 ..Filter::default()
             };
             for ns in self.store.namespaces(&self.tenant)? {
-                episodic += self.delete_matching(&ns, &filter)?;
+                episodic += if delete {
+                    self.delete_matching(&ns, &filter)?
+                } else {
+                    self.store.count(&self.partition(&ns), &filter)?
+                };
             }
         }
         Ok(episodic)

@@ -18,7 +18,7 @@
 //!   the user's memories have grown or shrunk by a fifth ([`REFIT_CHANGE`]) or the model
 //!   changed.
 
-pub use crate::records::{CLUSTERS_NAMESPACE, Cluster, Clustering};
+pub use crate::records::{CLUSTERS_NAMESPACE, Cluster, Clustering, TOPICS_SILHOUETTE};
 use std::collections::{BTreeMap, HashMap, HashSet};
 
 use muisti_core::{

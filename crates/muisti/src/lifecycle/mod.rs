@@ -369,10 +369,17 @@ impl Lifecycle<'_> {
             dry_run: options.dry_run,
             ..MaintenanceReport::default()
         };
-        if jobs.contains(&Job::Expire) && !options.dry_run {
-            let done = self.core.maintain()?;
-            report.expired = done.expired;
-            report.episodic = done.episodic;
+        if jobs.contains(&Job::Expire) {
+            if options.dry_run {
+                // What the run would delete: the records waiting for the store's purge and
+                // the episodic memories past the retention.
+                report.expired = self.core.store.count_expired()?;
+                report.episodic = self.core.count_past_retention()?;
+            } else {
+                let done = self.core.maintain()?;
+                report.expired = done.expired;
+                report.episodic = done.episodic;
+            }
         }
         let per_user: Vec<Job> = jobs.iter().copied().filter(|j| *j != Job::Expire).collect();
         if !per_user.is_empty() {

@@ -20,7 +20,9 @@ use crate::core::SYSTEM_TENANT;
 mod types;
 
 pub(crate) use types::{Adjacency, Alias, Footprint, Header, Queued};
-pub use types::{Cluster, Clustering, Entity, HistoryEntry, HistoryEvent, Relation};
+pub use types::{
+    Cluster, Clustering, Entity, HistoryEntry, HistoryEvent, Relation, TOPICS_SILHOUETTE,
+};
 
 /// The namespace of declarative entries' histories (reserved for the engine).
 pub const HISTORY_NAMESPACE: &str = "_muisti.history";

@@ -206,6 +206,19 @@ pub struct Clustering {
     pub computed_at: Timestamp,
 }
 
+/// The mean silhouette from which clusters are topics: below it the memories show no
+/// substantial structure (the usual reading of a silhouette under 0.25), and the clusters are
+/// a partition of them, not topics. Short everyday facts rarely share words or themes (a
+/// user of them measured 0.016).
+pub const TOPICS_SILHOUETTE: f32 = 0.25;
+
+impl Clustering {
+    /// Whether the clusters are topics: their silhouette reaches [`TOPICS_SILHOUETTE`].
+    pub fn topical(&self) -> bool {
+        self.silhouette >= TOPICS_SILHOUETTE
+    }
+}
+
 /// One topic of a user's memories.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Cluster {

@@ -389,3 +389,59 @@ fn the_near_duplicate_rule_on_the_labelled_pairs() {
         assert!(s.recall() >= recall, "{s:?}");
     }
 }
+
+/// A dry run of the expiry reports what the real run then deletes, and deletes nothing.
+#[test]
+fn a_dry_run_of_the_expiry_reports_what_the_run_deletes() {
+    super::on_every_backend(
+        |store| {
+            Engine::builder(store)
+                .embedder(None)
+                .build()
+                .expect("engine")
+        },
+        |url, engine| {
+            let ttl = muisti::Ttl::new(std::time::Duration::from_millis(100)).expect("ttl");
+            for i in 0..2 {
+                let mut p = Put::new(
+                    engine.partition(&ns("dry_expiry")),
+                    None,
+                    format!("a passing note {i}"),
+                );
+                p.ttl = Some(ttl);
+                engine.remember(p).expect("write");
+            }
+            stored(&engine, "dx", "a lasting note", 0.5);
+            std::thread::sleep(std::time::Duration::from_millis(250));
+            let options = MaintenanceOptions {
+                jobs: vec![Job::Expire],
+                dry_run: true,
+                ..MaintenanceOptions::default()
+            };
+            let dry = engine
+                .lifecycle()
+                .run_maintenance(&options)
+                .expect("dry run");
+            let again = engine
+                .lifecycle()
+                .run_maintenance(&options)
+                .expect("dry run");
+            assert_eq!(
+                dry.expired, again.expired,
+                "{url}: the dry run deleted nothing"
+            );
+            let done = engine
+                .lifecycle()
+                .run_maintenance(&MaintenanceOptions {
+                    dry_run: false,
+                    ..options.clone()
+                })
+                .expect("run");
+            assert_eq!(done.expired, dry.expired, "{url}");
+            // Redis expires records itself: none wait there, on either run.
+            if !url.starts_with("redis") {
+                assert!(dry.expired >= 2, "{url}: {dry:?}");
+            }
+        },
+    );
+}

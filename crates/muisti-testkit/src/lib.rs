@@ -167,3 +167,25 @@ pub fn bm25_reference(
         limit,
     )
 }
+
+/// The texts of `user`'s active long-term memories in `partition`, sorted: what a user's
+/// memory holds now (what extraction learned of their facts, with what superseded out).
+pub fn active_memories(
+    store: &dyn Store,
+    partition: &muisti_core::Partition,
+    user: &str,
+) -> Vec<String> {
+    let filter = muisti_core::Filter {
+        user_id: Some(user.into()),
+        scope: Some(muisti_core::MemoryScope::LongTerm),
+        ..muisti_core::Filter::default()
+    };
+    let mut texts: Vec<String> = muisti_core::list_all(store, partition, &filter)
+        .expect("list the user's memories")
+        .into_iter()
+        .filter(|m| m.state == muisti_core::MemoryState::Active)
+        .map(|m| m.text().into_owned())
+        .collect();
+    texts.sort();
+    texts
+}

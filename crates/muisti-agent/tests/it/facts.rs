@@ -147,22 +147,11 @@ fn each_decision_through_the_model() {
         assert_eq!(events(&r), [FactEvent::Delete], "{kind}");
         // The user's facts are long-term memories: what holds now is the move and the
         // retraction; Lisbon and the nurse are superseded, kept for what was true before.
-        let filter = muisti::Filter {
-            user_id: Some("ana".into()),
-            scope: Some(muisti::MemoryScope::LongTerm),
-            ..muisti::Filter::default()
-        };
-        let mut left: Vec<String> = muisti::list_all(
+        let left = muisti_testkit::active_memories(
             engine.store().as_ref(),
             &engine.partition(&muisti::Namespace::default_ns()),
-            &filter,
-        )
-        .expect("list")
-        .into_iter()
-        .filter(|m| m.state == muisti::MemoryState::Active)
-        .map(|m| m.text().into_owned())
-        .collect();
-        left.sort();
+            "ana",
+        );
         assert_eq!(
             left,
             ["I am no longer a nurse", "I live in Porto"],

@@ -517,3 +517,42 @@ fn manage_carries_out_a_command_and_deletes_only_with_yes() {
     );
     assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
 }
+
+/// A local `muisti chat` learns what the user says (read when the chat ends), and the next
+/// chat's prompt carries it; with `--no-learn` nothing is learned.
+#[test]
+fn a_local_chat_learns_what_the_user_says_unless_told_not_to() {
+    let home = tempfile::tempdir().expect("tempdir");
+    let server = Server::start(vec![
+        openai_stream("Noted."),
+        openai_stream("Noted."),
+        openai_stream("Rocky."),
+    ]);
+    let url = server.base_url();
+    let say = |text: &str, extra: &[&str]| {
+        let mut args = vec![
+            "chat",
+            "--base-url",
+            &url,
+            "--model",
+            "llama3",
+            "--user",
+            "lu",
+            "--message",
+            text,
+        ];
+        args.extend_from_slice(extra);
+        ok_output(&chat(home.path(), &args, "", &[("OPENAI_API_KEY", "sk")]))
+    };
+    say("By the way, my dog is a beagle called Rocky.", &[]);
+    say("My cat is called Whiskers.", &["--no-learn"]);
+    say("What is my dog's name?", &[]);
+    let prompt = body(&server.requests()[2])["messages"].to_string();
+    assert!(
+        prompt.contains("My dog is a beagle called Rocky"),
+        "{prompt}"
+    );
+    let listed = ok(muisti(home.path(), &["list", "--user", "lu"]));
+    assert!(listed.contains("Rocky"), "{listed}");
+    assert!(!listed.contains("Whiskers"), "{listed}");
+}

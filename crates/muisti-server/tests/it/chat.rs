@@ -375,19 +375,13 @@ fn a_users_chat_carries_their_graph_facts_and_keeps_their_conversation() {
 fn learned(engine: &muisti::Engine, user: &str, word: &str, secs: u64) -> bool {
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(secs);
     loop {
-        let filter = muisti::Filter {
-            user_id: Some(user.into()),
-            scope: Some(muisti::MemoryScope::LongTerm),
-            ..muisti::Filter::default()
-        };
-        let found = muisti::list_all(
+        let found = muisti_testkit::active_memories(
             engine.store().as_ref(),
             &engine.partition(&Namespace::default_ns()),
-            &filter,
+            user,
         )
-        .expect("list")
         .iter()
-        .any(|m| m.text().contains(word));
+        .any(|m| m.contains(word));
         if found || std::time::Instant::now() > deadline {
             return found;
         }

@@ -14,21 +14,11 @@ use crate::{JSON, TestServer, raw};
 
 /// The user's active long-term memories: what extraction learned of their facts.
 fn learned(engine: &muisti::Engine, user: &str) -> Vec<String> {
-    let filter = muisti::Filter {
-        user_id: Some(user.into()),
-        scope: Some(muisti::MemoryScope::LongTerm),
-        ..muisti::Filter::default()
-    };
-    muisti::list_all(
+    muisti_testkit::active_memories(
         engine.store().as_ref(),
         &engine.partition(&Namespace::default_ns()),
-        &filter,
+        user,
     )
-    .expect("list")
-    .into_iter()
-    .filter(|m| m.state == muisti::MemoryState::Active)
-    .map(|m| m.text().into_owned())
-    .collect()
 }
 
 fn post(s: &TestServer, path: &str, body: &Value, auth: Option<&str>) -> crate::Raw {

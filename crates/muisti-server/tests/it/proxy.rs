@@ -236,20 +236,11 @@ fn the_exchange_is_remembered_in_the_background() {
     assert_eq!(r.status, 200, "{}", r.body);
     // The user's fact is a long-term memory of theirs.
     let texts = || -> Vec<String> {
-        let filter = muisti::Filter {
-            user_id: Some("sam".into()),
-            scope: Some(muisti::MemoryScope::LongTerm),
-            ..muisti::Filter::default()
-        };
-        muisti::list_all(
+        muisti_testkit::active_memories(
             s.engine.store().as_ref(),
             &s.engine.partition(&Namespace::default_ns()),
-            &filter,
+            "sam",
         )
-        .expect("list")
-        .iter()
-        .map(|m| m.text().into_owned())
-        .collect()
     };
     eventually("the fact", || {
         texts().contains(&"I live in Berlin".to_owned())

@@ -43,23 +43,11 @@ fn entries(engine: &Engine, who: &str) -> Vec<String> {
 
 /// The user's active long-term memories, sorted.
 fn memories(engine: &Engine, who: &str) -> Vec<String> {
-    let filter = muisti::Filter {
-        user_id: Some(who.into()),
-        scope: Some(MemoryScope::LongTerm),
-        ..muisti::Filter::default()
-    };
-    let mut texts: Vec<String> = muisti::list_all(
+    muisti_testkit::active_memories(
         engine.store().as_ref(),
         &engine.partition(&muisti::Namespace::default_ns()),
-        &filter,
+        who,
     )
-    .expect("list")
-    .into_iter()
-    .filter(|m| m.state == muisti::MemoryState::Active)
-    .map(|m| m.text().into_owned())
-    .collect();
-    texts.sort();
-    texts
 }
 
 #[test]

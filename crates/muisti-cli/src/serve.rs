@@ -58,8 +58,9 @@ pub(crate) struct ServeArgs {
     /// Longest a model call may take, in seconds [default: 120].
     #[arg(long, env = "MUISTI_LLM_TIMEOUT_SECS", value_name = "SECS")]
     llm_timeout_secs: Option<u64>,
-    /// Whether the chat model also judges which declarative entry a write replaces
-    /// (among the offline detector's candidates) [default: true with --llm-model].
+    /// Whether the chat model also judges which declarative entry a write replaces, and which
+    /// memory a change the word rules miss replaces (among the offline detector's
+    /// candidates) [default: true with --llm-model].
     #[arg(long, env = "MUISTI_LLM_JUDGE_CONFLICTS", value_name = "BOOL")]
     llm_judge_conflicts: Option<bool>,
     /// Whether the chat model also extracts facts from conversations

@@ -95,8 +95,9 @@ pub struct ConfigLayer {
     pub llm_timeout_secs: Option<u64>,
     /// Phrases that block a chat message when they occur in it or in recalled memory.
     pub chat_blocked_phrases: Option<Vec<String>>,
-    /// Whether the chat model also judges which declarative entry a write replaces, among
-    /// the offline detector's candidates (default true when a chat model is set).
+    /// Whether the chat model also judges which declarative entry a write replaces, and
+    /// which memory a change the word rules miss replaces, among the offline detector's
+    /// candidates (default true when a chat model is set).
     pub llm_judge_conflicts: Option<bool>,
     /// Whether the chat model also extracts facts (`/v1/memories/extract`, the proxy).
     pub llm_extract_facts: Option<bool>,
@@ -317,7 +318,8 @@ pub struct ChatConfig {
     pub timeout: Duration,
     /// Phrases that block a message.
     pub blocked_phrases: Vec<String>,
-    /// Whether the model judges declarative conflicts too.
+    /// Whether the model judges conflicts too (declarative entries, and changes of memories
+    /// the word rules miss).
     pub judge_conflicts: bool,
     /// Whether the model extracts facts too (else the offline extractor does).
     pub extract_facts: bool,

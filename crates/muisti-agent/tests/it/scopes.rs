@@ -619,3 +619,46 @@ fn a_users_block_ranks_their_memories_and_the_shared_ones_together() {
     assert!(got.contains("taped to the fridge"), "the shared one: {got}");
     assert!(!got.contains("Bob's laptop"), "never another user's: {got}");
 }
+
+/// A chat model judges which everyday memory a newer one changes where the word rules see
+/// no change: the stored candidates go out in one request and its answer picks the memory
+/// to supersede (or none); without candidates the model is not asked.
+#[test]
+fn a_model_judges_which_memory_a_change_said_in_other_words_replaces() {
+    let server = Server::start(vec![
+        // The stored memories are numbered from 1 in the request.
+        openai_reply("{\"replaces\": 1}"),
+        openai_reply("{\"replaces\": null}"),
+    ]);
+    let judge = std::sync::Arc::new(muisti_agent::LlmJudge::new(provider(
+        ProviderKind::OpenAi,
+        &server,
+    )));
+    let memory = memory().with_conflict_judge(judge);
+    let at = |text: &str, millis: i64| {
+        let mut p = muisti::Put::new(memory.partition(&Namespace::default_ns()), None, text);
+        p.owner.user_id = Some("mo".into());
+        p.valid_from = Some(muisti::Timestamp::from_millis(millis));
+        memory.remember(p).expect("write").memory
+    };
+    let wine = at(
+        "I drink a glass of red wine every Friday night.",
+        1_700_000_000_000,
+    );
+    let dry = at(
+        "Started staying off alcohol for good: no drinks at all.",
+        1_710_000_000_000,
+    );
+    let wine = memory.get_by_id(wine.id).expect("read").expect("kept");
+    assert_eq!(wine.superseded_by, Some(dry.id), "the model said so");
+    let requests = server.requests();
+    assert_eq!(requests.len(), 1);
+    let asked = body(&requests[0]).to_string();
+    assert!(asked.contains("red wine every Friday"), "{asked}");
+    // The model says the next change replaces nothing: nothing is superseded.
+    let bike = at("I cycle to work every day.", 1_700_000_000_000);
+    let car = at("Started driving to work since the move.", 1_720_000_000_000);
+    let bike = memory.get_by_id(bike.id).expect("read").expect("kept");
+    assert_eq!(bike.state, muisti::MemoryState::Active, "{}", car.text());
+    assert_eq!(server.requests().len(), 2, "the model was asked again");
+}

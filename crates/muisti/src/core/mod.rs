@@ -94,6 +94,25 @@ pub(crate) struct Core {
 }
 
 impl Core {
+    /// The cosine of `text` with each of `others`, by the engine's embedder (none without
+    /// one): the one comparison of texts the conflict rules are given.
+    pub(crate) fn cosines(&self, text: &str, others: &[String]) -> Result<Option<Vec<f32>>> {
+        let Some(embedder) = &self.embedder else {
+            return Ok(None);
+        };
+        let mut all: Vec<&str> = vec![text];
+        all.extend(others.iter().map(String::as_str));
+        let vectors = embedder.embed(&all).map_err(embed_err)?;
+        let Some((first, rest)) = vectors.split_first() else {
+            return Ok(None);
+        };
+        Ok(Some(
+            rest.iter()
+                .map(|v| muisti_core::text::cosine(first, v))
+                .collect(),
+        ))
+    }
+
     /// The partition of `namespace` in the tenant.
     pub(crate) fn partition(&self, namespace: &Namespace) -> Partition {
         Partition::new(self.tenant.clone(), namespace.clone())

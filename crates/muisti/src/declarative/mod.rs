@@ -466,7 +466,7 @@ impl Declarative<'_> {
             return Ok((None, Vec::new()));
         }
         let texts: Vec<String> = held.iter().map(|m| m.text().into_owned()).collect();
-        let cosines = self.cosines(text, &texts)?;
+        let cosines = self.core.cosines(text, &texts)?;
         let judgements: Vec<Judgement> = texts
             .iter()
             .enumerate()
@@ -525,24 +525,6 @@ impl Declarative<'_> {
                 detected
             }
         }
-    }
-
-    /// The cosine of `text` with each of `others`, by the engine's embedder (none without one).
-    fn cosines(&self, text: &str, others: &[String]) -> Result<Option<Vec<f32>>> {
-        let Some(embedder) = &self.core.embedder else {
-            return Ok(None);
-        };
-        let mut all: Vec<&str> = vec![text];
-        all.extend(others.iter().map(String::as_str));
-        let vectors = embedder.embed(&all).map_err(crate::core::embed_err)?;
-        let Some((first, rest)) = vectors.split_first() else {
-            return Ok(None);
-        };
-        Ok(Some(
-            rest.iter()
-                .map(|v| muisti_core::text::cosine(first, v))
-                .collect(),
-        ))
     }
 
     fn propose(

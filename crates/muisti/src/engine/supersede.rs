@@ -6,13 +6,15 @@
 //! one that became true first is marked superseded by the other: kept, linked to it
 //! (`superseded_by`), true until the newer one's time (`valid_until`). Dates decide, not
 //! the order of writing: a memory dated earlier than one it conflicts with is the one
-//! superseded, so a batch of dated memories written in any order ends the same.
+//! superseded, so a batch of dated memories written in any order ends the same. Where the
+//! word rules see no change, a configured conflict judge (a model) decides among the
+//! candidates the detector would show it.
 //!
 //! Recall leaves superseded memories out unless asked ([`RecallRequest::include_superseded`]),
 //! and a recall as of an earlier time still finds them (they were true then).
 
 use muisti_core::{MemoryState, Patch, RankFields, UpdateRequest};
-use muisti_lang::conflict::Statement;
+use muisti_lang::conflict::{self, Statement};
 
 use super::*;
 
@@ -107,6 +109,15 @@ impl Engine {
             RecallRequest::new(m.partition.namespace.clone(), text.as_ref(), CANDIDATES + 1);
         req.filter.user_id = m.owner.user_id.clone();
         req.filter.scope = Some(MemoryScope::LongTerm);
+        // The pair of `m` and `other` in the order they became true.
+        let ordered = |other: &Memory| {
+            if since(other) <= since(m) {
+                (other.clone(), m.clone())
+            } else {
+                (m.clone(), other.clone())
+            }
+        };
+        let mut unsure = Vec::new();
         for hit in self.recall_as(&req, false)? {
             let other: &Memory = &hit.memory;
             if other.id == m.id || !replaceable(other) {
@@ -114,14 +125,51 @@ impl Engine {
             }
             let theirs = Statement::read(&other.text());
             let found = if since(other) <= since(m) {
-                read.replaces(&theirs).map(|_| (other, m))
+                read.replaces(&theirs)
             } else {
-                theirs.replaces(&read).map(|_| (m, other))
+                theirs.replaces(&read)
             };
-            if let Some((older, newer)) = found {
-                return Ok(Some((older.clone(), newer.clone())));
+            if found.is_some() {
+                return Ok(Some(ordered(other)));
+            }
+            unsure.push(Arc::clone(&hit.memory));
+        }
+        Ok(self.judged(m, &text, &unsure)?.map(|other| ordered(&other)))
+    }
+
+    /// A second opinion where the rules found no change: with a
+    /// [`ConflictJudge`](crate::declarative::ConflictJudge) configured
+    /// (a model), the one of `unsure` (the user's memories most like `m`) that `m` restates
+    /// or changes, among those the detector would show a judge
+    /// ([`conflict::candidates`]: no veto, and a shared slot, topic term or cosine); none
+    /// without a judge, without candidates, or when the judge fails (logged: the rules'
+    /// verdict stands).
+    fn judged(&self, m: &Memory, text: &str, unsure: &[Arc<Memory>]) -> Result<Option<Memory>> {
+        let Some(judge) = &self.conflict_judge else {
+            return Ok(None);
+        };
+        if unsure.is_empty() {
+            return Ok(None);
+        }
+        let texts: Vec<String> = unsure.iter().map(|o| o.text().into_owned()).collect();
+        let cosines = self.core.cosines(text, &texts)?;
+        let judgements: Vec<_> = texts
+            .iter()
+            .enumerate()
+            .map(|(i, theirs)| conflict::judge(theirs, text, cosines.as_ref().map(|c| c[i])))
+            .collect();
+        let picked = conflict::candidates(&judgements);
+        if picked.is_empty() {
+            return Ok(None);
+        }
+        let shown: Vec<&str> = picked.iter().map(|&i| texts[i].as_str()).collect();
+        match judge.judge(text, &m.category, &shown) {
+            Ok(Some(k)) if k < picked.len() => Ok(Some((*unsure[picked[k]]).clone())),
+            Ok(_) => Ok(None),
+            Err(e) => {
+                tracing::warn!(judge = judge.name(), error = %e, "the conflict judge failed; the rules decide");
+                Ok(None)
             }
         }
-        Ok(None)
     }
 }

@@ -37,7 +37,7 @@ use serde_json::json;
 use crate::core::{Change, Core};
 use crate::records;
 pub use crate::records::{HISTORY_NAMESPACE, HistoryEntry, HistoryEvent, PROPOSALS_NAMESPACE};
-use muisti_lang::conflict::{self as detect, Judgement, Verdict};
+use muisti_lang::conflict::Verdict;
 
 /// How long a proposal waits for the user's confirmation.
 pub const PROPOSAL_TTL: Duration = Duration::from_secs(24 * 60 * 60);
@@ -466,12 +466,7 @@ impl Declarative<'_> {
             return Ok((None, Vec::new()));
         }
         let texts: Vec<String> = held.iter().map(|m| m.text().into_owned()).collect();
-        let cosines = self.core.cosines(text, &texts)?;
-        let judgements: Vec<Judgement> = texts
-            .iter()
-            .enumerate()
-            .map(|(i, existing)| detect::judge(existing, text, cosines.as_ref().map(|c| c[i])))
-            .collect();
+        let judgements = judge::judgements(self.core, text, &texts)?;
         let mut best = None;
         for (i, j) in judgements.iter().enumerate() {
             if j.verdict == Verdict::Supersede
@@ -481,7 +476,8 @@ impl Declarative<'_> {
             }
         }
         if let Some(judge) = self.judge {
-            best = self.second_opinion(judge.as_ref(), put, text, &texts, &judgements, best);
+            best = judge::second_opinion(judge.as_ref(), text, &put.category, &texts, &judgements)
+                .unwrap_or(best);
         }
         let possible = judgements
             .iter()
@@ -490,41 +486,6 @@ impl Declarative<'_> {
             .map(|(i, _)| held[i].id)
             .collect();
         Ok((best.map(|i| held[i].clone()), possible))
-    }
-
-    /// The judge's pick among the detector's candidates ([`muisti_lang::conflict::candidates`]), as an index
-    /// into `texts`; the detector's own pick (`detected`) when there are none or the judge
-    /// fails (logged).
-    fn second_opinion(
-        &self,
-        judge: &dyn ConflictJudge,
-        put: &Put,
-        text: &str,
-        texts: &[String],
-        judgements: &[Judgement],
-        detected: Option<usize>,
-    ) -> Option<usize> {
-        let picked = detect::candidates(judgements);
-        if picked.is_empty() {
-            return detected;
-        }
-        let shown: Vec<&str> = picked.iter().map(|&i| texts[i].as_str()).collect();
-        match judge.judge(text, &put.category, &shown) {
-            Ok(Some(k)) if k < picked.len() => Some(picked[k]),
-            Ok(Some(k)) => {
-                tracing::warn!(
-                    judge = judge.name(),
-                    answer = k,
-                    "the conflict judge named no candidate; the detector decides"
-                );
-                detected
-            }
-            Ok(None) => None,
-            Err(e) => {
-                tracing::warn!(judge = judge.name(), error = %e, "the conflict judge failed; the detector decides");
-                detected
-            }
-        }
     }
 
     fn propose(

@@ -57,7 +57,9 @@ impl Engine {
             .chain(&self.related_memories(req, &said.join("\n"), KNOWN_MEMORIES)?)
             .map(|m| m.text().into_owned())
             .collect();
-        known.dedup();
+        // An entry may also be among the memories most like what was said.
+        let mut seen = std::collections::HashSet::new();
+        known.retain(|k| seen.insert(k.clone()));
         let extractor = self.fact_extractor();
         let extraction = extractor
             .extract(&req.messages, &known)

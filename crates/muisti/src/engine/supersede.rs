@@ -14,7 +14,9 @@
 //! and a recall as of an earlier time still finds them (they were true then).
 
 use muisti_core::{MemoryState, Patch, RankFields, UpdateRequest};
-use muisti_lang::conflict::{self, Statement};
+use muisti_lang::conflict::Statement;
+
+use crate::declarative::judge;
 
 use super::*;
 
@@ -141,7 +143,8 @@ impl Engine {
     /// [`ConflictJudge`](crate::declarative::ConflictJudge) configured
     /// (a model), the one of `unsure` (the user's memories most like `m`) that `m` restates
     /// or changes, among those the detector would show a judge
-    /// ([`conflict::candidates`]: no veto, and a shared slot, topic term or cosine); none
+    /// (`muisti_lang::conflict::candidates`: no veto, and a shared slot, topic term or
+    /// cosine); none
     /// without a judge, without candidates, or when the judge fails (logged: the rules'
     /// verdict stands).
     fn judged(&self, m: &Memory, text: &str, unsure: &[Arc<Memory>]) -> Result<Option<Memory>> {
@@ -152,24 +155,11 @@ impl Engine {
             return Ok(None);
         }
         let texts: Vec<String> = unsure.iter().map(|o| o.text().into_owned()).collect();
-        let cosines = self.core.cosines(text, &texts)?;
-        let judgements: Vec<_> = texts
-            .iter()
-            .enumerate()
-            .map(|(i, theirs)| conflict::judge(theirs, text, cosines.as_ref().map(|c| c[i])))
-            .collect();
-        let picked = conflict::candidates(&judgements);
-        if picked.is_empty() {
-            return Ok(None);
-        }
-        let shown: Vec<&str> = picked.iter().map(|&i| texts[i].as_str()).collect();
-        match judge.judge(text, &m.category, &shown) {
-            Ok(Some(k)) if k < picked.len() => Ok(Some((*unsure[picked[k]]).clone())),
-            Ok(_) => Ok(None),
-            Err(e) => {
-                tracing::warn!(judge = judge.name(), error = %e, "the conflict judge failed; the rules decide");
-                Ok(None)
-            }
-        }
+        let judgements = judge::judgements(&self.core, text, &texts)?;
+        Ok(
+            judge::second_opinion(judge.as_ref(), text, &m.category, &texts, &judgements)
+                .flatten()
+                .map(|i| (*unsure[i]).clone()),
+        )
     }
 }

@@ -26,6 +26,7 @@
 mod offline;
 mod queue;
 
+pub use muisti_lang::facts::Skip;
 pub use offline::OfflineExtractor;
 pub use queue::{Debounce, ExtractionQueue, Learner};
 
@@ -258,8 +259,6 @@ pub struct Extraction {
     /// What it cost.
     pub usage: ExtractUsage,
 }
-
-pub use muisti_lang::facts::Skip;
 
 /// Something said that became no memory, and why.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]

@@ -152,72 +152,87 @@ pub(super) fn fact_extract(data: &std::path::Path, misses: bool, json: bool) -> 
 }
 
 pub(super) fn graph_extract(
-    data: &std::path::Path,
-    names: &std::path::Path,
+    data: &[std::path::PathBuf],
+    names: &[std::path::PathBuf],
+    misses: bool,
     json: bool,
 ) -> Result<()> {
     use muisti_lang::relations as extract;
-    let named: Vec<muisti_bench::resolution::LabelledNames> =
-        read_labelled(names, "labelled names")?;
-    let engine = muisti::Engine::builder(muisti::open_store("mem://")?)
-        .graph_extraction(muisti::graph::GraphExtraction::Offline)
-        .build()?;
-    let r = muisti_bench::resolution::evaluate_resolution(&engine, &named)?;
-    let corpus: Vec<extract::LabelledConversation> = read_labelled(data, "labelled conversations")?;
-    let s = extract::evaluate(&corpus, extract::offline);
+    let mut extraction = Vec::new();
+    for path in data {
+        let corpus: Vec<extract::LabelledConversation> =
+            read_labelled(path, "labelled conversations")?;
+        let s = extract::evaluate(&corpus, extract::offline);
+        if !json {
+            outln!(
+                "{} ({} conversations): facts precision {:.3} ({} of {} extracted), recall {:.3} (of {} labelled); entities precision {:.3} ({} of {}), recall {:.3} (of {})",
+                path.display(),
+                corpus.len(),
+                s.fact_precision(),
+                s.facts_right,
+                s.facts_found,
+                s.fact_recall(),
+                s.facts,
+                s.entity_precision(),
+                s.entities_right,
+                s.entities_found,
+                s.entity_recall(),
+                s.entities
+            )?;
+            if misses {
+                for m in &s.misses {
+                    outln!("  {m}")?;
+                }
+            }
+        }
+        extraction.push(serde_json::json!({
+            "data": path.display().to_string(),
+            "conversations": corpus.len(),
+            "fact_precision": s.fact_precision(),
+            "fact_recall": s.fact_recall(),
+            "entity_precision": s.entity_precision(),
+            "entity_recall": s.entity_recall(),
+            "scores": s,
+        }));
+    }
+    let mut resolution = Vec::new();
+    for path in names {
+        let named: Vec<muisti_bench::resolution::LabelledNames> =
+            read_labelled(path, "labelled names")?;
+        let engine = muisti::Engine::builder(muisti::open_store("mem://")?)
+            .graph_extraction(muisti::graph::GraphExtraction::Offline)
+            .build()?;
+        let r = muisti_bench::resolution::evaluate_resolution(&engine, &named)?;
+        if !json {
+            outln!(
+                "resolution, {} ({} conversations): precision {:.3} ({} of {} pairs joined), recall {:.3} (of {} labelled pairs); {} of {} names found",
+                path.display(),
+                named.len(),
+                r.precision(),
+                r.pairs_right,
+                r.pairs_joined,
+                r.recall(),
+                r.same_pairs,
+                r.names_found,
+                r.names
+            )?;
+        }
+        resolution.push(serde_json::json!({
+            "data": path.display().to_string(),
+            "conversations": named.len(),
+            "scores": r,
+            "precision": r.precision(),
+            "recall": r.recall(),
+        }));
+    }
     if json {
         outln!(
             "{}",
-            serde_json::to_string_pretty(&serde_json::json!({
-                "conversations": corpus.len(),
-                "scores": s,
-                "fact_precision": s.fact_precision(),
-                "fact_recall": s.fact_recall(),
-                "entity_precision": s.entity_precision(),
-                "entity_recall": s.entity_recall(),
-                "resolution": {
-                    "conversations": named.len(),
-                    "scores": r,
-                    "precision": r.precision(),
-                    "recall": r.recall(),
-                },
-            }))?
+            serde_json::to_string_pretty(
+                &serde_json::json!({"extraction": extraction, "resolution": resolution})
+            )?
         )?;
-        return Ok(());
     }
-    outln!(
-        "{} labelled conversations from {}",
-        corpus.len(),
-        data.display()
-    )?;
-    outln!(
-        "facts:    precision {:.3} ({} of {} extracted), recall {:.3} (of {} labelled)",
-        s.fact_precision(),
-        s.facts_right,
-        s.facts_found,
-        s.fact_recall(),
-        s.facts
-    )?;
-    outln!(
-        "entities: precision {:.3} ({} of {} extracted), recall {:.3} (of {} labelled)",
-        s.entity_precision(),
-        s.entities_right,
-        s.entities_found,
-        s.entity_recall(),
-        s.entities
-    )?;
-    outln!(
-        "resolution ({} conversations from {}): precision {:.3} ({} of {} pairs joined), recall {:.3} (of {} labelled pairs); {} of {} names found",
-        named.len(),
-        names.display(),
-        r.precision(),
-        r.pairs_right,
-        r.pairs_joined,
-        r.recall(),
-        r.same_pairs,
-        r.names_found,
-        r.names
-    )?;
     Ok(())
 }
 

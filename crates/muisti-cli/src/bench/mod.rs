@@ -115,19 +115,34 @@ pub(crate) enum BenchCommand {
     /// Precision and recall of the offline graph extractor's facts and entities on a
     /// labelled corpus of conversations (default: the repository's).
     GraphExtract {
-        /// The corpus: one JSON object per line (`user`, `messages`, `triples`, `entities`).
+        /// The corpora: one JSON object per line (`user`, `messages`, `triples`,
+        /// `entities`); each is scored on its own (default: the repository's, each set that
+        /// guided the rules beside the one held out from them).
         #[arg(
             long,
-            default_value = "crates/muisti-lang/tests/data/graph-extraction.jsonl"
+            num_args = 1..,
+            default_values = [
+                "crates/muisti-lang/tests/data/graph-extraction.jsonl",
+                "crates/muisti-lang/tests/data/graph-extraction-heldout.jsonl",
+                "crates/muisti-lang/tests/data/graph-extraction-everyday.jsonl",
+                "crates/muisti-lang/tests/data/graph-extraction-everyday-heldout.jsonl",
+            ]
         )]
-        data: std::path::PathBuf,
-        /// The entity-resolution corpus: one JSON object per line (`user`, `messages`,
-        /// `clusters` of names that are one entity), read into an in-memory graph.
+        data: Vec<std::path::PathBuf>,
+        /// The entity-resolution corpora: one JSON object per line (`user`, `messages`,
+        /// `clusters` of names that are one entity), each read into an in-memory graph.
         #[arg(
             long,
-            default_value = "crates/muisti-lang/tests/data/graph-resolution.jsonl"
+            num_args = 1..,
+            default_values = [
+                "crates/muisti-lang/tests/data/graph-resolution.jsonl",
+                "crates/muisti-lang/tests/data/graph-resolution-heldout.jsonl",
+            ]
         )]
-        names: std::path::PathBuf,
+        names: Vec<std::path::PathBuf>,
+        /// Also list each labelled fact not found and each fact found that is no label.
+        #[arg(long)]
+        misses: bool,
     },
     /// Graph extraction and queries on one user's graph (default store: a fresh SQLite
     /// file): `N` memories "Person i works at Company j.", read into the graph offline, then
@@ -554,7 +569,11 @@ pub(crate) fn run(cmd: &BenchCommand, cli: &crate::Cli, json: bool) -> Result<()
             outln!("{}", serde_json::to_string_pretty(&report)?)?;
             return Ok(());
         }
-        BenchCommand::GraphExtract { data, names } => return graph_extract(data, names, json),
+        BenchCommand::GraphExtract {
+            data,
+            names,
+            misses,
+        } => return graph_extract(data, names, *misses, json),
         BenchCommand::Extract { data, misses } => return fact_extract(data, *misses, json),
         BenchCommand::Proxy {
             memories,

@@ -41,8 +41,9 @@ impl<S: Send + Sync, T: DeserializeOwned> FromRequest<S> for ApiJson<T> {
     }
 }
 
-/// A JSON body that may be left out: an empty body is `None` (the operation's defaults),
-/// anything else is read as [`ApiJson`] reads it.
+/// A JSON body that may be left out: an empty body (or blank without a JSON content type)
+/// is `None` (the operation's defaults); anything else is read as [`ApiJson`] reads it, so
+/// a blank body that says it is JSON is malformed JSON (400), not a request for defaults.
 pub struct OptionalJson<T>(pub Option<T>);
 
 impl<S: Send + Sync, T: DeserializeOwned> FromRequest<S> for OptionalJson<T> {
@@ -50,7 +51,7 @@ impl<S: Send + Sync, T: DeserializeOwned> FromRequest<S> for OptionalJson<T> {
 
     async fn from_request(req: Request, state: &S) -> Result<Self, ApiError> {
         let (json, bytes) = body(req, state).await?;
-        if bytes.iter().all(u8::is_ascii_whitespace) {
+        if bytes.is_empty() || !json && bytes.iter().all(u8::is_ascii_whitespace) {
             return Ok(OptionalJson(None));
         }
         parse(json, &bytes).map(|v| OptionalJson(Some(v)))

@@ -1348,6 +1348,9 @@ fn every_error_has_the_json_shape_and_reindex_takes_an_empty_body() {
             r.body
         );
     }
+    // A blank body that says it is JSON is malformed JSON, not a request for defaults.
+    let r = raw("POST", &s.url("/v1/reindex"), &[JSON], Some("\t"));
+    assert_eq!((r.status, r.code()), (400, "bad_request"), "{}", r.body);
     let r = raw("POST", &s.url("/v1/reindex"), &[], None);
     assert_eq!(r.status, 202, "{}", r.body);
 }

@@ -50,6 +50,39 @@ pub struct Triple {
     pub valid_at: Option<muisti_core::Timestamp>,
 }
 
+impl Mention {
+    /// `name`, a thing of `kind`.
+    fn of(name: &str, kind: &str) -> Self {
+        Self {
+            name: name.to_owned(),
+            kind: kind.to_owned(),
+        }
+    }
+
+    /// `name`, a person.
+    fn person(name: &str) -> Self {
+        Self::of(name, kind::PERSON)
+    }
+
+    /// A literal value ("green tea"), no entity.
+    fn value(text: &str) -> Self {
+        Self::of(text, kind::OTHER)
+    }
+}
+
+impl Triple {
+    /// `subject predicate object`, holding since the memory's time.
+    fn new(subject: &Mention, predicate: &str, object: Mention, literal: bool) -> Self {
+        Self {
+            subject: subject.clone(),
+            predicate: predicate.to_owned(),
+            object,
+            literal,
+            valid_at: None,
+        }
+    }
+}
+
 /// What the extractor found in one text.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Extracted {
@@ -312,6 +345,12 @@ const NOT_NAMES: &[&str] = &[
     "VP",
 ];
 
+/// Whether capitalised words open with a word that names nothing ("Thanks Sam", "My
+/// sister").
+fn opens_no_name(words: &str) -> bool {
+    NOT_NAMES.contains(&words.split_whitespace().next().unwrap_or(words))
+}
+
 /// A conversation turn's speaker: "Caroline: I went ...".
 static SPEAKER: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"^(?P<speaker>\p{Lu}[\w'-]*(?:\s+\p{Lu}[\w'-]*){0,2}):\s+(?P<said>.*)$")
@@ -394,10 +433,7 @@ pub fn offline(text: &str, context: &Context<'_>) -> Extracted {
         None => context,
     };
     let mut named: Vec<Mention> = speaker
-        .map(|who| Mention {
-            name: who.to_owned(),
-            kind: kind::PERSON.to_owned(),
-        })
+        .map(|who| Mention::of(who, kind::PERSON))
         .into_iter()
         .collect();
     let text = TITLE_DOT.replace_all(text, "$1");
@@ -443,10 +479,7 @@ pub fn offline(text: &str, context: &Context<'_>) -> Extracted {
                 (vec![subject], rest, None)
             } else if let Some(user) = context.user.filter(|_| personal::speaker_implied(clause)) {
                 // "work at dell now": the speaker's.
-                let me = Mention {
-                    name: user.to_owned(),
-                    kind: kind::PERSON.to_owned(),
-                };
+                let me = Mention::of(user, kind::PERSON);
                 (vec![me], clause, None)
             } else {
                 let Some(c) = SUBJECT.captures(clause) else {
@@ -457,10 +490,7 @@ pub fn offline(text: &str, context: &Context<'_>) -> Extracted {
                 };
                 let subject = match personal::kin_word(subject.as_str(), &kin_names) {
                     // "Mom still works as a librarian": the mom named before, if any.
-                    Some(Some(name)) => Some(Mention {
-                        name: name.to_owned(),
-                        kind: kind::PERSON.to_owned(),
-                    }),
+                    Some(Some(name)) => Some(Mention::of(name, kind::PERSON)),
                     Some(None) => None,
                     None => resolve_subject(subject.as_str(), context, &out),
                 };
@@ -522,6 +552,19 @@ pub fn offline(text: &str, context: &Context<'_>) -> Extracted {
         }
     }
     personal::full_names(&mut out.triples, context.last_person.as_deref());
+    // A fact said twice (by a possessive and by its clause, "my wife Ana ... married to
+    // Ana") is one fact, the first time it is said.
+    let mut said: Vec<(String, String, String)> = Vec::new();
+    out.triples.retain(|t| {
+        let key = (
+            t.subject.name.clone(),
+            t.predicate.clone(),
+            t.object.name.clone(),
+        );
+        let new = !said.contains(&key);
+        said.push(key);
+        new
+    });
     // The names of facts first (their kinds are known), then the others.
     let mut mentions: Vec<Mention> = Vec::new();
     let in_facts = out
@@ -584,10 +627,7 @@ fn inner_names(sentence: &str) -> Vec<Mention> {
             }
             let name = name.trim_end_matches(['\'', '-']);
             let name = name.strip_suffix("'s").unwrap_or(name);
-            (!name.is_empty()).then(|| Mention {
-                name: name.to_owned(),
-                kind: kind::OTHER.to_owned(),
-            })
+            (!name.is_empty()).then(|| Mention::of(name, kind::OTHER))
         })
         .collect()
 }
@@ -671,20 +711,18 @@ fn verb_follows(rest: &str, name_words: usize) -> bool {
 /// The subject a clause names: a name, "I" or "we" as the user, "he"/"she"/"they" as the
 /// last person named.
 fn resolve_subject(word: &str, context: &Context<'_>, so_far: &Extracted) -> Option<Mention> {
-    let person = |name: &str| Mention {
-        name: name.to_owned(),
-        kind: kind::PERSON.to_owned(),
-    };
     // "I'm", "He's": the pronoun of a contraction.
     let word = match word.split_once('\'') {
         Some((pronoun, _)) if !pronoun.contains(' ') => pronoun,
         _ => word,
     };
     match word {
-        "I" | "We" | "we" => context.user.map(person),
-        "He" | "he" | "She" | "she" | "They" | "they" => so_far.last_person.as_deref().map(person),
-        name if NOT_NAMES.contains(&name.split_whitespace().next().unwrap_or_default()) => None,
-        name => Some(person(name)),
+        "I" | "We" | "we" => context.user.map(Mention::person),
+        "He" | "he" | "She" | "she" | "They" | "they" => {
+            so_far.last_person.as_deref().map(Mention::person)
+        }
+        name if opens_no_name(name) => None,
+        name => Some(Mention::person(name)),
     }
 }
 
@@ -727,14 +765,9 @@ fn relation(
             _ => None,
         };
         let (object, literal, used) = match (pronoun, p.object) {
-            (Some(who), ObjectKind::Entity(kind::PERSON)) => (
-                Mention {
-                    name: who.to_owned(),
-                    kind: kind::PERSON.to_owned(),
-                },
-                false,
-                0,
-            ),
+            (Some(who), ObjectKind::Entity(kind::PERSON)) => {
+                (Mention::of(who, kind::PERSON), false, 0)
+            }
             _ => object_of(after, p.object).or_else(|| {
                 lower
                     .then(|| personal::lower_object(after, p.object))
@@ -746,26 +779,11 @@ fn relation(
             let all = personal::values(after);
             return (!all.is_empty()).then(|| {
                 all.into_iter()
-                    .map(|v| Triple {
-                        subject: subject.clone(),
-                        predicate: p.predicate.to_owned(),
-                        object: Mention {
-                            name: v,
-                            kind: kind::OTHER.to_owned(),
-                        },
-                        literal: true,
-                        valid_at: None,
-                    })
+                    .map(|v| Triple::new(subject, p.predicate, Mention::value(&v), true))
                     .collect()
             });
         }
-        let mut triples = vec![Triple {
-            subject: subject.clone(),
-            predicate: p.predicate.to_owned(),
-            object: object.clone(),
-            literal,
-            valid_at: None,
-        }];
+        let mut triples = vec![Triple::new(subject, p.predicate, object.clone(), literal)];
         // "works at Google in Mountain View": where the organisation is; "leads the
         // mobile team at Deliveroo": where the subject works.
         if !literal
@@ -779,16 +797,12 @@ fn relation(
             } else {
                 (object, "located_in", kind::PLACE)
             };
-            triples.push(Triple {
-                subject: who,
-                predicate: predicate.to_owned(),
-                object: Mention {
-                    name: place.as_str().to_owned(),
-                    kind: kind.to_owned(),
-                },
-                literal: false,
-                valid_at: None,
-            });
+            triples.push(Triple::new(
+                &who,
+                predicate,
+                Mention::of(place.as_str(), kind),
+                false,
+            ));
         }
         // "works for Kontor as their head of design".
         if p.predicate == "works_at" {
@@ -799,16 +813,12 @@ fn relation(
             && let Some(c) = JOB_AT.captures(&after[used..])
             && let Some(employer) = c.name("org")
         {
-            triples.push(Triple {
-                subject: subject.clone(),
-                predicate: "works_at".to_owned(),
-                object: Mention {
-                    name: employer.as_str().to_owned(),
-                    kind: kind::ORGANIZATION.to_owned(),
-                },
-                literal: false,
-                valid_at: None,
-            });
+            triples.push(Triple::new(
+                subject,
+                "works_at",
+                Mention::of(employer.as_str(), kind::ORGANIZATION),
+                false,
+            ));
         }
         Some(triples)
     })
@@ -834,27 +844,13 @@ fn object_of(text: &str, wanted: ObjectKind) -> Option<(Mention, bool, usize)> {
         && let Some(c) = HOME_IN.captures(text)
         && let (Some(whole), Some(name)) = (c.get(0), c.name("name"))
     {
-        return Some((
-            Mention {
-                name: name.as_str().to_owned(),
-                kind: kind.to_owned(),
-            },
-            false,
-            whole.end(),
-        ));
+        return Some((Mention::of(name.as_str(), kind), false, whole.end()));
     }
     if let Some(c) = DESCRIBED.captures(text)
         && let (Some(whole), Some(name)) = (c.get(0), c.name("name"))
         && !NOT_NAMES.contains(&name.as_str())
     {
-        return Some((
-            Mention {
-                name: name.as_str().to_owned(),
-                kind: kind.to_owned(),
-            },
-            false,
-            whole.end(),
-        ));
+        return Some((Mention::of(name.as_str(), kind), false, whole.end()));
     }
     if let Some(c) = TEAM.captures(text).or_else(|| NAME.captures(text))
         && let (Some(whole), Some(name)) = (c.get(0), c.name("name"))
@@ -873,30 +869,15 @@ fn object_of(text: &str, wanted: ObjectKind) -> Option<(Mention, bool, usize)> {
             .iter()
             .any(|t| name.to_lowercase().ends_with(t));
             let kind = if is_team { kind::ORGANIZATION } else { kind };
-            return Some((
-                Mention {
-                    name: name.to_owned(),
-                    kind: kind.to_owned(),
-                },
-                false,
-                whole.end(),
-            ));
+            return Some((Mention::of(name, kind), false, whole.end()));
         }
     }
     match wanted {
         ObjectKind::EntityOrValue(_) => {
             let value = text.split([',', '(']).next()?.trim();
             let value = value.strip_prefix("the ").unwrap_or(value);
-            (!value.is_empty() && value.len() <= 80).then(|| {
-                (
-                    Mention {
-                        name: value.to_owned(),
-                        kind: kind::OTHER.to_owned(),
-                    },
-                    true,
-                    text.len(),
-                )
-            })
+            (!value.is_empty() && value.len() <= 80)
+                .then(|| (Mention::of(value, kind::OTHER), true, text.len()))
         }
         ObjectKind::Entity(_) => None,
     }

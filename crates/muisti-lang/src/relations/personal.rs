@@ -453,13 +453,18 @@ static BIRTHDAY: LazyLock<Regex> = LazyLock::new(|| {
 /// A day of the year as written: "March 3rd", "June 12", "2nd of August", "4 July".
 const DATE: &str = r"(?:(?:January|February|March|April|May|June|July|August|September|October|November|December|Jan|Feb|Mar|Apr|Jun|Jul|Aug|Sep|Sept|Oct|Nov|Dec)\.?\s+\d{1,2}(?:st|nd|rd|th)?|\d{1,2}(?:st|nd|rd|th)?\s+(?:of\s+)?(?:January|February|March|April|May|June|July|August|September|October|November|December))";
 
+/// Whether the words before a kin word say the relation has ended ("my old manager", "my
+/// late father").
+fn former(adjectives: &str) -> bool {
+    adjectives
+        .split_whitespace()
+        .any(|w| ["old", "former", "ex", "previous", "late"].contains(&w))
+}
+
 /// The person a possessive names: "my"/"our" the user, "his"/"her"/"their" the last person,
 /// "Rocky's" Rocky; "the neighbour's" nobody that is named.
 fn owner(word: &str, user: Option<&str>, last_person: Option<&str>) -> Option<Mention> {
-    let person = |name: &str| Mention {
-        name: name.to_owned(),
-        kind: kind::PERSON.to_owned(),
-    };
+    let person = Mention::person;
     match word {
         "my" | "My" | "our" | "Our" => user.map(person),
         "his" | "His" | "her" | "Her" | "their" | "Their" => last_person.map(person),
@@ -468,30 +473,6 @@ fn owner(word: &str, user: Option<&str>, last_person: Option<&str>) -> Option<Me
             (!super::NOT_NAMES.contains(&name)).then(|| person(name))
         }
         _ => None,
-    }
-}
-
-fn triple(subject: &Mention, predicate: &str, object: Mention, literal: bool) -> Triple {
-    Triple {
-        subject: subject.clone(),
-        predicate: predicate.to_owned(),
-        object,
-        literal,
-        valid_at: None,
-    }
-}
-
-fn value(text: &str) -> Mention {
-    Mention {
-        name: text.to_owned(),
-        kind: kind::OTHER.to_owned(),
-    }
-}
-
-fn named(name: &str, kind: &str) -> Mention {
-    Mention {
-        name: name.to_owned(),
-        kind: kind.to_owned(),
     }
 }
 
@@ -506,40 +487,37 @@ pub(super) fn possessives(
     kin: &mut Vec<(String, String)>,
 ) -> Vec<Triple> {
     let mut out = Vec::new();
-    let has_pet = |owner: &Mention, pet: Mention, literal| triple(owner, "has_pet", pet, literal);
+    let has_pet =
+        |owner: &Mention, pet: Mention, literal| Triple::new(owner, "has_pet", pet, literal);
     for c in KIN.captures_iter(sentence) {
         let (Some(o), Some(rel), Some(name)) = (c.name("owner"), c.name("rel"), c.name("name"))
         else {
             continue;
         };
         let name = name.as_str();
-        if super::NOT_NAMES.contains(&name.split_whitespace().next().unwrap_or(name)) {
+        if super::opens_no_name(name) {
             continue;
         }
         let owner = owner(o.as_str(), user, last_person.as_deref());
-        let former = c.name("adjectives").is_some_and(|a| {
-            a.as_str()
-                .split_whitespace()
-                .any(|w| ["old", "former", "ex", "previous", "late"].contains(&w))
-        });
+        let former = former(c.name("adjectives").map_or("", |a| a.as_str()));
         if let Some(predicate) = kin_predicate(rel.as_str()) {
             let Some(owner) = owner else { continue };
             // "my old manager" is no longer one; "my late father" no longer alive.
             if former && predicate != "friend_of" {
                 continue;
             }
-            let person = named(name, kind::PERSON);
+            let person = Mention::of(name, kind::PERSON);
             if o.as_str().eq_ignore_ascii_case("my") {
                 kin.push((rel.as_str().to_lowercase(), name.to_owned()));
             }
-            out.push(triple(&owner, predicate, person, false));
+            out.push(Triple::new(&owner, predicate, person, false));
             *last_person = Some(name.to_owned());
         } else if let Some(animal) = animal(&whole_animal(&c, rel.as_str())) {
-            let pet = named(name, "pet");
+            let pet = Mention::of(name, "pet");
             if let Some(owner) = owner {
                 out.push(has_pet(&owner, pet.clone(), false));
             }
-            out.push(triple(&pet, "is_a", value(&animal), true));
+            out.push(Triple::new(&pet, "is_a", Mention::value(&animal), true));
         }
     }
     // "My aunt Helen and uncle Bill": the same owner's next kin.
@@ -561,10 +539,10 @@ pub(super) fn possessives(
             kin_predicate(rel.as_str()),
             owner(o.as_str(), user, last_person.as_deref()),
         ) {
-            out.push(triple(
+            out.push(Triple::new(
                 &owner,
                 predicate,
-                named(name.as_str(), kind::PERSON),
+                Mention::of(name.as_str(), kind::PERSON),
                 false,
             ));
             *last_person = Some(name.as_str().to_owned());
@@ -579,16 +557,12 @@ pub(super) fn possessives(
         let (Some(rel), Some(name), Some(u)) = (c.name("rel"), c.name("name"), user) else {
             continue;
         };
-        let former = c.name("adjectives").is_some_and(|a| {
-            a.as_str()
-                .split_whitespace()
-                .any(|w| ["old", "former", "ex", "previous", "late"].contains(&w))
-        });
+        let former = former(c.name("adjectives").map_or("", |a| a.as_str()));
         if let Some(predicate) = kin_predicate(rel.as_str()).filter(|_| !former) {
-            out.push(triple(
-                &named(u, kind::PERSON),
+            out.push(Triple::new(
+                &Mention::of(u, kind::PERSON),
                 predicate,
-                named(name.as_str(), kind::PERSON),
+                Mention::of(name.as_str(), kind::PERSON),
                 false,
             ));
             *last_person = Some(name.as_str().to_owned());
@@ -601,10 +575,10 @@ pub(super) fn possessives(
     });
     if let (Some(c), Some(u)) = (ALLERGIES.captures(sentence), user) {
         for v in values(c.name("list").map_or("", |m| m.as_str())) {
-            out.push(triple(
-                &named(u, kind::PERSON),
+            out.push(Triple::new(
+                &Mention::of(u, kind::PERSON),
                 "allergic_to",
-                value(&v),
+                Mention::value(&v),
                 true,
             ));
         }
@@ -619,13 +593,13 @@ pub(super) fn possessives(
             .expect("valid pattern")
     });
     if let Some(u) = user {
-        let me = named(u, kind::PERSON);
+        let me = Mention::of(u, kind::PERSON);
         for c in PARENTS.captures_iter(sentence) {
             for n in [c.name("a"), c.name("b")].into_iter().flatten() {
-                out.push(triple(
+                out.push(Triple::new(
                     &me,
                     "child_of",
-                    named(n.as_str(), kind::PERSON),
+                    Mention::of(n.as_str(), kind::PERSON),
                     false,
                 ));
             }
@@ -635,10 +609,10 @@ pub(super) fn possessives(
                 .name("name")
                 .filter(|n| !super::NOT_NAMES.contains(&n.as_str()))
             {
-                out.push(triple(
+                out.push(Triple::new(
                     &me,
                     "partner_of",
-                    named(n.as_str(), kind::PERSON),
+                    Mention::of(n.as_str(), kind::PERSON),
                     false,
                 ));
                 *last_person = Some(n.as_str().to_owned());
@@ -666,7 +640,7 @@ pub(super) fn possessives(
         }) else {
             continue;
         };
-        let pet = named(name.as_str(), "pet");
+        let pet = Mention::of(name.as_str(), "pet");
         if out
             .iter()
             .any(|t| t.subject.name == pet.name && t.predicate == "is_a")
@@ -678,7 +652,7 @@ pub(super) fn possessives(
                 out.push(has_pet(k, pet.clone(), false));
             }
         }
-        out.push(triple(&pet, "is_a", value(&animal), true));
+        out.push(Triple::new(&pet, "is_a", Mention::value(&animal), true));
     }
     for c in NAMED_ANIMALS.captures_iter(sentence) {
         let (Some(words), Some(names)) = (c.name("animals"), c.name("names")) else {
@@ -688,11 +662,11 @@ pub(super) fn possessives(
             continue;
         };
         for name in names_in(names.as_str()) {
-            let pet = named(name, "pet");
+            let pet = Mention::of(name, "pet");
             for k in &keepers {
                 out.push(has_pet(k, pet.clone(), false));
             }
-            out.push(triple(&pet, "is_a", value(&animal), true));
+            out.push(Triple::new(&pet, "is_a", Mention::value(&animal), true));
         }
     }
     for c in CHILDREN.captures_iter(sentence) {
@@ -700,16 +674,19 @@ pub(super) fn possessives(
             continue;
         };
         let parents: Vec<Mention> = user
-            .map(|u| named(u, kind::PERSON))
+            .map(|u| Mention::of(u, kind::PERSON))
             .into_iter()
-            .chain(c.name("co").map(|co| named(co.as_str(), kind::PERSON)))
+            .chain(
+                c.name("co")
+                    .map(|co| Mention::of(co.as_str(), kind::PERSON)),
+            )
             .collect();
         for name in names_in(names.as_str()) {
             for parent in &parents {
-                out.push(triple(
+                out.push(Triple::new(
                     parent,
                     "parent_of",
-                    named(name, kind::PERSON),
+                    Mention::of(name, kind::PERSON),
                     false,
                 ));
             }
@@ -729,9 +706,9 @@ pub(super) fn possessives(
             if a.as_str().ends_with('s') || animal(a.as_str()).is_none() {
                 continue;
             }
-            let pet = value(a.as_str());
+            let pet = Mention::value(a.as_str());
             if !out.iter().any(|t| t.predicate == "has_pet") {
-                out.push(has_pet(&named(user, kind::PERSON), pet, true));
+                out.push(has_pet(&Mention::of(user, kind::PERSON), pet, true));
             }
         }
     }
@@ -740,10 +717,14 @@ pub(super) fn possessives(
             continue;
         };
         if let Some(owner) = owner(o.as_str(), user, last_person.as_deref()) {
-            out.push(triple(&owner, "birthday", value(date.as_str()), true));
+            out.push(Triple::new(
+                &owner,
+                "birthday",
+                Mention::value(date.as_str()),
+                true,
+            ));
         }
     }
-    out.dedup();
     out
 }
 
@@ -794,12 +775,12 @@ fn keepers(sentence: &str, user: Option<&str>) -> Vec<Mention> {
     let Some(c) = KEEPS.captures(sentence) else {
         return Vec::new();
     };
-    user.map(|u| named(u, kind::PERSON))
+    user.map(|u| Mention::of(u, kind::PERSON))
         .into_iter()
         .chain(
             c.name("co")
                 .filter(|co| !super::NOT_NAMES.contains(&co.as_str()))
-                .map(|co| named(co.as_str(), kind::PERSON)),
+                .map(|co| Mention::of(co.as_str(), kind::PERSON)),
         )
         .collect()
 }
@@ -830,7 +811,7 @@ pub(super) fn kin_subject(clause: &str, lower: bool) -> Option<(Mention, &str)> 
     } else {
         return None;
     };
-    Some((named(name, kind), c.name("rest")?.as_str()))
+    Some((Mention::of(name, kind), c.name("rest")?.as_str()))
 }
 
 /// Whether a clause or predicate says what may be, not what is: "if I get the offer", "I'd
@@ -1008,13 +989,13 @@ pub(super) fn reading(subject: &Mention, phrase: &str) -> Option<Vec<Triple>> {
             .expect("valid pattern")
     });
     let phrase = phrase.trim().trim_end_matches(',');
-    let org = |name: &str| named(name.trim_start_matches("the "), kind::ORGANIZATION);
+    let org = |name: &str| Mention::of(name.trim_start_matches("the "), kind::ORGANIZATION);
     if let Some(c) = BIRTH.captures(phrase) {
         let date = c.name("date").or_else(|| c.name("born"))?;
-        return Some(vec![triple(
+        return Some(vec![Triple::new(
             subject,
             "birthday",
-            value(date.as_str()),
+            Mention::value(date.as_str()),
             true,
         )]);
     }
@@ -1025,7 +1006,7 @@ pub(super) fn reading(subject: &Mention, phrase: &str) -> Option<Vec<Triple>> {
         let all = values(c.name("what")?.as_str());
         return (!all.is_empty()).then(|| {
             all.into_iter()
-                .map(|v| triple(subject, "allergic_to", value(&v), true))
+                .map(|v| Triple::new(subject, "allergic_to", Mention::value(&v), true))
                 .collect()
         });
     }
@@ -1036,27 +1017,47 @@ pub(super) fn reading(subject: &Mention, phrase: &str) -> Option<Vec<Triple>> {
         .to_lowercase();
     if DIETS.contains(&first.as_str()) {
         // "pescatarian, not vegetarian": a note of the speaker's diet.
-        return Some(vec![triple(subject, "diet", value(&first), true)]);
+        return Some(vec![Triple::new(
+            subject,
+            "diet",
+            Mention::value(&first),
+            true,
+        )]);
     }
     if let Some(c) = ON_DIET.captures(phrase).or_else(|| DIET.captures(phrase))
         && let Some(d) = c.name("diet")
         && DIETS.contains(&d.as_str().to_lowercase().as_str())
     {
-        return Some(vec![triple(subject, "diet", value(d.as_str()), true)]);
+        return Some(vec![Triple::new(
+            subject,
+            "diet",
+            Mention::value(d.as_str()),
+            true,
+        )]);
     }
     if let Some(c) = DISLIKE.captures(phrase) {
         let all = values(c.name("what")?.as_str());
         return Some(
             all.into_iter()
-                .map(|v| triple(subject, "dislikes", value(&v), true))
+                .map(|v| Triple::new(subject, "dislikes", Mention::value(&v), true))
                 .collect(),
         );
     }
     if let Some(c) = FROM.captures(phrase) {
         let place = c.name("place")?.as_str();
-        let mut out = vec![triple(subject, "from", named(place, kind::PLACE), false)];
+        let mut out = vec![Triple::new(
+            subject,
+            "from",
+            Mention::of(place, kind::PLACE),
+            false,
+        )];
         if c.name("born").is_some() {
-            out.push(triple(subject, "born_in", named(place, kind::PLACE), false));
+            out.push(Triple::new(
+                subject,
+                "born_in",
+                Mention::of(place, kind::PLACE),
+                false,
+            ));
         }
         return Some(out);
     }
@@ -1091,10 +1092,10 @@ pub(super) fn reading(subject: &Mention, phrase: &str) -> Option<Vec<Triple>> {
             Some("based") if is_organisation(&subject.name) => "located_in",
             _ => "lives_in",
         };
-        return Some(vec![triple(
+        return Some(vec![Triple::new(
             subject,
             predicate,
-            named(place, kind::PLACE),
+            Mention::of(place, kind::PLACE),
             false,
         )]);
     }
@@ -1105,7 +1106,7 @@ pub(super) fn reading(subject: &Mention, phrase: &str) -> Option<Vec<Triple>> {
             .iter()
             .any(|w| phrase.contains(w));
         let predicate = if work { "works_at" } else { "studies_at" };
-        return Some(vec![triple(subject, predicate, org(school), false)]);
+        return Some(vec![Triple::new(subject, predicate, org(school), false)]);
     }
     if let Some(out) = titled(subject, phrase) {
         return Some(out);
@@ -1119,7 +1120,7 @@ pub(super) fn reading(subject: &Mention, phrase: &str) -> Option<Vec<Triple>> {
         if c.name("at").is_some() && title.is_none() {
             return None;
         }
-        let mut out = vec![triple(subject, "works_at", org(o.as_str()), false)];
+        let mut out = vec![Triple::new(subject, "works_at", org(o.as_str()), false)];
         out.extend(title);
         return Some(out);
     }
@@ -1129,13 +1130,13 @@ pub(super) fn reading(subject: &Mention, phrase: &str) -> Option<Vec<Triple>> {
                 super::object_of(what.as_str(), super::ObjectKind::Entity(kind::PRODUCT))
         {
             let team = thing.kind == kind::ORGANIZATION;
-            return (!team).then(|| vec![triple(subject, "works_on", thing, false)]);
+            return (!team).then(|| vec![Triple::new(subject, "works_on", thing, false)]);
         }
         if let Some(p) = c.name("project") {
-            return Some(vec![triple(
+            return Some(vec![Triple::new(
                 subject,
                 "works_on",
-                named(p.as_str(), kind::PRODUCT),
+                Mention::of(p.as_str(), kind::PRODUCT),
                 false,
             )]);
         }
@@ -1143,10 +1144,10 @@ pub(super) fn reading(subject: &Mention, phrase: &str) -> Option<Vec<Triple>> {
         if let Some(m) = super::NAME.captures(what).and_then(|c| c.name("name")) {
             let name = m.as_str();
             if !super::NOT_NAMES.contains(&name) && !name.to_lowercase().ends_with("team") {
-                return Some(vec![triple(
+                return Some(vec![Triple::new(
                     subject,
                     "works_on",
-                    named(name, kind::PRODUCT),
+                    Mention::of(name, kind::PRODUCT),
                     false,
                 )]);
             }
@@ -1157,7 +1158,7 @@ pub(super) fn reading(subject: &Mention, phrase: &str) -> Option<Vec<Triple>> {
             return v
                 .first()
                 .filter(|v| !v.ends_with("team"))
-                .map(|v| vec![triple(subject, "works_on", value(v), true)]);
+                .map(|v| vec![Triple::new(subject, "works_on", Mention::value(v), true)]);
         }
         return None;
     }
@@ -1168,7 +1169,7 @@ pub(super) fn reading(subject: &Mention, phrase: &str) -> Option<Vec<Triple>> {
             all.into_iter()
                 .map(|v| {
                     let entity = v.starts_with(char::is_uppercase);
-                    triple(subject, "likes", value(&v), !entity)
+                    Triple::new(subject, "likes", Mention::value(&v), !entity)
                 })
                 .collect(),
         );
@@ -1186,7 +1187,7 @@ pub(super) fn title_after(subject: &Mention, rest: &str) -> Option<Triple> {
     });
     let m = AS.find(rest)?;
     let (title, _) = title_words(&rest[m.end()..]);
-    is_job(&title).then(|| triple(subject, "job_title", value(&title), true))
+    is_job(&title).then(|| Triple::new(subject, "job_title", Mention::value(&title), true))
 }
 
 /// The words of a job title at the start of `text`, up to where the sentence goes on ("at",
@@ -1259,10 +1260,10 @@ fn owned_one(subject: &Mention, thing: &str, phrase: &str) -> Option<Vec<Triple>
             .expect("valid pattern")
     });
     if let Some(name) = NAMED_AFTER.captures(thing).and_then(|c| c.name("name")) {
-        return Some(vec![triple(
+        return Some(vec![Triple::new(
             subject,
             "owns",
-            named(name.as_str(), kind::PRODUCT),
+            Mention::of(name.as_str(), kind::PRODUCT),
             false,
         )]);
     }
@@ -1292,10 +1293,10 @@ fn owned_one(subject: &Mention, thing: &str, phrase: &str) -> Option<Vec<Triple>
         if super::NOT_NAMES.contains(&name) || !(buys.contains(&verb) || whole || model) {
             return None;
         }
-        return Some(vec![triple(
+        return Some(vec![Triple::new(
             subject,
             "owns",
-            named(name, kind::PRODUCT),
+            Mention::of(name, kind::PRODUCT),
             false,
         )]);
     }
@@ -1309,12 +1310,17 @@ fn owned_one(subject: &Mention, thing: &str, phrase: &str) -> Option<Vec<Triple>
         return None;
     }
     if first.split_whitespace().count() == 1 && animal(first).is_some() {
-        return Some(vec![triple(subject, "has_pet", value(first), true)]);
+        return Some(vec![Triple::new(
+            subject,
+            "has_pet",
+            Mention::value(first),
+            true,
+        )]);
     }
     let head = first.split_whitespace().last()?.to_lowercase();
     POSSESSIONS
         .contains(&head.as_str())
-        .then(|| vec![triple(subject, "owns", value(first), true)])
+        .then(|| vec![Triple::new(subject, "owns", Mention::value(first), true)])
 }
 
 /// Whether `text` starts a new predicate of the same subject, so "and" before it joins two
@@ -1344,9 +1350,14 @@ pub(super) fn appositions(sentence: &str) -> Vec<Triple> {
         .filter_map(|c| {
             let name = c.name("name")?.as_str();
             let title = c.name("title")?.as_str().trim();
-            (is_job(title)
-                && !super::NOT_NAMES.contains(&name.split_whitespace().next().unwrap_or(name)))
-            .then(|| triple(&named(name, kind::PERSON), "job_title", value(title), true))
+            (is_job(title) && !super::opens_no_name(name)).then(|| {
+                Triple::new(
+                    &Mention::of(name, kind::PERSON),
+                    "job_title",
+                    Mention::value(title),
+                    true,
+                )
+            })
         })
         .collect()
 }
@@ -1409,7 +1420,12 @@ fn titled(subject: &Mention, phrase: &str) -> Option<Vec<Triple>> {
     if !is_job(&title) {
         return None;
     }
-    let mut out = vec![triple(subject, "job_title", value(&title), true)];
+    let mut out = vec![Triple::new(
+        subject,
+        "job_title",
+        Mention::value(&title),
+        true,
+    )];
     let after = rest[used..].trim_start();
     let employer = ["at ", "for ", "with "]
         .iter()
@@ -1420,24 +1436,24 @@ fn titled(subject: &Mention, phrase: &str) -> Option<Vec<Triple>> {
         });
     if let Some((o, tail)) = employer.filter(|(o, _)| !super::NOT_NAMES.contains(&o.name.as_str()))
     {
-        let employer = named(o.name.trim_start_matches("the "), kind::ORGANIZATION);
+        let employer = Mention::of(o.name.trim_start_matches("the "), kind::ORGANIZATION);
         if let Some(place) = super::LOCATED.captures(tail).and_then(|c| c.name("place")) {
-            out.push(triple(
+            out.push(Triple::new(
                 &employer,
                 "located_in",
-                named(place.as_str(), kind::PLACE),
+                Mention::of(place.as_str(), kind::PLACE),
                 false,
             ));
         }
-        out.push(triple(subject, "works_at", employer, false));
+        out.push(Triple::new(subject, "works_at", employer, false));
     } else if let Some(early) = c
         .name("early")
         .filter(|o| !super::NOT_NAMES.contains(&o.as_str()))
     {
-        out.push(triple(
+        out.push(Triple::new(
             subject,
             "works_at",
-            named(
+            Mention::of(
                 early.as_str().trim_start_matches("the "),
                 kind::ORGANIZATION,
             ),
@@ -1461,20 +1477,20 @@ pub(super) fn placed(sentence: &str) -> Vec<Triple> {
     let mut out = Vec::new();
     for c in OFFICE.captures_iter(sentence) {
         if let (Some(o), Some(p)) = (c.name("org"), c.name("place")) {
-            out.push(triple(
-                &named(o.as_str(), kind::ORGANIZATION),
+            out.push(Triple::new(
+                &Mention::of(o.as_str(), kind::ORGANIZATION),
                 "located_in",
-                named(p.as_str(), kind::PLACE),
+                Mention::of(p.as_str(), kind::PLACE),
                 false,
             ));
         }
     }
     for c in LED.captures_iter(sentence) {
         if let (Some(t), Some(n)) = (c.name("team"), c.name("name")) {
-            out.push(triple(
-                &named(n.as_str(), kind::PERSON),
+            out.push(Triple::new(
+                &Mention::of(n.as_str(), kind::PERSON),
                 "manager_of",
-                named(t.as_str(), kind::ORGANIZATION),
+                Mention::of(t.as_str(), kind::ORGANIZATION),
                 false,
             ));
         }
@@ -1575,7 +1591,7 @@ pub(super) fn lower_object(
             break;
         }
     }
-    (!words.is_empty()).then(|| (named(&words.join(" "), kind), false, used))
+    (!words.is_empty()).then(|| (Mention::of(&words.join(" "), kind), false, used))
 }
 
 /// Whether a clause without a subject is the speaker's own ("work at dell now", "got a new

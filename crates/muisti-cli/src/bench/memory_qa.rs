@@ -62,6 +62,12 @@ struct Outcome {
     lines: usize,
     good: usize,
     reached: bool,
+    /// With `--graph-facts`: the graph's lines among `lines`, those stated by a relevant
+    /// memory, and whether every relevant memory reached the prompt as itself or as a fact
+    /// it states.
+    graph_lines: usize,
+    graph_good: usize,
+    reached_with_graph: bool,
     /// Of recall's top 10: hits scoring at least `RELEVANT_SCORE` that are relevant, that
     /// are not, and relevant memories scoring below it (or not returned).
     matched_relevant: usize,
@@ -86,6 +92,10 @@ pub(crate) struct Figures {
     prompt_precision: f64,
     lines_per_prompt: f64,
     no_block: f64,
+    /// With `--graph-facts`: the graph's lines per prompt, the share of them a relevant
+    /// memory states, and every relevant memory reached as itself or as a fact it states.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    graph: Option<GraphFigures>,
     /// "score ≥ RELEVANT_SCORE" as a test of relevance over recall's top 10: the share of
     /// the hits it calls a match that are relevant, and the share of relevant memories it
     /// calls a match.
@@ -93,12 +103,29 @@ pub(crate) struct Figures {
     score_recall: f64,
 }
 
+/// The graph's share of the prompt (see [`Figures::graph`]).
+#[derive(Clone, Debug, Default, Serialize)]
+struct GraphFigures {
+    lines_per_prompt: f64,
+    precision: f64,
+    reached: f64,
+}
+
 impl Figures {
     fn of<'a>(outcomes: impl IntoIterator<Item = &'a Outcome>) -> Self {
+        Self::of_run(outcomes, false)
+    }
+
+    fn of_run<'a>(outcomes: impl IntoIterator<Item = &'a Outcome>, graph: bool) -> Self {
         let mut f = Figures::default();
         let (mut lines, mut good) = (0, 0);
         let (mut hit, mut other, mut missed) = (0, 0, 0);
+        let mut g = GraphFigures::default();
+        let (mut graph_lines, mut graph_good) = (0, 0);
         for o in outcomes {
+            graph_lines += o.graph_lines;
+            graph_good += o.graph_good;
+            g.reached += f64::from(o.reached_with_graph);
             hit += o.matched_relevant;
             other += o.matched_other;
             missed += o.missed_relevant;
@@ -131,6 +158,16 @@ impl Figures {
             good as f64 / lines as f64
         };
         f.lines_per_prompt = lines as f64 / n;
+        if graph {
+            g.lines_per_prompt = graph_lines as f64 / n;
+            g.reached /= n;
+            g.precision = if graph_lines == 0 {
+                0.0
+            } else {
+                graph_good as f64 / graph_lines as f64
+            };
+            f.graph = Some(g);
+        }
         let share = |a: usize, b: usize| {
             if a + b == 0 {
                 0.0
@@ -144,8 +181,14 @@ impl Figures {
     }
 
     fn line(&self, label: &str) -> String {
+        let graph = self.graph.as_ref().map_or_else(String::new, |g| {
+            format!(
+                " | graph: lines {:.2} precision {:.3} reached with it {:.3}",
+                g.lines_per_prompt, g.precision, g.reached
+            )
+        });
         format!(
-            "{label:<10} n={:3} hit@1 {:.3} all@3 {:.3} hit@5 {:.3} all@5 {:.3} mrr {:.3} | prompt: reached {:.3} precision {:.3} lines {:.1} empty {:.3} | score>=RELEVANT: precision {:.3} recall {:.3}",
+            "{label:<10} n={:3} hit@1 {:.3} all@3 {:.3} hit@5 {:.3} all@5 {:.3} mrr {:.3} | prompt: reached {:.3} precision {:.3} lines {:.1} empty {:.3} | score>=RELEVANT: precision {:.3} recall {:.3}{graph}",
             self.n,
             self.hit1,
             self.all3,
@@ -272,6 +315,18 @@ pub(crate) struct Run {
     pub(crate) louo: bool,
     /// Where each question's ranked hits go (JSON lines), if anywhere.
     pub(crate) dump: Option<PathBuf>,
+    /// With `Some(n)`: the memories are read into the graph offline (recall then weighs
+    /// the graph's evidence as its configuration says) and the block carries up to `n` of
+    /// the graph's facts about what the question names.
+    pub(crate) graph_facts: Option<usize>,
+}
+
+/// How one question's block is built and judged.
+struct Judge<'a> {
+    engine: &'a Engine,
+    text_of: &'a HashMap<String, String>,
+    data_id: &'a HashMap<MemoryId, String>,
+    graph_facts: Option<usize>,
 }
 
 /// Runs the set in `data` on a fresh store (`store`'s URL, else a temporary SQLite file).
@@ -287,6 +342,7 @@ pub(crate) fn memory_qa(
         rule,
         louo,
         dump,
+        graph_facts,
     } = run;
     let file = data_file(data)?;
     let text =
@@ -332,7 +388,12 @@ pub(crate) fn memory_qa(
     };
     // Accesses are not counted: a recall would change the next one's scores, and every
     // rule of `--louo` must see the same memories.
+    let extraction = match graph_facts {
+        Some(_) => muisti::graph::GraphExtraction::Offline,
+        None => muisti::graph::GraphExtraction::Off,
+    };
     let engine = Engine::builder(muisti::open_store(&url)?)
+        .graph_extraction(extraction)
         .embedder(models.embedder)
         .reranker(models.reranker)
         .recall_config(muisti::RecallConfig {
@@ -364,6 +425,9 @@ pub(crate) fn memory_qa(
             data_id.insert(w.memory.id, m.1.clone());
         }
     }
+    if graph_facts.is_some() {
+        settle_graph(&engine)?;
+    }
     let mut superseded = Vec::new();
     let mut list = muisti::ListQuery::all(engine.partition(&ns));
     loop {
@@ -381,6 +445,12 @@ pub(crate) fn memory_qa(
         }
     }
     superseded.sort();
+    let judge = Judge {
+        engine: &engine,
+        text_of: &text_of,
+        data_id: &data_id,
+        graph_facts,
+    };
     // Recall's figures, and the block with the default rule.
     let mut outcomes = Vec::with_capacity(questions.len());
     let mut took = Vec::with_capacity(questions.len());
@@ -440,7 +510,7 @@ pub(crate) fn memory_qa(
             missed_relevant: relevant.len() - matched_relevant,
             ..Outcome::default()
         };
-        prompt(&engine, q, &text_of, rule, &mut o)?;
+        judge.prompt(q, rule, &mut o)?;
         outcomes.push(o);
     }
     if let Some(path) = &dump {
@@ -448,11 +518,9 @@ pub(crate) fn memory_qa(
     }
     took.sort_by(f64::total_cmp);
     let recall_p50_ms = took[took.len() / 2];
-    let figures = by_kind(&questions, &outcomes);
+    let figures = by_kind(&questions, &outcomes, graph_facts.is_some());
     let leave_one_user_out = if louo {
-        Some(leave_one_user_out(
-            &engine, &questions, &text_of, &outcomes,
-        )?)
+        Some(leave_one_user_out(&judge, &questions, &outcomes)?)
     } else {
         None
     };
@@ -464,43 +532,83 @@ pub(crate) fn memory_qa(
     })
 }
 
-/// The agent's block for `q` under `rule`, as its prompt would carry it: its lines, how
-/// many are relevant, and whether every relevant memory reached it.
-fn prompt(
-    engine: &Engine,
-    q: &Question,
-    text_of: &HashMap<String, String>,
-    rule: Injection,
-    o: &mut Outcome,
-) -> Result<()> {
-    let agent = Agent::builder()
-        .memory(engine.clone())
-        .provider(Arc::new(NoModel))
-        .recall_filter(Filter {
-            user_id: Some(q.user.clone()),
-            ..Filter::default()
-        })
-        .as_of(Some(q.asked))
-        .injection(rule)
-        .store_messages(false)
-        .build()?;
-    let block = agent.context(&q.text)?;
-    let lines: Vec<&str> = block.text.lines().filter(|l| l.starts_with("- ")).collect();
-    let texts: Vec<&str> = q
-        .relevant
-        .iter()
-        .filter_map(|r| text_of.get(r).map(String::as_str))
-        .collect();
-    o.lines = lines.len();
-    o.good = lines
-        .iter()
-        .filter(|l| texts.iter().any(|t| l.contains(t)))
-        .count();
-    o.reached = texts.iter().all(|t| lines.iter().any(|l| l.contains(t)));
+/// Waits until the graph's worker has read every memory (at most a minute).
+fn settle_graph(engine: &Engine) -> Result<()> {
+    let start = Instant::now();
+    while engine.graph().pending()? > 0 {
+        if start.elapsed().as_secs() > 60 {
+            bail!("the graph's extraction did not finish in a minute");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
     Ok(())
 }
 
-fn by_kind(questions: &[Question], outcomes: &[Outcome]) -> BTreeMap<String, Figures> {
+impl Judge<'_> {
+    /// The agent's block for `q` under `rule`, as its prompt would carry it: its lines,
+    /// how many are relevant, and whether every relevant memory reached it (with the
+    /// graph's facts: also which of its lines a relevant memory states).
+    fn prompt(&self, q: &Question, rule: Injection, o: &mut Outcome) -> Result<()> {
+        let agent = Agent::builder()
+            .memory(self.engine.clone())
+            .provider(Arc::new(NoModel))
+            .recall_filter(Filter {
+                user_id: Some(q.user.clone()),
+                ..Filter::default()
+            })
+            .as_of(Some(q.asked))
+            .injection(rule)
+            .graph_context(self.graph_facts.unwrap_or(0))
+            .store_messages(false)
+            .build()?;
+        let block = agent.context(&q.text)?;
+        let lines: Vec<&str> = block.text.lines().filter(|l| l.starts_with("- ")).collect();
+        let relevant: Vec<(&str, &str)> = q
+            .relevant
+            .iter()
+            .filter_map(|r| self.text_of.get(r).map(|t| (r.as_str(), t.as_str())))
+            .collect();
+        o.lines = lines.len();
+        o.good = lines
+            .iter()
+            .filter(|l| relevant.iter().any(|(_, t)| l.contains(t)))
+            .count();
+        o.reached = relevant
+            .iter()
+            .all(|(_, t)| lines.iter().any(|l| l.contains(t)));
+        let Some(n) = self.graph_facts.filter(|n| *n > 0) else {
+            o.reached_with_graph = o.reached;
+            return Ok(());
+        };
+        // The graph's lines are the block's entries keyed by a fact's id; the agent asked
+        // the graph for these same facts.
+        let facts = self
+            .engine
+            .graph()
+            .context(Some(q.user.as_str()), &q.text, n)?;
+        let mut stated: HashSet<&str> = HashSet::new();
+        for key in &block.keys {
+            let Some(fact) = facts.iter().find(|f| f.id.to_string() == *key) else {
+                continue;
+            };
+            o.graph_lines += 1;
+            let by: Vec<&str> = fact
+                .memory_ids
+                .iter()
+                .filter_map(|id| self.data_id.get(id).map(String::as_str))
+                .filter(|d| q.relevant.iter().any(|r| r == d))
+                .collect();
+            o.graph_good += usize::from(!by.is_empty());
+            stated.extend(by);
+        }
+        o.reached_with_graph = relevant
+            .iter()
+            .all(|(r, t)| stated.contains(r) || lines.iter().any(|l| l.contains(t)));
+        Ok(())
+    }
+}
+
+fn by_kind(questions: &[Question], outcomes: &[Outcome], graph: bool) -> BTreeMap<String, Figures> {
     let mut kinds: BTreeMap<String, Vec<&Outcome>> = BTreeMap::new();
     for (q, o) in questions.iter().zip(outcomes) {
         kinds.entry(q.kind.clone()).or_default().push(o);
@@ -508,7 +616,7 @@ fn by_kind(questions: &[Question], outcomes: &[Outcome]) -> BTreeMap<String, Fig
     }
     kinds
         .into_iter()
-        .map(|(k, os)| (k, Figures::of(os)))
+        .map(|(k, os)| (k, Figures::of_run(os, graph)))
         .collect()
 }
 
@@ -523,9 +631,8 @@ fn objective(f: &Figures) -> f64 {
 /// For each user, the rule best on the others (by [`objective`]; the first of the grid on
 /// ties) scored on that user's questions; recall's own figures are the plain run's.
 fn leave_one_user_out(
-    engine: &Engine,
+    judge: &Judge<'_>,
     questions: &[Question],
-    text_of: &HashMap<String, String>,
     plain: &[Outcome],
 ) -> Result<LeaveOneOut> {
     let rules: Vec<Injection> = FLOORS
@@ -537,7 +644,7 @@ fn leave_one_user_out(
     for rule in &rules {
         let mut outcomes = plain.to_vec();
         for (q, o) in questions.iter().zip(outcomes.iter_mut()) {
-            prompt(engine, q, text_of, *rule, o)?;
+            judge.prompt(q, *rule, o)?;
         }
         runs.push(outcomes);
     }
@@ -579,7 +686,7 @@ fn leave_one_user_out(
         );
     }
     Ok(LeaveOneOut {
-        figures: by_kind(questions, &held),
+        figures: by_kind(questions, &held, judge.graph_facts.is_some()),
         chosen,
     })
 }
@@ -699,6 +806,7 @@ mod tests {
                 rule: Injection::default(),
                 louo: false,
                 dump: Some(dump.clone()),
+                graph_facts: None,
             },
         )
         .expect("bench");
@@ -714,5 +822,47 @@ mod tests {
         assert_eq!(lines[0]["hits"][0]["id"], "u1-m2", "{text}");
         assert_eq!(lines[0]["hits"][0]["text"], "My sister lives in Oslo");
         assert!(lines[0]["hits"][0]["signals"].is_object(), "{text}");
+    }
+
+    /// With `--graph-facts`, the memories are read into the graph and the block carries
+    /// the graph's facts about what a question names, judged by the memories stating them.
+    #[test]
+    fn graph_facts_reach_the_block_and_are_judged_by_their_memories() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let rows = [
+            r#"{"type": "memory", "user": "u1", "id": "u1-m1", "text": "I keep bees on the roof", "date": "2024-05-01"}"#,
+            r#"{"type": "memory", "user": "u1", "id": "u1-m2", "text": "My sister Nina works at Equinor", "date": "2024-05-02"}"#,
+            r#"{"type": "question", "user": "u1", "id": "u1-q1", "text": "Could Nina get me a tour of her office?", "relevant": ["u1-m2"], "kind": "inference", "asked": "2024-06-01"}"#,
+        ];
+        std::fs::write(dir.path().join("memory-qa-dev.jsonl"), rows.join("\n")).expect("data");
+        let run = |graph_facts| {
+            memory_qa(
+                dir.path(),
+                None,
+                super::super::Models {
+                    embedder: None,
+                    reranker: None,
+                },
+                muisti::RecallConfig::default(),
+                Run {
+                    mode: RecallMode::Hybrid,
+                    rule: Injection::default(),
+                    louo: false,
+                    dump: None,
+                    graph_facts,
+                },
+            )
+            .expect("bench")
+        };
+        let plain = run(None);
+        assert!(plain.figures["all"].graph.is_none());
+        let report = run(Some(3));
+        let graph = report.figures["all"].graph.as_ref().expect("graph figures");
+        assert!(graph.lines_per_prompt >= 1.0, "{graph:?}");
+        assert!((graph.precision - 1.0).abs() < 1e-9, "{graph:?}");
+        assert!(
+            report.figures["all"].lines_per_prompt > plain.figures["all"].lines_per_prompt,
+            "the graph's lines are the block's lines"
+        );
     }
 }

@@ -229,6 +229,15 @@ pub(crate) enum BenchCommand {
         /// to study what a change would move.
         #[arg(long)]
         dump: Option<std::path::PathBuf>,
+        /// Read the memories into the graph offline and let the block carry up to N of the
+        /// graph's facts about what each question names (0: the graph only as recall's
+        /// evidence); prints the graph lines' share of the prompt.
+        #[arg(long, value_name = "N")]
+        graph_facts: Option<usize>,
+        /// With --graph-facts: recall's weight of the graph's evidence (default: the
+        /// engine's, 0).
+        #[arg(long, requires = "graph_facts")]
+        graph_weight: Option<f32>,
     },
     /// Retrieval quality (recall@k) and speed on LoCoMo conversations.
     Locomo {
@@ -659,8 +668,13 @@ pub(crate) fn run(cmd: &BenchCommand, cli: &crate::Cli, json: bool) -> Result<()
             words,
             rerank,
             dump,
+            graph_facts,
+            graph_weight,
         } => {
             let mut config = muisti::RecallConfig::default();
+            if let Some(w) = graph_weight {
+                config.graph = *w;
+            }
             if let Some(f) = fusion {
                 config.fusion = grid::parse_fusion(f)?;
             }
@@ -682,6 +696,7 @@ pub(crate) fn run(cmd: &BenchCommand, cli: &crate::Cli, json: bool) -> Result<()
                     rule,
                     louo: *louo,
                     dump: dump.clone(),
+                    graph_facts: *graph_facts,
                 },
             )?;
             return print_report(&report, &report.lines(), json);

@@ -43,6 +43,7 @@ mod connect;
 mod erase;
 mod load;
 mod migrate;
+mod packed;
 mod records;
 mod row;
 mod sql;
@@ -437,7 +438,8 @@ impl SqliteStore {
 
     /// After a one-user copy was loaded: loads the copy of every row of its partition in the
     /// background (if none is loaded or loading, and its size, estimated from this copy's
-    /// bytes per row, fits the budget), which then answers every query of the partition.
+    /// bytes per row, is at most [`WARM_SHARE`] of the budget), which then answers every
+    /// query of the partition.
     fn warm(&self, p: &Partition, user_copy: &cache::Part) {
         if !self.background_loads || !self.cache.start_warming(p) {
             return;
@@ -466,7 +468,7 @@ impl SqliteStore {
                     .and_then(|n| usize::try_from(n).ok());
                 let Some(bytes) = rows
                     .map(|n| n.saturating_mul(per_row))
-                    .filter(|b| *b <= cache.budget())
+                    .filter(|b| *b <= cache.budget() / WARM_SHARE)
                 else {
                     return;
                 };
@@ -772,6 +774,15 @@ impl SqliteStore {
         })
     }
 }
+
+/// The largest share of the cache's budget a partition's copy of every row may take to be
+/// loaded in the background after a one-user load. The copy is built beside the one-user
+/// copies it replaces and competes with the queries for the cores while it loads: a
+/// partition of a million memories (about 1 GiB) took longer to load than a thousand users'
+/// first recalls, and held the peak at 2.8 GiB where the one-user copies alone reached 1.6
+/// (docs/benchmarks.md). A larger partition is answered by one-user copies, and by a copy
+/// of every row only for a query that names no user.
+const WARM_SHARE: usize = 4;
 
 #[cfg(test)]
 mod tests {

@@ -87,13 +87,31 @@ pub fn paths_under(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
 /// (lower case; compared with the file's bytes read as lower-case text) as "needle in
 /// path", and how many files were read.
 pub fn needles_in_files(dir: &std::path::Path, needles: &[&str]) -> (Vec<String>, usize) {
+    // A store's last connection may still be closing on a background thread (its log
+    // checkpointed into the database and removed): a file gone while being read means the
+    // files changed, so they are read again, all of them, until none vanishes.
+    for _ in 0..50 {
+        if let Some(found) = needles_in_files_once(dir, needles) {
+            return found;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    panic!("the files under {} kept changing", dir.display());
+}
+
+/// [`needles_in_files`] over the files as listed now; `None` if one vanished meanwhile.
+fn needles_in_files_once(dir: &std::path::Path, needles: &[&str]) -> Option<(Vec<String>, usize)> {
     let files: Vec<_> = paths_under(dir)
         .into_iter()
         .filter(|p| p.is_file())
         .collect();
     let mut hits = Vec::new();
     for path in &files {
-        let bytes = std::fs::read(path).expect("a readable file");
+        let bytes = match std::fs::read(path) {
+            Ok(bytes) => bytes,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return None,
+            Err(e) => panic!("{}: {e}", path.display()),
+        };
         let text = String::from_utf8_lossy(&bytes).to_lowercase();
         hits.extend(
             needles
@@ -102,7 +120,7 @@ pub fn needles_in_files(dir: &std::path::Path, needles: &[&str]) -> (Vec<String>
                 .map(|n| format!("{n} in {}", path.display())),
         );
     }
-    (hits, files.len())
+    Some((hits, files.len()))
 }
 
 // `conformance!` and the persistent case list, derived from `src/cases/` by `build.rs`.

@@ -88,6 +88,10 @@ pub(crate) struct PartitionCache {
     dead: usize,
     /// The heap bytes of the rows' strings, tags and metadata, and of the terms' names.
     heap: usize,
+    /// How many rows the load that builds it expects (its lists are sized for them once).
+    expected: usize,
+    /// A row's terms while [`PartitionCache::push_as`] sums their repeats.
+    scratch: Vec<(u32, f32)>,
 }
 
 /// One user's rows in a copy, and their inverted index: a user-filtered full-text query
@@ -205,6 +209,24 @@ impl Fresh {
     }
 }
 
+/// A row's vector as a load hands it to the copy.
+#[derive(Clone, Copy)]
+pub(crate) enum RowVector<'a> {
+    /// As stored: the copy quantises it.
+    Plain(&'a [f32]),
+    /// Already quantised (the `i8` values' bytes), with its scale.
+    Quantized(&'a [u8], f32),
+}
+
+impl RowVector<'_> {
+    fn len(&self) -> usize {
+        match self {
+            RowVector::Plain(v) => v.len(),
+            RowVector::Quantized(q, _) => q.len(),
+        }
+    }
+}
+
 /// The fixed bytes of a user's [`UserRows`] and of one term's postings in it (estimated).
 const USER_ROWS_BYTES: usize = 96;
 const POSTINGS_KEY_BYTES: usize = 48;
@@ -291,6 +313,28 @@ impl PartitionCache {
         }
     }
 
+    /// An empty copy as [`PartitionCache::new`] for about `rows` rows: a load that knows
+    /// how many it reads sizes the lists once instead of growing them (each growth of a
+    /// large list is a fresh allocation the system must zero).
+    pub(crate) fn with_capacity(ann_threshold: usize, rows: usize) -> Self {
+        let mut copy = Self::new(ann_threshold);
+        copy.expected = rows;
+        copy.rows.reserve(rows);
+        copy.index.reserve(rows);
+        copy.scales.reserve(rows);
+        copy.vector_of.reserve(rows);
+        copy.lengths.reserve(rows);
+        copy.term_start.reserve(rows + 1);
+        copy
+    }
+
+    /// The last row's vector as the copy holds it (quantised, with its scale), if it has
+    /// one.
+    pub(crate) fn last_vector(&self) -> Option<(&[i8], f32)> {
+        let (slot, v) = self.vector(self.rows.len().checked_sub(1)?)?;
+        Some((v, self.scales[slot]))
+    }
+
     /// The vector of row `i`, if it has one.
     fn vector(&self, i: usize) -> Option<(usize, &[i8])> {
         let slot = self.vector_of[i]? as usize;
@@ -371,6 +415,18 @@ impl PartitionCache {
         terms: &str,
         context_terms: Option<&str>,
     ) {
+        self.push_as(row, vector.map(RowVector::Plain), terms, context_terms);
+    }
+
+    /// [`PartitionCache::push`] with the vector as it comes: as stored, or already
+    /// quantised (from a copy the store kept).
+    pub(crate) fn push_as(
+        &mut self,
+        row: CachedRow,
+        vector: Option<RowVector<'_>>,
+        terms: &str,
+        context_terms: Option<&str>,
+    ) {
         let i = self.rows.len() as u32;
         self.index.insert(row.id, i);
         self.heap += row.heap_bytes();
@@ -386,40 +442,58 @@ impl PartitionCache {
         self.rows.push(row);
         let mut slot = None;
         if let Some(v) = vector {
+            let len = v.len();
             if self.scales.is_empty() {
-                self.dim = v.len();
+                self.dim = len;
+                self.data
+                    .reserve(self.expected.saturating_sub(1).saturating_mul(len));
             }
-            if v.len() == self.dim && self.dim > 0 {
+            if len == self.dim && self.dim > 0 {
                 slot = Some(self.scales.len() as u32);
-                let scale = quantize_into(v, &mut self.data);
+                let scale = match v {
+                    RowVector::Plain(v) => quantize_into(v, &mut self.data),
+                    RowVector::Quantized(q, scale) => {
+                        self.data.extend(q.iter().map(|&b| i8::from_le_bytes([b])));
+                        scale
+                    }
+                };
                 self.scales.push(scale);
             }
         }
         self.vector_of.push(slot);
-        let mut tf: FastMap<&str, f32> = FastMap::with_capacity_and_hasher(64, Default::default());
+        if self.term_start.is_empty() {
+            self.term_start.push(0);
+        }
+        // The row's terms by id in a list the copy reuses, sorted and their repeats summed
+        // there, then appended: no map or list of its own per row (a load pushes a row in
+        // a few microseconds, and each allocation there showed in its profile).
+        let mut own = std::mem::take(&mut self.scratch);
+        own.clear();
         let mut len = 0;
         for (field, weight) in [(terms, 1.0), (context_terms.unwrap_or(""), CONTEXT_WEIGHT)] {
             for t in field.split(' ').filter(|t| !t.is_empty()) {
                 len += 1;
-                *tf.entry(t).or_default() += weight;
+                let id = match self.term_ids.get(t) {
+                    Some(&id) => id,
+                    None => {
+                        let id = self.term_ids.len() as u32;
+                        self.term_ids.insert(t.to_owned(), id);
+                        self.heap += t.len();
+                        id
+                    }
+                };
+                own.push((id, weight));
             }
         }
         self.lengths.push(len);
-        if self.term_start.is_empty() {
-            self.term_start.push(0);
-        }
-        let mut own: Vec<(u32, f32)> = tf
-            .into_iter()
-            .map(|(t, f)| {
-                let next = self.term_ids.len() as u32;
-                let id = *self.term_ids.entry(t.to_owned()).or_insert_with(|| {
-                    self.heap += t.len();
-                    next
-                });
-                (id, f)
-            })
-            .collect();
         own.sort_unstable_by_key(|(t, _)| *t);
+        own.dedup_by(|next, kept| {
+            let same = next.0 == kept.0;
+            if same {
+                kept.1 += next.1;
+            }
+            same
+        });
         let expires = self.rows[i as usize].expires_at.is_some();
         self.totals.count(len, expires, 1);
         if let Some(u) = &self.rows[i as usize].owner.user_id {
@@ -439,8 +513,9 @@ impl PartitionCache {
                 self.heap += size_of::<(u32, f32)>();
             }
         }
-        self.terms.extend(own);
+        self.terms.extend_from_slice(&own);
         self.term_start.push(self.terms.len() as u32);
+        self.scratch = own;
     }
 
     /// The bytes the copy holds (estimated from its lengths and capacities).
@@ -487,6 +562,13 @@ impl PartitionCache {
                     time: r.time,
                 }),
         )
+    }
+
+    /// Adds `n` accesses to row `i` (counted since its record was written).
+    pub(crate) fn add_accesses(&mut self, i: usize, n: u64) {
+        if let Some(r) = self.rows.get(i) {
+            r.access_count.fetch_add(n, Ordering::Relaxed);
+        }
     }
 
     /// Adds one access to each of these ids that is in this partition.

@@ -81,7 +81,9 @@ fn a_version_1_database_is_migrated_and_its_records_are_searchable() {
     // Turn it back into what version 1 wrote.
     let conn = rusqlite::Connection::open(&path).expect("opens");
     conn.execute_batch(
-        "DROP TRIGGER memories_deleted; DROP TRIGGER memories_access_folded; \
+        "DROP TRIGGER user_copy_insert; DROP TRIGGER user_copy_update; \
+         DROP TRIGGER user_copy_moved; DROP TRIGGER user_copy_delete; DROP TABLE user_copies; \
+         DROP TRIGGER memories_deleted; DROP TRIGGER memories_access_folded; \
          DROP INDEX memories_scope_user; DROP INDEX memories_scope_session; \
          DROP TABLE memory_terms; DROP TABLE memory_access; DROP TABLE deferred_indexes; \
          ALTER TABLE memories DROP COLUMN vector; \
@@ -105,7 +107,7 @@ fn a_version_1_database_is_migrated_and_its_records_are_searchable() {
         .expect("opens")
         .query_row("PRAGMA user_version", [], |r| r.get(0))
         .expect("reads");
-    assert_eq!(version, 6);
+    assert_eq!(version, 7);
     let m = s
         .get(&muisti_core::Locator::Id {
             tenant: muisti_core::Tenant::default(),
@@ -144,6 +146,8 @@ fn a_version_3_database_keeps_its_terms_and_access_counts() {
            tokenize = 'unicode61 remove_diacritics 0'); \
          INSERT INTO memories_fts (rowid, tokens, context, scope) \
            SELECT rowid, tokens, context, '' FROM memory_terms; \
+         DROP TRIGGER user_copy_insert; DROP TRIGGER user_copy_update; \
+         DROP TRIGGER user_copy_moved; DROP TRIGGER user_copy_delete; DROP TABLE user_copies; \
          DROP TRIGGER memories_deleted; DROP TRIGGER memories_access_folded; \
          DROP INDEX memories_scope_user; DROP INDEX memories_scope_session; \
          UPDATE memories SET access_count = 1 + (SELECT access_count FROM memory_access); \
@@ -396,8 +400,9 @@ fn large_partitions_search_through_an_hnsw_graph() {
 }
 
 /// A deleted memory leaves no byte of itself in the store's files: not its text, not its
-/// full-text terms (secure_delete zeroes freed space; the terms table loses the row with
-/// the record; the WAL is checkpointed away when the store closes).
+/// full-text terms, not its user's kept copy (secure_delete zeroes freed space; the terms
+/// table loses the row with the record, the user's copy is set aside; the WAL is
+/// checkpointed away when the store closes).
 #[test]
 fn a_deleted_canary_leaves_nothing_in_the_files() {
     use muisti_core::{Locator, Namespace, Partition, Put, Tenant};
@@ -406,26 +411,40 @@ fn a_deleted_canary_leaves_nothing_in_the_files() {
     let p = Partition::of(Namespace::default_ns());
     {
         let s = SqliteStore::open(&path).expect("opens");
-        // Enough other records that the canary shares pages with live data.
+        // Enough other records that the canary shares pages with live data; all of one
+        // user, whose copy the store keeps once a query loads it.
+        let owned = |text: String| {
+            let mut put = Put::new(p.clone(), None, text);
+            put.owner.user_id = Some("u".into());
+            put
+        };
         let others: Vec<Put> = (0..200)
-            .map(|i| Put::new(p.clone(), None, format!("an ordinary memory number {i}")))
+            .map(|i| owned(format!("an ordinary memory number {i}")))
             .collect();
         s.put_many(others).expect("writes");
         let canary = s
-            .put(Put::new(
-                p.clone(),
-                None,
-                "CANARYzq7 secret diagnosis xylophone",
-            ))
+            .put(owned("CANARYzq7 secret diagnosis xylophone".into()))
             .expect("writes")
             .memory;
-        s.text_search(&muisti_core::TextQuery {
-            partition: p.clone(),
-            query: "xylophone".into(),
-            filter: Default::default(),
-            limit: 5,
-        })
-        .expect("searches");
+        for user in [Some("u".to_owned()), None] {
+            s.text_search(&muisti_core::TextQuery {
+                partition: p.clone(),
+                query: "xylophone".into(),
+                filter: muisti_core::Filter {
+                    user_id: user,
+                    ..Default::default()
+                },
+                limit: 5,
+            })
+            .expect("searches");
+        }
+        let copy = kept_copy(&path, "u")
+            .flatten()
+            .expect("the user's copy is kept");
+        assert!(
+            copy.windows(9).any(|w| w == b"canaryzq7"),
+            "with the canary's terms"
+        );
         assert!(
             s.delete(&Locator::Id {
                 tenant: Tenant::default(),
@@ -1270,4 +1289,181 @@ fn put_ids(store: &SqliteStore, puts: Vec<muisti_core::Put>) -> Vec<muisti_core:
         .into_iter()
         .map(|w| w.memory.id)
         .collect()
+}
+
+/// A user's copy, from its kept bytes (`user_copies`) or none.
+fn kept_copy(path: &std::path::Path, user: &str) -> Option<Option<Vec<u8>>> {
+    use rusqlite::OptionalExtension;
+    rusqlite::Connection::open(path)
+        .expect("opens")
+        .query_row(
+            "SELECT copy FROM user_copies WHERE user_id = ?1",
+            [user],
+            |r| r.get(0),
+        )
+        .optional()
+        .expect("reads")
+}
+
+/// A user's first load keeps the user's copy in the store; the next process's first load
+/// reads it back (and answers exactly as the rows do, accesses counted since included);
+/// a change to any of the user's records sets it aside, an access does not, and the user's
+/// last record takes the user's row with it.
+#[test]
+fn a_users_copy_is_kept_read_back_and_set_aside_by_changes() {
+    use muisti_core::{
+        Filter, Locator, Namespace, Partition, Put, Tenant, TextQuery, Timestamp, VectorQuery,
+    };
+    let dir = tempfile::tempdir().expect("temp dir");
+    let path = dir.path().join("m.db");
+    let p = Partition::of(Namespace::default_ns());
+    let open = || {
+        SqliteStore::open(&path)
+            .expect("opens")
+            .with_background_loads(false)
+    };
+    let puts: Vec<Put> = (0..40)
+        .map(|i| {
+            let mut put = Put::new(p.clone(), None, format!("note {i} about the river bank"));
+            put.owner.user_id = Some(format!("u{}", i % 2));
+            put.owner.session_id = (i % 3 == 0).then(|| "s1".to_owned());
+            put.tags = vec![format!("t{}", i % 4)];
+            put.metadata.insert("n".into(), serde_json::json!(i));
+            put.importance = Some((i % 10) as f32 / 10.0);
+            put.context = (i % 5 == 0).then(|| "by the water".to_owned());
+            put.embedding = Some((0..8).map(|d| ((i * 7 + d) % 11) as f32 - 5.0).collect());
+            put.embedding_model = Some("test-8".into());
+            put
+        })
+        .collect();
+    let ids = put_ids(&open(), puts);
+    let text = |user: &str, tag: Option<&str>| TextQuery {
+        partition: p.clone(),
+        query: "river water".into(),
+        filter: Filter {
+            user_id: Some(user.to_owned()),
+            tags: tag.map(|t| vec![t.to_owned()]).unwrap_or_default(),
+            ..Filter::default()
+        },
+        limit: 40,
+    };
+    let vector = VectorQuery {
+        partition: p.clone(),
+        vector: (0..8).map(|d| d as f32 - 3.0).collect(),
+        filter: Filter {
+            user_id: Some("u0".into()),
+            ..Filter::default()
+        },
+        limit: 40,
+    };
+    assert_eq!(kept_copy(&path, "u0"), Some(None), "a row, no copy yet");
+
+    // From the rows, kept; an access does not set the copy aside.
+    let first = open();
+    let by_rows = (
+        first.text_search(&text("u0", None)).expect("searches"),
+        first.vector_search(&vector).expect("searches"),
+        first
+            .text_search(&text("u0", Some("t2")))
+            .expect("searches"),
+    );
+    assert_eq!(by_rows.0.len(), 20);
+    assert!(matches!(kept_copy(&path, "u0"), Some(Some(_))), "kept");
+    assert_eq!(kept_copy(&path, "u1"), Some(None), "only what was loaded");
+    first
+        .touch(&Tenant::default(), &ids[..3], Timestamp::from_millis(5))
+        .expect("touches");
+    assert!(
+        matches!(kept_copy(&path, "u0"), Some(Some(_))),
+        "still kept"
+    );
+    let fields = first.rank_fields(&p, &ids).expect("fields");
+    drop(first);
+
+    // Read back: the same answers and the same rescoring fields, accesses included.
+    let second = open();
+    let by_copy = (
+        second.text_search(&text("u0", None)).expect("searches"),
+        second.vector_search(&vector).expect("searches"),
+        second
+            .text_search(&text("u0", Some("t2")))
+            .expect("searches"),
+    );
+    assert_eq!(by_copy, by_rows);
+    let user0: Vec<_> = ids.iter().step_by(2).copied().collect();
+    let expect: Vec<_> = fields
+        .iter()
+        .filter(|f| user0.contains(&f.id))
+        .cloned()
+        .collect();
+    assert_eq!(second.rank_fields(&p, &user0).expect("fields"), expect);
+    assert_eq!(expect[0].access_count, 1, "{expect:?}");
+
+    // A write to the user sets the copy aside, and the next load sees the write.
+    let mut put = Put::new(p.clone(), None, "a new river note");
+    put.owner.user_id = Some("u0".into());
+    let new = put_ids(&second, vec![put])[0];
+    assert_eq!(kept_copy(&path, "u0"), Some(None), "set aside by a write");
+    drop(second);
+    let third = open();
+    let hits = third.text_search(&text("u0", None)).expect("searches");
+    assert!(hits.iter().any(|h| h.id == new), "{hits:?}");
+    assert!(
+        matches!(kept_copy(&path, "u0"), Some(Some(_))),
+        "kept again"
+    );
+    assert!(
+        third
+            .delete(&Locator::Id {
+                tenant: Tenant::default(),
+                id: ids[0],
+            })
+            .expect("deletes")
+    );
+    assert_eq!(kept_copy(&path, "u0"), Some(None), "set aside by a delete");
+
+    // The copy is what the next load reads: a change made behind the store's back (its
+    // trigger dropped) is not seen until the copy is set aside.
+    let _ = third.text_search(&text("u0", None)).expect("searches");
+    drop(third);
+    let _ = open().text_search(&text("u0", None)).expect("searches");
+    assert!(matches!(kept_copy(&path, "u0"), Some(Some(_))));
+    let conn = rusqlite::Connection::open(&path).expect("opens");
+    conn.execute_batch(
+        "DROP TRIGGER user_copy_update; \
+         UPDATE memories SET tags = '[\"behind\"]' WHERE user_id = 'u0';",
+    )
+    .expect("changes");
+    assert!(
+        open()
+            .text_search(&text("u0", Some("behind")))
+            .expect("searches")
+            .is_empty(),
+        "answered from the kept copy"
+    );
+    conn.execute_batch("UPDATE user_copies SET copy = NULL")
+        .expect("sets aside");
+    assert_eq!(
+        open()
+            .text_search(&text("u0", Some("behind")))
+            .expect("searches")
+            .len(),
+        20,
+        "answered from the rows"
+    );
+
+    // The user's last record takes the user's row (and the user's name) with it.
+    let all = open();
+    for id in ids.iter().skip(1).step_by(2) {
+        all.delete(&Locator::Id {
+            tenant: Tenant::default(),
+            id: *id,
+        })
+        .expect("deletes");
+    }
+    assert_eq!(
+        kept_copy(&path, "u1"),
+        None,
+        "no row for a user with no records"
+    );
 }

@@ -445,8 +445,7 @@ impl PartitionCache {
             let len = v.len();
             if self.scales.is_empty() {
                 self.dim = len;
-                self.data
-                    .reserve(self.expected.saturating_sub(1).saturating_mul(len));
+                self.data.reserve(self.expected.saturating_mul(len));
             }
             if len == self.dim && self.dim > 0 {
                 slot = Some(self.scales.len() as u32);

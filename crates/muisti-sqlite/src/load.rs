@@ -114,8 +114,9 @@ fn from_packed(
     let Some(mut reader) = packed::Reader::new(bytes) else {
         return Ok(None);
     };
-    let mut out = PartitionCache::with_capacity(ann_threshold, reader.len());
-    let mut rowids = Vec::with_capacity(reader.len());
+    let count = reader.len();
+    let mut out = PartitionCache::with_capacity(ann_threshold, count);
+    let mut rowids = Vec::with_capacity(count);
     while let Some((mut fields, vector)) = reader.next_row() {
         fields.user_id = Some(user);
         rowids.push(fields.rowid);
@@ -127,7 +128,8 @@ fn from_packed(
             fields.context_terms,
         );
     }
-    if reader.len() != 0 {
+    // Every row the copy says it holds, or none (bytes cut short).
+    if rowids.len() != count {
         return Ok(None);
     }
     // The accesses since each record was written, in one statement.
@@ -142,12 +144,17 @@ fn from_packed(
         )
         .map_err(sql_err)?;
     let mut rows = stmt.query(params![ids]).map_err(sql_err)?;
+    let mut row_of: Option<HashMap<i64, usize>> = None;
     while let Some(r) = rows.next().map_err(sql_err)? {
-        let (rowid, count): (i64, i64) = (r.get(0).map_err(sql_err)?, r.get(1).map_err(sql_err)?);
-        if let Some(i) = rowids.iter().position(|x| *x == rowid) {
-            out.add_accesses(i, u64::try_from(count).unwrap_or(0));
+        let (rowid, accesses): (i64, i64) =
+            (r.get(0).map_err(sql_err)?, r.get(1).map_err(sql_err)?);
+        let row_of =
+            row_of.get_or_insert_with(|| rowids.iter().enumerate().map(|(i, r)| (*r, i)).collect());
+        if let Some(&i) = row_of.get(&rowid) {
+            out.add_accesses(i, u64::try_from(accesses).unwrap_or(0));
         }
     }
+
     Ok(Some(out))
 }
 
@@ -407,5 +414,13 @@ mod tests {
         let mut other = bytes.clone();
         other[0] = 99;
         assert!(packed::Reader::new(&other).is_none(), "another layout");
+
+        // A copy cut short is no copy at all, not the rows it still holds.
+        let conn = Connection::open_in_memory().expect("opens");
+        crate::migrate::migrate(&conn, std::path::Path::new(":memory:")).expect("migrates");
+        let whole = from_packed(&conn, &bytes, "u", 0).expect("reads");
+        assert_eq!(whole.map(|c| c.rows_len()), Some(2));
+        let cut = from_packed(&conn, &bytes[..bytes.len() - 3], "u", 0).expect("reads");
+        assert!(cut.is_none(), "cut short");
     }
 }

@@ -328,6 +328,12 @@ impl PartitionCache {
         copy
     }
 
+    /// How many rows it holds (never-live ones included).
+    #[cfg(test)]
+    pub(crate) fn rows_len(&self) -> usize {
+        self.rows.len()
+    }
+
     /// The last row's vector as the copy holds it (quantised, with its scale), if it has
     /// one.
     pub(crate) fn last_vector(&self) -> Option<(&[i8], f32)> {

@@ -241,9 +241,7 @@ pub(crate) fn run(opts: Options<'_>) -> Result<Report> {
     let mut ingest_with_graph_per_s = None;
     if opts.graph {
         let start = Instant::now();
-        while engine.graph().pending()? > 0 {
-            std::thread::sleep(std::time::Duration::from_millis(20));
-        }
+        crate::bench::settle_graph(engine)?;
         let secs = ingest_secs + start.elapsed().as_secs_f64();
         ingest_with_graph_per_s = Some(memories as f64 / secs.max(f64::EPSILON));
     }

@@ -160,10 +160,7 @@ fn from_packed(
 
 /// The cached row of a load's fields, with `accesses` as its count.
 fn cached_row(f: &packed::Fields<'_>, accesses: i64) -> Result<CachedRow> {
-    let corrupted = |what: &str| Error::Corrupted {
-        location: format!("sqlite row id {}", f.id),
-        reason: what.to_owned(),
-    };
+    let corrupted = |what: &str| corrupted(f.id, what);
     Ok(CachedRow {
         id: MemoryId::parse(f.id).map_err(|_| corrupted("bad id"))?,
         owner: Owner {
@@ -184,6 +181,14 @@ fn cached_row(f: &packed::Fields<'_>, accesses: i64) -> Result<CachedRow> {
         expires_at: f.expires_at,
         access_count: u64::try_from(accesses).unwrap_or(0).into(),
     })
+}
+
+/// A row of the store that does not read as a record.
+fn corrupted(id: &str, what: &str) -> Error {
+    Error::Corrupted {
+        location: format!("sqlite row id {id}"),
+        reason: what.to_owned(),
+    }
 }
 
 pub(crate) fn load_rows(
@@ -243,35 +248,13 @@ pub(crate) fn load_rows_by(
             Some(u.as_str()),
         ),
     };
-    // How many rows it reads, to size the copy's lists once (an index-only count).
-    let expected: i64 = match user {
-        None => conn
-            .prepare_cached("SELECT count(*) FROM memories WHERE tenant = ?1 AND namespace = ?2")
-            .and_then(|mut c| {
-                c.query_row(params![p.tenant.as_str(), p.namespace.as_str()], |r| {
-                    r.get(0)
-                })
-            }),
-        Some(u) => conn
-            .prepare_cached(&format!(
-                "SELECT count(*) FROM memories{user_index} \
-                 WHERE tenant = ?1 AND user_id = ?3 AND namespace = ?2"
-            ))
-            .and_then(|mut c| {
-                c.query_row(params![p.tenant.as_str(), p.namespace.as_str(), u], |r| {
-                    r.get(0)
-                })
-            }),
-    }
-    .map_err(sql_err)?;
     let mut stmt = conn.prepare_cached(&sql).map_err(sql_err)?;
     let mut rows = match user {
         None => stmt.query(params![p.tenant.as_str(), p.namespace.as_str()]),
         Some(u) => stmt.query(params![p.tenant.as_str(), p.namespace.as_str(), u]),
     }
     .map_err(sql_err)?;
-    let mut out =
-        PartitionCache::with_capacity(ann_threshold, usize::try_from(expected).unwrap_or(0));
+    let mut out = PartitionCache::new(ann_threshold);
     while let Some(r) = rows.next().map_err(sql_err)? {
         let text = |i: usize| -> Result<&str> {
             r.get_ref(i).and_then(|v| Ok(v.as_str()?)).map_err(sql_err)
@@ -308,12 +291,7 @@ pub(crate) fn load_rows_by(
             .and_then(|v| Ok(v.as_blob_or_null()?))
             .map_err(sql_err)?;
         let vector = blob
-            .map(|b| {
-                vector_from_bytes(b).ok_or_else(|| Error::Corrupted {
-                    location: format!("sqlite row id {}", fields.id),
-                    reason: "bad vector".to_owned(),
-                })
-            })
+            .map(|b| vector_from_bytes(b).ok_or_else(|| corrupted(fields.id, "bad vector")))
             .transpose()?;
         out.push(row, vector.as_deref(), fields.terms, fields.context_terms);
         if let Some(packer) = packer.as_deref_mut() {

@@ -164,9 +164,7 @@ pub(super) fn graph_bench(
         engine.remember_many(puts)?;
     }
     let written = started.elapsed();
-    while engine.graph().pending()? > 0 {
-        std::thread::sleep(std::time::Duration::from_millis(50));
-    }
+    super::settle_graph(engine)?;
     let extracted = started.elapsed();
     let mut rng = crate::scale::Rng(0x6a09_e667_f3bc_c908);
     let mut time = |f: &mut dyn FnMut(usize) -> Result<usize>| -> Result<serde_json::Value> {

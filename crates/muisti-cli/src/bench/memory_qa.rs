@@ -426,7 +426,7 @@ pub(crate) fn memory_qa(
         }
     }
     if graph_facts.is_some() {
-        settle_graph(&engine)?;
+        crate::bench::settle_graph(&engine)?;
     }
     let mut superseded = Vec::new();
     let mut list = muisti::ListQuery::all(engine.partition(&ns));
@@ -530,18 +530,6 @@ pub(crate) fn memory_qa(
         leave_one_user_out,
         superseded,
     })
-}
-
-/// Waits until the graph's worker has read every memory (at most a minute).
-fn settle_graph(engine: &Engine) -> Result<()> {
-    let start = Instant::now();
-    while engine.graph().pending()? > 0 {
-        if start.elapsed().as_secs() > 60 {
-            bail!("the graph's extraction did not finish in a minute");
-        }
-        std::thread::sleep(std::time::Duration::from_millis(20));
-    }
-    Ok(())
 }
 
 impl Judge<'_> {

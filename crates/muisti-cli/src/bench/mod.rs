@@ -835,6 +835,15 @@ fn print_report(report: &impl Serialize, lines: &[String], json: bool) -> Result
     Ok(())
 }
 
+/// Waits until the engine's graph worker has read every queued memory (the benches that
+/// extract time or score the graph only once it has).
+pub(crate) fn settle_graph(engine: &muisti::Engine) -> muisti::Result<()> {
+    while engine.graph().pending()? > 0 {
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -88,8 +88,6 @@ pub(crate) struct PartitionCache {
     dead: usize,
     /// The heap bytes of the rows' strings, tags and metadata, and of the terms' names.
     heap: usize,
-    /// How many rows the load that builds it expects (its lists are sized for them once).
-    expected: usize,
     /// A row's terms while [`PartitionCache::push_as`] sums their repeats.
     scratch: Vec<(u32, f32)>,
 }
@@ -318,8 +316,7 @@ impl PartitionCache {
     /// large list is a fresh allocation the system must zero).
     pub(crate) fn with_capacity(ann_threshold: usize, rows: usize) -> Self {
         let mut copy = Self::new(ann_threshold);
-        copy.expected = rows;
-        copy.rows.reserve(rows);
+        copy.rows.reserve_exact(rows);
         copy.index.reserve(rows);
         copy.scales.reserve(rows);
         copy.vector_of.reserve(rows);
@@ -450,8 +447,9 @@ impl PartitionCache {
         if let Some(v) = vector {
             let len = v.len();
             if self.scales.is_empty() {
+                // The rows it was sized for (`with_capacity`), each with a vector.
                 self.dim = len;
-                self.data.reserve(self.expected.saturating_mul(len));
+                self.data.reserve(self.rows.capacity().saturating_mul(len));
             }
             if len == self.dim && self.dim > 0 {
                 slot = Some(self.scales.len() as u32);

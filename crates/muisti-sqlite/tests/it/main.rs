@@ -1467,3 +1467,41 @@ fn a_users_copy_is_kept_read_back_and_set_aside_by_changes() {
         "no row for a user with no records"
     );
 }
+
+/// A file of schema 6 gains a row for each of its users, so their first loads keep their
+/// copies from the start.
+#[test]
+fn a_version_6_database_gets_a_row_for_each_user() {
+    use muisti_core::{Filter, Namespace, Partition, Put, TextQuery};
+    let dir = tempfile::tempdir().expect("temp dir");
+    let path = dir.path().join("m.db");
+    let p = Partition::of(Namespace::default_ns());
+    let mut put = Put::new(p.clone(), None, "a note about the river");
+    put.owner.user_id = Some("u".into());
+    put_ids(&SqliteStore::open(&path).expect("opens"), vec![put]);
+    rusqlite::Connection::open(&path)
+        .expect("opens")
+        .execute_batch(
+            "DROP TRIGGER user_copy_insert; DROP TRIGGER user_copy_update; \
+             DROP TRIGGER user_copy_moved; DROP TRIGGER user_copy_delete; \
+             DROP TABLE user_copies; PRAGMA user_version = 6;",
+        )
+        .expect("downgrades");
+    let s = SqliteStore::open(&path)
+        .expect("migrates")
+        .with_background_loads(false);
+    assert_eq!(kept_copy(&path, "u"), Some(None), "a row, no copy yet");
+    let hits = s
+        .text_search(&TextQuery {
+            partition: p,
+            query: "river".into(),
+            filter: Filter {
+                user_id: Some("u".into()),
+                ..Filter::default()
+            },
+            limit: 5,
+        })
+        .expect("searches");
+    assert_eq!(hits.len(), 1);
+    assert!(matches!(kept_copy(&path, "u"), Some(Some(_))), "kept");
+}

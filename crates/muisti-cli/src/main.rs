@@ -38,6 +38,7 @@ pub(crate) use args::{Cli, Command, GraphCommand, KvCommand, NsArg};
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 fn main() -> ExitCode {
+    no_huge_pages();
     let filter = tracing_subscriber::EnvFilter::try_from_env("MUISTI_LOG")
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn"));
     tracing_subscriber::fmt()
@@ -60,6 +61,19 @@ fn main() -> ExitCode {
             }
             ExitCode::from(code)
         }
+    }
+}
+
+/// Turns transparent huge pages off for this process, as Redis does, unless
+/// `MUISTI_HUGE_PAGES=keep`. A user's first recall builds the user's copy in fresh memory;
+/// with huge pages each first touch zeroes 2 MiB, and on a virtual machine whose host had
+/// not yet backed those pages that took about 5 ms a fault: at random from one run to the
+/// next, a user's first recall took 7 ms instead of 2.5 (docs/benchmarks.md).
+fn no_huge_pages() {
+    #[cfg(target_os = "linux")]
+    if std::env::var("MUISTI_HUGE_PAGES").as_deref() != Ok("keep") {
+        // Best effort: a kernel without the setting keeps its own.
+        let _ = rustix::thread::disable_transparent_huge_pages(true);
     }
 }
 

@@ -50,6 +50,22 @@ impl fmt::Display for ErrorKind {
     }
 }
 
+impl ErrorKind {
+    /// Whether the request itself failed (it broke a rule, or its record is gone or
+    /// changed), nothing having been written for it, rather than the store: a batch
+    /// ([`Store::update_many`](crate::Store::update_many)) goes on past such an error.
+    pub fn is_of_the_request(self) -> bool {
+        matches!(
+            self,
+            ErrorKind::InvalidInput
+                | ErrorKind::TooLarge
+                | ErrorKind::NotFound
+                | ErrorKind::Conflict
+                | ErrorKind::ConflictingFields
+        )
+    }
+}
+
 /// The error of every [`Store`](crate::Store) operation.
 ///
 /// Messages never contain stored values or message text: only names, sizes and the rule

@@ -56,7 +56,7 @@ pub use query::{
 pub use record::Record;
 pub use store::{
     Backup, Capabilities, Health, ReadRun, Store, StoreInfo, StoredVector, WriteStatus, Written,
-    exact_vector_search, list_all, touch_counts,
+    delete_each, exact_vector_search, list_all, touch_counts, update_each,
 };
 pub use time::{Timestamp, Ttl};
 pub use update::{Patch, UpdateRequest, VectorChange};

@@ -182,6 +182,23 @@ pub trait Store: Send + Sync {
     /// full-text entry follows the new text; its vector follows [`crate::VectorChange`].
     fn update(&self, req: &UpdateRequest) -> Result<Memory>;
 
+    /// Applies many updates in order, each as [`Store::update`] would with its own
+    /// outcome: an update whose record is gone, whose version is not the expected one or
+    /// that is not valid fails alone, and changes nothing. A backend with transactions
+    /// writes the batch in one (an error of the store itself then fails the whole batch
+    /// and writes nothing); the default updates one by one. Maintenance writes its changes
+    /// this way, a user's at a time.
+    fn update_many(&self, reqs: &[UpdateRequest]) -> Result<Vec<Result<Memory>>> {
+        Ok(update_each(self, reqs))
+    }
+
+    /// Deletes the tenant's records of `ids`, in one transaction where the backend has
+    /// them; the ids of those that existed, in the order given. The default deletes one by
+    /// one.
+    fn delete_many(&self, tenant: &Tenant, ids: &[MemoryId]) -> Result<Vec<MemoryId>> {
+        delete_each(self, tenant, ids)
+    }
+
     /// Writes many records, in one transaction where the backend has them. The default
     /// validates every item, then writes them one by one.
     fn put_many(&self, puts: Vec<Put>) -> Result<Vec<Written>> {
@@ -391,6 +408,32 @@ pub fn exact_vector_search<S: Store + ?Sized>(
         &query.vector,
         query.limit,
     ))
+}
+
+/// [`Store::update_many`] one update at a time (its default, and a wrapper's that cannot
+/// pass the batch on whole).
+pub fn update_each<S: Store + ?Sized>(store: &S, reqs: &[UpdateRequest]) -> Vec<Result<Memory>> {
+    reqs.iter().map(|r| store.update(r)).collect()
+}
+
+/// [`Store::delete_many`] one delete at a time (its default, and a wrapper's that cannot
+/// pass the batch on whole).
+pub fn delete_each<S: Store + ?Sized>(
+    store: &S,
+    tenant: &Tenant,
+    ids: &[MemoryId],
+) -> Result<Vec<MemoryId>> {
+    let mut deleted = Vec::new();
+    for id in ids {
+        let at = Locator::Id {
+            tenant: tenant.clone(),
+            id: *id,
+        };
+        if store.delete(&at)? {
+            deleted.push(*id);
+        }
+    }
+    Ok(deleted)
 }
 
 /// Every live record of a partition that passes `filter`, following pages.

@@ -33,26 +33,28 @@ pub(crate) fn load_on(
     };
     tx.finish().map_err(sql_err)?;
     let part = ticket.finish(loaded);
-    if let (Some((generation, copy)), Rows::User(user)) = (to_keep, &rows) {
-        keep_copy(writer, &p, user, generation, &copy);
+    if let (Some((generation, parts)), Rows::User(user)) = (to_keep, &rows) {
+        keep_parts(writer, &p, user, generation, &parts);
     }
     Ok(part)
 }
 
-/// A packed copy a load built, to keep where the user's row still has this `gen`.
-type ToKeep = (i64, Vec<u8>);
+/// A user's parts a load built from the rows, to keep where the user's row still has the
+/// `gen` its snapshot read: the `gen`, and each record's rowid and part.
+type ToKeep = (i64, Vec<(i64, Vec<u8>)>);
 
-/// One user's copy: from the packed copy the store keeps when it has one, else from the
-/// rows, then with the packed copy to keep (with the `gen` the snapshot read).
+/// One user's copy: from the parts the store keeps when there is one for each of the
+/// user's records, else from the rows, then with the parts to keep (with the `gen` the
+/// snapshot read).
 fn load_user(
     conn: &Connection,
     p: &Partition,
     user: &str,
     ann_threshold: usize,
 ) -> Result<(PartitionCache, Option<ToKeep>)> {
-    let kept: Option<(i64, Option<Vec<u8>>)> = conn
+    let kept: Option<(i64, i64)> = conn
         .prepare_cached(
-            "SELECT gen, copy FROM user_copies WHERE tenant = ?1 AND namespace = ?2 \
+            "SELECT gen, records FROM user_copies WHERE tenant = ?1 AND namespace = ?2 \
              AND user_id = ?3",
         )
         .and_then(|mut s| {
@@ -66,74 +68,146 @@ fn load_user(
     let rows = Rows::User(user.to_owned());
     // A user with records has a row; without one (no records, or a file changed by other
     // means) the rows are read and nothing is kept.
-    let Some((generation, copy)) = kept else {
+    let Some((generation, records)) = kept else {
         return Ok((load_rows(conn, p, &rows, ann_threshold, None)?, None));
     };
-    if let Some(copy) = copy
-        && let Some(loaded) = from_packed(conn, &copy, user, ann_threshold)?
-    {
+    if let Some(loaded) = from_parts(conn, p, user, records, ann_threshold)? {
         return Ok((loaded, None));
     }
-    let mut packer = packed::Writer::new();
-    let loaded = load_rows(conn, p, &rows, ann_threshold, Some(&mut packer))?;
-    Ok((loaded, Some((generation, packer.finish()))))
+    let mut parts = Vec::new();
+    let loaded = load_rows(conn, p, &rows, ann_threshold, Some(&mut parts))?;
+    Ok((loaded, Some((generation, parts))))
 }
 
-/// Writes a user's packed copy where the row still has the `gen` its load read (a change
-/// since set it aside, and the next load builds it again). Best effort: a copy not kept
-/// only makes the next load read the rows.
-fn keep_copy(writer: &Mutex<Connection>, p: &Partition, user: &str, generation: i64, copy: &[u8]) {
-    let conn = writer.lock().unwrap_or_else(|p| p.into_inner());
-    let written = conn
-        .prepare_cached(
-            "UPDATE user_copies SET copy = ?5 WHERE tenant = ?1 AND namespace = ?2 \
-             AND user_id = ?3 AND gen = ?4",
-        )
-        .and_then(|mut s| {
-            s.execute(params![
-                p.tenant.as_str(),
-                p.namespace.as_str(),
-                user,
-                generation,
-                copy
-            ])
-        });
-    if let Err(e) = written {
+/// Writes a user's parts (and the count of the user's records they make) where the row
+/// still has the `gen` its load read (a change since gave it another, and the next load
+/// reads the rows again). Parts of records the rows no longer have go first. Best effort: a
+/// copy not kept only makes the next load read the rows.
+fn keep_parts(
+    writer: &Mutex<Connection>,
+    p: &Partition,
+    user: &str,
+    generation: i64,
+    parts: &[(i64, Vec<u8>)],
+) {
+    let mut conn = writer.lock().unwrap_or_else(|p| p.into_inner());
+    let key = params![p.tenant.as_str(), p.namespace.as_str(), user];
+    let kept = (|| -> rusqlite::Result<bool> {
+        let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
+        let current: Option<i64> = tx
+            .prepare_cached(
+                "SELECT gen FROM user_copies WHERE tenant = ?1 AND namespace = ?2 \
+                 AND user_id = ?3",
+            )?
+            .query_row(key, |r| r.get(0))
+            .optional()?;
+        if current != Some(generation) {
+            return Ok(false);
+        }
+        tx.prepare_cached(
+            "DELETE FROM user_copy_parts WHERE tenant = ?1 AND namespace = ?2 AND user_id = ?3",
+        )?
+        .execute(key)?;
+        {
+            let mut insert = tx.prepare_cached(
+                "INSERT INTO user_copy_parts (tenant, namespace, user_id, record, part) \
+                 VALUES (?1, ?2, ?3, ?4, ?5)",
+            )?;
+            for (record, part) in parts {
+                insert.execute(params![
+                    p.tenant.as_str(),
+                    p.namespace.as_str(),
+                    user,
+                    record,
+                    part
+                ])?;
+            }
+        }
+        tx.prepare_cached(
+            "UPDATE user_copies SET records = ?4 WHERE tenant = ?1 AND namespace = ?2 \
+             AND user_id = ?3",
+        )?
+        .execute(params![
+            p.tenant.as_str(),
+            p.namespace.as_str(),
+            user,
+            parts.len() as i64
+        ])?;
+        tx.commit()?;
+        Ok(true)
+    })();
+    if let Err(e) = kept {
         tracing::debug!(error = %e, "a user's copy was not kept; the next load reads the rows");
     }
 }
 
-/// A copy from its packed bytes, with the accesses counted since each record was written;
-/// `None` if the bytes are not a packed copy this build reads (then the rows are read).
-fn from_packed(
+/// A user's copy from the user's kept parts, with the accesses counted since each record
+/// was written; `None` unless there is one part for each of the user's `records` and each
+/// reads as a part of this build's layout (then the rows are read).
+fn from_parts(
     conn: &Connection,
-    bytes: &[u8],
+    p: &Partition,
     user: &str,
+    records: i64,
     ann_threshold: usize,
 ) -> Result<Option<PartitionCache>> {
-    let Some(mut reader) = packed::Reader::new(bytes) else {
+    let Ok(count) = usize::try_from(records) else {
         return Ok(None);
     };
-    let count = reader.len();
-    let mut out = PartitionCache::with_capacity(ann_threshold, count);
-    let mut rowids = Vec::with_capacity(count);
-    while let Some((mut fields, vector)) = reader.next_row() {
-        fields.user_id = Some(user);
-        rowids.push(fields.rowid);
-        let row = cached_row(&fields, fields.stored_accesses)?;
-        out.push_as(
-            row,
-            vector.map(|(q, scale)| cache::RowVector::Quantized(q, scale)),
-            fields.terms,
-            fields.context_terms,
-        );
+    let mut stmt = conn
+        .prepare_cached(
+            "SELECT part FROM user_copy_parts WHERE tenant = ?1 AND namespace = ?2 \
+             AND user_id = ?3 ORDER BY record",
+        )
+        .map_err(sql_err)?;
+    let mut parts = stmt
+        .query(params![p.tenant.as_str(), p.namespace.as_str(), user])
+        .map_err(sql_err)?;
+    let mut out: Option<PartitionCache> = None;
+    let mut rowids = Vec::new();
+    while let Some(r) = parts.next().map_err(sql_err)? {
+        let bytes = r
+            .get_ref(0)
+            .and_then(|v| Ok(v.as_blob()?))
+            .map_err(sql_err)?;
+        let Some(mut reader) = packed::Reader::new(bytes) else {
+            return Ok(None);
+        };
+        // Sized on the first part: a user without parts costs no allocation.
+        let out = out.get_or_insert_with(|| {
+            rowids.reserve_exact(count);
+            PartitionCache::with_capacity(ann_threshold, count)
+        });
+        for _ in 0..reader.len() {
+            let Some((mut fields, vector)) = reader.next_row() else {
+                return Ok(None);
+            };
+            if rowids.len() == count {
+                return Ok(None);
+            }
+            fields.user_id = Some(user);
+            rowids.push(fields.rowid);
+            let row = cached_row(&fields, fields.stored_accesses)?;
+            out.push_as(
+                row,
+                vector.map(|(q, scale)| cache::RowVector::Quantized(q, scale)),
+                fields.terms,
+                fields.context_terms,
+            );
+        }
     }
-    // Every row the copy says it holds, or none (bytes cut short).
-    if rowids.len() != count {
+    // A part for each of the user's records, or no copy.
+    let Some(mut out) = out.filter(|_| rowids.len() == count) else {
         return Ok(None);
-    }
-    // The accesses since each record was written, in one statement.
-    let ids = serde_json::to_string(&rowids).map_err(|e| Error::Corrupted {
+    };
+    add_accesses_since(conn, &mut out, &rowids)?;
+    Ok(Some(out))
+}
+
+/// Adds to a copy's rows (of `rowids`, in order) the accesses counted since each record
+/// was written, in one statement.
+fn add_accesses_since(conn: &Connection, out: &mut PartitionCache, rowids: &[i64]) -> Result<()> {
+    let ids = serde_json::to_string(rowids).map_err(|e| Error::Corrupted {
         location: "sqlite user copy".into(),
         reason: e.to_string(),
     })?;
@@ -154,8 +228,7 @@ fn from_packed(
             out.add_accesses(i, u64::try_from(accesses).unwrap_or(0));
         }
     }
-
-    Ok(Some(out))
+    Ok(())
 }
 
 /// The cached row of a load's fields, with `accesses` as its count.
@@ -196,28 +269,28 @@ pub(crate) fn load_rows(
     p: &Partition,
     rows: &Rows,
     ann_threshold: usize,
-    mut packer: Option<&mut packed::Writer>,
+    mut parts: Option<&mut Vec<(i64, Vec<u8>)>>,
 ) -> Result<PartitionCache> {
     let index = " INDEXED BY memories_user";
-    match load_rows_by(conn, p, rows, ann_threshold, index, packer.as_deref_mut()) {
+    match load_rows_by(conn, p, rows, ann_threshold, index, parts.as_deref_mut()) {
         // A bulk load has the index set aside (see `Store::bulk_load`): the planner's own
         // choice is slower, not wrong.
         Err(Error::Backend { reason, .. }) if reason.contains("no such index") => {
-            load_rows_by(conn, p, rows, ann_threshold, "", packer)
+            load_rows_by(conn, p, rows, ann_threshold, "", parts)
         }
         other => other,
     }
 }
 
 /// [`load_rows`], one user's rows through the index `user_index` names (an `INDEXED BY`
-/// clause, or nothing); each row also packed into `packer`, if given.
+/// clause, or nothing); each row's part also added to `parts`, if given.
 pub(crate) fn load_rows_by(
     conn: &Connection,
     p: &Partition,
     rows: &Rows,
     ann_threshold: usize,
     user_index: &str,
-    mut packer: Option<&mut packed::Writer>,
+    mut parts: Option<&mut Vec<(i64, Vec<u8>)>>,
 ) -> Result<PartitionCache> {
     const SELECT: &str = "SELECT m.id, m.user_id, m.agent_id, m.session_id, m.category, \
          m.scope, m.created_at, m.expires_at, m.vector, f.tokens, f.context, m.tags, \
@@ -233,17 +306,17 @@ pub(crate) fn load_rows_by(
         Rows::All => (
             format!(
                 "WITH o AS MATERIALIZED (SELECT rowid AS r FROM memories \
-                 WHERE tenant = ?1 AND namespace = ?2 ORDER BY user_id, id) {SELECT}"
+                 WHERE tenant = ?1 AND namespace = ?2 ORDER BY user_id, rowid) {SELECT}"
             ),
             None,
         ),
         Rows::User(u) => (
             format!(
-                // By the user index: the planner otherwise prefers the partition's
-                // (tenant, namespace, id) index, which skips the sort but reads every
-                // row of the partition.
+                // By the user index (the user's entries of the partition only, then their
+                // rowids sorted): the planner otherwise prefers the partition's (tenant,
+                // namespace, id) index, which reads every row of the partition.
                 "WITH o AS MATERIALIZED (SELECT rowid AS r FROM memories{user_index} \
-                 WHERE tenant = ?1 AND user_id = ?3 AND namespace = ?2 ORDER BY id) {SELECT}"
+                 WHERE tenant = ?1 AND user_id = ?3 AND namespace = ?2 ORDER BY rowid) {SELECT}"
             ),
             Some(u.as_str()),
         ),
@@ -294,8 +367,8 @@ pub(crate) fn load_rows_by(
             .map(|b| vector_from_bytes(b).ok_or_else(|| corrupted(fields.id, "bad vector")))
             .transpose()?;
         out.push(row, vector.as_deref(), fields.terms, fields.context_terms);
-        if let Some(packer) = packer.as_deref_mut() {
-            packer.row(&fields, out.last_vector());
+        if let Some(parts) = parts.as_deref_mut() {
+            parts.push((fields.rowid, packed::part(&fields, out.last_vector())));
         }
     }
     Ok(out)
@@ -306,17 +379,18 @@ mod tests {
     use super::*;
     use muisti_core::{Namespace, Tenant};
 
-    /// A load keeps its copy only where the user's row still has the `gen` its snapshot
+    /// A load keeps its parts only where the user's row still has the `gen` its snapshot
     /// read: a change committed meanwhile gave the row another, and a user with no row (no
-    /// records any more) gets none back.
+    /// records any more) gets none back. Parts the rows no longer have go.
     #[test]
-    fn a_copy_is_kept_only_where_its_gen_is_still_the_rows() {
+    fn parts_are_kept_only_where_their_gen_is_still_the_rows() {
         let conn = Connection::open_in_memory().expect("opens");
         crate::migrate::migrate(&conn, std::path::Path::new(":memory:")).expect("migrates");
-        conn.execute(
-            "INSERT INTO user_copies (tenant, namespace, user_id, gen, copy) \
-             VALUES ('t', 'n', 'u', 7, NULL)",
-            [],
+        conn.execute_batch(
+            "INSERT INTO user_copies (tenant, namespace, user_id, gen, records) \
+             VALUES ('t', 'n', 'u', 7, 5); \
+             INSERT INTO user_copy_parts (tenant, namespace, user_id, record, part) \
+             VALUES ('t', 'n', 'u', 9, x'00');",
         )
         .expect("a row");
         let writer = Mutex::new(conn);
@@ -324,24 +398,39 @@ mod tests {
             Tenant::new("t").expect("tenant"),
             Namespace::new("n").expect("namespace"),
         );
-        let copy = |user: &str| -> Option<Option<Vec<u8>>> {
-            writer
-                .lock()
-                .expect("lock")
+        let kept = |user: &str| -> (Vec<(i64, Vec<u8>)>, Option<i64>) {
+            let conn = writer.lock().expect("lock");
+            let parts = conn
+                .prepare(
+                    "SELECT record, part FROM user_copy_parts WHERE user_id = ?1 \
+                     ORDER BY record",
+                )
+                .and_then(|mut s| {
+                    s.query_map([user], |r| Ok((r.get(0)?, r.get(1)?)))?
+                        .collect::<rusqlite::Result<Vec<_>>>()
+                })
+                .expect("reads");
+            let records = conn
                 .query_row(
-                    "SELECT copy FROM user_copies WHERE user_id = ?1",
+                    "SELECT records FROM user_copies WHERE user_id = ?1",
                     [user],
                     |r| r.get(0),
                 )
                 .optional()
-                .expect("reads")
+                .expect("reads");
+            (parts, records)
         };
-        keep_copy(&writer, &p, "u", 6, b"stale");
-        assert_eq!(copy("u"), Some(None));
-        keep_copy(&writer, &p, "u", 7, b"fresh");
-        assert_eq!(copy("u"), Some(Some(b"fresh".to_vec())));
-        keep_copy(&writer, &p, "v", 7, b"nobody");
-        assert_eq!(copy("v"), None);
+        let fresh = vec![(1, b"one".to_vec()), (2, b"two".to_vec())];
+        keep_parts(&writer, &p, "u", 6, &[(1, b"stale".to_vec())]);
+        assert_eq!(kept("u"), (vec![(9, vec![0])], Some(5)), "gen moved on");
+        keep_parts(&writer, &p, "u", 7, &fresh);
+        assert_eq!(
+            kept("u"),
+            (fresh.clone(), Some(2)),
+            "kept, the old part gone"
+        );
+        keep_parts(&writer, &p, "v", 7, &fresh);
+        assert_eq!(kept("v"), (Vec::new(), None), "no row, nothing kept");
     }
 
     /// A packed copy reads back as written; bytes of another layout or cut short read as
@@ -368,7 +457,7 @@ mod tests {
             terms: "river bank",
             context_terms: None,
         };
-        let mut w = packed::Writer::new();
+        let mut w = packed::Writer::with_capacity(0);
         w.row(&fields, Some((&[1, -2, 3], 0.25)));
         w.row(&fields, None);
         let bytes = w.finish();
@@ -393,12 +482,37 @@ mod tests {
         other[0] = 99;
         assert!(packed::Reader::new(&other).is_none(), "another layout");
 
-        // A copy cut short is no copy at all, not the rows it still holds.
+        // The parts make a copy only with one part for each of the user's records, each
+        // read whole.
         let conn = Connection::open_in_memory().expect("opens");
         crate::migrate::migrate(&conn, std::path::Path::new(":memory:")).expect("migrates");
-        let whole = from_packed(&conn, &bytes, "u", 0).expect("reads");
-        assert_eq!(whole.map(|c| c.rows_len()), Some(2));
-        let cut = from_packed(&conn, &bytes[..bytes.len() - 3], "u", 0).expect("reads");
-        assert!(cut.is_none(), "cut short");
+        let p = Partition::of(muisti_core::Namespace::default_ns());
+        let set_parts = |parts: &[Vec<u8>]| {
+            conn.execute("DELETE FROM user_copy_parts", [])
+                .expect("deletes");
+            for (i, part) in parts.iter().enumerate() {
+                conn.execute(
+                    "INSERT INTO user_copy_parts (tenant, namespace, user_id, record, part) \
+                     VALUES (?1, ?2, 'u', ?3, ?4)",
+                    params![p.tenant.as_str(), p.namespace.as_str(), i as i64, part],
+                )
+                .expect("inserts");
+            }
+        };
+        let rows = |records: i64| {
+            from_parts(&conn, &p, "u", records, 0)
+                .expect("reads")
+                .map(|c| c.rows_len())
+        };
+        let one = packed::part(&fields, Some((&[1, -2, 3], 0.25)));
+        set_parts(&[bytes.clone(), one.clone()]);
+        assert_eq!(rows(3), Some(3), "two rows and one");
+        assert_eq!(rows(4), None, "a record without its part");
+        assert_eq!(rows(2), None, "a part of a record the user no longer has");
+        set_parts(&[bytes[..bytes.len() - 3].to_vec(), one.clone()]);
+        assert_eq!(rows(3), None, "a part cut short");
+        set_parts(&[]);
+        assert_eq!(rows(1), None, "no parts");
+        assert_eq!(rows(0), None, "no rows at all: read as rows");
     }
 }

@@ -11,9 +11,9 @@ use crate::{
     sql_err,
 };
 
-pub(crate) const SCHEMA_VERSION: i64 = 7;
+pub(crate) const SCHEMA_VERSION: i64 = 8;
 /// Migrations: the SQL that takes the schema from version `i` to `i + 1`.
-pub(crate) const MIGRATIONS: [&str; 7] = [
+pub(crate) const MIGRATIONS: [&str; 8] = [
     include_str!("schema.sql"),
     include_str!("schema_v2.sql"),
     include_str!("schema_v3.sql"),
@@ -21,6 +21,7 @@ pub(crate) const MIGRATIONS: [&str; 7] = [
     include_str!("schema_v5.sql"),
     include_str!("schema_v6.sql"),
     include_str!("schema_v7.sql"),
+    include_str!("schema_v8.sql"),
 ];
 
 pub(crate) fn migrate(conn: &Connection, path: &Path) -> Result<()> {

@@ -1,7 +1,8 @@
-//! A user's copy as the store keeps it (`user_copies`, schema version 7): what a load reads
-//! of each of the user's rows, packed into one value, with each vector as the copy holds it
-//! (quantised). Reading it back gives the load the same fields the rows would, in the same
-//! order, so both go through one conversion into the copy.
+//! A user's copy as the store keeps it (`user_copy_parts`, schema version 8): what a load
+//! reads of each of the user's rows, packed, with each vector as the copy holds it
+//! (quantised). The store keeps one part per record ([`part`]), written with the record;
+//! reading the parts back gives the load the same fields the rows would, so both go through
+//! one conversion into the copy.
 //!
 //! Layout (little-endian): a version byte, the row count (`u32`), then per row its rowid,
 //! the fields of [`Fields`] in order (strings as a `u32` length and UTF-8 bytes, optional
@@ -44,9 +45,30 @@ pub(crate) struct Writer {
     rows: u32,
 }
 
+/// One record's part: a copy of one row.
+pub(crate) fn part(f: &Fields<'_>, vector: Option<(&[i8], f32)>) -> Vec<u8> {
+    let mut w = Writer::with_capacity(
+        // The fixed fields, length prefixes and presence bytes take under 160.
+        160 + f.id.len()
+            + f.agent_id.map_or(0, str::len)
+            + f.session_id.map_or(0, str::len)
+            + f.category.len()
+            + f.scope.len()
+            + f.tags.len()
+            + f.metadata.len()
+            + f.content_hash.len()
+            + f.terms.len()
+            + f.context_terms.map_or(0, str::len)
+            + vector.map_or(0, |(q, _)| q.len()),
+    );
+    w.row(f, vector);
+    w.finish()
+}
+
 impl Writer {
-    pub(crate) fn new() -> Self {
-        let mut out = Vec::with_capacity(64 * 1024);
+    /// A copy of no rows yet, its bytes allocated for about `bytes`.
+    pub(crate) fn with_capacity(bytes: usize) -> Self {
+        let mut out = Vec::with_capacity(bytes);
         out.push(VERSION);
         out.extend_from_slice(&0u32.to_le_bytes());
         Self { out, rows: 0 }

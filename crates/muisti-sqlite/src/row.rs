@@ -2,12 +2,13 @@
 
 use muisti_core::{
     Memory, Result,
+    quant::quantize_into,
     text::{token_string, vector_to_bytes},
 };
 use muisti_store::Columns;
 use rusqlite::{Row, params};
 
-use crate::{cache::Fresh, sql::INSERT, sql_err};
+use crate::{cache::Fresh, packed, sql::INSERT, sql_err};
 
 /// Decodes a row selected with [`COLUMNS`](crate::sql::COLUMNS).
 pub(crate) fn decode(row: &Row<'_>) -> rusqlite::Result<Result<Memory>> {
@@ -50,7 +51,9 @@ pub(crate) fn decode_from(row: &Row<'_>, base: usize) -> rusqlite::Result<Result
     Ok(columns.into_memory("sqlite"))
 }
 
-/// Inserts or updates (by rowid) one record, its vector and its full-text entry.
+/// Inserts or updates (by rowid) one record, its vector, its full-text entry and, when it
+/// has a user, its part of the user's copy (after the record's statement, whose triggers
+/// take the old part away).
 pub(crate) fn write_row(
     tx: &rusqlite::Transaction<'_>,
     m: &Memory,
@@ -123,5 +126,37 @@ pub(crate) fn write_row(
     )
     .and_then(|mut s| s.execute(params![rowid, terms, context_terms]))
     .map_err(sql_err)?;
+    if let Some(user) = c.user_id.as_deref() {
+        let fields = packed::Fields {
+            rowid,
+            id: &c.id,
+            user_id: None,
+            agent_id: c.agent_id.as_deref(),
+            session_id: c.session_id.as_deref(),
+            category: &c.category,
+            scope: &c.scope,
+            created_at: c.created_at,
+            expires_at: c.expires_at,
+            tags: &c.tags,
+            metadata: &c.metadata,
+            content_hash: &c.content_hash,
+            updated_at: c.updated_at,
+            importance: c.importance,
+            stored_accesses: c.access_count,
+            // RankFields::time_of, as the load's SQL reads it.
+            time: c.valid_from.unwrap_or(c.created_at),
+            terms: &terms,
+            context_terms: context_terms.as_deref(),
+        };
+        let mut quantized = Vec::with_capacity(vector.map_or(0, <[f32]>::len));
+        let scale = vector.map(|v| quantize_into(v, &mut quantized));
+        let part = packed::part(&fields, scale.map(|s| (quantized.as_slice(), s)));
+        tx.prepare_cached(
+            "INSERT OR REPLACE INTO user_copy_parts (tenant, namespace, user_id, record, part) \
+             VALUES (?1, ?2, ?3, ?4, ?5)",
+        )
+        .and_then(|mut s| s.execute(params![c.tenant, c.namespace, user, rowid, part]))
+        .map_err(sql_err)?;
+    }
     Ok(Fresh::of(m, vector, terms, context_terms))
 }

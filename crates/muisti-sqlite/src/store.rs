@@ -117,6 +117,33 @@ impl Store for SqliteStore {
         })
     }
 
+    /// One transaction for the batch: an update that fails on its request (its checks run
+    /// before it writes anything) leaves the others; any other error writes nothing.
+    fn update_many(&self, reqs: &[UpdateRequest]) -> Result<Vec<Result<Memory>>> {
+        if reqs.is_empty() {
+            return Ok(Vec::new());
+        }
+        let now = self.now();
+        self.write_fresh(|tx| {
+            let mut out = Vec::with_capacity(reqs.len());
+            let mut fresh = Vec::with_capacity(reqs.len());
+            for req in reqs {
+                match req
+                    .validate()
+                    .and_then(|()| update_in(tx, req, now, &self.limits))
+                {
+                    Ok((memory, f)) => {
+                        out.push(Ok(memory));
+                        fresh.push(f);
+                    }
+                    Err(e) if e.kind().is_of_the_request() => out.push(Err(e)),
+                    Err(e) => return Err(e),
+                }
+            }
+            Ok((0, out, fresh))
+        })
+    }
+
     fn get(&self, at: &Locator) -> Result<Option<Memory>> {
         let (partition, key) = match at {
             Locator::Id { tenant, id } => {
@@ -179,7 +206,19 @@ impl Store for SqliteStore {
 
     fn delete(&self, at: &Locator) -> Result<bool> {
         let now = self.now_ms();
-        Ok(self.delete_row(at, now)?.is_some())
+        Ok(!self.delete_rows(std::slice::from_ref(at), now)?.is_empty())
+    }
+
+    fn delete_many(&self, tenant: &Tenant, ids: &[MemoryId]) -> Result<Vec<MemoryId>> {
+        let at: Vec<Locator> = ids
+            .iter()
+            .map(|id| Locator::Id {
+                tenant: tenant.clone(),
+                id: *id,
+            })
+            .collect();
+        let now = self.now_ms();
+        self.delete_rows(&at, now)
     }
 
     fn flush(&self, partition: &Partition) -> Result<u64> {

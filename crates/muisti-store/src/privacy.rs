@@ -92,6 +92,10 @@ impl Store for PrivacyStore {
         self.inner.delete(at)
     }
 
+    fn delete_many(&self, tenant: &Tenant, ids: &[MemoryId]) -> Result<Vec<MemoryId>> {
+        self.inner.delete_many(tenant, ids)
+    }
+
     fn flush(&self, partition: &Partition) -> Result<u64> {
         self.inner.flush(partition)
     }

@@ -142,6 +142,22 @@ impl Store for RouterStore {
         }
     }
 
+    /// Passed on whole when every namespace goes to one store.
+    fn update_many(&self, reqs: &[UpdateRequest]) -> Result<Vec<Result<Memory>>> {
+        match self.distinct().as_slice() {
+            [only] => only.update_many(reqs),
+            _ => Ok(muisti_core::update_each(self, reqs)),
+        }
+    }
+
+    /// Passed on whole when every namespace goes to one store.
+    fn delete_many(&self, tenant: &Tenant, ids: &[MemoryId]) -> Result<Vec<MemoryId>> {
+        match self.distinct().as_slice() {
+            [only] => only.delete_many(tenant, ids),
+            _ => muisti_core::delete_each(self, tenant, ids),
+        }
+    }
+
     fn get(&self, at: &Locator) -> Result<Option<Memory>> {
         match at {
             Locator::Key { partition, .. } => self.store_for(&partition.namespace).get(at),

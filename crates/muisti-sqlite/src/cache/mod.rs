@@ -500,10 +500,14 @@ impl PartitionCache {
         let expires = self.rows[i as usize].expires_at.is_some();
         self.totals.count(len, expires, 1);
         if let Some(u) = &self.rows[i as usize].owner.user_id {
-            let user = self.by_user.entry(u.clone()).or_insert_with(|| {
-                self.heap += u.len() + 48 + USER_ROWS_BYTES;
-                UserRows::default()
-            });
+            // Looked up before the key is cloned: a load pushes one user's rows in turn.
+            let user = match self.by_user.get_mut(u) {
+                Some(user) => user,
+                None => {
+                    self.heap += u.len() + 48 + USER_ROWS_BYTES;
+                    self.by_user.entry(u.clone()).or_default()
+                }
+            };
             let position = user.rows.len() as u32;
             user.rows.push(i);
             user.totals.count(len, expires, 1);

@@ -83,6 +83,7 @@ fn a_version_1_database_is_migrated_and_its_records_are_searchable() {
     conn.execute_batch(
         "DROP TRIGGER user_copy_insert; DROP TRIGGER user_copy_update; \
          DROP TRIGGER user_copy_moved; DROP TRIGGER user_copy_delete; DROP TABLE user_copies; \
+         DROP TABLE user_copy_parts; \
          DROP TRIGGER memories_deleted; DROP TRIGGER memories_access_folded; \
          DROP INDEX memories_scope_user; DROP INDEX memories_scope_session; \
          DROP TABLE memory_terms; DROP TABLE memory_access; DROP TABLE deferred_indexes; \
@@ -107,7 +108,7 @@ fn a_version_1_database_is_migrated_and_its_records_are_searchable() {
         .expect("opens")
         .query_row("PRAGMA user_version", [], |r| r.get(0))
         .expect("reads");
-    assert_eq!(version, 7);
+    assert_eq!(version, 8);
     let m = s
         .get(&muisti_core::Locator::Id {
             tenant: muisti_core::Tenant::default(),
@@ -148,6 +149,7 @@ fn a_version_3_database_keeps_its_terms_and_access_counts() {
            SELECT rowid, tokens, context, '' FROM memory_terms; \
          DROP TRIGGER user_copy_insert; DROP TRIGGER user_copy_update; \
          DROP TRIGGER user_copy_moved; DROP TRIGGER user_copy_delete; DROP TABLE user_copies; \
+         DROP TABLE user_copy_parts; \
          DROP TRIGGER memories_deleted; DROP TRIGGER memories_access_folded; \
          DROP INDEX memories_scope_user; DROP INDEX memories_scope_session; \
          UPDATE memories SET access_count = 1 + (SELECT access_count FROM memory_access); \
@@ -400,9 +402,9 @@ fn large_partitions_search_through_an_hnsw_graph() {
 }
 
 /// A deleted memory leaves no byte of itself in the store's files: not its text, not its
-/// full-text terms, not its user's kept copy (secure_delete zeroes freed space; the terms
-/// table loses the row with the record, the user's copy is set aside; the WAL is
-/// checkpointed away when the store closes).
+/// full-text terms, not its part of its user's kept copy (secure_delete zeroes freed space;
+/// the terms table and the parts lose the record's row with it; the WAL is checkpointed
+/// away when the store closes).
 #[test]
 fn a_deleted_canary_leaves_nothing_in_the_files() {
     use muisti_core::{Locator, Namespace, Partition, Put, Tenant};
@@ -412,7 +414,7 @@ fn a_deleted_canary_leaves_nothing_in_the_files() {
     {
         let s = SqliteStore::open(&path).expect("opens");
         // Enough other records that the canary shares pages with live data; all of one
-        // user, whose copy the store keeps once a query loads it.
+        // user, whose copy the store keeps as the records are written.
         let owned = |text: String| {
             let mut put = Put::new(p.clone(), None, text);
             put.owner.user_id = Some("u".into());
@@ -438,11 +440,12 @@ fn a_deleted_canary_leaves_nothing_in_the_files() {
             })
             .expect("searches");
         }
-        let copy = kept_copy(&path, "u")
-            .flatten()
-            .expect("the user's copy is kept");
+        let parts = kept_parts(&path, "u");
+        assert_eq!(parts.len(), 201, "the user's copy is kept");
         assert!(
-            copy.windows(9).any(|w| w == b"canaryzq7"),
+            parts
+                .iter()
+                .any(|p| p.windows(9).any(|w| w == b"canaryzq7")),
             "with the canary's terms"
         );
         assert!(
@@ -1291,28 +1294,43 @@ fn put_ids(store: &SqliteStore, puts: Vec<muisti_core::Put>) -> Vec<muisti_core:
         .collect()
 }
 
-/// A user's copy, from its kept bytes (`user_copies`) or none.
-fn kept_copy(path: &std::path::Path, user: &str) -> Option<Option<Vec<u8>>> {
+/// A user's row (`user_copies`): the count of the user's records and of the parts kept.
+fn kept_copy(path: &std::path::Path, user: &str) -> Option<(i64, usize)> {
     use rusqlite::OptionalExtension;
-    rusqlite::Connection::open(path)
+    let records: Option<i64> = rusqlite::Connection::open(path)
         .expect("opens")
         .query_row(
-            "SELECT copy FROM user_copies WHERE user_id = ?1",
+            "SELECT records FROM user_copies WHERE user_id = ?1",
             [user],
             |r| r.get(0),
         )
         .optional()
+        .expect("reads");
+    records.map(|n| (n, kept_parts(path, user).len()))
+}
+
+/// A user's kept parts (`user_copy_parts`), in record order.
+fn kept_parts(path: &std::path::Path, user: &str) -> Vec<Vec<u8>> {
+    rusqlite::Connection::open(path)
+        .expect("opens")
+        .prepare("SELECT part FROM user_copy_parts WHERE user_id = ?1 ORDER BY record")
+        .and_then(|mut s| {
+            s.query_map([user], |r| r.get(0))?
+                .collect::<rusqlite::Result<Vec<Vec<u8>>>>()
+        })
         .expect("reads")
 }
 
-/// A user's first load keeps the user's copy in the store; the next process's first load
-/// reads it back (and answers exactly as the rows do, accesses counted since included);
-/// a change to any of the user's records sets it aside, an access does not, and the user's
-/// last record takes the user's row with it.
+/// The store keeps each user's copy as it writes the user's records (a part each) and
+/// the next process's first load reads it, answering exactly as the rows do (accesses
+/// counted since included); a write adds or replaces its record's part, a delete takes it,
+/// an access leaves it. A change made by other means than the store leaves its record
+/// without a part, so the rows are read (and the parts kept again); the user's last record
+/// takes the user's row with it.
 #[test]
-fn a_users_copy_is_kept_read_back_and_set_aside_by_changes() {
+fn a_users_copy_is_kept_with_the_writes_and_read_back() {
     use muisti_core::{
-        Filter, Locator, Namespace, Partition, Put, Tenant, TextQuery, Timestamp, VectorQuery,
+        Filter, Key, Locator, Namespace, Partition, Put, Tenant, TextQuery, Timestamp, VectorQuery,
     };
     let dir = tempfile::tempdir().expect("temp dir");
     let path = dir.path().join("m.db");
@@ -1356,9 +1374,16 @@ fn a_users_copy_is_kept_read_back_and_set_aside_by_changes() {
         },
         limit: 40,
     };
-    assert_eq!(kept_copy(&path, "u0"), Some(None), "a row, no copy yet");
+    assert_eq!(
+        kept_copy(&path, "u0"),
+        Some((20, 20)),
+        "kept with the writes"
+    );
+    let raw = rusqlite::Connection::open(&path).expect("opens");
+    raw.execute_batch("DELETE FROM user_copy_parts")
+        .expect("parts set aside");
 
-    // From the rows, kept; an access does not set the copy aside.
+    // From the rows, kept; an access leaves the parts.
     let first = open();
     let by_rows = (
         first.text_search(&text("u0", None)).expect("searches"),
@@ -1368,15 +1393,16 @@ fn a_users_copy_is_kept_read_back_and_set_aside_by_changes() {
             .expect("searches"),
     );
     assert_eq!(by_rows.0.len(), 20);
-    assert!(matches!(kept_copy(&path, "u0"), Some(Some(_))), "kept");
-    assert_eq!(kept_copy(&path, "u1"), Some(None), "only what was loaded");
+    assert_eq!(kept_copy(&path, "u0"), Some((20, 20)), "kept by the load");
+    assert_eq!(
+        kept_copy(&path, "u1"),
+        Some((20, 0)),
+        "only what was loaded"
+    );
     first
         .touch(&Tenant::default(), &ids[..3], Timestamp::from_millis(5))
         .expect("touches");
-    assert!(
-        matches!(kept_copy(&path, "u0"), Some(Some(_))),
-        "still kept"
-    );
+    assert_eq!(kept_copy(&path, "u0"), Some((20, 20)), "still kept");
     let fields = first.rank_fields(&p, &ids).expect("fields");
     drop(first);
 
@@ -1399,57 +1425,72 @@ fn a_users_copy_is_kept_read_back_and_set_aside_by_changes() {
     assert_eq!(second.rank_fields(&p, &user0).expect("fields"), expect);
     assert_eq!(expect[0].access_count, 1, "{expect:?}");
 
-    // A write to the user sets the copy aside, and the next load sees the write.
+    // A write adds its part, a rewrite at a key replaces it, a delete takes it; each seen
+    // by the next process's load from the parts.
+    let keyed = |text: &str| {
+        let mut put = Put::new(p.clone(), Some(Key::new("boat").expect("key")), text);
+        put.owner.user_id = Some("u0".into());
+        put
+    };
     let mut put = Put::new(p.clone(), None, "a new river note");
     put.owner.user_id = Some("u0".into());
-    let new = put_ids(&second, vec![put])[0];
-    assert_eq!(kept_copy(&path, "u0"), Some(None), "set aside by a write");
-    drop(second);
-    let third = open();
-    let hits = third.text_search(&text("u0", None)).expect("searches");
-    assert!(hits.iter().any(|h| h.id == new), "{hits:?}");
+    let new = put_ids(&second, vec![put, keyed("a river boat named Kestrel")])[0];
+    put_ids(&second, vec![keyed("a river boat named Osprey")]);
     assert!(
-        matches!(kept_copy(&path, "u0"), Some(Some(_))),
-        "kept again"
-    );
-    assert!(
-        third
+        second
             .delete(&Locator::Id {
                 tenant: Tenant::default(),
                 id: ids[0],
             })
             .expect("deletes")
     );
-    assert_eq!(kept_copy(&path, "u0"), Some(None), "set aside by a delete");
-
-    // The copy is what the next load reads: a change made behind the store's back (its
-    // trigger dropped) is not seen until the copy is set aside.
-    let _ = third.text_search(&text("u0", None)).expect("searches");
-    drop(third);
-    let _ = open().text_search(&text("u0", None)).expect("searches");
-    assert!(matches!(kept_copy(&path, "u0"), Some(Some(_))));
-    let conn = rusqlite::Connection::open(&path).expect("opens");
-    conn.execute_batch(
-        "DROP TRIGGER user_copy_update; \
-         UPDATE memories SET tags = '[\"behind\"]' WHERE user_id = 'u0';",
-    )
-    .expect("changes");
-    assert!(
-        open()
-            .text_search(&text("u0", Some("behind")))
+    assert_eq!(kept_copy(&path, "u0"), Some((21, 21)));
+    drop(second);
+    let third = open();
+    let found = |store: &SqliteStore, query: &str| -> Vec<_> {
+        store
+            .text_search(&TextQuery {
+                query: query.into(),
+                ..text("u0", None)
+            })
             .expect("searches")
-            .is_empty(),
-        "answered from the kept copy"
-    );
-    conn.execute_batch("UPDATE user_copies SET copy = NULL")
-        .expect("sets aside");
+            .into_iter()
+            .map(|h| h.id)
+            .collect()
+    };
+    let hits = found(&third, "river water");
+    assert!(hits.contains(&new) && !hits.contains(&ids[0]), "{hits:?}");
+    assert_eq!(found(&third, "osprey").len(), 1);
+    assert!(found(&third, "kestrel").is_empty(), "the replaced part");
+    drop(third);
+
+    // A change behind the store's back takes its record's part: the rows are read, and
+    // the parts kept again.
+    raw.execute_batch("UPDATE memories SET tags = '[\"behind\"]' WHERE user_id = 'u0'")
+        .expect("changes");
+    assert_eq!(kept_copy(&path, "u0"), Some((21, 0)));
     assert_eq!(
         open()
             .text_search(&text("u0", Some("behind")))
             .expect("searches")
             .len(),
-        20,
+        21,
         "answered from the rows"
+    );
+    assert_eq!(kept_copy(&path, "u0"), Some((21, 21)));
+    // The parts are what the next load reads: with the trigger dropped, a change is not
+    // seen.
+    raw.execute_batch(
+        "DROP TRIGGER user_copy_update; \
+         UPDATE memories SET tags = '[\"unseen\"]' WHERE user_id = 'u0';",
+    )
+    .expect("changes");
+    assert!(
+        open()
+            .text_search(&text("u0", Some("unseen")))
+            .expect("searches")
+            .is_empty(),
+        "answered from the kept copy"
     );
 
     // The user's last record takes the user's row (and the user's name) with it.
@@ -1468,40 +1509,50 @@ fn a_users_copy_is_kept_read_back_and_set_aside_by_changes() {
     );
 }
 
-/// A file of schema 6 gains a row for each of its users, so their first loads keep their
-/// copies from the start.
+/// A file of schema 6 or 7 gains a row for each of its users with the count of the user's
+/// records (version 7's copies go), so their first loads keep their parts.
 #[test]
-fn a_version_6_database_gets_a_row_for_each_user() {
+fn a_version_6_or_7_database_gets_a_row_for_each_user() {
     use muisti_core::{Filter, Namespace, Partition, Put, TextQuery};
-    let dir = tempfile::tempdir().expect("temp dir");
-    let path = dir.path().join("m.db");
-    let p = Partition::of(Namespace::default_ns());
-    let mut put = Put::new(p.clone(), None, "a note about the river");
-    put.owner.user_id = Some("u".into());
-    put_ids(&SqliteStore::open(&path).expect("opens"), vec![put]);
-    rusqlite::Connection::open(&path)
-        .expect("opens")
-        .execute_batch(
+    for version in [6, 7] {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let path = dir.path().join("m.db");
+        let p = Partition::of(Namespace::default_ns());
+        let puts = ["a note about the river", "a second note"].map(|text| {
+            let mut put = Put::new(p.clone(), None, text);
+            put.owner.user_id = Some("u".into());
+            put
+        });
+        put_ids(&SqliteStore::open(&path).expect("opens"), puts.into());
+        let conn = rusqlite::Connection::open(&path).expect("opens");
+        conn.execute_batch(
             "DROP TRIGGER user_copy_insert; DROP TRIGGER user_copy_update; \
              DROP TRIGGER user_copy_moved; DROP TRIGGER user_copy_delete; \
-             DROP TABLE user_copies; PRAGMA user_version = 6;",
+             DROP TABLE user_copies; DROP TABLE user_copy_parts; PRAGMA user_version = 6;",
         )
         .expect("downgrades");
-    let s = SqliteStore::open(&path)
-        .expect("migrates")
-        .with_background_loads(false);
-    assert_eq!(kept_copy(&path, "u"), Some(None), "a row, no copy yet");
-    let hits = s
-        .text_search(&TextQuery {
-            partition: p,
-            query: "river".into(),
-            filter: Filter {
-                user_id: Some("u".into()),
-                ..Filter::default()
-            },
-            limit: 5,
-        })
-        .expect("searches");
-    assert_eq!(hits.len(), 1);
-    assert!(matches!(kept_copy(&path, "u"), Some(Some(_))), "kept");
+        if version == 7 {
+            conn.execute_batch(include_str!("../../src/schema_v7.sql"))
+                .and_then(|()| conn.execute_batch("PRAGMA user_version = 7"))
+                .expect("version 7");
+        }
+        drop(conn);
+        let s = SqliteStore::open(&path)
+            .expect("migrates")
+            .with_background_loads(false);
+        assert_eq!(kept_copy(&path, "u"), Some((2, 0)), "a row, no copy yet");
+        let hits = s
+            .text_search(&TextQuery {
+                partition: p,
+                query: "river".into(),
+                filter: Filter {
+                    user_id: Some("u".into()),
+                    ..Filter::default()
+                },
+                limit: 5,
+            })
+            .expect("searches");
+        assert_eq!(hits.len(), 1, "from version {version}");
+        assert_eq!(kept_copy(&path, "u"), Some((2, 2)), "kept");
+    }
 }

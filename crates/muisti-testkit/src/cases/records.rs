@@ -127,6 +127,38 @@ pub fn delete_by_key_and_by_id(h: &dyn Harness) {
     assert_ne!(again.id, a.id);
 }
 
+/// A batch delete deletes the live records of its tenant it names and tells which; an id
+/// of another tenant's record or of none is passed over.
+pub fn delete_many_deletes_the_records_it_names_in_its_tenant(h: &dyn Harness) {
+    let s = h.open();
+    let p = part("default");
+    let a = set(&*s, &p, "a", "river boat");
+    let b = set(&*s, &p, "b", "2");
+    let kept = set(&*s, &p, "c", "3");
+    let theirs = set(
+        &*s,
+        &Partition::new(Tenant::new("globex").unwrap(), ns("default")),
+        "a",
+        "theirs",
+    );
+    assert!(s.delete_many(&p.tenant, &[]).unwrap().is_empty());
+    let gone = s
+        .delete_many(&p.tenant, &[b.id, theirs.id, MemoryId::generate(), a.id])
+        .unwrap();
+    assert_eq!(gone, [b.id, a.id], "in the order named");
+    assert_eq!(
+        s.get_many(&p.tenant, &[a.id, b.id, kept.id]).unwrap(),
+        [kept]
+    );
+    let theirs_at = Locator::Id {
+        tenant: theirs.partition.tenant.clone(),
+        id: theirs.id,
+    };
+    assert!(s.get(&theirs_at).unwrap().is_some());
+    assert!(text_hits(&*s, &p, "river", Filter::default()).is_empty());
+    assert_eq!(s.delete_many(&p.tenant, &[a.id]).unwrap(), []);
+}
+
 /// `flush` empties its partition and nothing else.
 pub fn flush_clears_only_its_partition(h: &dyn Harness) {
     let s = h.open();

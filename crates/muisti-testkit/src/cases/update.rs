@@ -291,3 +291,51 @@ pub fn racing_conditional_updates_lose_nothing(h: &dyn Harness) {
     assert_eq!(m.content, json!(2 * INCREMENTS));
     assert_eq!(m.version, 1 + 2 * INCREMENTS as u64);
 }
+
+/// A batch of updates applies each as `update` would, with its own outcome: a stale
+/// version or a missing record fails alone and changes nothing, the others are written.
+pub fn update_many_gives_each_update_its_own_outcome(h: &dyn Harness) {
+    let s = h.open();
+    let p = part("default");
+    let a = set(&*s, &p, "a", "I live in Lisbon");
+    let b = set(&*s, &p, "b", "I like tea");
+    let c = set(&*s, &p, "c", "I drive a van");
+    assert!(s.update_many(&[]).unwrap().is_empty());
+    let patch = |content: &str| Patch {
+        content: Some(json!(content)),
+        ..Patch::default()
+    };
+    let missing = Locator::Id {
+        tenant: p.tenant.clone(),
+        id: MemoryId::generate(),
+    };
+    let out = s
+        .update_many(&[
+            UpdateRequest::new(by_id(&a), patch("I live in Porto")).expecting(Some(a.version)),
+            UpdateRequest::new(by_id(&b), patch("I like coffee")).expecting(Some(b.version + 1)),
+            UpdateRequest::new(missing, patch("nobody")),
+            UpdateRequest::new(by_id(&c), patch("I drive a bus")),
+        ])
+        .unwrap();
+    let kinds: Vec<Option<ErrorKind>> = out
+        .iter()
+        .map(|r| r.as_ref().err().map(|e| e.kind()))
+        .collect();
+    assert_eq!(
+        kinds,
+        [
+            None,
+            Some(ErrorKind::Conflict),
+            Some(ErrorKind::NotFound),
+            None
+        ]
+    );
+    let written: Vec<Memory> = out.into_iter().filter_map(Result::ok).collect();
+    assert_eq!(
+        s.get_many(&p.tenant, &[a.id, b.id, c.id]).unwrap(),
+        [written[0].clone(), b.clone(), written[1].clone()]
+    );
+    assert_eq!((written[0].version, written[1].version), (2, 2));
+    assert_eq!(text_hits(&*s, &p, "porto bus", Filter::default()).len(), 2);
+    assert!(text_hits(&*s, &p, "lisbon van coffee", Filter::default()).is_empty());
+}

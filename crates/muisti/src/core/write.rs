@@ -276,38 +276,56 @@ impl Core {
             .collect())
     }
 
-    /// Deletes every record of a namespace that `filter` matches and `keep` does not keep,
-    /// each through [`muisti_core::Store::delete`] and [`Engine::after_delete`]; returns how
-    /// many (the caller tells the observers).
     /// Deletes `target` (a record of the tenant the caller read and may delete), then what
     /// follows the delete, and tells the observers; `true` if it was still there.
     pub(crate) fn forget_record(&self, target: Memory) -> Result<bool> {
+        Ok(self.forget_records(vec![target])? == 1)
+    }
+
+    /// Deletes `targets` (records of the tenant the caller read and may delete) in one
+    /// batch of the store's, then what follows the deletes, and tells the observers of
+    /// each; how many were still there.
+    pub(crate) fn forget_records(&self, targets: Vec<Memory>) -> Result<u64> {
+        if targets.is_empty() {
+            return Ok(0);
+        }
         // By id: what the caller checked is what is deleted.
-        let at = Locator::Id {
-            tenant: self.tenant.clone(),
-            id: target.id,
-        };
-        let deleted = self.store.delete(&at)?;
-        if deleted {
-            self.after_delete(std::slice::from_ref(&target))?;
+        let ids: Vec<muisti_core::MemoryId> = targets.iter().map(|m| m.id).collect();
+        let deleted: std::collections::HashSet<muisti_core::MemoryId> = self
+            .store
+            .delete_many(&self.tenant, &ids)?
+            .into_iter()
+            .collect();
+        let (gone, kept): (Vec<Memory>, Vec<Memory>) =
+            targets.into_iter().partition(|m| deleted.contains(&m.id));
+        self.after_delete(&gone)?;
+        for (target, count) in gone
+            .into_iter()
+            .map(|m| (m, 1))
+            .chain(kept.into_iter().map(|m| (m, 0)))
+        {
+            self.emit(muisti_core::Event::Forget {
+                partition: target.partition,
+                key: Some(target.key),
+                count,
+            });
         }
-        self.emit(muisti_core::Event::Forget {
-            partition: target.partition,
-            key: Some(target.key),
-            count: u64::from(deleted),
-        });
-        Ok(deleted)
+        Ok(deleted.len() as u64)
     }
 
-    /// Deletes the tenant's record with `id` as [`Core::forget_record`] does; `true` if it
+    /// Deletes the tenant's records of `ids` as [`Core::forget_records`] does; how many
     /// existed.
-    pub(crate) fn forget_id(&self, id: muisti_core::MemoryId) -> Result<bool> {
-        match self.read(id)? {
-            Some(target) => self.forget_record(target),
-            None => Ok(false),
+    pub(crate) fn forget_ids(&self, ids: &[muisti_core::MemoryId]) -> Result<u64> {
+        if ids.is_empty() {
+            return Ok(0);
         }
+        let targets = self.store.get_many(&self.tenant, ids)?;
+        self.forget_records(targets)
     }
 
+    /// Deletes every record of a namespace that `filter` matches and `keep` does not keep,
+    /// each through [`muisti_core::Store::delete`] and [`Engine::after_delete`]; returns how
+    /// many (the caller tells the observers).
     pub(crate) fn delete_where(
         &self,
         namespace: &Namespace,

@@ -58,13 +58,16 @@ impl Follower for History {
             return Ok(());
         }
         let begun = Self::erase_history(core, &gone)?;
+        // One batch for all of them (a maintenance pass deletes a user's memories at once).
+        let mut puts = Vec::with_capacity(gone.len() * 2);
         for m in gone {
             if !begun.contains(&m.id) {
-                let added = first_entry(m, None);
-                Self::put(core, m, 1, &added)?;
+                puts.push(Self::entry_put(core, m, 1, &first_entry(m, None))?);
             }
-            Self::record(core, m, HistoryEvent::Delete, None, None)?;
+            let (order, entry) = Self::entry(core, m, HistoryEvent::Delete, None, None);
+            puts.push(Self::entry_put(core, m, order, &entry)?);
         }
+        core.store.put_many(puts)?;
         Ok(())
     }
 }
@@ -159,6 +162,20 @@ impl History {
         old: Option<String>,
         new: Option<String>,
     ) -> Result<()> {
+        let (order, entry) = Self::entry(core, m, event, old, new);
+        core.store.put(Self::entry_put(core, m, order, &entry)?)?;
+        Ok(())
+    }
+
+    /// The entry of a change of memory `m` (as it is after the change; for a delete, as it
+    /// was), with its order in the memory's history.
+    fn entry(
+        core: &Core,
+        m: &Memory,
+        event: HistoryEvent,
+        old: Option<String>,
+        new: Option<String>,
+    ) -> (u64, HistoryEntry) {
         let entry = HistoryEntry {
             memory_id: m.id,
             event,
@@ -171,12 +188,12 @@ impl History {
         };
         // A delete comes after the memory's last version.
         let order = m.version + u64::from(event == HistoryEvent::Delete);
-        Self::put(core, m, order, &entry)
+        (order, entry)
     }
 
-    /// Writes `entry` of memory `m` at `order` in its history (a delete's, kept for
+    /// The write of `entry` of memory `m` at `order` in its history (a delete's, kept for
     /// [`DELETED_HISTORY_RETENTION`]).
-    fn put(core: &Core, m: &Memory, order: u64, entry: &HistoryEntry) -> Result<()> {
+    fn entry_put(core: &Core, m: &Memory, order: u64, entry: &HistoryEntry) -> Result<Put> {
         let value = records::HISTORY.encode(entry)?;
         let mut record = Put::new(
             core.own_partition(HISTORY_NAMESPACE),
@@ -196,7 +213,6 @@ impl History {
         if entry.event == HistoryEvent::Delete || entry.new.is_none() && entry.old.is_none() {
             record.ttl = Some(Ttl::new(DELETED_HISTORY_RETENTION)?);
         }
-        core.store.put(record)?;
-        Ok(())
+        Ok(record)
     }
 }

@@ -554,7 +554,10 @@ impl Lifecycle<'_> {
     /// then each pair confirmed by [`near_duplicates`]): it takes their accesses, tags and
     /// metadata it lacks, and records them in `metadata.merged_from` in the same atomic
     /// update; then they are deleted. A duplicate already recorded is only deleted (the run
-    /// before stopped in between). Returns how many were folded and the memories left.
+    /// before stopped in between). The user's folds are written as one batch of updates,
+    /// then the duplicates deleted as one batch: a duplicate is deleted only once the
+    /// memory it folded into records it. Returns how many were folded and the memories
+    /// left.
     ///
     /// [`near_duplicate_key`]: muisti_lang::conflict::near_duplicate_key
     fn consolidate(
@@ -574,69 +577,105 @@ impl Lifecycle<'_> {
             }
         }
         let mut folded = 0;
+        // Each kept memory with the duplicates it takes in, and the duplicates it already
+        // recorded.
+        let mut folds: Vec<(Memory, Vec<Memory>)> = Vec::new();
+        let mut recorded = Vec::new();
         for (_, mut group) in groups {
             group.sort_by_key(|m| (m.created_at, m.id));
             // The memories kept so far, oldest first; each next one folds into the first it
             // repeats, or is kept.
-            let mut kept: Vec<Memory> = Vec::new();
+            let mut kept: Vec<(Memory, Vec<Memory>)> = Vec::new();
             for dup in group {
-                let into = kept.iter().position(|k| {
+                let into = kept.iter().position(|(k, _)| {
                     dup.content_hash == k.content_hash
                         || near_duplicates(&k.text(), &dup.text(), None, f32::INFINITY)
                 });
                 let Some(i) = into else {
-                    kept.push(dup);
+                    kept.push((dup, Vec::new()));
                     continue;
                 };
                 folded += 1;
-                if dry_run {
-                    continue;
+                if merged_from(&kept[i].0).contains(&dup.id) {
+                    recorded.push(dup.id);
+                } else {
+                    kept[i].1.push(dup);
                 }
-                if !merged_from(&kept[i]).contains(&dup.id) {
-                    kept[i] = self.fold(&kept[i], &dup)?;
-                }
-                self.core.forget_id(dup.id)?;
             }
-            left.extend(kept);
+            folds.extend(kept);
         }
+        if dry_run {
+            left.extend(folds.into_iter().map(|(k, _)| k));
+            left.sort_by_key(|m| m.id);
+            return Ok((folded, left));
+        }
+        let (updates, at): (Vec<UpdateRequest>, Vec<usize>) = folds
+            .iter()
+            .enumerate()
+            .filter(|(_, (_, dups))| !dups.is_empty())
+            .map(|(i, (kept, dups))| (self.fold(kept, dups), i))
+            .unzip();
+        let mut failed = None;
+        let mut doomed = recorded;
+        for (written, i) in self.core.store.update_many(&updates)?.into_iter().zip(at) {
+            match written {
+                Ok(m) => {
+                    doomed.extend(folds[i].1.iter().map(|d| d.id));
+                    folds[i].0 = m;
+                }
+                Err(e) => {
+                    failed.get_or_insert(e);
+                }
+            }
+        }
+        self.core.forget_ids(&doomed)?;
+        if let Some(e) = failed {
+            return Err(e);
+        }
+        left.extend(folds.into_iter().map(|(k, _)| k));
         left.sort_by_key(|m| m.id);
         Ok((folded, left))
     }
 
-    /// `dup` folded into `kept` in one conditional update.
-    fn fold(&self, kept: &Memory, dup: &Memory) -> Result<Memory> {
+    /// The conditional update that folds `dups` into `kept`, in order: each adds the tags
+    /// (up to the limit) and metadata keys `kept` lacks, its record in `merged_from`, its
+    /// accesses and its importance if higher.
+    fn fold(&self, kept: &Memory, dups: &[Memory]) -> UpdateRequest {
         let mut tags = kept.tags.clone();
-        for t in &dup.tags {
-            if !tags.contains(t) && tags.len() < muisti_core::MAX_TAGS {
-                tags.push(t.clone());
-            }
-        }
         let mut metadata = kept.metadata.clone();
-        for (k, v) in &dup.metadata {
-            metadata.entry(k.clone()).or_insert_with(|| v.clone());
-        }
-        let record = json!({"id": dup.id, "access_count": dup.access_count,
-            "created_at": dup.created_at});
-        match metadata.get_mut(MERGED_FROM) {
-            Some(Value::Array(all)) => all.push(record),
-            _ => {
-                metadata.insert(MERGED_FROM.into(), Value::Array(vec![record]));
+        let (mut importance, mut accesses) = (kept.importance, 0u64);
+        for dup in dups {
+            for t in &dup.tags {
+                if !tags.contains(t) && tags.len() < muisti_core::MAX_TAGS {
+                    tags.push(t.clone());
+                }
             }
+            for (k, v) in &dup.metadata {
+                metadata.entry(k.clone()).or_insert_with(|| v.clone());
+            }
+            let record = json!({"id": dup.id, "access_count": dup.access_count,
+                "created_at": dup.created_at});
+            match metadata.get_mut(MERGED_FROM) {
+                Some(Value::Array(all)) => all.push(record),
+                _ => {
+                    metadata.insert(MERGED_FROM.into(), Value::Array(vec![record]));
+                }
+            }
+            importance = importance.max(dup.importance);
+            accesses = accesses.saturating_add(dup.access_count);
         }
         let patch = Patch {
             tags: Some(tags),
             metadata: Some(metadata),
-            importance: Some(kept.importance.max(dup.importance)),
-            add_access: Some(dup.access_count),
+            importance: Some(importance),
+            add_access: Some(accesses),
             ..Patch::default()
         };
         let at = Locator::Id {
             tenant: self.core.tenant.clone(),
             id: kept.id,
         };
-        self.core
-            .store
-            .update(&UpdateRequest::new(at, patch).expecting(Some(kept.version)))
+        UpdateRequest::new(at, patch).expecting(Some(kept.version))
     }
 
     /// Raises by 0.1 (to at most 1, and only below 0.9, as the seed) the importance of each
@@ -644,7 +683,9 @@ impl Lifecycle<'_> {
     /// records (`metadata.promoted_at_access`), so a rerun promotes nothing twice.
     fn promote(&self, memories: &mut [Memory], options: &MaintenanceOptions) -> Result<u64> {
         let mut promoted = 0;
-        for m in memories.iter_mut() {
+        let mut updates = Vec::new();
+        let mut at = Vec::new();
+        for (i, m) in memories.iter().enumerate() {
             let since = m
                 .metadata
                 .get(PROMOTED_AT)
@@ -666,16 +707,28 @@ impl Lifecycle<'_> {
                 metadata: Some(metadata),
                 ..Patch::default()
             };
-            let at = Locator::Id {
+            let locator = Locator::Id {
                 tenant: self.core.tenant.clone(),
                 id: m.id,
             };
-            *m = self
-                .core
-                .store
-                .update(&UpdateRequest::new(at, patch).expecting(Some(m.version)))?;
+            updates.push(UpdateRequest::new(locator, patch).expecting(Some(m.version)));
+            at.push(i);
         }
-        Ok(promoted)
+        // One batch; the memories that were written take their new state, and the first
+        // failure is the run's.
+        let mut failed = None;
+        for (written, i) in self.core.store.update_many(&updates)?.into_iter().zip(at) {
+            match written {
+                Ok(m) => memories[i] = m,
+                Err(e) => {
+                    failed.get_or_insert(e);
+                }
+            }
+        }
+        match failed {
+            Some(e) => Err(e),
+            None => Ok(promoted),
+        }
     }
 
     /// Deletes the least relevant of a user's memories (the seed's score with no query;
@@ -705,9 +758,7 @@ impl Lifecycle<'_> {
             .map(|(_, _, id)| id)
             .collect();
         if !options.dry_run {
-            for id in &doomed {
-                self.core.forget_id(*id)?;
-            }
+            self.core.forget_ids(&doomed)?;
         }
         memories.retain(|m| !doomed.contains(&m.id));
         Ok(doomed.len() as u64)

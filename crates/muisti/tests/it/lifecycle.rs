@@ -133,8 +133,15 @@ fn consolidation_folds_duplicates_into_the_oldest_once() {
             let second = engine.store().put(second).expect("put").memory;
             let third = stored(&engine, "c1", "Likes window seats", 0.6);
             stored(&engine, "c1", "Likes aisle seats", 0.3);
+            // Two duplicates folded in one update: each adds what it brings.
+            let mut fourth = Put::new(engine.partition(&ns("default")), None, "Likes window seats");
+            fourth.owner.user_id = Some("c1".into());
+            fourth.tags = vec!["window".into(), "travel".into()];
+            fourth.importance = Some(0.2);
+            let fourth = engine.store().put(fourth).expect("put").memory;
             recalled(&engine, second.id, 2);
             recalled(&engine, third.id, 3);
+            recalled(&engine, fourth.id, 1);
             // A run that stopped after folding `third` but before deleting it.
             let third_now = get(&engine, third.id).expect("third");
             let mut metadata = serde_json::Map::new();
@@ -166,21 +173,22 @@ fn consolidation_folds_duplicates_into_the_oldest_once() {
                     ..MaintenanceOptions::default()
                 })
                 .expect("consolidate");
-            assert_eq!(report.consolidated, 2, "{url}");
+            assert_eq!(report.consolidated, 3, "{url}");
             assert!(get(&engine, second.id).is_none(), "{url}");
             assert!(get(&engine, third.id).is_none(), "{url}");
+            assert!(get(&engine, fourth.id).is_none(), "{url}");
             let kept = get(&engine, oldest.id).expect("the oldest stays");
             assert_eq!(
-                kept.access_count, 5,
-                "{url}: 2 + 3, the crashed fold counted once"
+                kept.access_count, 6,
+                "{url}: 2 + 3 + 1, the crashed fold counted once"
             );
-            assert_eq!(kept.tags, ["travel"], "{url}");
+            assert_eq!(kept.tags, ["travel", "window"], "{url}");
             assert!(
                 (kept.importance - 0.6).abs() < 1e-6,
                 "{url}: the highest importance"
             );
             let merged = kept.metadata[MERGED_FROM].as_array().expect("recorded");
-            assert_eq!(merged.len(), 2, "{url}");
+            assert_eq!(merged.len(), 3, "{url}");
             assert_eq!(
                 count(&engine, "c1"),
                 2,

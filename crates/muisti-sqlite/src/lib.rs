@@ -576,6 +576,26 @@ impl SqliteStore {
         limit: usize,
         now: i64,
     ) -> Result<Vec<Memory>> {
+        let (sql, args) = Self::page_sql(partition, filter, after, limit, now);
+        let mut stmt = conn.prepare_cached(&sql).map_err(sql_err)?;
+        let rows = stmt
+            .query_map(rusqlite::params_from_iter(args), decode)
+            .map_err(sql_err)?;
+        let mut out = Vec::new();
+        for r in rows {
+            out.push(r.map_err(sql_err)??);
+        }
+        Ok(out)
+    }
+
+    /// The statement of [`SqliteStore::select_page`] and its arguments.
+    fn page_sql(
+        partition: &Partition,
+        filter: &Filter,
+        after: Option<MemoryId>,
+        limit: usize,
+        now: i64,
+    ) -> (String, Vec<SqlValue>) {
         let mut sql =
             format!("SELECT {COLUMNS} FROM memories WHERE tenant = ? AND namespace = ? AND {LIVE}");
         let mut args = vec![
@@ -599,15 +619,7 @@ impl SqliteStore {
             " ORDER BY id LIMIT ?"
         });
         args.push(SqlValue::Integer(limit as i64));
-        let mut stmt = conn.prepare_cached(&sql).map_err(sql_err)?;
-        let rows = stmt
-            .query_map(rusqlite::params_from_iter(args), decode)
-            .map_err(sql_err)?;
-        let mut out = Vec::new();
-        for r in rows {
-            out.push(r.map_err(sql_err)??);
-        }
-        Ok(out)
+        (sql, args)
     }
 }
 
@@ -814,5 +826,49 @@ mod tests {
             conn.db_config(DbConfig::SQLITE_DBCONFIG_ENABLE_QPSG)
                 .expect("reads the setting")
         );
+    }
+
+    /// A page of one user's records reads that user's index entries, and the dedupe check
+    /// of a write (a content hash, with or without a user) the hash index, not a user's or
+    /// a partition's every row.
+    #[test]
+    fn listings_of_a_user_or_a_hash_read_their_own_index() {
+        let dir = tempfile::tempdir().expect("a temporary directory");
+        let conn = connect(&dir.path().join("t.db"), Durability::Normal, 0).expect("opens");
+        migrate(&conn, &dir.path().join("t.db")).expect("migrates");
+        let p = Partition::of(Namespace::default_ns());
+        let plan = |filter: Filter| -> String {
+            let (sql, args) = SqliteStore::page_sql(&p, &filter, None, 16, 0);
+            let mut stmt = conn
+                .prepare(&format!("EXPLAIN QUERY PLAN {sql}"))
+                .expect("plans");
+            let rows = stmt
+                .query_map(rusqlite::params_from_iter(args), |r| r.get::<_, String>(3))
+                .expect("plans");
+            rows.map(|r| r.expect("a step"))
+                .collect::<Vec<_>>()
+                .join("; ")
+        };
+        let user = || Some("u".to_owned());
+        let hash = || Some("0123abcd".to_owned());
+        let of_user = plan(Filter {
+            user_id: user(),
+            ..Filter::default()
+        });
+        assert!(of_user.contains("INDEX memories_user"), "{of_user}");
+        for filter in [
+            Filter {
+                user_id: user(),
+                content_hash: hash(),
+                ..Filter::default()
+            },
+            Filter {
+                content_hash: hash(),
+                ..Filter::default()
+            },
+        ] {
+            let by_hash = plan(filter);
+            assert!(by_hash.contains("INDEX memories_hash"), "{by_hash}");
+        }
     }
 }

@@ -76,6 +76,11 @@ END;
 -- One user's records of a partition, in id order: a listing of one user (the history a
 -- delete clears, maintenance's pages) read the whole partition through the partition's index
 -- before (the planner prefers it to avoid a sort), and a user's load reads its rows from here.
+-- The hash index takes the user too, so the dedupe check of a write (a hash and a user) still
+-- goes to it rather than to the user's every row.
 DROP INDEX IF EXISTS memories_user;
 DELETE FROM deferred_indexes WHERE name = 'memories_user';
 CREATE INDEX memories_user ON memories (tenant, namespace, user_id, id);
+DROP INDEX IF EXISTS memories_hash;
+DELETE FROM deferred_indexes WHERE name = 'memories_hash';
+CREATE INDEX memories_hash ON memories (tenant, namespace, content_hash, user_id);

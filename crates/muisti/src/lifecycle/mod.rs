@@ -70,6 +70,9 @@ use tracing::info_span;
 use muisti_lang::conflict::near_duplicates;
 
 use crate::core::Core;
+
+/// A batch of updates written: each memory written with its index, and the first failure.
+type UpdatesWritten = (Vec<(usize, Memory)>, Option<muisti_core::Error>);
 use crate::recall;
 
 /// A maintenance job.
@@ -604,37 +607,45 @@ impl Lifecycle<'_> {
             }
             folds.extend(kept);
         }
-        if dry_run {
-            left.extend(folds.into_iter().map(|(k, _)| k));
-            left.sort_by_key(|m| m.id);
-            return Ok((folded, left));
+        if !dry_run {
+            let updates = folds
+                .iter()
+                .enumerate()
+                .filter(|(_, (_, dups))| !dups.is_empty())
+                .map(|(i, (kept, dups))| (i, self.fold(kept, dups)))
+                .collect();
+            let (written, failed) = self.write_updates(updates)?;
+            let mut doomed = recorded;
+            for (i, m) in written {
+                doomed.extend(folds[i].1.iter().map(|d| d.id));
+                folds[i].0 = m;
+            }
+            self.core.forget_ids(&doomed)?;
+            if let Some(e) = failed {
+                return Err(e);
+            }
         }
-        let (updates, at): (Vec<UpdateRequest>, Vec<usize>) = folds
-            .iter()
-            .enumerate()
-            .filter(|(_, (_, dups))| !dups.is_empty())
-            .map(|(i, (kept, dups))| (self.fold(kept, dups), i))
-            .unzip();
+        left.extend(folds.into_iter().map(|(k, _)| k));
+        left.sort_by_key(|m| m.id);
+        Ok((folded, left))
+    }
+
+    /// Writes `updates` (each with the index of the memory it changes) as one batch: the
+    /// memories written, with their indexes, and the first failure, for the caller to
+    /// return once it has used what was written.
+    fn write_updates(&self, updates: Vec<(usize, UpdateRequest)>) -> Result<UpdatesWritten> {
+        let (at, reqs): (Vec<usize>, Vec<UpdateRequest>) = updates.into_iter().unzip();
+        let mut written = Vec::with_capacity(at.len());
         let mut failed = None;
-        let mut doomed = recorded;
-        for (written, i) in self.core.store.update_many(&updates)?.into_iter().zip(at) {
-            match written {
-                Ok(m) => {
-                    doomed.extend(folds[i].1.iter().map(|d| d.id));
-                    folds[i].0 = m;
-                }
+        for (out, i) in self.core.store.update_many(&reqs)?.into_iter().zip(at) {
+            match out {
+                Ok(m) => written.push((i, m)),
                 Err(e) => {
                     failed.get_or_insert(e);
                 }
             }
         }
-        self.core.forget_ids(&doomed)?;
-        if let Some(e) = failed {
-            return Err(e);
-        }
-        left.extend(folds.into_iter().map(|(k, _)| k));
-        left.sort_by_key(|m| m.id);
-        Ok((folded, left))
+        Ok((written, failed))
     }
 
     /// The conditional update that folds `dups` into `kept`, in order: each adds the tags
@@ -684,7 +695,6 @@ impl Lifecycle<'_> {
     fn promote(&self, memories: &mut [Memory], options: &MaintenanceOptions) -> Result<u64> {
         let mut promoted = 0;
         let mut updates = Vec::new();
-        let mut at = Vec::new();
         for (i, m) in memories.iter().enumerate() {
             let since = m
                 .metadata
@@ -711,24 +721,16 @@ impl Lifecycle<'_> {
                 tenant: self.core.tenant.clone(),
                 id: m.id,
             };
-            updates.push(UpdateRequest::new(locator, patch).expecting(Some(m.version)));
-            at.push(i);
+            updates.push((
+                i,
+                UpdateRequest::new(locator, patch).expecting(Some(m.version)),
+            ));
         }
-        // One batch; the memories that were written take their new state, and the first
-        // failure is the run's.
-        let mut failed = None;
-        for (written, i) in self.core.store.update_many(&updates)?.into_iter().zip(at) {
-            match written {
-                Ok(m) => memories[i] = m,
-                Err(e) => {
-                    failed.get_or_insert(e);
-                }
-            }
+        let (written, failed) = self.write_updates(updates)?;
+        for (i, m) in written {
+            memories[i] = m;
         }
-        match failed {
-            Some(e) => Err(e),
-            None => Ok(promoted),
-        }
+        failed.map_or(Ok(promoted), Err)
     }
 
     /// Deletes the least relevant of a user's memories (the seed's score with no query;

@@ -22,6 +22,26 @@ pub(crate) struct Phase {
     p50_ms: f64,
     p95_ms: f64,
     p99_ms: f64,
+    /// CPU per request of the server's threads (its runtime, blocking pool and background
+    /// writers): with a server in this process, on Linux.
+    server_cpu_ms: Option<f64>,
+    /// CPU per request of the load generator's threads (on Linux).
+    client_cpu_ms: Option<f64>,
+}
+
+/// What the server adds to a recall: the CPU per request of the same recalls made in
+/// process without HTTP (the engine's recall, and its hits made the wire's types) beside
+/// the server's.
+#[derive(Serialize)]
+pub(crate) struct ServerCost {
+    /// Recalls made without HTTP.
+    recalls: usize,
+    /// CPU per recall without HTTP (every thread of the process: the engine's background
+    /// access counting included).
+    recall_cpu_ms: f64,
+    /// The server's CPU per recall over HTTP, less the above: HTTP, routing, JSON, the
+    /// runtime's scheduling and the hand-over to the blocking pool.
+    server_own_cpu_ms: f64,
 }
 
 #[derive(Serialize)]
@@ -33,6 +53,8 @@ pub(crate) struct Report {
     server: String,
     recall: Phase,
     create: Phase,
+    /// With a server in this process on Linux.
+    server_cost: Option<ServerCost>,
     /// Of this process: the server and the clients in process, the clients alone with
     /// `--server`.
     peak_rss_mib: f64,
@@ -55,6 +77,7 @@ fn phase<F>(
     api_key: Option<&str>,
     connections: usize,
     seconds: f64,
+    local: bool,
     op: F,
 ) -> Result<Phase>
 where
@@ -63,36 +86,49 @@ where
     let op = Arc::new(op);
     let deadline = Instant::now() + Duration::from_secs_f64(seconds);
     let started = Instant::now();
+    let cpu_before = process_cpu_ms();
     let threads: Vec<_> = (0..connections)
         .map(|t| {
             let client = Client::new(&bases[t % bases.len()])?.with_key(api_key.map(str::to_owned));
             let op = Arc::clone(&op);
-            Ok(std::thread::spawn(move || {
-                let mut lat = Vec::new();
-                let mut errors = 0;
-                let mut i = 0;
-                while Instant::now() < deadline {
-                    let s = Instant::now();
-                    match op(&client, t, i) {
-                        Ok(()) => lat.push(s.elapsed().as_secs_f64() * 1000.0),
-                        Err(_) => errors += 1,
+            Ok(std::thread::Builder::new()
+                .name("bench-client".into())
+                .spawn(move || {
+                    let mut lat = Vec::new();
+                    let mut errors = 0;
+                    let mut i = 0;
+                    while Instant::now() < deadline {
+                        let s = Instant::now();
+                        match op(&client, t, i) {
+                            Ok(()) => lat.push(s.elapsed().as_secs_f64() * 1000.0),
+                            Err(_) => errors += 1,
+                        }
+                        i += 1;
                     }
-                    i += 1;
-                }
-                (lat, errors)
-            }))
+                    (lat, errors, thread_cpu_ms())
+                })?)
         })
         .collect::<Result<_>>()?;
     let mut all = Vec::new();
     let mut errors = 0;
+    let mut clients_cpu = Some(0.0);
     for t in threads {
-        let (lat, e) = t
+        let (lat, e, cpu) = t
             .join()
             .map_err(|_| anyhow::anyhow!("a client thread panicked"))?;
         all.extend(lat);
         errors += e;
+        clients_cpu = clients_cpu.zip(cpu).map(|(a, b)| a + b);
     }
     let elapsed = started.elapsed().as_secs_f64();
+    let made = (all.len() + errors).max(1) as f64;
+    let per_request = |ms: f64| ms / made;
+    let server_cpu = match (local, cpu_before, process_cpu_ms(), clients_cpu) {
+        (true, Some(before), Some(after), Some(clients)) => {
+            Some(per_request(after - before - clients))
+        }
+        _ => None,
+    };
     all.sort_by(f64::total_cmp);
     Ok(Phase {
         requests: all.len(),
@@ -101,7 +137,74 @@ where
         p50_ms: percentile(&all, 0.5),
         p95_ms: percentile(&all, 0.95),
         p99_ms: percentile(&all, 0.99),
+        server_cpu_ms: server_cpu,
+        client_cpu_ms: clients_cpu.map(per_request),
     })
+}
+
+/// The CPU time of every thread this process has had (those that ended included), in
+/// milliseconds; `None` without Linux's `/proc`.
+#[cfg(target_os = "linux")]
+fn process_cpu_ms() -> Option<f64> {
+    let stat = std::fs::read_to_string("/proc/self/stat").ok()?;
+    // The fields after the command's name (which may hold spaces), from the state on:
+    // utime and stime are the 14th and 15th of the line.
+    let rest = &stat[stat.rfind(')')? + 1..];
+    let mut fields = rest.split_whitespace().skip(11);
+    let ticks: u64 = fields.next()?.parse::<u64>().ok()? + fields.next()?.parse::<u64>().ok()?;
+    Some(ticks as f64 * 1000.0 / rustix::param::clock_ticks_per_second() as f64)
+}
+
+#[cfg(not(target_os = "linux"))]
+fn process_cpu_ms() -> Option<f64> {
+    None
+}
+
+/// The CPU time of the calling thread so far, in milliseconds; `None` without `/proc`.
+fn thread_cpu_ms() -> Option<f64> {
+    let stat = std::fs::read_to_string("/proc/thread-self/schedstat").ok()?;
+    let ns: u64 = stat.split_whitespace().next()?.parse().ok()?;
+    Some(ns as f64 / 1e6)
+}
+
+/// Recalls like the timed phase's, made in process without HTTP for about `seconds`, and
+/// what the server adds to each.
+fn server_cost(
+    engine: &Engine,
+    recall: &Phase,
+    questions: &[String],
+    users: usize,
+    seconds: f64,
+) -> Result<Option<ServerCost>> {
+    let Some(server_cpu) = recall.server_cpu_ms else {
+        return Ok(None);
+    };
+    let (deadline, before) = (
+        Instant::now() + Duration::from_secs_f64(seconds),
+        process_cpu_ms(),
+    );
+    let mut recalls = 0;
+    while Instant::now() < deadline {
+        let n = recalls * 7919;
+        muisti_server::ops::recall(
+            engine,
+            RecallQuery {
+                namespace: Some("bench".into()),
+                user_id: Some(format!("user-{}", n % users)),
+                ..RecallQuery::new(questions[n % questions.len()].clone(), 10)
+            },
+        )?;
+        recalls += 1;
+    }
+    let Some(cpu) = before.zip(process_cpu_ms()).map(|(b, a)| a - b) else {
+        return Ok(None);
+    };
+    let recall_cpu_ms = cpu / recalls.max(1) as f64;
+    Ok(Some(ServerCost {
+        recalls,
+        recall_cpu_ms,
+        server_own_cpu_ms: server_cpu - recall_cpu_ms,
+    }))
 }
 
 /// A server to load: `base` URL, API key, how to name it in a report, and the number of
@@ -111,6 +214,8 @@ struct Running<'a> {
     api_key: Option<&'a str>,
     name: &'a str,
     users: usize,
+    /// The server's engine, when it runs in this process.
+    engine: Option<Engine>,
 }
 
 /// Seeds `memories` into the target's `bench` namespace (starting a server in this process
@@ -137,7 +242,7 @@ fn with_server<R>(
                 listen: Some("127.0.0.1:0".into()),
                 ..ConfigLayer::default()
             })?;
-            let server = runtime.block_on(Server::bind(engine, config))?;
+            let server = runtime.block_on(Server::bind(engine.clone(), config))?;
             let base = format!("http://{}", server.local_addr()?);
             let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
             let handle = runtime.spawn(server.run(async move {
@@ -148,6 +253,7 @@ fn with_server<R>(
                 api_key: None,
                 name: "in-process",
                 users,
+                engine: Some(engine),
             };
             let report = f(running, rng);
             let _ = stop.send(());
@@ -177,6 +283,7 @@ fn with_server<R>(
                 api_key: api_key.as_deref(),
                 name: &url,
                 users,
+                engine: None,
             };
             f(running, rng)
         }
@@ -207,6 +314,7 @@ pub(crate) fn run(
             seconds,
             connections,
             rng,
+            r.engine.as_ref().filter(|_| also.is_empty()),
         )
     })
 }
@@ -222,7 +330,9 @@ fn load(
     seconds: f64,
     connections: usize,
     rng: &mut Rng,
+    engine: Option<&Engine>,
 ) -> Result<Report> {
+    let local = engine.is_some();
     // Warm up: one recall per user loads what the timed recalls read (on SQLite, each
     // user's rows, and the whole partition in the background), so the timed phase measures
     // the steady state. (A recall across users would also start building an HNSW graph,
@@ -241,26 +351,44 @@ fn load(
     let facts: Arc<Vec<String>> = Arc::new((0..1024).map(|i| fact(rng, i)).collect());
     eprintln!("recall: {connections} connections for {seconds} s");
     let qs = Arc::clone(&questions);
-    let recall = phase(bases, api_key, connections, seconds, move |c, t, i| {
-        let n = t * 7919 + i;
-        c.recall(&RecallQuery {
-            namespace: Some("bench".into()),
-            user_id: Some(format!("user-{}", n % users)),
-            ..RecallQuery::new(qs[n % qs.len()].clone(), 10)
-        })
-        .map(|_| ())
-    })?;
+    let recall = phase(
+        bases,
+        api_key,
+        connections,
+        seconds,
+        local,
+        move |c, t, i| {
+            let n = t * 7919 + i;
+            c.recall(&RecallQuery {
+                namespace: Some("bench".into()),
+                user_id: Some(format!("user-{}", n % users)),
+                ..RecallQuery::new(qs[n % qs.len()].clone(), 10)
+            })
+            .map(|_| ())
+        },
+    )?;
     eprintln!("create: {connections} connections for {seconds} s");
     let fs = Arc::clone(&facts);
-    let create = phase(bases, api_key, connections, seconds, move |c, t, i| {
-        let n = t * 7919 + i;
-        c.create(&NewMemory {
-            namespace: Some("bench".into()),
-            user_id: Some(format!("user-{}", n % users)),
-            ..NewMemory::text(format!("{} (client {t}, write {i})", fs[n % fs.len()]))
-        })
-        .map(|_| ())
-    })?;
+    let server_cost = match engine {
+        Some(engine) => server_cost(engine, &recall, &questions, users, seconds.min(5.0))?,
+        None => None,
+    };
+    let create = phase(
+        bases,
+        api_key,
+        connections,
+        seconds,
+        local,
+        move |c, t, i| {
+            let n = t * 7919 + i;
+            c.create(&NewMemory {
+                namespace: Some("bench".into()),
+                user_id: Some(format!("user-{}", n % users)),
+                ..NewMemory::text(format!("{} (client {t}, write {i})", fs[n % fs.len()]))
+            })
+            .map(|_| ())
+        },
+    )?;
     Ok(Report {
         memories,
         connections,
@@ -268,6 +396,7 @@ fn load(
         server: server.to_owned(),
         recall,
         create,
+        server_cost,
         peak_rss_mib: crate::locomo::peak_rss_mib(),
     })
 }

@@ -1,5 +1,5 @@
 //! The bench commands' own behaviour (not their figures): `bench http --server` loads the
-//! given server, `bench scale` below the ANN threshold does not wait for a graph, and a
+//! given server, `bench http` in process reports the server's CPU, `bench scale` below the ANN threshold does not wait for a graph, and a
 //! bench stopped with Ctrl-C leaves no temporary store behind.
 
 use std::{
@@ -58,6 +58,9 @@ fn bench_http_with_server_loads_that_server() {
     assert_eq!(report["server"], s.base.as_str());
     assert!(report["recall"]["requests"].as_u64() > Some(0), "{report}");
     assert_eq!(report["recall"]["errors"], 0);
+    // The server's CPU is another process's: not reported.
+    assert!(report["recall"]["server_cpu_ms"].is_null(), "{report}");
+    assert!(report["server_cost"].is_null(), "{report}");
     // The seeded memories are in that server's store.
     let stats: Value = serde_json::from_str(&ok(muisti(
         home.path(),
@@ -65,6 +68,49 @@ fn bench_http_with_server_loads_that_server() {
     )))
     .expect("json");
     assert!(stats["total"].as_u64() >= Some(100), "{stats}");
+}
+
+/// In process, each phase reports the CPU per request of the server's threads and of the
+/// load generator's, and what the server adds to a recall made without HTTP.
+#[cfg(target_os = "linux")]
+#[test]
+fn bench_http_in_process_reports_the_servers_cpu_per_request() {
+    let home = tempfile::tempdir().expect("temp dir");
+    std::fs::create_dir_all(home.path().join("tmp")).expect("tmp");
+    let out = within(
+        home.path(),
+        &[
+            "bench",
+            "http",
+            "--memories",
+            "200",
+            "--seconds",
+            "0.5",
+            "--connections",
+            "2",
+            "--json",
+        ],
+        Duration::from_secs(120),
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let report: Value = serde_json::from_slice(&out.stdout).expect("json");
+    let ms = |v: &Value| v.as_f64().unwrap_or_else(|| panic!("a figure: {report}"));
+    for phase in ["recall", "create"] {
+        assert!(ms(&report[phase]["server_cpu_ms"]) > 0.0, "{report}");
+        assert!(ms(&report[phase]["client_cpu_ms"]) > 0.0, "{report}");
+    }
+    let cost = &report["server_cost"];
+    assert!(cost["recalls"].as_u64() > Some(0), "{report}");
+    assert!(ms(&cost["recall_cpu_ms"]) > 0.0, "{report}");
+    let own = ms(&report["recall"]["server_cpu_ms"]) - ms(&cost["recall_cpu_ms"]);
+    assert!(
+        (ms(&cost["server_own_cpu_ms"]) - own).abs() < 1e-9,
+        "{report}"
+    );
 }
 
 #[test]

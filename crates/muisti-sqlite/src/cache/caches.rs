@@ -55,9 +55,12 @@ pub(super) struct State {
     pub(super) warming: std::collections::HashSet<Partition>,
 }
 
-/// The share of the budget the decoded records get on top of it (one 32nd: 64 MiB of the
-/// default budget, a hundred thousand conversation turns or so).
-pub(super) const RECORDS_SHARE: usize = 32;
+/// The share of the budget the decoded records get on top of it (one eighth: 256 MiB of the
+/// default budget, about 350,000 records of a sentence or two). At one 32nd the records
+/// recalls read in a store of 100,000 memories did not fit, each overflow dropped a quarter
+/// of them, and a server answered 2,182 recalls a second instead of 3,104 with a larger
+/// peak (1,177 MiB against 746; `bench http`, docs/benchmarks.md).
+pub(super) const RECORDS_SHARE: usize = 8;
 
 /// The in-memory copies, within a memory budget: the least recently used copies are dropped
 /// to make room, a copy larger than the whole budget answers the query that loaded it and is

@@ -108,6 +108,8 @@ pub(crate) struct Report {
     /// (estimated), in MiB.
     cache_budget_mib: Option<f64>,
     cache_mib: Option<f64>,
+    /// What the SQLite store holds after the recalls, by part (estimated), in MiB.
+    memory: Option<MemoryParts>,
     /// Resident memory after the recalls: all, anonymous (the heap: the cache, SQLite's page
     /// caches, the model) and file-backed (SQLite's memory-mapped file, the binary); and
     /// its peak over the run (the ingest included).
@@ -115,6 +117,42 @@ pub(crate) struct Report {
     rss_anon_mib: f64,
     rss_file_mib: f64,
     peak_rss_mib: f64,
+}
+
+/// The SQLite store's memory by part ([`muisti::CacheMemory`]), in MiB, and what
+/// resident memory holds besides.
+#[derive(Serialize)]
+pub(crate) struct MemoryParts {
+    /// The copies' rows (fields for filters and rescoring, the indexes by id and session).
+    copies_rows_mib: f64,
+    /// The copies' quantised vectors.
+    copies_vectors_mib: f64,
+    /// The copies' full-text terms (forward index, term ids, users' postings).
+    copies_text_mib: f64,
+    /// HNSW graphs.
+    graphs_mib: f64,
+    /// Decoded records, and their budget (on top of the copies').
+    records_mib: f64,
+    records_budget_mib: f64,
+    /// Resident memory less all of the above: SQLite's page caches, the file's mapped
+    /// pages, the allocator's free and part-used pages, the program and its models.
+    other_rss_mib: f64,
+}
+
+impl MemoryParts {
+    fn of(m: &muisti::CacheMemory, rss_mib: f64) -> Self {
+        let mib = |b: usize| b as f64 / f64::from(1 << 20);
+        let held = m.rows + m.vectors + m.text + m.graphs + m.records;
+        Self {
+            copies_rows_mib: mib(m.rows),
+            copies_vectors_mib: mib(m.vectors),
+            copies_text_mib: mib(m.text),
+            graphs_mib: mib(m.graphs),
+            records_mib: mib(m.records),
+            records_budget_mib: mib(m.records_budget),
+            other_rss_mib: rss_mib - mib(held),
+        }
+    }
 }
 
 /// How many users a corpus of `memories` has (1,000 memories each).
@@ -166,8 +204,8 @@ pub(crate) fn fact(rng: &mut Rng, i: usize) -> String {
 pub(crate) struct Probe<'a> {
     /// Waits for the partition's ANN graph, if it gets one.
     pub(crate) wait_for_index: &'a dyn Fn(&Partition),
-    /// The budget and the bytes the cache holds.
-    pub(crate) cache: &'a dyn Fn() -> Option<(usize, usize)>,
+    /// What the store holds in memory, by part.
+    pub(crate) cache: &'a dyn Fn() -> Option<muisti::CacheMemory>,
 }
 
 /// Writes the corpus unless the store already holds exactly `memories` in its `scale`
@@ -242,6 +280,7 @@ pub(crate) fn run(
     }
     let pct = |v: &[f64], p: f64| v[((v.len() as f64 - 1.0) * p).round() as usize];
     let cache = (probe.cache)();
+    let rss_mib = crate::locomo::status_mib("VmRSS:");
     let mib = |b: usize| b as f64 / f64::from(1 << 20);
     let report = Report {
         memories,
@@ -256,9 +295,10 @@ pub(crate) fn run(
         query_p99_ms: pct(&passes[0], 0.99),
         repeat_p50_ms: pct(&passes[1], 0.5),
         repeat_p99_ms: pct(&passes[1], 0.99),
-        cache_budget_mib: cache.map(|(budget, _)| mib(budget)),
-        cache_mib: cache.map(|(_, held)| mib(held)),
-        rss_mib: crate::locomo::status_mib("VmRSS:"),
+        cache_budget_mib: cache.map(|m| mib(m.budget)),
+        cache_mib: cache.map(|m| mib(m.rows + m.vectors + m.text + m.graphs)),
+        memory: cache.map(|m| MemoryParts::of(&m, rss_mib)),
+        rss_mib,
         rss_anon_mib: crate::locomo::status_mib("RssAnon:"),
         rss_file_mib: crate::locomo::status_mib("RssFile:"),
         peak_rss_mib: crate::locomo::peak_rss_mib(),

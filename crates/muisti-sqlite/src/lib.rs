@@ -76,6 +76,30 @@ pub enum Durability {
     Full,
 }
 
+/// What a [`SqliteStore`] holds in memory (estimated from its lists' lengths and
+/// capacities), by part, in bytes: the copies and their graphs within `budget`, and the
+/// decoded records within a share of it on top. SQLite's own page cache (32 MiB a
+/// connection at most), the file's mapped pages and the process's code and models are
+/// outside these figures.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct CacheMemory {
+    /// The copies' budget (`cache_mb`).
+    pub budget: usize,
+    /// The copies' rows: the fields filters and rescoring read, the index by id and by
+    /// session.
+    pub rows: usize,
+    /// The copies' quantised vectors.
+    pub vectors: usize,
+    /// The copies' full-text terms: forward index, term ids, users' postings.
+    pub text: usize,
+    /// The HNSW graphs built over copies.
+    pub graphs: usize,
+    /// The decoded records.
+    pub records: usize,
+    /// The decoded records' budget.
+    pub records_budget: usize,
+}
+
 /// The SQLite store.
 pub struct SqliteStore {
     path: PathBuf,
@@ -302,6 +326,11 @@ impl SqliteStore {
     /// The bytes the in-memory copies hold now (estimated), graphs included.
     pub fn cache_bytes(&self) -> usize {
         self.cache.bytes()
+    }
+
+    /// What the store holds in memory now (estimated), by part.
+    pub fn cache_memory(&self) -> CacheMemory {
+        self.cache.memory()
     }
 
     /// From how many vectors a partition's search uses an HNSW graph (0: never).

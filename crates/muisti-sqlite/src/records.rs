@@ -191,6 +191,11 @@ impl RecordCache {
         }
     }
 
+    /// The bytes the records kept hold (estimated), and the budget they are kept within.
+    pub(crate) fn bytes(&self) -> (usize, usize) {
+        (self.lock().bytes, self.budget)
+    }
+
     /// Forgets everything (a change too wide to follow record by record, or another
     /// process's commit).
     pub(crate) fn clear(&self) {

@@ -517,7 +517,7 @@ pub(crate) fn run(cmd: &BenchCommand, cli: &crate::Cli, json: bool) -> Result<()
                     }
                 }
             };
-            let cache = || sqlite.as_ref().map(|s| (s.cache_budget(), s.cache_bytes()));
+            let cache = || sqlite.as_ref().map(|s| s.cache_memory());
             let probe = crate::scale::Probe {
                 wait_for_index: &wait,
                 cache: &cache,

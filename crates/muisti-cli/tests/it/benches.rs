@@ -127,6 +127,7 @@ fn bench_scale_below_the_ann_threshold_does_not_wait_for_a_graph() {
             "--queries",
             "5",
             "--unfiltered",
+            "--json",
         ],
         Duration::from_secs(120),
     );
@@ -134,6 +135,24 @@ fn bench_scale_below_the_ann_threshold_does_not_wait_for_a_graph() {
         out.status.success(),
         "{}",
         String::from_utf8_lossy(&out.stderr)
+    );
+    // The store's memory by part: the copy of the 1,000 memories holds rows, vectors and
+    // terms, and resident memory holds more besides.
+    let report: Value = serde_json::from_slice(&out.stdout).expect("json");
+    let mib = |k: &str| {
+        report["memory"][k]
+            .as_f64()
+            .unwrap_or_else(|| panic!("{k}: {report}"))
+    };
+    for part in ["copies_rows_mib", "copies_vectors_mib", "copies_text_mib"] {
+        assert!(mib(part) > 0.0, "{part}: {report}");
+    }
+    assert!(mib("other_rss_mib") > 0.0, "{report}");
+    let copies = mib("copies_rows_mib") + mib("copies_vectors_mib") + mib("copies_text_mib");
+    let cache = report["cache_mib"].as_f64().expect("cache_mib");
+    assert!(
+        (copies + mib("graphs_mib") - cache).abs() < 1e-6,
+        "{report}"
     );
 }
 

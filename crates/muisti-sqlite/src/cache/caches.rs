@@ -289,6 +289,27 @@ impl PartitionCaches {
         self.lock().parts.contains_key(&(p.clone(), Rows::All))
     }
 
+    /// What the kept copies and the decoded records hold (estimated), by part.
+    pub(crate) fn memory(&self) -> crate::CacheMemory {
+        let parts: Vec<Arc<Part>> = self.lock().parts.values().cloned().collect();
+        let (mut copies, mut graphs) = (super::CopyMemory::default(), 0);
+        for part in parts {
+            let (copy, graph) = part.memory();
+            copies += copy;
+            graphs += graph;
+        }
+        let (records, records_budget) = self.records.bytes();
+        crate::CacheMemory {
+            budget: self.budget,
+            rows: copies.rows,
+            vectors: copies.vectors,
+            text: copies.text,
+            graphs,
+            records,
+            records_budget,
+        }
+    }
+
     /// The bytes the kept copies hold (estimated), graphs included.
     pub(crate) fn bytes(&self) -> usize {
         self.lock().parts.values().map(|p| p.bytes()).sum()

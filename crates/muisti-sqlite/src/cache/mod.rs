@@ -86,8 +86,10 @@ pub(crate) struct PartitionCache {
     ann_threshold: usize,
     /// Rows replaced by a later write of this process (kept as never-live, scrubbed).
     dead: usize,
-    /// The heap bytes of the rows' strings, tags and metadata, and of the terms' names.
+    /// The heap bytes of the rows' strings, tags and metadata (and of the sessions' names).
     heap: usize,
+    /// The heap bytes of the terms' names and of the users' postings.
+    text_heap: usize,
     /// A row's terms while [`PartitionCache::push_as`] sums their repeats.
     scratch: Vec<(u32, f32)>,
 }
@@ -123,6 +125,31 @@ impl Totals {
         if expires {
             self.expiring = self.expiring.wrapping_add_signed(sign);
         }
+    }
+}
+
+/// A copy's bytes (estimated) by what they are for.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct CopyMemory {
+    /// The rows' fields (filters and rescoring), the index by id and by session.
+    pub(crate) rows: usize,
+    /// The quantised vectors and their scales.
+    pub(crate) vectors: usize,
+    /// The full-text terms: the forward index, the terms' ids and the users' postings.
+    pub(crate) text: usize,
+}
+
+impl CopyMemory {
+    pub(crate) fn total(&self) -> usize {
+        self.rows + self.vectors + self.text
+    }
+}
+
+impl std::ops::AddAssign for CopyMemory {
+    fn add_assign(&mut self, o: Self) {
+        self.rows += o.rows;
+        self.vectors += o.vectors;
+        self.text += o.text;
     }
 }
 
@@ -481,7 +508,7 @@ impl PartitionCache {
                     None => {
                         let id = self.term_ids.len() as u32;
                         self.term_ids.insert(t.to_owned(), id);
-                        self.heap += t.len();
+                        self.text_heap += t.len();
                         id
                     }
                 };
@@ -504,7 +531,7 @@ impl PartitionCache {
             let user = match self.by_user.get_mut(u) {
                 Some(user) => user,
                 None => {
-                    self.heap += u.len() + 48 + USER_ROWS_BYTES;
+                    self.text_heap += u.len() + 48 + USER_ROWS_BYTES;
                     self.by_user.entry(u.clone()).or_default()
                 }
             };
@@ -513,11 +540,11 @@ impl PartitionCache {
             user.totals.count(len, expires, 1);
             for &(t, f) in &own {
                 let list = user.postings.entry(t).or_insert_with(|| {
-                    self.heap += POSTINGS_KEY_BYTES;
+                    self.text_heap += POSTINGS_KEY_BYTES;
                     Vec::new()
                 });
                 list.push((position, f));
-                self.heap += size_of::<(u32, f32)>();
+                self.text_heap += size_of::<(u32, f32)>();
             }
         }
         self.terms.extend_from_slice(&own);
@@ -527,20 +554,30 @@ impl PartitionCache {
 
     /// The bytes the copy holds (estimated from its lengths and capacities).
     pub(crate) fn bytes(&self) -> usize {
+        self.memory().total()
+    }
+
+    /// The bytes the copy holds by what they are for (estimated from its lengths and
+    /// capacities).
+    pub(crate) fn memory(&self) -> CopyMemory {
         use std::mem::size_of;
-        self.rows.capacity() * size_of::<CachedRow>()
-            + self.index.capacity() * (size_of::<(MemoryId, u32)>() + 1)
-            + self.data.capacity()
-            + self.scales.capacity() * size_of::<f32>()
-            + self.vector_of.capacity() * size_of::<Option<u32>>()
-            + self.lengths.capacity() * size_of::<u32>()
-            + self.term_ids.capacity() * (size_of::<(String, u32)>() + 1)
-            + self.terms.capacity() * size_of::<(u32, f32)>()
-            + self.term_start.capacity() * size_of::<u32>()
-            + self.by_user.capacity() * (size_of::<(String, UserRows)>() + 1)
-            + self.by_session.capacity() * (size_of::<(String, Vec<u32>)>() + 1)
-            + self.rows.len() * 2 * size_of::<u32>()
-            + self.heap
+        CopyMemory {
+            rows: self.rows.capacity() * size_of::<CachedRow>()
+                + self.index.capacity() * (size_of::<(MemoryId, u32)>() + 1)
+                + self.by_session.capacity() * (size_of::<(String, Vec<u32>)>() + 1)
+                + self.heap,
+            vectors: self.data.capacity()
+                + self.scales.capacity() * size_of::<f32>()
+                + self.vector_of.capacity() * size_of::<Option<u32>>(),
+            text: self.lengths.capacity() * size_of::<u32>()
+                + self.term_ids.capacity() * (size_of::<(String, u32)>() + 1)
+                + self.terms.capacity() * size_of::<(u32, f32)>()
+                + self.term_start.capacity() * size_of::<u32>()
+                + self.by_user.capacity() * (size_of::<(String, UserRows)>() + 1)
+                // Each row's place in its user's rows and in its session's.
+                + self.rows.len() * 2 * size_of::<u32>()
+                + self.text_heap,
+        }
     }
 
     /// The bytes an HNSW graph over this copy would hold (estimated: a copy of each vector

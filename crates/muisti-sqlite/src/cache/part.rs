@@ -29,6 +29,14 @@ impl Part {
         self.last_used.fetch_max(tick, Ordering::Relaxed);
     }
 
+    /// The copy's bytes by what they are for, and the graph's (estimated).
+    pub(crate) fn memory(&self) -> (super::CopyMemory, usize) {
+        (
+            self.read().memory(),
+            self.graph_bytes.load(Ordering::Relaxed),
+        )
+    }
+
     /// Its bytes (estimated), graph included.
     pub(crate) fn bytes(&self) -> usize {
         self.bytes.load(Ordering::Relaxed) + self.graph_bytes.load(Ordering::Relaxed)

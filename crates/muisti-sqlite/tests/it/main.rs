@@ -921,6 +921,58 @@ fn a_user_filtered_query_loads_only_that_users_rows() {
     assert_eq!(warmed.cache_bytes(), all, "only the whole copy is kept");
 }
 
+/// What the store holds in memory is told by part: a user's copy holds its rows, its
+/// vectors (at least a byte a dimension each) and its terms, no graph below the threshold,
+/// and the parts add up to the copies' bytes; records read are counted within their budget.
+#[test]
+fn cache_memory_tells_the_copies_parts_apart() {
+    use muisti_core::{Filter, Namespace, Partition, Put, TextQuery};
+    const DIM: usize = 64;
+    let dir = tempfile::tempdir().expect("temp dir");
+    let path = dir.path().join("m.db");
+    let p = Partition::of(Namespace::default_ns());
+    let puts: Vec<Put> = (0..200)
+        .map(|i| {
+            let mut put = Put::new(p.clone(), None, format!("note {i} about the river bank"));
+            put.owner.user_id = Some("u1".into());
+            put.embedding_model = Some("m".into());
+            put.embedding = Some((0..DIM).map(|d| ((i * 7 + d) % 13) as f32 - 6.0).collect());
+            put
+        })
+        .collect();
+    SqliteStore::open(&path)
+        .expect("opens")
+        .put_many(puts)
+        .expect("writes");
+    let store = SqliteStore::open(&path)
+        .expect("opens")
+        .with_background_loads(false);
+    assert_eq!(store.cache_memory().rows, 0, "nothing loaded yet");
+    let hits = store
+        .text_search(&TextQuery {
+            partition: p.clone(),
+            query: "river".into(),
+            filter: Filter {
+                user_id: Some("u1".into()),
+                ..Filter::default()
+            },
+            limit: 10,
+        })
+        .expect("searches");
+    let ids: Vec<_> = hits.iter().map(|h| h.id).collect();
+    store
+        .get_many_shared(&p.tenant, &ids)
+        .expect("reads the hits");
+    let m = store.cache_memory();
+    assert!(m.rows > 200 * 16, "{m:?}");
+    assert!(m.vectors >= 200 * DIM, "{m:?}");
+    assert!(m.text > 0, "{m:?}");
+    assert_eq!(m.graphs, 0, "{m:?}");
+    assert_eq!(m.rows + m.vectors + m.text, store.cache_bytes(), "{m:?}");
+    assert!(m.records > 0 && m.records <= m.records_budget, "{m:?}");
+    assert_eq!(m.budget, store.cache_budget());
+}
+
 /// Copies loaded while this process writes miss nothing: each load records what commits
 /// after its snapshot (writes, owner changes, access counts) and applies it before use, so
 /// every user's copy, loaded in the middle of the writes, answers as a fresh load does.

@@ -167,6 +167,15 @@ fn thread_cpu_ms() -> Option<f64> {
     Some(ns as f64 / 1e6)
 }
 
+/// The timed phase's recall number `n`: one of the questions, filtered by one of the users.
+fn recall_query(questions: &[String], users: usize, n: usize) -> RecallQuery {
+    RecallQuery {
+        namespace: Some("bench".into()),
+        user_id: Some(format!("user-{}", n % users)),
+        ..RecallQuery::new(questions[n % questions.len()].clone(), 10)
+    }
+}
+
 /// Recalls like the timed phase's, made in process without HTTP for about `seconds`, and
 /// what the server adds to each.
 fn server_cost(
@@ -185,15 +194,7 @@ fn server_cost(
     );
     let mut recalls = 0;
     while Instant::now() < deadline {
-        let n = recalls * 7919;
-        muisti_server::ops::recall(
-            engine,
-            RecallQuery {
-                namespace: Some("bench".into()),
-                user_id: Some(format!("user-{}", n % users)),
-                ..RecallQuery::new(questions[n % questions.len()].clone(), 10)
-            },
-        )?;
+        muisti_server::ops::recall(engine, recall_query(questions, users, recalls * 7919))?;
         recalls += 1;
     }
     let Some(cpu) = before.zip(process_cpu_ms()).map(|(b, a)| a - b) else {
@@ -358,21 +359,16 @@ fn load(
         seconds,
         local,
         move |c, t, i| {
-            let n = t * 7919 + i;
-            c.recall(&RecallQuery {
-                namespace: Some("bench".into()),
-                user_id: Some(format!("user-{}", n % users)),
-                ..RecallQuery::new(qs[n % qs.len()].clone(), 10)
-            })
-            .map(|_| ())
+            c.recall(&recall_query(&qs, users, t * 7919 + i))
+                .map(|_| ())
         },
     )?;
-    eprintln!("create: {connections} connections for {seconds} s");
-    let fs = Arc::clone(&facts);
     let server_cost = match engine {
         Some(engine) => server_cost(engine, &recall, &questions, users, seconds.min(5.0))?,
         None => None,
     };
+    eprintln!("create: {connections} connections for {seconds} s");
+    let fs = Arc::clone(&facts);
     let create = phase(
         bases,
         api_key,

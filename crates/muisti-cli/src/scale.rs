@@ -142,11 +142,11 @@ pub(crate) struct MemoryParts {
 impl MemoryParts {
     fn of(m: &muisti::CacheMemory, rss_mib: f64) -> Self {
         let mib = |b: usize| b as f64 / f64::from(1 << 20);
-        let held = m.rows + m.vectors + m.text + m.graphs + m.records;
+        let held = m.copies.total() + m.graphs + m.records;
         Self {
-            copies_rows_mib: mib(m.rows),
-            copies_vectors_mib: mib(m.vectors),
-            copies_text_mib: mib(m.text),
+            copies_rows_mib: mib(m.copies.rows),
+            copies_vectors_mib: mib(m.copies.vectors),
+            copies_text_mib: mib(m.copies.text),
             graphs_mib: mib(m.graphs),
             records_mib: mib(m.records),
             records_budget_mib: mib(m.records_budget),
@@ -296,7 +296,7 @@ pub(crate) fn run(
         repeat_p50_ms: pct(&passes[1], 0.5),
         repeat_p99_ms: pct(&passes[1], 0.99),
         cache_budget_mib: cache.map(|m| mib(m.budget)),
-        cache_mib: cache.map(|m| mib(m.rows + m.vectors + m.text + m.graphs)),
+        cache_mib: cache.map(|m| mib(m.copies.total() + m.graphs)),
         memory: cache.map(|m| MemoryParts::of(&m, rss_mib)),
         rss_mib,
         rss_anon_mib: crate::locomo::status_mib("RssAnon:"),

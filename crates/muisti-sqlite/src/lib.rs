@@ -25,6 +25,7 @@ use std::{
     time::Duration,
 };
 
+pub use cache::CopyMemory;
 use cache::{CachedRow, Fresh, Lookup, PartitionCache, PartitionCaches, Rows};
 use muisti_core::{
     Capabilities, Category, Clock, Error, Filter, Health, Limits, ListQuery, Locator, Memory,
@@ -85,13 +86,8 @@ pub enum Durability {
 pub struct CacheMemory {
     /// The copies' budget (`cache_mb`).
     pub budget: usize,
-    /// The copies' rows: the fields filters and rescoring read, the index by id and by
-    /// session.
-    pub rows: usize,
-    /// The copies' quantised vectors.
-    pub vectors: usize,
-    /// The copies' full-text terms: forward index, term ids, users' postings.
-    pub text: usize,
+    /// The copies, graphs aside.
+    pub copies: CopyMemory,
     /// The HNSW graphs built over copies.
     pub graphs: usize,
     /// The decoded records.

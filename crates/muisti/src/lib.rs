@@ -57,7 +57,7 @@ pub use muisti_postgres::PostgresStore;
 #[cfg(feature = "redis")]
 pub use muisti_redis::RedisStore;
 #[cfg(feature = "sqlite")]
-pub use muisti_sqlite::{CacheMemory, SqliteStore};
+pub use muisti_sqlite::{CacheMemory, CopyMemory, SqliteStore};
 pub use muisti_store::{FileStore, MemStore, PrivacyStore, RouterStore, StoreUrl};
 pub use open::{
     DEFAULT_STORE_ENV, default_archive_url, default_snapshot_dir, default_store_url,

@@ -58,8 +58,8 @@ pub(super) struct State {
 /// The share of the budget the decoded records get on top of it (one eighth: 256 MiB of the
 /// default budget, about 350,000 records of a sentence or two). At one 32nd the records
 /// recalls read in a store of 100,000 memories did not fit, each overflow dropped a quarter
-/// of them, and a server answered 2,182 recalls a second instead of 3,104 with a larger
-/// peak (1,177 MiB against 746; `bench http`, docs/benchmarks.md).
+/// of them, and a server answered 2,282 recalls a second instead of 3,135 with a larger
+/// peak (about 1,160 MiB against 750; `bench http`, medians of three, docs/benchmarks.md).
 pub(super) const RECORDS_SHARE: usize = 8;
 
 /// The in-memory copies, within a memory budget: the least recently used copies are dropped
@@ -301,9 +301,7 @@ impl PartitionCaches {
         let (records, records_budget) = self.records.bytes();
         crate::CacheMemory {
             budget: self.budget,
-            rows: copies.rows,
-            vectors: copies.vectors,
-            text: copies.text,
+            copies,
             graphs,
             records,
             records_budget,

@@ -128,19 +128,20 @@ impl Totals {
     }
 }
 
-/// A copy's bytes (estimated) by what they are for.
+/// The bytes of in-memory copies (estimated), by what they are for.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub(crate) struct CopyMemory {
+pub struct CopyMemory {
     /// The rows' fields (filters and rescoring), the index by id and by session.
-    pub(crate) rows: usize,
+    pub rows: usize,
     /// The quantised vectors and their scales.
-    pub(crate) vectors: usize,
+    pub vectors: usize,
     /// The full-text terms: the forward index, the terms' ids and the users' postings.
-    pub(crate) text: usize,
+    pub text: usize,
 }
 
 impl CopyMemory {
-    pub(crate) fn total(&self) -> usize {
+    /// All of them.
+    pub fn total(&self) -> usize {
         self.rows + self.vectors + self.text
     }
 }

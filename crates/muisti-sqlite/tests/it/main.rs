@@ -947,7 +947,7 @@ fn cache_memory_tells_the_copies_parts_apart() {
     let store = SqliteStore::open(&path)
         .expect("opens")
         .with_background_loads(false);
-    assert_eq!(store.cache_memory().rows, 0, "nothing loaded yet");
+    assert_eq!(store.cache_memory().copies.rows, 0, "nothing loaded yet");
     let hits = store
         .text_search(&TextQuery {
             partition: p.clone(),
@@ -964,11 +964,15 @@ fn cache_memory_tells_the_copies_parts_apart() {
         .get_many_shared(&p.tenant, &ids)
         .expect("reads the hits");
     let m = store.cache_memory();
-    assert!(m.rows > 200 * 16, "{m:?}");
-    assert!(m.vectors >= 200 * DIM, "{m:?}");
-    assert!(m.text > 0, "{m:?}");
+    assert!(m.copies.rows > 200 * 16, "{m:?}");
+    assert!(m.copies.vectors >= 200 * DIM, "{m:?}");
+    assert!(m.copies.text > 0, "{m:?}");
     assert_eq!(m.graphs, 0, "{m:?}");
-    assert_eq!(m.rows + m.vectors + m.text, store.cache_bytes(), "{m:?}");
+    assert_eq!(
+        m.copies.rows + m.copies.vectors + m.copies.text,
+        store.cache_bytes(),
+        "{m:?}"
+    );
     assert!(m.records > 0 && m.records <= m.records_budget, "{m:?}");
     assert_eq!(m.budget, store.cache_budget());
 }

@@ -30,14 +30,30 @@
 //!
 //! URL: `redis://[:password@]host[:port][/db][?prefix=muisti:&cache_mb=N&staleness_ms=N]`, or
 //! `rediss://` for TLS.
+//!
+//! **Redis Cluster:** `redis+cluster://[user:password@]host:port[,host:port...]` (any nodes
+//! of the cluster; the slot map is read from the first that answers). Every key carries its
+//! tenant as a hash tag (`r/{tenant}/...`), so one tenant's keys share a slot and its
+//! transactions run as above on the master serving that slot (`cluster.rs`); tenants spread
+//! over the masters. The tenants set is not kept: listing tenants scans each master for the
+//! tenants' namespace sets. A write is acknowledged once `wait_replicas` (default 1) of its
+//! master's replicas have it (`WAIT`, up to `wait_ms`, default 2000; a master with fewer
+//! connected replicas, as after a failover, waits for those it has), so a failover does not
+//! lose an acknowledged write; a write not confirmed in time is an `Unavailable` error. A
+//! call turned away unapplied (`MOVED`, `ASK`, `CLUSTERDOWN`, `TRYAGAIN`, a refused
+//! connection) reads the slot map again and runs again, for up to `failover_ms` (default
+//! 15000). The key layout differs from a single server's (the braces), so data is moved
+//! between the two with `muisti export`/`import`, not copied key by key.
 
+mod cluster;
 mod store;
 mod write;
 
 use std::{
     collections::HashMap,
+    fmt,
     sync::{Arc, Mutex, Once, RwLock, atomic::Ordering},
-    time::Duration,
+    time::{Duration, Instant},
 };
 
 use muisti_core::{
@@ -67,17 +83,19 @@ fn index_member(m: &Memory) -> String {
     format!("{}/{}", m.id, m.key)
 }
 
+/// The scheme of a Redis Cluster's URL.
+pub const CLUSTER_SCHEME: &str = "redis+cluster";
+
 /// The default key prefix.
 pub const DEFAULT_PREFIX: &str = "muisti:";
 
 /// The Redis store.
 pub struct RedisStore {
-    client: redis::Client,
+    conns: Conns,
     /// The URL with the password removed, for messages.
     target: String,
     prefix: String,
     limits: Limits,
-    pool: Mutex<Vec<Connection>>,
     by_id: redis::Script,
     clock: Arc<dyn Clock>,
     copies: Copies<Version>,
@@ -88,7 +106,47 @@ pub struct RedisStore {
     staleness: Duration,
 }
 
+/// Where the store's commands go.
+enum Conns {
+    /// One server (or a proxy in front of several): a pool of connections to it.
+    Single {
+        client: redis::Client,
+        pool: Mutex<Vec<Connection>>,
+    },
+    /// A Redis Cluster: each tenant's commands to the master serving its slot.
+    Cluster(cluster::Cluster),
+}
+
+/// Which node a call needs, in a cluster: the one serving a tenant's slot, or a given one
+/// (fan-out over the masters). A single server serves every call.
+#[derive(Clone, Copy)]
+enum Route<'a> {
+    Tenant(&'a Tenant),
+    Node(&'a str),
+}
+
+/// A tenant as it appears in keys: `{tenant}` in a cluster (the hash tag that keeps all of
+/// a tenant's keys in one slot), the bare name on a single server.
+struct Tag<'a>(&'a Tenant, bool);
+
+impl fmt::Display for Tag<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.1 {
+            write!(f, "{{{}}}", self.0)
+        } else {
+            write!(f, "{}", self.0)
+        }
+    }
+}
+
 const IDLE_CONNECTIONS: usize = 8;
+/// In a cluster, the default of how long a call keeps looking for its slot's master.
+pub const DEFAULT_FAILOVER_MS: usize = 15_000;
+/// In a cluster, the default of how many replicas a write waits for (at most: a master with
+/// fewer connected waits for those it has).
+pub const DEFAULT_WAIT_REPLICAS: usize = 1;
+/// In a cluster, the default of how long a write waits for its replicas.
+pub const DEFAULT_WAIT_MS: usize = 2_000;
 const CHUNK: usize = 500;
 /// The default bound of the memory a handle's copies take, in MiB.
 pub const DEFAULT_CACHE_MB: usize = 2048;
@@ -112,10 +170,17 @@ const BY_ID: &str = "local ptr = redis.call('GET', KEYS[1]) \
 
 static TLS_INIT: Once = Once::new();
 
+thread_local! {
+    /// In a cluster, the replicas the write running on this thread waits for: set by
+    /// `with_conn` for the master it runs on, read by `replicated` (the many helpers between
+    /// them take a bare connection).
+    static WAIT_FOR: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+}
+
 /// Registers the `redis` and `rediss` (TLS) schemes: `redis://[user:password@]host:port/db`
 /// with the parameters [`RedisStore::open`] reads.
 pub fn register(registry: &mut StoreRegistry) {
-    for scheme in ["redis", "rediss"] {
+    for scheme in ["redis", "rediss", CLUSTER_SCHEME] {
         registry.register(scheme, |url: &StoreUrl| {
             Ok(Arc::new(RedisStore::open(url.as_str())?) as Arc<dyn Store>)
         });
@@ -139,34 +204,44 @@ impl RedisStore {
         let staleness_ms = parsed
             .whole("staleness_ms", 0..=60_000)?
             .unwrap_or(DEFAULT_STALENESS_MS);
+        let cluster = parsed.scheme().eq_ignore_ascii_case(CLUSTER_SCHEME);
         let mut passed = Vec::new();
         for kv in query.split('&').filter(|s| !s.is_empty()) {
             match kv.split_once('=') {
                 Some(("prefix", v)) => prefix = v.to_owned(),
                 Some(("max_value_bytes" | "cache_mb" | "staleness_ms", _)) => {}
+                Some(("wait_replicas" | "wait_ms" | "failover_ms", _)) if cluster => {}
                 _ => passed.push(kv),
             }
         }
-        let client_url = if passed.is_empty() {
-            base.to_owned()
+        let conns = if cluster {
+            Conns::Cluster(Self::open_cluster(&parsed, url, &target, &prefix, &passed)?)
         } else {
-            format!("{base}?{}", passed.join("&"))
+            let client_url = if passed.is_empty() {
+                base.to_owned()
+            } else {
+                format!("{base}?{}", passed.join("&"))
+            };
+            if base.to_ascii_lowercase().starts_with("rediss://") {
+                TLS_INIT.call_once(|| {
+                    let _ = rustls::crypto::ring::default_provider().install_default();
+                });
+            }
+            let client =
+                redis::Client::open(client_url.as_str()).map_err(|e| Error::InvalidInput {
+                    field: "store url",
+                    reason: format!("{target}: {}", scrub(&e, url)),
+                })?;
+            Conns::Single {
+                client,
+                pool: Mutex::new(Vec::new()),
+            }
         };
-        if base.to_ascii_lowercase().starts_with("rediss://") {
-            TLS_INIT.call_once(|| {
-                let _ = rustls::crypto::ring::default_provider().install_default();
-            });
-        }
-        let client = redis::Client::open(client_url.as_str()).map_err(|e| Error::InvalidInput {
-            field: "store url",
-            reason: format!("{target}: {}", scrub(&e, url)),
-        })?;
         let store = Self {
-            client,
+            conns,
             target,
             prefix,
             limits,
-            pool: Mutex::new(Vec::new()),
             by_id: redis::Script::new(BY_ID),
             clock: Arc::new(SystemClock),
             copies: Copies::new(cache_mb << 20),
@@ -174,11 +249,109 @@ impl RedisStore {
             staleness: Duration::from_millis(staleness_ms as u64),
         };
         // Fail now, with a clear message, rather than on first use.
-        store.with_conn(|c| {
-            redis::cmd("PING").query::<String>(c)?;
-            Ok(())
-        })?;
+        store.ping()?;
         Ok(store)
+    }
+
+    /// The cluster a `redis+cluster://[user:password@]host:port[,host:port...]` URL names:
+    /// its nodes are the seeds the slot map is first read from.
+    fn open_cluster(
+        parsed: &StoreUrl,
+        url: &str,
+        target: &str,
+        prefix: &str,
+        passed: &[&str],
+    ) -> Result<cluster::Cluster> {
+        let invalid = |reason: String| Error::InvalidInput {
+            field: "store url",
+            reason: format!("{target}: {reason}"),
+        };
+        if let Some(unknown) = passed.first() {
+            return Err(invalid(format!(
+                "unknown parameter {unknown:?} for a cluster (known: prefix, cache_mb, \
+                 staleness_ms, max_value_bytes, wait_replicas, wait_ms, failover_ms)"
+            )));
+        }
+        if prefix.contains(['{', '}']) {
+            return Err(invalid(
+                "a cluster's key prefix cannot contain { or }: the tenant is each key's hash tag"
+                    .into(),
+            ));
+        }
+        let (userinfo, nodes) = match parsed.rest().rsplit_once('@') {
+            Some((u, n)) => (format!("{u}@"), n),
+            None => (String::new(), parsed.rest()),
+        };
+        let (nodes, db) = nodes.split_once('/').unwrap_or((nodes, ""));
+        if !matches!(db, "" | "0") {
+            return Err(invalid(
+                "a cluster has only database 0; leave the path empty".into(),
+            ));
+        }
+        let seeds: Vec<String> = nodes
+            .split(',')
+            .filter(|n| !n.is_empty())
+            .map(|n| {
+                if n.contains(':') {
+                    n.to_owned()
+                } else {
+                    format!("{n}:6379")
+                }
+            })
+            .collect();
+        if seeds.is_empty() {
+            return Err(invalid(
+                "no node: expected redis+cluster://host:port[,host:port...]".into(),
+            ));
+        }
+        let wait_replicas = parsed
+            .whole("wait_replicas", 0..=16)?
+            .unwrap_or(DEFAULT_WAIT_REPLICAS);
+        let wait_ms = parsed
+            .whole("wait_ms", 1..=60_000)?
+            .unwrap_or(DEFAULT_WAIT_MS);
+        let failover_ms = parsed
+            .whole("failover_ms", 0..=300_000)?
+            .unwrap_or(DEFAULT_FAILOVER_MS);
+        cluster::Cluster::open(
+            seeds,
+            userinfo,
+            wait_replicas,
+            Duration::from_millis(wait_ms as u64),
+            Duration::from_millis(failover_ms as u64),
+        )
+        .map_err(|e| Error::Unavailable {
+            target: target.to_owned(),
+            reason: scrub(&e, url),
+        })
+    }
+
+    /// Asks every node the store writes to (the server, or each master) to answer.
+    fn ping(&self) -> Result<String> {
+        let mut answers = Vec::new();
+        for node in self.nodes() {
+            answers.push(self.with_conn(Route::Node(&node), |c| {
+                Ok(redis::cmd("PING").query::<String>(c)?)
+            })?);
+        }
+        Ok(answers.join(", "))
+    }
+
+    /// Each node that holds data, for [`Route::Node`]: the one server (named by an empty
+    /// string), or each master of the cluster.
+    fn nodes(&self) -> Vec<String> {
+        match &self.conns {
+            Conns::Single { .. } => vec![String::new()],
+            Conns::Cluster(cluster) => cluster.masters(),
+        }
+    }
+
+    fn is_cluster(&self) -> bool {
+        matches!(self.conns, Conns::Cluster(_))
+    }
+
+    fn tag<'a>(&self, tenant: &'a Tenant) -> Tag<'a> {
+        Tag(tenant, self.is_cluster())
     }
 
     /// Enforces `limits` on writes.
@@ -231,68 +404,136 @@ impl RedisStore {
         }
     }
 
-    /// Runs `f` with a pooled connection; a connection that failed is not reused.
-    fn with_conn<R>(&self, f: impl FnOnce(&mut Connection) -> Result<R, Fail>) -> Result<R> {
-        let pooled = self.pool.lock().unwrap_or_else(|p| p.into_inner()).pop();
-        let mut conn = match pooled {
-            Some(c) if c.is_open() => c,
-            _ => {
-                let c = self
-                    .client
-                    .get_connection_with_timeout(Duration::from_secs(3))
-                    .map_err(|e| self.unavailable(&e))?;
-                c.set_read_timeout(Some(Duration::from_secs(10)))
-                    .map_err(|e| self.unavailable(&e))?;
-                c.set_write_timeout(Some(Duration::from_secs(10)))
-                    .map_err(|e| self.unavailable(&e))?;
-                c
+    /// Runs `f` with a pooled connection to the node `route` names; a connection that failed
+    /// is not reused. In a cluster, a call the cluster turned away unapplied (a redirect, a
+    /// failover under way: [`cluster::is_rerouted`]) runs again on the slot's master as the
+    /// map then says, for up to `failover_ms`.
+    fn with_conn<R>(
+        &self,
+        route: Route<'_>,
+        mut f: impl FnMut(&mut Connection) -> Result<R, Fail>,
+    ) -> Result<R> {
+        let cluster = match &self.conns {
+            Conns::Single { client, pool } => {
+                let pooled = pool.lock().unwrap_or_else(|p| p.into_inner()).pop();
+                let mut conn = match pooled {
+                    Some(c) if c.is_open() => c,
+                    _ => connect(client).map_err(|e| self.unavailable(&e))?,
+                };
+                let (out, reusable) = run(&mut conn, &mut f);
+                if reusable {
+                    let mut pool = pool.lock().unwrap_or_else(|p| p.into_inner());
+                    if pool.len() < IDLE_CONNECTIONS {
+                        pool.push(conn);
+                    }
+                }
+                return out.map_err(|e| self.fail(e));
             }
+            Conns::Cluster(cluster) => cluster,
         };
-        match f(&mut conn) {
-            Ok(out) => {
-                let mut pool = self.pool.lock().unwrap_or_else(|p| p.into_inner());
-                if pool.len() < IDLE_CONNECTIONS {
-                    pool.push(conn);
+        let deadline = Instant::now() + cluster.failover;
+        let mut pause = Duration::from_millis(20);
+        loop {
+            let node = match route {
+                Route::Node(addr) => Some(addr.to_owned()),
+                Route::Tenant(t) => cluster.master_for(cluster::key_slot(&self.tenant_key(t))),
+            };
+            let out = match &node {
+                None => Err(Fail::Redis(RedisError::from((
+                    redis::ErrorKind::Server(redis::ServerErrorKind::ClusterDown),
+                    "no master serves the slot",
+                )))),
+                Some(addr) => match cluster.connection(addr) {
+                    Ok(mut conn) => {
+                        WAIT_FOR.set(cluster.replicas_to_wait_for(addr, &mut conn));
+                        let (out, reusable) = run(&mut conn, &mut f);
+                        if reusable {
+                            cluster.give_back(addr, conn);
+                        } else {
+                            cluster.forget(addr);
+                        }
+                        out
+                    }
+                    Err(e) => Err(Fail::Redis(e)),
+                },
+            };
+            match out {
+                Err(Fail::Redis(e)) if cluster::is_rerouted(&e) && Instant::now() < deadline => {
+                    tracing::debug!(node = ?node, error = %e, "redis cluster: looking for the slot's master again");
+                    std::thread::sleep(pause);
+                    pause = (pause * 2).min(Duration::from_millis(500));
+                    // A node that does not answer now may answer at the next try.
+                    let _ = cluster.refresh();
                 }
-                Ok(out)
-            }
-            Err(Fail::Redis(e)) => Err(self.map_err(e)),
-            Err(Fail::Muisti(e)) => {
-                // Leave no WATCH behind on a connection we give back.
-                if redis::cmd("UNWATCH").exec(&mut conn).is_ok() {
-                    self.pool
-                        .lock()
-                        .unwrap_or_else(|p| p.into_inner())
-                        .push(conn);
-                }
-                Err(e)
+                out => return out.map_err(|e| self.fail(e)),
             }
         }
     }
 
+    fn fail(&self, e: Fail) -> Error {
+        match e {
+            Fail::Redis(e) => self.map_err(e),
+            Fail::Muisti(e) => e,
+        }
+    }
+
+    /// After a write committed on `c`: in a cluster, waits until the replicas it asks for
+    /// have it, so that a failover cannot lose a write this store acknowledged. A write they
+    /// did not confirm in time is an error (it may still be applied).
+    fn replicated(&self, c: &mut Connection) -> Result<(), Fail> {
+        let Conns::Cluster(cluster) = &self.conns else {
+            return Ok(());
+        };
+        let want = WAIT_FOR.get();
+        if want == 0 {
+            return Ok(());
+        }
+        let got: usize = redis::cmd("WAIT")
+            .arg(want)
+            .arg(cluster.wait_timeout.as_millis() as u64)
+            .query(c)?;
+        if got < want {
+            return Err(Fail::Muisti(Error::Unavailable {
+                target: self.target.clone(),
+                reason: format!(
+                    "the write reached {got} of {want} replicas within {} ms, so it is not \
+                     acknowledged (it may still be applied)",
+                    cluster.wait_timeout.as_millis()
+                ),
+            }));
+        }
+        Ok(())
+    }
+
     fn record_key(&self, p: &Partition, key: &str) -> String {
-        format!("{}r/{}/{}/{}", self.prefix, p.tenant, p.namespace, key)
+        format!(
+            "{}r/{}/{}/{}",
+            self.prefix,
+            self.tag(&p.tenant),
+            p.namespace,
+            key
+        )
     }
 
     /// What the keys of a tenant's records start with.
     fn records_of(&self, tenant: &Tenant) -> String {
-        format!("{}r/{}/", self.prefix, tenant)
+        format!("{}r/{}/", self.prefix, self.tag(tenant))
     }
 
     fn id_key(&self, tenant: &Tenant, id: MemoryId) -> String {
-        format!("{}i/{}/{}", self.prefix, tenant, id)
+        format!("{}i/{}/{}", self.prefix, self.tag(tenant), id)
     }
 
     fn vector_key(&self, tenant: &Tenant, id: MemoryId) -> String {
-        format!("{}v/{}/{}", self.prefix, tenant, id)
+        format!("{}v/{}/{}", self.prefix, self.tag(tenant), id)
     }
 
     fn index_key(&self, p: &Partition) -> String {
-        format!("{}n/{}/{}", self.prefix, p.tenant, p.namespace)
+        format!("{}n/{}/{}", self.prefix, self.tag(&p.tenant), p.namespace)
     }
 
     fn tenant_key(&self, tenant: &Tenant) -> String {
-        format!("{}t/{}", self.prefix, tenant)
+        format!("{}t/{}", self.prefix, self.tag(tenant))
     }
 
     fn tenants_key(&self) -> String {
@@ -300,7 +541,7 @@ impl RedisStore {
     }
 
     fn generation_key(&self, p: &Partition) -> String {
-        format!("{}g/{}/{}", self.prefix, p.tenant, p.namespace)
+        format!("{}g/{}/{}", self.prefix, self.tag(&p.tenant), p.namespace)
     }
 
     fn commit_order(&self) -> std::sync::MutexGuard<'_, ()> {
@@ -308,7 +549,7 @@ impl RedisStore {
     }
 
     fn changes_key(&self, p: &Partition) -> String {
-        format!("{}c/{}/{}", self.prefix, p.tenant, p.namespace)
+        format!("{}c/{}/{}", self.prefix, self.tag(&p.tenant), p.namespace)
     }
 
     /// Where the records with these ids are and what they hold, in one round trip: for each,
@@ -395,6 +636,13 @@ impl RedisStore {
         let Some(generations) = applied else {
             return Ok(false);
         };
+        if let Err(e) = self.replicated(c) {
+            // Committed here but perhaps lost by a failover: no copy keeps it.
+            for p in &partitions {
+                self.copies.drop_copy(p);
+            }
+            return Err(e);
+        }
         for (p, (g, entry)) in partitions.iter().zip(generations) {
             self.copies.apply(p, follows(g, entry), |copy| {
                 for t in changed.iter().filter(|t| memory(t).partition == **p) {
@@ -692,6 +940,41 @@ impl RedisStore {
         }
     }
 
+    /// Every tenant that has written (some may have no records left): the tenants set on a
+    /// single server; in a cluster, the tenants' namespace sets found on each master.
+    fn tenant_names(&self) -> Result<Vec<Tenant>> {
+        let mut names: Vec<String> = Vec::new();
+        if !self.is_cluster() {
+            names = self.with_conn(Route::Node(""), |c| Ok(c.smembers(self.tenants_key())?))?;
+        } else {
+            let start = format!("{}t/{{", self.prefix);
+            let pattern = format!("{}*}}", glob_escape(&start));
+            for node in self.nodes() {
+                let keys: Vec<String> = self.with_conn(Route::Node(&node), |c| {
+                    Ok(redis::cmd("SCAN")
+                        .cursor_arg(0)
+                        .arg("MATCH")
+                        .arg(&pattern)
+                        .arg("COUNT")
+                        .arg(1000)
+                        .arg("TYPE")
+                        .arg("set")
+                        .clone()
+                        .iter::<String>(c)?
+                        .collect::<Result<Vec<_>, _>>()?)
+                })?;
+                names.extend(keys.iter().filter_map(|k| {
+                    k.strip_prefix(&start)
+                        .and_then(|t| t.strip_suffix('}'))
+                        .map(str::to_owned)
+                }));
+            }
+        }
+        names.sort_unstable();
+        names.dedup();
+        names.into_iter().map(Tenant::new).collect()
+    }
+
     fn namespaces_of(&self, c: &mut Connection, tenant: &Tenant) -> Result<Vec<Namespace>, Fail> {
         let names: Vec<String> = c.smembers(self.tenant_key(tenant))?;
         let mut out = Vec::new();
@@ -701,6 +984,42 @@ impl RedisStore {
         }
         out.sort();
         Ok(out)
+    }
+}
+
+/// `s` with the characters `SCAN`'s `MATCH` reads as a pattern escaped.
+fn glob_escape(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for ch in s.chars() {
+        if matches!(ch, '*' | '?' | '[' | ']' | '\\') {
+            out.push('\\');
+        }
+        out.push(ch);
+    }
+    out
+}
+
+/// A new connection to `client`'s server, with the store's timeouts.
+fn connect(client: &redis::Client) -> Result<Connection, RedisError> {
+    let c = client.get_connection_with_timeout(Duration::from_secs(3))?;
+    c.set_read_timeout(Some(Duration::from_secs(10)))?;
+    c.set_write_timeout(Some(Duration::from_secs(10)))?;
+    Ok(c)
+}
+
+/// Runs `f` on `conn`, and whether the connection can be used again: not after Redis failed
+/// (it may be broken), and after our own error only once no `WATCH` is left on it.
+fn run<R>(
+    conn: &mut Connection,
+    f: &mut impl FnMut(&mut Connection) -> Result<R, Fail>,
+) -> (Result<R, Fail>, bool) {
+    match f(conn) {
+        Ok(out) => (Ok(out), true),
+        Err(Fail::Redis(e)) => (Err(Fail::Redis(e)), false),
+        Err(Fail::Muisti(e)) => {
+            let clean = redis::cmd("UNWATCH").exec(conn).is_ok();
+            (Err(Fail::Muisti(e)), clean)
+        }
     }
 }
 

@@ -22,7 +22,7 @@ impl Store for RedisStore {
 
     fn put(&self, put: Put) -> Result<Written> {
         put.validate(&self.limits)?;
-        self.with_conn(|c| {
+        self.with_conn(Route::Tenant(&put.partition.tenant), |c| {
             let mut w = self.put_batch(c, std::slice::from_ref(&put))?;
             w.pop()
                 .ok_or_else(|| Fail::Muisti(Error::backend("redis", "empty transaction result")))
@@ -31,62 +31,70 @@ impl Store for RedisStore {
 
     fn put_many(&self, puts: Vec<Put>) -> Result<Vec<Written>> {
         Put::validate_all(&puts, &self.limits)?;
-        self.with_conn(|c| {
-            let mut out = Vec::with_capacity(puts.len());
-            for chunk in puts.chunks(CHUNK) {
-                out.extend(self.put_batch(c, chunk)?);
+        let mut out = Vec::with_capacity(puts.len());
+        // In a cluster a transaction holds one tenant's keys: a batch is written as runs of
+        // one tenant, each chunk its own transaction (so a chunk retried after a failover
+        // repeats nothing another committed).
+        let same =
+            |a: &Put, b: &Put| !self.is_cluster() || a.partition.tenant == b.partition.tenant;
+        for run in puts.chunk_by(same) {
+            let route = Route::Tenant(&run[0].partition.tenant);
+            for chunk in run.chunks(CHUNK) {
+                out.extend(self.with_conn(route, |c| self.put_batch(c, chunk))?);
             }
-            Ok(out)
-        })
+        }
+        Ok(out)
     }
 
     fn import(&self, records: Vec<Record>) -> Result<u64> {
         let admitted = Record::admit(records, &self.limits, self.now())?;
         let live: Vec<&Record> = admitted.iter().collect();
-        self.with_conn(|c| {
-            for chunk in live.chunks(CHUNK) {
-                let mut tenants: Vec<&Tenant> =
-                    chunk.iter().map(|r| &r.memory.partition.tenant).collect();
-                tenants.sort_unstable();
-                tenants.dedup();
-                for tenant in tenants {
-                    let mine: Vec<&Record> = chunk
-                        .iter()
-                        .copied()
-                        .filter(|r| r.memory.partition.tenant == *tenant)
-                        .collect();
-                    self.import_batch(c, tenant, &mine)?;
-                }
+        for chunk in live.chunks(CHUNK) {
+            let mut tenants: Vec<&Tenant> =
+                chunk.iter().map(|r| &r.memory.partition.tenant).collect();
+            tenants.sort_unstable();
+            tenants.dedup();
+            for tenant in tenants {
+                let mine: Vec<&Record> = chunk
+                    .iter()
+                    .copied()
+                    .filter(|r| r.memory.partition.tenant == *tenant)
+                    .collect();
+                self.with_conn(Route::Tenant(tenant), |c| {
+                    self.import_batch(c, tenant, &mine)
+                })?;
             }
-            Ok(())
-        })?;
+        }
         Ok(live.len() as u64)
     }
 
     fn vectors_for(&self, records: &[Memory]) -> Result<Vec<Option<Vec<f32>>>> {
-        self.with_conn(|c| {
-            let mut out = Vec::with_capacity(records.len());
-            // Runs of one tenant, each read in one MGET per chunk.
-            for run in records.chunk_by(|a, b| a.partition.tenant == b.partition.tenant) {
-                out.extend(self.vectors_of(c, &run[0].partition.tenant, run)?);
-            }
-            Ok(out)
-        })
+        let mut out = Vec::with_capacity(records.len());
+        // Runs of one tenant, each read in one MGET per chunk.
+        for run in records.chunk_by(|a, b| a.partition.tenant == b.partition.tenant) {
+            let tenant = &run[0].partition.tenant;
+            out.extend(self.with_conn(Route::Tenant(tenant), |c| self.vectors_of(c, tenant, run))?);
+        }
+        Ok(out)
     }
 
     fn update(&self, req: &UpdateRequest) -> Result<Memory> {
         req.validate()?;
-        self.with_conn(|c| self.update_record(c, req))
+        self.with_conn(Route::Tenant(req.at.tenant()), |c| {
+            self.update_record(c, req)
+        })
     }
 
     fn get(&self, at: &Locator) -> Result<Option<Memory>> {
-        self.with_conn(|c| Ok(self.find(c, at)?.map(|(_, m)| m)))
+        self.with_conn(Route::Tenant(at.tenant()), |c| {
+            Ok(self.find(c, at)?.map(|(_, m)| m))
+        })
     }
 
     fn list(&self, query: &ListQuery) -> Result<Page> {
         let size = query.page_size();
         let now = self.now();
-        self.with_conn(|c| {
+        self.with_conn(Route::Tenant(&query.partition.tenant), |c| {
             // A copy held and current answers (no copy is loaded for a list).
             let items = match self.current(c, &query.partition)? {
                 Some(copy) => copy.read().unwrap_or_else(|e| e.into_inner()).list(
@@ -105,7 +113,7 @@ impl Store for RedisStore {
 
     fn count(&self, partition: &Partition, filter: &Filter) -> Result<u64> {
         let now = self.now();
-        self.with_conn(|c| {
+        self.with_conn(Route::Tenant(&partition.tenant), |c| {
             Ok(match self.current(c, partition)? {
                 Some(copy) => copy
                     .read()
@@ -119,11 +127,11 @@ impl Store for RedisStore {
     }
 
     fn delete(&self, at: &Locator) -> Result<bool> {
-        self.with_conn(|c| self.delete_record(c, at))
+        self.with_conn(Route::Tenant(at.tenant()), |c| self.delete_record(c, at))
     }
 
     fn flush(&self, partition: &Partition) -> Result<u64> {
-        self.with_conn(|c| {
+        self.with_conn(Route::Tenant(&partition.tenant), |c| {
             let live = self.scan_index(c, partition, &Filter::default(), None, usize::MAX)?;
             let index = self.index_key(partition);
             let mut n = 0;
@@ -141,6 +149,7 @@ impl Store for RedisStore {
                 pipe.ignore();
                 let _order = self.commit_order();
                 pipe.exec(c)?;
+                self.replicated(c)?;
                 n += chunk.len() as u64;
             }
             // Remove the index and the namespace entry only if no writer added to it since.
@@ -166,7 +175,7 @@ impl Store for RedisStore {
     }
 
     fn namespaces(&self, tenant: &Tenant) -> Result<Vec<Namespace>> {
-        self.with_conn(|c| {
+        self.with_conn(Route::Tenant(tenant), |c| {
             let mut out = Vec::new();
             for ns in self.namespaces_of(c, tenant)? {
                 let p = Partition::new(tenant.clone(), ns);
@@ -183,7 +192,7 @@ impl Store for RedisStore {
 
     fn touch(&self, tenant: &Tenant, ids: &[MemoryId], at: Timestamp) -> Result<()> {
         let counts = muisti_core::touch_counts(ids);
-        self.with_conn(|c| {
+        self.with_conn(Route::Tenant(tenant), |c| {
             for chunk in counts.chunks(CHUNK) {
                 self.touch_batch(c, tenant, chunk, at)?;
             }
@@ -192,7 +201,7 @@ impl Store for RedisStore {
     }
 
     fn vectors(&self, partition: &Partition, filter: &Filter) -> Result<Vec<StoredVector>> {
-        self.with_conn(|c| {
+        self.with_conn(Route::Tenant(&partition.tenant), |c| {
             let live = self.scan_index(c, partition, filter, None, usize::MAX)?;
             let vectors = self.vectors_of(c, &partition.tenant, &live)?;
             Ok(live
@@ -211,7 +220,7 @@ impl Store for RedisStore {
 
     fn text_search(&self, query: &TextQuery) -> Result<Vec<Scored>> {
         let now = self.now();
-        self.with_conn(|c| {
+        self.with_conn(Route::Tenant(&query.partition.tenant), |c| {
             let copy = self.copy_of(c, &query.partition)?;
             let copy = copy.read().unwrap_or_else(|e| e.into_inner());
             Ok(copy.text_search(&query.query, &query.filter, query.limit, now))
@@ -220,7 +229,7 @@ impl Store for RedisStore {
 
     fn vector_search(&self, query: &VectorQuery) -> Result<Vec<Scored>> {
         let now = self.now();
-        self.with_conn(|c| {
+        self.with_conn(Route::Tenant(&query.partition.tenant), |c| {
             let copy = self.copy_of(c, &query.partition)?;
             let copy = copy.read().unwrap_or_else(|e| e.into_inner());
             Ok(copy.vector_search(&query.vector, &query.filter, query.limit, now))
@@ -229,7 +238,7 @@ impl Store for RedisStore {
 
     fn rank_fields(&self, partition: &Partition, ids: &[MemoryId]) -> Result<Vec<RankFields>> {
         let now = self.now();
-        self.with_conn(|c| {
+        self.with_conn(Route::Tenant(&partition.tenant), |c| {
             let copy = self.copy_of(c, partition)?;
             let copy = copy.read().unwrap_or_else(|e| e.into_inner());
             Ok(copy.rank_fields(ids, now))
@@ -246,7 +255,7 @@ impl Store for RedisStore {
 
     fn get_many_shared(&self, tenant: &Tenant, ids: &[MemoryId]) -> Result<Vec<Arc<Memory>>> {
         let now = self.now();
-        self.with_conn(|c| {
+        self.with_conn(Route::Tenant(tenant), |c| {
             // Copies of the tenant's partitions answer if confirmed within the staleness
             // window, or their generations are current (one MGET for the rest); other ids
             // are read one by one.
@@ -297,33 +306,29 @@ impl Store for RedisStore {
     }
 
     fn tenants(&self) -> Result<Vec<Tenant>> {
-        self.with_conn(|c| {
-            let names: Vec<String> = c.smembers(self.tenants_key())?;
-            let mut out = Vec::new();
-            for n in names {
-                let tenant = Tenant::new(n).map_err(Fail::Muisti)?;
-                let mut live = false;
+        let mut out = Vec::new();
+        for tenant in self.tenant_names()? {
+            let live = self.with_conn(Route::Tenant(&tenant), |c| {
                 for ns in self.namespaces_of(c, &tenant)? {
                     let p = Partition::new(tenant.clone(), ns);
                     if !self
                         .scan_index(c, &p, &Filter::default(), None, 1)?
                         .is_empty()
                     {
-                        live = true;
-                        break;
+                        return Ok(true);
                     }
                 }
-                if live {
-                    out.push(tenant);
-                }
+                Ok(false)
+            })?;
+            if live {
+                out.push(tenant);
             }
-            out.sort();
-            Ok(out)
-        })
+        }
+        Ok(out)
     }
 
     fn set_vectors(&self, tenant: &Tenant, vectors: &[StoredVector]) -> Result<u64> {
-        self.with_conn(|c| {
+        self.with_conn(Route::Tenant(tenant), |c| {
             let mut n = 0;
             for v in vectors {
                 let changed = self.update_by_id(
@@ -350,17 +355,16 @@ impl Store for RedisStore {
 
     fn purge_expired(&self) -> Result<u64> {
         // Records expire natively; this drops the index entries they leave behind.
-        self.with_conn(|c| {
-            let tenants: Vec<String> = c.smembers(self.tenants_key())?;
-            for t in tenants {
-                let tenant = Tenant::new(t).map_err(Fail::Muisti)?;
+        for tenant in self.tenant_names()? {
+            self.with_conn(Route::Tenant(&tenant), |c| {
                 for ns in self.namespaces_of(c, &tenant)? {
                     let p = Partition::new(tenant.clone(), ns);
                     self.scan_index(c, &p, &Filter::default(), None, usize::MAX)?;
                 }
-            }
-            Ok(0)
-        })
+                Ok(())
+            })?;
+        }
+        Ok(0)
     }
 
     fn count_expired(&self) -> Result<u64> {
@@ -369,7 +373,7 @@ impl Store for RedisStore {
     }
 
     fn health_check(&self) -> Health {
-        match self.with_conn(|c| Ok(redis::cmd("PING").query::<String>(c)?)) {
+        match self.ping() {
             Ok(pong) => Health {
                 ok: true,
                 detail: format!("{} answered {pong}", self.target),

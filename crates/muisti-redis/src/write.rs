@@ -202,10 +202,14 @@ impl RedisStore {
             .arg(self.tenant_key(&p.tenant))
             .arg(p.namespace.as_str())
             .ignore();
-        pipe.cmd("SADD")
-            .arg(self.tenants_key())
-            .arg(p.tenant.as_str())
-            .ignore();
+        if !self.is_cluster() {
+            // A cluster lists its tenants by asking each master (the set would be one key
+            // of one slot, outside every tenant's transactions).
+            pipe.cmd("SADD")
+                .arg(self.tenants_key())
+                .arg(p.tenant.as_str())
+                .ignore();
+        }
         Ok(())
     }
 

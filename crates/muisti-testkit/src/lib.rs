@@ -17,6 +17,7 @@
 pub mod cases;
 pub mod http;
 pub mod llm;
+pub mod redis_cluster;
 pub mod redis_keys;
 pub mod shared;
 

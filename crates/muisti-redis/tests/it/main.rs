@@ -10,6 +10,8 @@ use muisti_testkit::Harness;
 
 use muisti_testkit::redis_keys::{KeyPrefix, base_url};
 
+mod cluster;
+
 /// A test's own key prefix on the server.
 struct RedisHarness(KeyPrefix);
 

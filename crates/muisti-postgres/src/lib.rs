@@ -30,6 +30,15 @@
 //! * `staleness_ms`: how long a copy whose version was confirmed answers without asking
 //!   again (default 1; 0 asks on every read).
 //!
+//! **A streaming replica for reads:** `replica=HOST` (a host name, address or Unix socket
+//! directory; `replica_port`, by default the primary's; the primary's user, password,
+//! database and TLS settings) sends reads (copies' checks and loads, listings, counts, reads
+//! by id) to the replica when it has replayed this handle's own last write (access counts
+//! excepted) and what the
+//! primary had at most `replica_lag_ms` ago (default 1000; 0: everything committed before the
+//! read started), else to the primary; writes always go to the primary; a read the replica
+//! fails runs again on the primary. See `replica.rs`.
+//!
 //! TLS is libpq's: `sslmode` (`disable`, `allow`, `prefer` (the default), `require`,
 //! `verify-ca`, `verify-full`), `sslrootcert` (a PEM file, or `system`), `sslcert` and
 //! `sslkey` (a client certificate); see `tls.rs`.
@@ -37,6 +46,7 @@
 mod ann;
 mod copies;
 mod pool;
+mod replica;
 mod sql;
 mod store;
 mod tls;
@@ -72,6 +82,7 @@ use crate::{
 
 /// The default PostgreSQL schema of muisti's tables.
 pub const DEFAULT_SCHEMA: &str = "muisti";
+pub use replica::DEFAULT_REPLICA_LAG_MS;
 /// The default number of pooled connections.
 pub const DEFAULT_POOL_SIZE: usize = 8;
 /// The default number of vectors of one dimension from which they get an HNSW index.
@@ -112,6 +123,8 @@ pub struct PostgresStore {
     written: AtomicU64,
     next_analyze: AtomicU64,
     coherent: copies::Coherent,
+    /// A streaming replica reads go to when it is current enough (`replica=`).
+    replica: Option<replica::Replica>,
 }
 
 impl std::fmt::Debug for PostgresStore {
@@ -143,6 +156,16 @@ impl From<Error> for TxError {
 }
 
 type TxResult<T> = std::result::Result<T, TxError>;
+
+/// Whether a write must be seen by this handle's next read.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum ReadBack {
+    /// Yes: records, vectors, deletes (read-your-writes).
+    AtOnce,
+    /// Within the replica's bound, like another server's writes: access counts, which
+    /// every recall writes, so that recalls keep reading from the replica.
+    WithinTheBound,
+}
 
 /// Whether another attempt of the same transaction may succeed.
 fn retryable(e: &postgres::Error) -> bool {
@@ -199,13 +222,16 @@ impl PostgresStore {
             .unwrap_or(DEFAULT_STALENESS_MS);
         // The driver refuses parameters it does not know: give it the URL without ours.
         let (base, query) = url.split_once('?').unwrap_or((url, ""));
-        const OURS: [&str; 6] = [
+        const OURS: [&str; 9] = [
             "schema",
             "pool_size",
             "ann_threshold",
             "max_value_bytes",
             "cache_mb",
             "staleness_ms",
+            "replica",
+            "replica_port",
+            "replica_lag_ms",
         ];
         let passed: Vec<&str> = query
             .split('&')
@@ -222,12 +248,27 @@ impl PostgresStore {
         let location = parsed.to_string();
         let mut config = postgres::Config::from_str(&driver_url)
             .map_err(|e| Error::invalid("store url", format!("{location}: {e}")))?;
+        let replica_config = Self::replica_config(&parsed, &config)?;
         let connector = tls::configure(&parsed, &mut config)?;
         // Iterative index scans: a filtered search through the HNSW index goes on until it
         // has enough rows that pass the filter (pgvector 0.8), in any order (the engine
         // sorts).
         let setup =
             format!("SET search_path TO {schema}, public; SET hnsw.iterative_scan = relaxed_order");
+        let replica = match replica_config {
+            Some((mut rc, target)) => {
+                let connector = tls::configure(&parsed, &mut rc)?;
+                let lag_ms = parsed
+                    .whole("replica_lag_ms", 0..=3_600_000)?
+                    .unwrap_or(DEFAULT_REPLICA_LAG_MS);
+                let pool = Arc::new(Pool::new(rc, connector, setup.clone(), target, pool_size));
+                let replica =
+                    replica::Replica::new(pool, std::time::Duration::from_millis(lag_ms as u64));
+                replica.check()?;
+                Some(replica)
+            }
+            None => None,
+        };
         let pool = Arc::new(Pool::new(
             config,
             connector,
@@ -248,9 +289,69 @@ impl PostgresStore {
                 cache_mb << 20,
                 std::time::Duration::from_millis(staleness_ms as u64),
             ),
+            replica,
         };
         store.migrate()?;
+        if let Some(replica) = &store.replica {
+            // Reads wait for the schema as migrated.
+            replica.wrote();
+        }
         Ok(store)
+    }
+
+    /// The replica's connection settings (`replica=` a host name, address or socket
+    /// directory, `replica_port=` its port, by default the primary's): the primary's user,
+    /// password, database and options on another server; `None` without `replica`.
+    fn replica_config(
+        parsed: &StoreUrl,
+        primary: &postgres::Config,
+    ) -> Result<Option<(postgres::Config, String)>> {
+        let Some(host) = parsed.param("replica").filter(|h| !h.is_empty()) else {
+            if parsed.param("replica_port").is_some() || parsed.param("replica_lag_ms").is_some() {
+                return Err(Error::invalid(
+                    "store url",
+                    "replica_port and replica_lag_ms need replica=HOST (the replica's host or \
+                     socket directory)",
+                ));
+            }
+            return Ok(None);
+        };
+        let port = match parsed.whole("replica_port", 1..=65_535)? {
+            Some(p) => p as u16,
+            None => primary.get_ports().first().copied().unwrap_or(5432),
+        };
+        let mut rc = postgres::Config::new();
+        rc.host(host).port(port);
+        if let Some(user) = primary.get_user() {
+            rc.user(user);
+        }
+        if let Some(password) = primary.get_password() {
+            rc.password(password);
+        }
+        if let Some(db) = primary.get_dbname() {
+            rc.dbname(db);
+        }
+        if let Some(options) = primary.get_options() {
+            rc.options(options);
+        }
+        if let Some(name) = primary.get_application_name() {
+            rc.application_name(name);
+        }
+        if let Some(timeout) = primary.get_connect_timeout() {
+            rc.connect_timeout(*timeout);
+        }
+        Ok(Some((rc, format!("replica {host}:{port}"))))
+    }
+
+    /// Reads the replica served and reads sent to the primary instead (it was behind, or
+    /// did not answer), with `replica=`; for tests and metrics.
+    pub fn replica_reads(&self) -> Option<(u64, u64)> {
+        self.replica.as_ref().map(|r| {
+            (
+                r.served.load(Ordering::Relaxed),
+                r.passed.load(Ordering::Relaxed),
+            )
+        })
     }
 
     /// Enforces `limits` on writes.
@@ -361,8 +462,18 @@ impl PostgresStore {
     }
 
     /// Runs `f` in a transaction, again (up to [`WRITE_ATTEMPTS`]) when it failed on a
-    /// conflict with a concurrent transaction.
-    fn write<R>(&self, mut f: impl FnMut(&mut Tx<'_>) -> TxResult<R>) -> Result<R> {
+    /// conflict with a concurrent transaction. This handle's next reads see it.
+    fn write<R>(&self, f: impl FnMut(&mut Tx<'_>) -> TxResult<R>) -> Result<R> {
+        self.write_as(ReadBack::AtOnce, f)
+    }
+
+    /// [`Self::write`], with `read_back` saying whether this handle's next reads must see it
+    /// at once (on a replica, they then wait for it to be replayed or go to the primary).
+    fn write_as<R>(
+        &self,
+        read_back: ReadBack,
+        mut f: impl FnMut(&mut Tx<'_>) -> TxResult<R>,
+    ) -> Result<R> {
         let mut conn = self.pool.get()?;
         let mut attempt = 0;
         loop {
@@ -375,7 +486,13 @@ impl PostgresStore {
             match result {
                 Ok(r) => {
                     // This handle's own writes are read at once: its copies check their
-                    // versions (and catch up) before their next use.
+                    // versions (and catch up) before their next use, on the primary or on a
+                    // replica that has the write.
+                    if let Some(replica) = &self.replica
+                        && read_back == ReadBack::AtOnce
+                    {
+                        replica.wrote();
+                    }
                     self.coherent.copies.unconfirm_all();
                     return Ok(r);
                 }
@@ -423,11 +540,30 @@ impl PostgresStore {
         });
     }
 
-    /// Runs one read statement.
+    /// Runs one read statement (on the replica when it is current enough).
     fn query(&self, sql: &Sql) -> Result<Vec<postgres::Row>> {
-        let mut conn = self.pool.get()?;
-        conn.query(&sql.text, &sql.params())
-            .map_err(|e| self.pool.err(&e))
+        self.read(|pool| {
+            let mut conn = pool.get()?;
+            conn.query(&sql.text, &sql.params())
+                .map_err(|e| pool.err(&e))
+        })
+    }
+
+    /// Runs a read on the replica when it is current enough for this handle (see
+    /// `replica.rs`), else on the primary; a read the replica failed (unreachable, or
+    /// refusing it) runs again on the primary. The one way every read picks its server.
+    fn read<R>(&self, f: impl Fn(&Pool) -> Result<R>) -> Result<R> {
+        match &self.replica {
+            Some(r) if r.usable(&self.pool) => match f(&r.pool) {
+                Ok(out) => Ok(out),
+                Err(e) => {
+                    tracing::debug!(error = %e, "postgres replica failed a read; the primary answers");
+                    r.failed();
+                    f(&self.pool)
+                }
+            },
+            _ => f(&self.pool),
+        }
     }
 
     /// The partition and id of a row returned as `id, namespace` in `tenant`.
@@ -469,9 +605,16 @@ impl PostgresStore {
         if let Some(copy) = c.copies.recent(p, c.staleness) {
             return Ok(Some(copy));
         }
+        self.read(|pool| self.copy_from(pool, p))
+    }
+
+    /// [`Self::copy_of`] reading from `pool` (the primary's or the replica's).
+    fn copy_from(&self, pool: &Pool, p: &Partition) -> Result<Option<Shared<copies::Version>>> {
+        let c = &self.coherent;
         let now = self.now().as_millis();
-        let err = |e: postgres::Error| self.pool.err(&e);
-        let mut conn = self.pool.get()?;
+        let on_replica = !std::ptr::eq(pool, &*self.pool);
+        let err = |e: postgres::Error| pool.err(&e);
+        let mut conn = pool.get()?;
         let current = copies::version_of(&mut *conn, p).map_err(err)?;
         if let Some(copy) = c.copies.held(p) {
             let have = copy
@@ -479,7 +622,10 @@ impl PostgresStore {
                 .unwrap_or_else(|e| e.into_inner())
                 .version()
                 .clone();
-            if have == current {
+            // A replica current enough for this read may still be behind the copy (read
+            // from the primary): the copy is then the newer, and stays.
+            let ahead = on_replica && have.iter().zip(&current).all(|(h, n)| h >= n);
+            if have == current || ahead {
                 c.copies.confirmed(p);
                 return Ok(Some(copy));
             }
@@ -733,16 +879,17 @@ impl PostgresStore {
             return Ok(Vec::new());
         }
         let wanted: Vec<String> = ids.iter().map(MemoryId::to_string).collect();
-        let mut conn = self.pool.get()?;
-        let rows = conn
-            .query(
-                &format!(
-                    "SELECT {COLUMNS} FROM memories WHERE id = ANY($1) AND tenant = $2 AND {}",
-                    live(3)
-                ),
-                &[&wanted, &tenant.as_str(), &self.now().as_millis()],
-            )
-            .map_err(|e| self.pool.err(&e))?;
+        let rows = self.read(|pool| {
+            pool.get()?
+                .query(
+                    &format!(
+                        "SELECT {COLUMNS} FROM memories WHERE id = ANY($1) AND tenant = $2 AND {}",
+                        live(3)
+                    ),
+                    &[&wanted, &tenant.as_str(), &self.now().as_millis()],
+                )
+                .map_err(|e| pool.err(&e))
+        })?;
         let mut found: HashMap<MemoryId, Memory> = Self::decode_all(&rows)?
             .into_iter()
             .map(|m| (m.id, m))

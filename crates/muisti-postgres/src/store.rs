@@ -216,17 +216,18 @@ impl Store for PostgresStore {
     }
 
     fn namespaces(&self, tenant: &Tenant) -> Result<Vec<Namespace>> {
-        let mut conn = self.pool.get()?;
-        let rows = conn
-            .query(
-                &format!(
-                    "SELECT DISTINCT namespace FROM memories WHERE tenant = $1 AND {} \
-                     ORDER BY namespace",
-                    live(2)
-                ),
-                &[&tenant.as_str(), &self.now().as_millis()],
-            )
-            .map_err(|e| self.pool.err(&e))?;
+        let rows = self.read(|pool| {
+            pool.get()?
+                .query(
+                    &format!(
+                        "SELECT DISTINCT namespace FROM memories WHERE tenant = $1 AND {} \
+                         ORDER BY namespace",
+                        live(2)
+                    ),
+                    &[&tenant.as_str(), &self.now().as_millis()],
+                )
+                .map_err(|e| pool.err(&e))
+        })?;
         rows.iter()
             .map(|r| {
                 Namespace::new(get::<String>(r, 0)?).map_err(|e| Error::Corrupted {
@@ -238,16 +239,17 @@ impl Store for PostgresStore {
     }
 
     fn tenants(&self) -> Result<Vec<Tenant>> {
-        let mut conn = self.pool.get()?;
-        let rows = conn
-            .query(
-                &format!(
-                    "SELECT DISTINCT tenant FROM memories WHERE {} ORDER BY tenant",
-                    live(1)
-                ),
-                &[&self.now().as_millis()],
-            )
-            .map_err(|e| self.pool.err(&e))?;
+        let rows = self.read(|pool| {
+            pool.get()?
+                .query(
+                    &format!(
+                        "SELECT DISTINCT tenant FROM memories WHERE {} ORDER BY tenant",
+                        live(1)
+                    ),
+                    &[&self.now().as_millis()],
+                )
+                .map_err(|e| pool.err(&e))
+        })?;
         rows.iter()
             .map(|r| {
                 Tenant::new(get::<String>(r, 0)?).map_err(|e| Error::Corrupted {
@@ -299,7 +301,7 @@ impl Store for PostgresStore {
         let ids: Vec<String> = ids.iter().map(MemoryId::to_string).collect();
         let slot = self.coherent.slot();
         // An id given twice counts twice.
-        self.write(|tx| {
+        self.write_as(ReadBack::WithinTheBound, |tx| {
             let rows = tx.query(
                 "UPDATE memories m SET access_count = m.access_count + c.n, \
                  last_accessed_at = $1 \
@@ -323,13 +325,14 @@ impl Store for PostgresStore {
     }
 
     fn count_expired(&self) -> Result<u64> {
-        let mut conn = self.pool.get()?;
-        let row = conn
-            .query_one(
-                "SELECT COUNT(*) FROM memories WHERE expires_at IS NOT NULL AND expires_at <= $1",
-                &[&self.now().as_millis()],
-            )
-            .map_err(|e| self.pool.err(&e))?;
+        let row = self.read(|pool| {
+                pool.get()?
+                .query_one(
+                    "SELECT COUNT(*) FROM memories WHERE expires_at IS NOT NULL AND expires_at <= $1",
+                    &[&self.now().as_millis()],
+                )
+                .map_err(|e| pool.err(&e))
+        })?;
         Ok(row.get::<_, i64>(0).max(0) as u64)
     }
 

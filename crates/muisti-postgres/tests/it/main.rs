@@ -10,6 +10,7 @@ use muisti_core::{ErrorKind, Limits, MemoryId, Store};
 use muisti_postgres::PostgresStore;
 use muisti_testkit::Harness;
 
+mod replica;
 mod tls;
 
 /// A test's own schema on the server.

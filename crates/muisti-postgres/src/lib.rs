@@ -264,7 +264,16 @@ impl PostgresStore {
                 let pool = Arc::new(Pool::new(rc, connector, setup.clone(), target, pool_size));
                 let replica =
                     replica::Replica::new(pool, std::time::Duration::from_millis(lag_ms as u64));
-                replica.check()?;
+                match replica.check() {
+                    Ok(()) => {}
+                    // Not a replica: a wrong URL, refused.
+                    Err(e) if e.kind() == muisti_core::ErrorKind::InvalidInput => return Err(e),
+                    // Unreachable now: reads go to the primary until it answers.
+                    Err(e) => {
+                        tracing::warn!(error = %e, "postgres replica unreachable; reads go to the primary");
+                        replica.failed();
+                    }
+                }
                 Some(replica)
             }
             None => None,
@@ -337,9 +346,13 @@ impl PostgresStore {
         if let Some(name) = primary.get_application_name() {
             rc.application_name(name);
         }
-        if let Some(timeout) = primary.get_connect_timeout() {
-            rc.connect_timeout(*timeout);
-        }
+        // A replica that does not answer is passed over: not waited for long.
+        rc.connect_timeout(
+            primary
+                .get_connect_timeout()
+                .copied()
+                .unwrap_or(std::time::Duration::from_secs(3)),
+        );
         Ok(Some((rc, format!("replica {host}:{port}"))))
     }
 
@@ -542,11 +555,17 @@ impl PostgresStore {
 
     /// Runs one read statement (on the replica when it is current enough).
     fn query(&self, sql: &Sql) -> Result<Vec<postgres::Row>> {
-        self.read(|pool| {
-            let mut conn = pool.get()?;
-            conn.query(&sql.text, &sql.params())
-                .map_err(|e| pool.err(&e))
-        })
+        self.query_with(&sql.text, &sql.params())
+    }
+
+    /// Runs one read statement given as text and parameters (on the replica when it is
+    /// current enough).
+    fn query_with(
+        &self,
+        text: &str,
+        params: &[&(dyn postgres::types::ToSql + Sync)],
+    ) -> Result<Vec<postgres::Row>> {
+        self.read(|pool| pool.get()?.query(text, params).map_err(|e| pool.err(&e)))
     }
 
     /// Runs a read on the replica when it is current enough for this handle (see
@@ -559,10 +578,15 @@ impl PostgresStore {
                 Err(e) => {
                     tracing::debug!(error = %e, "postgres replica failed a read; the primary answers");
                     r.failed();
+                    r.read_primary();
                     f(&self.pool)
                 }
             },
-            _ => f(&self.pool),
+            Some(r) => {
+                r.read_primary();
+                f(&self.pool)
+            }
+            None => f(&self.pool),
         }
     }
 
@@ -630,6 +654,15 @@ impl PostgresStore {
                 return Ok(Some(copy));
             }
             let behind = have.iter().zip(&current).all(|(h, n)| h <= n);
+            if on_replica && !behind {
+                // Ahead of the replica in some slots and behind in others: the primary has
+                // both, and a load from the replica would undo what the copy already showed.
+                drop(conn);
+                if let Some(replica) = &self.replica {
+                    replica.read_primary();
+                }
+                return self.copy_from(&self.pool, p);
+            }
             if behind
                 && let Some((ids, next)) =
                     copies::changes_after(&mut *conn, p, &have).map_err(err)?
@@ -879,17 +912,13 @@ impl PostgresStore {
             return Ok(Vec::new());
         }
         let wanted: Vec<String> = ids.iter().map(MemoryId::to_string).collect();
-        let rows = self.read(|pool| {
-            pool.get()?
-                .query(
-                    &format!(
-                        "SELECT {COLUMNS} FROM memories WHERE id = ANY($1) AND tenant = $2 AND {}",
-                        live(3)
-                    ),
-                    &[&wanted, &tenant.as_str(), &self.now().as_millis()],
-                )
-                .map_err(|e| pool.err(&e))
-        })?;
+        let rows = self.query_with(
+            &format!(
+                "SELECT {COLUMNS} FROM memories WHERE id = ANY($1) AND tenant = $2 AND {}",
+                live(3)
+            ),
+            &[&wanted, &tenant.as_str(), &self.now().as_millis()],
+        )?;
         let mut found: HashMap<MemoryId, Memory> = Self::decode_all(&rows)?
             .into_iter()
             .map(|m| (m.id, m))

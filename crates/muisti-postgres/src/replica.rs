@@ -2,15 +2,17 @@
 //! on staleness.
 //!
 //! Writes go to the primary. A read goes to the replica only when the replica has replayed
-//! (`pg_last_wal_replay_lsn()`) a position the primary had (`pg_current_wal_lsn()`) after
-//! this handle's last write and at most `replica_lag_ms` ago (the primary is asked at most
-//! twice per that period, and after each write of this handle; with 0, at every read's
-//! start): so a handle reads its own writes, and a write of another handle or server is seen
-//! by every read that starts `replica_lag_ms` after it. Otherwise (a replica behind, paused or
-//! unreachable) the read goes to the primary. Access counts, which every recall writes, are
-//! not read back at once (`ReadBack::WithinTheBound`): they reach reads within the bound, so
-//! that recalls keep reading from the replica. The replay position read last is remembered,
-//! since it only grows: while it covers what a read needs, the read costs no extra statement.
+//! (`pg_last_wal_replay_lsn()`) a position the primary had (`pg_current_wal_insert_lsn()`)
+//! after this handle's last write or primary read and at most `replica_lag_ms` ago (the
+//! primary is asked about twice per that period, and after each write or primary read of
+//! this handle; with 0, at every read's start): so a handle reads its own writes, no read
+//! goes back in time, and a write of another handle or server is seen by every read that
+//! starts `replica_lag_ms` after it. Otherwise (a replica behind, paused or unreachable; one
+//! that failed is not asked again for a second) the read goes to the primary. Access counts,
+//! which every recall writes, are not read back at once (`ReadBack::WithinTheBound`): they
+//! reach reads within the bound, so that recalls keep reading from the replica. The replay
+//! position read last is remembered, since it only grows: while it covers what a read
+//! needs, the read costs no extra statement.
 
 use std::{
     sync::{
@@ -41,7 +43,13 @@ pub(crate) struct Replica {
     /// unreachable.
     pub(crate) served: AtomicU64,
     pub(crate) passed: AtomicU64,
+    /// Until when a replica that failed is not asked (so that each read does not wait for
+    /// its connection to time out).
+    resting: Mutex<Option<Instant>>,
 }
+
+/// How long a replica that failed is not asked.
+const REST: Duration = Duration::from_secs(1);
 
 struct Mark {
     asked: Option<(Instant, u64)>,
@@ -60,6 +68,7 @@ impl Replica {
             }),
             served: AtomicU64::new(0),
             passed: AtomicU64::new(0),
+            resting: Mutex::new(None),
         }
     }
 
@@ -88,10 +97,15 @@ impl Replica {
         }
     }
 
-    /// After a read the replica was chosen for failed there (and went to the primary).
+    /// After the replica failed (a read, or its check): reads go to the primary for a while.
     pub(crate) fn failed(&self) {
-        self.served.fetch_sub(1, Ordering::Relaxed);
-        self.passed.fetch_add(1, Ordering::Relaxed);
+        *self.resting.lock().unwrap_or_else(|p| p.into_inner()) = Some(Instant::now() + REST);
+    }
+
+    /// After a read the primary served: later reads on the replica must see at least what it
+    /// saw (no read goes back in time), as after a write.
+    pub(crate) fn read_primary(&self) {
+        self.wrote();
     }
 
     /// After a write of this handle committed: no position the primary had before counts.
@@ -101,9 +115,15 @@ impl Replica {
 
     /// Whether a read starting now may go to the replica.
     pub(crate) fn usable(&self, primary: &Pool) -> bool {
-        let ok = self
-            .mark(primary)
-            .is_some_and(|need| self.replayed_at_least(need));
+        let resting = self
+            .resting
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .is_some_and(|until| Instant::now() < until);
+        let ok = !resting
+            && self
+                .mark(primary)
+                .is_some_and(|need| self.replayed_at_least(need));
         let counter = if ok { &self.served } else { &self.passed };
         counter.fetch_add(1, Ordering::Relaxed);
         ok
@@ -113,12 +133,22 @@ impl Replica {
         if self.replayed.load(Ordering::Relaxed) >= need {
             return true;
         }
-        let replayed = self.pool.get().ok().and_then(|mut c| {
-            c.query_one("SELECT pg_last_wal_replay_lsn()", &[])
-                .ok()
-                .and_then(|r| r.get::<_, Option<PgLsn>>(0))
-                .map(u64::from)
-        });
+        let replayed = self
+            .pool
+            .get()
+            .and_then(|mut c| {
+                c.query_one("SELECT pg_last_wal_replay_lsn()", &[])
+                    .map_err(|e| self.pool.err(&e))
+            })
+            .map(|r| r.get::<_, Option<PgLsn>>(0).map(u64::from));
+        let replayed = match replayed {
+            Ok(at) => at,
+            Err(e) => {
+                tracing::debug!(error = %e, "postgres replica did not answer; the primary serves reads");
+                self.failed();
+                None
+            }
+        };
         replayed.is_some_and(|at| self.replayed.fetch_max(at, Ordering::Relaxed).max(at) >= need)
     }
 
@@ -145,11 +175,12 @@ impl Replica {
     }
 }
 
-/// The primary's WAL position now.
+/// The primary's WAL position now: where its next record goes, so past every commit made so
+/// far, flushed or not (`synchronous_commit = off` acknowledges a commit before its flush).
 fn current_lsn(primary: &Pool) -> Result<u64> {
     let mut conn = primary.get()?;
     let lsn: PgLsn = conn
-        .query_one("SELECT pg_current_wal_lsn()", &[])
+        .query_one("SELECT pg_current_wal_insert_lsn()", &[])
         .map_err(|e| primary.err(&e))?
         .get(0);
     Ok(u64::from(lsn))

@@ -216,18 +216,14 @@ impl Store for PostgresStore {
     }
 
     fn namespaces(&self, tenant: &Tenant) -> Result<Vec<Namespace>> {
-        let rows = self.read(|pool| {
-            pool.get()?
-                .query(
-                    &format!(
-                        "SELECT DISTINCT namespace FROM memories WHERE tenant = $1 AND {} \
-                         ORDER BY namespace",
-                        live(2)
-                    ),
-                    &[&tenant.as_str(), &self.now().as_millis()],
-                )
-                .map_err(|e| pool.err(&e))
-        })?;
+        let rows = self.query_with(
+            &format!(
+                "SELECT DISTINCT namespace FROM memories WHERE tenant = $1 AND {} \
+                 ORDER BY namespace",
+                live(2)
+            ),
+            &[&tenant.as_str(), &self.now().as_millis()],
+        )?;
         rows.iter()
             .map(|r| {
                 Namespace::new(get::<String>(r, 0)?).map_err(|e| Error::Corrupted {
@@ -239,17 +235,13 @@ impl Store for PostgresStore {
     }
 
     fn tenants(&self) -> Result<Vec<Tenant>> {
-        let rows = self.read(|pool| {
-            pool.get()?
-                .query(
-                    &format!(
-                        "SELECT DISTINCT tenant FROM memories WHERE {} ORDER BY tenant",
-                        live(1)
-                    ),
-                    &[&self.now().as_millis()],
-                )
-                .map_err(|e| pool.err(&e))
-        })?;
+        let rows = self.query_with(
+            &format!(
+                "SELECT DISTINCT tenant FROM memories WHERE {} ORDER BY tenant",
+                live(1)
+            ),
+            &[&self.now().as_millis()],
+        )?;
         rows.iter()
             .map(|r| {
                 Tenant::new(get::<String>(r, 0)?).map_err(|e| Error::Corrupted {
@@ -325,15 +317,12 @@ impl Store for PostgresStore {
     }
 
     fn count_expired(&self) -> Result<u64> {
-        let row = self.read(|pool| {
-                pool.get()?
-                .query_one(
-                    "SELECT COUNT(*) FROM memories WHERE expires_at IS NOT NULL AND expires_at <= $1",
-                    &[&self.now().as_millis()],
-                )
-                .map_err(|e| pool.err(&e))
-        })?;
-        Ok(row.get::<_, i64>(0).max(0) as u64)
+        let rows = self.query_with(
+            "SELECT COUNT(*) FROM memories WHERE expires_at IS NOT NULL AND expires_at <= $1",
+            &[&self.now().as_millis()],
+        )?;
+        let n: i64 = rows.first().map(|r| get(r, 0)).transpose()?.unwrap_or(0);
+        Ok(n.max(0) as u64)
     }
 
     fn health_check(&self) -> Health {

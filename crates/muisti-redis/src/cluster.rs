@@ -45,24 +45,42 @@ fn crc16(bytes: &[u8]) -> u16 {
 }
 
 /// Whether a failure left the command unapplied and asks to look for the slot's master
-/// again: a redirect, a cluster between masters, a node that refused the connection or is
-/// (no longer) a master. Such a call is retried; any other failure (a connection lost midway,
-/// when a transaction may have been applied) reaches the caller.
+/// again: a redirect (`MOVED`; `ASK`, while a slot migrates, is retried until the migration
+/// ends and the map names the new owner: `ASKING` is not sent), a cluster between masters, a
+/// node that refused the connection or is (no longer) a master. Such a call is retried; any
+/// other failure (a connection lost midway, when a transaction may have been applied)
+/// reaches the caller.
 pub(crate) fn is_rerouted(e: &RedisError) -> bool {
-    e.is_connection_refusal()
-        || matches!(
-            e.kind(),
-            ErrorKind::Server(
-                ServerErrorKind::Moved
-                    | ServerErrorKind::Ask
-                    | ServerErrorKind::TryAgain
-                    | ServerErrorKind::ClusterDown
-                    | ServerErrorKind::MasterDown
-                    | ServerErrorKind::ReadOnly
-                    | ServerErrorKind::BusyLoading
-                    | ServerErrorKind::ExecAbort
-            )
-        )
+    if e.is_connection_refusal() {
+        return true;
+    }
+    match e.kind() {
+        // A transaction discarded for its queued commands' errors: rerouted only if each
+        // of them was (a transaction queued on a node that no longer serves the slot).
+        ErrorKind::Server(ServerErrorKind::ExecAbort) => {
+            e.clone().into_server_errors().is_some_and(|errors| {
+                !errors.is_empty()
+                    && errors
+                        .iter()
+                        .all(|(_, inner)| inner.kind().is_some_and(rerouted_kind))
+            })
+        }
+        ErrorKind::Server(kind) => rerouted_kind(kind),
+        _ => false,
+    }
+}
+
+fn rerouted_kind(kind: ServerErrorKind) -> bool {
+    matches!(
+        kind,
+        ServerErrorKind::Moved
+            | ServerErrorKind::Ask
+            | ServerErrorKind::TryAgain
+            | ServerErrorKind::ClusterDown
+            | ServerErrorKind::MasterDown
+            | ServerErrorKind::ReadOnly
+            | ServerErrorKind::BusyLoading
+    )
 }
 
 /// One range of slots and the master serving it.
@@ -134,15 +152,18 @@ impl Cluster {
             .copied();
         let connected = match known {
             Some((at, n)) if at.elapsed() < ROLE_AGE => n,
-            _ => {
-                let role: Value = redis::cmd("ROLE").query(c).unwrap_or(Value::Nil);
-                let n = connected_replicas(&role);
-                self.replicas
-                    .lock()
-                    .unwrap_or_else(|p| p.into_inner())
-                    .insert(addr.to_owned(), (Instant::now(), n));
-                n
-            }
+            _ => match redis::cmd("ROLE").query::<Value>(c) {
+                Ok(role) => {
+                    let n = connected_replicas(&role);
+                    self.replicas
+                        .lock()
+                        .unwrap_or_else(|p| p.into_inner())
+                        .insert(addr.to_owned(), (Instant::now(), n));
+                    n
+                }
+                // Not known (a user without `ROLE`, a connection failing): wait for all.
+                Err(_) => self.wait_replicas,
+            },
         };
         connected.min(self.wait_replicas)
     }

@@ -37,12 +37,15 @@
 //! transactions run as above on the master serving that slot (`cluster.rs`); tenants spread
 //! over the masters. The tenants set is not kept: listing tenants scans each master for the
 //! tenants' namespace sets. A write is acknowledged once `wait_replicas` (default 1) of its
-//! master's replicas have it (`WAIT`, up to `wait_ms`, default 2000; a master with fewer
-//! connected replicas, as after a failover, waits for those it has), so a failover does not
-//! lose an acknowledged write; a write not confirmed in time is an `Unavailable` error. A
-//! call turned away unapplied (`MOVED`, `ASK`, `CLUSTERDOWN`, `TRYAGAIN`, a refused
-//! connection) reads the slot map again and runs again, for up to `failover_ms` (default
-//! 15000). The key layout differs from a single server's (the braces), so data is moved
+//! master's connected replicas have it (`WAIT`, up to `wait_ms`, default 2000, at most 9000),
+//! so a failover to such a replica does not lose it; a master with fewer replicas connected
+//! (right after a failover, or while its replica resynchronises) waits for those it has, and
+//! a write it acknowledges alone is lost if it fails before a replica copies it. Access
+//! counts are acknowledged at once. A write not confirmed in time is an `Unavailable` error.
+//! A call turned away unapplied (`MOVED`, `ASK` until a migration ends, `CLUSTERDOWN`,
+//! `TRYAGAIN`, no connection to the node) reads the slot map again and runs again, for up to
+//! `failover_ms` (default 15000); a fan-out over the masters (listing tenants, health) fails
+//! at a node that fails it. The key layout differs from a single server's (the braces), so data is moved
 //! between the two with `muisti export`/`import`, not copied key by key.
 
 mod cluster;
@@ -308,7 +311,8 @@ impl RedisStore {
             .whole("wait_replicas", 0..=16)?
             .unwrap_or(DEFAULT_WAIT_REPLICAS);
         let wait_ms = parsed
-            .whole("wait_ms", 1..=60_000)?
+            // Below the connection's read timeout (10 s), so that a WAIT ends with its answer.
+            .whole("wait_ms", 1..=9_000)?
             .unwrap_or(DEFAULT_WAIT_MS);
         let failover_ms = parsed
             .whole("failover_ms", 0..=300_000)?
@@ -454,11 +458,20 @@ impl RedisStore {
                         }
                         out
                     }
-                    Err(e) => Err(Fail::Redis(e)),
+                    // Nothing was sent: another node may serve the slot by the next try.
+                    Err(e) => Err(Fail::Unsent(e)),
                 },
             };
+            let retry = match &out {
+                Err(Fail::Unsent(_)) => true,
+                Err(Fail::Redis(e)) => cluster::is_rerouted(e),
+                _ => false,
+            };
+            // A fan-out names its node: a node that fails it is not asked again.
             match out {
-                Err(Fail::Redis(e)) if cluster::is_rerouted(&e) && Instant::now() < deadline => {
+                Err(Fail::Redis(e) | Fail::Unsent(e))
+                    if retry && matches!(route, Route::Tenant(_)) && Instant::now() < deadline =>
+                {
                     tracing::debug!(node = ?node, error = %e, "redis cluster: looking for the slot's master again");
                     std::thread::sleep(pause);
                     pause = (pause * 2).min(Duration::from_millis(500));
@@ -473,6 +486,7 @@ impl RedisStore {
     fn fail(&self, e: Fail) -> Error {
         match e {
             Fail::Redis(e) => self.map_err(e),
+            Fail::Unsent(e) => self.unavailable(&e),
             Fail::Muisti(e) => e,
         }
     }
@@ -613,6 +627,7 @@ impl RedisStore {
     fn commit<T>(
         &self,
         c: &mut Connection,
+        ack: Ack,
         mut pipe: redis::Pipeline,
         changed: &[T],
         memory: impl Fn(&T) -> &Memory,
@@ -631,24 +646,29 @@ impl RedisStore {
                 .collect();
             self.queue_bump(&mut pipe, p, &ids.join(","));
         }
-        let _order = self.commit_order();
-        let applied: Option<Vec<(i64, String)>> = pipe.query(c)?;
-        let Some(generations) = applied else {
-            return Ok(false);
-        };
-        if let Err(e) = self.replicated(c) {
+        {
+            let _order = self.commit_order();
+            let applied: Option<Vec<(i64, String)>> = pipe.query(c)?;
+            let Some(generations) = applied else {
+                return Ok(false);
+            };
+            for (p, (g, entry)) in partitions.iter().zip(generations) {
+                self.copies.apply(p, follows(g, entry), |copy| {
+                    for t in changed.iter().filter(|t| memory(t).partition == **p) {
+                        edit(copy, t);
+                    }
+                });
+            }
+        }
+        // Outside the commit order: a slow replica delays this write only.
+        if ack == Ack::Replicated
+            && let Err(e) = self.replicated(c)
+        {
             // Committed here but perhaps lost by a failover: no copy keeps it.
             for p in &partitions {
                 self.copies.drop_copy(p);
             }
             return Err(e);
-        }
-        for (p, (g, entry)) in partitions.iter().zip(generations) {
-            self.copies.apply(p, follows(g, entry), |copy| {
-                for t in changed.iter().filter(|t| memory(t).partition == **p) {
-                    edit(copy, t);
-                }
-            });
         }
         Ok(true)
     }
@@ -659,8 +679,44 @@ impl RedisStore {
         if let Some(copy) = self.current(c, p)? {
             return Ok(copy);
         }
-        // The generation and its log entry together, then the records: any write committed
-        // meanwhile is in the log after that entry, so the next read catches up on it.
+        // The version, then the records: any write committed meanwhile is in the log after
+        // that entry, so the next read catches up on it.
+        let version = self.version_now(c, p)?;
+        let records = self.scan_index(c, p, &Filter::default(), None, usize::MAX)?;
+        let vectors = self.vectors_of(c, &p.tenant, &records)?;
+        self.copies.loads.fetch_add(1, Ordering::Relaxed);
+        tracing::debug!(partition = %p, records = records.len(), "redis copy loaded");
+        let copy = Copy::new(version, records.into_iter().zip(vectors));
+        Ok(self.copies.keep(p, copy))
+    }
+
+    /// The copy of `p` held now, made current (confirmed within the staleness window or in
+    /// this thread's read run, else its generation read and the log caught up on); `None`
+    /// when none is held or it cannot catch up (nothing is loaded here).
+    fn current(&self, c: &mut Connection, p: &Partition) -> Result<Option<Shared<Version>>, Fail> {
+        if let Some(copy) = self.copies.recent(p, self.staleness) {
+            return Ok(Some(copy));
+        }
+        let Some(copy) = self.copies.held(p) else {
+            return Ok(None);
+        };
+        let now = self.version_now(c, p)?;
+        let have = copy
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .version()
+            .clone();
+        if have == now || (have.0 < now.0 && self.catch_up(c, p, &copy)?) {
+            self.copies.confirmed(p);
+            return Ok(Some(copy));
+        }
+        Ok(None)
+    }
+
+    /// The partition's version now: its generation and its change log's last entry, read
+    /// together. Both, because a write a failover lost can leave a copy with the generation
+    /// a later write reaches again (the entry is then another).
+    fn version_now(&self, c: &mut Connection, p: &Partition) -> Result<Version, Fail> {
         let (generation, last): (Option<i64>, Vec<(String, Vec<String>)>) = redis::pipe()
             .atomic()
             .get(self.generation_key(p))
@@ -675,36 +731,7 @@ impl RedisStore {
             .into_iter()
             .next()
             .map_or_else(|| "0-0".to_owned(), |(id, _)| id);
-        let records = self.scan_index(c, p, &Filter::default(), None, usize::MAX)?;
-        let vectors = self.vectors_of(c, &p.tenant, &records)?;
-        self.copies.loads.fetch_add(1, Ordering::Relaxed);
-        tracing::debug!(partition = %p, records = records.len(), "redis copy loaded");
-        let copy = Copy::new(
-            (generation.unwrap_or(0), entry),
-            records.into_iter().zip(vectors),
-        );
-        Ok(self.copies.keep(p, copy))
-    }
-
-    /// The copy of `p` held now, made current (confirmed within the staleness window or in
-    /// this thread's read run, else its generation read and the log caught up on); `None`
-    /// when none is held or it cannot catch up (nothing is loaded here).
-    fn current(&self, c: &mut Connection, p: &Partition) -> Result<Option<Shared<Version>>, Fail> {
-        if let Some(copy) = self.copies.recent(p, self.staleness) {
-            return Ok(Some(copy));
-        }
-        let Some(copy) = self.copies.held(p) else {
-            return Ok(None);
-        };
-        let now: i64 = c
-            .get::<_, Option<i64>>(self.generation_key(p))?
-            .unwrap_or(0);
-        let have = copy.read().unwrap_or_else(|e| e.into_inner()).version().0;
-        if have == now || (have < now && self.catch_up(c, p, &copy)?) {
-            self.copies.confirmed(p);
-            return Ok(Some(copy));
-        }
-        Ok(None)
+        Ok((generation.unwrap_or(0), entry))
     }
 
     /// Brings `copy` of `p` up to date from the change log: the records its entries name are
@@ -1016,6 +1043,7 @@ fn run<R>(
     match f(conn) {
         Ok(out) => (Ok(out), true),
         Err(Fail::Redis(e)) => (Err(Fail::Redis(e)), false),
+        Err(Fail::Unsent(e)) => (Err(Fail::Unsent(e)), false),
         Err(Fail::Muisti(e)) => {
             let clean = redis::cmd("UNWATCH").exec(conn).is_ok();
             (Err(Fail::Muisti(e)), clean)
@@ -1023,9 +1051,20 @@ fn run<R>(
     }
 }
 
+/// When a write is acknowledged.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Ack {
+    /// Once the replicas it waits for have it (in a cluster; on one server, at once).
+    Replicated,
+    /// At once: access counts, which every recall writes (a failover may lose a few).
+    Local,
+}
+
 /// A failure inside a connection: Redis's, or ours.
 enum Fail {
     Redis(RedisError),
+    /// No connection to the node: nothing was sent.
+    Unsent(RedisError),
     Muisti(Error),
 }
 

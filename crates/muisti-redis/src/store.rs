@@ -131,10 +131,12 @@ impl Store for RedisStore {
     }
 
     fn flush(&self, partition: &Partition) -> Result<u64> {
+        // Counted outside the call: run again after a failover, it finds only the records
+        // left, and adds their count to those already deleted.
+        let mut n = 0;
         self.with_conn(Route::Tenant(&partition.tenant), |c| {
             let live = self.scan_index(c, partition, &Filter::default(), None, usize::MAX)?;
             let index = self.index_key(partition);
-            let mut n = 0;
             for chunk in live.chunks(CHUNK) {
                 let mut pipe = redis::pipe();
                 pipe.atomic();
@@ -147,10 +149,12 @@ impl Store for RedisStore {
                 }
                 self.queue_bump(&mut pipe, partition, "*");
                 pipe.ignore();
-                let _order = self.commit_order();
-                pipe.exec(c)?;
-                self.replicated(c)?;
+                {
+                    let _order = self.commit_order();
+                    pipe.exec(c)?;
+                }
                 n += chunk.len() as u64;
+                self.replicated(c)?;
             }
             // Remove the index and the namespace entry only if no writer added to it since.
             redis::cmd("WATCH").arg(&index).exec(c)?;
@@ -170,8 +174,9 @@ impl Store for RedisStore {
                 redis::cmd("UNWATCH").exec(c)?;
             }
             self.copies.drop_copy(partition);
-            Ok(n)
-        })
+            Ok(())
+        })?;
+        Ok(n)
     }
 
     fn namespaces(&self, tenant: &Tenant) -> Result<Vec<Namespace>> {
@@ -192,12 +197,13 @@ impl Store for RedisStore {
 
     fn touch(&self, tenant: &Tenant, ids: &[MemoryId], at: Timestamp) -> Result<()> {
         let counts = muisti_core::touch_counts(ids);
-        self.with_conn(Route::Tenant(tenant), |c| {
-            for chunk in counts.chunks(CHUNK) {
-                self.touch_batch(c, tenant, chunk, at)?;
-            }
-            Ok(())
-        })
+        // One transaction a call: a call run again after a failover repeats no other's.
+        for chunk in counts.chunks(CHUNK) {
+            self.with_conn(Route::Tenant(tenant), |c| {
+                self.touch_batch(c, tenant, chunk, at)
+            })?;
+        }
+        Ok(())
     }
 
     fn vectors(&self, partition: &Partition, filter: &Filter) -> Result<Vec<StoredVector>> {
@@ -257,27 +263,11 @@ impl Store for RedisStore {
         let now = self.now();
         self.with_conn(Route::Tenant(tenant), |c| {
             // Copies of the tenant's partitions answer if confirmed within the staleness
-            // window, or their generations are current (one MGET for the rest); other ids
-            // are read one by one.
+            // window, or their versions are current; other ids are read one by one.
             let mut fresh = Vec::new();
-            let mut unsure = Vec::new();
-            for (p, copy, (g, _), recent) in self.copies.held_for(tenant, self.staleness) {
-                if recent {
+            for (p, copy, have, recent) in self.copies.held_for(tenant, self.staleness) {
+                if recent || self.version_now(c, &p)? == have {
                     fresh.push(copy);
-                } else {
-                    unsure.push((p, copy, g));
-                }
-            }
-            if !unsure.is_empty() {
-                let keys: Vec<String> = unsure
-                    .iter()
-                    .map(|(p, _, _)| self.generation_key(p))
-                    .collect();
-                let current: Vec<Option<i64>> = redis::cmd("MGET").arg(&keys).query(c)?;
-                for ((_, copy, g), now_g) in unsure.into_iter().zip(current) {
-                    if now_g.unwrap_or(0) == g {
-                        fresh.push(copy);
-                    }
                 }
             }
             let mut out = Vec::with_capacity(ids.len());
@@ -328,10 +318,11 @@ impl Store for RedisStore {
     }
 
     fn set_vectors(&self, tenant: &Tenant, vectors: &[StoredVector]) -> Result<u64> {
-        self.with_conn(Route::Tenant(tenant), |c| {
-            let mut n = 0;
-            for v in vectors {
-                let changed = self.update_by_id(
+        let mut n = 0;
+        // One transaction a call: a call run again after a failover repeats no other's.
+        for v in vectors {
+            let changed = self.with_conn(Route::Tenant(tenant), |c| {
+                self.update_by_id(
                     c,
                     tenant,
                     v.id,
@@ -346,11 +337,11 @@ impl Store for RedisStore {
                         pipe.add_command(vset).ignore();
                     },
                     |copy, m| copy.upsert(m.clone(), Some(&v.vector)),
-                )?;
-                n += u64::from(changed);
-            }
-            Ok(n)
-        })
+                )
+            })?;
+            n += u64::from(changed);
+        }
+        Ok(n)
     }
 
     fn purge_expired(&self) -> Result<u64> {

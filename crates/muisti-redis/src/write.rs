@@ -62,6 +62,7 @@ impl RedisStore {
                 .collect();
             if self.commit(
                 c,
+                Ack::Replicated,
                 pipe,
                 &written,
                 |(w, _)| &w.memory,
@@ -141,6 +142,7 @@ impl RedisStore {
                 .collect();
             if self.commit(
                 c,
+                Ack::Replicated,
                 pipe,
                 &changed,
                 |(m, _, _)| m,
@@ -256,7 +258,14 @@ impl RedisStore {
                 .ignore()
                 .zrem(self.index_key(&m.partition), index_member(&m))
                 .ignore();
-            if self.commit(c, pipe, &[m], |m| m, |copy, m| copy.remove(m.id))? {
+            if self.commit(
+                c,
+                Ack::Replicated,
+                pipe,
+                &[m],
+                |m| m,
+                |copy, m| copy.remove(m.id),
+            )? {
                 return Ok(true);
             }
         }
@@ -293,7 +302,7 @@ impl RedisStore {
                 .arg("KEEPTTL")
                 .ignore();
             also(&mut pipe, &m);
-            if self.commit(c, pipe, &[m], |m| m, &copied)? {
+            if self.commit(c, Ack::Replicated, pipe, &[m], |m| m, &copied)? {
                 return Ok(true);
             }
         }
@@ -342,7 +351,14 @@ impl RedisStore {
                 redis::cmd("UNWATCH").exec(c)?;
                 return Ok(());
             }
-            if self.commit(c, pipe, &changed, |m| m, Copy::<Version>::touched)? {
+            if self.commit(
+                c,
+                Ack::Local,
+                pipe,
+                &changed,
+                |m| m,
+                Copy::<Version>::touched,
+            )? {
                 return Ok(());
             }
         }
@@ -392,6 +408,7 @@ impl RedisStore {
             self.queue_write(&mut pipe, &rkey, &memory, vector.as_deref())?;
             if self.commit(
                 c,
+                Ack::Replicated,
                 pipe,
                 &[&memory],
                 |m| m,

@@ -362,7 +362,9 @@ fn free_ports(n: usize) -> Vec<u16> {
             .map(|a| a.port())
             .expect("a free port");
         let free = |p: u16| TcpListener::bind(("127.0.0.1", p)).is_ok();
-        if port < 55_000 && !out.contains(&port) && free(port + 10_000) {
+        // Neither the port nor its bus port may be another node's port or bus port.
+        let taken = |p: u16| out.iter().any(|&q| p == q || p == q + 10_000);
+        if port < 55_000 && !taken(port) && !taken(port + 10_000) && free(port + 10_000) {
             out.push(port);
         }
     }

@@ -110,8 +110,21 @@ fn reads_go_to_the_replica_and_see_this_handles_writes() {
         // Read at once: the replica serves it only once it has the write.
         assert!(store.get(&at(&key)).expect("read").is_some(), "{key}");
     }
-    // Once the replica has replayed them, reads go there.
-    std::thread::sleep(Duration::from_millis(100));
+    // Once the replica has replayed them, reads go there (polled: a busy machine replays
+    // later).
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let (served, _) = store.replica_reads().expect("a replica");
+        assert!(store.get(&at("k0")).expect("read").is_some());
+        if store.replica_reads().expect("a replica").0 > served {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the replica served no read in 10 s"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
     let (served_before, _) = store.replica_reads().expect("a replica");
     for i in 0..20 {
         assert!(store.get(&at(&format!("k{i}"))).expect("read").is_some());
@@ -167,14 +180,39 @@ fn replica_parameters_are_checked() {
         PostgresStore::open("postgres://u@127.0.0.1:1/db?replica_lag_ms=5").expect_err("refused");
     assert_eq!(err.kind(), ErrorKind::InvalidInput, "{err}");
     assert!(err.to_string().contains("replica="), "{err}");
-    // A server that is not in recovery is not taken as a replica.
-    let Some(url) = super::base_url() else { return };
-    let host = url
+    // A server that is not in recovery (the primary itself) is not taken as a replica.
+    let Some(url) = replica_url() else { return };
+    let (primary, _) = url
+        .split_once("&replica=")
+        .expect("the URL names its replica");
+    let host = primary
         .split_once('?')
         .and_then(|(_, q)| q.split('&').find_map(|kv| kv.strip_prefix("host=")))
-        .map(str::to_owned);
-    let Some(host) = host else { return };
-    let err = PostgresStore::open(&format!("{url}&replica={host}")).expect_err("refused");
+        .expect("the primary's URL names its socket directory")
+        .to_owned();
+    let h = PgHarness::fresh(primary);
+    let err = PostgresStore::open(&h.with(&format!("replica={host}"))).expect_err("refused");
     assert_eq!(err.kind(), ErrorKind::InvalidInput, "{err}");
     assert!(err.to_string().contains("not a replica"), "{err}");
+}
+
+#[test]
+fn an_unreachable_replica_is_passed_over() {
+    let Some(url) = replica_url() else { return };
+    let (primary, _) = url
+        .split_once("&replica=")
+        .expect("the URL names its replica");
+    let h = PgHarness::fresh(primary);
+    // Nothing listens there: the store opens, and every read goes to the primary.
+    let store =
+        PostgresStore::open(&h.with("replica=/nonexistent/muisti-replica&replica_lag_ms=0"))
+            .expect("opens without its replica");
+    for i in 0..5 {
+        let key = format!("k{i}");
+        store.put(put(&key)).expect("written");
+        assert!(store.get(&at(&key)).expect("read").is_some(), "{key}");
+    }
+    let (served, passed) = store.replica_reads().expect("a replica");
+    assert_eq!(served, 0);
+    assert!(passed >= 5, "{passed}");
 }

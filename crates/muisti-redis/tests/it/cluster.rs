@@ -154,7 +154,7 @@ fn killing_a_master_during_writes_loses_no_acknowledged_write() {
     assert_eq!(err.kind(), ErrorKind::Unavailable, "{err}");
     assert!(err.to_string().contains("replicas"), "{err}");
     let acked = Arc::new(Mutex::new(Vec::<String>::new()));
-    let errors = Arc::new(Mutex::new(Vec::<String>::new()));
+    let errors = Arc::new(Mutex::new(Vec::<(ErrorKind, String)>::new()));
     let stop = Arc::new(AtomicBool::new(false));
     let writers: Vec<_> = (0..2)
         .map(|w| {
@@ -172,7 +172,7 @@ fn killing_a_master_during_writes_loses_no_acknowledged_write() {
                     match store.put(put(&t, &key, &format!("text of {key}"))) {
                         Ok(_) => acked.lock().expect("lock").push(key),
                         Err(e) => {
-                            errors.lock().expect("lock").push(e.to_string());
+                            errors.lock().expect("lock").push((e.kind(), e.to_string()));
                             std::thread::sleep(Duration::from_millis(20));
                         }
                     }
@@ -227,6 +227,9 @@ fn killing_a_master_during_writes_loses_no_acknowledged_write() {
     );
     // Errors during the failover are Unavailable (a 503), never anything else.
     let errors = errors.lock().expect("lock").clone();
+    for (kind, e) in &errors {
+        assert_eq!(*kind, ErrorKind::Unavailable, "{e}");
+    }
     println!(
         "{} writes acknowledged, {} refused during the failover",
         acked.len(),

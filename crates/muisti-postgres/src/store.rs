@@ -193,6 +193,34 @@ impl Store for PostgresStore {
         })
     }
 
+    fn delete_many(&self, tenant: &Tenant, ids: &[MemoryId]) -> Result<Vec<MemoryId>> {
+        if ids.is_empty() {
+            return Ok(Vec::new());
+        }
+        let now = self.now().as_millis();
+        let slot = self.coherent.slot();
+        let wanted: Vec<String> = ids.iter().map(MemoryId::to_string).collect();
+        // One statement and one transaction for the batch (maintenance deletes thousands).
+        let mut gone: std::collections::HashSet<MemoryId> = self.write(|tx| {
+            let rows = tx.query(
+                &format!(
+                    "DELETE FROM memories WHERE tenant = $1 AND id = ANY($2) AND {} \
+                     RETURNING id, namespace",
+                    live(3)
+                ),
+                &[&tenant.as_str(), &wanted, &now],
+            )?;
+            let changed = rows
+                .iter()
+                .map(|row| self.located(tenant, row))
+                .collect::<Result<Vec<_>>>()?;
+            self.bump_located(tx, slot, &changed)?;
+            Ok(changed.into_iter().map(|(_, id)| id).collect())
+        })?;
+        // In the order given, each once (as one delete after another reports them).
+        Ok(ids.iter().filter(|id| gone.remove(id)).copied().collect())
+    }
+
     fn flush(&self, partition: &Partition) -> Result<u64> {
         let now = self.now().as_millis();
         let slot = self.coherent.slot();

@@ -130,6 +130,20 @@ impl Store for RedisStore {
         self.with_conn(Route::Tenant(at.tenant()), |c| self.delete_record(c, at))
     }
 
+    fn delete_many(&self, tenant: &Tenant, ids: &[MemoryId]) -> Result<Vec<MemoryId>> {
+        let mut out = Vec::with_capacity(ids.len());
+        // One transaction a call: a call run again after a failover repeats no other's.
+        for chunk in ids.chunks(CHUNK) {
+            out.extend(self.with_conn(Route::Tenant(tenant), |c| {
+                self.delete_batch(c, tenant, chunk)
+            })?);
+        }
+        // Each once, in the order given, also across chunks.
+        let mut seen = std::collections::HashSet::new();
+        out.retain(|id| seen.insert(*id));
+        Ok(out)
+    }
+
     fn flush(&self, partition: &Partition) -> Result<u64> {
         // Counted outside the call: run again after a failover, it finds only the records
         // left, and adds their count to those already deleted.

@@ -271,6 +271,63 @@ impl RedisStore {
         }
     }
 
+    /// Deletes the tenant's live records of `ids` as one WATCH/MULTI transaction, retried
+    /// until it applies: the ids of those deleted, in the order given, each once.
+    pub(crate) fn delete_batch(
+        &self,
+        c: &mut Connection,
+        tenant: &Tenant,
+        ids: &[MemoryId],
+    ) -> Result<Vec<MemoryId>, Fail> {
+        loop {
+            let found: Vec<(MemoryId, String)> = ids
+                .iter()
+                .zip(self.locate(c, tenant, ids)?)
+                .filter_map(|(id, f)| f.map(|(rkey, _)| (*id, rkey)))
+                .collect();
+            if found.is_empty() {
+                return Ok(Vec::new());
+            }
+            let keys: Vec<&String> = found.iter().map(|(_, k)| k).collect();
+            redis::cmd("WATCH").arg(&keys).exec(c)?;
+            let values: Vec<Option<String>> = redis::cmd("MGET").arg(&keys).query(c)?;
+            let now = self.now();
+            let mut gone: Vec<Memory> = Vec::new();
+            let mut pipe = redis::pipe();
+            pipe.atomic();
+            for ((id, rkey), json) in found.iter().zip(values) {
+                let Some(json) = json else { continue };
+                let m = self.decode(rkey, &json)?;
+                if m.id != *id || m.is_expired(now) || gone.iter().any(|g| g.id == m.id) {
+                    continue;
+                }
+                pipe.del(rkey)
+                    .ignore()
+                    .del(self.id_key(tenant, m.id))
+                    .ignore()
+                    .del(self.vector_key(tenant, m.id))
+                    .ignore()
+                    .zrem(self.index_key(&m.partition), index_member(&m))
+                    .ignore();
+                gone.push(m);
+            }
+            if gone.is_empty() {
+                redis::cmd("UNWATCH").exec(c)?;
+                return Ok(Vec::new());
+            }
+            if self.commit(
+                c,
+                Ack::Replicated,
+                pipe,
+                &gone,
+                |m| m,
+                |copy, m| copy.remove(m.id),
+            )? {
+                return Ok(gone.into_iter().map(|m| m.id).collect());
+            }
+        }
+    }
+
     /// Changes the live record with `id` in place (its expiry kept) under WATCH/MULTI,
     /// retried on conflict; `also` adds commands to the same transaction; `copied` applies
     /// the change to the partition's copy. `false` if there is no such record.

@@ -8,7 +8,7 @@ use std::{
     time::{Duration, Instant},
 };
 
-use muisti_core::MemoryId;
+use crate::redis_keys::{KeyPrefix, keys_under};
 
 /// The cluster the conformance suite runs on: `MUISTI_REDIS_CLUSTER_URL`
 /// (`redis+cluster://host:port,...`), or `None` with a skip line (a failure when
@@ -59,27 +59,21 @@ pub fn seeds(url: &str) -> Vec<String> {
         .collect()
 }
 
-/// A fresh key prefix on a cluster; every key under it is deleted from every master when
-/// this is dropped.
-pub struct ClusterPrefix {
-    /// The cluster's URL without muisti's parameters.
-    pub url: String,
-    /// The prefix, ending in `:`.
-    pub prefix: String,
-}
+/// A fresh key prefix on a cluster (a [`KeyPrefix`] whose URL is the cluster's); every key
+/// under it is deleted from every master when this is dropped.
+pub struct ClusterPrefix(pub KeyPrefix);
 
 impl ClusterPrefix {
     /// A fresh prefix on the cluster at `url`, starting with `label`.
     pub fn fresh(url: String, label: &str) -> Self {
-        Self {
-            url,
-            prefix: format!("{label}-{}:", MemoryId::generate()),
-        }
+        Self(KeyPrefix::fresh(url, label))
     }
+}
 
-    /// The store URL: the cluster with this prefix.
-    pub fn store_url(&self) -> String {
-        format!("{}?prefix={}", self.url, self.prefix)
+impl std::ops::Deref for ClusterPrefix {
+    type Target = KeyPrefix;
+    fn deref(&self) -> &KeyPrefix {
+        &self.0
     }
 }
 
@@ -94,18 +88,8 @@ impl Drop for ClusterPrefix {
             else {
                 continue;
             };
-            let keys: Vec<String> = redis::cmd("SCAN")
-                .cursor_arg(0)
-                .arg("MATCH")
-                .arg(format!("{}*", self.prefix))
-                .arg("COUNT")
-                .arg(1000)
-                .clone()
-                .iter(&mut c)
-                .map(|it| it.filter_map(Result::ok).collect())
-                .unwrap_or_default();
             // One key at a time: a cluster refuses a DEL of keys in several slots.
-            for key in keys {
+            for key in keys_under(&mut c, &self.prefix) {
                 let _ = redis::cmd("DEL").arg(key).exec(&mut c);
             }
         }

@@ -32,22 +32,28 @@ impl KeyPrefix {
 
 impl Drop for KeyPrefix {
     fn drop(&mut self) {
+        // A cluster's URL is not one server's: `ClusterPrefix` deletes its keys.
         let Ok(mut c) = redis::Client::open(self.url.as_str()).and_then(|c| c.get_connection())
         else {
             return;
         };
-        let keys: Vec<String> = redis::cmd("SCAN")
-            .cursor_arg(0)
-            .arg("MATCH")
-            .arg(format!("{}*", self.prefix))
-            .arg("COUNT")
-            .arg(1000)
-            .clone()
-            .iter(&mut c)
-            .map(|it| it.filter_map(Result::ok).collect())
-            .unwrap_or_default();
+        let keys = keys_under(&mut c, &self.prefix);
         for chunk in keys.chunks(500) {
             let _ = redis::cmd("DEL").arg(chunk).exec(&mut c);
         }
     }
+}
+
+/// The keys under `prefix` on the server `c` is connected to (`SCAN`, never `KEYS`).
+pub fn keys_under(c: &mut redis::Connection, prefix: &str) -> Vec<String> {
+    redis::cmd("SCAN")
+        .cursor_arg(0)
+        .arg("MATCH")
+        .arg(format!("{prefix}*"))
+        .arg("COUNT")
+        .arg(1000)
+        .clone()
+        .iter(c)
+        .map(|it| it.filter_map(Result::ok).collect())
+        .unwrap_or_default()
 }

@@ -80,17 +80,7 @@ fn tenants_spread_over_the_masters_and_are_listed_from_each() {
             let mut c = redis::Client::open(format!("redis://{m}/"))
                 .and_then(|c| c.get_connection())
                 .expect("connects");
-            let keys: Vec<String> = redis::cmd("SCAN")
-                .cursor_arg(0)
-                .arg("MATCH")
-                .arg(format!("{}*", h.0.prefix))
-                .arg("COUNT")
-                .arg(1000)
-                .clone()
-                .iter(&mut c)
-                .map(|it| it.filter_map(Result::ok).collect())
-                .unwrap_or_default();
-            !keys.is_empty()
+            !muisti_testkit::redis_keys::keys_under(&mut c, &h.0.prefix).is_empty()
         })
         .count();
     assert!(masters.len() >= 3, "{masters:?}");

@@ -599,6 +599,23 @@ impl PostgresStore {
         Ok((Partition::new(tenant.clone(), namespace), get_id(row, 0)?))
     }
 
+    /// The records of rows returned as `id, namespace` in `tenant`, with their partitions
+    /// bumped ([`copies::bump`]).
+    fn bump_returned(
+        &self,
+        tx: &mut Tx<'_>,
+        slot: i16,
+        tenant: &Tenant,
+        rows: &[postgres::Row],
+    ) -> TxResult<Vec<(Partition, MemoryId)>> {
+        let changed = rows
+            .iter()
+            .map(|row| self.located(tenant, row))
+            .collect::<Result<Vec<_>>>()?;
+        self.bump_located(tx, slot, &changed)?;
+        Ok(changed)
+    }
+
     /// Bumps the partitions of `changed` records ([`copies::bump`]).
     fn bump_located(
         &self,

@@ -210,11 +210,7 @@ impl Store for PostgresStore {
                 ),
                 &[&tenant.as_str(), &wanted, &now],
             )?;
-            let changed = rows
-                .iter()
-                .map(|row| self.located(tenant, row))
-                .collect::<Result<Vec<_>>>()?;
-            self.bump_located(tx, slot, &changed)?;
+            let changed = self.bump_returned(tx, slot, tenant, &rows)?;
             Ok(changed.into_iter().map(|(_, id)| id).collect())
         })?;
         // In the order given, each once (as one delete after another reports them).
@@ -330,11 +326,7 @@ impl Store for PostgresStore {
                  AND (m.expires_at IS NULL OR m.expires_at > $1) RETURNING m.id, m.namespace",
                 &[&at.as_millis(), &ids, &tenant.as_str()],
             )?;
-            let changed = rows
-                .iter()
-                .map(|row| self.located(tenant, row))
-                .collect::<Result<Vec<_>>>()?;
-            self.bump_located(tx, slot, &changed)?;
+            self.bump_returned(tx, slot, tenant, &rows)?;
             Ok(())
         })
     }

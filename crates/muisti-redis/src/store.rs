@@ -279,9 +279,22 @@ impl Store for RedisStore {
             // Copies of the tenant's partitions answer if confirmed within the staleness
             // window, or their versions are current; other ids are read one by one.
             let mut fresh = Vec::new();
+            let mut unsure = Vec::new();
             for (p, copy, have, recent) in self.copies.held_for(tenant, self.staleness) {
-                if recent || self.version_now(c, &p)? == have {
+                if recent {
                     fresh.push(copy);
+                } else {
+                    unsure.push((p, copy, have));
+                }
+            }
+            if !unsure.is_empty() {
+                // Their versions in one round trip (recall reads records this way).
+                let ps: Vec<&Partition> = unsure.iter().map(|(p, _, _)| p).collect();
+                let now = self.versions_now(c, &ps)?;
+                for ((_, copy, have), now) in unsure.into_iter().zip(now) {
+                    if have == now {
+                        fresh.push(copy);
+                    }
                 }
             }
             let mut out = Vec::with_capacity(ids.len());

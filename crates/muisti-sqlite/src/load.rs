@@ -141,9 +141,10 @@ fn keep_parts(
     }
 }
 
-/// A user's copy from the user's kept parts, with the accesses counted since each record
-/// was written; `None` unless there is one part for each of the user's `records` and each
-/// reads as a part of this build's layout (then the rows are read).
+/// A user's copy from the user's kept parts, each row's count with the accesses counted
+/// since its record was written (read in the same statement); `None` unless there is one
+/// part for each of the user's `records` and each reads as one row of this build's layout
+/// (then the rows are read).
 fn from_parts(
     conn: &Connection,
     p: &Partition,
@@ -156,79 +157,46 @@ fn from_parts(
     };
     let mut stmt = conn
         .prepare_cached(
-            "SELECT part FROM user_copy_parts WHERE tenant = ?1 AND namespace = ?2 \
-             AND user_id = ?3 ORDER BY record",
+            "SELECT c.part, IFNULL(a.access_count, 0) FROM user_copy_parts c \
+             LEFT JOIN memory_access a ON a.rowid = c.record \
+             WHERE c.tenant = ?1 AND c.namespace = ?2 AND c.user_id = ?3 ORDER BY c.record",
         )
         .map_err(sql_err)?;
     let mut parts = stmt
         .query(params![p.tenant.as_str(), p.namespace.as_str(), user])
         .map_err(sql_err)?;
     let mut out: Option<PartitionCache> = None;
-    let mut rowids = Vec::new();
+    let mut rows = 0;
     while let Some(r) = parts.next().map_err(sql_err)? {
         let bytes = r
             .get_ref(0)
             .and_then(|v| Ok(v.as_blob()?))
             .map_err(sql_err)?;
-        let Some(mut reader) = packed::Reader::new(bytes) else {
+        let since: i64 = r.get(1).map_err(sql_err)?;
+        let Some(mut reader) = packed::Reader::new(bytes).filter(|r| r.len() == 1) else {
             return Ok(None);
         };
-        // Sized on the first part: a user without parts costs no allocation.
-        let out = out.get_or_insert_with(|| {
-            rowids.reserve_exact(count);
-            PartitionCache::with_capacity(ann_threshold, count)
-        });
-        for _ in 0..reader.len() {
-            let Some((mut fields, vector)) = reader.next_row() else {
-                return Ok(None);
-            };
-            if rowids.len() == count {
-                return Ok(None);
-            }
-            fields.user_id = Some(user);
-            rowids.push(fields.rowid);
-            let row = cached_row(&fields, fields.stored_accesses)?;
-            out.push_as(
-                row,
-                vector.map(|(q, scale)| cache::RowVector::Quantized(q, scale)),
-                fields.terms,
-                fields.context_terms,
-            );
+        let Some((mut fields, vector)) = reader.next_row() else {
+            return Ok(None);
+        };
+        if rows == count {
+            return Ok(None);
         }
+        rows += 1;
+        // Sized on the first part: a user without parts costs no allocation.
+        let out = out
+            .get_or_insert_with(|| PartitionCache::with_capacity(ann_threshold, count).one_user());
+        fields.user_id = Some(user);
+        let row = cached_row(&fields, fields.stored_accesses.saturating_add(since))?;
+        out.push_as(
+            row,
+            vector.map(|(q, scale)| cache::RowVector::Quantized(q, scale)),
+            fields.terms,
+            fields.context_terms,
+        );
     }
     // A part for each of the user's records, or no copy.
-    let Some(mut out) = out.filter(|_| rowids.len() == count) else {
-        return Ok(None);
-    };
-    add_accesses_since(conn, &mut out, &rowids)?;
-    Ok(Some(out))
-}
-
-/// Adds to a copy's rows (of `rowids`, in order) the accesses counted since each record
-/// was written, in one statement.
-fn add_accesses_since(conn: &Connection, out: &mut PartitionCache, rowids: &[i64]) -> Result<()> {
-    let ids = serde_json::to_string(rowids).map_err(|e| Error::Corrupted {
-        location: "sqlite user copy".into(),
-        reason: e.to_string(),
-    })?;
-    let mut stmt = conn
-        .prepare_cached(
-            "SELECT a.rowid, a.access_count FROM json_each(?1) j \
-             JOIN memory_access a ON a.rowid = j.value",
-        )
-        .map_err(sql_err)?;
-    let mut rows = stmt.query(params![ids]).map_err(sql_err)?;
-    let mut row_of: Option<HashMap<i64, usize>> = None;
-    while let Some(r) = rows.next().map_err(sql_err)? {
-        let (rowid, accesses): (i64, i64) =
-            (r.get(0).map_err(sql_err)?, r.get(1).map_err(sql_err)?);
-        let row_of =
-            row_of.get_or_insert_with(|| rowids.iter().enumerate().map(|(i, r)| (*r, i)).collect());
-        if let Some(&i) = row_of.get(&rowid) {
-            out.add_accesses(i, u64::try_from(accesses).unwrap_or(0));
-        }
-    }
-    Ok(())
+    Ok(out.filter(|_| rows == count))
 }
 
 /// The cached row of a load's fields, with `accesses` as its count.
@@ -328,6 +296,9 @@ pub(crate) fn load_rows_by(
     }
     .map_err(sql_err)?;
     let mut out = PartitionCache::new(ann_threshold);
+    if user.is_some() {
+        out = out.one_user();
+    }
     while let Some(r) = rows.next().map_err(sql_err)? {
         let text = |i: usize| -> Result<&str> {
             r.get_ref(i).and_then(|v| Ok(v.as_str()?)).map_err(sql_err)
@@ -505,10 +476,22 @@ mod tests {
                 .map(|c| c.rows_len())
         };
         let one = packed::part(&fields, Some((&[1, -2, 3], 0.25)));
+        set_parts(&[one.clone(), one.clone()]);
+        assert_eq!(rows(2), Some(2), "a part for each record");
+        assert_eq!(rows(3), None, "a record without its part");
+        assert_eq!(rows(1), None, "a part of a record the user no longer has");
+        // Each row's count is the part's plus the accesses counted since (record 1's).
+        conn.execute(
+            "INSERT INTO memory_access (rowid, access_count, last_accessed_at) VALUES (1, 5, 0)",
+            [],
+        )
+        .expect("inserts");
+        let copy = from_parts(&conn, &p, "u", 2, 0)
+            .expect("reads")
+            .expect("a copy");
+        assert_eq!(copy.access_counts(), [3, 8]);
         set_parts(&[bytes.clone(), one.clone()]);
-        assert_eq!(rows(3), Some(3), "two rows and one");
-        assert_eq!(rows(4), None, "a record without its part");
-        assert_eq!(rows(2), None, "a part of a record the user no longer has");
+        assert_eq!(rows(3), None, "a part of two rows is not a record's");
         set_parts(&[bytes[..bytes.len() - 3].to_vec(), one.clone()]);
         assert_eq!(rows(3), None, "a part cut short");
         set_parts(&[]);

@@ -75,6 +75,11 @@ pub(crate) struct PartitionCache {
     terms: Vec<(u32, f32)>,
     term_start: Vec<u32>,
     by_user: FastMap<String, UserRows>,
+    /// Whether each user's rows get their own inverted index ([`UserRows::postings`]): in
+    /// a copy of many users a user's query then visits only that user's rows holding its
+    /// terms; in one user's copy the forward index already is that user's, and building
+    /// postings was half of a first load's work (one list per distinct term).
+    user_postings: bool,
     /// The rows not replaced or deleted: BM25's statistics when a query's filter names no
     /// user.
     totals: Totals,
@@ -100,7 +105,8 @@ pub(crate) struct PartitionCache {
 struct UserRows {
     rows: Vec<u32>,
     /// Term id → the positions in `rows` of the user's rows holding it (ascending), with its
-    /// weighted frequency there.
+    /// weighted frequency there; empty in a one-user copy
+    /// ([`PartitionCache::user_postings`]).
     postings: FastMap<u32, Vec<(u32, f32)>>,
     /// Those of its rows not replaced or deleted.
     totals: Totals,
@@ -335,8 +341,16 @@ impl PartitionCache {
     pub(crate) fn new(ann_threshold: usize) -> Self {
         Self {
             ann_threshold,
+            user_postings: true,
             ..Self::default()
         }
+    }
+
+    /// This (empty) copy as one user's: no per-user postings (see
+    /// [`PartitionCache::user_postings`]).
+    pub(crate) fn one_user(mut self) -> Self {
+        self.user_postings = false;
+        self
     }
 
     /// An empty copy as [`PartitionCache::new`] for about `rows` rows: a load that knows
@@ -357,6 +371,15 @@ impl PartitionCache {
     #[cfg(test)]
     pub(crate) fn rows_len(&self) -> usize {
         self.rows.len()
+    }
+
+    /// Each row's access count, in row order.
+    #[cfg(test)]
+    pub(crate) fn access_counts(&self) -> Vec<u64> {
+        self.rows
+            .iter()
+            .map(|r| r.access_count.load(Ordering::Relaxed))
+            .collect()
     }
 
     /// The last row's vector as the copy holds it (quantised, with its scale), if it has
@@ -539,7 +562,7 @@ impl PartitionCache {
             let position = user.rows.len() as u32;
             user.rows.push(i);
             user.totals.count(len, expires, 1);
-            for &(t, f) in &own {
+            for &(t, f) in own.iter().filter(|_| self.user_postings) {
                 let list = user.postings.entry(t).or_insert_with(|| {
                     self.text_heap += POSTINGS_KEY_BYTES;
                     Vec::new()
@@ -607,13 +630,6 @@ impl PartitionCache {
                     time: r.time,
                 }),
         )
-    }
-
-    /// Adds `n` accesses to row `i` (counted since its record was written).
-    pub(crate) fn add_accesses(&mut self, i: usize, n: u64) {
-        if let Some(r) = self.rows.get(i) {
-            r.access_count.fetch_add(n, Ordering::Relaxed);
-        }
     }
 
     /// Adds one access to each of these ids that is in this partition.
@@ -813,7 +829,12 @@ impl PartitionCache {
         let width = terms.len();
         let avgdl = total_len as f32 / n_docs as f32;
         let live = |i: usize| self.live(i, rest, now);
-        if let Some(user) = filter.user_id.as_ref().and_then(|u| self.by_user.get(u)) {
+        if let Some(user) = filter
+            .user_id
+            .as_ref()
+            .filter(|_| self.user_postings)
+            .and_then(|u| self.by_user.get(u))
+        {
             return self.bm25_postings(user, &wanted, width, live, (n_docs, avgdl), limit);
         }
         let mut df = vec![0usize; width];

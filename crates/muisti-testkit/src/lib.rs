@@ -38,13 +38,32 @@ pub trait Harness {
     fn open_at(&self, location: &str) -> Arc<dyn Store>;
 }
 
-/// Call when a required service is unreachable: prints a skip line and returns, or panics
-/// if `MUISTI_REQUIRE_SERVICES=1`.
+/// Call when a required service is unreachable: reports the skip and returns, or panics if
+/// `MUISTI_REQUIRE_SERVICES=1`.
+///
+/// The line goes to the terminal even when the test harness captures output (it is written
+/// to standard error directly, not through `println!`), and, when `MUISTI_SKIP_LOG` names a
+/// file, is appended there with the test's name: `scripts/test` sums those up at the end.
 pub fn service_unavailable(service: &str, why: &str) {
+    use std::io::Write;
     if std::env::var("MUISTI_REQUIRE_SERVICES").is_ok_and(|v| v == "1") {
         panic!("{service} is required (MUISTI_REQUIRE_SERVICES=1) but unavailable: {why}");
     }
-    println!("skipped: {service} unavailable ({why})");
+    // The harness names each test's thread after the test.
+    let test = std::thread::current().name().unwrap_or("a test").to_owned();
+    let _ = writeln!(
+        std::io::stderr().lock(),
+        "skipped: {test}: {service} unavailable ({why})"
+    );
+    if let Some(log) = std::env::var_os("MUISTI_SKIP_LOG") {
+        let field = |s: &str| s.replace(['\t', '\n', '\r'], " ");
+        let line = format!("{}\t{}\t{}\n", field(&test), field(service), field(why));
+        let _ = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(log)
+            .and_then(|mut f| f.write_all(line.as_bytes()));
+    }
 }
 
 /// A Python interpreter that can import `module`: `MUISTI_PYTHON`, else `python3` (`.ci/run`

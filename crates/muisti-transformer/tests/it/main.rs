@@ -16,10 +16,7 @@ fn model() -> Option<TransformerEmbedder> {
     match TransformerEmbedder::from_env() {
         Ok(m) => Some(m),
         Err(e) => {
-            if std::env::var("MUISTI_REQUIRE_SERVICES").is_ok_and(|v| v == "1") {
-                panic!("the MiniLM model is required (MUISTI_REQUIRE_SERVICES=1): {e}");
-            }
-            println!("skipped: MiniLM model unavailable ({e})");
+            muisti_testkit::service_unavailable("the MiniLM model", &e.to_string());
             None
         }
     }
@@ -70,12 +67,9 @@ fn batches_of_mixed_lengths_keep_their_order() {
 fn downloads_from_a_hub_then_loads() {
     use muisti_testkit::http::{Reply, Server};
     let Some(local) = std::env::var_os(muisti_transformer::MODEL_DIR_ENV) else {
-        if std::env::var("MUISTI_REQUIRE_SERVICES").is_ok_and(|v| v == "1") {
-            panic!("the MiniLM model is required (MUISTI_REQUIRE_SERVICES=1)");
-        }
-        println!(
-            "skipped: MiniLM model unavailable (no {})",
-            muisti_transformer::MODEL_DIR_ENV
+        muisti_testkit::service_unavailable(
+            "the MiniLM model",
+            &format!("no {}", muisti_transformer::MODEL_DIR_ENV),
         );
         return;
     };

@@ -78,6 +78,13 @@ await page.getByLabel('Search by').selectOption('semantic');
 await page.getByRole('button', { name: 'Apply' }).click();
 await row(fx.search.expect).waitFor().then(() => check(true, 'the semantic search finds it too'),
   (e) => check(false, `semantic search (${e.message.split('\n')[0]})`));
+await page.getByText('results by score').waitFor()
+  .then(async () => check(await page.getByText('best match').count() === 0, 'search results are labelled by score, not as best matches'),
+    async (e) => check(false, `search results labelled by score (${e.message.split('\n')[0]}; the label says `
+      + `"${await page.locator('section.list .row span').first().textContent()}")`));
+// (The list's rows, still shown while a search loads, have no score: a search from the form
+// once threw there and never ran.)
+check(errors.length === 0, `searching from the form raises no error (${errors.join('; ')})`);
 
 // Edit through the detail view; the API has the new text.
 await page.goto(`${fx.base}/ui/memories?user_id=${encodeURIComponent(fx.user)}&id=${fx.edit.id}`);
@@ -157,6 +164,9 @@ const edgeRow = page.locator('table.relations tbody tr', { hasText: e.subject })
 check(await edgeRow.count() >= 1, `the graph shows ${e.subject} -${e.predicate}-> ${e.object}`);
 const canvas = await page.locator('[data-testid=graph] canvas').count();
 check(canvas >= 1, 'the graph is drawn');
+// An empty graph says how it gets filled.
+await visit('graph-empty', '/ui/graph?user_id=nobody-at-all', () => page.getByText('No relations').waitFor());
+check(await page.getByText('--graph-extractor offline').count() === 1, 'an empty graph tells how to turn extraction on');
 
 // Analytics: charts drawn, the heatmap of the user's memories.
 await visit('analytics', `/ui/analytics?user_id=${encodeURIComponent(fx.user)}`, async () => {

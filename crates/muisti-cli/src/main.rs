@@ -81,7 +81,7 @@ fn no_huge_pages() {
 pub(crate) const EXIT_NOT_FOUND: u8 = 1;
 /// Exit code: bad input or usage (one line).
 pub(crate) const EXIT_USAGE: u8 = 2;
-/// Exit code: the store or the server could not be reached or did not answer.
+/// Exit code: the store, the server or a model could not be reached or did not answer.
 pub(crate) const EXIT_UNAVAILABLE: u8 = 3;
 
 /// The exit code of a failed command, decided here only: from the kind of the engine's or
@@ -91,9 +91,19 @@ fn exit_code(e: &anyhow::Error) -> u8 {
         if let Some(err) = cause.downcast_ref::<muisti::Error>() {
             return match err.kind() {
                 muisti::ErrorKind::NotFound => EXIT_NOT_FOUND,
-                muisti::ErrorKind::Unavailable => EXIT_UNAVAILABLE,
+                muisti::ErrorKind::Unavailable | muisti::ErrorKind::Model => EXIT_UNAVAILABLE,
                 _ => EXIT_USAGE,
             };
+        }
+        if let Some(err) = cause.downcast_ref::<muisti_agent::AgentError>() {
+            use muisti_agent::AgentErrorKind as Kind;
+            match err.kind() {
+                Kind::NotFound => return EXIT_NOT_FOUND,
+                Kind::Unavailable | Kind::RateLimited => return EXIT_UNAVAILABLE,
+                // The store's error, further down the chain, decides.
+                Kind::Memory => continue,
+                _ => return EXIT_USAGE,
+            }
         }
         if let Some(err) = cause.downcast_ref::<muisti_client::ClientError>() {
             return match err {
@@ -127,11 +137,21 @@ fn usage_error(e: &clap::Error) -> ExitCode {
         };
     }
     let rendered = e.render().to_string();
+    // The first paragraph: the error, with what it lists on the lines below it (the missing
+    // arguments' names).
     let first = rendered
         .lines()
-        .find(|l| !l.trim().is_empty())
-        .unwrap_or("invalid arguments");
-    let first = first.strip_prefix("error: ").unwrap_or(first);
+        .skip_while(|l| l.trim().is_empty())
+        .take_while(|l| !l.trim().is_empty())
+        .map(str::trim)
+        .collect::<Vec<_>>()
+        .join(" ");
+    let first = first.strip_prefix("error: ").unwrap_or(&first);
+    let first = if first.is_empty() {
+        "invalid arguments"
+    } else {
+        first
+    };
     eprintln!("muisti: error: {first} (see --help)");
     ExitCode::from(EXIT_USAGE)
 }

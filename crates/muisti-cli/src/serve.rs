@@ -204,7 +204,11 @@ pub(crate) fn serve(cli: &Cli, args: &ServeArgs) -> Result<ExitCode> {
         } else {
             "API keys required"
         };
-        eprintln!("muisti serving http://{addr} (store {location}; {auth}); Ctrl-C stops");
+        eprintln!(
+            "muisti serving http://{addr} (store {location}; {auth}): the dashboard at \
+             http://{addr}/ui, MCP at http://{addr}/mcp, the API's OpenAPI document at \
+             http://{addr}/openapi.json; Ctrl-C stops"
+        );
         server.run(shutdown_signal()).await?;
         anyhow::Ok(())
     })?;

@@ -106,9 +106,16 @@ pub(crate) fn export(cli: &Cli, args: &ExportArgs) -> Result<ExitCode> {
             let mut out = out;
             let mut current: Option<Partition> = None;
             let mut text = String::new();
+            // The engine's own records (clusterings' vectors, the graph's indexes, the
+            // history) are no reading matter: the JSON Lines export carries them.
+            let mut own = 0;
             let n = engine
                 .transfer()
                 .export(&selection, false, &mut bar, &mut |r| {
+                    if r.memory.partition.namespace.is_reserved() {
+                        own += 1;
+                        return Ok(());
+                    }
                     text.clear();
                     if current.as_ref() != Some(&r.memory.partition) {
                         if current.is_some() {
@@ -126,7 +133,7 @@ pub(crate) fn export(cli: &Cli, args: &ExportArgs) -> Result<ExitCode> {
                         .map_err(|e| muisti::Error::backend("export", e))
                 });
             out.flush()?;
-            n
+            n.map(|n| n - own)
         }
     };
     progress_done();

@@ -184,7 +184,8 @@ impl<S: Send + Sync, T: DeserializeOwned + Send> FromRequestParts<S> for ApiPath
     }
 }
 
-/// Query parameters; unknown or unparseable ones are 400.
+/// Query parameters; an unknown one, a missing one or a value of the wrong type is 422, as
+/// the same mistakes in a JSON body are.
 pub struct ApiQuery<T>(pub T);
 
 impl<S: Send + Sync, T: DeserializeOwned> FromRequestParts<S> for ApiQuery<T> {
@@ -194,12 +195,13 @@ impl<S: Send + Sync, T: DeserializeOwned> FromRequestParts<S> for ApiQuery<T> {
         Query::<T>::from_request_parts(parts, state)
             .await
             .map(|Query(v)| ApiQuery(v))
-            .map_err(|e| ApiError::bad_request(e.body_text()))
+            .map_err(|e| ApiError::invalid(e.body_text()))
     }
 }
 
 /// The query of `GET /v1/memories`: [`api::ListParams`] with `tag` repeatable (every tag
-/// given must be on a memory); anything else unknown or unparseable is 400.
+/// given must be on a memory); a query that is not URL-encoded is 400, anything else unknown
+/// or of the wrong type 422 (as [`ApiQuery`]).
 pub struct ListQueryParams(pub api::ListParams);
 
 impl<S: Send + Sync> FromRequestParts<S> for ListQueryParams {
@@ -212,9 +214,8 @@ impl<S: Send + Sync> FromRequestParts<S> for ListQueryParams {
         let (tags, rest): (Vec<_>, Vec<_>) = pairs.into_iter().partition(|(k, _)| k == "tag");
         let rest = serde_urlencoded::to_string(&rest)
             .map_err(|e| ApiError::bad_request(format!("query: {e}")))?;
-        let mut params: api::ListParams = serde_urlencoded::from_str(&rest).map_err(|e| {
-            ApiError::bad_request(format!("Failed to deserialize query string: {e}"))
-        })?;
+        let mut params: api::ListParams = serde_urlencoded::from_str(&rest)
+            .map_err(|e| ApiError::invalid(format!("Failed to deserialize query string: {e}")))?;
         params.tag = tags.into_iter().map(|(_, v)| v).collect();
         Ok(ListQueryParams(params))
     }

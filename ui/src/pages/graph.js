@@ -80,6 +80,10 @@ export function Graph({ params }) {
         <td>${r.object_id ? html`<button type="button" class="link" onClick=${() => focus(r.object)}>${r.object}</button>` : r.object}</td>
         <td>${when(r.valid_at || r.created_at)}</td><td>${when(r.invalid_at)}</td><td>${r.confidence.toFixed(2)}</td>
       </tr>`)}</tbody></table>
-      ${!rel.loading && !relations.length && !rel.error && html`<p class="muted">No relations${f.user_id ? '' : ' for memories without a user; name a user'}.</p>`}
+      ${!rel.loading && !relations.length && !rel.error && html`<p class="muted">No relations${f.user_id ? '' : ' for memories without a user; name a user'}.</p>
+        <p class="muted hint">The graph is read from memories by graph extraction, which is off
+          by default: start the server with <code>--graph-extractor offline</code> (sentence
+          patterns, no model) or <code>llm</code> (the chat model), and the memories written
+          from then on are read into it.</p>`}
     </section>`;
 }

@@ -201,7 +201,7 @@ export function Memories({ params }) {
       <section class="list" aria-label="memories">
         <div class="row">
           <span class="muted" aria-live="polite">${list.loading ? 'Loading…'
-            : `${items.length} ${searching ? 'best matches' : 'on this page'}`}</span>
+            : `${items.length} ${searching ? 'results by score, highest first (not all of them close)' : 'on this page'}`}</span>
           <button type="button" class="danger" disabled=${!selected.size} onClick=${bulk}>
             Delete selected (${selected.size})</button>
         </div>
@@ -216,7 +216,7 @@ export function Memories({ params }) {
               <td><a href=${`/ui/memories?${withParam(params, 'id', m.id)}`}
                 onClick=${(e) => { e.preventDefault(); go(paramsOf(params, ['tag', 'c']), { id: m.id }); }}
                 class="memtext">${text(m).slice(0, 200)}</a></td>
-              ${searching && html`<td>${m._score.toFixed(3)}</td>`}
+              ${searching && html`<td>${m._score === undefined ? '' : m._score.toFixed(3)}</td>`}
               <td>${m.scope}</td><td>${m.user_id || ''}</td><td>${m.state}</td><td>${when(m.created_at)}</td>
             </tr>`)}
           </tbody>

@@ -206,7 +206,8 @@ fn chat_errors_are_clear() {
         "",
         &[],
     );
-    assert_eq!(out.status.code(), Some(2));
+    // Not found: 1, as the README's exit codes say.
+    assert_eq!(out.status.code(), Some(1));
     assert!(
         stderr(&out).contains("no conversation with id"),
         "{}",
@@ -294,6 +295,25 @@ fn chat_errors_are_clear() {
         "{err}"
     );
     assert!(!err.to_lowercase().contains("secret plan"));
+}
+
+/// A model that cannot be reached exits 3, as an unreachable store or server does.
+#[test]
+fn an_unreachable_model_exits_3() {
+    let home = tempfile::tempdir().expect("tempdir");
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .expect("a free port")
+        .port();
+    let url = format!("http://127.0.0.1:{port}/v1");
+    let out = chat(
+        home.path(),
+        &["chat", "--base-url", &url, "--model", "m", "-m", "hello"],
+        "",
+        &[],
+    );
+    assert_eq!(out.status.code(), Some(3), "{}", stderr(&out));
+    assert!(stderr(&out).contains("unavailable"), "{}", stderr(&out));
 }
 
 #[test]

@@ -238,6 +238,12 @@ fn bad_input_is_one_line_and_loses_nothing() {
     assert!(stderr(&out).contains("scope"), "{}", stderr(&out));
     let out = muisti(h, &["kv", "set", "k", "v", "--ttl", "0"]);
     assert!(stderr(&out).contains("ttl"), "{}", stderr(&out));
+    // A missing argument is named, on one line.
+    let out = muisti(h, &["kv", "set", "k"]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = stderr(&out);
+    assert!(err.contains("not provided: <VALUE>"), "{err}");
+    assert_eq!(err.trim_end().lines().count(), 1, "{err}");
     // Nothing was lost.
     assert_eq!(ok(muisti(h, &["kv", "get", "k"])), "original\n");
     let stats: Value = serde_json::from_str(&ok(muisti(h, &["--json", "stats"]))).expect("json");
@@ -665,6 +671,30 @@ fn export_import_and_snapshots_from_the_command_line() {
         &["--store", &copy, "export", "--format", "markdown"],
     ));
     assert!(text.contains("note 3 about the staging cluster"), "{text}");
+    // With a clustering of the user's memories (the engine's own record, vectors included;
+    // eight memories at least), the Markdown export still holds the memories only.
+    for i in 5..9 {
+        let note = format!("note {i} about the staging cluster");
+        ok(muisti(
+            h,
+            &["--store", &copy, "remember", &note, "--user", "ana"],
+        ));
+    }
+    ok(muisti(
+        h,
+        &["--store", &copy, "maintain", "--job", "cluster"],
+    ));
+    let full = ok(muisti(h, &["--store", &copy, "export"]));
+    assert!(
+        full.contains("_muisti.clusters"),
+        "the JSON Lines export keeps it: {full}"
+    );
+    let text = ok(muisti(
+        h,
+        &["--store", &copy, "export", "--format", "markdown"],
+    ));
+    assert!(text.contains("note 3 about the staging cluster"), "{text}");
+    assert!(!text.contains("_muisti."), "{text}");
     // A bad line: exit 2, its number.
     let bad = format!("{}\n{{\"id\": 7}}\n", dump.lines().next().expect("header"));
     let out = muisti_with_stdin(h, &["--store", &md, "import"], Some(bad.as_bytes()));

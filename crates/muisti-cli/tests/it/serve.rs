@@ -86,6 +86,39 @@ pub(crate) fn terminate(child: &mut Child) -> std::process::ExitStatus {
     }
 }
 
+/// The serving line says where the dashboard, MCP and the OpenAPI document are.
+#[test]
+fn the_serving_line_names_the_dashboard_mcp_and_openapi() {
+    use std::io::BufRead;
+    let home = tempfile::tempdir().expect("temp dir");
+    let listen = format!("127.0.0.1:{}", free_port());
+    let mut child = Command::new(env!("CARGO_BIN_EXE_muisti"))
+        .args(["serve", "--listen", &listen])
+        .env("XDG_DATA_HOME", home.path().join("data"))
+        .env("HOME", home.path())
+        .env_remove("MUISTI_STORE")
+        .env_remove("MUISTI_LISTEN")
+        .env_remove("MUISTI_CONFIG")
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("muisti serve starts");
+    let lines = std::io::BufReader::new(child.stderr.take().expect("piped")).lines();
+    let line = lines
+        .map_while(Result::ok)
+        .find(|l| l.contains("muisti serving"))
+        .unwrap_or_default();
+    let _ = child.kill();
+    let _ = child.wait();
+    for part in ["/ui", "/mcp", "/openapi.json"] {
+        assert!(
+            line.contains(&format!("http://{listen}{part}")),
+            "{part}: {line}"
+        );
+    }
+}
+
 /// README's curl examples, run as written against `muisti serve` on the default store (only
 /// the port is changed to a free one).
 #[test]

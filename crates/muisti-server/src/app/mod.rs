@@ -482,6 +482,11 @@ pub fn router(state: AppState, config: &ServerConfig, mcp_stop: CancellationToke
         .layer(middleware::from_fn_with_state(state.clone(), authenticate))
         .layer(DefaultBodyLimit::max(config.body_limit));
     Router::new()
+        // A browser pointed at the server finds the dashboard.
+        .route(
+            "/",
+            get(|| async { axum::response::Redirect::temporary("/ui") }),
+        )
         .route("/healthz", get(rest::healthz))
         .route("/readyz", get(rest::readyz))
         .route("/metrics", get(rest::metrics))

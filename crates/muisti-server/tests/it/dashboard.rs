@@ -309,6 +309,19 @@ fn the_dashboard_is_served_from_the_binary() {
         assert_eq!(r.header("x-content-type-options"), Some("nosniff"));
         assert_eq!(r.header("cache-control"), Some("no-cache"));
     }
+    // The server's root sends a browser to the dashboard (read without following it).
+    let root = {
+        use std::io::{Read, Write};
+        let addr = s.url("").trim_start_matches("http://").to_owned();
+        let mut conn = std::net::TcpStream::connect(&addr).expect("connects");
+        conn.write_all(b"GET / HTTP/1.1\r\nhost: muisti\r\nconnection: close\r\n\r\n")
+            .expect("writes");
+        let mut answer = String::new();
+        conn.read_to_string(&mut answer).expect("reads");
+        answer.to_ascii_lowercase()
+    };
+    assert!(root.starts_with("http/1.1 307"), "{root}");
+    assert!(root.contains("\r\nlocation: /ui\r\n"), "{root}");
     let page = raw("GET", &s.url("/ui"), &[], None);
     let page = page.body.as_str().expect("html");
     let script = page
@@ -437,9 +450,10 @@ fn analytics_over_rest() {
         ("/v1/analytics?days=367", 422),
         ("/v1/analytics?top=101", 422),
         ("/v1/analytics?scope=nope", 422),
-        ("/v1/analytics?bogus=1", 400),
+        // Unknown or missing parameters as unknown or missing body fields: 422.
+        ("/v1/analytics?bogus=1", 422),
         ("/v1/analytics?scope=declarative", 409),
-        ("/v1/analytics/similarity", 400),
+        ("/v1/analytics/similarity", 422),
         ("/v1/analytics/similarity?user_id=ana&limit=1", 422),
         ("/v1/analytics/similarity?user_id=ana&limit=61", 422),
         ("/v1/analytics/similarity?user_id=ana&cluster=0", 404),

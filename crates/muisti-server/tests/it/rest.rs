@@ -570,8 +570,15 @@ fn malformed_and_invalid_bodies() {
     assert_eq!((r.status, r.code()), (422, "invalid_input"));
     let r = raw("GET", &s.url("/v1/memories/not-a-ulid"), &[], None);
     assert_eq!((r.status, r.code()), (422, "invalid_input"));
+    // A parameter of the wrong type, as a body field of the wrong type: 422.
     let r = raw("GET", &s.url("/v1/memories?limit=abc"), &[], None);
-    assert_eq!((r.status, r.code()), (400, "bad_request"));
+    assert_eq!((r.status, r.code()), (422, "invalid_input"));
+    let r = raw("GET", &s.url("/v1/memories?tenant=other"), &[], None);
+    assert_eq!(
+        (r.status, r.code()),
+        (422, "invalid_input"),
+        "unknown parameters are refused as unknown fields are"
+    );
     let r = raw("GET", &s.url("/v1/memories?limit=0"), &[], None);
     assert_eq!((r.status, r.code()), (422, "invalid_input"));
     let r = raw("GET", &s.url("/v1/memories?cursor=zzz"), &[], None);
@@ -2258,7 +2265,7 @@ fn the_graph_over_rest() {
         ("relations?user_id=g1&entity=a&subject=b", 409),
         ("relations?user_id=g1&subject=a%01", 422),
         ("entities?type=no%20spaces", 422),
-        ("relations?user_id=g1&colour=red", 400),
+        ("relations?user_id=g1&colour=red", 422),
         ("relations?user_id=g1&entity=bob&hops=4", 422),
         ("relations?user_id=g1&entity=bob&hops=0", 422),
         ("relations?user_id=g1&hops=2", 409),
@@ -2599,7 +2606,7 @@ fn archive_and_clusters_over_rest() {
     );
 
     for (method, path, body, status) in [
-        ("GET", "/v1/clusters", None, 400),
+        ("GET", "/v1/clusters", None, 422),
         ("GET", "/v1/clusters?user_id=nobody", None, 404),
         ("GET", "/v1/clusters/99/memories?user_id=r2", None, 404),
         ("GET", "/v1/clusters/x/memories?user_id=r2", None, 400),

@@ -194,7 +194,7 @@ fn the_tenant_comes_from_the_key_never_from_the_request() {
         &[("authorization", &auth), ("x-tenant", "tenant-a")],
         None,
     );
-    assert_eq!(r.status, 400, "unknown query parameters are refused");
+    assert_eq!(r.status, 422, "unknown query parameters are refused");
     let r = raw(
         "GET",
         &t.server.url("/v1/stats"),
@@ -298,7 +298,7 @@ fn deleting_a_user_deletes_that_user_in_that_tenant_only() {
         &[("authorization", &format!("Bearer {}", t.b_key))],
         None,
     );
-    assert_eq!(r.status, 400, "no user_id: {}", r.body);
+    assert_eq!(r.status, 422, "no user_id: {}", r.body);
     let auth = format!("Bearer {}", t.b_key);
     let r = raw(
         "DELETE",
@@ -306,6 +306,6 @@ fn deleting_a_user_deletes_that_user_in_that_tenant_only() {
         &[("authorization", &auth)],
         None,
     );
-    assert_eq!(r.status, 400, "{}", r.body);
+    assert_eq!(r.status, 422, "{}", r.body);
     assert_eq!(left(&t.b, "alice"), 1);
 }

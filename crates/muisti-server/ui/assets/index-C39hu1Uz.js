@@ -84,7 +84,7 @@ var le,v,Ze,U,Pe,Xe,et,pe,X,W,tt,we,he,fe,oe={},ae=[],kt=/acit|ex(?:s|g|n|p|$)|r
     <div class="split">
       <section class="list" aria-label="memories">
         <div class="row">
-          <span class="muted" aria-live="polite">${d.loading?"Loading…":`${c.length} ${k?"best matches":"on this page"}`}</span>
+          <span class="muted" aria-live="polite">${d.loading?"Loading…":`${c.length} ${k?"results by score, highest first (not all of them close)":"on this page"}`}</span>
           <button type="button" class="danger" disabled=${!a.size} onClick=${b}>
             Delete selected (${a.size})</button>
         </div>
@@ -99,7 +99,7 @@ var le,v,Ze,U,Pe,Xe,et,pe,X,W,tt,we,he,fe,oe={},ae=[],kt=/acit|ex(?:s|g|n|p|$)|r
               <td><a href=${`/ui/memories?${Gt(t,"id",m.id)}`}
                 onClick=${h=>{h.preventDefault(),_(L(t,["tag","c"]),{id:m.id})}}
                 class="memtext">${O(m).slice(0,200)}</a></td>
-              ${k&&u`<td>${m._score.toFixed(3)}</td>`}
+              ${k&&u`<td>${m._score===void 0?"":m._score.toFixed(3)}</td>`}
               <td>${m.scope}</td><td>${m.user_id||""}</td><td>${m.state}</td><td>${A(m.created_at)}</td>
             </tr>`)}
           </tbody>
@@ -220,7 +220,11 @@ var le,v,Ze,U,Pe,Xe,et,pe,X,W,tt,we,he,fe,oe={},ae=[],kt=/acit|ex(?:s|g|n|p|$)|r
         <td>${_.object_id?u`<button type="button" class="link" onClick=${()=>d(_.object)}>${_.object}</button>`:_.object}</td>
         <td>${A(_.valid_at||_.created_at)}</td><td>${A(_.invalid_at)}</td><td>${_.confidence.toFixed(2)}</td>
       </tr>`)}</tbody></table>
-      ${!s.loading&&!l.length&&!s.error&&u`<p class="muted">No relations${e.user_id?"":" for memories without a user; name a user"}.</p>`}
+      ${!s.loading&&!l.length&&!s.error&&u`<p class="muted">No relations${e.user_id?"":" for memories without a user; name a user"}.</p>
+        <p class="muted hint">The graph is read from memories by graph extraction, which is off
+          by default: start the server with <code>--graph-extractor offline</code> (sentence
+          patterns, no model) or <code>llm</code> (the chat model), and the memories written
+          from then on are read into it.</p>`}
     </section>`}function gt(t){const e=[],n=new Date;for(let o=t-1;o>=0;o--){const a=new Date(Date.UTC(n.getUTCFullYear(),n.getUTCMonth(),n.getUTCDate()-o));e.push(a.toISOString().slice(0,10))}return e}function rn(t,e){const n=gt(e),o=[...new Set(t.growth.map(a=>a.scope))];return{tooltip:{trigger:"axis"},legend:{data:o},grid:{left:48,right:16,bottom:48},xAxis:{type:"category",data:n},yAxis:{type:"value",name:"created"},series:o.map(a=>{const r=new Map(t.growth.filter(s=>s.scope===a).map(s=>[s.day,s.count]));return{name:a,type:"bar",stack:"scope",data:n.map(s=>r.get(s)||0)}})}}function sn(t,e){const n=gt(e),o=new Map(t.last_accessed.map(a=>[a.day,a.count]));return{tooltip:{trigger:"axis"},grid:{left:48,right:16,bottom:48},xAxis:{type:"category",data:n},yAxis:{type:"value",name:"last accessed"},series:[{name:"memories last accessed",type:"line",areaStyle:{},data:n.map(a=>o.get(a)||0)}]}}function ln(t){const e=t.items.map((r,s)=>`${s+1}. ${O(r).slice(0,28)}`),n=[];let o=1;t.matrix.forEach((r,s)=>r.forEach((l,p)=>{n.push([p,s,Number(l.toFixed(3))]),s!==p&&(o=Math.min(o,l))}));const a=Math.max(-1,Math.floor(o*10)/10);return{tooltip:{formatter:r=>`${e[r.value[1]]}<br>${e[r.value[0]]}<br>similarity ${r.value[2]}`},grid:{left:220,right:24,top:16,bottom:120},xAxis:{type:"category",data:e.map((r,s)=>String(s+1))},yAxis:{type:"category",data:e,inverse:!0,axisLabel:{width:200,overflow:"truncate"}},visualMap:{min:a,max:1,calculable:!0,orient:"horizontal",left:"center",bottom:8},series:[{type:"heatmap",data:n,progressive:0}]}}function me({title:t,counts:e}){return u`<div class="card"><h3>${t}</h3><dl class="fields">
     ${Object.entries(e).map(([n,o])=>u`<dt>${n}</dt><dd>${o}</dd>`)}</dl></div>`}function cn({f:t}){const e=E(()=>I("/v1/analytics/similarity",{user_id:t.user_id,namespace:t.namespace,cluster:t.cluster,limit:20}),[t.user_id,t.namespace,t.cluster]),n=H(()=>e.data&&ln(e.data),[e.data]);return u`<section aria-labelledby="heat-title"><h2 id="heat-title">Similarity of ${t.cluster?`topic ${t.cluster}`:"the first memories"}</h2>
     <${x} error=${e.error} />

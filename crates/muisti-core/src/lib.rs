@@ -51,7 +51,7 @@ pub use name::{
 pub use proposal::{Proposal, Superseded};
 pub use query::{
     Filter, Filterable, Hit, ListQuery, Locator, MAX_PAGE, Page, RankFields, Scored, SearchMode,
-    TextQuery, VectorQuery,
+    TextQuery, VectorQuery, same_tag, tag_key,
 };
 pub use record::Record;
 pub use store::{

@@ -76,7 +76,7 @@ pub struct Filter {
     /// Exact scope.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub scope: Option<MemoryScope>,
-    /// Every one of these tags.
+    /// Every one of these tags, each matched as [`same_tag`] says (`travel` finds `Travel`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub tags: Vec<String>,
     /// Each of these metadata fields equals the given JSON value.
@@ -137,12 +137,29 @@ impl Filter {
             && eq(session_id, &owner.session_id)
             && category.as_ref().is_none_or(|c| c == m.category())
             && scope.is_none_or(|s| s == m.scope())
-            && tags.iter().all(|t| m.tags().contains(t))
+            && tags
+                .iter()
+                .all(|t| m.tags().iter().any(|have| same_tag(have, t)))
             && metadata.iter().all(|(k, v)| m.metadata().get(k) == Some(v))
             && created_after.is_none_or(|t| m.created_at() >= t)
             && created_before.is_none_or(|t| m.created_at() < t)
             && content_hash.as_ref().is_none_or(|h| h == m.content_hash())
     }
+}
+
+/// Whether a filter's tag `want` names a record's tag `have`: the same once surrounding
+/// spaces are set aside (a tag holds no other blank: control characters are refused), with
+/// ASCII letters in either case. Only ASCII letters are folded, so that a store matching in
+/// SQL folds the same way ([`tag_key`]) whatever its locale.
+pub fn same_tag(have: &str, want: &str) -> bool {
+    tag_key(have) == tag_key(want)
+}
+
+/// A tag as [`same_tag`] compares it: without surrounding spaces, ASCII letters in lower
+/// case. A store that matches tags in SQL compares this form of the filter's tag with the
+/// same form of each stored tag.
+pub fn tag_key(tag: &str) -> String {
+    tag.trim_matches(' ').to_ascii_lowercase()
 }
 
 /// The fields of a record a [`Filter`] reads. [`Memory`] has them; so does any copy of them

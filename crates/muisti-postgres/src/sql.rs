@@ -120,8 +120,15 @@ impl Sql {
         if let Some(v) = scope.map(MemoryScope::as_str) {
             self.and("scope = {}", v.to_owned());
         }
-        if !tags.is_empty() {
-            self.and("tags @> {}", Value::from(tags.clone()));
+        // Each tag as `same_tag` compares it: the stored tag without surrounding spaces and
+        // its ASCII letters folded (`translate`, not `lower`, which folds by the locale).
+        for tag in tags {
+            self.and(
+                "EXISTS (SELECT 1 FROM jsonb_array_elements_text(tags) AS t(v) WHERE \
+                 translate(btrim(t.v), 'ABCDEFGHIJKLMNOPQRSTUVWXYZ', \
+                 'abcdefghijklmnopqrstuvwxyz') = {})",
+                muisti_core::tag_key(tag),
+            );
         }
         for (k, v) in metadata {
             let key = self.arg(k.clone());

@@ -56,6 +56,35 @@ fn seed_filtered(s: &dyn Store, p: &Partition) {
     }
 }
 
+/// A filter's tag finds the record's tag written in another case or with spaces around it
+/// (`same_tag`), and only a whole tag.
+pub fn list_matches_tags_regardless_of_case_and_spaces(h: &dyn Harness) {
+    let s = h.open();
+    let p = part("default");
+    let mut put = Put::new(p.clone(), Some(key("trip")), "a week in Porto");
+    put.tags = vec!["Travel".into(), " Food and Wine ".into()];
+    s.put(put).unwrap();
+    let mut put = Put::new(p.clone(), Some(key("other")), "a note");
+    put.tags = vec!["travelling".into()];
+    s.put(put).unwrap();
+    let f = |tags: &[&str]| {
+        listed(
+            &*s,
+            &p,
+            Filter {
+                tags: tags.iter().map(|t| t.to_string()).collect(),
+                ..Default::default()
+            },
+        )
+    };
+    assert_eq!(f(&["travel"]), ["trip"]);
+    assert_eq!(f(&["TRAVEL ", "food and wine"]), ["trip"]);
+    assert_eq!(f(&["  Food and Wine"]), ["trip"]);
+    assert_eq!(f(&["travelling"]), ["other"]);
+    assert!(f(&["trav"]).is_empty(), "a part of a tag is not the tag");
+    assert!(f(&["food"]).is_empty(), "a word of a tag is not the tag");
+}
+
 /// Listing filters by user, session, category, scope, tags and metadata, alone and together.
 pub fn list_filters(h: &dyn Harness) {
     let s = h.open();

@@ -33,13 +33,10 @@ fn free_port() -> u16 {
         .expect("a free port")
 }
 
-/// Starts `muisti serve` with `home` as its data directory and waits until it answers.
-pub(crate) fn serve(home: &Path, extra: &[&str]) -> Served {
-    let port = free_port();
-    let listen = format!("127.0.0.1:{port}");
-    let child = Command::new(env!("CARGO_BIN_EXE_muisti"))
-        .args(["serve", "--listen", &listen])
-        .args(extra)
+/// `muisti serve` on `listen` with `home` as its data directory, its output discarded.
+fn serve_command(home: &Path, listen: &str) -> Command {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_muisti"));
+    cmd.args(["serve", "--listen", listen])
         .env("XDG_DATA_HOME", home.join("data"))
         .env("HOME", home)
         .env_remove("MUISTI_STORE")
@@ -47,7 +44,16 @@ pub(crate) fn serve(home: &Path, extra: &[&str]) -> Served {
         .env_remove("MUISTI_CONFIG")
         .stdin(Stdio::null())
         .stdout(Stdio::null())
-        .stderr(Stdio::null())
+        .stderr(Stdio::null());
+    cmd
+}
+
+/// Starts `muisti serve` with `home` as its data directory and waits until it answers.
+pub(crate) fn serve(home: &Path, extra: &[&str]) -> Served {
+    let port = free_port();
+    let listen = format!("127.0.0.1:{port}");
+    let child = serve_command(home, &listen)
+        .args(extra)
         .spawn()
         .expect("muisti serve starts");
     let served = Served {
@@ -92,15 +98,7 @@ fn the_serving_line_names_the_dashboard_mcp_and_openapi() {
     use std::io::BufRead;
     let home = tempfile::tempdir().expect("temp dir");
     let listen = format!("127.0.0.1:{}", free_port());
-    let mut child = Command::new(env!("CARGO_BIN_EXE_muisti"))
-        .args(["serve", "--listen", &listen])
-        .env("XDG_DATA_HOME", home.path().join("data"))
-        .env("HOME", home.path())
-        .env_remove("MUISTI_STORE")
-        .env_remove("MUISTI_LISTEN")
-        .env_remove("MUISTI_CONFIG")
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
+    let mut child = serve_command(home.path(), &listen)
         .stderr(Stdio::piped())
         .spawn()
         .expect("muisti serve starts");

@@ -562,13 +562,15 @@ impl PartitionCache {
             let position = user.rows.len() as u32;
             user.rows.push(i);
             user.totals.count(len, expires, 1);
-            for &(t, f) in own.iter().filter(|_| self.user_postings) {
-                let list = user.postings.entry(t).or_insert_with(|| {
-                    self.text_heap += POSTINGS_KEY_BYTES;
-                    Vec::new()
-                });
-                list.push((position, f));
-                self.text_heap += size_of::<(u32, f32)>();
+            if self.user_postings {
+                for &(t, f) in &own {
+                    let list = user.postings.entry(t).or_insert_with(|| {
+                        self.text_heap += POSTINGS_KEY_BYTES;
+                        Vec::new()
+                    });
+                    list.push((position, f));
+                    self.text_heap += size_of::<(u32, f32)>();
+                }
             }
         }
         self.terms.extend_from_slice(&own);

@@ -175,8 +175,17 @@ await visit('analytics', `/ui/analytics?user_id=${encodeURIComponent(fx.user)}`,
 });
 check(await page.locator('.card .big').first().textContent() !== '0', 'analytics counts the memories');
 
-// Operations: store health, a maintenance job run to its end.
+// Operations: store health (application state counted apart from memories), a maintenance
+// job run to its end.
+const stateSet = await api(fx.base, 'PUT', '/v1/kv/_state.browser-test/checkpoint', { body: { value: { step: 1 } } });
+check(stateSet.status === 200 || stateSet.status === 201, `application state written (${stateSet.status})`);
+const storeStats = (await api(fx.base, 'GET', '/v1/stats')).body;
 await visit('operations', '/ui/operations', () => page.getByRole('heading', { name: 'Store' }).waitFor());
+check(await page.locator('.card', { hasText: 'Memories' }).locator('.big').textContent() === String(storeStats.total)
+  && storeStats.namespaces.every((n) => !n.namespace.startsWith('_state.')),
+'operations counts memories without application state');
+check((await page.locator('[data-testid=app-state]').textContent()).includes(`${storeStats.state.records} records of application state`),
+  'operations says how much application state it left out');
 await page.locator('form[aria-label=maintenance]').getByRole('checkbox', { name: 'Dry run' }).check();
 await page.locator('form[aria-label=maintenance]').getByRole('button', { name: 'Run' }).click();
 await page.locator('.job', { hasText: 'done' }).waitFor({ timeout: 30000 })

@@ -61,3 +61,25 @@ def test_a_graph_keeps_its_state_across_invocations_and_clients(server):
     assert [h.config["configurable"]["checkpoint_id"] for h in history] == sorted(
         (h.config["configurable"]["checkpoint_id"] for h in history), reverse=True
     )
+
+
+def test_checkpoints_are_application_state_not_memories(server):
+    """A thread's checkpoints live under `_state.`: `/v1/stats` counts them apart, in sum,
+    and neither lists their namespaces nor counts them as memories."""
+    from langgraph.graph import END, START, StateGraph
+
+    builder = StateGraph(State)
+    builder.add_node("step", lambda state: {"steps": ["one"]})
+    builder.add_edge(START, "step")
+    builder.add_edge("step", END)
+    client = Client(server.url)
+    before = client.stats()
+    graph = builder.compile(checkpointer=MuistiSaver(client))
+    for n in range(2):
+        graph.invoke({"steps": ["start"]}, {"configurable": {"thread_id": f"t-{n}-{uuid.uuid4()}"}})
+    after = client.stats()
+    assert after.total == before.total, "checkpoints are not memories"
+    assert [n.namespace for n in after.namespaces] == [n.namespace for n in before.namespaces]
+    assert not any(n.namespace.startswith("_state.") for n in after.namespaces)
+    assert after.state.records > before.state.records
+    assert after.state.namespaces > before.state.namespaces

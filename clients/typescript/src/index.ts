@@ -193,7 +193,7 @@ export class Client {
   async forgetAll(params: { user_id: string; namespace?: string; agent_id?: string; session_id?: string }): Promise<number> {
     return (await this.json<S["Deleted"]>({ method: "DELETE", path: "/v1/memories", params })).deleted;
   }
-  /** One page of memories, oldest first. */
+  /** One page of memories, oldest first or in `order` (`newest`, `importance`, `accessed`). */
   list(params: Params = {}): Promise<MemoryPage> {
     return this.json({ method: "GET", path: "/v1/memories", params });
   }
@@ -379,8 +379,9 @@ export class Client {
   async metrics(): Promise<string> {
     return (await this.send({ method: "GET", path: "/metrics" })).text();
   }
-  stats(): Promise<Stats> {
-    return this.json({ method: "GET", path: "/v1/stats" });
+  /** What the caller's tenant holds; with `namespace` or `user_id`, their memories summed up in `summary`. */
+  stats(params: { namespace?: string; user_id?: string } = {}): Promise<Stats> {
+    return this.json({ method: "GET", path: "/v1/stats", params });
   }
   async jobs(): Promise<S["Job"][]> {
     return (await this.json<S["Jobs"]>({ method: "GET", path: "/v1/jobs" })).items;

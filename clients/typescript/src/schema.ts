@@ -824,7 +824,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** What the caller's tenant holds. */
+        /**
+         * What the caller's tenant holds; with `namespace` or `user_id`, those memories summed up
+         *     (average importance, average and highest access count, how many expire).
+         */
         get: operations["stats"];
         put?: never;
         post?: never;
@@ -1853,6 +1856,38 @@ export interface components {
              */
             valid_until?: string | null;
         };
+        /** @description The memories of a namespace (one user's, or all) in numbers. */
+        MemorySummary: {
+            /**
+             * Format: double
+             * @description How often they were recalled or read by id, on average.
+             */
+            avg_access_count: number;
+            /**
+             * Format: double
+             * @description Their average importance (0 when there are none).
+             */
+            avg_importance: number;
+            /**
+             * Format: int64
+             * @description The most any of them was.
+             */
+            max_access_count: number;
+            /** @description The namespace. */
+            namespace: string;
+            /**
+             * Format: int64
+             * @description Memories.
+             */
+            total: number;
+            /** @description The user, when one was asked. */
+            user_id?: string | null;
+            /**
+             * Format: int64
+             * @description How many have an expiry.
+             */
+            with_expiry: number;
+        };
         /** @description Model calls and tokens one operation used. */
         ModelUsage: {
             /**
@@ -2217,19 +2252,39 @@ export interface components {
             /** @description Oldest first. */
             snapshots: components["schemas"]["Snapshot"][];
         };
+        /** @description Records of applications' own state (namespaces under `_state.`). */
+        StateCount: {
+            /**
+             * Format: int64
+             * @description How many such namespaces.
+             */
+            namespaces: number;
+            /**
+             * Format: int64
+             * @description The live records in them.
+             */
+            records: number;
+        };
         /** @description What the caller's tenant holds (`GET /v1/stats`). */
         Stats: {
             /** @description The store's backend name. */
             backend: string;
             /** @description Whether the store answered its health check. */
             healthy: boolean;
-            /** @description Per namespace. */
+            /** @description Per namespace of memories. */
             namespaces: components["schemas"]["NamespaceCount"][];
+            /**
+             * @description Applications' own state (namespaces under `_state.`, such as LangGraph checkpoints):
+             *     not memories, so counted apart and in sum.
+             * @enum {unknown}
+             */
+            state?: components["schemas"]["StateCount"];
+            summary?: null | components["schemas"]["MemorySummary"];
             /** @description The caller's tenant. */
             tenant: string;
             /**
              * Format: int64
-             * @description All live records of the tenant.
+             * @description The live records of those namespaces.
              */
             total: number;
         };
@@ -5843,7 +5898,13 @@ export interface operations {
                 created_after?: string;
                 /** @description Only memories created before this time (RFC 3339). */
                 created_before?: string;
-                /** @description The `next_cursor` of the previous page. */
+                /**
+                 * @description The order: `created` (oldest first, the default), `newest`, `importance` (most
+                 *     important first, then most recently accessed, then newest) or `accessed` (most
+                 *     recently accessed first). Any but `created` reads every matching memory for a page.
+                 */
+                order?: string;
+                /** @description The `next_cursor` of the previous page (of the same order). */
                 cursor?: string;
                 /** @description Page size (default 100, at most 1,000). */
                 limit?: number;
@@ -7803,7 +7864,12 @@ export interface operations {
     };
     stats: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description The namespace to sum up (default `default`). */
+                namespace?: string;
+                /** @description Only this user's memories (default: every user's). */
+                user_id?: string;
+            };
             header?: never;
             path?: never;
             cookie?: never;
@@ -7854,7 +7920,6 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description Invalid input: a field or parameter breaks a rule */
             422: {
                 headers: {
                     [name: string]: unknown;

@@ -212,9 +212,13 @@ pub(crate) enum Command {
     },
     /// Namespaces, counts and the store's health.
     Stats {
-        /// Only this namespace.
+        /// Only this namespace, its memories summed up (average importance, average and
+        /// highest access count, how many expire).
         #[arg(short = 'n', long = "namespace")]
         namespace: Option<String>,
+        /// Sum up this user's memories (in the namespace, default `default`).
+        #[arg(short = 'u', long = "user")]
+        user_id: Option<String>,
     },
     /// Delete expired entries now, in every namespace and tenant of the store.
     Purge,
@@ -703,6 +707,10 @@ pub(crate) struct ListArgs {
     /// Start after this id (the `next_cursor` of the previous page).
     #[arg(long)]
     pub(crate) after: Option<String>,
+    /// The order: created (oldest first), newest, importance (most important, then most
+    /// recently accessed, then newest) or accessed (most recently accessed first).
+    #[arg(long)]
+    pub(crate) order: Option<String>,
     /// Only memories in this state: active, archived or superseded.
     #[arg(long)]
     pub(crate) state: Option<String>,

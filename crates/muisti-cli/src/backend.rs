@@ -11,7 +11,7 @@ use muisti_client::{
     ForgetParams, GraphEntities, GraphEntity, GraphEntityParams, GraphMerge, GraphRelationParams,
     GraphRelations, History, KvEntries, KvEntry, KvValue, ListParams, MaintenanceReport,
     MaintenanceRequest, Memory, MemoryPage, MemoryPatch, NewMemory, Proposal, ProposalDecision,
-    ProposalParams, Proposals, RecallQuery, RecallResult, SimilarParams, Stats,
+    ProposalParams, Proposals, RecallQuery, RecallResult, SimilarParams, Stats, StatsParams,
 };
 use muisti_server::ops;
 
@@ -35,8 +35,8 @@ pub(crate) trait Memories {
     fn recall(&self, q: RecallQuery) -> Result<RecallResult>;
     /// The memories closest in meaning to one.
     fn similar(&self, id: &str, p: SimilarParams) -> Result<RecallResult>;
-    /// What the tenant holds.
-    fn stats(&self) -> Result<Stats>;
+    /// What the tenant holds; with a namespace or user, their memories summed up.
+    fn stats(&self, p: StatsParams) -> Result<Stats>;
     /// The entry at a key, if any.
     fn kv_get(&self, ns: &str, key: &str) -> Result<Option<KvEntry>>;
     /// Stores a value at a key.
@@ -108,13 +108,12 @@ impl Memories for Local {
     }
 
     fn get(&self, target: &str, ns: &str, user: Option<&str>) -> Result<Option<Memory>> {
-        let at = self.locate(target, ns)?;
-        Ok(self
-            .0
-            .get(&at)?
-            .filter(|m| visible_to(user, m))
-            .as_ref()
-            .map(ops::memory_out))
+        let found = match self.locate(target, ns)? {
+            // A read by id counts an access, as over HTTP.
+            Locator::Id { id, .. } => self.0.read_for(id, user)?,
+            at => self.0.get(&at)?.filter(|m| visible_to(user, m)),
+        };
+        Ok(found.as_ref().map(ops::memory_out))
     }
 
     fn forget(&self, target: &str, ns: &str, user: Option<&str>) -> Result<bool> {
@@ -145,8 +144,8 @@ impl Memories for Local {
         Ok(ops::similar(&self.0, id, p)?)
     }
 
-    fn stats(&self) -> Result<Stats> {
-        Ok(ops::stats(&self.0)?)
+    fn stats(&self, p: StatsParams) -> Result<Stats> {
+        Ok(ops::stats(&self.0, p)?)
     }
 
     fn kv_get(&self, ns: &str, key: &str) -> Result<Option<KvEntry>> {
@@ -326,8 +325,8 @@ impl Memories for Remote {
         Ok(self.0.similar(id, &p)?)
     }
 
-    fn stats(&self) -> Result<Stats> {
-        Ok(self.0.stats()?)
+    fn stats(&self, p: StatsParams) -> Result<Stats> {
+        Ok(self.0.stats_of(&p)?)
     }
 
     fn kv_get(&self, ns: &str, key: &str) -> Result<Option<KvEntry>> {

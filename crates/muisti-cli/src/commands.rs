@@ -7,7 +7,7 @@ use std::{io::Write, process::ExitCode};
 use anyhow::{Result, bail};
 use muisti_client::{
     Filters, ForgetParams, GraphEntityParams, GraphMerge, GraphRelationParams, KvValue, ListParams,
-    Memory, NewMemory, RecallHit, RecallQuery, SimilarParams,
+    Memory, NewMemory, RecallHit, RecallQuery, SimilarParams, StatsParams,
 };
 use serde_json::Value;
 
@@ -125,6 +125,7 @@ pub(crate) fn run(m: &dyn Memories, command: Command, json: bool) -> Result<Exit
                 state: a.state,
                 created_after: a.created_after,
                 created_before: a.created_before,
+                order: a.order,
                 cursor: a.after,
                 limit: Some(a.limit),
             })?;
@@ -218,10 +219,13 @@ pub(crate) fn run(m: &dyn Memories, command: Command, json: bool) -> Result<Exit
             print_hits(&m.similar(&id, params)?.hits, json)?;
             Ok(ExitCode::SUCCESS)
         }
-        Command::Stats { namespace } => {
-            let mut s = m.stats()?;
-            if let Some(ns) = namespace {
-                let ns = muisti::Namespace::new(ns)?;
+        Command::Stats { namespace, user_id } => {
+            let only = namespace
+                .as_deref()
+                .map(muisti::Namespace::new)
+                .transpose()?;
+            let mut s = m.stats(StatsParams { namespace, user_id })?;
+            if let Some(ns) = only {
                 s.namespaces.retain(|n| n.namespace == ns.as_str());
                 s.total = s.namespaces.iter().map(|n| n.count).sum();
             }
@@ -234,6 +238,24 @@ pub(crate) fn run(m: &dyn Memories, command: Command, json: bool) -> Result<Exit
                     outln!("  {}: {}", n.namespace, n.count)?;
                 }
                 outln!("total: {}", s.total)?;
+                if s.state.records > 0 {
+                    outln!(
+                        "application state (not memories): {} records in {} namespaces",
+                        s.state.records,
+                        s.state.namespaces
+                    )?;
+                }
+                if let Some(m) = &s.summary {
+                    let whose = m
+                        .user_id
+                        .as_ref()
+                        .map_or_else(String::new, |u| format!(" of user {u}"));
+                    outln!("memories{whose} in {}: {}", m.namespace, m.total)?;
+                    outln!("  average importance: {:.2}", m.avg_importance)?;
+                    outln!("  average access count: {:.1}", m.avg_access_count)?;
+                    outln!("  highest access count: {}", m.max_access_count)?;
+                    outln!("  with an expiry: {}", m.with_expiry)?;
+                }
             }
             Ok(ExitCode::SUCCESS)
         }

@@ -159,6 +159,7 @@ impl ListParams {
             state,
             created_after,
             created_before,
+            order,
             cursor,
             limit,
         } = self;
@@ -173,6 +174,7 @@ impl ListParams {
             ("state", state.as_deref()),
             ("created_after", created_after.as_deref()),
             ("created_before", created_before.as_deref()),
+            ("order", order.as_deref()),
             ("cursor", cursor.as_deref()),
             ("limit", limit.as_deref()),
         ];
@@ -603,6 +605,18 @@ impl Client {
     /// What the tenant holds.
     pub fn stats(&self) -> Result<Stats, ClientError> {
         self.get_json("/v1/stats")
+    }
+
+    /// [`Client::stats`] with the summary of a namespace's memories, or one user's.
+    pub fn stats_of(&self, params: &StatsParams) -> Result<Stats, ClientError> {
+        let query: Vec<String> = [
+            ("namespace", params.namespace.as_deref()),
+            ("user_id", params.user_id.as_deref()),
+        ]
+        .iter()
+        .filter_map(|(k, v)| v.map(|v| format!("{k}={}", encode(v))))
+        .collect();
+        self.get_json(&format!("/v1/stats?{}", query.join("&")))
     }
 
     /// Ends a conversation: deletes its scratch and short-term memories.

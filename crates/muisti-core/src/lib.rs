@@ -45,8 +45,8 @@ pub use memory::{
     check_owner_field, check_tags, content_hash, is_open_name, value_text,
 };
 pub use name::{
-    Key, MAX_KEY_CHARS, MAX_NAME_CHARS, Namespace, Partition, RESERVED_PREFIX, Tenant, check_name,
-    is_reserved, redact_url,
+    Key, MAX_KEY_CHARS, MAX_NAME_CHARS, Namespace, Partition, RESERVED_PREFIX, STATE_PREFIX,
+    Tenant, check_name, is_reserved, is_state, redact_url,
 };
 pub use proposal::{Proposal, Superseded};
 pub use query::{

@@ -184,7 +184,23 @@ pub fn is_reserved(namespace: &str) -> bool {
     namespace.starts_with(RESERVED_PREFIX)
 }
 
+/// What the names of namespaces of an application's own state start with (a framework's
+/// checkpoints, say): key-value records that are not memories, so statistics count them
+/// apart. Any client may write there.
+pub const STATE_PREFIX: &str = "_state.";
+
+/// Whether a namespace holds an application's own state ([`STATE_PREFIX`]): the one rule
+/// statistics and the dashboard call.
+pub fn is_state(namespace: &str) -> bool {
+    namespace.starts_with(STATE_PREFIX)
+}
+
 impl Namespace {
+    /// Whether it holds an application's own state ([`is_state`]).
+    pub fn is_state(&self) -> bool {
+        is_state(&self.0)
+    }
+
     /// The namespace recall reads and the CLI writes to by default.
     pub fn default_ns() -> Self {
         Self("default".to_owned())

@@ -29,7 +29,9 @@
 //! reads the partition).
 //!
 //! URL: `redis://[:password@]host[:port][/db][?prefix=muisti:&cache_mb=N&staleness_ms=N]`, or
-//! `rediss://` for TLS.
+//! `rediss://` for TLS. A URL without a host (`redis://`, `redis:///2`, `redis://?prefix=p:`)
+//! names the server in the `REDIS_URL` environment variable, or else `redis://127.0.0.1:6379`
+//! ([`resolve_url`]); its own database and parameters are kept.
 //!
 //! **Redis Cluster:** `redis+cluster://[user:password@]host:port[,host:port...]` (any nodes
 //! of the cluster; the slot map is read from the first that answers). Every key carries its
@@ -180,6 +182,56 @@ thread_local! {
     static WAIT_FOR: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
 }
 
+/// The environment variable a Redis URL without a host reads its server from.
+pub const REDIS_URL_ENV: &str = "REDIS_URL";
+
+/// The server a Redis URL without a host falls back to when `REDIS_URL` is not set.
+pub const DEFAULT_REDIS_URL: &str = "redis://127.0.0.1:6379";
+
+/// `url` with its server filled in when it names none: `redis://` (or `rediss://`) with an
+/// empty host takes the scheme, credentials, host and database of `from_env` (the value of
+/// `REDIS_URL`, when set and not empty) or of [`DEFAULT_REDIS_URL`]; a database in `url`
+/// overrides the environment's, and the parameters of both are kept (`url`'s where both name
+/// one). Any other URL is returned as it is.
+pub fn resolve_url(url: &str, from_env: Option<&str>) -> String {
+    let Some((scheme, after)) = url.split_once("://") else {
+        return url.to_owned();
+    };
+    let hostless = after.is_empty() || after.starts_with('/') || after.starts_with('?');
+    if !hostless || !matches!(scheme.to_ascii_lowercase().as_str(), "redis" | "rediss") {
+        return url.to_owned();
+    }
+    let server = from_env
+        .map(str::trim)
+        .filter(|s| !s.is_empty())
+        .unwrap_or(DEFAULT_REDIS_URL);
+    let (path, query) = after.split_once('?').unwrap_or((after, ""));
+    let (env_base, env_query) = server.split_once('?').unwrap_or((server, ""));
+    let base = match path.trim_matches('/') {
+        "" => env_base.to_owned(),
+        db => {
+            // The environment's database, if any, gives way to the URL's.
+            let host_end = env_base.split_once("://").map_or(0, |(s, rest)| {
+                s.len() + 3 + rest.find('/').unwrap_or(rest.len())
+            });
+            format!("{}/{db}", &env_base[..host_end])
+        }
+    };
+    let name = |kv: &str| kv.split('=').next().unwrap_or_default().to_owned();
+    let own: Vec<&str> = query.split('&').filter(|kv| !kv.is_empty()).collect();
+    let own_names: Vec<String> = own.iter().map(|kv| name(kv)).collect();
+    let params: Vec<&str> = env_query
+        .split('&')
+        .filter(|kv| !kv.is_empty() && !own_names.contains(&name(kv)))
+        .chain(own)
+        .collect();
+    if params.is_empty() {
+        base
+    } else {
+        format!("{base}?{}", params.join("&"))
+    }
+}
+
 /// Registers the `redis` and `rediss` (TLS) schemes: `redis://[user:password@]host:port/db`
 /// with the parameters [`RedisStore::open`] reads.
 pub fn register(registry: &mut StoreRegistry) {
@@ -195,7 +247,11 @@ impl RedisStore {
     ///
     /// The query parameters `prefix`, `cache_mb`, `staleness_ms` and `max_value_bytes` are muisti's;
     /// any others are passed on to the Redis client.
+    ///
+    /// A URL without a host reads the server from `REDIS_URL` ([`resolve_url`]).
     pub fn open(url: &str) -> Result<Self> {
+        let env = std::env::var(REDIS_URL_ENV).ok();
+        let url = &resolve_url(url, env.as_deref());
         let target = redact_url(url);
         let (base, query) = url.split_once('?').unwrap_or((url, ""));
         let mut prefix = DEFAULT_PREFIX.to_owned();
@@ -1104,5 +1160,40 @@ fn scrub(e: &RedisError, url: &str) -> String {
             _ => msg,
         },
         None => msg,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::resolve_url;
+
+    #[test]
+    fn a_url_without_a_host_reads_redis_url_or_defaults_to_localhost() {
+        assert_eq!(resolve_url("redis://", None), "redis://127.0.0.1:6379");
+        assert_eq!(resolve_url("redis://", Some(" ")), "redis://127.0.0.1:6379");
+        assert_eq!(
+            resolve_url("redis:///2?prefix=p:", None),
+            "redis://127.0.0.1:6379/2?prefix=p:"
+        );
+        let env = Some("rediss://:secret@10.0.0.4:6380/5?prefix=a:&cache_mb=8");
+        assert_eq!(
+            resolve_url("redis://", env),
+            "rediss://:secret@10.0.0.4:6380/5?prefix=a:&cache_mb=8"
+        );
+        // The URL's database and parameters win over the environment's.
+        assert_eq!(
+            resolve_url("redis:///1?prefix=b:", env),
+            "rediss://:secret@10.0.0.4:6380/1?cache_mb=8&prefix=b:"
+        );
+        assert_eq!(resolve_url("redis:///3", Some("redis://h")), "redis://h/3");
+        // A URL with a host, or another scheme, is left alone.
+        for url in [
+            "redis://h:1/0",
+            "redis+cluster://a:1,b:2",
+            "sqlite:///x.db",
+            "redis",
+        ] {
+            assert_eq!(resolve_url(url, env), url);
+        }
     }
 }

@@ -42,8 +42,8 @@ pub mod transfer;
 
 pub use engine::snapshot;
 pub use engine::{
-    Engine, EngineBuilder, Kv, Lifetimes, Maintained, NamespaceStats, OnModelMismatch,
-    ReindexReport, SYSTEM_TENANT, Stats, in_key_space,
+    Engine, EngineBuilder, Kv, Lifetimes, ListOrder, Maintained, NamespaceStats, OnModelMismatch,
+    OrderedPage, ReindexReport, SYSTEM_TENANT, Stats, in_key_space,
 };
 pub use muisti_core::*;
 pub use muisti_embed::{

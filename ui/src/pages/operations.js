@@ -14,7 +14,8 @@ function Health() {
     ${stats.data && html`<div class="cards">
       <div class="card"><h3>Health</h3><p class="big">${stats.data.healthy && ready.data ? 'ok' : 'unavailable'}</p>
         <p class="muted">${stats.data.backend} · tenant ${stats.data.tenant}</p></div>
-      <div class="card"><h3>Memories</h3><p class="big">${stats.data.total}</p></div>
+      <div class="card"><h3>Memories</h3><p class="big">${stats.data.total}</p>
+        ${stats.data.state && stats.data.state.records > 0 && html`<p class="muted" data-testid="app-state">not counted: ${stats.data.state.records} records of application state (checkpoints) in ${stats.data.state.namespaces} namespaces</p>`}</div>
       <div class="card"><h3>By namespace</h3><dl class="fields">${stats.data.namespaces.map((n) =>
         html`<dt>${n.namespace}</dt><dd>${n.count}</dd>`)}</dl></div></div>`}
   </section>`;

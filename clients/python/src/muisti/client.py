@@ -243,14 +243,18 @@ class _Operations:
         state: Optional[str] = None,
         created_after: Optional[str] = None,
         created_before: Optional[str] = None,
+        order: Optional[str] = None,
         cursor: Optional[str] = None,
         limit: Optional[int] = None,
     ) -> Any:
-        """One page of memories, oldest first (`types.MemoryPage`: `items`, `next_cursor`)."""
+        """One page of memories (`types.MemoryPage`: `items`, `next_cursor`), oldest first or
+        in `order`: `newest`, `importance` (most important, then most recently accessed) or
+        `accessed` (most recently accessed first)."""
         params = _params(
             namespace=namespace, user_id=user_id, agent_id=agent_id, session_id=session_id,
             category=category, scope=scope, tag=list(tags) if tags else None, state=state,
-            created_after=created_after, created_before=created_before, cursor=cursor, limit=limit,
+            created_after=created_after, created_before=created_before, order=order,
+            cursor=cursor, limit=limit,
         )
         return self._send(_Request("GET", "/v1/memories", params, decode=_model(t.MemoryPage)))
 
@@ -419,9 +423,12 @@ class _Operations:
         """Prometheus metrics, as text."""
         return self._send(_Request("GET", "/metrics", decode=_text))
 
-    def stats(self) -> Any:
-        """What the caller's tenant holds (`types.Stats`)."""
-        return self._send(_Request("GET", "/v1/stats", decode=_model(t.Stats)))
+    def stats(self, *, namespace: Optional[str] = None, user_id: Optional[str] = None) -> Any:
+        """What the caller's tenant holds (`types.Stats`); with a namespace or user, their
+        memories summed up in `summary` (average importance, average and highest access
+        count, how many expire)."""
+        params = _params(namespace=namespace, user_id=user_id)
+        return self._send(_Request("GET", "/v1/stats", params, decode=_model(t.Stats)))
 
     def jobs(self) -> Any:
         """The server's background jobs, newest first."""

@@ -1084,6 +1084,29 @@ class MemoryPatch(Wire):
 
 
 @dataclass
+class MemorySummary(Wire):
+    """The memories of a namespace (one user's, or all) in numbers."""
+    avg_access_count: float
+    """How often they were recalled or read by id, on average."""
+    avg_importance: float
+    """Their average importance (0 when there are none)."""
+    max_access_count: int
+    """The most any of them was."""
+    namespace: str
+    """The namespace."""
+    total: int
+    """Memories."""
+    with_expiry: int
+    """How many have an expiry."""
+    user_id: Optional[str] = None
+    """The user, when one was asked."""
+    _unknown: dict[str, Any] = field(default_factory=dict, repr=False)
+    """Fields this client does not know (from a newer server), kept as sent."""
+
+    __wire_types__ = {}
+
+
+@dataclass
 class ModelUsage(Wire):
     """Model calls and tokens one operation used."""
     calls: int
@@ -1449,6 +1472,19 @@ class SnapshotList(Wire):
 
 
 @dataclass
+class StateCount(Wire):
+    """Records of applications' own state (namespaces under `_state.`)."""
+    namespaces: int
+    """How many such namespaces."""
+    records: int
+    """The live records in them."""
+    _unknown: dict[str, Any] = field(default_factory=dict, repr=False)
+    """Fields this client does not know (from a newer server), kept as sent."""
+
+    __wire_types__ = {}
+
+
+@dataclass
 class Stats(Wire):
     """What the caller's tenant holds (`GET /v1/stats`)."""
     backend: str
@@ -1456,15 +1492,21 @@ class Stats(Wire):
     healthy: bool
     """Whether the store answered its health check."""
     namespaces: list[NamespaceCount]
-    """Per namespace."""
+    """Per namespace of memories."""
     tenant: str
     """The caller's tenant."""
     total: int
-    """All live records of the tenant."""
+    """The live records of those namespaces."""
+    state: Optional[StateCount] = None
+    """
+    Applications' own state (namespaces under `_state.`, such as LangGraph checkpoints): not
+    memories, so counted apart and in sum.
+    """
+    summary: Optional[MemorySummary] = None
     _unknown: dict[str, Any] = field(default_factory=dict, repr=False)
     """Fields this client does not know (from a newer server), kept as sent."""
 
-    __wire_types__ = {'namespaces': ['NamespaceCount']}
+    __wire_types__ = {'namespaces': ['NamespaceCount'], 'state': 'StateCount', 'summary': 'MemorySummary'}
 
 
 @dataclass
@@ -1531,6 +1573,7 @@ SCHEMAS: dict[str, type[Wire]] = {
     'Memory': Memory,
     'MemoryPage': MemoryPage,
     'MemoryPatch': MemoryPatch,
+    'MemorySummary': MemorySummary,
     'ModelUsage': ModelUsage,
     'NamespaceCount': NamespaceCount,
     'NewKey': NewKey,
@@ -1550,6 +1593,7 @@ SCHEMAS: dict[str, type[Wire]] = {
     'Similarity': Similarity,
     'Snapshot': Snapshot,
     'SnapshotList': SnapshotList,
+    'StateCount': StateCount,
     'Stats': Stats,
     'TokenUsage': TokenUsage,
 }

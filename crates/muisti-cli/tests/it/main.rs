@@ -270,6 +270,56 @@ fn unreachable_redis_names_the_url_without_password() {
     assert_eq!(err.lines().count(), 1);
 }
 
+/// A Redis URL without a host reads its server from `REDIS_URL` (the unreachable one named in
+/// the error proves it was read), and with a reachable one writes there.
+#[test]
+fn a_redis_url_without_a_host_reads_redis_url() {
+    let home = tempfile::tempdir().expect("temp dir");
+    let run = |redis_url: &str, args: &[&str]| {
+        Command::new(env!("CARGO_BIN_EXE_muisti"))
+            .args(args)
+            .env("XDG_DATA_HOME", home.path().join("data"))
+            .env("HOME", home.path())
+            .env_remove("MUISTI_STORE")
+            .env("REDIS_URL", redis_url)
+            .stdin(Stdio::null())
+            .output()
+            .expect("muisti runs")
+    };
+    let out = run(
+        "redis://:hunter2@127.0.0.1:1/0",
+        &["--store", "redis://", "kv", "get", "k"],
+    );
+    assert_eq!(out.status.code(), Some(3), "unavailable: {}", stderr(&out));
+    assert!(
+        stderr(&out).contains("redis://:***@127.0.0.1:1/0"),
+        "{}",
+        stderr(&out)
+    );
+
+    let url = muisti_testkit::redis_keys::base_url();
+    if let Err(e) = muisti::RedisStore::open(&url) {
+        muisti_testkit::service_unavailable("redis", &e.to_string());
+        return;
+    }
+    let keys = muisti_testkit::redis_keys::KeyPrefix::fresh(url.clone(), "muisti-redis-url");
+    let store = format!("redis://?prefix={}", keys.prefix);
+    ok(run(
+        &url,
+        &["--store", &store, "kv", "set", "city", "Lisbon"],
+    ));
+    let direct = muisti::Engine::open(&keys.store_url()).expect("the same keys, named in full");
+    let value = direct
+        .kv()
+        .get(&muisti::Namespace::new("default").expect("name"), "city")
+        .expect("read");
+    assert_eq!(
+        value,
+        Some(Value::from("Lisbon")),
+        "written to REDIS_URL's server under the prefix"
+    );
+}
+
 #[test]
 fn unknown_scheme_lists_the_known_ones() {
     let home = tempfile::tempdir().expect("temp dir");

@@ -22,10 +22,65 @@ pub struct Stats {
     pub backend: String,
     /// Whether the store answered its health check.
     pub healthy: bool,
-    /// Per namespace.
+    /// Per namespace of memories.
     pub namespaces: Vec<NamespaceCount>,
-    /// All live records of the tenant.
+    /// The live records of those namespaces.
     pub total: u64,
+    /// Applications' own state (namespaces under `_state.`, such as LangGraph checkpoints):
+    /// not memories, so counted apart and in sum.
+    #[serde(default)]
+    pub state: StateCount,
+    /// With `namespace` or `user_id` asked: those memories summed up.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub summary: Option<MemorySummary>,
+}
+
+/// Records of applications' own state (namespaces under `_state.`).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(ToSchema))]
+pub struct StateCount {
+    /// How many such namespaces.
+    pub namespaces: u64,
+    /// The live records in them.
+    pub records: u64,
+}
+
+/// The query of `GET /v1/stats`: naming a namespace or a user adds their memories'
+/// [`MemorySummary`] (a read of every one of them, so only when asked).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(
+    feature = "openapi",
+    derive(utoipa::IntoParams),
+    into_params(parameter_in = Query)
+)]
+pub struct StatsParams {
+    /// The namespace to sum up (default `default`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub namespace: Option<String>,
+    /// Only this user's memories (default: every user's).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub user_id: Option<String>,
+}
+
+/// The memories of a namespace (one user's, or all) in numbers.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(ToSchema))]
+pub struct MemorySummary {
+    /// The namespace.
+    pub namespace: String,
+    /// The user, when one was asked.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub user_id: Option<String>,
+    /// Memories.
+    pub total: u64,
+    /// Their average importance (0 when there are none).
+    pub avg_importance: f64,
+    /// How often they were recalled or read by id, on average.
+    pub avg_access_count: f64,
+    /// The most any of them was.
+    pub max_access_count: u64,
+    /// How many have an expiry.
+    pub with_expiry: u64,
 }
 
 /// Start a reindex (`POST /v1/reindex`, admin only).

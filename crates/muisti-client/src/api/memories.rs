@@ -290,7 +290,11 @@ pub struct ListParams {
     pub created_after: Option<String>,
     /// Only memories created before this time (RFC 3339).
     pub created_before: Option<String>,
-    /// The `next_cursor` of the previous page.
+    /// The order: `created` (oldest first, the default), `newest`, `importance` (most
+    /// important first, then most recently accessed, then newest) or `accessed` (most
+    /// recently accessed first). Any but `created` reads every matching memory for a page.
+    pub order: Option<String>,
+    /// The `next_cursor` of the previous page (of the same order).
     pub cursor: Option<String>,
     /// Page size (default 100, at most 1,000).
     pub limit: Option<usize>,

@@ -214,7 +214,14 @@ pub struct SimilarArgs {
 /// Arguments of `stats`.
 #[derive(Debug, Default, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub struct StatsArgs {}
+pub struct StatsArgs {
+    /// Sum up this namespace's memories (default `default` when `user_id` is given).
+    #[serde(default)]
+    pub namespace: Option<String>,
+    /// Sum up only this user's memories.
+    #[serde(default)]
+    pub user_id: Option<String>,
+}
 
 /// Arguments naming one memory.
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
@@ -409,6 +416,10 @@ pub struct ListArgs {
     /// Only memories written before this time (RFC 3339).
     #[serde(default)]
     pub created_before: Option<String>,
+    /// The order: created (oldest first, the default), newest, importance (most important,
+    /// then most recently accessed) or accessed (most recently accessed first).
+    #[serde(default)]
+    pub order: Option<String>,
 }
 
 /// Arguments of `kv_get`.

@@ -221,14 +221,20 @@ impl MuistiMcp {
 
     /// What the tenant holds.
     #[tool(
-        description = "What is stored: memories per namespace, the total, and the store's backend."
+        description = "What is stored: memories per namespace, the total, and the store's backend; \
+                       with a namespace or user_id, those memories' average importance, average \
+                       and highest access count and how many expire."
     )]
     async fn stats(
         &self,
-        Parameters(_): Parameters<StatsArgs>,
+        Parameters(a): Parameters<StatsArgs>,
         ctx: RequestContext<RoleServer>,
     ) -> Result<CallToolResult, McpError> {
-        let s = self.run(&ctx, move |e| ops::stats(&e)).await?;
+        let p = api::StatsParams {
+            namespace: a.namespace,
+            user_id: a.user_id,
+        };
+        let s = self.run(&ctx, move |e| ops::stats(&e, p)).await?;
         structured(&s)
     }
 
@@ -519,7 +525,7 @@ impl MuistiMcp {
 
     /// A page of memories.
     #[tool(
-        description = "List stored memories, oldest first, optionally for one user or session; pass next_cursor back as cursor for the next page."
+        description = "List stored memories, oldest first or in another order (newest, importance, accessed), optionally for one user or session; pass next_cursor back as cursor for the next page."
     )]
     async fn list(
         &self,
@@ -539,6 +545,7 @@ impl MuistiMcp {
             state: a.state,
             created_after: a.created_after,
             created_before: a.created_before,
+            order: a.order,
         };
         let page = self.run(&ctx, move |e| ops::list(&e, p)).await?;
         structured(&page)

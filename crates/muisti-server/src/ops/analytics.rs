@@ -9,8 +9,25 @@ pub fn purge(engine: &Engine) -> Result<api::Purged> {
     })
 }
 
-/// What the tenant holds.
-pub fn stats(engine: &Engine) -> Result<api::Stats> {
+/// What the tenant holds; with a namespace or a user asked, their memories summed up (the
+/// library's [`muisti::lifecycle::MemoryStats`]).
+pub fn stats(engine: &Engine, p: api::StatsParams) -> Result<api::Stats> {
+    let summary = if p.namespace.is_some() || p.user_id.is_some() {
+        muisti::check_owner_field("user_id", &p.user_id)?;
+        let ns = namespace(p.namespace.as_deref())?;
+        let m = engine.lifecycle().memory_stats(&ns, p.user_id.as_deref())?;
+        Some(api::MemorySummary {
+            namespace: ns.to_string(),
+            user_id: p.user_id,
+            total: m.total,
+            avg_importance: m.avg_importance,
+            avg_access_count: m.avg_access,
+            max_access_count: m.max_access,
+            with_expiry: m.with_expiry,
+        })
+    } else {
+        None
+    };
     let s = engine.stats()?;
     Ok(api::Stats {
         tenant: s.tenant.to_string(),
@@ -25,6 +42,11 @@ pub fn stats(engine: &Engine) -> Result<api::Stats> {
             })
             .collect(),
         total: s.total,
+        state: api::StateCount {
+            namespaces: s.state_namespaces,
+            records: s.state_records,
+        },
+        summary,
     })
 }
 

@@ -135,10 +135,12 @@ pub fn create_many(engine: &Engine, batch: api::NewMemories) -> Result<api::Memo
 }
 
 /// The memory with `id` in the engine's tenant, as a request acting for `user` sees it (a
-/// declarative entry only for its own user; for anyone else it is not found).
+/// declarative entry only for its own user; for anyone else it is not found): a read that
+/// counts an access ([`Engine::read_for`]).
 pub fn get(engine: &Engine, id: &str, user: Option<&str>) -> Result<api::Memory> {
     let id = memory_id(id)?;
-    visible(engine, id, user).map(|m| memory_out(&m))
+    muisti::check_owner_field("user_id", &user.map(str::to_owned))?;
+    visible_in(engine.read_for(id, user), id, user).map(|m| memory_out(&m))
 }
 
 /// The memory with `id` as the request may see it (`NotFound` otherwise): the one check of
@@ -266,7 +268,16 @@ pub fn delete(engine: &Engine, id: &str, user: Option<&str>) -> Result<()> {
 /// One page of memories.
 pub fn list(engine: &Engine, p: api::ListParams) -> Result<api::MemoryPage> {
     let limit = limit(p.limit, DEFAULT_PAGE, MAX_PAGE)?;
-    let after = cursor(p.cursor.as_deref())?;
+    let order = p
+        .order
+        .as_deref()
+        .map(str::parse::<muisti::ListOrder>)
+        .transpose()?
+        .unwrap_or_default();
+    let after = match order {
+        muisti::ListOrder::Created => cursor(p.cursor.as_deref())?,
+        _ => None,
+    };
     let more = api::Filters {
         agent_id: p.agent_id,
         category: p.category,
@@ -283,6 +294,13 @@ pub fn list(engine: &Engine, p: api::ListParams) -> Result<api::MemoryPage> {
         limit,
         ..ListQuery::all(engine.partition(&namespace(p.namespace.as_deref())?))
     };
+    if order != muisti::ListOrder::Created {
+        let page = engine.list_ordered(query, order, p.cursor.as_deref(), state)?;
+        return Ok(api::MemoryPage {
+            items: page.items.iter().map(memory_out).collect(),
+            next_cursor: page.next,
+        });
+    }
     let page = match state {
         Some(state) => engine.list_in_state(query, state)?,
         None => engine.list(query)?,

@@ -37,11 +37,17 @@ pub async fn similarity(
         .map(Json)
 }
 
-/// What the caller's tenant holds.
+/// What the caller's tenant holds; with `namespace` or `user_id`, those memories summed up
+/// (average importance, average and highest access count, how many expire).
 #[utoipa::path(get, path = "/v1/stats", tag = "admin",
-    responses((status = 200, body = api::Stats)))]
-pub async fn stats(State(s): State<AppState>, caller: Caller) -> ApiResult<Json<api::Stats>> {
-    run(&s, &caller, move |e| ops::stats(&e)).await.map(Json)
+    params(api::StatsParams),
+    responses((status = 200, body = api::Stats), (status = 422, body = api::ErrorBody)))]
+pub async fn stats(
+    State(s): State<AppState>,
+    caller: Caller,
+    ApiQuery(p): ApiQuery<api::StatsParams>,
+) -> ApiResult<Json<api::Stats>> {
+    run(&s, &caller, move |e| ops::stats(&e, p)).await.map(Json)
 }
 
 /// Remembers a conversation (mem0's `add(messages, infer)`): with `infer` (the default)

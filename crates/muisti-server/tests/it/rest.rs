@@ -2797,3 +2797,126 @@ fn snapshots_over_rest_restore_the_whole_store() {
         assert_eq!((r.status, r.code()), (status, code), "{path}");
     }
 }
+
+/// `GET /v1/stats` with a user (or a namespace) sums their memories up as the seed's
+/// statistics do, and a read by id counts as an access there as a recall does.
+#[test]
+fn stats_sum_up_a_users_memories_and_reads_by_id_count() {
+    let s = TestServer::open();
+    let c = s.client(None);
+    let mut made = Vec::new();
+    for (text, importance, ttl) in [
+        ("Ana keeps bees", 0.2, None),
+        ("Ana plays the cello", 0.4, None),
+        ("Ana is in Oslo this week", 0.9, Some(3600)),
+    ] {
+        let mut m = NewMemory::text(text);
+        m.user_id = Some("ana".into());
+        m.importance = Some(importance);
+        m.ttl_seconds = ttl;
+        made.push(c.create(&m).expect("create").id);
+    }
+    let mut bo = NewMemory::text("Bo collects stamps");
+    bo.user_id = Some("bo".into());
+    bo.importance = Some(1.0);
+    c.create(&bo).expect("create");
+
+    let plain = raw("GET", &s.url("/v1/stats"), &[], None);
+    assert_eq!(plain.status, 200, "{}", plain.body);
+    assert!(
+        plain.body.get("summary").is_none(),
+        "only when asked: {}",
+        plain.body
+    );
+
+    for _ in 0..2 {
+        let r = raw(
+            "GET",
+            &s.url(&format!("/v1/memories/{}", made[0])),
+            &[],
+            None,
+        );
+        assert_eq!(r.status, 200, "{}", r.body);
+    }
+    let summary = |query: &str| {
+        let r = raw("GET", &s.url(&format!("/v1/stats?{query}")), &[], None);
+        assert_eq!(r.status, 200, "{}", r.body);
+        r.body["summary"].clone()
+    };
+    muisti_testkit::wait_until("the reads are counted", || {
+        summary("user_id=ana")["max_access_count"] == 2
+    });
+    let ana = summary("user_id=ana");
+    assert_eq!(ana["namespace"], "default");
+    assert_eq!(ana["user_id"], "ana");
+    assert_eq!(ana["total"], 3, "{ana}");
+    let close = |v: &Value, want: f64| (v.as_f64().expect("number") - want).abs() < 1e-6;
+    assert!(close(&ana["avg_importance"], 0.5), "{ana}");
+    assert!(close(&ana["avg_access_count"], 2.0 / 3.0), "{ana}");
+    assert_eq!(ana["with_expiry"], 1, "{ana}");
+
+    let all = summary("namespace=default");
+    assert_eq!(all["total"], 4, "{all}");
+    assert!(all.get("user_id").is_none(), "{all}");
+    assert!(close(&all["avg_importance"], 0.625), "{all}");
+
+    let empty = summary("namespace=elsewhere&user_id=ana");
+    assert_eq!(empty["total"], 0, "{empty}");
+    assert!(close(&empty["avg_importance"], 0.0), "{empty}");
+
+    let r = raw(
+        "GET",
+        &s.url("/v1/stats?namespace=_muisti.history"),
+        &[],
+        None,
+    );
+    assert_eq!((r.status, r.code()), (422, "invalid_input"), "{}", r.body);
+}
+
+/// `order=` lists by importance (the seed's order), page by page through its cursor; an
+/// unknown order or another order's cursor is a 422.
+#[test]
+fn memories_list_in_the_order_asked() {
+    let s = TestServer::open();
+    let c = s.client(None);
+    let mut ids = Vec::new();
+    for (text, importance) in [("low", 0.1), ("high", 0.9), ("middle", 0.5)] {
+        let mut m = NewMemory::text(format!("a {text} priority note"));
+        m.importance = Some(importance);
+        ids.push(c.create(&m).expect("create").id);
+    }
+    let mut seen = Vec::new();
+    let mut cursor: Option<String> = None;
+    loop {
+        let page = c
+            .list(&ListParams {
+                order: Some("importance".into()),
+                limit: Some(2),
+                cursor: cursor.clone(),
+                ..ListParams::default()
+            })
+            .expect("list");
+        seen.extend(page.items.into_iter().map(|m| m.id));
+        match page.next_cursor {
+            Some(next) => cursor = Some(next),
+            None => break,
+        }
+    }
+    assert_eq!(seen, vec![ids[1].clone(), ids[2].clone(), ids[0].clone()]);
+    let r = raw("GET", &s.url("/v1/memories?order=sideways"), &[], None);
+    assert_eq!((r.status, r.code()), (422, "invalid_input"), "{}", r.body);
+    let first = raw(
+        "GET",
+        &s.url("/v1/memories?order=importance&limit=1"),
+        &[],
+        None,
+    );
+    let next = first.body["next_cursor"].as_str().expect("a next page");
+    let r = raw(
+        "GET",
+        &s.url(&format!("/v1/memories?order=newest&cursor={next}")),
+        &[],
+        None,
+    );
+    assert_eq!((r.status, r.code()), (422, "invalid_input"), "{}", r.body);
+}

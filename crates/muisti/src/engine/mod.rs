@@ -6,6 +6,7 @@ mod erase;
 mod index;
 mod kv;
 mod learn;
+mod order;
 mod scopes;
 mod search;
 pub mod snapshot;
@@ -15,6 +16,7 @@ pub(crate) use crate::core::{Change, Core, Follower, embed_err, own_namespace};
 pub use crate::core::{Lifetimes, Maintained, SYSTEM_TENANT};
 pub use builder::{EngineBuilder, OnModelMismatch};
 pub use kv::{Kv, in_key_space};
+pub use order::{ListOrder, OrderedPage};
 
 use std::{collections::BTreeMap, sync::Arc};
 
@@ -52,6 +54,27 @@ impl Engine {
         Ok(self
             .get_by_id(id)?
             .filter(|m| crate::declarative::visible_to(user, m)))
+    }
+
+    /// A caller's read of the memory with `id` as `user` sees it ([`Engine::get_for`]),
+    /// which counts an access on it as a recall does ([`Engine::count_access`]): the read by
+    /// id of every face of the API (REST, MCP, the command line). The engine's own reads
+    /// ([`Engine::get`]) count nothing.
+    pub fn read_for(&self, id: MemoryId, user: Option<&str>) -> Result<Option<Memory>> {
+        let found = self.get_for(id, user)?;
+        if let Some(m) = &found {
+            self.count_access(vec![m.id], self.core.clock.now());
+        }
+        Ok(found)
+    }
+
+    /// Counts an access at `at` on each of `ids` (duplicates twice), unless the recall config
+    /// turns access tracking off: written in the background, off the caller's path (see
+    /// [`Engine::flush_access`]). The one rule for what a recall or a read by id counts.
+    pub(crate) fn count_access(&self, ids: Vec<MemoryId>, at: muisti_core::Timestamp) {
+        if self.core.recall.track_access && !ids.is_empty() {
+            self.core.access.record(&self.core.tenant, ids, at);
+        }
     }
 
     /// The history of a memory, oldest first (also after it was deleted, for
@@ -179,10 +202,14 @@ pub struct Stats {
     pub healthy: bool,
     /// The tenant the engine is confined to.
     pub tenant: Tenant,
-    /// Per namespace.
+    /// Per namespace of memories.
     pub namespaces: Vec<NamespaceStats>,
-    /// All records of the tenant.
+    /// The records of those namespaces.
     pub total: u64,
+    /// Namespaces of applications' own state ([`muisti_core::STATE_PREFIX`]), not memories.
+    pub state_namespaces: u64,
+    /// The records in them.
+    pub state_records: u64,
 }
 
 impl Engine {
@@ -640,7 +667,7 @@ impl Engine {
     }
 
     /// Per-namespace counts of memories (not the engine's own records: histories, proposals,
-    /// the graph), the store and its health.
+    /// the graph; applications' state namespaces in sum), the store and its health.
     pub fn stats(&self) -> Result<Stats> {
         let health = self.core.store.health_check();
         if !health.ok {
@@ -650,13 +677,19 @@ impl Engine {
             });
         }
         let mut namespaces = Vec::new();
-        let mut total = 0;
+        let (mut total, mut state_namespaces, mut state_records) = (0, 0, 0);
         for ns in self.core.store.namespaces(&self.core.tenant)? {
             // The engine's own records (histories, proposals, the graph) are not memories.
             if ns.is_reserved() {
                 continue;
             }
             let count = self.count(&ns, &Filter::default())?;
+            // Nor are an application's (a framework's checkpoints): counted apart, in sum.
+            if ns.is_state() {
+                state_namespaces += 1;
+                state_records += count;
+                continue;
+            }
             total += count;
             namespaces.push(NamespaceStats {
                 namespace: ns,
@@ -669,6 +702,8 @@ impl Engine {
             tenant: self.core.tenant.clone(),
             namespaces,
             total,
+            state_namespaces,
+            state_records,
         })
     }
 }

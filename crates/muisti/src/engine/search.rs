@@ -164,10 +164,7 @@ impl Engine {
             limit: req.limit,
             hits: hits.len(),
         });
-        if config.track_access && !hits.is_empty() {
-            let ids: Vec<MemoryId> = hits.iter().map(|h| h.memory.id).collect();
-            self.core.access.record(&self.core.tenant, ids, now);
-        }
+        self.count_access(hits.iter().map(|h| h.memory.id).collect(), now);
         Ok(hits)
     }
 

@@ -165,3 +165,86 @@ fn analytics_on_every_backend() {
         },
     );
 }
+
+/// Listing by importance, last access or creation reads the same on every store, page by
+/// page through its cursor, and refuses a cursor of another order.
+#[test]
+fn ordered_listing_on_every_backend() {
+    use muisti::ListOrder;
+    super::on_every_backend(
+        |store| Engine::builder(store).build().expect("engine"),
+        |url, engine| {
+            let made: Vec<muisti::MemoryId> = [0.5, 0.9, 0.5, 0.1, 0.9]
+                .into_iter()
+                .enumerate()
+                .map(|(i, importance)| {
+                    let mut p = Put::new(
+                        engine.partition(&ns("default")),
+                        None,
+                        format!("Ana's note number {i}"),
+                    );
+                    p.owner.user_id = Some("ana".into());
+                    p.importance = Some(importance);
+                    engine.remember(p).expect("remember").memory.id
+                })
+                .collect();
+            let mut bo = Put::new(engine.partition(&ns("default")), None, "Bo's note");
+            bo.owner.user_id = Some("bo".into());
+            bo.importance = Some(1.0);
+            engine.remember(bo).expect("remember");
+            engine.read_for(made[0], Some("ana")).expect("read");
+            engine.flush_access();
+
+            let list = |order: ListOrder, limit: usize| {
+                let mut seen = Vec::new();
+                let mut cursor: Option<String> = None;
+                loop {
+                    let query = ListQuery {
+                        filter: user("ana"),
+                        limit,
+                        ..ListQuery::all(engine.partition(&ns("default")))
+                    };
+                    let page = engine
+                        .list_ordered(query, order, cursor.as_deref(), Some(MemoryState::Active))
+                        .expect("lists");
+                    assert!(page.items.len() <= limit, "{url}");
+                    seen.extend(page.items.iter().map(|m| m.id));
+                    match page.next {
+                        Some(next) => cursor = Some(next),
+                        None => break seen,
+                    }
+                }
+            };
+            let m = |i: usize| made[i];
+            let want = [
+                (ListOrder::Created, vec![m(0), m(1), m(2), m(3), m(4)]),
+                (ListOrder::Newest, vec![m(4), m(3), m(2), m(1), m(0)]),
+                // Ties of importance: the accessed one first, then the newest.
+                (ListOrder::Importance, vec![m(4), m(1), m(0), m(2), m(3)]),
+                (ListOrder::Accessed, vec![m(0), m(4), m(3), m(2), m(1)]),
+            ];
+            for (order, ids) in want {
+                for limit in [1, 2, 5, 100] {
+                    assert_eq!(
+                        list(order, limit),
+                        ids,
+                        "{url}: {order} by pages of {limit}"
+                    );
+                }
+            }
+            let query = ListQuery {
+                limit: 2,
+                ..ListQuery::all(engine.partition(&ns("default")))
+            };
+            let page = engine
+                .list_ordered(query.clone(), ListOrder::Importance, None, None)
+                .expect("lists");
+            assert_eq!(page.items.len(), 2, "{url}: every user's, Bo's first");
+            assert_eq!(page.items[0].owner.user_id.as_deref(), Some("bo"), "{url}");
+            let err = engine
+                .list_ordered(query, ListOrder::Newest, page.next.as_deref(), None)
+                .expect_err("another order's cursor");
+            assert_eq!(err.kind(), muisti::ErrorKind::InvalidInput, "{url}: {err}");
+        },
+    );
+}

@@ -289,6 +289,36 @@ fn search_counts_an_access_on_each_hit() {
 }
 
 #[test]
+fn a_read_by_id_counts_an_access_and_the_engines_own_reads_do_not() {
+    on_each_backend(|url, e| {
+        let n = ns("default");
+        let w = e
+            .kv()
+            .set(&n, "city", json!("I moved to Lisbon"), None)
+            .expect("writes");
+        let id = w.memory.id;
+        for _ in 0..2 {
+            let read = e.read_for(id, None).expect("reads").expect("present");
+            assert_eq!(read.id, id);
+        }
+        e.get_by_id(id).expect("reads").expect("present");
+        // An id that names nothing finds nothing.
+        assert!(
+            e.read_for(muisti::MemoryId::generate(), None)
+                .expect("reads")
+                .is_none()
+        );
+        e.flush_access();
+        let m = e.get_by_id(id).expect("reads").expect("present");
+        assert_eq!(
+            m.access_count, 2,
+            "{url}: two reads by id, not the engine's"
+        );
+        assert!(m.last_accessed_at.is_some(), "{url}");
+    });
+}
+
+#[test]
 fn an_engine_sees_only_its_tenant() {
     on_each_backend(|url, e| {
         let acme = e.with_tenant(Tenant::new("acme").expect("valid"));

@@ -1,7 +1,9 @@
 """`MuistiSaver`: LangGraph's checkpointer (`BaseCheckpointSaver`) over a muisti server.
 
 Checkpoints live in the server's key-value store, so they sit in whatever store the server
-runs on (SQLite, PostgreSQL, Redis, ...) and under the caller's tenant. Per thread:
+runs on (SQLite, PostgreSQL, Redis, ...) and under the caller's tenant, in namespaces of
+application state (`_state.`, by default `_state.langgraph.cp`): the server's statistics and
+dashboard count them apart, not as memories. Per thread:
 
 - `{prefix}.i.{thread}`: one small entry per checkpoint (its namespace, id, parent and
   metadata), what `list` and `get_tuple` read;
@@ -55,7 +57,9 @@ class MuistiSaver(BaseCheckpointSaver[str]):
     graph = builder.compile(checkpointer=MuistiSaver(Client("http://127.0.0.1:7878")))
     ```
 
-    `namespace` is the prefix of the key-value namespaces it writes (default `langgraph.cp`).
+    `namespace` is the prefix of the key-value namespaces it writes (default
+    `_state.langgraph.cp`; checkpoints an earlier version wrote under `langgraph.cp` are read
+    with `namespace="langgraph.cp"`, where they count as memories).
     The async methods run the blocking client on a worker thread.
     """
 
@@ -63,7 +67,7 @@ class MuistiSaver(BaseCheckpointSaver[str]):
         self,
         client: Client,
         *,
-        namespace: str = "langgraph.cp",
+        namespace: str = "_state.langgraph.cp",
         serde: Optional[SerializerProtocol] = None,
     ) -> None:
         super().__init__(serde=serde)

@@ -7,45 +7,13 @@ import json
 import os
 import subprocess
 import sys
-import threading
 import uuid
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
+from scripted import ScriptedModel
 
 EXAMPLE = Path(__file__).resolve().parents[3] / "examples" / "langgraph_agent.py"
-
-
-class ScriptedModel:
-    """Answers every chat completion with a fixed reply and keeps the requests."""
-
-    def __init__(self, reply: str) -> None:
-        self.requests: list[dict] = []
-        outer = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def do_POST(self):
-                body = json.loads(self.rfile.read(int(self.headers["content-length"])))
-                outer.requests.append(body)
-                answer = {
-                    "id": "chatcmpl-1", "object": "chat.completion", "created": 1, "model": body["model"],
-                    "choices": [{"index": 0, "message": {"role": "assistant", "content": reply}, "finish_reason": "stop"}],
-                    "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2},
-                }
-                data = json.dumps(answer).encode()
-                self.send_response(200)
-                self.send_header("content-type", "application/json")
-                self.send_header("content-length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
-
-            def log_message(self, *args):
-                pass
-
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}/v1"
-        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
 
 
 def run(server, model, user: str, message: str) -> str:

@@ -266,6 +266,10 @@ export class Client {
   async appendMessages(id: string, request: S["AppendMessages"]): Promise<ConversationMessage[]> {
     return (await this.json<S["AppendedMessages"]>({ method: "POST", path: `/v1/conversations/${seg(id)}/messages`, body: request })).items;
   }
+  /** Takes back a conversation's last message and answers it (404 `NotFoundError` when it has none). */
+  popMessage(id: string): Promise<ConversationMessage> {
+    return this.json({ method: "DELETE", path: `/v1/conversations/${seg(id)}/messages/last` });
+  }
   /** Deletes a conversation; answers how many records went. */
   async deleteConversation(id: string): Promise<number> {
     return (await this.json<S["Deleted"]>({ method: "DELETE", path: `/v1/conversations/${seg(id)}` })).deleted;
@@ -430,7 +434,7 @@ export const OPERATIONS: Record<string, string> = {
   update: "update_memory", forget: "delete_memory", forgetAll: "delete_memories", list: "list_memories",
   history: "memory_history", restore: "restore_memory", similar: "similar", extract: "extract_memories",
   kvSet: "kv_set", kvGet: "kv_get", kvHas: "kv_has", kvDelete: "kv_forget", kvList: "kv_all", kvFlush: "kv_flush",
-  conversations: "list_conversations", conversation: "get_conversation", appendMessages: "append_messages",
+  conversations: "list_conversations", conversation: "get_conversation", appendMessages: "append_messages", popMessage: "pop_message",
   deleteConversation: "delete_conversation", endConversation: "end_conversation", chat: "chat",
   chatStream: "chat_stream", chatCompletions: "chat_completions", proposals: "list_proposals",
   confirmProposal: "confirm_proposal", rejectProposal: "reject_proposal", manage: "manage",

@@ -297,25 +297,9 @@ impl Conversations<'_> {
             }
             puts.push(put);
         }
-        let now = self.core.clock.now();
         let total = first + puts.len() as u64;
-        let header = Header {
-            id: id.to_owned(),
-            messages: total,
-            created_at: header.map_or(now, |h| h.created_at),
-            updated_at: now,
-            legacy: None,
-        };
-        let value = crate::records::CONVERSATIONS.encode(&header)?;
-        let mut head = Put::new(
-            self.core.own_partition(CONVERSATIONS_NAMESPACE),
-            Some(Key::new(id)?),
-            value,
-        );
-        head.owner = session;
-        head.category = Category::Conversation;
         // The messages and the header in one batch: one transaction where the store has them.
-        puts.push(head);
+        puts.push(self.header_put(id, session, total, header.map(|h| h.created_at))?);
         let mut written: Vec<Written> = self.core.put_many_embedded(puts)?;
         let changes: Vec<crate::core::Change<'_>> = written
             .iter()
@@ -327,6 +311,80 @@ impl Conversations<'_> {
             .iter()
             .map(|w| message_of(&w.memory))
             .collect()
+    }
+
+    /// The write of conversation `id`'s header: `messages` of them now, owned by `session`
+    /// (the conversation's user and agent, the conversation as its session).
+    fn header_put(
+        &self,
+        id: &str,
+        session: Owner,
+        messages: u64,
+        created_at: Option<Timestamp>,
+    ) -> Result<Put> {
+        let now = self.core.clock.now();
+        let header = Header {
+            id: id.to_owned(),
+            messages,
+            created_at: created_at.unwrap_or(now),
+            updated_at: now,
+            legacy: None,
+        };
+        let value = crate::records::CONVERSATIONS.encode(&header)?;
+        let mut head = Put::new(
+            self.core.own_partition(CONVERSATIONS_NAMESPACE),
+            Some(Key::new(id)?),
+            value,
+        );
+        head.owner = session;
+        head.category = Category::Conversation;
+        Ok(head)
+    }
+
+    /// Removes conversation `id`'s last message (an undo: a framework's session that takes
+    /// back what it added) and returns it; `None` when it has none. Memories already
+    /// extracted from the message stay (they are the user's, deleted on their own).
+    pub fn pop(&self, id: &str) -> Result<Option<StoredMessage>> {
+        check_id(id)?;
+        let Some(record) = self.core.store.get(&self.header_at(id)?)? else {
+            return Ok(None);
+        };
+        let header = Header::read(&record)?;
+        if header.legacy.is_some() {
+            return Err(Error::conflicting(
+                "conversation",
+                "stored by an earlier version as one record: append a message to move it to \
+                 message records first",
+            ));
+        }
+        let filter = Filter {
+            session_id: Some(id.to_owned()),
+            ..Filter::default()
+        };
+        let partition = self.core.own_partition(MESSAGES_NAMESPACE);
+        let mut records = list_all(self.core.store.as_ref(), &partition, &filter)?;
+        records.sort_by(|a, b| a.key.cmp(&b.key));
+        let Some(last) = records.pop() else {
+            return Ok(None);
+        };
+        let message = message_of(&last)?;
+        if !self.core.forget_record(last)? {
+            // Another writer took it first: theirs to return.
+            return Ok(None);
+        }
+        let head = self.header_put(
+            id,
+            record.owner.clone(),
+            records.len() as u64,
+            Some(header.created_at),
+        )?;
+        let written = self.core.put_many_embedded(vec![head])?;
+        let changes: Vec<crate::core::Change<'_>> = written
+            .iter()
+            .map(|w| crate::core::Change::written(w, None))
+            .collect();
+        self.core.after_write(&changes)?;
+        Ok(Some(message))
     }
 
     /// Deletes a conversation: its messages, its header, and its scratch and short-term

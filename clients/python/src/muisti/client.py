@@ -323,6 +323,11 @@ class _Operations:
         body = _body(t.AppendMessages, None, fields)
         return self._send(_Request("POST", f"/v1/conversations/{_segment(id)}/messages", body=body, decode=_model(t.AppendedMessages, "items")))
 
+    def pop_message(self, id: str) -> Any:
+        """Takes back a conversation's last message and returns it
+        (`types.ConversationMessage`); `NotFoundError` when it has none."""
+        return self._send(_Request("DELETE", f"/v1/conversations/{_segment(id)}/messages/last", decode=_model(t.ConversationMessage)))
+
     def delete_conversation(self, id: str) -> Any:
         """Deletes a conversation; returns how many records went."""
         return self._send(_Request("DELETE", f"/v1/conversations/{_segment(id)}", decode=_model(t.Deleted, "deleted")))
@@ -496,7 +501,7 @@ OPERATIONS: dict[str, str] = {
     "restore": "restore_memory", "similar": "similar", "extract": "extract_memories",
     "kv_set": "kv_set", "kv_get": "kv_get", "kv_has": "kv_has", "kv_delete": "kv_forget",
     "kv_list": "kv_all", "kv_flush": "kv_flush", "conversations": "list_conversations",
-    "conversation": "get_conversation", "append_messages": "append_messages",
+    "conversation": "get_conversation", "append_messages": "append_messages", "pop_message": "pop_message",
     "delete_conversation": "delete_conversation",
     "end_conversation": "end_conversation", "chat": "chat", "chat_stream": "chat_stream",
     "chat_completions": "chat_completions", "proposals": "list_proposals",

@@ -22,7 +22,7 @@ use axum::{
     http::{HeaderName, HeaderValue, StatusCode, header},
     middleware::{self, Next},
     response::{IntoResponse, Response},
-    routing::{get, post},
+    routing::{delete, get, post},
 };
 use muisti::{Engine, Tenant};
 use muisti_client::api;
@@ -443,6 +443,10 @@ pub fn router(state: AppState, config: &ServerConfig, mcp_stop: CancellationToke
         .route(
             "/v1/conversations/{id}/messages",
             post(rest::append_messages),
+        )
+        .route(
+            "/v1/conversations/{id}/messages/last",
+            delete(rest::pop_message),
         )
         .route("/v1/reindex", post(rest::reindex))
         .route("/v1/jobs", get(rest::jobs))

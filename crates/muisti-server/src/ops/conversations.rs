@@ -106,6 +106,15 @@ pub fn delete_conversation(engine: &Engine, id: &str) -> Result<api::Deleted> {
     })
 }
 
+/// Takes back a conversation's last message; `NotFound` when it has none.
+pub fn pop_message(engine: &Engine, id: &str) -> Result<api::ConversationMessage> {
+    engine
+        .conversations()
+        .pop(id)?
+        .map(message_out)
+        .ok_or_else(|| Error::NotFound(format!("a message of conversation {id}")))
+}
+
 /// Ends a conversation: deletes its scratch and short-term memories in every namespace.
 pub fn end_conversation(engine: &Engine, id: &str) -> Result<api::Deleted> {
     Ok(api::Deleted {

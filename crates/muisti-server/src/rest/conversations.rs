@@ -52,6 +52,23 @@ pub async fn append_messages(
         .map(Json)
 }
 
+/// Takes back a conversation's last message (a framework session's undo, such as the OpenAI
+/// Agents SDK's `pop_item`) and answers it; 404 when the conversation has no message.
+#[utoipa::path(delete, path = "/v1/conversations/{id}/messages/last", tag = "memories",
+    params(("id" = String, Path, description = "The conversation's id")),
+    responses((status = 200, body = api::ConversationMessage), (status = 404, body = api::ErrorBody),
+        (status = 409, description = "a conversation an earlier version stored as one record (`conflicting_fields`)", body = api::ErrorBody),
+        (status = 422, body = api::ErrorBody)))]
+pub async fn pop_message(
+    State(s): State<AppState>,
+    caller: Caller,
+    ApiPath(id): ApiPath<String>,
+) -> ApiResult<Json<api::ConversationMessage>> {
+    run(&s, &caller, move |e| ops::pop_message(&e, &id))
+        .await
+        .map(Json)
+}
+
 /// Deletes a conversation: its messages, its header, and its scratch and short-term
 /// memories → how many records went.
 #[utoipa::path(delete, path = "/v1/conversations/{id}", tag = "memories",

@@ -238,3 +238,48 @@ fn a_stray_record_does_not_break_the_listing() {
         );
     });
 }
+
+/// `pop` takes back the last message, keeps the header's count and owner, and a message
+/// appended after it takes the freed place; an empty or unknown conversation pops nothing.
+#[test]
+fn the_last_message_is_taken_back() {
+    on_each_backend(|url, engine| {
+        let id = "01JDEMO000000000000000000P";
+        let c = engine.conversations();
+        assert_eq!(c.pop(id).expect("pop"), None, "{url}: no conversation");
+        c.append(
+            id,
+            &ada(),
+            vec![said("user", "one"), said("assistant", "two")],
+        )
+        .expect("append");
+        let popped = c.pop(id).expect("pop").expect("a message");
+        assert_eq!(
+            (popped.message.content.as_str(), popped.seq),
+            ("two", 1),
+            "{url}"
+        );
+        let info = c.info(id).expect("info").expect("kept");
+        assert_eq!(info.messages, 1, "{url}");
+        assert_eq!(info.user_id.as_deref(), Some("ada"), "{url}");
+        let again = c
+            .append(id, &ada(), vec![said("assistant", "three")])
+            .expect("append");
+        assert_eq!(again[0].seq, 1, "{url}");
+        let texts: Vec<String> = c
+            .messages(id)
+            .expect("read")
+            .into_iter()
+            .map(|m| m.message.content)
+            .collect();
+        assert_eq!(texts, ["one", "three"], "{url}");
+        c.pop(id).expect("pop");
+        c.pop(id).expect("pop");
+        assert_eq!(c.pop(id).expect("pop"), None, "{url}: emptied");
+        assert_eq!(
+            c.info(id).expect("info").expect("kept").messages,
+            0,
+            "{url}"
+        );
+    });
+}

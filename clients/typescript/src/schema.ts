@@ -2178,6 +2178,11 @@ export interface components {
              * @description Only the memories of this cluster of `user_id` (`GET /v1/clusters`).
              */
             cluster?: number | null;
+            /**
+             * @description Leave out key-value entries (records written with a `key`): only the memories of a
+             *     namespace that also holds an application's state. Off by default.
+             */
+            exclude_key_value?: boolean;
             /** @description Include each hit's signals. */
             explain?: boolean;
             filters?: null | components["schemas"]["Filters"];

@@ -753,8 +753,195 @@ pub(crate) struct SearchArgs {
     /// Memories a newer one replaced (state superseded) too (left out by default).
     #[arg(long)]
     pub(crate) include_superseded: bool,
+    /// Leave out key-value entries (records written with a key).
+    #[arg(long)]
+    pub(crate) exclude_key_value: bool,
     #[command(flatten)]
     pub(crate) filter: FilterArgs,
     #[command(flatten)]
     pub(crate) ns: NsArg,
+}
+
+/// Every `muisti` command the documentation shows (docs/*.md and the README: inline code and
+/// command lines of code blocks) is one this parser takes: a renamed or misspelt flag in
+/// the docs (`bench store -n`, when the flag is `--count`) fails here.
+#[cfg(test)]
+mod documented_commands {
+    use clap::{Parser, error::ErrorKind};
+
+    use super::Cli;
+
+    const ROOT: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../..");
+
+    /// The documents: the README and every page of docs/.
+    fn pages() -> Vec<(String, String)> {
+        let mut pages = vec![("README.md".to_owned(), format!("{ROOT}/README.md"))];
+        let dir = std::fs::read_dir(format!("{ROOT}/docs")).expect("docs/ exists");
+        for entry in dir.flatten() {
+            let path = entry.path();
+            if path.extension().is_some_and(|e| e == "md") {
+                let name = format!("docs/{}", entry.file_name().to_string_lossy());
+                pages.push((name, path.display().to_string()));
+            }
+        }
+        pages
+            .into_iter()
+            .map(|(name, path)| {
+                let text = std::fs::read_to_string(&path).expect("readable");
+                (name, text)
+            })
+            .collect()
+    }
+
+    /// The command lines of a page: inline code starting with `muisti `, and lines of code
+    /// blocks whose first word is the binary (`muisti`, `target/release/muisti`, ...).
+    fn commands(text: &str) -> Vec<String> {
+        let mut out = Vec::new();
+        let mut fenced = false;
+        for line in text.lines() {
+            if line.trim_start().starts_with("```") {
+                fenced = !fenced;
+                continue;
+            }
+            if fenced {
+                let l = line.trim_start().trim_start_matches("$ ");
+                let first = l.split_whitespace().next().unwrap_or_default();
+                if first == "muisti" || first.ends_with("/muisti") {
+                    out.push(l.to_owned());
+                }
+                continue;
+            }
+            for (i, span) in line.split('`').enumerate() {
+                if i % 2 == 1 && span.starts_with("muisti ") {
+                    out.push(span.to_owned());
+                }
+            }
+        }
+        out
+    }
+
+    /// A command line split as a shell would (double and single quotes), up to a comment,
+    /// pipe, redirection or second command.
+    fn split(command: &str) -> Vec<String> {
+        let mut out = Vec::new();
+        let mut word: Option<String> = None;
+        let mut quote: Option<char> = None;
+        for c in command.chars() {
+            match (quote, c) {
+                (Some(q), c) if c == q => quote = None,
+                (Some(_), c) => word.get_or_insert_with(String::new).push(c),
+                (None, '"' | '\'') => {
+                    quote = Some(c);
+                    word.get_or_insert_with(String::new);
+                }
+                (None, c) if c.is_whitespace() => out.extend(word.take()),
+                (None, c) => word.get_or_insert_with(String::new).push(c),
+            }
+        }
+        out.extend(word);
+        let end = out
+            .iter()
+            .position(|w| matches!(w.as_str(), "|" | ">" | "&&" | ";" | "\\") || w.starts_with('#'))
+            .unwrap_or(out.len());
+        out.truncate(end);
+        out
+    }
+
+    /// A command line as arguments: placeholders (`N`, `F`, `W`) given values, optional
+    /// parts (`[--louo]`) taken, `[flags]` and `...` (more arguments) dropped, the binary's
+    /// path as `muisti`.
+    fn words(command: &str) -> Vec<String> {
+        let mut out = Vec::new();
+        for w in split(command) {
+            let w = w.trim_start_matches('[').trim_end_matches(']');
+            let w = match w {
+                // After a flag, `...` stands for its value; elsewhere for more arguments.
+                "..." if out.last().is_some_and(|p: &String| p.starts_with("--")) => "x",
+                "flags" | "" | "..." => continue,
+                "N" | "M" | "K" => "10",
+                "W" => "0.5",
+                "F" | "FILE" | "DIR" => "x.json",
+                other => other,
+            };
+            out.push(w.to_owned());
+        }
+        if let Some(first) = out.first_mut() {
+            *first = "muisti".to_owned();
+        }
+        out
+    }
+
+    /// Whether `args` parse, or parse once a last flag the prose goes on to explain (`--data`
+    /// followed by the path outside the code) is left out; a command named without its
+    /// required arguments is a mention, not an error. The error is clap's kind.
+    fn parses(args: &[String]) -> Result<(), ErrorKind> {
+        let result = match Cli::try_parse_from(args) {
+            Err(e)
+                if matches!(e.kind(), ErrorKind::InvalidValue)
+                    && args.last().is_some_and(|a| a.starts_with("--")) =>
+            {
+                Cli::try_parse_from(&args[..args.len() - 1])
+            }
+            other => other,
+        };
+        match result.map_err(|e| e.kind()) {
+            Ok(_)
+            | Err(
+                ErrorKind::MissingRequiredArgument
+                | ErrorKind::MissingSubcommand
+                | ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand
+                | ErrorKind::DisplayHelp
+                | ErrorKind::DisplayVersion,
+            ) => Ok(()),
+            Err(kind) => Err(kind),
+        }
+    }
+
+    #[test]
+    fn every_documented_command_parses() {
+        let mut checked = 0;
+        let mut bad = Vec::new();
+        for (page, text) in pages() {
+            for command in commands(&text) {
+                let args = words(&command);
+                // Alternatives (`a|b`) and prose placeholders in capitals other than the
+                // ones above name a family of commands, not one.
+                if args.iter().any(|a| {
+                    a.contains('|') || (a.len() > 1 && a.chars().all(|c| c.is_ascii_uppercase()))
+                }) {
+                    continue;
+                }
+                checked += 1;
+                if let Err(e) = parses(&args) {
+                    bad.push(format!("{page}: `{command}`: {e}"));
+                }
+            }
+        }
+        assert!(checked > 60, "only {checked} commands found");
+        assert!(
+            bad.is_empty(),
+            "documented commands that do not parse:\n{}",
+            bad.join("\n")
+        );
+    }
+
+    #[test]
+    fn a_wrong_flag_is_caught() {
+        let args = words("muisti bench store -n 20000   # every backend");
+        assert_eq!(args, ["muisti", "bench", "store", "-n", "20000"]);
+        assert!(parses(&args).is_err());
+        assert!(parses(&words("muisti bench store --count 20000")).is_ok());
+        assert!(
+            parses(&words("muisti bench locomo --data")).is_ok(),
+            "a mention"
+        );
+        assert_eq!(
+            words(r#"target/release/muisti remember "I moved to Lisbon" --user 'a b' && ls"#),
+            ["muisti", "remember", "I moved to Lisbon", "--user", "a b"]
+        );
+        assert_eq!(
+            commands("run `muisti stats -n x` and\n```sh\ntarget/release/muisti mcp\n```\n"),
+            ["muisti stats -n x", "target/release/muisti mcp"]
+        );
+    }
 }

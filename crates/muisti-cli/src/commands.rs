@@ -199,6 +199,7 @@ pub(crate) fn run(m: &dyn Memories, command: Command, json: bool) -> Result<Exit
                 cluster: a.cluster,
                 as_of: a.as_of,
                 include_superseded: a.include_superseded,
+                exclude_key_value: a.exclude_key_value,
             })?;
             print_hits(&result.hits, json)?;
             Ok(ExitCode::SUCCESS)

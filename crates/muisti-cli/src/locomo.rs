@@ -277,6 +277,7 @@ pub(crate) fn run(opts: Options<'_>) -> Result<Report> {
                 as_of: None,
                 include_superseded: false,
                 include_shared: false,
+                exclude_key_value: false,
             };
             let start = Instant::now();
             let hits = engine.recall(&req)?;

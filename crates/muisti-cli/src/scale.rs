@@ -257,6 +257,7 @@ pub(crate) fn run(
             as_of: None,
             include_superseded: false,
             include_shared: false,
+            exclude_key_value: false,
         })
         .collect();
     let timed = |req: &RecallRequest| -> Result<f64> {

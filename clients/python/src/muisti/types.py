@@ -1364,6 +1364,11 @@ class RecallQuery(Wire):
     """
     cluster: Optional[int] = None
     """Only the memories of this cluster of `user_id` (`GET /v1/clusters`)."""
+    exclude_key_value: Optional[bool] = None
+    """
+    Leave out key-value entries (records written with a `key`): only the memories of a
+    namespace that also holds an application's state. Off by default.
+    """
     explain: Optional[bool] = None
     """Include each hit's signals."""
     filters: Optional[Filters] = None

@@ -397,6 +397,10 @@ pub struct RecallQuery {
     /// Memories a newer one replaced (state `superseded`) too (left out by default).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub include_superseded: bool,
+    /// Leave out key-value entries (records written with a `key`): only the memories of a
+    /// namespace that also holds an application's state. Off by default.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub exclude_key_value: bool,
 }
 
 /// The query of `GET /v1/memories/{id}/similar`.

@@ -173,6 +173,9 @@ pub struct RecallArgs {
     /// Memories a newer one replaced (state superseded) too (left out by default).
     #[serde(default)]
     pub include_superseded: bool,
+    /// Leave out key-value entries (records written with a key).
+    #[serde(default)]
+    pub exclude_key_value: bool,
     /// Only memories of this scope.
     #[serde(default)]
     pub scope: Option<String>,

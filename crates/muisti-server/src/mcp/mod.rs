@@ -191,6 +191,7 @@ impl MuistiMcp {
             cluster: a.cluster,
             as_of: a.as_of,
             include_superseded: a.include_superseded,
+            exclude_key_value: a.exclude_key_value,
         };
         let result = self.run(&ctx, move |e| ops::recall(&e, q)).await?;
         structured(&result)

@@ -331,6 +331,7 @@ pub fn recall(engine: &Engine, q: api::RecallQuery) -> Result<api::RecallResult>
     req.cluster = q.cluster;
     req.as_of = timestamp("as_of", q.as_of.as_deref())?;
     req.include_superseded = q.include_superseded;
+    req.exclude_key_value = q.exclude_key_value;
     Ok(hits_out(engine.recall(&req)?, q.explain))
 }
 

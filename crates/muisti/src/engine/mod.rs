@@ -57,7 +57,7 @@ impl Engine {
     }
 
     /// A caller's read of the memory with `id` as `user` sees it ([`Engine::get_for`]),
-    /// which counts an access on it as a recall does ([`Engine::count_access`]): the read by
+    /// which counts an access on it as a recall does (`Engine::count_access`): the read by
     /// id of every face of the API (REST, MCP, the command line). The engine's own reads
     /// ([`Engine::get`]) count nothing.
     pub fn read_for(&self, id: MemoryId, user: Option<&str>) -> Result<Option<Memory>> {

@@ -368,6 +368,11 @@ pub struct RecallRequest {
     /// merged). Never another user's.
     #[serde(default)]
     pub include_shared: bool,
+    /// Leave out key-value entries (records written with a key, [`crate::in_key_space`]):
+    /// a namespace that holds an application's state beside its memories recalls only the
+    /// memories. Off by default: a memory written with a key is a memory.
+    #[serde(default)]
+    pub exclude_key_value: bool,
 }
 
 impl RecallRequest {
@@ -397,6 +402,7 @@ impl RecallRequest {
             as_of: None,
             include_superseded: false,
             include_shared: false,
+            exclude_key_value: false,
         }
     }
 
@@ -414,9 +420,13 @@ impl RecallRequest {
     /// Whether the request admits `m`: an archived memory only when asked for archived
     /// memories; a superseded one when asked for superseded ones, or, as of a time, while
     /// it was still true (its `valid_until` after that time); and as of a time only what
-    /// was true then ([`RecallRequest::true_at`]). The one rule of which memories a recall
-    /// returns by their state and time.
+    /// was true then ([`RecallRequest::true_at`]); no key-value entry when they are left out
+    /// ([`RecallRequest::exclude_key_value`]). The one rule of which memories a recall
+    /// returns by their state, time and kind.
     pub fn admits(&self, m: &Memory) -> bool {
+        if self.exclude_key_value && crate::in_key_space(m) {
+            return false;
+        }
         let state = match m.state {
             muisti_core::MemoryState::Active => true,
             muisti_core::MemoryState::Archived => self.include_archived,

@@ -111,8 +111,15 @@ pub(crate) fn run(
     if req.as_of.is_some() {
         fields.retain(|f| f.time <= ctx.now);
     }
-    // The best first: those under `min_score` are a tail of them.
-    let mut ranked = rescore::rescore(config, fields, fused, ctx.now, req.limit);
+    // The best first: those under `min_score` are a tail of them. Key-value entries are
+    // known by their records: with them left out, every candidate is ranked and read, and
+    // the page cut after.
+    let keep = if req.exclude_key_value {
+        fields.len().max(req.limit)
+    } else {
+        req.limit
+    };
+    let mut ranked = rescore::rescore(config, fields, fused, ctx.now, keep);
     if let Some(min) = req.min_score {
         ranked.retain(|h| h.score >= min);
     }
@@ -120,6 +127,7 @@ pub(crate) fn run(
     successors::in_place_of_superseded(ctx, req, &mut hits)?;
     // An archived memory the graph named has no text here unless asked for.
     hits.retain(|h| crate::declarative::readable(&req.filter, &h.memory) && req.admits(&h.memory));
+    hits.truncate(req.limit);
     Ok(hits)
 }
 

@@ -268,6 +268,46 @@ fn events_carry_names_and_sizes_never_values() {
     });
 }
 
+/// Recall leaves key-value entries out when asked, and still fills its page with memories.
+#[test]
+fn recall_can_leave_key_value_entries_out() {
+    use muisti::RecallRequest;
+    on_each_backend(|url, e| {
+        let n = ns("default");
+        e.kv()
+            .set(
+                &n,
+                "lisbon-flat",
+                json!("flat in Lisbon: door code 4812"),
+                None,
+            )
+            .expect("writes");
+        e.kv()
+            .set(&n, "lisbon-trip", json!("Lisbon trip booked for May"), None)
+            .expect("writes");
+        let memory = e
+            .remember(muisti::Put::new(
+                e.partition(&n),
+                None,
+                "I moved to Lisbon in March",
+            ))
+            .expect("writes")
+            .memory
+            .id;
+        let mut req = RecallRequest::new(n.clone(), "Lisbon", 3);
+        assert_eq!(
+            e.recall(&req).expect("recalls").len(),
+            3,
+            "{url}: all three"
+        );
+        req.exclude_key_value = true;
+        req.limit = 1;
+        let hits = e.recall(&req).expect("recalls");
+        let ids: Vec<_> = hits.iter().map(|h| h.memory.id).collect();
+        assert_eq!(ids, [memory], "{url}: the memory, not an entry");
+    });
+}
+
 #[test]
 fn search_counts_an_access_on_each_hit() {
     on_each_backend(|url, e| {

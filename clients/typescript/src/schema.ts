@@ -581,7 +581,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** One page of memories, oldest first. */
+        /** One page of memories, oldest first (or in `order`). */
         get: operations["list_memories"];
         put?: never;
         /** Stores a memory. */
@@ -2301,7 +2301,6 @@ export interface components {
             /**
              * @description Applications' own state (namespaces under `_state.`, such as LangGraph checkpoints):
              *     not memories, so counted apart and in sum.
-             * @enum {unknown}
              */
             state?: components["schemas"]["StateCount"];
             summary?: null | components["schemas"]["MemorySummary"];
@@ -6038,7 +6037,7 @@ export interface operations {
                  *     important first, then most recently accessed, then newest) or `accessed` (most
                  *     recently accessed first). Any but `created` reads every matching memory for a page.
                  */
-                order?: string;
+                order?: "created" | "newest" | "importance" | "accessed";
                 /** @description The `next_cursor` of the previous page (of the same order). */
                 cursor?: string;
                 /** @description Page size (default 100, at most 1,000). */
@@ -6084,7 +6083,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `scope=declarative` without `user_id` (`conflicting_fields`): declarative entries are read per user */
+            /** @description `scope=declarative` without `user_id`, or a `cursor` of a listing in another `order` (`conflicting_fields`) */
             409: {
                 headers: {
                     [name: string]: unknown;

@@ -110,6 +110,43 @@ impl Store for MysqlStore {
         })
     }
 
+    fn update_many(&self, reqs: &[UpdateRequest]) -> Result<Vec<Result<Memory>>> {
+        let now = self.now();
+        // One transaction for the batch (maintenance updates thousands), each request as
+        // `update` runs it: one that cannot apply is its own error, the others go on.
+        self.write(|tx| {
+            let mut out = Vec::with_capacity(reqs.len());
+            let mut written = Vec::new();
+            for req in reqs {
+                if let Err(e) = req.validate() {
+                    out.push(Err(e));
+                    continue;
+                }
+                let found = self.locked(tx, &req.at)?;
+                let old_id = found.as_ref().map(|m| m.id);
+                let live = found.filter(|m| !m.is_expired(now) && req.at.addresses(m));
+                match req.apply(live.as_ref(), now, &self.limits) {
+                    Ok((memory, change)) => {
+                        self.write_row(tx, &memory, &change, old_id)?;
+                        let replaced = old_id.filter(|old| *old != memory.id);
+                        let status = WriteStatus::Updated;
+                        written.push((
+                            Written {
+                                memory: memory.clone(),
+                                status,
+                            },
+                            replaced,
+                        ));
+                        out.push(Ok(memory));
+                    }
+                    Err(e) => out.push(Err(e)),
+                }
+            }
+            self.bump(tx, Self::changed_by(&written))?;
+            Ok(out)
+        })
+    }
+
     fn get(&self, at: &Locator) -> Result<Option<Memory>> {
         let now = self.now().as_millis();
         let mut sql = Sql::new(format!(
@@ -228,6 +265,48 @@ impl Store for MysqlStore {
             }
             Ok(deleted)
         })
+    }
+
+    fn delete_many(&self, tenant: &Tenant, ids: &[MemoryId]) -> Result<Vec<MemoryId>> {
+        if ids.is_empty() {
+            return Ok(Vec::new());
+        }
+        let now = self.now().as_millis();
+        let m = &self.q.memories;
+        // One transaction for the batch and two statements a chunk, not a transaction a
+        // record (maintenance deletes thousands).
+        let mut gone: std::collections::HashSet<MemoryId> = self.write(|tx| {
+            let mut deleted = Vec::new();
+            for chunk in ids.chunks(256) {
+                // The live rows (locked), so that their partitions and ids are logged.
+                let mut sql = Sql::new(format!("SELECT namespace, id FROM {m} WHERE tenant = ?"));
+                sql.args.push(bytes(tenant.as_str()));
+                sql.and_live("", now);
+                sql.text.push_str(" AND id IN ");
+                sql.list(chunk.iter().map(|id| bytes(&id.to_string())));
+                sql.text.push_str(" FOR UPDATE");
+                let rows: Vec<Row> = tx.exec(sql.text, params(sql.args))?;
+                let mut live = Vec::with_capacity(rows.len());
+                for mut r in rows {
+                    let ns: String = take(&mut r, 0)?;
+                    let id = parse_id(&take::<String>(&mut r, 1)?)?;
+                    live.push((Partition::new(tenant.clone(), Namespace::new(ns)?), id));
+                }
+                if live.is_empty() {
+                    continue;
+                }
+                let mut sql = Sql::new(format!("DELETE FROM {m} WHERE tenant = ? AND id IN "));
+                sql.args.push(bytes(tenant.as_str()));
+                sql.list(live.iter().map(|(_, id)| bytes(&id.to_string())));
+                tx.exec_drop(sql.text, params(sql.args))?;
+                deleted.extend(live);
+            }
+            let ids = deleted.iter().map(|(_, id)| *id).collect();
+            self.bump(tx, copies::by_partition(deleted))?;
+            Ok(ids)
+        })?;
+        // In the order given, each once (as one delete after another reports them).
+        Ok(ids.iter().filter(|id| gone.remove(id)).copied().collect())
     }
 
     fn flush(&self, partition: &Partition) -> Result<u64> {

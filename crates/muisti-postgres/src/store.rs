@@ -104,6 +104,35 @@ impl Store for PostgresStore {
         })
     }
 
+    fn update_many(&self, reqs: &[UpdateRequest]) -> Result<Vec<Result<Memory>>> {
+        let now = self.now();
+        let slot = self.coherent.slot();
+        // One transaction for the batch (maintenance updates thousands), each request as
+        // `update` runs it: one that cannot apply is its own error, the others go on.
+        self.write(|tx| {
+            let mut out = Vec::with_capacity(reqs.len());
+            for req in reqs {
+                if let Err(e) = req.validate() {
+                    out.push(Err(e));
+                    continue;
+                }
+                let found = locked(tx, &req.at)?;
+                let old_id = found.as_ref().map(|m| m.id);
+                let live = found.filter(|m| !m.is_expired(now) && req.at.addresses(m));
+                match req.apply(live.as_ref(), now, &self.limits) {
+                    Ok((memory, change)) => {
+                        write_row(tx, &memory, &change, old_id)?;
+                        out.push(Ok(memory));
+                    }
+                    Err(e) => out.push(Err(e)),
+                }
+            }
+            let written = out.iter().filter_map(|r| r.as_ref().ok());
+            copies::bump(tx, slot, &mut copies::by_partition(written.map(copies::of)))?;
+            Ok(out)
+        })
+    }
+
     fn get(&self, at: &Locator) -> Result<Option<Memory>> {
         let now = self.now().as_millis();
         let mut sql = Sql::new(format!("SELECT {COLUMNS} FROM memories WHERE tenant = "));

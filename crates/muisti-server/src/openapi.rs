@@ -95,6 +95,9 @@ mod exact {
     const NAME_PATTERN: &str = r"^\.?(?:[A-Za-z0-9_:-]+\.?)*$";
     /// A ULID (Crockford base 32, the first character at most 7).
     const ULID_PATTERN: &str = "^[0-7][0-9A-HJKMNP-TV-Za-hjkmnp-tv-z]{25}$";
+    /// A cursor of `GET /v1/memories`: the last id (a ULID), or in a listing by another order
+    /// its sort key and id (`importance.-900000.-1765000000000.-1764000000000.<ULID>`).
+    const LIST_CURSOR_PATTERN: &str = "^((created|newest|importance|accessed)(\\.-?[0-9]{1,19}){3}\\.)?[0-7][0-9A-HJKMNP-TV-Za-hjkmnp-tv-z]{25}$";
     /// Routes that need no key.
     const PUBLIC: [&str; 4] = ["/healthz", "/readyz", "/metrics", "/openapi.json"];
 
@@ -152,10 +155,12 @@ mod exact {
     /// `If-Match`: a version ETag (`"3"`, `W/"3"`, `3`) or `*`.
     const IF_MATCH_PATTERN: &str = "^\\s*(\\*|(W/)?\"[0-9]{1,19}\"|(W/)?[0-9]{1,19})\\s*$";
     /// Fields whose name means something else in these schemas: a job's state, the
-    /// content of a stored record (a key-value entry's may be any value, blank text too),
+    /// application state the statistics count apart, the content of a stored record (a
+    /// key-value entry's may be any value, blank text too),
     /// an error's message, and who made a change in a history (an agent's id too).
-    const NOT_BY_NAME: [(&str, &str); 4] = [
+    const NOT_BY_NAME: [(&str, &str); 5] = [
         ("Job", "state"),
+        ("Stats", "state"),
         ("Memory", "content"),
         ("ErrorDetail", "message"),
         ("HistoryEntry", "actor"),
@@ -181,6 +186,10 @@ mod exact {
                 "minLength": 1, "maxLength": 64}}),
             "category" | "source" | "type" | "actor" => json!({"pattern": OPEN_NAME_PATTERN}),
             "cursor" | "superseded_by" | "supersedes" => json!({"pattern": ULID_PATTERN}),
+            "order" => json!({"enum": muisti::ListOrder::ALL
+                .iter()
+                .map(|o| o.as_str())
+                .collect::<Vec<_>>()}),
             "If-Match" => json!({"type": "string", "pattern": IF_MATCH_PATTERN}),
             // Content is never null nor blank text; a key-value entry's value never null.
             "content" => json!({"not": {"anyOf": [{"type": "null"},
@@ -393,6 +402,8 @@ mod exact {
                         Some(json!({"minimum": 1, "maximum": muisti::analytics::MAX_DAYS}))
                     } else if name == "top" && path == "/v1/analytics" {
                         Some(json!({"minimum": 0, "maximum": crate::ops::MAX_TOP_ACCESSED}))
+                    } else if name == "cursor" && path == "/v1/memories" {
+                        Some(json!({"pattern": LIST_CURSOR_PATTERN}))
                     } else if name == "key" && p["in"] == "path" {
                         // A path segment is percent-decoded: a `%` escape of a control
                         // character is one too.

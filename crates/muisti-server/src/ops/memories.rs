@@ -274,9 +274,16 @@ pub fn list(engine: &Engine, p: api::ListParams) -> Result<api::MemoryPage> {
         .map(str::parse::<muisti::ListOrder>)
         .transpose()?
         .unwrap_or_default();
-    let after = match order {
-        muisti::ListOrder::Created => cursor(p.cursor.as_deref())?,
-        _ => None,
+    // A plain id continues the store's own order; any other cursor is an ordered listing's.
+    let plain = p
+        .cursor
+        .as_deref()
+        .is_none_or(|c| MemoryId::parse(c).is_ok());
+    let keyset = order == muisti::ListOrder::Created && plain;
+    let after = if keyset {
+        cursor(p.cursor.as_deref())?
+    } else {
+        None
     };
     let more = api::Filters {
         agent_id: p.agent_id,
@@ -294,7 +301,7 @@ pub fn list(engine: &Engine, p: api::ListParams) -> Result<api::MemoryPage> {
         limit,
         ..ListQuery::all(engine.partition(&namespace(p.namespace.as_deref())?))
     };
-    if order != muisti::ListOrder::Created {
+    if !keyset {
         let page = engine.list_ordered(query, order, p.cursor.as_deref(), state)?;
         return Ok(api::MemoryPage {
             items: page.items.iter().map(memory_out).collect(),

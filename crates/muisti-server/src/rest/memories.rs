@@ -168,11 +168,11 @@ pub async fn delete_memories(
         .map(Json)
 }
 
-/// One page of memories, oldest first.
+/// One page of memories, oldest first (or in `order`).
 #[utoipa::path(get, path = "/v1/memories", tag = "memories",
     params(api::ListParams),
     responses((status = 200, body = api::MemoryPage), (status = 400, body = api::ErrorBody),
-        (status = 409, description = DECLARATIVE_WITHOUT_USER, body = api::ErrorBody),
+        (status = 409, description = "`scope=declarative` without `user_id`, or a `cursor` of a listing in another `order` (`conflicting_fields`)", body = api::ErrorBody),
         (status = 422, body = api::ErrorBody)))]
 pub async fn list_memories(
     State(s): State<AppState>,

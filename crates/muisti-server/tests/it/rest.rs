@@ -2874,7 +2874,7 @@ fn stats_sum_up_a_users_memories_and_reads_by_id_count() {
 }
 
 /// `order=` lists by importance (the seed's order), page by page through its cursor; an
-/// unknown order or another order's cursor is a 422.
+/// unknown order or a malformed cursor is a 422, another order's cursor a 409.
 #[test]
 fn memories_list_in_the_order_asked() {
     let s = TestServer::open();
@@ -2915,6 +2915,18 @@ fn memories_list_in_the_order_asked() {
     let r = raw(
         "GET",
         &s.url(&format!("/v1/memories?order=newest&cursor={next}")),
+        &[],
+        None,
+    );
+    assert_eq!(
+        (r.status, r.code()),
+        (409, "conflicting_fields"),
+        "{}",
+        r.body
+    );
+    let r = raw(
+        "GET",
+        &s.url("/v1/memories?order=importance&cursor=x.1"),
         &[],
         None,
     );

@@ -159,6 +159,20 @@ pub fn delete_many_deletes_the_records_it_names_in_its_tenant(h: &dyn Harness) {
     assert_eq!(s.delete_many(&p.tenant, &[a.id]).unwrap(), []);
 }
 
+/// A batch delete longer than one statement's list deletes every record it names, each
+/// reported once (an id named twice too), in the order named.
+pub fn delete_many_of_hundreds_reports_each_once(h: &dyn Harness) {
+    let s = h.open();
+    let p = part("default");
+    let ids: Vec<MemoryId> = (0..300)
+        .map(|i| set(&*s, &p, &format!("k{i}"), i).id)
+        .collect();
+    let mut named = ids.clone();
+    named.push(ids[0]);
+    assert_eq!(s.delete_many(&p.tenant, &named).unwrap(), ids);
+    assert_eq!(s.count(&p, &Filter::default()).unwrap(), 0);
+}
+
 /// `flush` empties its partition and nothing else.
 pub fn flush_clears_only_its_partition(h: &dyn Harness) {
     let s = h.open();

@@ -339,3 +339,26 @@ pub fn update_many_gives_each_update_its_own_outcome(h: &dyn Harness) {
     assert_eq!(text_hits(&*s, &p, "porto bus", Filter::default()).len(), 2);
     assert!(text_hits(&*s, &p, "lisbon van coffee", Filter::default()).is_empty());
 }
+
+/// Two updates of one record in one batch apply in order: the second sees the first.
+pub fn update_many_applies_updates_of_one_record_in_order(h: &dyn Harness) {
+    let s = h.open();
+    let p = part("default");
+    let a = set(&*s, &p, "a", "I live in Lisbon");
+    let patch = |content: &str| Patch {
+        content: Some(json!(content)),
+        ..Patch::default()
+    };
+    let out = s
+        .update_many(&[
+            UpdateRequest::new(by_id(&a), patch("I live in Porto")).expecting(Some(a.version)),
+            UpdateRequest::new(by_id(&a), patch("I live in Faro")).expecting(Some(a.version + 1)),
+        ])
+        .unwrap();
+    let versions: Vec<u64> = out.into_iter().map(|r| r.unwrap().version).collect();
+    assert_eq!(versions, [a.version + 1, a.version + 2]);
+    let now = s.get(&by_id(&a)).unwrap().unwrap();
+    assert_eq!(now.content, json!("I live in Faro"));
+    assert_eq!(text_hits(&*s, &p, "faro", Filter::default()).len(), 1);
+    assert!(text_hits(&*s, &p, "porto lisbon", Filter::default()).is_empty());
+}

@@ -142,7 +142,21 @@ fn cursor_of(order: ListOrder, key: &SortKey) -> String {
     format!("{order}.{a}.{b}.{c}.{}", key.id.id())
 }
 
+/// The sort key a cursor of a listing by `order` holds: a cursor that is not one is
+/// invalid; one of another order's listing (or a plain id, the creation order's) conflicts
+/// with `order`.
 fn parse_cursor(order: ListOrder, s: &str) -> Result<SortKey> {
+    let conflicting = |theirs: &str| {
+        Error::conflicting(
+            "cursor",
+            format!(
+                "a cursor of the listing by {theirs}, not by {order}: pass the next_cursor of a page listed by {order}"
+            ),
+        )
+    };
+    if order != ListOrder::Created && MemoryId::parse(s).is_ok() {
+        return Err(conflicting(ListOrder::Created.as_str()));
+    }
     let bad = || {
         Error::invalid(
             "cursor",
@@ -150,12 +164,13 @@ fn parse_cursor(order: ListOrder, s: &str) -> Result<SortKey> {
         )
     };
     let mut fields = s.split('.');
-    if fields.next() != Some(order.as_str()) {
-        return Err(bad());
-    }
+    let named = fields.next().ok_or_else(bad)?;
+    let named: ListOrder = named.parse().map_err(|_| bad())?;
     let mut parts = [0i64; 3];
     for p in &mut parts {
-        *p = fields.next().and_then(|f| f.parse().ok()).ok_or_else(bad)?;
+        // A position past the ends of `i64` is at that end.
+        let wide: i128 = fields.next().and_then(|f| f.parse().ok()).ok_or_else(bad)?;
+        *p = wide.clamp(i128::from(i64::MIN), i128::from(i64::MAX)) as i64;
     }
     let id = fields
         .next()
@@ -163,6 +178,9 @@ fn parse_cursor(order: ListOrder, s: &str) -> Result<SortKey> {
         .ok_or_else(bad)?;
     if fields.next().is_some() {
         return Err(bad());
+    }
+    if named != order {
+        return Err(conflicting(named.as_str()));
     }
     let id = match order {
         ListOrder::Created => Tiebreak::Ascending(id),

@@ -244,7 +244,11 @@ fn ordered_listing_on_every_backend() {
             let err = engine
                 .list_ordered(query, ListOrder::Newest, page.next.as_deref(), None)
                 .expect_err("another order's cursor");
-            assert_eq!(err.kind(), muisti::ErrorKind::InvalidInput, "{url}: {err}");
+            assert_eq!(
+                err.kind(),
+                muisti::ErrorKind::ConflictingFields,
+                "{url}: {err}"
+            );
         },
     );
 }

@@ -114,11 +114,20 @@ pub struct SqliteStore {
     instance: u64,
     /// The checkpoints that take deleted text out of the write-ahead log.
     eraser: Arc<erase::Eraser>,
+    /// Background loads of whole partitions ([`SqliteStore::warm`]): each holds a
+    /// connection of its own, joined when the store is dropped.
+    loads: Mutex<Vec<std::thread::JoinHandle<()>>>,
 }
 
 impl Drop for SqliteStore {
     fn drop(&mut self) {
         self.eraser.close();
+        // No connection outlives the store: the last one to close checkpoints the
+        // write-ahead log and removes it (with what deleted records left in it).
+        let loads = std::mem::take(self.loads.get_mut().unwrap_or_else(|p| p.into_inner()));
+        for load in loads {
+            let _ = load.join();
+        }
     }
 }
 
@@ -238,6 +247,7 @@ impl SqliteStore {
             clock: Arc::new(SystemClock),
             instance: STORES.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
             eraser: Arc::default(),
+            loads: Mutex::new(Vec::new()),
         };
         store.cache.validate(store.data_version()?);
         Ok(store)
@@ -477,7 +487,7 @@ impl SqliteStore {
         );
         let (durability, mmap_bytes) = (self.durability, self.mmap_bytes);
         let (ann_threshold, p) = (self.ann_threshold, p.clone());
-        let _ = std::thread::Builder::new()
+        let started = std::thread::Builder::new()
             .name("muisti-load".into())
             .spawn(move || {
                 let Ok(conn) = connect(&path, durability, mmap_bytes) else {
@@ -503,6 +513,11 @@ impl SqliteStore {
                     let _ = load_on(&conn, &writer, ticket, ann_threshold);
                 }
             });
+        if let Ok(load) = started {
+            let mut loads = self.loads.lock().unwrap_or_else(|p| p.into_inner());
+            loads.retain(|l| !l.is_finished());
+            loads.push(load);
+        }
     }
 
     /// [`Store::list`], with `version` the database's data version if it was checked for

@@ -228,6 +228,11 @@ impl Conversations<'_> {
                 .map(|(seq, v)| legacy_message(v, seq as u64, record.created_at))
                 .collect());
         }
+        self.message_records(id)?.iter().map(message_of).collect()
+    }
+
+    /// The records of conversation `id`'s messages, in order (by sequence, then id).
+    fn message_records(&self, id: &str) -> Result<Vec<Memory>> {
         let filter = Filter {
             session_id: Some(id.to_owned()),
             ..Filter::default()
@@ -235,7 +240,7 @@ impl Conversations<'_> {
         let partition = self.core.own_partition(MESSAGES_NAMESPACE);
         let mut records = list_all(self.core.store.as_ref(), &partition, &filter)?;
         records.sort_by(|a, b| a.key.cmp(&b.key));
-        records.iter().map(message_of).collect()
+        Ok(records)
     }
 
     /// Appends messages to conversation `id` (creating it), owned by `owner` (its user and
@@ -357,13 +362,7 @@ impl Conversations<'_> {
                  message records first",
             ));
         }
-        let filter = Filter {
-            session_id: Some(id.to_owned()),
-            ..Filter::default()
-        };
-        let partition = self.core.own_partition(MESSAGES_NAMESPACE);
-        let mut records = list_all(self.core.store.as_ref(), &partition, &filter)?;
-        records.sort_by(|a, b| a.key.cmp(&b.key));
+        let mut records = self.message_records(id)?;
         let Some(last) = records.pop() else {
             return Ok(None);
         };

@@ -86,6 +86,20 @@ await page.getByText('results by score').waitFor()
 // once threw there and never ran.)
 check(errors.length === 0, `searching from the form raises no error (${errors.join('; ')})`);
 
+// Listing by importance: the order the API gives, chosen in the form (after the searches'
+// accesses, which order ties, are written: within a quarter of a second).
+await page.waitForTimeout(600);
+await page.goto(`${fx.base}/ui/memories?user_id=${encodeURIComponent(fx.user)}`);
+await row(fx.listed).waitFor();
+await page.getByLabel('Order').selectOption('importance');
+await page.getByRole('button', { name: 'Apply' }).click();
+const byImportance = (await api(fx.base, 'GET', `/v1/memories?user_id=${encodeURIComponent(fx.user)}&order=importance&limit=50`)).body.items;
+await page.waitForFunction((n) => new URL(location.href).searchParams.get('order') === 'importance'
+  && document.querySelectorAll('table tbody tr').length === n, byImportance.length).catch(() => {});
+const shown = await page.locator('table tbody tr input[type=checkbox]').evaluateAll((boxes) => boxes.map((b) => b.getAttribute('aria-label').replace('select ', '')));
+check(byImportance.length > 1 && shown.join() === byImportance.map((m) => m.id).join(),
+  `the list follows order=importance (${shown.length} rows)`);
+
 // Edit through the detail view; the API has the new text.
 await page.goto(`${fx.base}/ui/memories?user_id=${encodeURIComponent(fx.user)}&id=${fx.edit.id}`);
 await page.getByRole('button', { name: 'Edit' }).click();

@@ -10,7 +10,9 @@ import {
 
 const PAGE = 50;
 const FILTERS = ['namespace', 'user_id', 'agent_id', 'session_id', 'scope', 'category', 'tag',
-  'state', 'from', 'to', 'q', 'mode'];
+  'state', 'from', 'to', 'q', 'mode', 'order'];
+// Listing orders besides the default (oldest first): the API's `order`.
+const ORDERS = ['newest', 'importance', 'accessed'];
 
 // The day of a date input as RFC 3339 (start of that UTC day; `end` the start of the next).
 function day(d, end) {
@@ -52,6 +54,7 @@ function load(f, cursor) {
     state: f.state,
     created_after: day(f.from),
     created_before: day(f.to, true),
+    order: f.order,
     cursor,
     limit: PAGE,
   });
@@ -80,6 +83,8 @@ function Filters({ f, onApply }) {
     <${Field} label="Tag" name="tag" value=${(v.tag || []).join(',')}
       onInput=${(x) => set('tag')(x.split(',').map((t) => t.trim()).filter(Boolean))} placeholder="a,b" />
     <${Select} label="State" name="state" value=${v.state} onChange=${set('state')} options=${STATES} />
+    <${Select} label="Order" name="order" value=${v.order} onChange=${set('order')} options=${ORDERS}
+      any="oldest first" />
     <${Field} label="Created from" name="from" type="date" value=${v.from} onInput=${set('from')} />
     <${Field} label="Created to" name="to" type="date" value=${v.to} onInput=${set('to')} />
     <div class="actions"><button type="submit">Apply</button>

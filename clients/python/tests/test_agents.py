@@ -66,6 +66,26 @@ async def test_session_settings_limit_what_the_model_sees(server):
     session = MuistiSession(f"agents-{uuid.uuid4()}", Client(server.url), session_settings=SessionSettings(limit=2))
     for n in range(3):
         await Runner.run(agent(model), f"turn {n}", session=session)
-    assert [i["content"] for i in await session.get_items()][-1] != "turn 0"
+    # The third run's prompt: the last two items of the session, then the new turn.
+    third = model.texts(2)
+    assert "turn 0" not in third, third
+    assert third[-3:] == ["turn 1", "Ok.", "turn 2"], third
+    assert [i.get("content") for i in await session.get_items()][0] == "turn 2"
     assert len(await session.get_items()) == 2
     assert len(await session.get_items(limit=10)) == 6
+
+
+async def test_a_session_never_acts_on_another_users_conversation(server):
+    from muisti.errors import ConflictError
+
+    conversation = f"agents-{uuid.uuid4()}"
+    client = Client(server.url)
+    client.append_messages(conversation, [{"role": "user", "content": "Ana's secret"}], user_id="ana")
+    bob = MuistiSession(conversation, client, user_id="bob")
+    for call in (bob.get_items(), bob.pop_item(), bob.clear_session()):
+        try:
+            await call
+        except ConflictError:
+            continue
+        raise AssertionError("another user's conversation was reached")
+    assert [m.content for m in client.conversation(conversation).items] == ["Ana's secret"]

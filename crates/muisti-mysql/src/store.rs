@@ -90,12 +90,7 @@ impl Store for MysqlStore {
         req.validate()?;
         let now = self.now();
         self.write(|tx| {
-            let found = self.locked(tx, &req.at)?;
-            let old_id = found.as_ref().map(|m| m.id);
-            let live = found.filter(|m| !m.is_expired(now) && req.at.addresses(m));
-            let (memory, change) = req.apply(live.as_ref(), now, &self.limits)?;
-            self.write_row(tx, &memory, &change, old_id)?;
-            let replaced = old_id.filter(|old| *old != memory.id);
+            let (memory, replaced) = self.update_in(tx, req, now)??;
             self.bump(
                 tx,
                 Self::changed_by(&[(
@@ -122,13 +117,8 @@ impl Store for MysqlStore {
                     out.push(Err(e));
                     continue;
                 }
-                let found = self.locked(tx, &req.at)?;
-                let old_id = found.as_ref().map(|m| m.id);
-                let live = found.filter(|m| !m.is_expired(now) && req.at.addresses(m));
-                match req.apply(live.as_ref(), now, &self.limits) {
-                    Ok((memory, change)) => {
-                        self.write_row(tx, &memory, &change, old_id)?;
-                        let replaced = old_id.filter(|old| *old != memory.id);
+                match self.update_in(tx, req, now)? {
+                    Ok((memory, replaced)) => {
                         let status = WriteStatus::Updated;
                         written.push((
                             Written {

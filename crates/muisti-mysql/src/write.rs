@@ -69,6 +69,28 @@ impl MysqlStore {
         Ok(row.map(|mut r| decode(&mut r)).transpose()?)
     }
 
+    /// One update inside a transaction, as `update` and `update_many` run it: the record
+    /// locked, the request applied to it if it is live, the row written; with the id of a
+    /// record it replaced. The outer error fails the transaction; the inner one is the
+    /// request's own (a stale version, no record), which writes nothing.
+    pub(crate) fn update_in(
+        &self,
+        tx: &mut Transaction<'_>,
+        req: &UpdateRequest,
+        now: Timestamp,
+    ) -> TxResult<Result<(Memory, Option<MemoryId>)>> {
+        let found = self.locked(tx, &req.at)?;
+        let old_id = found.as_ref().map(|m| m.id);
+        let live = found.filter(|m| !m.is_expired(now) && req.at.addresses(m));
+        let (memory, change) = match req.apply(live.as_ref(), now, &self.limits) {
+            Ok(applied) => applied,
+            Err(e) => return Ok(Err(e)),
+        };
+        self.write_row(tx, &memory, &change, old_id)?;
+        let replaced = old_id.filter(|old| *old != memory.id);
+        Ok(Ok((memory, replaced)))
+    }
+
     /// Writes a record: an insert, or an update of the row whose id was `old`; the vector as
     /// `vector` says (`Keep`: its columns are left as they are); its postings replaced.
     pub(crate) fn write_row(

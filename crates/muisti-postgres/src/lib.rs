@@ -732,6 +732,29 @@ impl PostgresStore {
 }
 
 /// The live or expired row at a locator, locked for the rest of the transaction.
+impl PostgresStore {
+    /// One update inside a transaction, as `update` and `update_many` run it: the record
+    /// locked, the request applied to it if it is live, the row written. The outer error
+    /// fails the transaction; the inner one is the request's own (a stale version, no
+    /// record), which writes nothing.
+    fn update_in(
+        &self,
+        tx: &mut Tx<'_>,
+        req: &UpdateRequest,
+        now: Timestamp,
+    ) -> TxResult<Result<Memory>> {
+        let found = locked(tx, &req.at)?;
+        let old_id = found.as_ref().map(|m| m.id);
+        let live = found.filter(|m| !m.is_expired(now) && req.at.addresses(m));
+        let (memory, change) = match req.apply(live.as_ref(), now, &self.limits) {
+            Ok(applied) => applied,
+            Err(e) => return Ok(Err(e)),
+        };
+        write_row(tx, &memory, &change, old_id)?;
+        Ok(Ok(memory))
+    }
+}
+
 fn locked(tx: &mut Tx<'_>, at: &Locator) -> TxResult<Option<Memory>> {
     let row = match at {
         Locator::Key { partition, key } => tx.query_opt(

@@ -94,11 +94,7 @@ impl Store for PostgresStore {
         let now = self.now();
         let slot = self.coherent.slot();
         self.write(|tx| {
-            let found = locked(tx, &req.at)?;
-            let old_id = found.as_ref().map(|m| m.id);
-            let live = found.filter(|m| !m.is_expired(now) && req.at.addresses(m));
-            let (memory, change) = req.apply(live.as_ref(), now, &self.limits)?;
-            write_row(tx, &memory, &change, old_id)?;
+            let memory = self.update_in(tx, req, now)??;
             copies::bump(tx, slot, &mut copies::by_partition([copies::of(&memory)]))?;
             Ok(memory)
         })
@@ -116,16 +112,7 @@ impl Store for PostgresStore {
                     out.push(Err(e));
                     continue;
                 }
-                let found = locked(tx, &req.at)?;
-                let old_id = found.as_ref().map(|m| m.id);
-                let live = found.filter(|m| !m.is_expired(now) && req.at.addresses(m));
-                match req.apply(live.as_ref(), now, &self.limits) {
-                    Ok((memory, change)) => {
-                        write_row(tx, &memory, &change, old_id)?;
-                        out.push(Ok(memory));
-                    }
-                    Err(e) => out.push(Err(e)),
-                }
+                out.push(self.update_in(tx, req, now)?);
             }
             let written = out.iter().filter_map(|r| r.as_ref().ok());
             copies::bump(tx, slot, &mut copies::by_partition(written.map(copies::of)))?;

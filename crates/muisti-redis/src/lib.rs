@@ -190,9 +190,10 @@ pub const DEFAULT_REDIS_URL: &str = "redis://127.0.0.1:6379";
 
 /// `url` with its server filled in when it names none: `redis://` (or `rediss://`) with an
 /// empty host takes the scheme, credentials, host and database of `from_env` (the value of
-/// `REDIS_URL`, when set and not empty) or of [`DEFAULT_REDIS_URL`]; a database in `url`
-/// overrides the environment's, and the parameters of both are kept (`url`'s where both name
-/// one). Any other URL is returned as it is.
+/// `REDIS_URL`, when it is a `redis://` or `rediss://` URL with a host) or of
+/// [`DEFAULT_REDIS_URL`]; `rediss://` keeps TLS, a database in `url` overrides the
+/// environment's, and the parameters of both are kept (`url`'s where both name one). Any
+/// other URL is returned as it is.
 pub fn resolve_url(url: &str, from_env: Option<&str>) -> String {
     let Some((scheme, after)) = url.split_once("://") else {
         return url.to_owned();
@@ -201,12 +202,27 @@ pub fn resolve_url(url: &str, from_env: Option<&str>) -> String {
     if !hostless || !matches!(scheme.to_ascii_lowercase().as_str(), "redis" | "rediss") {
         return url.to_owned();
     }
+    // Only a single server's URL with a host stands in (a cluster's, a socket's or a bare
+    // host is not one: the default does, and opening it says what it reached).
     let server = from_env
         .map(str::trim)
-        .filter(|s| !s.is_empty())
+        .filter(|s| {
+            let lower = s.to_ascii_lowercase();
+            ["redis://", "rediss://"].iter().any(|p| {
+                lower
+                    .strip_prefix(p)
+                    .is_some_and(|rest| !rest.is_empty() && !rest.starts_with(['/', '?']))
+            })
+        })
         .unwrap_or(DEFAULT_REDIS_URL);
     let (path, query) = after.split_once('?').unwrap_or((after, ""));
     let (env_base, env_query) = server.split_once('?').unwrap_or((server, ""));
+    // `rediss://` asks for TLS whatever the environment's scheme.
+    let env_base = match env_base.split_once("://") {
+        Some((_, rest)) if scheme.eq_ignore_ascii_case("rediss") => format!("rediss://{rest}"),
+        _ => env_base.to_owned(),
+    };
+    let env_base = env_base.as_str();
     let base = match path.trim_matches('/') {
         "" => env_base.to_owned(),
         db => {
@@ -1186,6 +1202,24 @@ mod tests {
             "rediss://:secret@10.0.0.4:6380/1?cache_mb=8&prefix=b:"
         );
         assert_eq!(resolve_url("redis:///3", Some("redis://h")), "redis://h/3");
+        // TLS asked for is kept; what is not one server's URL does not stand in.
+        assert_eq!(
+            resolve_url("rediss:///2", Some("redis://h:1")),
+            "rediss://h:1/2"
+        );
+        assert_eq!(resolve_url("rediss://", None), "rediss://127.0.0.1:6379");
+        for odd in [
+            "localhost:6379",
+            "redis+cluster://a:1,b:2",
+            "unix:///tmp/r.sock",
+            "redis://",
+        ] {
+            assert_eq!(
+                resolve_url("redis:///2", Some(odd)),
+                "redis://127.0.0.1:6379/2",
+                "{odd}"
+            );
+        }
         // A URL with a host, or another scheme, is left alone.
         for url in [
             "redis://h:1/0",

@@ -157,6 +157,9 @@ impl Header {
     }
 }
 
+/// How many times a pop reads the conversation again when another took its last message.
+const POP_ATTEMPTS: usize = 3;
+
 /// Conversations ([`Engine::conversations`](crate::Engine::conversations)): their messages, appended in order, and a
 /// header each. A handle over what the engine's parts share; cheap, borrowed.
 #[derive(Clone, Copy)]
@@ -362,21 +365,26 @@ impl Conversations<'_> {
                  message records first",
             ));
         }
-        let mut records = self.message_records(id)?;
-        let Some(last) = records.pop() else {
-            return Ok(None);
-        };
-        let message = message_of(&last)?;
-        if !self.core.forget_record(last)? {
-            // Another writer took it first: theirs to return.
-            return Ok(None);
+        // Another pop may take the last message first: then the one before it is this
+        // pop's, read again (a few times at most).
+        let mut taken = None;
+        for _ in 0..POP_ATTEMPTS {
+            let mut records = self.message_records(id)?;
+            let Some(last) = records.pop() else {
+                return Ok(None);
+            };
+            let message = message_of(&last)?;
+            if self.core.forget_record(last)? {
+                taken = Some((message, records.len() as u64));
+                break;
+            }
         }
-        let head = self.header_put(
-            id,
-            record.owner.clone(),
-            records.len() as u64,
-            Some(header.created_at),
-        )?;
+        let Some((message, left)) = taken else {
+            return Err(Error::Conflict(format!(
+                "conversation {id}: its last message was taken by others {POP_ATTEMPTS} times"
+            )));
+        };
+        let head = self.header_put(id, record.owner.clone(), left, Some(header.created_at))?;
         let written = self.core.put_many_embedded(vec![head])?;
         let changes: Vec<crate::core::Change<'_>> = written
             .iter()

@@ -27,7 +27,7 @@ from typing import Any, Optional
 from agents.memory import SessionSettings
 
 from .client import Client
-from .errors import NotFoundError
+from .errors import ConflictError, NotFoundError
 
 __all__ = ["MuistiSession"]
 
@@ -35,6 +35,10 @@ __all__ = ["MuistiSession"]
 BATCH = 200
 
 _ROLES = {"user", "assistant", "system", "developer"}
+
+# Most characters of an item's text shown as its message (the whole item is kept beside it):
+# a tool's long output is not stored twice.
+SHOWN = 8192
 
 
 def _text(item: dict[str, Any]) -> str:
@@ -49,7 +53,7 @@ def _text(item: dict[str, Any]) -> str:
     else:
         text = str(item.get("output", "")) if "output" in item else ""
     if text.strip():
-        return text
+        return text if len(text) <= SHOWN else text[:SHOWN] + " …"
     kind = item.get("type", "message")
     name = item.get("name")
     return f"({kind} {name})" if name else f"({kind})"
@@ -92,10 +96,23 @@ class MuistiSession:
         self.agent_id = agent_id
         self.session_settings = session_settings or SessionSettings()
 
-    def _items(self, limit: Optional[int]) -> list[dict[str, Any]]:
+    def _conversation(self) -> Any:
+        """The conversation (`None` when it does not exist), if this session may act on it: one
+        of another user is refused (`ConflictError`, as the server refuses appending to it);
+        one of no user is anyone's."""
         try:
             conversation = self.client.conversation(self.session_id)
         except NotFoundError:
+            return None
+        owner = conversation.user_id
+        if self.user_id and owner and owner != self.user_id:
+            message = f"conversation {self.session_id!r} is another user's"
+            raise ConflictError(409, "conflicting_fields", message)
+        return conversation
+
+    def _items(self, limit: Optional[int]) -> list[dict[str, Any]]:
+        conversation = self._conversation()
+        if conversation is None:
             return []
         items = [_item(m) for m in conversation.items]
         if limit is None:
@@ -118,12 +135,16 @@ class MuistiSession:
             self.client.append_messages(self.session_id, wire[start: start + BATCH], **fields)
 
     def _pop(self) -> Optional[dict[str, Any]]:
+        if self._conversation() is None:
+            return None
         try:
             return _item(self.client.pop_message(self.session_id))
         except NotFoundError:
             return None
 
     def _clear(self) -> None:
+        if self._conversation() is None:
+            return
         try:
             self.client.delete_conversation(self.session_id)
         except NotFoundError:

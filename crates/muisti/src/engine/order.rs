@@ -1,9 +1,11 @@
 //! Listing in an order other than the store's own (creation, by id): by importance, by last
 //! access, newest first. The store contract lists by id only, so the engine reads the
 //! namespace's matching memories page by page and keeps the best page-and-one of them in a
-//! bounded heap: memory of one page, a read of every match. The cursor is the last item's
-//! sort key, so a page follows the previous one exactly even when memories are written or
-//! deleted between the two reads (those moved across the cursor are seen or not, never twice).
+//! bounded heap: memory of one page, but a read of every match for every page (paging
+//! through N memories reads N²/page records: a listing to look at, not an export). The
+//! cursor is the last item's sort key, so a page follows the previous one without a gap or a
+//! repeat while nothing changes; a memory whose place changes between two pages (its
+//! importance, or an access) may be seen twice or not at all.
 
 use std::{cmp::Ordering, collections::BinaryHeap, fmt, str::FromStr};
 

@@ -370,7 +370,10 @@ pub struct RecallRequest {
     pub include_shared: bool,
     /// Leave out key-value entries (records written with a key, [`crate::in_key_space`]):
     /// a namespace that holds an application's state beside its memories recalls only the
-    /// memories. Off by default: a memory written with a key is a memory.
+    /// memories. Off by default: a memory written with a key is a memory. The entries are
+    /// left out of the candidates recall ranks (its configured `candidates` of each
+    /// retriever), so a namespace whose entries crowd the memories out of them gives fewer
+    /// hits: state belongs in a namespace of its own (`_state.`).
     #[serde(default)]
     pub exclude_key_value: bool,
 }

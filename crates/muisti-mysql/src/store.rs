@@ -266,33 +266,16 @@ impl Store for MysqlStore {
         // One transaction for the batch and two statements a chunk, not a transaction a
         // record (maintenance deletes thousands).
         let mut gone: std::collections::HashSet<MemoryId> = self.write(|tx| {
-            let mut deleted = Vec::new();
-            for chunk in ids.chunks(256) {
-                // The live rows (locked), so that their partitions and ids are logged.
-                let mut sql = Sql::new(format!("SELECT namespace, id FROM {m} WHERE tenant = ?"));
-                sql.args.push(bytes(tenant.as_str()));
-                sql.and_live("", now);
-                sql.text.push_str(" AND id IN ");
-                sql.list(chunk.iter().map(|id| bytes(&id.to_string())));
-                sql.text.push_str(" FOR UPDATE");
-                let rows: Vec<Row> = tx.exec(sql.text, params(sql.args))?;
-                let mut live = Vec::with_capacity(rows.len());
-                for mut r in rows {
-                    let ns: String = take(&mut r, 0)?;
-                    let id = parse_id(&take::<String>(&mut r, 1)?)?;
-                    live.push((Partition::new(tenant.clone(), Namespace::new(ns)?), id));
-                }
-                if live.is_empty() {
-                    continue;
-                }
+            // The live rows (locked), so that their partitions and ids are logged.
+            let live = self.rows_of(tx, tenant, ids, Some(now))?;
+            for chunk in live.chunks(256) {
                 let mut sql = Sql::new(format!("DELETE FROM {m} WHERE tenant = ? AND id IN "));
                 sql.args.push(bytes(tenant.as_str()));
-                sql.list(live.iter().map(|(_, id)| bytes(&id.to_string())));
+                sql.list(chunk.iter().map(|(_, id)| bytes(&id.to_string())));
                 tx.exec_drop(sql.text, params(sql.args))?;
-                deleted.extend(live);
             }
-            let ids = deleted.iter().map(|(_, id)| *id).collect();
-            self.bump(tx, copies::by_partition(deleted))?;
+            let ids = live.iter().map(|(_, id)| *id).collect();
+            self.bump(tx, copies::by_partition(live))?;
             Ok(ids)
         })?;
         // In the order given, each once (as one delete after another reports them).

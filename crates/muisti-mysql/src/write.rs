@@ -261,14 +261,33 @@ impl MysqlStore {
         tenant: &Tenant,
         ids: &[MemoryId],
     ) -> TxResult<Vec<(Partition, copies::Changed)>> {
+        Ok(copies::by_partition(self.rows_of(tx, tenant, ids, None)?))
+    }
+
+    /// The records of `tenant` with these ids, as (partition, id), a statement per 256 ids;
+    /// with `live_at`, only those live then, locked (what a delete is about to change).
+    pub(crate) fn rows_of(
+        &self,
+        tx: &mut Transaction<'_>,
+        tenant: &Tenant,
+        ids: &[MemoryId],
+        live_at: Option<i64>,
+    ) -> TxResult<Vec<(Partition, MemoryId)>> {
         let mut out = Vec::new();
         for chunk in ids.chunks(256) {
             let mut sql = Sql::new(format!(
-                "SELECT namespace, id FROM {} WHERE tenant = ? AND id IN ",
+                "SELECT namespace, id FROM {} WHERE tenant = ?",
                 self.q.memories
             ));
             sql.args.push(bytes(tenant.as_str()));
+            if let Some(now) = live_at {
+                sql.and_live("", now);
+            }
+            sql.text.push_str(" AND id IN ");
             sql.list(chunk.iter().map(|id| bytes(&id.to_string())));
+            if live_at.is_some() {
+                sql.text.push_str(" FOR UPDATE");
+            }
             let rows: Vec<Row> = tx.exec(sql.text, params(sql.args))?;
             for mut r in rows {
                 let ns: String = take(&mut r, 0)?;
@@ -276,7 +295,7 @@ impl MysqlStore {
                 out.push((Partition::new(tenant.clone(), Namespace::new(ns)?), id));
             }
         }
-        Ok(copies::by_partition(out))
+        Ok(out)
     }
 
     /// One put inside a transaction; with the id of another record it replaced (an expired

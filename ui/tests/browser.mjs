@@ -188,6 +188,12 @@ await visit('analytics', `/ui/analytics?user_id=${encodeURIComponent(fx.user)}`,
   await page.locator('[data-testid=heatmap][data-drawn=true]').waitFor();
 });
 check(await page.locator('.card .big').first().textContent() !== '0', 'analytics counts the memories');
+// The server keeps the access log: the chart counts accesses per day, as the API does.
+const logged = (await api(fx.base, 'GET', `/v1/analytics?user_id=${encodeURIComponent(fx.user)}&days=30&top=0`)).body;
+const accessLabel = await page.locator('[data-testid=access]').getAttribute('aria-label');
+check(logged.access_log === true && accessLabel.includes('named accesses')
+  && await page.getByText('from the access log').count() === 1,
+`the access chart reads the access log (access_log ${logged.access_log}, chart "${accessLabel.slice(0, 60)}")`);
 
 // Operations: store health (application state counted apart from memories), a maintenance
 // job run to its end.

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import time
 import uuid
 
 import pytest
+from conftest import need_binary, start, stop
 
 from muisti import (
     AsyncClient,
@@ -123,3 +125,25 @@ def test_a_keyed_server_refuses_a_missing_key_and_takes_the_right_one(keyed_serv
         assert c.stats().tenant == "acme"
         keys = c.list_keys()
         assert [k.tenant for k in keys] == ["acme"]
+
+
+def test_a_memorys_accesses_from_a_server_that_keeps_the_access_log(tmp_path):
+    srv, process = start(need_binary(), tmp_path, ["--access-log", "queries"])
+    try:
+        with Client(srv.url) as c:
+            who = user()
+            m = c.remember("The spare key is under the blue pot", user_id=who)
+            hits = c.recall("where is the spare key", user_id=who)
+            assert hits[0].memory.id == m.id
+            deadline = time.monotonic() + 30
+            while not (a := c.accesses(m.id, user_id=who)).accesses:
+                assert time.monotonic() < deadline, "the recall never reached the log"
+                time.sleep(0.1)
+            assert isinstance(a, types.MemoryAccesses)
+            assert a.accesses[0].kind == "recall"
+            assert a.accesses[0].query == "where is the spare key"
+            assert a.days[0].count == 1
+            with pytest.raises(NotFoundError):
+                c.accesses(m.id, user_id=user())
+    finally:
+        stop(process)

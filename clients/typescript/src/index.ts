@@ -206,6 +206,11 @@ export class Client {
       cursor = page.next_cursor ?? undefined;
     } while (cursor);
   }
+  /** A memory's accesses in the server's access log (empty while it is off). */
+  accesses(id: string, params: { user_id?: string } = {}): Promise<S["MemoryAccesses"]> {
+    return this.json({ method: "GET", path: `/v1/memories/${seg(id)}/accesses`, params });
+  }
+
   /** A memory's history. */
   history(id: string, params: { user_id?: string } = {}): Promise<S["History"]> {
     return this.json({ method: "GET", path: `/v1/memories/${seg(id)}/history`, params });
@@ -432,7 +437,7 @@ export class Client {
 export const OPERATIONS: Record<string, string> = {
   remember: "create_memory", rememberMany: "create_memories", recall: "recall", get: "get_memory",
   update: "update_memory", forget: "delete_memory", forgetAll: "delete_memories", list: "list_memories",
-  history: "memory_history", restore: "restore_memory", similar: "similar", extract: "extract_memories",
+  history: "memory_history", accesses: "memory_accesses", restore: "restore_memory", similar: "similar", extract: "extract_memories",
   kvSet: "kv_set", kvGet: "kv_get", kvHas: "kv_has", kvDelete: "kv_forget", kvList: "kv_all", kvFlush: "kv_flush",
   conversations: "list_conversations", conversation: "get_conversation", appendMessages: "append_messages", popMessage: "pop_message",
   deleteConversation: "delete_conversation", endConversation: "end_conversation", chat: "chat",

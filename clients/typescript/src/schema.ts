@@ -665,6 +665,28 @@ export interface paths {
         patch: operations["update_memory"];
         trace?: never;
     };
+    "/v1/memories/{id}/accesses": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A memory's accesses in the access log (the server's `--access-log`): each day's count
+         *     and the latest accesses, newest first, each with its kind, the recall's score and, with
+         *     `queries`, the query on the asking user's own memory; empty while the log is off. 404
+         *     for a missing memory, and with a `user_id` that is not the memory's user.
+         */
+        get: operations["memory_accesses"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/memories/{id}/history": {
         parameters: {
             query?: never;
@@ -861,8 +883,32 @@ export interface paths {
 export type webhooks = Record<string, never>;
 export interface components {
     schemas: {
+        /** @description One access of a memory in the access log. */
+        AccessEntry: {
+            /** @description When (RFC 3339). */
+            at: string;
+            /** @description `recall` (a recall returned it) or `read` (read by id). */
+            kind: string;
+            /**
+             * @description The recall's query, kept with `--access-log queries` on the asking user's own
+             *     memory.
+             */
+            query?: string | null;
+            /**
+             * Format: float
+             * @description The recall's score of the memory, 0 to 1.
+             */
+            score?: number | null;
+        };
         /** @description Aggregates of a namespace's memories (`GET /v1/analytics`), computed on the server. */
         Analytics: {
+            /** @description Whether the server keeps the access log (`--access-log`). */
+            access_log?: boolean;
+            /**
+             * @description Accesses (recalls and reads by id) of the memories on each day of the window, from
+             *     the access log: empty while the log is off (`access_log`).
+             */
+            accesses?: components["schemas"]["DayCount"][];
             /** @description By category. */
             by_category: {
                 [key: string]: number;
@@ -878,8 +924,8 @@ export interface components {
             /** @description Memories created per day of the window, per scope (days with none left out). */
             growth: components["schemas"]["DayCount"][];
             /**
-             * @description Memories whose last access fell on each day of the window (access is kept as a count
-             *     and a last time per memory, not as a log).
+             * @description Memories whose last access fell on each day of the window (every memory keeps a
+             *     count and a last access time).
              */
             last_accessed: components["schemas"]["DayCount"][];
             /** @description The most accessed memories, most first. */
@@ -1782,6 +1828,18 @@ export interface components {
              *     `expected_version` (or `If-Match`) to update only what you read.
              */
             version?: number;
+        };
+        /**
+         * @description A memory's accesses in the access log (`GET /v1/memories/{id}/accesses`), within the
+         *     log's retention: empty while the log is off.
+         */
+        MemoryAccesses: {
+            /** @description The latest accesses, newest first (at most 25). */
+            accesses: components["schemas"]["AccessEntry"][];
+            /** @description Accesses per UTC day, oldest first (days with none left out). */
+            days: components["schemas"]["DayCount"][];
+            /** @description The memory. */
+            memory_id: string;
         };
         /** @description One page of memories (`GET /v1/memories`). */
         MemoryPage: {
@@ -6926,6 +6984,110 @@ export interface operations {
             };
             /** @description Body without Content-Type: application/json */
             415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Rate limited (see Retry-After) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Request headers too large */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Unavailable: the store, a timeout, or too many connections */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    memory_accesses: {
+        parameters: {
+            query?: {
+                /** @description The user the request acts for. */
+                user_id?: string;
+            };
+            header?: never;
+            path: {
+                /** @description Memory id (ULID) */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MemoryAccesses"];
+                };
+            };
+            /** @description Malformed request: JSON, parameters or HTTP */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description No valid API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Refused: a foreign Host or Origin in open mode, or the key's rights */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Request target too long */
+            414: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -104,6 +104,26 @@ pub(crate) struct Cli {
     #[arg(long, global = true, env = "MUISTI_ARCHIVE_URL", value_name = "URL")]
     pub(crate) archive: Option<String>,
 
+    /// What the access log keeps of each recall and read by id: `off` (the default),
+    /// `scores` (time, kind, score), `queries` (and the query, on the asking user's own
+    /// memory).
+    #[arg(
+        long,
+        global = true,
+        env = "MUISTI_ACCESS_LOG",
+        value_name = "off|scores|queries"
+    )]
+    pub(crate) access_log: Option<String>,
+
+    /// Days the access log keeps an access (default 30).
+    #[arg(
+        long,
+        global = true,
+        env = "MUISTI_ACCESS_LOG_RETENTION_DAYS",
+        value_name = "DAYS"
+    )]
+    pub(crate) access_log_retention_days: Option<u32>,
+
     #[command(subcommand)]
     pub(crate) command: Command,
 }
@@ -128,6 +148,22 @@ impl Cli {
     /// its own by default.
     pub(crate) fn graph_interval(&self) -> muisti::Result<muisti::graph::GraphInterval> {
         muisti::graph::GraphInterval::every(usize::from(self.graph_interval.unwrap_or(1)))
+    }
+
+    /// The access log the flags ask for, off by default.
+    pub(crate) fn access_log(&self) -> muisti::Result<muisti::AccessLog> {
+        let defaults = muisti::AccessLog::default();
+        let log = muisti::AccessLog {
+            mode: match &self.access_log {
+                Some(mode) => muisti::AccessLogMode::parse(mode)?,
+                None => defaults.mode,
+            },
+            retention_days: self
+                .access_log_retention_days
+                .unwrap_or(defaults.retention_days),
+        };
+        log.validate()?;
+        Ok(log)
     }
 
     /// The scopes' lifetimes the flags ask for, over the engine's defaults.
@@ -359,6 +395,15 @@ pub(crate) enum Command {
         /// The memory id.
         id: String,
         /// The user the request acts for (another user's entry is not found).
+        #[arg(long = "user")]
+        user_id: Option<String>,
+    },
+    /// A memory's accesses in the access log (each day's count, then the latest accesses,
+    /// newest first); empty while the log is off (--access-log).
+    Accesses {
+        /// The memory id.
+        id: String,
+        /// The user the request acts for (another user's memory is not found).
         #[arg(long = "user")]
         user_id: Option<String>,
     },

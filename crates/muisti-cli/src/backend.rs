@@ -10,8 +10,9 @@ use muisti_client::{
     Client, ClusterParams, Clusters, ConversationDetail, ConversationParams, Conversations,
     ForgetParams, GraphEntities, GraphEntity, GraphEntityParams, GraphMerge, GraphRelationParams,
     GraphRelations, History, KvEntries, KvEntry, KvValue, ListParams, MaintenanceReport,
-    MaintenanceRequest, Memory, MemoryPage, MemoryPatch, NewMemory, Proposal, ProposalDecision,
-    ProposalParams, Proposals, RecallQuery, RecallResult, SimilarParams, Stats, StatsParams,
+    MaintenanceRequest, Memory, MemoryAccesses, MemoryPage, MemoryPatch, NewMemory, Proposal,
+    ProposalDecision, ProposalParams, Proposals, RecallQuery, RecallResult, SimilarParams, Stats,
+    StatsParams,
 };
 use muisti_server::ops;
 
@@ -57,6 +58,7 @@ pub(crate) trait Memories {
     fn confirm(&self, id: &str, user_id: &str) -> Result<Memory>;
     fn reject(&self, id: &str, user_id: &str) -> Result<Proposal>;
     fn history(&self, id: &str, user: Option<&str>) -> Result<History>;
+    fn accesses(&self, id: &str, user: Option<&str>) -> Result<MemoryAccesses>;
     fn graph_entities(&self, p: GraphEntityParams) -> Result<GraphEntities>;
     fn graph_relations(&self, p: GraphRelationParams) -> Result<GraphRelations>;
     fn graph_merge(&self, m: GraphMerge) -> Result<GraphEntity>;
@@ -225,6 +227,10 @@ impl Memories for Local {
         Ok(ops::history(&self.0, id, user)?)
     }
 
+    fn accesses(&self, id: &str, user: Option<&str>) -> Result<MemoryAccesses> {
+        Ok(ops::accesses(&self.0, id, user)?)
+    }
+
     fn graph_entities(&self, p: GraphEntityParams) -> Result<GraphEntities> {
         Ok(ops::graph_entities(&self.0, p)?)
     }
@@ -384,6 +390,11 @@ impl Memories for Remote {
     fn history(&self, id: &str, user: Option<&str>) -> Result<History> {
         Self::id(id)?;
         Ok(self.0.history(id, user)?)
+    }
+
+    fn accesses(&self, id: &str, user: Option<&str>) -> Result<MemoryAccesses> {
+        Self::id(id)?;
+        Ok(self.0.accesses(id, user)?)
     }
 
     fn graph_entities(&self, p: GraphEntityParams) -> Result<GraphEntities> {

@@ -494,6 +494,27 @@ pub(crate) fn run(m: &dyn Memories, command: Command, json: bool) -> Result<Exit
             }
             Ok(ExitCode::SUCCESS)
         }
+        Command::Accesses { id, user_id } => {
+            let a = m.accesses(&id, user_id.as_deref())?;
+            if json {
+                print_json(&a)?;
+            } else {
+                for d in &a.days {
+                    outln!("{}  {}", d.day, d.count)?;
+                }
+                for e in &a.accesses {
+                    let score = e.score.map(|s| format!("{s:.3}")).unwrap_or_default();
+                    outln!(
+                        "{}  {:<6} {:<5} {}",
+                        e.at,
+                        e.kind,
+                        score,
+                        e.query.as_deref().unwrap_or("")
+                    )?;
+                }
+            }
+            Ok(ExitCode::SUCCESS)
+        }
         Command::EndConversation { id } => {
             let n = m.end_conversation(&id)?;
             if json {

@@ -240,6 +240,7 @@ fn namespace_arg(command: &Command) -> Option<&NsArg> {
         | Command::Confirm { .. }
         | Command::Reject { .. }
         | Command::History { .. }
+        | Command::Accesses { .. }
         | Command::Similar { .. }
         | Command::Reindex { .. }
         | Command::Export(_)
@@ -266,6 +267,7 @@ pub(crate) fn open_at(
         reranker: cli.reranker.as_deref(),
         on_mismatch,
         lifetimes: cli.lifetimes(),
+        access_log: cli.access_log()?,
         graph: cli.graph_extraction()?,
         interval: cli.graph_interval()?,
         archive: cli.archive.as_deref(),
@@ -283,6 +285,7 @@ pub(crate) struct EngineSpec<'a> {
     pub(crate) reranker: Option<&'a str>,
     pub(crate) on_mismatch: OnModelMismatch,
     pub(crate) lifetimes: muisti::Lifetimes,
+    pub(crate) access_log: muisti::AccessLog,
     pub(crate) graph: muisti::graph::GraphExtraction,
     pub(crate) interval: muisti::graph::GraphInterval,
     /// The archive's URL (the store's default if `None`).
@@ -306,6 +309,7 @@ pub(crate) fn open_with(spec: EngineSpec<'_>) -> Result<Engine> {
         .reranker(reranker)
         .on_model_mismatch(spec.on_mismatch)
         .lifetimes(spec.lifetimes)
+        .access_log(spec.access_log)
         .graph_extraction(spec.graph)
         .graph_interval(spec.interval)
         .build()?)

@@ -191,6 +191,7 @@ pub(crate) fn serve(cli: &Cli, args: &ServeArgs) -> Result<ExitCode> {
         reranker: config.reranker.as_deref(),
         on_mismatch: OnModelMismatch::Error,
         lifetimes: cli.lifetimes(),
+        access_log: cli.access_log()?,
         graph: graph_extraction(&config)?,
         interval: config.graph_interval,
         archive: config.archive_url.as_deref(),

@@ -714,6 +714,19 @@ impl Client {
         ))
     }
 
+    /// A memory's accesses in the server's access log (empty while it is off).
+    pub fn accesses(
+        &self,
+        id: &str,
+        user_id: Option<&str>,
+    ) -> Result<api::MemoryAccesses, ClientError> {
+        self.get_json(&format!(
+            "/v1/memories/{}/accesses{}",
+            encode(id),
+            acting(user_id)
+        ))
+    }
+
     /// Runs the scopes' lifetimes now (admin key).
     pub fn maintain(&self) -> Result<Maintained, ClientError> {
         self.send_json("POST", "/v1/maintain", &serde_json::json!({}))

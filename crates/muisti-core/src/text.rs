@@ -239,6 +239,124 @@ pub fn query_terms(query: &str) -> Vec<String> {
     if content.is_empty() { all } else { content }
 }
 
+/// The shortest query word a full-text search corrects ([`search_terms`]), and the
+/// shortest word it corrects to: a shorter word has too many neighbours one edit away to
+/// tell which was meant ("plane" is one letter from "plan", "place" and "plant").
+pub const FUZZY_MIN_CHARS: usize = 5;
+
+/// The shortest word a correction may replace a letter of: one letter replaced in a
+/// shorter word is as often another word as a slip ("share" and "spare", "month" and
+/// "mouth").
+pub const FUZZY_REPLACE_MIN_CHARS: usize = 7;
+
+/// The terms a full-text search looks for: the query's [`query_terms`], each word the
+/// searched records do not hold (`known` says which they do) of at least
+/// [`FUZZY_MIN_CHARS`] letters a to z replaced by the first of its
+/// [`one_edit_variants`] they hold, so a misspelled word still finds what it meant. A word
+/// they hold is never changed, nor one with no such variant. The one rule of misspelled
+/// query words, which every full-text search calls with its own index's vocabulary.
+pub fn search_terms(query: &str, known: impl Fn(&str) -> bool) -> Vec<String> {
+    let mut terms = query_terms(query);
+    let mut changed = false;
+    for t in terms.iter_mut() {
+        if t.len() < FUZZY_MIN_CHARS || !t.bytes().all(|b| b.is_ascii_lowercase()) || known(t) {
+            continue;
+        }
+        let mut found = None;
+        each_variant(t, |v| {
+            if known(v) {
+                found = Some(v.to_owned());
+            }
+            found.is_some()
+        });
+        if let Some(v) = found {
+            *t = v;
+            changed = true;
+        }
+    }
+    if changed {
+        terms.sort_unstable();
+        terms.dedup();
+    }
+    terms
+}
+
+/// The words a correction of `word` (lower-case letters a to z) considers, in the order it
+/// prefers them: two neighbouring letters swapped (the commonest slip), then a letter
+/// dropped, replaced (in a word of [`FUZZY_REPLACE_MIN_CHARS`] letters or more), or added.
+/// The first letter stays (it is the one a writer seldom gets wrong, and changing it turns
+/// "right" into "night"), and no variant is shorter than [`FUZZY_MIN_CHARS`].
+pub fn one_edit_variants(word: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut seen = std::collections::HashSet::new();
+    each_variant(word, |v| {
+        if seen.insert(v.to_owned()) {
+            out.push(v.to_owned());
+        }
+        false
+    });
+    out
+}
+
+/// Calls `visit` with each of [`one_edit_variants`] in order (a variant reached twice is
+/// visited twice) until it returns true: one buffer, no variant allocated, as a search
+/// looks for the first its records hold.
+fn each_variant(word: &str, mut visit: impl FnMut(&str) -> bool) {
+    let b = word.as_bytes();
+    let n = b.len();
+    let mut v: Vec<u8> = Vec::with_capacity(n + 1);
+    // Every variant is letters a to z (the word's, or one added): valid UTF-8.
+    let mut emit = |v: &[u8]| {
+        v.len() >= FUZZY_MIN_CHARS.min(n) && v != b && std::str::from_utf8(v).is_ok_and(&mut visit)
+    };
+    for i in 1..n.saturating_sub(1) {
+        if b[i] != b[i + 1] {
+            v.clear();
+            v.extend_from_slice(b);
+            v.swap(i, i + 1);
+            if emit(&v) {
+                return;
+            }
+        }
+    }
+    if n > FUZZY_MIN_CHARS {
+        for i in 1..n {
+            v.clear();
+            v.extend_from_slice(&b[..i]);
+            v.extend_from_slice(&b[i + 1..]);
+            if emit(&v) {
+                return;
+            }
+        }
+    }
+    if n >= FUZZY_REPLACE_MIN_CHARS {
+        for i in 1..n {
+            v.clear();
+            v.extend_from_slice(b);
+            for c in b'a'..=b'z' {
+                if c != b[i] {
+                    v[i] = c;
+                    if emit(&v) {
+                        return;
+                    }
+                }
+            }
+        }
+    }
+    for i in 1..=n {
+        v.clear();
+        v.extend_from_slice(&b[..i]);
+        v.push(b'a');
+        v.extend_from_slice(&b[i..]);
+        for c in b'a'..=b'z' {
+            v[i] = c;
+            if emit(&v) {
+                return;
+            }
+        }
+    }
+}
+
 /// A document's distinct terms with their counts in the indexed text and in the context,
 /// and its length in terms (both fields): what a store that counts terms itself keeps per
 /// record, for [`Bm25::rank_counts`].
@@ -354,7 +472,7 @@ impl InvertedIndex {
         limit: usize,
         keep: impl Fn(MemoryId) -> bool,
     ) -> Vec<Scored> {
-        let terms = query_terms(query);
+        let terms = search_terms(query, |t| self.postings.contains_key(t));
         if terms.is_empty() || limit == 0 {
             return Vec::new();
         }
@@ -686,6 +804,48 @@ pub fn vector_from_bytes(b: &[u8]) -> Option<Vec<f32>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_misspelled_word_is_searched_as_the_word_the_records_hold() {
+        let vocabulary = ["dentist", "march", "sister", "porto", "live"];
+        let known = |t: &str| vocabulary.contains(&t);
+        // A swap, a dropped letter, a doubled one, a wrong one.
+        for (query, meant) in [
+            ("when is my dnetist", "dentist"),
+            ("when is my dentst", "dentist"),
+            ("when is my dentisst", "dentist"),
+            ("when is my dentigt", "dentist"),
+        ] {
+            assert_eq!(search_terms(query, known), [meant], "{query}");
+        }
+        // Held words, short words, words with no near neighbour and numbers stay as asked.
+        for query in ["sister lives", "mrch", "elephant", "porto 12345"] {
+            assert_eq!(search_terms(query, known), query_terms(query), "{query}");
+        }
+        // A correction that is already a query term is searched once.
+        assert_eq!(search_terms("sister sisetr", known), ["sister"]);
+        // The first letter stays: "right" is not a slip for "night".
+        assert_eq!(search_terms("right", |t: &str| t == "night"), ["right"]);
+    }
+
+    #[test]
+    fn one_edit_variants_keep_the_first_letter_and_swaps_come_first() {
+        let v = one_edit_variants("abcdef");
+        assert_eq!(&v[..2], ["acbdef", "abdcef"]);
+        let unique: std::collections::HashSet<&String> = v.iter().collect();
+        assert_eq!(unique.len(), v.len());
+        assert!(v.iter().all(|w| w.starts_with('a') && w != "abcdef"));
+        assert!(v.contains(&"abdef".to_owned()) && v.contains(&"abcdefg".to_owned()));
+        assert!(
+            !v.contains(&"abxdef".to_owned()),
+            "six letters: none replaced"
+        );
+        assert!(one_edit_variants("abcdefg").contains(&"abxdefg".to_owned()));
+        assert!(
+            one_edit_variants("plane").iter().all(|w| w.len() >= 5),
+            "no variant shorter than five letters"
+        );
+    }
 
     /// `top_of` keeps exactly what `top_scored` keeps, ties at the cut included, for every
     /// limit: scores drawn from a few values so that many tie, in an order the ids do not

@@ -443,11 +443,11 @@ impl Store for SqliteStore {
     }
 
     fn text_search(&self, query: &TextQuery) -> Result<Vec<Scored>> {
-        let terms = query_terms(&query.query);
-        if terms.is_empty() {
+        if query_terms(&query.query).is_empty() {
             return Ok(Vec::new());
         }
         let part = self.cached(&query.partition, query.filter.user_id.as_deref())?;
+        let terms = part.search_terms(&query.query);
         Ok(part.bm25(&query.filter, &terms, query.limit, self.now()))
     }
 

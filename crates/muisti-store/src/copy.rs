@@ -27,7 +27,7 @@ use std::{
 use muisti_core::{
     Filter, IdMap, IdSet, Memory, MemoryId, Partition, RankFields, ReadRun, Scored, Timestamp,
     quant::{QueryI8, quantize_into},
-    text::{Bm25, CorpusStats, TermCounts, query_terms, term_counts, top_scored},
+    text::{Bm25, CorpusStats, TermCounts, search_terms, term_counts, top_scored},
 };
 
 /// The records holding one term, with its counts in each (text, context).
@@ -319,7 +319,7 @@ impl<V> Copy<V> {
         limit: usize,
         now: Timestamp,
     ) -> Vec<Scored> {
-        let terms = query_terms(query);
+        let terms = search_terms(query, |t| self.term_numbers.contains_key(t));
         if terms.is_empty() || limit == 0 {
             return Vec::new();
         }

@@ -5,8 +5,10 @@
 //!
 //! The pass reads the store in pages of [`MAX_PAGE`](muisti_core::MAX_PAGE) records and keeps
 //! only counters and the `top` most accessed ids, so its memory does not grow with the
-//! namespace. Access is recorded as a count and a last time per memory (not as a log of
-//! every access), so "access over time" is the number of memories last accessed on each day.
+//! namespace (with the access log on, it also holds the log's record of each memory reached
+//! in the retention). Every memory keeps a count and a last access time, so "last accessed"
+//! is the number of memories last accessed on each day; with the access log on
+//! ([`AccessLog`](crate::AccessLog)), "accesses" counts every access of each day.
 
 use std::{
     cmp::Reverse,
@@ -19,7 +21,7 @@ use tracing::info_span;
 use crate::core::Core;
 
 /// Milliseconds in a day.
-const DAY_MS: i64 = 86_400_000;
+pub(crate) const DAY_MS: i64 = 86_400_000;
 
 /// Most days an aggregation spans.
 pub const MAX_DAYS: u32 = 366;
@@ -65,16 +67,21 @@ pub struct Analytics {
     pub growth: Vec<DayCount>,
     /// Memories last accessed on each day of the window (days with none left out).
     pub last_accessed: Vec<DayCount>,
+    /// Accesses (recalls and reads by id) of the memories on each day of the window, from
+    /// the access log (empty with the log off; days with none left out).
+    pub accesses: Vec<DayCount>,
+    /// Whether the access log is on (so `accesses` counts what it holds).
+    pub access_log: bool,
     /// The most accessed memories, most first (ties: older first); never-accessed left out.
     pub top_accessed: Vec<Memory>,
 }
 
 /// The UTC day of a time, as a day number and `YYYY-MM-DD`.
-fn day_of(t: Timestamp) -> i64 {
+pub(crate) fn day_of(t: Timestamp) -> i64 {
     t.as_millis().div_euclid(DAY_MS)
 }
 
-fn day_name(day: i64) -> String {
+pub(crate) fn day_name(day: i64) -> String {
     let s = Timestamp::from_millis(day.saturating_mul(DAY_MS)).to_string();
     s.get(..10).unwrap_or(&s).to_owned()
 }
@@ -101,6 +108,8 @@ impl Insights<'_> {
         let mut out = Analytics::default();
         let mut growth: BTreeMap<(i64, String), u64> = BTreeMap::new();
         let mut accessed: BTreeMap<i64, u64> = BTreeMap::new();
+        let logged = crate::access::records_of(self.core, namespace, &query.filter)?;
+        let mut accesses: BTreeMap<i64, u64> = BTreeMap::new();
         // A min-heap of the best `top`: (count, newer id first out).
         let mut top: BinaryHeap<Reverse<(u64, Reverse<MemoryId>)>> = BinaryHeap::new();
         let mut list = ListQuery {
@@ -126,6 +135,11 @@ impl Insights<'_> {
                 {
                     *accessed.entry(day_of(at)).or_default() += 1;
                 }
+                if let Some(record) = logged.get(&m.id) {
+                    for (day, n) in record.days_from(first) {
+                        *accesses.entry(day).or_default() += n;
+                    }
+                }
                 if m.access_count > 0 && query.top > 0 {
                     top.push(Reverse((m.access_count, Reverse(m.id))));
                     if top.len() > query.top {
@@ -146,14 +160,18 @@ impl Insights<'_> {
                 count,
             })
             .collect();
-        out.last_accessed = accessed
-            .into_iter()
-            .map(|(day, count)| DayCount {
-                day: day_name(day),
-                scope: None,
-                count,
-            })
-            .collect();
+        let per_day = |days: BTreeMap<i64, u64>| {
+            days.into_iter()
+                .map(|(day, count)| DayCount {
+                    day: day_name(day),
+                    scope: None,
+                    count,
+                })
+                .collect()
+        };
+        out.last_accessed = per_day(accessed);
+        out.accesses = per_day(accesses);
+        out.access_log = self.core.access.config().is_on();
         let mut best: Vec<(u64, MemoryId)> = top
             .into_iter()
             .map(|Reverse((n, Reverse(id)))| (n, id))

@@ -26,7 +26,7 @@
 //! # Ok::<(), muisti::Error>(())
 //! ```
 
-mod access;
+pub mod access;
 pub mod analytics;
 pub mod conversation;
 mod core;
@@ -40,6 +40,7 @@ mod recall;
 mod records;
 pub mod transfer;
 
+pub use access::{AccessEntry, AccessKind, AccessLog, AccessLogMode, MemoryAccesses};
 pub use engine::snapshot;
 pub use engine::{
     Engine, EngineBuilder, Kv, Lifetimes, ListOrder, Maintained, NamespaceStats, OnModelMismatch,

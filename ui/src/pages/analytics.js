@@ -32,15 +32,19 @@ function growthOption(a, days) {
   };
 }
 
+// With the server's access log on, every access of each day; else the memories by the day
+// of their last access (all a memory keeps without the log).
 function accessOption(a, days) {
   const axis = daysOf(days);
-  const by = new Map(a.last_accessed.map((g) => [g.day, g.count]));
+  const series = a.access_log ? a.accesses : a.last_accessed;
+  const by = new Map(series.map((g) => [g.day, g.count]));
+  const name = a.access_log ? 'accesses' : 'memories last accessed';
   return {
     tooltip: { trigger: 'axis' },
     grid: { left: 48, right: 16, bottom: 48 },
     xAxis: { type: 'category', data: axis },
-    yAxis: { type: 'value', name: 'last accessed' },
-    series: [{ name: 'memories last accessed', type: 'line', areaStyle: {}, data: axis.map((d) => by.get(d) || 0) }],
+    yAxis: { type: 'value', name: a.access_log ? 'accesses' : 'last accessed' },
+    series: [{ name, type: 'line', areaStyle: {}, data: axis.map((d) => by.get(d) || 0) }],
   };
 }
 
@@ -127,8 +131,11 @@ export function Analytics({ params }) {
       <section aria-labelledby="growth-title"><h2 id="growth-title">Growth per day by scope</h2>
         <${Chart} option=${growth} testid="growth" label=${`memories created per day over ${days} days, by scope`} /></section>
       <section aria-labelledby="access-title"><h2 id="access-title">Access over time</h2>
-        <p class="muted">Memories by the day they were last recalled or read.</p>
-        <${Chart} option=${access} testid="access" label=${`memories by day of last access over ${days} days`} /></section>
+        ${a.data.access_log
+          ? html`<p class="muted">Recalls and reads by id per day, from the access log.</p>
+            <${Chart} option=${access} testid="access" label=${`accesses per day over ${days} days`} />`
+          : html`<p class="muted">Memories by the day they were last recalled or read. Start the server with <code>--access-log scores</code> to count every access.</p>
+            <${Chart} option=${access} testid="access" label=${`memories by day of last access over ${days} days`} />`}</section>
       <section aria-labelledby="top-title"><h2 id="top-title">Most accessed</h2>
         ${a.data.top_accessed.length ? html`<table><thead><tr><th scope="col">Memory</th><th scope="col">Accesses</th>
           <th scope="col">User</th></tr></thead><tbody>${a.data.top_accessed.map((m) => html`<tr key=${m.id}>

@@ -262,6 +262,11 @@ class _Operations:
         """A memory's history (add, update, supersede, confirm, ...)."""
         return self._send(_Request("GET", f"/v1/memories/{_segment(id)}/history", _params(user_id=user_id), decode=_model(t.History)))
 
+    def accesses(self, id: str, *, user_id: Optional[str] = None) -> Any:
+        """A memory's accesses in the server's access log (each day's count, then the
+        latest accesses, newest first); empty while the server's log is off."""
+        return self._send(_Request("GET", f"/v1/memories/{_segment(id)}/accesses", _params(user_id=user_id), decode=_model(t.MemoryAccesses)))
+
     def restore(self, id: str) -> Any:
         """Brings an archived memory back from the archive."""
         return self._send(_Request("POST", f"/v1/memories/{_segment(id)}/restore", decode=_model(t.Memory)))
@@ -498,6 +503,7 @@ OPERATIONS: dict[str, str] = {
     "remember": "create_memory", "remember_many": "create_memories", "recall": "recall",
     "get": "get_memory", "update": "update_memory", "forget": "delete_memory",
     "forget_all": "delete_memories", "list": "list_memories", "history": "memory_history",
+    "accesses": "memory_accesses",
     "restore": "restore_memory", "similar": "similar", "extract": "extract_memories",
     "kv_set": "kv_set", "kv_get": "kv_get", "kv_has": "kv_has", "kv_delete": "kv_forget",
     "kv_list": "kv_all", "kv_flush": "kv_flush", "conversations": "list_conversations",

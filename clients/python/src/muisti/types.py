@@ -17,6 +17,23 @@ from ._wire import Wire
 
 
 @dataclass
+class AccessEntry(Wire):
+    """One access of a memory in the access log."""
+    at: str
+    """When (RFC 3339)."""
+    kind: str
+    """`recall` (a recall returned it) or `read` (read by id)."""
+    query: Optional[str] = None
+    """The recall's query, kept with `--access-log queries` on the asking user's own memory."""
+    score: Optional[float] = None
+    """The recall's score of the memory, 0 to 1."""
+    _unknown: dict[str, Any] = field(default_factory=dict, repr=False)
+    """Fields this client does not know (from a newer server), kept as sent."""
+
+    __wire_types__ = {}
+
+
+@dataclass
 class Analytics(Wire):
     """Aggregates of a namespace's memories (`GET /v1/analytics`), computed on the server."""
     by_category: dict[str, Any]
@@ -29,17 +46,24 @@ class Analytics(Wire):
     """Memories created per day of the window, per scope (days with none left out)."""
     last_accessed: list[DayCount]
     """
-    Memories whose last access fell on each day of the window (access is kept as a count and
-    a last time per memory, not as a log).
+    Memories whose last access fell on each day of the window (every memory keeps a count
+    and a last access time).
     """
     top_accessed: list[Memory]
     """The most accessed memories, most first."""
     total: int
     """Memories matched."""
+    access_log: Optional[bool] = None
+    """Whether the server keeps the access log (`--access-log`)."""
+    accesses: Optional[list[DayCount]] = None
+    """
+    Accesses (recalls and reads by id) of the memories on each day of the window, from the
+    access log: empty while the log is off (`access_log`).
+    """
     _unknown: dict[str, Any] = field(default_factory=dict, repr=False)
     """Fields this client does not know (from a newer server), kept as sent."""
 
-    __wire_types__ = {'growth': ['DayCount'], 'last_accessed': ['DayCount'], 'top_accessed': ['Memory']}
+    __wire_types__ = {'growth': ['DayCount'], 'last_accessed': ['DayCount'], 'top_accessed': ['Memory'], 'accesses': ['DayCount']}
 
 
 @dataclass
@@ -1006,6 +1030,24 @@ class Memory(Wire):
 
 
 @dataclass
+class MemoryAccesses(Wire):
+    """
+    A memory's accesses in the access log (`GET /v1/memories/{id}/accesses`), within the
+    log's retention: empty while the log is off.
+    """
+    accesses: list[AccessEntry]
+    """The latest accesses, newest first (at most 25)."""
+    days: list[DayCount]
+    """Accesses per UTC day, oldest first (days with none left out)."""
+    memory_id: str
+    """The memory."""
+    _unknown: dict[str, Any] = field(default_factory=dict, repr=False)
+    """Fields this client does not know (from a newer server), kept as sent."""
+
+    __wire_types__ = {'accesses': ['AccessEntry'], 'days': ['DayCount']}
+
+
+@dataclass
 class MemoryPage(Wire):
     """One page of memories (`GET /v1/memories`)."""
     items: list[Memory]
@@ -1528,6 +1570,7 @@ class TokenUsage(Wire):
 
 
 SCHEMAS: dict[str, type[Wire]] = {
+    'AccessEntry': AccessEntry,
     'Analytics': Analytics,
     'AppendMessages': AppendMessages,
     'AppendedMessages': AppendedMessages,
@@ -1576,6 +1619,7 @@ SCHEMAS: dict[str, type[Wire]] = {
     'ManageRequest': ManageRequest,
     'Memories': Memories,
     'Memory': Memory,
+    'MemoryAccesses': MemoryAccesses,
     'MemoryPage': MemoryPage,
     'MemoryPatch': MemoryPatch,
     'MemorySummary': MemorySummary,

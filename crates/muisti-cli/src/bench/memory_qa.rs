@@ -319,6 +319,34 @@ pub(crate) struct Run {
     /// the graph's evidence as its configuration says) and the block carries up to `n` of
     /// the graph's facts about what the question names.
     pub(crate) graph_facts: Option<usize>,
+    /// Whether each question is asked with a typing slip in its longest word ([`misspelt`]).
+    pub(crate) typos: bool,
+}
+
+/// `question` with a typing slip in its longest word of at least six letters a to z (the
+/// first such word of that length): its two middle letters swapped, or, where they are the
+/// same letter, the one after them dropped. What a user in a hurry types; a question with no
+/// such word is asked as it is.
+pub(crate) fn misspelt(question: &str) -> String {
+    let longest = question
+        .split(|c: char| !c.is_ascii_alphabetic())
+        .filter(|w| w.len() >= 6)
+        .fold(None::<&str>, |best, w| match best {
+            Some(b) if b.len() >= w.len() => Some(b),
+            _ => Some(w),
+        });
+    let Some(word) = longest else {
+        return question.to_owned();
+    };
+    let mut b = word.as_bytes().to_vec();
+    let mid = b.len() / 2;
+    if b[mid - 1] != b[mid] {
+        b.swap(mid - 1, mid);
+    } else {
+        b.remove(mid + 1);
+    }
+    let slipped = String::from_utf8(b).unwrap_or_else(|_| word.to_owned());
+    question.replacen(word, &slipped, 1)
 }
 
 /// How one question's block is built and judged.
@@ -343,6 +371,7 @@ pub(crate) fn memory_qa(
         louo,
         dump,
         graph_facts,
+        typos,
     } = run;
     let file = data_file(data)?;
     let text =
@@ -371,7 +400,7 @@ pub(crate) fn memory_qa(
                 asked,
             } => questions.push(Question {
                 user,
-                text,
+                text: if typos { misspelt(&text) } else { text },
                 relevant,
                 kind,
                 asked: noon(&asked)?,
@@ -721,6 +750,17 @@ impl Report {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn a_question_is_misspelt_in_its_longest_word() {
+        assert_eq!(
+            super::misspelt("Where does my sister live these days?"),
+            "Where does my sitser live these days?"
+        );
+        assert_eq!(super::misspelt("Who is Bob?"), "Who is Bob?");
+        assert_eq!(super::misspelt("a committee"), "a comimttee");
+        assert_eq!(super::misspelt("the bottle"), "the botte");
+    }
+
     use super::*;
 
     fn outcome(first: Option<usize>, lines: usize, good: usize, reached: bool) -> Outcome {
@@ -795,6 +835,7 @@ mod tests {
                 louo: false,
                 dump: Some(dump.clone()),
                 graph_facts: None,
+                typos: false,
             },
         )
         .expect("bench");
@@ -838,6 +879,7 @@ mod tests {
                     louo: false,
                     dump: None,
                     graph_facts,
+                    typos: false,
                 },
             )
             .expect("bench")

@@ -238,6 +238,10 @@ pub(crate) enum BenchCommand {
         /// engine's, 0).
         #[arg(long, requires = "graph_facts")]
         graph_weight: Option<f32>,
+        /// Ask each question with a typing slip in its longest word (two middle letters
+        /// swapped): how recall copes with misspelled words.
+        #[arg(long)]
+        typos: bool,
     },
     /// Retrieval quality (recall@k) and speed on LoCoMo conversations.
     Locomo {
@@ -428,6 +432,7 @@ fn http_target(
     let embedder = muisti::embedder_from_spec(cli.embedder(), cli.embed_url.as_deref())?;
     let engine = muisti::Engine::builder(muisti::open_store(&url)?)
         .embedder(embedder)
+        .access_log(cli.access_log()?)
         .build()?;
     Ok(crate::http_bench::Target::Local(Box::new(engine)))
 }
@@ -670,6 +675,7 @@ pub(crate) fn run(cmd: &BenchCommand, cli: &crate::Cli, json: bool) -> Result<()
             dump,
             graph_facts,
             graph_weight,
+            typos,
         } => {
             let mut config = muisti::RecallConfig::default();
             if let Some(w) = graph_weight {
@@ -697,6 +703,7 @@ pub(crate) fn run(cmd: &BenchCommand, cli: &crate::Cli, json: bool) -> Result<()
                     louo: *louo,
                     dump: dump.clone(),
                     graph_facts: *graph_facts,
+                    typos: *typos,
                 },
             )?;
             return print_report(&report, &report.lines(), json);

@@ -54,9 +54,16 @@ pub struct Analytics {
     pub by_category: BTreeMap<String, u64>,
     /// Memories created per day of the window, per scope (days with none left out).
     pub growth: Vec<DayCount>,
-    /// Memories whose last access fell on each day of the window (access is kept as a count
-    /// and a last time per memory, not as a log).
+    /// Memories whose last access fell on each day of the window (every memory keeps a
+    /// count and a last access time).
     pub last_accessed: Vec<DayCount>,
+    /// Accesses (recalls and reads by id) of the memories on each day of the window, from
+    /// the access log: empty while the log is off (`access_log`).
+    #[serde(default)]
+    pub accesses: Vec<DayCount>,
+    /// Whether the server keeps the access log (`--access-log`).
+    #[serde(default)]
+    pub access_log: bool,
     /// The most accessed memories, most first.
     pub top_accessed: Vec<Memory>,
 }
@@ -94,4 +101,34 @@ pub struct Similarity {
     /// Pass as `cursor` for the next page; absent on the last page.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub next_cursor: Option<String>,
+}
+
+/// One access of a memory in the access log.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(ToSchema))]
+pub struct AccessEntry {
+    /// When (RFC 3339).
+    pub at: String,
+    /// `recall` (a recall returned it) or `read` (read by id).
+    pub kind: String,
+    /// The recall's score of the memory, 0 to 1.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub score: Option<f32>,
+    /// The recall's query, kept with `--access-log queries` on the asking user's own
+    /// memory.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub query: Option<String>,
+}
+
+/// A memory's accesses in the access log (`GET /v1/memories/{id}/accesses`), within the
+/// log's retention: empty while the log is off.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(ToSchema))]
+pub struct MemoryAccesses {
+    /// The memory.
+    pub memory_id: String,
+    /// Accesses per UTC day, oldest first (days with none left out).
+    pub days: Vec<DayCount>,
+    /// The latest accesses, newest first (at most 25).
+    pub accesses: Vec<AccessEntry>,
 }

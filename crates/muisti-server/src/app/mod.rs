@@ -434,6 +434,7 @@ pub fn router(state: AppState, config: &ServerConfig, mcp_stop: CancellationToke
         .route("/v1/proposals/{id}/confirm", post(rest::confirm_proposal))
         .route("/v1/proposals/{id}/reject", post(rest::reject_proposal))
         .route("/v1/memories/{id}/history", get(rest::memory_history))
+        .route("/v1/memories/{id}/accesses", get(rest::memory_accesses))
         .route("/v1/conversations", get(rest::list_conversations))
         .route(
             "/v1/conversations/{id}",

@@ -94,7 +94,45 @@ pub fn analytics(engine: &Engine, p: api::AnalyticsParams) -> Result<api::Analyt
         by_category: a.by_category,
         growth: days(a.growth),
         last_accessed: days(a.last_accessed),
+        accesses: days(a.accesses),
+        access_log: a.access_log,
         top_accessed: a.top_accessed.iter().map(memory_out).collect(),
+    })
+}
+
+/// A memory's accesses in the access log, by id (as its history: 404 for a missing memory,
+/// and with a `user_id` that is not the memory's user).
+pub fn accesses(engine: &Engine, id: &str, user: Option<&str>) -> Result<api::MemoryAccesses> {
+    let id = memory_id(id)?;
+    muisti::check_owner_field("user_id", &user.map(str::to_owned))?;
+    let Some(a) = engine.accesses(id, user)? else {
+        return Err(Error::NotFound(format!("memory {id}")));
+    };
+    Ok(api::MemoryAccesses {
+        memory_id: a.memory_id.to_string(),
+        days: a
+            .days
+            .into_iter()
+            .map(|d| api::DayCount {
+                day: d.day,
+                scope: None,
+                count: d.count,
+            })
+            .collect(),
+        accesses: a
+            .entries
+            .into_iter()
+            .map(|e| api::AccessEntry {
+                at: e.at.to_string(),
+                kind: match e.kind {
+                    muisti::AccessKind::Recall => "recall",
+                    muisti::AccessKind::Read => "read",
+                }
+                .to_owned(),
+                score: e.score,
+                query: e.query,
+            })
+            .collect(),
     })
 }
 

@@ -73,3 +73,24 @@ pub async fn memory_history(
     .await
     .map(Json)
 }
+
+/// A memory's accesses in the access log (the server's `--access-log`): each day's count
+/// and the latest accesses, newest first, each with its kind, the recall's score and, with
+/// `queries`, the query on the asking user's own memory; empty while the log is off. 404
+/// for a missing memory, and with a `user_id` that is not the memory's user.
+#[utoipa::path(get, path = "/v1/memories/{id}/accesses", tag = "memories",
+    params(("id" = String, Path, description = "Memory id (ULID)"), api::ActingUser),
+    responses((status = 200, body = api::MemoryAccesses), (status = 404, body = api::ErrorBody),
+        (status = 422, body = api::ErrorBody)))]
+pub async fn memory_accesses(
+    State(s): State<AppState>,
+    caller: Caller,
+    ApiPath(id): ApiPath<String>,
+    ApiQuery(user): ApiQuery<api::ActingUser>,
+) -> ApiResult<Json<api::MemoryAccesses>> {
+    run(&s, &caller, move |e| {
+        ops::accesses(&e, &id, user.user_id.as_deref())
+    })
+    .await
+    .map(Json)
+}

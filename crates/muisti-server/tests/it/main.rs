@@ -82,13 +82,17 @@ impl TestServer {
     }
 
     /// An open server over a fresh SQLite store whose engine reads memories into the graph
-    /// with the offline extractor.
+    /// with the offline extractor and keeps the access log with queries.
     pub fn with_offline_graph() -> Self {
         let dir = tempfile::tempdir().expect("tempdir");
         let url = format!("sqlite://{}/muisti.db", dir.path().display());
         let store = muisti::open_store(&url).expect("open store");
         let engine = Engine::builder(store)
             .graph_extraction(muisti::graph::GraphExtraction::Offline)
+            .access_log(muisti::AccessLog {
+                mode: muisti::AccessLogMode::Queries,
+                retention_days: 30,
+            })
             .build()
             .expect("engine");
         Self::serve(engine, ConfigLayer::default(), Some(dir))

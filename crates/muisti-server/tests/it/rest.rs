@@ -2932,3 +2932,67 @@ fn memories_list_in_the_order_asked() {
     );
     assert_eq!((r.status, r.code()), (422, "invalid_input"), "{}", r.body);
 }
+
+/// The access log over REST (a server that keeps it with queries): a recall's access is
+/// read back by id with its score and query, analytics counts it per day, another user's
+/// memory is not found, and a deleted memory's accesses go with it.
+#[test]
+fn a_memorys_accesses_over_rest() {
+    let s = TestServer::with_offline_graph();
+    let send = |method: &str, path: &str, body: Option<Value>| {
+        let body = body.map(|b| b.to_string());
+        raw(method, &s.url(path), &[JSON], body.as_deref())
+    };
+    let made = send(
+        "POST",
+        "/v1/memories",
+        Some(json!({"content": "Mia's piano lesson is on Tuesdays", "user_id": "mia"})),
+    );
+    assert_eq!(made.status, 201, "{}", made.body);
+    let id = made.body["id"].as_str().expect("id").to_owned();
+    let found = send(
+        "POST",
+        "/v1/recall",
+        Some(json!({"query": "when is the piano lesson", "user_id": "mia", "limit": 3})),
+    );
+    assert_eq!(found.status, 200, "{}", found.body);
+    let accesses = |query: &str| send("GET", &format!("/v1/memories/{id}/accesses{query}"), None);
+    muisti_testkit::wait_until("the recall is in the access log", || {
+        accesses("?user_id=mia").body["accesses"]
+            .as_array()
+            .is_some_and(|a| !a.is_empty())
+    });
+    let a = accesses("?user_id=mia");
+    assert_eq!(a.status, 200, "{}", a.body);
+    let first = &a.body["accesses"][0];
+    assert_eq!(first["kind"], "recall", "{}", a.body);
+    assert_eq!(first["query"], "when is the piano lesson", "{}", a.body);
+    assert!(
+        first["score"].as_f64().is_some_and(|x| x > 0.0),
+        "{}",
+        a.body
+    );
+    assert_eq!(a.body["days"][0]["count"], 1, "{}", a.body);
+    assert_eq!(accesses("?user_id=other").status, 404, "another user's");
+    assert_eq!(accesses("?user_id=").status, 422, "an empty user");
+    let nothing = send(
+        "GET",
+        "/v1/memories/01ARZ3NDEKTSV4RRFFQ69G5FAV/accesses",
+        None,
+    );
+    assert_eq!(nothing.status, 404);
+    let stats = send("GET", "/v1/analytics?user_id=mia&days=7&top=0", None);
+    assert_eq!(stats.body["access_log"], true, "{}", stats.body);
+    let counted: u64 = stats.body["accesses"]
+        .as_array()
+        .expect("accesses")
+        .iter()
+        .filter_map(|d| d["count"].as_u64())
+        .sum();
+    assert!(counted >= 1, "{}", stats.body);
+    assert_eq!(
+        send("DELETE", &format!("/v1/memories/{id}"), None).status,
+        204
+    );
+    assert_eq!(accesses("").status, 404, "gone with the memory");
+}

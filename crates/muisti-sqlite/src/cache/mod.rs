@@ -794,6 +794,11 @@ impl PartitionCache {
         ids
     }
 
+    /// Whether some row holds `term`.
+    pub(crate) fn knows(&self, term: &str) -> bool {
+        self.term_ids.contains_key(term)
+    }
+
     /// BM25 over the rows that pass the filter, scored exactly as
     /// [`Bm25::rank`](muisti_core::text::Bm25::rank) does, with the statistics of those rows.
     pub(crate) fn bm25(

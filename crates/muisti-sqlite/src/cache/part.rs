@@ -75,6 +75,13 @@ impl Part {
             .session_page(filter, session, after, take, now.as_millis())
     }
 
+    /// The terms a search of `query` looks for in this copy
+    /// ([`search_terms`](muisti_core::text::search_terms) with its words).
+    pub(crate) fn search_terms(&self, query: &str) -> Vec<String> {
+        let data = self.read();
+        muisti_core::text::search_terms(query, |t| data.knows(t))
+    }
+
     /// See [`PartitionCache::bm25`].
     pub(crate) fn bm25(
         &self,

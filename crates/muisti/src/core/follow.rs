@@ -1,7 +1,8 @@
 //! What follows a change: the one definition every path that writes, replaces, updates or
 //! supersedes a memory calls ([`Core::after_write`]), and every path that deletes one
 //! ([`Core::after_delete`]). The paths store; the engine's [`Follower`]s (one each for the
-//! observers' events, the history, the graph and the archive) are told in order, so a
+//! observers' events, the history, the access log, the graph and the archive) are told in
+//! order, so a
 //! promise made of changes (the observers see each one, an actor's changes are in the
 //! history, the graph reads what is new and forgets what is gone, a deleted memory's
 //! archive object goes with it) holds on every path by construction.
@@ -152,7 +153,7 @@ impl Core {
 
     /// What follows the delete of `gone` (each deleted by this call's path, as it was just
     /// before): each [`Follower`] told in order (the archive object, the history's texts
-    /// and the delete recorded, the graph's facts).
+    /// and the delete recorded, the access log's record, the graph's facts).
     pub(crate) fn after_delete(&self, gone: &[Memory]) -> Result<()> {
         if gone.is_empty() {
             return Ok(());

@@ -24,6 +24,7 @@ pub struct EngineBuilder {
     graph: crate::graph::GraphExtraction,
     graph_interval: crate::graph::GraphInterval,
     archive: Option<Arc<crate::lifecycle::archive::Archive>>,
+    access_log: crate::access::AccessLog,
 }
 
 /// What [`EngineBuilder::build`] does when the store was indexed by another embedder.
@@ -120,6 +121,13 @@ impl EngineBuilder {
         self
     }
 
+    /// What the access log keeps of each recall and read by id, and for how long (default:
+    /// nothing; see [`AccessLog`](crate::AccessLog)).
+    pub fn access_log(mut self, log: crate::access::AccessLog) -> Self {
+        self.access_log = log;
+        self
+    }
+
     /// The engine. With an embedder, checks that the store was indexed by the same model
     /// (a store with none recorded gets this one's at its first write: opening writes
     /// nothing).
@@ -133,9 +141,13 @@ impl EngineBuilder {
         let on_mismatch = self.on_mismatch;
         self.lifetimes.validate()?;
         self.graph_interval.validate()?;
+        self.access_log.validate()?;
         let core = Core {
             native_text: self.store.info().capabilities.native_text,
-            access: Arc::new(AccessRecorder::start(Arc::clone(&self.store))),
+            access: Arc::new(AccessRecorder::start(
+                Arc::clone(&self.store),
+                self.access_log,
+            )),
             store: self.store,
             tenant: self.tenant,
             observers: self.observers.into(),
@@ -193,6 +205,7 @@ impl Engine {
             graph: crate::graph::GraphExtraction::default(),
             graph_interval: crate::graph::GraphInterval::default(),
             archive: None,
+            access_log: crate::access::AccessLog::default(),
         }
     }
 }
@@ -207,6 +220,7 @@ fn followers(
         Arc::new(crate::core::Events) as Arc<dyn Follower>,
         Arc::new(crate::lifecycle::archive::ArchiveFollower(archive)),
         Arc::new(crate::declarative::History),
+        Arc::new(crate::access::AccessLogFollower),
         Arc::new(crate::graph::worker::GraphFollower(graph.clone())),
     ])
 }

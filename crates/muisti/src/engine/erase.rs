@@ -3,7 +3,7 @@
 //! leaves every copy the engine made of it: its archive object, the graph's facts and
 //! entities it alone supported (and a conversation's focus on a person it named), and the
 //! texts of its history (the history keeps what happened, who did it and when, never what
-//! the memory said). A user's delete-all ([`Engine::forget_where`] by user) also deletes
+//! the memory said), and its record in the access log. A user's delete-all ([`Engine::forget_where`] by user) also deletes
 //! the history records themselves, the user's pending proposals and topics.
 
 use muisti_core::{Filter, MemoryScope, Namespace, Result};
@@ -40,6 +40,7 @@ impl Engine {
             };
             self.core
                 .delete_where(&own_namespace(HISTORY_NAMESPACE), &history, |_| false)?;
+            crate::access::forget_namespace(&self.core, namespace)?;
             n
         } else {
             self.core.delete_where(namespace, &Filter::default(), |m| {

@@ -63,18 +63,59 @@ impl Engine {
     pub fn read_for(&self, id: MemoryId, user: Option<&str>) -> Result<Option<Memory>> {
         let found = self.get_for(id, user)?;
         if let Some(m) = &found {
-            self.count_access(vec![m.id], self.core.clock.now());
+            let reach = crate::access::Reach {
+                kind: crate::access::AccessKind::Read,
+                query: None,
+                user,
+            };
+            self.count_access([(m, None)], reach, self.core.clock.now());
         }
         Ok(found)
     }
 
-    /// Counts an access at `at` on each of `ids` (duplicates twice), unless the recall config
-    /// turns access tracking off: written in the background, off the caller's path (see
+    /// Counts an access at `at` on each of `reached` (a memory twice counts twice), unless
+    /// the recall config turns access tracking off, and with the access log on logs each
+    /// (with its score): written in the background, off the caller's path (see
     /// [`Engine::flush_access`]). The one rule for what a recall or a read by id counts.
-    pub(crate) fn count_access(&self, ids: Vec<MemoryId>, at: muisti_core::Timestamp) {
-        if self.core.recall.track_access && !ids.is_empty() {
-            self.core.access.record(&self.core.tenant, ids, at);
+    pub(crate) fn count_access<'m>(
+        &self,
+        reached: impl IntoIterator<Item = (&'m Memory, Option<f32>)>,
+        reach: crate::access::Reach<'_>,
+        at: muisti_core::Timestamp,
+    ) {
+        if !self.core.recall.track_access {
+            return;
         }
+        let config = *self.core.access.config();
+        let mut ids = Vec::new();
+        let mut log = Vec::new();
+        for (m, score) in reached {
+            ids.push(m.id);
+            if config.is_on() {
+                log.push(reach.logged(&config, m, score, at));
+            }
+        }
+        if !ids.is_empty() {
+            self.core.access.record(&self.core.tenant, ids, log, at);
+        }
+    }
+
+    /// The accesses the log holds of the memory with `id`, within the log's retention;
+    /// empty with the log off (see [`AccessLog`](crate::AccessLog)). Acting for `user`, only
+    /// of their own memories and of those with no user (`None` for another user's: the
+    /// accesses of a memory carry its user's queries).
+    pub fn accesses(
+        &self,
+        id: MemoryId,
+        user: Option<&str>,
+    ) -> Result<Option<crate::access::MemoryAccesses>> {
+        let theirs = |m: &Memory| {
+            user.is_none() || m.owner.user_id.is_none() || m.owner.user_id.as_deref() == user
+        };
+        if !self.get_for(id, user)?.is_some_and(|m| theirs(&m)) {
+            return Ok(None);
+        }
+        crate::access::accesses_of(&self.core, id).map(Some)
     }
 
     /// The history of a memory, oldest first (also after it was deleted, for

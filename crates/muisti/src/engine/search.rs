@@ -164,7 +164,16 @@ impl Engine {
             limit: req.limit,
             hits: hits.len(),
         });
-        self.count_access(hits.iter().map(|h| h.memory.id).collect(), now);
+        let reach = crate::access::Reach {
+            kind: crate::access::AccessKind::Recall,
+            query: Some(&req.query),
+            user: req.filter.user_id.as_deref(),
+        };
+        self.count_access(
+            hits.iter().map(|h| (h.memory.as_ref(), Some(h.score))),
+            reach,
+            now,
+        );
         Ok(hits)
     }
 

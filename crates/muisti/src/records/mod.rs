@@ -27,6 +27,10 @@ pub use types::{
 /// The namespace of declarative entries' histories (reserved for the engine).
 pub const HISTORY_NAMESPACE: &str = "_muisti.history";
 
+/// The namespace of the access log: one record per memory reached, keyed by its id
+/// (reserved for the engine).
+pub const ACCESS_LOG_NAMESPACE: &str = "_muisti.access_log";
+
 /// The namespace of proposals waiting for confirmation (reserved for the engine).
 pub const PROPOSALS_NAMESPACE: &str = "_muisti.proposals";
 
@@ -71,6 +75,9 @@ pub(crate) struct Collection<T> {
     what: &'static str,
     /// Whether it lives in the system tenant (shared by every tenant's engine).
     system: bool,
+    /// The metadata field that holds the value, for a collection whose records must not be
+    /// searchable (a record's content is indexed for full-text search); else the content.
+    in_metadata: Option<&'static str>,
     record: PhantomData<fn() -> T>,
 }
 
@@ -80,6 +87,7 @@ impl<T> Collection<T> {
             namespace,
             what,
             system: false,
+            in_metadata: None,
             record: PhantomData,
         }
     }
@@ -89,8 +97,23 @@ impl<T> Collection<T> {
             namespace,
             what,
             system: true,
+            in_metadata: None,
             record: PhantomData,
         }
+    }
+
+    /// The same collection with its value in metadata field `field` (the content then holds
+    /// what the writer puts there, not indexed as the value would be).
+    const fn in_metadata(self, field: &'static str) -> Self {
+        Self {
+            in_metadata: Some(field),
+            ..self
+        }
+    }
+
+    /// The metadata field that holds the value, if not the content.
+    pub(crate) fn metadata_field(&self) -> Option<&'static str> {
+        self.in_metadata
     }
 
     /// Its namespace.
@@ -122,7 +145,11 @@ impl<T: DeserializeOwned> Collection<T> {
     /// A stored record's value; [`Error::Corrupted`] (naming the collection and the key)
     /// when it is not one.
     pub(crate) fn decode(&self, record: &Memory) -> Result<T> {
-        T::deserialize(&record.content).map_err(|e| Error::Corrupted {
+        let value = match self.in_metadata {
+            Some(field) => record.metadata.get(field).unwrap_or(&Value::Null),
+            None => &record.content,
+        };
+        T::deserialize(value).map_err(|e| Error::Corrupted {
             location: format!("{} {} in {}", self.what, record.key, self.namespace),
             reason: e.to_string(),
         })
@@ -132,6 +159,9 @@ impl<T: DeserializeOwned> Collection<T> {
 /// A declarative entry's (or any memory's, under an actor) history.
 pub(crate) const HISTORY: Collection<HistoryEntry> =
     Collection::of_tenant(HISTORY_NAMESPACE, "a history entry");
+/// The access log: each memory's accesses.
+pub(crate) const ACCESS_LOG: Collection<crate::access::AccessRecord> =
+    Collection::of_tenant(ACCESS_LOG_NAMESPACE, "an access record").in_metadata("log");
 /// Agent-learned declarative entries waiting for the user's confirmation.
 pub(crate) const PROPOSALS: Collection<muisti_core::Proposal> =
     Collection::of_tenant(PROPOSALS_NAMESPACE, "a proposal");
@@ -170,6 +200,7 @@ mod tests {
     fn every_collection_names_a_valid_namespace_and_only_conversations_are_open() {
         let all = [
             (HISTORY.namespace, HISTORY.system),
+            (ACCESS_LOG.namespace, ACCESS_LOG.system),
             (PROPOSALS.namespace, PROPOSALS.system),
             (ENTITIES.namespace, ENTITIES.system),
             (RELATIONS.namespace, RELATIONS.system),

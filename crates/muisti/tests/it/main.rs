@@ -7,6 +7,7 @@ use muisti::{Engine, Event, Filter, Locator, Namespace, SearchMode, Tenant, Ttl,
 use muisti_testkit::redis_keys::KeyPrefix;
 use serde_json::json;
 
+mod access_log;
 mod analytics;
 mod archive;
 mod conversations;
@@ -854,4 +855,42 @@ fn engine_update_re_embeds_and_checks_versions() {
             "{url}"
         );
     });
+}
+
+/// A misspelled query word finds its memory by full text alone on every backend: the word
+/// the partition holds one edit away is searched for it (`text::search_terms`), and a query
+/// of words the partition holds is searched as asked.
+#[test]
+fn a_misspelled_word_finds_its_memory_on_every_backend() {
+    on_every_backend(
+        |store| Engine::builder(store).build().expect("engine"),
+        |url, e| {
+            let n = ns("default");
+            for text in [
+                "My dentist appointment is every March",
+                "The boat is moored at the harbour",
+                "Grandma bakes apple strudel on Sundays",
+            ] {
+                let mut p = muisti::Put::new(e.partition(&n), None, text);
+                p.owner.user_id = Some("ana".into());
+                e.remember(p).expect("remembers");
+            }
+            for query in ["when is my dnetist", "where is the boat mooerd", "strudle"] {
+                let mut req = muisti::RecallRequest::new(n.clone(), query, 3);
+                req.filter.user_id = Some("ana".into());
+                req.mode = muisti::RecallMode::Lexical;
+                let hits = e.recall(&req).expect("recalls");
+                let first = hits.first().map(|h| h.memory.text().into_owned());
+                let meant = match query {
+                    "when is my dnetist" => "dentist",
+                    "strudle" => "strudel",
+                    _ => "boat",
+                };
+                assert!(
+                    first.as_deref().is_some_and(|t| t.contains(meant)),
+                    "{url}: {query:?} found {first:?}"
+                );
+            }
+        },
+    );
 }

@@ -1,5 +1,16 @@
 //! Access tracking off the recall path: recalls queue the ids they returned, and a
-//! background thread records them in batches (one store write for many recalls).
+//! background thread records them in batches (one store write for many recalls), and
+//! with the access log on ([`AccessLog`]) each access itself.
+
+mod log;
+
+pub use log::{
+    AccessEntry, AccessKind, AccessLog, AccessLogMode, MAX_ENTRIES, MAX_QUERY_CHARS,
+    MAX_RETENTION_DAYS, MemoryAccesses,
+};
+pub(crate) use log::{
+    AccessLogFollower, AccessRecord, Logged, Reach, accesses_of, forget_namespace, records_of,
+};
 
 use std::{
     collections::HashMap,
@@ -14,6 +25,12 @@ use muisti_core::{MemoryId, Store, Tenant, Timestamp};
 struct Queue {
     /// Per tenant, the ids accessed (duplicates count twice) and the latest access time.
     batch: HashMap<Tenant, (Vec<MemoryId>, Timestamp)>,
+    /// Per tenant, the accesses for the log (empty with the log off).
+    log: HashMap<Tenant, Vec<Logged>>,
+    /// How many accesses `log` holds, and how many were dropped for want of room since
+    /// the last write ([`MAX_PENDING`]).
+    logged: usize,
+    dropped: u64,
     /// Callers waiting until what they queued is written.
     flushes: Vec<mpsc::Sender<()>>,
     /// Emptied id lists of written batches, kept with their room: a busy window queues
@@ -26,7 +43,7 @@ struct Queue {
 
 impl Queue {
     fn is_empty(&self) -> bool {
-        self.batch.is_empty() && self.flushes.is_empty()
+        self.batch.is_empty() && self.log.is_empty() && self.flushes.is_empty()
     }
 }
 
@@ -47,17 +64,19 @@ impl Shared {
 /// still queued before returning.
 pub(crate) struct AccessRecorder {
     shared: Arc<Shared>,
+    /// What the log keeps.
+    config: AccessLog,
     worker: Mutex<Option<JoinHandle<()>>>,
 }
 
 impl AccessRecorder {
-    pub(crate) fn start(store: Arc<dyn Store>) -> Self {
+    pub(crate) fn start(store: Arc<dyn Store>, config: AccessLog) -> Self {
         let shared = Arc::new(Shared::default());
         let worker = {
             let shared = Arc::clone(&shared);
             std::thread::Builder::new()
                 .name("muisti-access".into())
-                .spawn(move || run(&*store, &shared))
+                .spawn(move || run(&*store, &shared, &config))
                 .ok()
         };
         if worker.is_none() {
@@ -66,24 +85,56 @@ impl AccessRecorder {
         }
         Self {
             shared,
+            config,
             worker: Mutex::new(worker),
         }
     }
 
-    /// Queues an access on each id (duplicates count twice). Only the first access of a
-    /// window wakes the worker: the others are a push under a lock, no system call.
-    pub(crate) fn record(&self, tenant: &Tenant, ids: Vec<MemoryId>, at: Timestamp) {
+    /// What the log keeps.
+    pub(crate) fn config(&self) -> &AccessLog {
+        &self.config
+    }
+
+    /// Queues an access on each id (duplicates count twice), and `log` for the access log.
+    /// Only the first access of a window wakes the worker: the others are a push under a
+    /// lock, no system call.
+    pub(crate) fn record(
+        &self,
+        tenant: &Tenant,
+        ids: Vec<MemoryId>,
+        log: Vec<Logged>,
+        at: Timestamp,
+    ) {
         let mut q = self.shared.lock();
         if q.closed {
             return;
         }
         let first = q.is_empty();
-        let Queue { batch, spare, .. } = &mut *q;
-        let e = batch
-            .entry(tenant.clone())
-            .or_insert_with(|| (spare.pop().unwrap_or_default(), at));
-        e.0.extend(ids);
-        e.1 = e.1.max(at);
+        let Queue {
+            batch,
+            spare,
+            log: queued,
+            logged,
+            dropped,
+            ..
+        } = &mut *q;
+        if !ids.is_empty() {
+            let e = batch
+                .entry(tenant.clone())
+                .or_insert_with(|| (spare.pop().unwrap_or_default(), at));
+            e.0.extend(ids);
+            e.1 = e.1.max(at);
+        }
+        if !log.is_empty() {
+            // A store slower than the recalls loses log entries, never the recalls' time
+            // or the process's memory.
+            if *logged + log.len() > MAX_PENDING {
+                *dropped += log.len() as u64;
+            } else {
+                *logged += log.len();
+                queued.entry(tenant.clone()).or_default().extend(log);
+            }
+        }
         drop(q);
         if first {
             self.shared.wake.notify_one();
@@ -122,10 +173,14 @@ const SPARE_LISTS: usize = 4;
 /// [`SPARE_LISTS`], at most 16 MiB held.
 const SPARE_IDS_MAX: usize = 1 << 18;
 
+/// The most accesses waiting for the log: past it, a window's further accesses are left
+/// out of the log (and counted in a warning); their counts are still recorded.
+const MAX_PENDING: usize = 1 << 16;
+
 /// How long accesses are gathered before they are written.
 const COALESCE: std::time::Duration = std::time::Duration::from_millis(250);
 
-fn run(store: &dyn Store, shared: &Shared) {
+fn run(store: &dyn Store, shared: &Shared, config: &AccessLog) {
     loop {
         let mut q = shared.lock();
         while q.is_empty() && !q.closed {
@@ -150,8 +205,17 @@ fn run(store: &dyn Store, shared: &Shared) {
                 .0;
         }
         let batch = std::mem::take(&mut q.batch);
+        let log = std::mem::take(&mut q.log);
+        let dropped = std::mem::take(&mut q.dropped);
+        q.logged = 0;
         let waiting = std::mem::take(&mut q.flushes);
         drop(q);
+        if dropped > 0 {
+            tracing::warn!(
+                dropped,
+                "access log: the store fell behind; accesses left out"
+            );
+        }
         let mut emptied = Vec::new();
         for (tenant, (mut ids, at)) in batch {
             if let Err(e) = store.touch(&tenant, &ids, at) {
@@ -160,6 +224,11 @@ fn run(store: &dyn Store, shared: &Shared) {
             if ids.capacity() <= SPARE_IDS_MAX {
                 ids.clear();
                 emptied.push(ids);
+            }
+        }
+        for (tenant, log) in log {
+            if let Err(e) = log::write(store, &tenant, log, config) {
+                tracing::warn!(kind = %e.kind(), error = %e, "writing the access log failed");
             }
         }
         {
@@ -193,16 +262,16 @@ mod tests {
                 .id
         };
         let (a, b) = (put("a"), put("b"));
-        let recorder = AccessRecorder::start(Arc::clone(&store));
+        let recorder = AccessRecorder::start(Arc::clone(&store), AccessLog::default());
         let now = Timestamp::now();
-        recorder.record(&p.tenant, vec![a, a, b], now);
+        recorder.record(&p.tenant, vec![a, a, b], Vec::new(), now);
         recorder.flush();
         assert_eq!(
             recorder.shared.lock().spare.len(),
             1,
             "the written list is kept"
         );
-        recorder.record(&p.tenant, vec![b], now);
+        recorder.record(&p.tenant, vec![b], Vec::new(), now);
         recorder.flush();
         let count = |id| {
             store

@@ -124,11 +124,7 @@ pub fn accesses(engine: &Engine, id: &str, user: Option<&str>) -> Result<api::Me
             .into_iter()
             .map(|e| api::AccessEntry {
                 at: e.at.to_string(),
-                kind: match e.kind {
-                    muisti::AccessKind::Recall => "recall",
-                    muisti::AccessKind::Read => "read",
-                }
-                .to_owned(),
+                kind: e.kind.as_str().to_owned(),
                 score: e.score,
                 query: e.query,
             })

@@ -122,6 +122,16 @@ pub enum AccessKind {
     Read,
 }
 
+impl AccessKind {
+    /// Its name: `recall` or `read` (as it is written in JSON).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Recall => "recall",
+            Self::Read => "read",
+        }
+    }
+}
+
 /// One access of a memory.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct AccessEntry {
@@ -469,6 +479,16 @@ mod tests {
         assert_eq!(r.days[&10], MAX_ENTRIES as u64 + 5, "every access counts");
         assert_eq!(r.entries.len(), MAX_ENTRIES, "only the newest are kept");
         assert_eq!(r.entries[0].at, Timestamp::from_millis(10 * day + 5));
+    }
+
+    #[test]
+    fn a_kind_is_named_as_in_json() {
+        for kind in [AccessKind::Recall, AccessKind::Read] {
+            assert_eq!(
+                serde_json::to_value(kind).ok(),
+                Some(serde_json::json!(kind.as_str()))
+            );
+        }
     }
 
     #[test]

@@ -675,7 +675,7 @@ export interface paths {
         /**
          * A memory's accesses in the access log (the server's `--access-log`): each day's count
          *     and the latest accesses, newest first, each with its kind, the recall's score and, with
-         *     `queries`, the query on the asking user's own memory; empty while the log is off. 404
+         *     `queries`, the query on the asking user's own memory; empty unless the log is (or was) on. 404
          *     for a missing memory, and with a `user_id` that is not the memory's user.
          */
         get: operations["memory_accesses"];
@@ -906,7 +906,7 @@ export interface components {
             access_log?: boolean;
             /**
              * @description Accesses (recalls and reads by id) of the memories on each day of the window, from
-             *     the access log: empty while the log is off (`access_log`).
+             *     the access log: empty unless the log is (or, within its retention, was) on.
              */
             accesses?: components["schemas"]["DayCount"][];
             /** @description By category. */
@@ -1831,7 +1831,7 @@ export interface components {
         };
         /**
          * @description A memory's accesses in the access log (`GET /v1/memories/{id}/accesses`), within the
-         *     log's retention: empty while the log is off.
+         *     log's retention: empty unless the log is (or was) on.
          */
         MemoryAccesses: {
             /** @description The latest accesses, newest first (at most 25). */

@@ -250,10 +250,11 @@ pub const FUZZY_MIN_CHARS: usize = 5;
 pub const FUZZY_REPLACE_MIN_CHARS: usize = 7;
 
 /// The terms a full-text search looks for: the query's [`query_terms`], each word the
-/// searched records do not hold (`known` says which they do) of at least
-/// [`FUZZY_MIN_CHARS`] letters a to z replaced by the first of its
-/// [`one_edit_variants`] they hold, so a misspelled word still finds what it meant. A word
-/// they hold is never changed, nor one with no such variant. The one rule of misspelled
+/// searched records do not hold (`known` says which they do: the records the search may
+/// return, never others') of at least [`FUZZY_MIN_CHARS`] letters a to z replaced by the
+/// first of its [`one_edit_variants`] they hold that is not a stop word, so a misspelled
+/// word still finds what it meant. A word they hold is never changed, nor one with no such
+/// variant. The one rule of misspelled
 /// query words, which every full-text search calls with its own index's vocabulary.
 pub fn search_terms(query: &str, known: impl Fn(&str) -> bool) -> Vec<String> {
     let mut terms = query_terms(query);
@@ -264,7 +265,10 @@ pub fn search_terms(query: &str, known: impl Fn(&str) -> bool) -> Vec<String> {
         }
         let mut found = None;
         each_variant(t, |v| {
-            if known(v) {
+            // The variant as a term: reducing each of hundreds of variants as a word (so
+            // "mooerd" would find the "moor" of "moored") cost more than the search and
+            // corrected right words into wrong ones ("winding" into "wine").
+            if known(v) && !is_stop_word(v) {
                 found = Some(v.to_owned());
             }
             found.is_some()
@@ -285,7 +289,8 @@ pub fn search_terms(query: &str, known: impl Fn(&str) -> bool) -> Vec<String> {
 /// prefers them: two neighbouring letters swapped (the commonest slip), then a letter
 /// dropped, replaced (in a word of [`FUZZY_REPLACE_MIN_CHARS`] letters or more), or added.
 /// The first letter stays (it is the one a writer seldom gets wrong, and changing it turns
-/// "right" into "night"), and no variant is shorter than [`FUZZY_MIN_CHARS`].
+/// "right" into "night"), and a word of [`FUZZY_MIN_CHARS`] letters or more has no variant
+/// shorter than that.
 pub fn one_edit_variants(word: &str) -> Vec<String> {
     let mut out = Vec::new();
     let mut seen = std::collections::HashSet::new();
@@ -472,11 +477,19 @@ impl InvertedIndex {
         limit: usize,
         keep: impl Fn(MemoryId) -> bool,
     ) -> Vec<Scored> {
-        let terms = search_terms(query, |t| self.postings.contains_key(t));
-        if terms.is_empty() || limit == 0 {
+        if limit == 0 {
             return Vec::new();
         }
         let kept: Vec<bool> = self.docs.iter().map(|(id, _)| keep(*id)).collect();
+        // A misspelled word is corrected to the kept documents' own words only.
+        let terms = search_terms(query, |t| {
+            self.postings
+                .get(t)
+                .is_some_and(|p| p.iter().any(|&(d, _)| kept[d as usize]))
+        });
+        if terms.is_empty() {
+            return Vec::new();
+        }
         let (mut n_docs, mut total_len) = (0usize, 0usize);
         for ((_, len), k) in self.docs.iter().zip(&kept) {
             if *k {
@@ -824,6 +837,8 @@ mod tests {
         }
         // A correction that is already a query term is searched once.
         assert_eq!(search_terms("sister sisetr", known), ["sister"]);
+        // Never to a stop word, which would match nearly everything.
+        assert_eq!(search_terms("thier", |t: &str| t == "their"), ["thier"]);
         // The first letter stays: "right" is not a slip for "night".
         assert_eq!(search_terms("right", |t: &str| t == "night"), ["right"]);
     }

@@ -447,7 +447,7 @@ impl Store for SqliteStore {
             return Ok(Vec::new());
         }
         let part = self.cached(&query.partition, query.filter.user_id.as_deref())?;
-        let terms = part.search_terms(&query.query);
+        let terms = part.search_terms(&query.query, &query.filter, self.now());
         Ok(part.bm25(&query.filter, &terms, query.limit, self.now()))
     }
 

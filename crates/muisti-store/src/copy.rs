@@ -319,7 +319,21 @@ impl<V> Copy<V> {
         limit: usize,
         now: Timestamp,
     ) -> Vec<Scored> {
-        let terms = search_terms(query, |t| self.term_numbers.contains_key(t));
+        // A misspelled word is corrected to the searched rows' own words only.
+        let holds = |t: &str| {
+            let posting = self
+                .term_numbers
+                .get(t)
+                .and_then(|&n| self.postings.get(n as usize));
+            posting.is_some_and(|p| {
+                p.keys().any(|id| {
+                    self.rows.get(id).is_some_and(|r| {
+                        !r.memory.is_expired(now) && filter.matches(r.memory.as_ref())
+                    })
+                })
+            })
+        };
+        let terms = search_terms(query, holds);
         if terms.is_empty() || limit == 0 {
             return Vec::new();
         }

@@ -68,7 +68,7 @@ pub struct Analytics {
     /// Memories last accessed on each day of the window (days with none left out).
     pub last_accessed: Vec<DayCount>,
     /// Accesses (recalls and reads by id) of the memories on each day of the window, from
-    /// the access log (empty with the log off; days with none left out).
+    /// the access log (empty unless it is or was on; days with none left out).
     pub accesses: Vec<DayCount>,
     /// Whether the access log is on (so `accesses` counts what it holds).
     pub access_log: bool,
@@ -108,7 +108,7 @@ impl Insights<'_> {
         let mut out = Analytics::default();
         let mut growth: BTreeMap<(i64, String), u64> = BTreeMap::new();
         let mut accessed: BTreeMap<i64, u64> = BTreeMap::new();
-        let logged = crate::access::records_of(self.core, namespace, &query.filter)?;
+        let logged = crate::access::days_of(self.core, namespace, &query.filter)?;
         let mut accesses: BTreeMap<i64, u64> = BTreeMap::new();
         // A min-heap of the best `top`: (count, newer id first out).
         let mut top: BinaryHeap<Reverse<(u64, Reverse<MemoryId>)>> = BinaryHeap::new();
@@ -135,10 +135,8 @@ impl Insights<'_> {
                 {
                     *accessed.entry(day_of(at)).or_default() += 1;
                 }
-                if let Some(record) = logged.get(&m.id) {
-                    for (day, n) in record.days_from(first) {
-                        *accesses.entry(day).or_default() += n;
-                    }
+                for (day, n) in logged.get(&m.id).into_iter().flat_map(|d| d.range(first..)) {
+                    *accesses.entry(*day).or_default() += n;
                 }
                 if m.access_count > 0 && query.top > 0 {
                     top.push(Reverse((m.access_count, Reverse(m.id))));

@@ -58,7 +58,7 @@ class Analytics(Wire):
     accesses: Optional[list[DayCount]] = None
     """
     Accesses (recalls and reads by id) of the memories on each day of the window, from the
-    access log: empty while the log is off (`access_log`).
+    access log: empty unless the log is (or, within its retention, was) on.
     """
     _unknown: dict[str, Any] = field(default_factory=dict, repr=False)
     """Fields this client does not know (from a newer server), kept as sent."""
@@ -1033,7 +1033,7 @@ class Memory(Wire):
 class MemoryAccesses(Wire):
     """
     A memory's accesses in the access log (`GET /v1/memories/{id}/accesses`), within the
-    log's retention: empty while the log is off.
+    log's retention: empty unless the log is (or was) on.
     """
     accesses: list[AccessEntry]
     """The latest accesses, newest first (at most 25)."""

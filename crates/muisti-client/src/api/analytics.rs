@@ -58,7 +58,7 @@ pub struct Analytics {
     /// count and a last access time).
     pub last_accessed: Vec<DayCount>,
     /// Accesses (recalls and reads by id) of the memories on each day of the window, from
-    /// the access log: empty while the log is off (`access_log`).
+    /// the access log: empty unless the log is (or, within its retention, was) on.
     #[serde(default)]
     pub accesses: Vec<DayCount>,
     /// Whether the server keeps the access log (`--access-log`).
@@ -121,7 +121,7 @@ pub struct AccessEntry {
 }
 
 /// A memory's accesses in the access log (`GET /v1/memories/{id}/accesses`), within the
-/// log's retention: empty while the log is off.
+/// log's retention: empty unless the log is (or was) on.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(ToSchema))]
 pub struct MemoryAccesses {

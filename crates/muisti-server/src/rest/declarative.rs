@@ -76,7 +76,7 @@ pub async fn memory_history(
 
 /// A memory's accesses in the access log (the server's `--access-log`): each day's count
 /// and the latest accesses, newest first, each with its kind, the recall's score and, with
-/// `queries`, the query on the asking user's own memory; empty while the log is off. 404
+/// `queries`, the query on the asking user's own memory; empty unless the log is (or was) on. 404
 /// for a missing memory, and with a `user_id` that is not the memory's user.
 #[utoipa::path(get, path = "/v1/memories/{id}/accesses", tag = "memories",
     params(("id" = String, Path, description = "Memory id (ULID)"), api::ActingUser),

@@ -2989,7 +2989,7 @@ fn a_memorys_accesses_over_rest() {
         .iter()
         .filter_map(|d| d["count"].as_u64())
         .sum();
-    assert!(counted >= 1, "{}", stats.body);
+    assert_eq!(counted, 1, "{}", stats.body);
     assert_eq!(
         send("DELETE", &format!("/v1/memories/{id}"), None).status,
         204

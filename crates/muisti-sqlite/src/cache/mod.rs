@@ -794,9 +794,24 @@ impl PartitionCache {
         ids
     }
 
-    /// Whether some row holds `term`.
-    pub(crate) fn knows(&self, term: &str) -> bool {
-        self.term_ids.contains_key(term)
+    /// Whether a row live at `now` that passes `filter` holds `term`: the words a search
+    /// may correct a misspelled query word to (the searched rows' own, never another
+    /// user's). A search of the whole partition takes the partition's words as they are
+    /// (a scan per word would cost more than the search).
+    pub(crate) fn holds(&self, filter: &Filter, term: &str, now: Timestamp) -> bool {
+        let Some(&id) = self.term_ids.get(term) else {
+            return false;
+        };
+        if filter.user_id.is_none() {
+            return true;
+        }
+        let now = now.as_millis();
+        let rest = rest_of(filter);
+        let rest = rest.as_deref();
+        self.scope(filter).any(|i| {
+            let own = &self.terms[self.term_start[i] as usize..self.term_start[i + 1] as usize];
+            own.binary_search_by_key(&id, |(t, _)| *t).is_ok() && self.live(i, rest, now)
+        })
     }
 
     /// BM25 over the rows that pass the filter, scored exactly as

@@ -15,14 +15,14 @@
 use std::collections::BTreeMap;
 
 use muisti_core::{
-    Error, Filter, Key, Locator, Memory, MemoryId, Namespace, Owner, Patch, Put, Result, Store,
-    Tenant, Timestamp, Ttl, UpdateRequest, list_all,
+    Error, Filter, Key, ListQuery, Locator, Memory, MemoryId, Namespace, Owner, Patch, Put, Result,
+    Store, Tenant, Timestamp, Ttl, UpdateRequest, list_all,
 };
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 
 use crate::analytics::{DAY_MS, DayCount, day_name, day_of};
-use crate::core::{Core, Follower, own_record};
+use crate::core::{Change, Core, Follower, own_record};
 use crate::records::{ACCESS_LOG, ACCESS_LOG_NAMESPACE};
 
 /// The most accesses kept per memory (the newest); every access still counts in its day.
@@ -189,11 +189,6 @@ impl AccessRecord {
         let extra = self.entries.len().saturating_sub(MAX_ENTRIES);
         self.entries.drain(..extra);
     }
-
-    /// The accesses per day from `first` (a day number) on.
-    pub(crate) fn days_from(&self, first: i64) -> impl Iterator<Item = (i64, u64)> + '_ {
-        self.days.range(first..).map(|(d, n)| (*d, *n))
-    }
 }
 
 /// One access waiting to be written.
@@ -250,6 +245,32 @@ fn key_of(id: MemoryId) -> Result<Key> {
     Key::new(id.to_string())
 }
 
+/// The metadata fields a record is found by: its memory's id and namespace.
+const MEMORY_ID: &str = "memory_id";
+const NAMESPACE: &str = "namespace";
+
+/// The records of `namespace`'s memories (of `user`'s, when given).
+fn of_namespace(namespace: &Namespace, user: Option<&str>) -> Filter {
+    Filter {
+        user_id: user.map(str::to_owned),
+        metadata: [(NAMESPACE.to_owned(), json!(namespace.as_str()))]
+            .into_iter()
+            .collect(),
+        ..Filter::default()
+    }
+}
+
+/// How long a record written at `now` for memory `m` lives: the retention, and never past
+/// the memory's own expiry (an expired memory is purged without telling its followers).
+fn ttl_for(config: &AccessLog, m: &Memory, now: Timestamp) -> Result<Ttl> {
+    let mut ttl = config.retention();
+    if let Some(end) = m.expires_at {
+        let left = end.as_millis().saturating_sub(now.as_millis()).max(1_000);
+        ttl = ttl.min(std::time::Duration::from_millis(left as u64));
+    }
+    Ttl::new(ttl)
+}
+
 /// Writes `log` (a window's accesses in `tenant`) to the memories' records: one read and
 /// one write per memory, a record another writer changed meanwhile read again (three
 /// tries). Accesses of memories deleted since are dropped.
@@ -264,19 +285,19 @@ pub(crate) fn write(
     };
     let partition = ACCESS_LOG.partition(tenant)?;
     let cutoff = config.cutoff(latest);
-    let ttl = Ttl::new(config.retention())?;
     let mut by_memory: BTreeMap<MemoryId, Vec<Logged>> = BTreeMap::new();
     for l in log {
         by_memory.entry(l.memory_id).or_default().push(l);
     }
-    // A memory deleted since it was reached leaves nothing behind.
+    // A memory deleted since it was reached leaves nothing behind (one deleted between
+    // this read and the write below leaves its record until the record expires).
     let ids: Vec<MemoryId> = by_memory.keys().copied().collect();
-    let live: std::collections::HashSet<MemoryId> = store
+    let live: std::collections::HashMap<MemoryId, Memory> = store
         .get_many(tenant, &ids)?
         .into_iter()
-        .map(|m| m.id)
+        .map(|m| (m.id, m))
         .collect();
-    by_memory.retain(|id, _| live.contains(id));
+    by_memory.retain(|id, _| live.contains_key(id));
     for _ in 0..3 {
         let mut puts = Vec::new();
         let mut updates = Vec::new();
@@ -295,13 +316,14 @@ pub(crate) fn write(
             };
             record.memory_id = Some(*id);
             record.add(events.iter().map(|l| l.entry.clone()), cutoff);
-            // The log is metadata, which is not indexed: a rewrite indexes no words.
+            let ttl = match live.get(id) {
+                Some(m) => ttl_for(config, m, latest)?,
+                None => continue,
+            };
             let mut metadata = serde_json::Map::new();
-            metadata.insert("memory_id".into(), json!(id.to_string()));
-            metadata.insert("namespace".into(), json!(events[0].namespace.as_str()));
-            if let Some(field) = ACCESS_LOG.metadata_field() {
-                metadata.insert(field.into(), ACCESS_LOG.encode(&record)?);
-            }
+            metadata.insert(MEMORY_ID.into(), json!(id.to_string()));
+            metadata.insert(NAMESPACE.into(), json!(events[0].namespace.as_str()));
+            ACCESS_LOG.encode_into(&record, &mut metadata)?;
             match found {
                 Some(r) => updates.push(UpdateRequest {
                     at,
@@ -385,55 +407,76 @@ pub(crate) fn accesses_of(core: &Core, id: MemoryId) -> Result<MemoryAccesses> {
     })
 }
 
-/// The records of the memories of `namespace` whose user `filter` names (every user's when
-/// it names none), by memory: what analytics counts accesses per day from. Empty when the
-/// log holds nothing.
-pub(crate) fn records_of(
+/// The accesses per UTC day number within the retention of the memories of `namespace`
+/// whose user `filter` names (every user's when it names none), by memory: what analytics
+/// counts accesses per day from. Read a page of records at a time, each day counts kept
+/// (never the accesses themselves); empty when the log holds nothing.
+pub(crate) fn days_of(
     core: &Core,
     namespace: &Namespace,
     filter: &Filter,
-) -> Result<std::collections::HashMap<MemoryId, AccessRecord>> {
+) -> Result<std::collections::HashMap<MemoryId, BTreeMap<i64, u64>>> {
+    let mut out = std::collections::HashMap::new();
     let partition = ACCESS_LOG.partition(&core.tenant)?;
     if core.store.count(&partition, &Filter::default())? == 0 {
-        return Ok(Default::default());
+        return Ok(out);
     }
-    let wanted = Filter {
-        user_id: filter.user_id.clone(),
-        metadata: [("namespace".to_owned(), json!(namespace.as_str()))]
-            .into_iter()
-            .collect(),
-        ..Filter::default()
+    let cutoff = core.access.config().cutoff(core.clock.now());
+    let mut list = ListQuery {
+        filter: of_namespace(namespace, filter.user_id.as_deref()),
+        ..ListQuery::all(partition)
     };
-    Ok(list_all(core.store.as_ref(), &partition, &wanted)?
-        .iter()
-        .filter_map(|r| ACCESS_LOG.decode(r).ok())
-        .filter_map(|rec| rec.memory_id.map(|id| (id, rec)))
-        .collect())
+    loop {
+        let page = core.store.list(&list)?;
+        for r in &page.items {
+            if let Ok(mut rec) = ACCESS_LOG.decode(r) {
+                rec.trim(cutoff);
+                if let Some(id) = rec.memory_id {
+                    out.insert(id, rec.days);
+                }
+            }
+        }
+        match page.next {
+            Some(next) => list.after = Some(next),
+            None => return Ok(out),
+        }
+    }
 }
 
-/// Deletes the records of `namespace`'s memories (after the store's own flush of it).
-pub(crate) fn forget_namespace(core: &Core, namespace: &Namespace) -> Result<()> {
-    let filter = Filter {
-        metadata: [("namespace".to_owned(), json!(namespace.as_str()))]
-            .into_iter()
-            .collect(),
-        ..Filter::default()
-    };
+/// Deletes the records of `user`'s memories of `namespace` (a user's delete-all: also a
+/// record whose memory went without telling, by expiry).
+pub(crate) fn forget_user(core: &Core, namespace: &Namespace, user: &str) -> Result<()> {
     core.delete_where(
         &crate::core::own_namespace(ACCESS_LOG_NAMESPACE),
-        &filter,
+        &of_namespace(namespace, Some(user)),
         |_| false,
     )?;
     Ok(())
 }
 
-/// [`Follower`]: a deleted memory's record goes with it.
+/// Deletes the records of `namespace`'s memories (after the store's own flush of it).
+pub(crate) fn forget_namespace(core: &Core, namespace: &Namespace) -> Result<()> {
+    core.delete_where(
+        &crate::core::own_namespace(ACCESS_LOG_NAMESPACE),
+        &of_namespace(namespace, None),
+        |_| false,
+    )?;
+    Ok(())
+}
+
+/// [`Follower`]: a deleted memory's record goes with it, and a memory moved to another
+/// user leaves its record behind (deleted: its accesses, queries with them, were the
+/// user's before).
 pub(crate) struct AccessLogFollower;
 
-impl Follower for AccessLogFollower {
-    fn deleted(&self, core: &Core, gone: &[Memory]) -> Result<()> {
-        let gone: Vec<&Memory> = gone.iter().filter(|m| !own_record(m)).collect();
-        if gone.is_empty() {
+/// Up to this many memories deleted at once, their records are deleted by key; past it, by
+/// one read of their users' records and one batch delete.
+const DELETE_BY_KEY: usize = 16;
+
+impl AccessLogFollower {
+    /// Deletes the records of `memories`.
+    fn forget(core: &Core, memories: &[&Memory]) -> Result<()> {
+        if memories.is_empty() {
             return Ok(());
         }
         let partition = ACCESS_LOG.partition(&core.tenant)?;
@@ -441,13 +484,58 @@ impl Follower for AccessLogFollower {
         if core.store.count(&partition, &Filter::default())? == 0 {
             return Ok(());
         }
-        for m in gone {
-            core.store.delete(&Locator::Key {
-                partition: partition.clone(),
-                key: key_of(m.id)?,
-            })?;
+        if memories.len() <= DELETE_BY_KEY {
+            for m in memories {
+                core.store.delete(&Locator::Key {
+                    partition: partition.clone(),
+                    key: key_of(m.id)?,
+                })?;
+            }
+            return Ok(());
         }
+        let gone: std::collections::HashSet<String> =
+            memories.iter().map(|m| m.id.to_string()).collect();
+        let mut users: Vec<Option<&str>> = memories
+            .iter()
+            .map(|m| m.owner.user_id.as_deref())
+            .collect();
+        users.sort_unstable();
+        users.dedup();
+        let mut records = Vec::new();
+        for user in users {
+            let filter = Filter {
+                user_id: user.map(str::to_owned),
+                without_user: user.is_none(),
+                ..Filter::default()
+            };
+            for r in list_all(core.store.as_ref(), &partition, &filter)? {
+                if r.metadata
+                    .get(MEMORY_ID)
+                    .and_then(|v| v.as_str())
+                    .is_some_and(|id| gone.contains(id))
+                {
+                    records.push(r.id);
+                }
+            }
+        }
+        core.store.delete_many(&core.tenant, &records)?;
         Ok(())
+    }
+}
+
+impl Follower for AccessLogFollower {
+    fn written(&self, core: &Core, changes: &[Change<'_>]) -> Result<()> {
+        let moved: Vec<&Memory> = changes
+            .iter()
+            .filter(|c| !own_record(c.memory))
+            .filter_map(|c| c.moved_from())
+            .collect();
+        Self::forget(core, &moved)
+    }
+
+    fn deleted(&self, core: &Core, gone: &[Memory]) -> Result<()> {
+        let gone: Vec<&Memory> = gone.iter().filter(|m| !own_record(m)).collect();
+        Self::forget(core, &gone)
     }
 }
 

@@ -9,7 +9,8 @@ pub use log::{
     MAX_RETENTION_DAYS, MemoryAccesses,
 };
 pub(crate) use log::{
-    AccessLogFollower, AccessRecord, Logged, Reach, accesses_of, forget_namespace, records_of,
+    AccessLogFollower, AccessRecord, Logged, Reach, accesses_of, days_of, forget_namespace,
+    forget_user,
 };
 
 use std::{

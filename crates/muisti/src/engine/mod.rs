@@ -101,9 +101,9 @@ impl Engine {
     }
 
     /// The accesses the log holds of the memory with `id`, within the log's retention;
-    /// empty with the log off (see [`AccessLog`](crate::AccessLog)). Acting for `user`, only
-    /// of their own memories and of those with no user (`None` for another user's: the
-    /// accesses of a memory carry its user's queries).
+    /// empty unless the log is (or was) on (see [`AccessLog`](crate::AccessLog)). Acting for
+    /// `user`, only of their own memories and of those with no user (`None` for another
+    /// user's: the accesses of a memory carry its user's queries).
     pub fn accesses(
         &self,
         id: MemoryId,
@@ -685,12 +685,14 @@ impl Engine {
         {
             self.lifecycle().forget_clustering(namespace, user)?;
         }
-        // A user's data goes with their declarative entries' history and proposals.
+        // A user's data goes with their declarative entries' history and proposals, and
+        // the access log's records of their memories.
         if let Some(user) = &filter.user_id
             && filter.agent_id.is_none()
             && filter.session_id.is_none()
         {
             self.declarative().forget_declarative_of(namespace, user)?;
+            crate::access::forget_user(&self.core, namespace, user)?;
         }
         // A delete-all leaves the store's files at once, not within seconds.
         self.core.store.erase_deleted()?;

@@ -111,11 +111,6 @@ impl<T> Collection<T> {
         }
     }
 
-    /// The metadata field that holds the value, if not the content.
-    pub(crate) fn metadata_field(&self) -> Option<&'static str> {
-        self.in_metadata
-    }
-
     /// Its namespace.
     pub(crate) fn namespace(&self) -> Namespace {
         // The names below are valid namespaces (checked by a test).
@@ -138,6 +133,25 @@ impl<T: Serialize> Collection<T> {
     pub(crate) fn encode(&self, value: &T) -> Result<Value> {
         serde_json::to_value(value)
             .map_err(|e| Error::backend("engine", format!("could not encode {}: {e}", self.what)))
+    }
+
+    /// Puts `value` in a record's `metadata`, under the field of a collection kept there.
+    pub(crate) fn encode_into(
+        &self,
+        value: &T,
+        metadata: &mut serde_json::Map<String, Value>,
+    ) -> Result<()> {
+        let Some(field) = self.in_metadata else {
+            return Err(Error::backend(
+                "engine",
+                format!(
+                    "{} is kept in a record's content, not its metadata",
+                    self.what
+                ),
+            ));
+        };
+        metadata.insert(field.to_owned(), self.encode(value)?);
+        Ok(())
     }
 }
 

@@ -132,6 +132,33 @@ fn the_access_log_keeps_each_access_and_goes_with_the_memory_and_the_user() {
                 "{url}: every access of her memories that day"
             );
 
+            // A memory moved to another user leaves its accesses (and Alice's queries)
+            // behind.
+            let held = records(&e);
+            let moved = e
+                .update(muisti::UpdateRequest::new(
+                    Locator::Id {
+                        tenant: e.tenant().clone(),
+                        id: dentist.id,
+                    },
+                    muisti::Patch {
+                        user_id: Some(Some("carol".into())),
+                        ..muisti::Patch::default()
+                    },
+                ))
+                .expect("moves");
+            assert_eq!(moved.owner.user_id.as_deref(), Some("carol"));
+            let carols = e
+                .accesses(dentist.id, Some("carol"))
+                .expect("reads")
+                .expect("hers now");
+            assert!(carols.entries.is_empty(), "{url}: {carols:?}");
+            assert_eq!(
+                records(&e),
+                held - 1,
+                "{url}: the moved memory's record is gone"
+            );
+
             // A month on, the old accesses are past the retention.
             clock.advance(std::time::Duration::from_secs(31 * 86_400));
             e.search(&n, "where does my sister live", 1, alice())
@@ -144,6 +171,20 @@ fn the_access_log_keeps_each_access_and_goes_with_the_memory_and_the_user() {
             assert_eq!(later.entries.len(), 1, "{url}: {later:?}");
             assert_eq!(later.days.len(), 1, "{url}");
             assert_eq!(later.days[0].count, 1, "{url}");
+            // The stored record itself dropped what the retention no longer covers.
+            let stored = e
+                .store()
+                .get(&Locator::Key {
+                    partition: log_partition(&e),
+                    key: muisti::Key::new(sister.id.to_string()).expect("key"),
+                })
+                .expect("reads")
+                .expect("the record");
+            let kept = stored.metadata["log"]["entries"].as_array().map(Vec::len);
+            assert_eq!(kept, Some(1), "{url}: {:?}", stored.metadata);
+            let stats = e.insights().analytics(&n, &q).expect("aggregates");
+            let total: u64 = stats.accesses.iter().map(|d| d.count).sum();
+            assert_eq!(total, 1, "{url}: only the day within the window");
 
             // A deleted memory's record goes with it; a user's delete-all takes the rest.
             let before = records(&e);
@@ -156,7 +197,17 @@ fn the_access_log_keeps_each_access_and_goes_with_the_memory_and_the_user() {
                 .expect("deletes")
             );
             assert_eq!(records(&e), before - 1, "{url}");
-            let _ = dentist;
+            // Many memories deleted at once (a batch past the per-key deletes).
+            let many: Vec<muisti::Memory> = (0..20)
+                .map(|i| put("alice", &format!("Alice's note number {i} about gardening")))
+                .collect();
+            let found = e
+                .search(&n, "gardening note", 20, alice())
+                .expect("recalls");
+            assert_eq!(found.len(), 20, "{url}");
+            e.flush_access();
+            assert_eq!(records(&e), before - 1 + 20, "{url}");
+            assert_eq!(many.len(), 20);
             e.forget_where(&n, &alice()).expect("deletes");
             let left = e
                 .store()

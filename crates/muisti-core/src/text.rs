@@ -260,7 +260,7 @@ pub fn search_terms(query: &str, known: impl Fn(&str) -> bool) -> Vec<String> {
     let mut terms = query_terms(query);
     let mut changed = false;
     for t in terms.iter_mut() {
-        if t.len() < FUZZY_MIN_CHARS || !t.bytes().all(|b| b.is_ascii_lowercase()) || known(t) {
+        if !correctable(t) || known(t) {
             continue;
         }
         let mut found = None;
@@ -283,6 +283,33 @@ pub fn search_terms(query: &str, known: impl Fn(&str) -> bool) -> Vec<String> {
         terms.dedup();
     }
     terms
+}
+
+/// Whether [`search_terms`] corrects `term` when the records do not hold it: five letters
+/// or more, each a to z.
+fn correctable(term: &str) -> bool {
+    term.len() >= FUZZY_MIN_CHARS && term.bytes().all(|b| b.is_ascii_lowercase())
+}
+
+/// The query's terms [`search_terms`] corrects unless the records hold them: what a store
+/// that looks words up in batches (in a database) asks about first.
+pub fn correctable_terms(query: &str) -> Vec<String> {
+    query_terms(query)
+        .into_iter()
+        .filter(|t| correctable(t))
+        .collect()
+}
+
+/// Every word [`search_terms`] may try in place of the `unknown` terms (their
+/// [`one_edit_variants`] that are not stop words), once each: what such a store asks about
+/// second, before calling [`search_terms`] with what it found.
+pub fn correction_variants(unknown: &[String]) -> Vec<String> {
+    let mut seen = std::collections::HashSet::new();
+    unknown
+        .iter()
+        .flat_map(|t| one_edit_variants(t))
+        .filter(|v| !is_stop_word(v) && seen.insert(v.clone()))
+        .collect()
 }
 
 /// The words a correction of `word` (lower-case letters a to z) considers, in the order it
@@ -837,6 +864,16 @@ mod tests {
         }
         // A correction that is already a query term is searched once.
         assert_eq!(search_terms("sister sisetr", known), ["sister"]);
+        // A store that looks words up in batches finds the same correction.
+        let asked = correctable_terms("when is my dnetist");
+        assert_eq!(asked, ["dnetist"]);
+        let variants = correction_variants(&asked);
+        assert!(variants.contains(&"dentist".to_owned()));
+        let held: Vec<&String> = variants.iter().filter(|v| known(v)).collect();
+        assert_eq!(
+            search_terms("when is my dnetist", |t| held.iter().any(|h| *h == t)),
+            ["dentist"]
+        );
         // Never to a stop word, which would match nearly everything.
         assert_eq!(search_terms("thier", |t: &str| t == "their"), ["thier"]);
         // The first letter stays: "right" is not a slip for "night".

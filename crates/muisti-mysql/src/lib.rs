@@ -37,7 +37,7 @@ mod store;
 mod write;
 
 use std::{
-    collections::HashMap,
+    collections::{HashMap, HashSet},
     sync::{Arc, atomic::Ordering},
     time::Duration,
 };
@@ -47,7 +47,10 @@ use muisti_core::{
     Namespace, Page, Partition, Put, RankFields, Record, Result, Scored, Store, StoreInfo,
     StoredVector, SystemClock, Tenant, TextQuery, Timestamp, UpdateRequest, VectorChange,
     VectorQuery, WriteStatus, Written,
-    text::{Bm25, CorpusStats, TermCounts, nearest, query_terms, vector_from_bytes},
+    text::{
+        Bm25, CorpusStats, TermCounts, correctable_terms, correction_variants, nearest,
+        query_terms, search_terms, vector_from_bytes,
+    },
 };
 use muisti_store::{StoreRegistry, StoreUrl, copy::Shared};
 use mysql::{

@@ -472,14 +472,19 @@ impl Store for MysqlStore {
     }
 
     fn text_search(&self, query: &TextQuery) -> Result<Vec<Scored>> {
-        let terms = query_terms(&query.query);
-        if terms.is_empty() || query.limit == 0 {
+        if query_terms(&query.query).is_empty() || query.limit == 0 {
             return Ok(Vec::new());
         }
         if let Some(copy) = self.copy_of(&query.partition, true)? {
             let copy = copy.read().unwrap_or_else(|e| e.into_inner());
             return Ok(copy.text_search(&query.query, &query.filter, query.limit, self.now()));
         }
+        // Misspelled words corrected by two look-ups ([`search_terms`]).
+        let asked = correctable_terms(&query.query);
+        let held = self.db_held(query, &asked)?;
+        let unknown: Vec<String> = asked.into_iter().filter(|t| !held.contains(t)).collect();
+        let variants = self.db_held(query, &correction_variants(&unknown))?;
+        let terms = search_terms(&query.query, |t| held.contains(t) || variants.contains(t));
         let now = self.now().as_millis();
         let residual = Residual::of(&query.filter);
         let Statements {
@@ -606,5 +611,43 @@ impl Store for MysqlStore {
                 .map(RankFields::of)
                 .collect()),
         }
+    }
+}
+
+impl MysqlStore {
+    /// Which of `words` a live record of the search's partition that passes its filter's
+    /// columns holds: the two look-ups a search in the database corrects its misspelled
+    /// words by ([`search_terms`]).
+    fn db_held(&self, query: &TextQuery, words: &[String]) -> Result<HashSet<String>> {
+        if words.is_empty() {
+            return Ok(HashSet::new());
+        }
+        let now = self.now().as_millis();
+        let by_key: HashMap<Vec<u8>, &String> = words.iter().map(|w| (term_key(w), w)).collect();
+        let Statements {
+            memories, postings, ..
+        } = &self.q;
+        let mut sql = Sql::new(format!(
+            "SELECT DISTINCT p.term FROM {postings} p \
+             JOIN {memories} m ON m.tenant = p.tenant AND m.id = p.id \
+             WHERE p.tenant = ? AND p.namespace = ? AND p.term IN "
+        ));
+        sql.args.push(bytes(query.partition.tenant.as_str()));
+        sql.args.push(bytes(query.partition.namespace.as_str()));
+        sql.list(by_key.keys().cloned().map(Value::Bytes));
+        sql.push(" AND ");
+        sql.append(Sql::live_in("m.", &query.partition, &query.filter, now));
+        let rows: Vec<Row> = self
+            .conn()?
+            .exec(sql.text, params(sql.args))
+            .map_err(|e| self.err(&e))?;
+        let mut held = HashSet::new();
+        for mut r in rows {
+            let key: Vec<u8> = take(&mut r, 0)?;
+            if let Some(word) = by_key.get(&key) {
+                held.insert((*word).clone());
+            }
+        }
+        Ok(held)
     }
 }

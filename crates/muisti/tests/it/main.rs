@@ -107,10 +107,22 @@ fn on_every_backend(
 ) {
     let run = |url: &str| check(url, build(muisti::open_store(url).expect("store")));
     on_each_backend(|url, _| run(url));
+    on_database_backends("", build, check);
+}
+
+/// Runs `check` on the engine `build` makes over PostgreSQL and MySQL/MariaDB (as
+/// [`on_every_backend`] does), their URLs given `extra` parameters (`&cache_mb=0`: every
+/// search a statement on the database).
+fn on_database_backends(
+    extra: &str,
+    build: impl Fn(Arc<dyn muisti::Store>) -> Engine,
+    check: impl Fn(&str, Engine),
+) {
+    let run = |url: &str| check(url, build(muisti::open_store(url).expect("store")));
     let fresh = muisti::MemoryId::generate().to_string().to_lowercase();
     let with = |base: &str, params: &str| {
         let sep = if base.contains('?') { '&' } else { '?' };
-        format!("{base}{sep}{params}&pool_size=2")
+        format!("{base}{sep}{params}&pool_size=2{extra}")
     };
     #[cfg(feature = "postgres")]
     match std::env::var("MUISTI_POSTGRES_URL")
@@ -862,35 +874,42 @@ fn engine_update_re_embeds_and_checks_versions() {
 /// of words the partition holds is searched as asked.
 #[test]
 fn a_misspelled_word_finds_its_memory_on_every_backend() {
-    on_every_backend(
-        |store| Engine::builder(store).build().expect("engine"),
-        |url, e| {
-            let n = ns("default");
-            for text in [
-                "My dentist appointment is every March",
-                "The boat is moored at the harbour",
-                "Grandma bakes apple strudel on Sundays",
-            ] {
-                let mut p = muisti::Put::new(e.partition(&n), None, text);
-                p.owner.user_id = Some("ana".into());
-                e.remember(p).expect("remembers");
-            }
-            for query in ["when is my dnetist", "harbuor", "strudle"] {
-                let mut req = muisti::RecallRequest::new(n.clone(), query, 3);
-                req.filter.user_id = Some("ana".into());
-                req.mode = muisti::RecallMode::Lexical;
-                let hits = e.recall(&req).expect("recalls");
-                let first = hits.first().map(|h| h.memory.text().into_owned());
-                let meant = match query {
-                    "when is my dnetist" => "dentist",
-                    "strudle" => "strudel",
-                    _ => "harbour",
-                };
-                assert!(
-                    first.as_deref().is_some_and(|t| t.contains(meant)),
-                    "{url}: {query:?} found {first:?}"
-                );
-            }
-        },
-    );
+    let build = |store| Engine::builder(store).build().expect("engine");
+    on_every_backend(build, misspelled_words_are_found);
+    // PostgreSQL and MySQL without copies: each search a statement on the database.
+    on_database_backends("&cache_mb=0", build, misspelled_words_are_found);
+}
+
+fn misspelled_words_are_found(url: &str, e: Engine) {
+    let n = ns("default");
+    for text in [
+        "My dentist appointment is every March",
+        "The boat is moored at the harbour",
+        "Grandma bakes apple strudel on Sundays",
+    ] {
+        let mut p = muisti::Put::new(e.partition(&n), None, text);
+        p.owner.user_id = Some("ana".into());
+        e.remember(p).expect("remembers");
+    }
+    // Another user's word never stands in the way: Bo's "strudle" is not Ana's word, so
+    // her "strudle" is still read as her "strudel".
+    let mut p = muisti::Put::new(e.partition(&n), None, "Bo's recipe card says strudle");
+    p.owner.user_id = Some("bo".into());
+    e.remember(p).expect("remembers");
+    for query in ["when is my dnetist", "harbuor", "strudle"] {
+        let mut req = muisti::RecallRequest::new(n.clone(), query, 3);
+        req.filter.user_id = Some("ana".into());
+        req.mode = muisti::RecallMode::Lexical;
+        let hits = e.recall(&req).expect("recalls");
+        let first = hits.first().map(|h| h.memory.text().into_owned());
+        let meant = match query {
+            "when is my dnetist" => "dentist",
+            "strudle" => "strudel",
+            _ => "harbour",
+        };
+        assert!(
+            first.as_deref().is_some_and(|t| t.contains(meant)),
+            "{url}: {query:?} found {first:?}"
+        );
+    }
 }

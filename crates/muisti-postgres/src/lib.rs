@@ -52,7 +52,7 @@ mod store;
 mod tls;
 
 use std::{
-    collections::{HashMap, HashSet},
+    collections::HashMap,
     str::FromStr,
     sync::{
         Arc,
@@ -65,10 +65,7 @@ use muisti_core::{
     Namespace, Page, Partition, Put, RankFields, Record, Result, Scored, Store, StoreInfo,
     StoredVector, SystemClock, Tenant, TextQuery, Timestamp, UpdateRequest, VectorChange,
     VectorQuery, WriteStatus, Written,
-    text::{
-        Bm25, CorpusStats, TermCounts, correctable_terms, correction_variants, query_terms,
-        search_terms, top_scored,
-    },
+    text::{Bm25, CorpusStats, TermCounts, query_terms, top_scored},
 };
 use muisti_store::{StoreRegistry, StoreUrl};
 use postgres::error::SqlState;
@@ -890,37 +887,16 @@ impl PostgresStore {
         Ok(out)
     }
 
-    /// Which of `words` a live record of the search's partition that passes its filter
-    /// holds (in its content's or its context's terms): two look-ups of a search in the
-    /// database correct its misspelled words by ([`search_terms`]).
-    fn db_held(&self, query: &TextQuery, words: &[String]) -> Result<HashSet<String>> {
-        if words.is_empty() {
-            return Ok(HashSet::new());
-        }
-        let now = self.now().as_millis();
-        let mut sql = Sql::live_in(&query.partition, &query.filter, now);
-        let cond = sql.text.clone();
-        let w = sql.arg(words.to_vec());
-        sql.text = format!(
-            "SELECT q FROM unnest({w}::text[]) AS q WHERE EXISTS (SELECT 1 FROM memories \
-             WHERE {cond} AND (terms @> ARRAY[q] OR context_terms @> ARRAY[q]))"
-        );
-        self.query(&sql)?
-            .iter()
-            .map(|r| get::<String>(r, 0))
-            .collect()
-    }
-
     /// Full-text search in the database.
+    ///
+    /// Misspelled words are not corrected here: looking the candidate words up through the
+    /// terms' array index cost 4 ms at the median and 97 ms at p95 per search on LoCoMo
+    /// (docs/benchmarks.md), more than the search.
     fn db_text_search(&self, query: &TextQuery) -> Result<Vec<Scored>> {
-        if query_terms(&query.query).is_empty() || query.limit == 0 {
+        let terms = query_terms(&query.query);
+        if terms.is_empty() || query.limit == 0 {
             return Ok(Vec::new());
         }
-        let asked = correctable_terms(&query.query);
-        let held = self.db_held(query, &asked)?;
-        let unknown: Vec<String> = asked.into_iter().filter(|t| !held.contains(t)).collect();
-        let variants = self.db_held(query, &correction_variants(&unknown))?;
-        let terms = search_terms(&query.query, |t| held.contains(t) || variants.contains(t));
         let now = self.now().as_millis();
         // Each candidate's counts of the query's terms (in query_terms order), counted in
         // the database so that only numbers travel.

@@ -257,7 +257,11 @@ pub const FUZZY_REPLACE_MIN_CHARS: usize = 7;
 /// variant. The one rule of misspelled
 /// query words, which every full-text search calls with its own index's vocabulary.
 pub fn search_terms(query: &str, known: impl Fn(&str) -> bool) -> Vec<String> {
-    let mut terms = query_terms(query);
+    corrected(query_terms(query), known)
+}
+
+/// [`search_terms`] of a query whose [`query_terms`] the caller already has.
+pub fn corrected(mut terms: Vec<String>, known: impl Fn(&str) -> bool) -> Vec<String> {
     let mut changed = false;
     for t in terms.iter_mut() {
         if !correctable(t) || known(t) {

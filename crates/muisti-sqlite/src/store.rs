@@ -443,11 +443,12 @@ impl Store for SqliteStore {
     }
 
     fn text_search(&self, query: &TextQuery) -> Result<Vec<Scored>> {
-        if query_terms(&query.query).is_empty() {
+        let terms = query_terms(&query.query);
+        if terms.is_empty() {
             return Ok(Vec::new());
         }
         let part = self.cached(&query.partition, query.filter.user_id.as_deref())?;
-        let terms = part.search_terms(&query.query, &query.filter, self.now());
+        let terms = part.corrected(terms, &query.filter, self.now());
         Ok(part.bm25(&query.filter, &terms, query.limit, self.now()))
     }
 

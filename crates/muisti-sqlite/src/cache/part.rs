@@ -75,11 +75,16 @@ impl Part {
             .session_page(filter, session, after, take, now.as_millis())
     }
 
-    /// The terms a search of `query` among the rows that pass `filter` looks for
-    /// ([`search_terms`](muisti_core::text::search_terms) with those rows' words).
-    pub(crate) fn search_terms(&self, query: &str, filter: &Filter, now: Timestamp) -> Vec<String> {
+    /// The terms a search among the rows that pass `filter` looks for, of a query's
+    /// `terms` ([`corrected`](muisti_core::text::corrected) with those rows' words).
+    pub(crate) fn corrected(
+        &self,
+        terms: Vec<String>,
+        filter: &Filter,
+        now: Timestamp,
+    ) -> Vec<String> {
         let data = self.read();
-        muisti_core::text::search_terms(query, |t| data.holds(filter, t, now))
+        muisti_core::text::corrected(terms, |t| data.holds(filter, t, now))
     }
 
     /// See [`PartitionCache::bm25`].

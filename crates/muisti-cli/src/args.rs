@@ -815,130 +815,30 @@ mod documented_commands {
     use clap::{Parser, error::ErrorKind};
 
     use super::Cli;
+    use crate::documented::{commands, pages};
 
     const ROOT: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../..");
 
-    /// The documents: the README and every page of docs/.
-    fn pages() -> Vec<(String, String)> {
-        let mut pages = vec![("README.md".to_owned(), format!("{ROOT}/README.md"))];
-        let dir = std::fs::read_dir(format!("{ROOT}/docs")).expect("docs/ exists");
-        for entry in dir.flatten() {
-            let path = entry.path();
-            if path.extension().is_some_and(|e| e == "md") {
-                let name = format!("docs/{}", entry.file_name().to_string_lossy());
-                pages.push((name, path.display().to_string()));
-            }
-        }
-        pages
-            .into_iter()
-            .map(|(name, path)| {
-                let text = std::fs::read_to_string(&path).expect("readable");
-                (name, text)
-            })
-            .collect()
-    }
-
-    /// The command lines of a page: inline code starting with `muisti `, and lines of code
-    /// blocks whose first word is the binary (`muisti`, `target/release/muisti`, ...).
-    fn commands(text: &str) -> Vec<String> {
-        let mut out = Vec::new();
-        let mut fenced = false;
-        let mut continued: Option<String> = None;
-        for line in text.lines() {
-            if line.trim_start().starts_with("```") {
-                fenced = !fenced;
-                continue;
-            }
-            if fenced {
-                // A line ending in `\` goes on on the next.
-                if let Some(open) = continued.take() {
-                    let joined = format!("{open} {}", line.trim());
-                    match joined.strip_suffix('\\') {
-                        Some(more) => continued = Some(more.trim_end().to_owned()),
-                        None => out.push(joined),
-                    }
-                    continue;
-                }
-                let l = line.trim_start().trim_start_matches("$ ");
-                let first = l.split_whitespace().next().unwrap_or_default();
-                if first == "muisti" || first.ends_with("/muisti") {
-                    match l.strip_suffix('\\') {
-                        Some(more) => continued = Some(more.trim_end().to_owned()),
-                        // A cheat sheet's line holds several, set apart by spaces.
-                        None => out.extend(l.split("  muisti ").enumerate().map(|(i, c)| {
-                            if i == 0 {
-                                c.trim().to_owned()
-                            } else {
-                                format!("muisti {}", c.trim())
-                            }
-                        })),
-                    }
-                }
-                continue;
-            }
-            for (i, span) in line.split('`').enumerate() {
-                if i % 2 == 1 && span.starts_with("muisti ") {
-                    out.push(span.to_owned());
-                }
-            }
-        }
-        out
-    }
-
-    /// A command line split as a shell would (double and single quotes), up to a comment,
-    /// pipe, redirection or second command.
-    fn split(command: &str) -> Vec<String> {
-        let mut out = Vec::new();
-        let mut word: Option<String> = None;
-        let mut quote: Option<char> = None;
-        for c in command.chars() {
-            match (quote, c) {
-                (Some(q), c) if c == q => quote = None,
-                (Some(_), c) => word.get_or_insert_with(String::new).push(c),
-                (None, '"' | '\'') => {
-                    quote = Some(c);
-                    word.get_or_insert_with(String::new);
-                }
-                (None, c) if c.is_whitespace() => out.extend(word.take()),
-                (None, c) => word.get_or_insert_with(String::new).push(c),
-            }
-        }
-        out.extend(word);
-        let end = out
-            .iter()
-            .position(|w| matches!(w.as_str(), "|" | ">" | "&&" | ";" | "\\") || w.starts_with('#'))
-            .unwrap_or(out.len());
-        out.truncate(end);
-        out
-    }
-
-    /// A command line as arguments: placeholders (`N`, `F`, `W`) given values, optional
-    /// parts (`[--louo]`) taken, `[flags]` and `...` (more arguments) dropped, the binary's
-    /// path as `muisti`.
+    /// A command line as arguments, each placeholder given a value of its kind.
     fn words(command: &str) -> Vec<String> {
-        let mut out = Vec::new();
-        for w in split(command) {
-            let w = w.trim_start_matches('[').trim_end_matches(']');
-            let w = match w {
-                // After a flag, `...` stands for its value; elsewhere for more arguments.
-                "..." if out.last().is_some_and(|p: &String| p.starts_with("--")) => "x",
-                "flags" | "" | "..." => continue,
+        crate::documented::words(command, |placeholder, _| {
+            match placeholder {
+                "..." => "x",
                 "N" | "M" | "K" => "10",
                 "W" => "0.5",
                 "F" | "FILE" | "DIR" | "PATH" => "x.json",
                 "URL" => "http://127.0.0.1:1",
-                "ID" | "PROPOSAL" | "CURSOR" | "ID_OR_KEY" => "01ARZ3NDEKTSV4RRFFQ69G5FAV",
+                "ID" | "PROPOSAL" | "CURSOR" | "ID_OR_KEY" | "RUN_ID" => {
+                    "01ARZ3NDEKTSV4RRFFQ69G5FAV"
+                }
                 "TIME" => "2026-01-01T00:00:00Z",
                 "NAME" | "KEY" | "VALUE" | "QUERY" | "TEXT" | "USER" | "U" | "NS" | "T"
-                | "MODEL" | "TENANT" | "ADMIN" | "SPEC" => "x",
+                | "MODEL" | "TENANT" | "ADMIN" | "SPEC" | "L" => "x",
+                // Another placeholder names a family of commands: left as written.
                 other => other,
-            };
-            out.push(w.to_owned());
-        }
-        if let Some(first) = out.first_mut() {
-            *first = "muisti".to_owned();
-        }
-        out
+            }
+            .to_owned()
+        })
     }
 
     /// Whether `args` parse, or parse once a last flag the prose goes on to explain (`--data`
@@ -971,8 +871,11 @@ mod documented_commands {
     fn every_documented_command_parses() {
         let (mut checked, mut skipped) = (0, 0);
         let mut bad = Vec::new();
-        for (page, text) in pages() {
+        for (page, text) in pages(ROOT) {
             for command in commands(&text) {
+                if command.starts_with("export ") {
+                    continue;
+                }
                 let args = words(&command);
                 // Alternatives (`a|b`) and prose placeholders in capitals other than the
                 // ones above name a family of commands, not one.

@@ -13,6 +13,8 @@ mod backend;
 mod bench;
 mod chat;
 mod commands;
+#[cfg(test)]
+mod documented;
 mod http_bench;
 mod locomo;
 mod proxy_bench;

@@ -1,11 +1,14 @@
 //! A scripted HTTP/1.1 server on loopback, for testing clients of HTTP services (embedding
 //! and LLM APIs) against the real wire protocol: each connection gets the next scripted reply,
-//! and every request is recorded.
+//! and every request is recorded; or each request gets what a function makes of it.
 
 use std::{
     io::{BufRead, BufReader, Read, Write},
     net::{SocketAddr, TcpListener},
-    sync::{Arc, Mutex},
+    sync::{
+        Arc, Mutex,
+        atomic::{AtomicBool, Ordering},
+    },
     thread::{self, JoinHandle},
     time::Duration,
 };
@@ -105,6 +108,8 @@ pub struct Server {
     pub addr: SocketAddr,
     received: Arc<Mutex<Vec<Received>>>,
     handle: Option<JoinHandle<()>>,
+    /// Set when dropped, for a server that answers until then.
+    stop: Arc<AtomicBool>,
 }
 
 impl Server {
@@ -132,6 +137,45 @@ impl Server {
             addr,
             received,
             handle: Some(handle),
+            stop: Arc::default(),
+        }
+    }
+
+    /// Answers every request with what `respond` makes of it, until dropped.
+    pub fn answering(respond: impl Fn(&Received) -> Reply + Send + Sync + 'static) -> Self {
+        let listener = TcpListener::bind("127.0.0.1:0").expect("binds");
+        let addr = listener.local_addr().expect("address");
+        let received: Arc<Mutex<Vec<Received>>> = Arc::default();
+        let log = Arc::clone(&received);
+        let respond = Arc::new(respond);
+        let stop: Arc<AtomicBool> = Arc::default();
+        let stopped = Arc::clone(&stop);
+        let handle = thread::spawn(move || {
+            for stream in listener.incoming() {
+                let Ok(stream) = stream else { break };
+                if stopped.load(Ordering::Relaxed) {
+                    break;
+                }
+                let (log, respond) = (Arc::clone(&log), Arc::clone(&respond));
+                thread::spawn(move || {
+                    let mut reader = BufReader::new(stream);
+                    let Some(request) = read_request(&mut reader) else {
+                        return;
+                    };
+                    if request.method.is_empty() {
+                        return;
+                    }
+                    let reply = respond(&request);
+                    log.lock().unwrap_or_else(|p| p.into_inner()).push(request);
+                    write_reply(reader.into_inner(), &reply);
+                });
+            }
+        });
+        Self {
+            addr,
+            received,
+            handle: Some(handle),
+            stop,
         }
     }
 
@@ -152,6 +196,7 @@ impl Server {
 impl Drop for Server {
     fn drop(&mut self) {
         // Unblock a pending accept, then let the thread finish.
+        self.stop.store(true, Ordering::Relaxed);
         let _ = std::net::TcpStream::connect(self.addr);
         if let Some(h) = self.handle.take() {
             let _ = h.join();
@@ -161,9 +206,18 @@ impl Drop for Server {
 
 fn answer(stream: std::net::TcpStream, reply: &Reply, log: &Mutex<Vec<Received>>) {
     let mut reader = BufReader::new(stream);
+    let Some(request) = read_request(&mut reader) else {
+        return;
+    };
+    log.lock().unwrap_or_else(|p| p.into_inner()).push(request);
+    write_reply(reader.into_inner(), reply);
+}
+
+/// One request's line, headers and body.
+fn read_request(reader: &mut BufReader<std::net::TcpStream>) -> Option<Received> {
     let mut line = String::new();
     if reader.read_line(&mut line).is_err() {
-        return;
+        return None;
     }
     let mut parts = line.split_whitespace();
     let method = parts.next().unwrap_or_default().to_owned();
@@ -185,16 +239,16 @@ fn answer(stream: std::net::TcpStream, reply: &Reply, log: &Mutex<Vec<Received>>
         .unwrap_or(0);
     let mut body = vec![0; length];
     let _ = reader.read_exact(&mut body);
-    log.lock()
-        .unwrap_or_else(|p| p.into_inner())
-        .push(Received {
-            method,
-            path,
-            headers,
-            body: String::from_utf8_lossy(&body).into_owned(),
-        });
+    Some(Received {
+        method,
+        path,
+        headers,
+        body: String::from_utf8_lossy(&body).into_owned(),
+    })
+}
+
+fn write_reply(mut stream: std::net::TcpStream, reply: &Reply) {
     thread::sleep(reply.delay);
-    let mut stream = reader.into_inner();
     // Pieces go out as written, not held for the client's delayed ACK.
     let _ = stream.set_nodelay(true);
     let framing = if reply.chunks.is_empty() {

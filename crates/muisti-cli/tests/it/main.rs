@@ -12,6 +12,7 @@ mod benches;
 mod chat;
 mod crash;
 mod deletion;
+mod docs;
 mod lifecycle;
 mod modes;
 mod serve;

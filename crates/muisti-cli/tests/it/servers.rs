@@ -8,12 +8,12 @@ use muisti_client::{Client, NewKey, NewMemory, RecallQuery};
 use super::serve::{serve, terminate};
 
 /// A schema of its own on the test PostgreSQL (`MUISTI_POSTGRES_URL`), dropped afterwards.
-struct PgSchema {
-    url: String,
+pub(crate) struct PgSchema {
+    pub(crate) url: String,
 }
 
 impl PgSchema {
-    fn fresh() -> Option<Self> {
+    pub(crate) fn fresh() -> Option<Self> {
         let Some(base) = std::env::var("MUISTI_POSTGRES_URL")
             .ok()
             .filter(|u| !u.is_empty())

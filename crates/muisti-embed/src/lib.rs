@@ -20,6 +20,7 @@
 
 mod http;
 mod retry;
+pub mod safetensors;
 mod static_model;
 mod wordpiece;
 

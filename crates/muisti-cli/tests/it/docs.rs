@@ -58,11 +58,14 @@ fn bench_sizes(bench: &str) -> &'static [(&'static str, &'static str)] {
     }
 }
 
-/// What a command needs that this machine may not have, and whether it has it.
+/// Whether a command can run here.
 enum Needs {
+    /// Everything it needs is here.
     Nothing,
-    /// A service (its name, and why it is missing when it is).
-    Service(&'static str, Option<String>),
+    /// A service that is missing (its name, and why), to be reported.
+    Missing(&'static str, String),
+    /// A missing service the helper that looked for it has reported.
+    Reported,
 }
 
 /// The scratch files that stand for the pages' data.
@@ -178,6 +181,7 @@ struct Reader<'a> {
     also: Option<super::serve::Served>,
     /// Redis prefixes and PostgreSQL schemas used by the page, removed at its end.
     redis: Vec<muisti_testkit::redis_keys::KeyPrefix>,
+    cluster: Vec<muisti_testkit::redis_cluster::ClusterPrefix>,
     postgres: Vec<super::servers::PgSchema>,
 }
 
@@ -212,6 +216,7 @@ impl<'a> Reader<'a> {
             server: None,
             also: None,
             redis: Vec::new(),
+            cluster: Vec::new(),
             postgres: Vec::new(),
         };
         reader.seed();
@@ -639,25 +644,15 @@ impl<'a> Reader<'a> {
                     _ => args.extend([(*flag).to_owned(), (*value).to_owned()]),
                 }
             }
-            if bench == "store" {
-                // Every backend the machine runs; PostgreSQL's through the test's URL.
-                let backends = match std::env::var("MUISTI_POSTGRES_URL") {
-                    Ok(_) => "sqlite,mem,file,redis,postgres",
-                    Err(_) => "sqlite,mem,file,redis",
-                };
-                match args.iter().position(|w| w == "--backends") {
-                    Some(p) if p + 1 < args.len() => {}
-                    _ => args.extend(["--backends".to_owned(), backends.to_owned()]),
-                }
+            if bench == "store" && !redis_reachable() {
+                // Its default backends include Redis.
+                needs = Needs::Missing("redis", "no server at MUISTI_REDIS_URL".into());
             }
         }
         if args.iter().any(|w| w.contains("minilm"))
             && std::env::var_os("MUISTI_MODEL_DIR").is_none()
         {
-            needs = Needs::Service(
-                "all-MiniLM-L6-v2",
-                Some("MUISTI_MODEL_DIR is not set".into()),
-            );
+            needs = Needs::Missing("all-MiniLM-L6-v2", "MUISTI_MODEL_DIR is not set".into());
         }
         needs
     }
@@ -665,18 +660,20 @@ impl<'a> Reader<'a> {
     /// A store URL of the page as one the test may use.
     fn store(&mut self, url: &str) -> Result<String, Needs> {
         if url.starts_with("redis") {
+            if !url.starts_with("redis+cluster") && !redis_reachable() {
+                return Err(Needs::Missing(
+                    "redis",
+                    "no server at MUISTI_REDIS_URL".into(),
+                ));
+            }
             if url.starts_with("redis+cluster") {
-                return muisti_testkit::redis_cluster::shared_cluster_url()
-                    .map(|u| {
-                        let p = muisti_testkit::redis_keys::KeyPrefix::fresh(u, "docs");
-                        let url = p.store_url();
-                        self.redis.push(p);
-                        url
-                    })
-                    .ok_or(Needs::Service(
-                        "redis cluster",
-                        Some("MUISTI_REDIS_CLUSTER_URL is not set".into()),
-                    ));
+                // The helper reports a missing cluster.
+                let cluster =
+                    muisti_testkit::redis_cluster::shared_cluster_url().ok_or(Needs::Reported)?;
+                let p = muisti_testkit::redis_cluster::ClusterPrefix::fresh(cluster, "docs");
+                let url = p.store_url();
+                self.cluster.push(p);
+                return Ok(url);
             }
             let p = muisti_testkit::redis_keys::KeyPrefix::fresh(
                 muisti_testkit::redis_keys::base_url(),
@@ -688,7 +685,8 @@ impl<'a> Reader<'a> {
         }
         if url.starts_with("postgres") {
             let Some(schema) = super::servers::PgSchema::fresh() else {
-                return Err(Needs::Service("postgres", None));
+                // The helper reported the missing server.
+                return Err(Needs::Reported);
             };
             let url = schema.url.clone();
             self.postgres.push(schema);
@@ -739,12 +737,11 @@ impl<'a> Reader<'a> {
         let mut args = documented::words(command, |p, before| self.fill(p, before));
         match self.prepare(&mut args) {
             Needs::Nothing => {}
-            Needs::Service(service, why) => {
-                if let Some(why) = why {
-                    service_unavailable(service, &format!("`{command}`: {why}"));
-                }
+            Needs::Missing(service, why) => {
+                service_unavailable(service, &format!("`{command}`: {why}"));
                 return (Outcome::Skipped, String::new());
             }
+            Needs::Reported => return (Outcome::Skipped, String::new()),
         }
         if args.get(1).map(String::as_str) == Some("serve")
             || (args.iter().any(|w| w == "serve") && !args.iter().any(|w| w == "bench"))
@@ -813,6 +810,15 @@ impl<'a> Reader<'a> {
             ))
         }
     }
+}
+
+/// Whether the tests' Redis server answers a connection.
+fn redis_reachable() -> bool {
+    let url = muisti_testkit::redis_keys::base_url();
+    let rest = url.split("://").nth(1).unwrap_or_default();
+    let host = rest.split(['/', '?']).next().unwrap_or_default();
+    let host = host.rsplit('@').next().unwrap_or(host);
+    std::net::TcpStream::connect(host).is_ok()
 }
 
 /// A usage error for a required argument or subcommand left out: the prose names the

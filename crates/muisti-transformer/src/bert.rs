@@ -400,39 +400,53 @@ fn tile_rows<const R: usize>(a: &[f32], b: &[f32], c: &mut [f32], k: usize, n: u
 /// Rows of the token matrix per parallel task of the element-wise steps.
 const ROWS_PER_TASK: usize = 16;
 
-/// The fewest rows of a dense layer's parallel task.
+/// The fewest rows of a dense layer's parallel task when its rows are split over the cores
+/// (fewer, and its outputs are).
 const ROWS_PER_PRODUCT: usize = 32;
 
 impl Dense {
-    /// `x · weightᵀ + bias` for `rows` rows of `x`: a block of rows per parallel task, each
-    /// one matrix product.
+    /// `x · weightᵀ + bias` for `rows` rows of `x`, on all cores: many rows (a batch of
+    /// texts) a block of rows per core; few (a query) a block of the outputs per core, as
+    /// `(weight · xᵀ)ᵀ`, which would otherwise leave a core idle.
     fn apply(&self, x: &[f32], rows: usize) -> Result<Vec<f32>> {
         let (input, output) = (self.input, self.output);
         if x.len() != rows * input {
             return Err(format!("{} inputs for {rows} rows of {input}", x.len()));
         }
-        // Each row starts as the bias; the product is added to it.
-        let mut y = self.bias.repeat(rows);
-        // Enough rows per task to fill the kernel's tiles, and a task per core at most.
-        let per_task = rows
-            .div_ceil(rayon::current_num_threads().max(1))
-            .max(ROWS_PER_PRODUCT);
-        y.par_chunks_mut(output * per_task)
-            .zip(x.par_chunks(input * per_task))
-            .try_for_each(|(y, x)| product(x, &self.weight, y, input, output))?;
+        let threads = rayon::current_num_threads().max(1);
+        if rows >= ROWS_PER_PRODUCT * threads {
+            // Each row starts as the bias; the product is added to it.
+            let mut y = self.bias.repeat(rows);
+            let per_task = rows.div_ceil(threads);
+            y.par_chunks_mut(output * per_task)
+                .zip(x.par_chunks(input * per_task))
+                .try_for_each(|(y, x)| product(x, &self.weight, y, input))?;
+            return Ok(y);
+        }
+        let mut yt = vec![0.0f32; output * rows];
+        let per_task = output.div_ceil(threads);
+        yt.par_chunks_mut(rows * per_task)
+            .zip(self.weight.par_chunks(input * per_task))
+            .try_for_each(|(yt, w)| product(w, x, yt, input))?;
+        let mut y = vec![0.0f32; rows * output];
+        for (r, row) in y.chunks_exact_mut(output).enumerate() {
+            for (o, (v, b)) in row.iter_mut().zip(&self.bias).enumerate() {
+                *v = yt[o * rows + r] + b;
+            }
+        }
         Ok(y)
     }
 }
 
-/// `y += x · wᵀ` for `x` of rows of `input` and `w` of `output` rows of `input` (row-major),
-/// `y` of rows of `output`.
-fn product(x: &[f32], w: &[f32], y: &mut [f32], input: usize, output: usize) -> Result<()> {
+/// `c += a · bᵀ`, for `a` and `b` of rows of `k` and `c` of rows of `b`'s row count, all
+/// row-major.
+fn product(a: &[f32], b: &[f32], c: &mut [f32], k: usize) -> Result<()> {
     use ndarray::{ArrayView2, ArrayViewMut2, linalg::general_mat_mul};
-    let rows = x.len() / input;
-    let x = ArrayView2::from_shape((rows, input), x).map_err(err)?;
-    let w = ArrayView2::from_shape((output, input), w).map_err(err)?;
-    let mut y = ArrayViewMut2::from_shape((rows, output), y).map_err(err)?;
-    general_mat_mul(1.0, &x, &w.t(), 1.0, &mut y);
+    let (m, n) = (a.len() / k, b.len() / k);
+    let a = ArrayView2::from_shape((m, k), a).map_err(err)?;
+    let b = ArrayView2::from_shape((n, k), b).map_err(err)?;
+    let mut c = ArrayViewMut2::from_shape((m, n), c).map_err(err)?;
+    general_mat_mul(1.0, &a, &b.t(), 1.0, &mut c);
     Ok(())
 }
 
@@ -568,6 +582,48 @@ mod tests {
                 assert!((c[i * n + j] - want).abs() < 1e-5, "c[{i}][{j}]");
             }
         }
+    }
+
+    /// A dense layer over a query's few rows (outputs split over the cores) and over a
+    /// batch's many (rows split) is `x · Wᵀ + bias` either way.
+    #[test]
+    fn a_dense_layer_is_the_product_plus_the_bias_for_few_rows_and_many() {
+        let (input, output) = (7, 45);
+        let dense = Dense {
+            weight: (0..output * input)
+                .map(|i| (i % 11) as f32 * 0.25 - 1.0)
+                .collect(),
+            input,
+            output,
+            bias: (0..output).map(|o| o as f32 * 0.1).collect(),
+        };
+        for rows in [
+            1,
+            3,
+            ROWS_PER_PRODUCT * rayon::current_num_threads().max(1) + 5,
+        ] {
+            let x: Vec<f32> = (0..rows * input)
+                .map(|i| (i % 13) as f32 * 0.5 - 3.0)
+                .collect();
+            let y = dense.apply(&x, rows).expect("applies");
+            assert_eq!(y.len(), rows * output);
+            for r in 0..rows {
+                for o in 0..output {
+                    let want: f32 = dense.bias[o]
+                        + (0..input)
+                            .map(|t| x[r * input + t] * dense.weight[o * input + t])
+                            .sum::<f32>();
+                    assert!(
+                        (y[r * output + o] - want).abs() < 1e-4,
+                        "{rows} rows: y[{r}][{o}]"
+                    );
+                }
+            }
+        }
+        assert!(
+            dense.apply(&[1.0; 5], 1).is_err(),
+            "a row of the wrong width"
+        );
     }
 
     #[test]

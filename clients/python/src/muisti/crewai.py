@@ -138,23 +138,20 @@ class MuistiStorage:
             "whose recall() asks muisti"
         )
 
-    def _memories(self, scope_prefix: Optional[str] = None, categories: Optional[list[str]] = None) -> list[Any]:
-        """Every memory of the user within the scope (and of one of the categories)."""
+    def _records(self, scope_prefix: Optional[str] = None) -> list[MemoryRecord]:
+        """Every record of the user within the scope (a tag filter of muisti's), a page at a
+        time."""
         tags = _scope_tags(_scope(scope_prefix))[-1:] if scope_prefix else None
-        out: list[Any] = []
+        out: list[MemoryRecord] = []
         cursor = None
         while True:
             page = self.client.list(
                 user_id=self.user_id, namespace=self.namespace, tags=tags, cursor=cursor, limit=_PAGE
             )
-            out.extend(page.items)
+            out.extend(_record(m) for m in page.items)
             cursor = page.next_cursor
             if not cursor:
-                break
-        if categories:
-            wanted = {f"category:{c}" for c in categories}
-            out = [m for m in out if wanted & set(m.tags or [])]
-        return out
+                return out
 
     def delete(
         self,
@@ -168,7 +165,7 @@ class MuistiStorage:
         if record_ids is not None:
             candidates = [r for r in (self.get_record(i) for i in record_ids) if r is not None]
         else:
-            candidates = [_record(m) for m in self._memories(scope_prefix, categories)]
+            candidates = self._records(scope_prefix)
         deleted = 0
         for r in candidates:
             if scope_prefix and not _within(r.scope, _scope(scope_prefix)):
@@ -207,13 +204,13 @@ class MuistiStorage:
 
     def list_records(self, scope_prefix: Optional[str] = None, limit: int = 200, offset: int = 0) -> list[MemoryRecord]:
         """The user's records within the scope, newest first."""
-        records = [_record(m) for m in self._memories(scope_prefix)]
+        records = self._records(scope_prefix)
         records.sort(key=lambda r: r.created_at, reverse=True)
         return records[offset : offset + limit]
 
     def get_scope_info(self, scope: str) -> ScopeInfo:
         path = _scope(scope)
-        records = [_record(m) for m in self._memories(path)]
+        records = self._records(path)
         times = [r.created_at for r in records]
         return ScopeInfo(
             path=path,
@@ -221,29 +218,23 @@ class MuistiStorage:
             categories=sorted({c for r in records for c in r.categories}),
             oldest_record=min(times) if times else None,
             newest_record=max(times) if times else None,
-            child_scopes=self.list_scopes(path),
+            child_scopes=_children(records, path),
         )
 
     def list_scopes(self, parent: str = "/") -> list[str]:
         """The scopes one level below `parent` that hold records."""
         path = _scope(parent)
-        depth = len([p for p in path.split("/") if p])
-        children = set()
-        for m in self._memories(path):
-            parts = [p for p in _record(m).scope.split("/") if p]
-            if len(parts) > depth:
-                children.add("/" + "/".join(parts[: depth + 1]))
-        return sorted(children)
+        return _children(self._records(path), path)
 
     def list_categories(self, scope_prefix: Optional[str] = None) -> dict[str, int]:
         counts: dict[str, int] = {}
-        for r in self._memories(scope_prefix):
-            for c in _record(r).categories:
+        for r in self._records(scope_prefix):
+            for c in r.categories:
                 counts[c] = counts.get(c, 0) + 1
         return counts
 
     def count(self, scope_prefix: Optional[str] = None) -> int:
-        return len(self._memories(scope_prefix))
+        return len(self._records(scope_prefix))
 
     def reset(self, scope_prefix: Optional[str] = None) -> None:
         """Deletes the user's records within the scope (all of them without one)."""
@@ -260,6 +251,17 @@ class MuistiStorage:
 
     async def adelete(self, **kwargs: Any) -> int:
         return await asyncio.to_thread(self.delete, **kwargs)
+
+
+def _children(records: list[MemoryRecord], path: str) -> list[str]:
+    """The scopes one level below `path` that the records (all within it) are in."""
+    depth = len([p for p in path.split("/") if p])
+    children = set()
+    for r in records:
+        parts = [p for p in r.scope.split("/") if p]
+        if len(parts) > depth:
+            children.add("/" + "/".join(parts[: depth + 1]))
+    return sorted(children)
 
 
 def _within(scope: str, prefix: str) -> bool:

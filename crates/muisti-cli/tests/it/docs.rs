@@ -1,6 +1,6 @@
 //! Every `muisti` command the README and docs/ show, run as a reader would run it: page by
-//! page, in the page's order, on a store of the page's own (seeded with a memory, a snapshot,
-//! a key, a conversation and a proposal, so that `ID` and the like stand for real ones).
+//! page, in the page's order, on a store of the page's own (seeded with a user's clustered
+//! memories; `ID` and the like stand for real ones, made when a command needs one).
 //!
 //! What the test changes, and only that: placeholders get real values; paths of this
 //! machine's data (`../shared/data/...`, `/data/muisti.db`, `/home/ana/notes`) become small
@@ -11,7 +11,6 @@
 //! prose only names (a required argument left out) is a mention, and counted as one.
 
 use std::{
-    collections::BTreeMap,
     io::{BufRead, BufReader, Read, Write},
     path::Path,
     process::{Command, Stdio},
@@ -165,13 +164,15 @@ fn model() -> Server {
     })
 }
 
-/// A page's reader: its own data directory, the ids seeded there, and a server on it
+/// A page's reader: its own data directory, its admin key, and a server on its store
 /// started when a command names one.
 struct Reader<'a> {
     home: tempfile::TempDir,
     fixtures: &'a Fixtures,
     model: &'a Server,
-    ids: BTreeMap<&'static str, String>,
+    /// The admin key commands that need one use (made on first use: the first key ends the
+    /// open mode).
+    key: Option<Key>,
     /// Variables the page exports (`export MUISTI_...=...`) for the commands after it.
     env: Vec<(String, String)>,
     /// Files the page's commands wrote, numbered; the last one is what `-i F` reads.
@@ -183,6 +184,12 @@ struct Reader<'a> {
     redis: Vec<muisti_testkit::redis_keys::KeyPrefix>,
     cluster: Vec<muisti_testkit::redis_cluster::ClusterPrefix>,
     postgres: Vec<super::servers::PgSchema>,
+}
+
+/// An API key: its id and the secret sent with requests.
+struct Key {
+    id: String,
+    secret: String,
 }
 
 /// How a command ended.
@@ -210,7 +217,7 @@ impl<'a> Reader<'a> {
             home,
             fixtures,
             model,
-            ids: BTreeMap::new(),
+            key: None,
             env: Vec::new(),
             written: Vec::new(),
             server: None,
@@ -306,22 +313,28 @@ impl<'a> Reader<'a> {
         )
     }
 
-    /// Runs a command that must succeed, for the seed; its JSON output.
-    fn seeded(&self, args: &[&str]) -> Value {
-        let mut all = vec!["muisti".to_owned()];
-        all.extend(args.iter().map(|a| (*a).to_owned()));
-        let (code, out, err) = self.run(&all, b"");
-        assert_eq!(code, Some(0), "seed {args:?}: {out}{err}");
-        serde_json::from_str(&out).unwrap_or_else(|_| panic!("seed {args:?}: JSON: {out}"))
+    /// Runs `muisti ARGS` to its end; its status, output and error.
+    fn attempt(&self, args: &[&str]) -> (Option<i32>, String, String) {
+        let all: Vec<String> = std::iter::once("muisti")
+            .chain(args.iter().copied())
+            .map(str::to_owned)
+            .collect();
+        self.run(&all, b"")
     }
 
     /// Runs `muisti ARGS`, which must succeed; its output and error.
     fn must(&self, args: &[&str]) -> (String, String) {
-        let mut all = vec!["muisti".to_owned()];
-        all.extend(args.iter().map(|a| (*a).to_owned()));
-        let (code, out, err) = self.run(&all, b"");
+        let (code, out, err) = self.attempt(args);
         assert_eq!(code, Some(0), "seed {args:?}: {out}{err}");
         (out, err)
+    }
+
+    /// Runs `muisti ARGS --json`, which must succeed; the `id` of what it made.
+    fn made(&self, args: &[&str]) -> String {
+        let (out, _) = self.must(&[args, &["--json"]].concat());
+        let made: Value =
+            serde_json::from_str(&out).unwrap_or_else(|_| panic!("seed {args:?}: JSON: {out}"));
+        made["id"].as_str().expect("id").to_owned()
     }
 
     /// A user's topics to list: alice's memories, clustered.
@@ -341,16 +354,14 @@ impl<'a> Reader<'a> {
 
     /// A new memory of alice's; its id.
     fn memory(&self) -> String {
-        let made = self.seeded(&[
+        self.made(&[
             "remember",
             "Alice prefers window seats",
             "--user",
             "alice",
             "--tag",
             "travel",
-            "--json",
-        ]);
-        made["id"].as_str().expect("id").to_owned()
+        ])
     }
 
     /// A new conversation of one exchange with the scripted model; its id.
@@ -365,10 +376,7 @@ impl<'a> Reader<'a> {
 
     /// A run the model refused, left to be finished with `--resume`; its id.
     fn failed_run(&self) -> String {
-        let args = ["chat", "--durable-runs", "-m", REFUSE_ONCE];
-        let mut all = vec!["muisti".to_owned()];
-        all.extend(args.iter().map(|a| (*a).to_owned()));
-        let (_, _, err) = self.run(&all, b"");
+        let (_, _, err) = self.attempt(&["chat", "--durable-runs", "-m", REFUSE_ONCE]);
         err.split("--resume ")
             .nth(1)
             .and_then(|rest| rest.split_whitespace().next())
@@ -398,10 +406,9 @@ impl<'a> Reader<'a> {
             &fact,
         ]
         .concat();
-        let mut all = vec!["muisti".to_owned()];
-        all.extend(learned.iter().map(|a| (*a).to_owned()));
-        let _gated = self.run(&all, b"");
-        let pending = self.seeded(&["proposals", "--user", "alice", "--json"]);
+        let _gated = self.attempt(&learned);
+        let (pending, _) = self.must(&["proposals", "--user", "alice", "--json"]);
+        let pending: Value = serde_json::from_str(&pending).expect("JSON proposals");
         pending["proposals"][0]["id"]
             .as_str()
             .expect("a proposal")
@@ -410,14 +417,7 @@ impl<'a> Reader<'a> {
 
     /// A memory moved to the archive; its id.
     fn archived(&self) -> String {
-        let made = self.seeded(&[
-            "remember",
-            "Zoe kept an old note",
-            "--user",
-            "zoe",
-            "--json",
-        ]);
-        let id = made["id"].as_str().expect("id").to_owned();
+        let id = self.made(&["remember", "Zoe kept an old note", "--user", "zoe"]);
         self.must(&[
             "maintain",
             "--job",
@@ -442,8 +442,7 @@ impl<'a> Reader<'a> {
 
     /// A new snapshot of the store; its id.
     fn snapshot(&self) -> String {
-        let made = self.seeded(&["snapshot", "create", "--json"]);
-        made["id"].as_str().expect("id").to_owned()
+        self.made(&["snapshot", "create"])
     }
 
     /// A new file name in the page's directory, remembered as the last written.
@@ -465,7 +464,11 @@ impl<'a> Reader<'a> {
             .unwrap_or_default();
         match (placeholder, last) {
             ("URL2" | "URL2,...", _) => self.also_url(),
-            (_, "--api-key") => self.ids.get("secret").cloned().unwrap_or_default(),
+            (_, "--api-key") => self
+                .key
+                .as_ref()
+                .map(|k| k.secret.clone())
+                .unwrap_or_default(),
             (_, "--server" | "--also") => self.server_url(),
             (_, "--base-url" | "--llm-base-url") => self.model.base_url(),
             (_, "--data") => self.data_for(before),
@@ -499,7 +502,7 @@ impl<'a> Reader<'a> {
             ("CURSOR", _) => CURSOR.to_owned(),
             ("ID" | "ID_OR_KEY", _) => match subcommand {
                 "snapshot" => self.snapshot(),
-                "keys" => self.ids.get("key").cloned().unwrap_or_default(),
+                "keys" => self.key.as_ref().map(|k| k.id.clone()).unwrap_or_default(),
                 "conversation" | "end-conversation" | "chat" => self.conversation(),
                 "restore" => self.archived(),
                 _ => self.memory(),
@@ -509,7 +512,11 @@ impl<'a> Reader<'a> {
             ("QUERY" | "...", _) => "window seats".to_owned(),
             ("USER" | "U", _) => "alice".to_owned(),
             ("NS", _) => "default".to_owned(),
-            ("ADMIN", _) => self.ids.get("secret").cloned().unwrap_or_default(),
+            ("ADMIN", _) => self
+                .key
+                .as_ref()
+                .map(|k| k.secret.clone())
+                .unwrap_or_default(),
             ("MODE", _) => "scores".to_owned(),
             ("KEEP", _) => self.entities()[0].clone(),
             ("OTHER", _) => self.entities()[1].clone(),
@@ -712,12 +719,14 @@ impl<'a> Reader<'a> {
 
     /// An admin key, made on first use.
     fn key(&mut self) {
-        if !self.ids.contains_key("key") {
-            let key = self.seeded(&["keys", "create", "--tenant", "acme", "--admin", "--json"]);
-            self.ids
-                .insert("key", key["id"].as_str().expect("id").to_owned());
-            self.ids
-                .insert("secret", key["key"].as_str().expect("key").to_owned());
+        if self.key.is_none() {
+            let (out, _) = self.must(&["keys", "create", "--tenant", "acme", "--admin", "--json"]);
+            let key: Value = serde_json::from_str(&out).expect("a JSON key");
+            let field = |f: &str| key[f].as_str().expect("a key's field").to_owned();
+            self.key = Some(Key {
+                id: field("id"),
+                secret: field("key"),
+            });
         }
     }
 

@@ -30,7 +30,7 @@ def find_binary() -> Optional[str]:
     targets = [Path(os.environ["CARGO_TARGET_DIR"])] if os.environ.get("CARGO_TARGET_DIR") else []
     targets.append(ROOT / "target")
     for target in targets:
-        for profile in ("debug", "release"):
+        for profile in ("release", "debug"):
             candidate = target / profile / "muisti"
             if candidate.is_file():
                 return str(candidate)

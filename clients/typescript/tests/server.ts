@@ -16,7 +16,7 @@ export function findBinary(): string | undefined {
   if (process.env.MUISTI_BIN) return process.env.MUISTI_BIN;
   const targets = [process.env.CARGO_TARGET_DIR, join(ROOT, "target")].filter((t): t is string => !!t);
   for (const target of targets) {
-    for (const profile of ["debug", "release"]) {
+    for (const profile of ["release", "debug"]) {
       const candidate = join(target, profile, "muisti");
       if (existsSync(candidate)) return candidate;
     }

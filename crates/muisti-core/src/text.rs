@@ -51,7 +51,6 @@ fn term(word: &str) -> String {
 
 /// Calls `f` with [`term`]'s term of `word`, remembered per thread.
 fn with_term<R>(word: &str, f: impl FnOnce(&str) -> R) -> R {
-    static STEMMER: OnceLock<Stemmer> = OnceLock::new();
     // Lower case already (ASCII): no copy to look it up.
     let lower: std::borrow::Cow<'_, str> = if word
         .bytes()
@@ -65,8 +64,7 @@ fn with_term<R>(word: &str, f: impl FnOnce(&str) -> R) -> R {
         if is_stop_word(lower) {
             lower.to_owned()
         } else {
-            let stemmer = STEMMER.get_or_init(|| Stemmer::create(Algorithm::English));
-            stemmer.stem(lower).into_owned()
+            stemmer().stem(lower).into_owned()
         }
     };
     if lower.len() > REMEMBERED_WORD_LEN {
@@ -86,6 +84,12 @@ fn with_term<R>(word: &str, f: impl FnOnce(&str) -> R) -> R {
         }
         f(&t)
     })
+}
+
+/// The English stemmer every term goes through.
+fn stemmer() -> &'static Stemmer {
+    static STEMMER: OnceLock<Stemmer> = OnceLock::new();
+    STEMMER.get_or_init(|| Stemmer::create(Algorithm::English))
 }
 
 /// Whether `word` (lower case) is in [`STOP_WORDS`]: one hash look-up (recall's word
@@ -252,27 +256,26 @@ pub const FUZZY_REPLACE_MIN_CHARS: usize = 7;
 /// The terms a full-text search looks for: the query's [`query_terms`], each word the
 /// searched records do not hold (`known` says which they do: the records the search may
 /// return, never others') of at least [`FUZZY_MIN_CHARS`] letters a to z replaced by the
-/// first of its [`one_edit_variants`] they hold that is not a stop word, so a misspelled
-/// word still finds what it meant. A word they hold is never changed, nor one with no such
-/// variant. The one rule of misspelled
-/// query words, which every full-text search calls with its own index's vocabulary.
+/// first correction they hold (one of its [`one_edit_variants`], or for a word that does
+/// not end as an inflected word does, the stem of one of the word's variants that does:
+/// "mooerd" finds the "moor" of "moored"), so a misspelled word still finds what it meant.
+/// A word they hold is never changed, nor one with no such correction. The one rule of
+/// misspelled query words, which every full-text search calls with its own index's
+/// vocabulary.
 pub fn search_terms(query: &str, known: impl Fn(&str) -> bool) -> Vec<String> {
-    corrected(query_terms(query), known)
+    corrected(query, query_terms(query), known)
 }
 
 /// [`search_terms`] of a query whose [`query_terms`] the caller already has.
-pub fn corrected(mut terms: Vec<String>, known: impl Fn(&str) -> bool) -> Vec<String> {
+pub fn corrected(query: &str, mut terms: Vec<String>, known: impl Fn(&str) -> bool) -> Vec<String> {
     let mut changed = false;
     for t in terms.iter_mut() {
         if !correctable(t) || known(t) {
             continue;
         }
         let mut found = None;
-        each_variant(t, |v| {
-            // The variant as a term: reducing each of hundreds of variants as a word (so
-            // "mooerd" would find the "moor" of "moored") cost more than the search and
-            // corrected right words into wrong ones ("winding" into "wine").
-            if known(v) && !is_stop_word(v) {
+        each_correction(query, t, |v| {
+            if known(v) {
                 found = Some(v.to_owned());
             }
             found.is_some()
@@ -295,6 +298,22 @@ fn correctable(term: &str) -> bool {
     term.len() >= FUZZY_MIN_CHARS && term.bytes().all(|b| b.is_ascii_lowercase())
 }
 
+/// The word of `query` (in lower case) whose term is `term` when it does not end as an
+/// inflected word does ([`INFLECTIONS`]): one a slip may have left without its ending
+/// ("mooerd", "bookde"), so a correction also tries the stems of its variants.
+fn broken_ending(query: &str, term: &str) -> Option<String> {
+    words(query)
+        .filter(|w| {
+            w.len() >= FUZZY_MIN_CHARS
+                && w.bytes().all(|b| b.is_ascii_alphabetic())
+                && !INFLECTIONS
+                    .iter()
+                    .any(|e| w.len() > e.len() && w[w.len() - e.len()..].eq_ignore_ascii_case(e))
+        })
+        .find(|w| with_term(w, |t| t == term))
+        .map(str::to_ascii_lowercase)
+}
+
 /// The query's terms [`search_terms`] corrects unless the records hold them: what a store
 /// that looks words up in batches (in a database) asks about first.
 pub fn correctable_terms(query: &str) -> Vec<String> {
@@ -304,16 +323,56 @@ pub fn correctable_terms(query: &str) -> Vec<String> {
         .collect()
 }
 
-/// Every word [`search_terms`] may try in place of the `unknown` terms (their
-/// [`one_edit_variants`] that are not stop words), once each: what such a store asks about
-/// second, before calling [`search_terms`] with what it found.
-pub fn correction_variants(unknown: &[String]) -> Vec<String> {
+/// Every word [`search_terms`] may try in place of `query`'s `unknown` terms, once each: what such a store asks about second, before calling
+/// [`search_terms`] with what it found.
+pub fn correction_variants(query: &str, unknown: &[String]) -> Vec<String> {
     let mut seen = std::collections::HashSet::new();
-    unknown
-        .iter()
-        .flat_map(|t| one_edit_variants(t))
-        .filter(|v| !is_stop_word(v) && seen.insert(v.clone()))
-        .collect()
+    let mut out = Vec::new();
+    for t in unknown {
+        each_correction(query, t, |v| {
+            if seen.insert(v.to_owned()) {
+                out.push(v.to_owned());
+            }
+            false
+        });
+    }
+    out
+}
+
+/// The endings the stemmer takes off an inflected word that a correction may restore:
+/// a slip in one ("mooerd" for "moored", "walkign") leaves a word the stemmer keeps whole.
+/// A plural's "s" is not one: adding it to a word the records do not hold gives that
+/// word's own stem back, a look-up that almost never finds anything.
+const INFLECTIONS: &[&str] = &["ed", "ing"];
+
+/// Calls `visit` with each term a correction of `term` considers, in the order it prefers
+/// them, until it returns true (one reached twice is visited twice): its
+/// [`one_edit_variants`] that are not stop words, then, when `term` is the term of a word of
+/// `query` whose ending a slip may have broken ([`broken_ending`]), the terms of that word's
+/// variants by [`Edits::Slips`] that end as an inflected word does and that the stemmer
+/// reduces ("moored" to "moor").
+/// Only for such a word: the variants of a word that ends as an inflected word does,
+/// themselves reduced, turn right words the records do not hold into wrong ones
+/// ("winding", by "wining", into "wine").
+fn each_correction(query: &str, term: &str, mut visit: impl FnMut(&str) -> bool) {
+    let mut done = false;
+    each_variant(term, |v| {
+        done = !is_stop_word(v) && visit(v);
+        done
+    });
+    if done {
+        return;
+    }
+    let Some(word) = broken_ending(query, term) else {
+        return;
+    };
+    each_edit(&word, Edits::Slips, |v| {
+        if !INFLECTIONS.iter().any(|e| v.ends_with(e)) {
+            return false;
+        }
+        let reduced = stemmer().stem(v);
+        reduced != v && !is_stop_word(&reduced) && visit(&reduced)
+    });
 }
 
 /// The words a correction of `word` (lower-case letters a to z) considers, in the order it
@@ -337,7 +396,23 @@ pub fn one_edit_variants(word: &str) -> Vec<String> {
 /// Calls `visit` with each of [`one_edit_variants`] in order (a variant reached twice is
 /// visited twice) until it returns true: one buffer, no variant allocated, as a search
 /// looks for the first its records hold.
-fn each_variant(word: &str, mut visit: impl FnMut(&str) -> bool) {
+fn each_variant(word: &str, visit: impl FnMut(&str) -> bool) {
+    each_edit(word, Edits::All, visit)
+}
+
+/// Which of a word's one-edit variants [`each_edit`] makes.
+#[derive(Clone, Copy, PartialEq)]
+enum Edits {
+    /// All of [`one_edit_variants`].
+    All,
+    /// Two letters swapped, a doubled letter made single, or a letter added: the slips that
+    /// cannot take a letter of a whole word away ("weekend" less its "n" is "weeked", an
+    /// inflected "week"), for corrections that also reduce the variant.
+    Slips,
+}
+
+/// [`each_variant`] limited to `edits`.
+fn each_edit(word: &str, edits: Edits, mut visit: impl FnMut(&str) -> bool) {
     let b = word.as_bytes();
     let n = b.len();
     let mut v: Vec<u8> = Vec::with_capacity(n + 1);
@@ -357,6 +432,9 @@ fn each_variant(word: &str, mut visit: impl FnMut(&str) -> bool) {
     }
     if n > FUZZY_MIN_CHARS {
         for i in 1..n {
+            if edits == Edits::Slips && b[i] != b[i - 1] {
+                continue;
+            }
             v.clear();
             v.extend_from_slice(&b[..i]);
             v.extend_from_slice(&b[i + 1..]);
@@ -365,7 +443,7 @@ fn each_variant(word: &str, mut visit: impl FnMut(&str) -> bool) {
             }
         }
     }
-    if n >= FUZZY_REPLACE_MIN_CHARS {
+    if n >= FUZZY_REPLACE_MIN_CHARS && edits == Edits::All {
         for i in 1..n {
             v.clear();
             v.extend_from_slice(b);
@@ -871,7 +949,7 @@ mod tests {
         // A store that looks words up in batches finds the same correction.
         let asked = correctable_terms("when is my dnetist");
         assert_eq!(asked, ["dnetist"]);
-        let variants = correction_variants(&asked);
+        let variants = correction_variants("when is my dnetist", &asked);
         assert!(variants.contains(&"dentist".to_owned()));
         let held: Vec<&String> = variants.iter().filter(|v| known(v)).collect();
         assert_eq!(
@@ -882,6 +960,46 @@ mod tests {
         assert_eq!(search_terms("thier", |t: &str| t == "their"), ["thier"]);
         // The first letter stays: "right" is not a slip for "night".
         assert_eq!(search_terms("right", |t: &str| t == "night"), ["right"]);
+    }
+
+    /// A slip in an inflected word's ending leaves a word the stemmer keeps whole; its
+    /// correction is the stem of the word meant, which is what the records hold.
+    #[test]
+    fn a_slip_in_an_inflected_word_finds_its_stem() {
+        let vocabulary: Vec<String> = ["moored", "walking", "booked", "sister"]
+            .iter()
+            .flat_map(|w| tokenize(w))
+            .collect();
+        assert_eq!(vocabulary, ["moor", "walk", "book", "sister"]);
+        let known = |t: &str| vocabulary.iter().any(|v| v == t);
+        for (query, slip, meant) in [
+            ("where was the boat mooerd", "mooerd", "moor"),
+            ("who was walkign the dog", "walkign", "walk"),
+            ("which hotel was bookde", "bookde", "book"),
+        ] {
+            let terms = search_terms(query, known);
+            assert!(terms.iter().any(|t| t == meant), "{query}: {terms:?}");
+            assert!(!terms.iter().any(|t| t == slip), "{query}: {terms:?}");
+            let asked = correctable_terms(query);
+            assert!(
+                correction_variants(query, &asked)
+                    .iter()
+                    .any(|t| t == meant)
+            );
+        }
+        // A word that ends as an inflected word does is not taken for a slip in its ending:
+        // "cleaners" is "cleaner", which one letter would make "cleaned", but it is
+        // searched as asked.
+        let clean = |t: &str| t == "clean";
+        assert_eq!(search_terms("cleaners", clean), ["cleaner"]);
+        // Nor is a letter of a whole word taken away: "weekend" less its "n" would be
+        // "weeked", an inflected "week".
+        assert_eq!(search_terms("weekend", |t: &str| t == "week"), ["weekend"]);
+        assert!(
+            !correction_variants("cleaners", &correctable_terms("cleaners"))
+                .iter()
+                .any(|t| t == "clean")
+        );
     }
 
     #[test]

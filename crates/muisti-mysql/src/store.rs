@@ -483,7 +483,7 @@ impl Store for MysqlStore {
         let asked = correctable_terms(&query.query);
         let held = self.db_held(query, &asked)?;
         let unknown: Vec<String> = asked.into_iter().filter(|t| !held.contains(t)).collect();
-        let variants = self.db_held(query, &correction_variants(&unknown))?;
+        let variants = self.db_held(query, &correction_variants(&query.query, &unknown))?;
         let terms = search_terms(&query.query, |t| held.contains(t) || variants.contains(t));
         let now = self.now().as_millis();
         let residual = Residual::of(&query.filter);

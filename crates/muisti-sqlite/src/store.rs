@@ -448,7 +448,7 @@ impl Store for SqliteStore {
             return Ok(Vec::new());
         }
         let part = self.cached(&query.partition, query.filter.user_id.as_deref())?;
-        let terms = part.corrected(terms, &query.filter, self.now());
+        let terms = part.corrected(&query.query, terms, &query.filter, self.now());
         Ok(part.bm25(&query.filter, &terms, query.limit, self.now()))
     }
 

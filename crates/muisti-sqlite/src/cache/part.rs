@@ -75,16 +75,17 @@ impl Part {
             .session_page(filter, session, after, take, now.as_millis())
     }
 
-    /// The terms a search among the rows that pass `filter` looks for, of a query's
+    /// The terms a search among the rows that pass `filter` looks for, of `query`'s
     /// `terms` ([`corrected`](muisti_core::text::corrected) with those rows' words).
     pub(crate) fn corrected(
         &self,
+        query: &str,
         terms: Vec<String>,
         filter: &Filter,
         now: Timestamp,
     ) -> Vec<String> {
         let data = self.read();
-        muisti_core::text::corrected(terms, |t| data.holds(filter, t, now))
+        muisti_core::text::corrected(query, terms, |t| data.holds(filter, t, now))
     }
 
     /// See [`PartitionCache::bm25`].

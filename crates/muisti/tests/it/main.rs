@@ -870,8 +870,9 @@ fn engine_update_re_embeds_and_checks_versions() {
 }
 
 /// A misspelled query word finds its memory by full text alone on every backend: the word
-/// the partition holds one edit away is searched for it (`text::search_terms`), and a query
-/// of words the partition holds is searched as asked.
+/// the partition holds one edit away is searched for it (`text::search_terms`), a slip in
+/// an inflected word's ending finds the word's stem, and a query of words the partition
+/// holds is searched as asked.
 #[test]
 fn a_misspelled_word_finds_its_memory_on_every_backend() {
     let build = |store| Engine::builder(store).build().expect("engine");
@@ -901,7 +902,7 @@ fn misspelled_words_are_found(url: &str, e: Engine) {
     let mut p = muisti::Put::new(e.partition(&n), None, "Bo's recipe card says strudle");
     p.owner.user_id = Some("bo".into());
     e.remember(p).expect("remembers");
-    for query in ["when is my dnetist", "harbuor", "strudle"] {
+    for query in ["when is my dnetist", "harbuor", "strudle", "mooerd"] {
         let mut req = muisti::RecallRequest::new(n.clone(), query, 3);
         req.filter.user_id = Some("ana".into());
         req.mode = muisti::RecallMode::Lexical;
@@ -910,6 +911,7 @@ fn misspelled_words_are_found(url: &str, e: Engine) {
         let meant = match query {
             "when is my dnetist" => "dentist",
             "strudle" => "strudel",
+            "mooerd" => "moored",
             _ => "harbour",
         };
         assert!(

@@ -80,9 +80,12 @@ impl Store for RedisStore {
 
     fn update(&self, req: &UpdateRequest) -> Result<Memory> {
         req.validate()?;
-        self.with_conn(Route::Tenant(req.at.tenant()), |c| {
-            self.update_record(c, req)
-        })
+        let tenant = req.at.tenant();
+        self.with_conn(Route::Tenant(tenant), |c| {
+            self.update_batch(c, tenant, std::slice::from_ref(req))
+        })?
+        .pop()
+        .unwrap_or_else(|| Err(Error::backend("redis", "empty transaction result")))
     }
 
     fn get(&self, at: &Locator) -> Result<Option<Memory>> {
@@ -128,6 +131,21 @@ impl Store for RedisStore {
 
     fn delete(&self, at: &Locator) -> Result<bool> {
         self.with_conn(Route::Tenant(at.tenant()), |c| self.delete_record(c, at))
+    }
+
+    fn update_many(&self, reqs: &[UpdateRequest]) -> Result<Vec<Result<Memory>>> {
+        let mut out = Vec::with_capacity(reqs.len());
+        // One transaction a chunk of one tenant's requests (a cluster's transaction holds
+        // one tenant's keys): a chunk run again after a failover repeats no other's.
+        for run in reqs.chunk_by(|a, b| a.at.tenant() == b.at.tenant()) {
+            let tenant = run[0].at.tenant();
+            for chunk in run.chunks(CHUNK) {
+                out.extend(self.with_conn(Route::Tenant(tenant), |c| {
+                    self.update_batch(c, tenant, chunk)
+                })?);
+            }
+        }
+        Ok(out)
     }
 
     fn delete_many(&self, tenant: &Tenant, ids: &[MemoryId]) -> Result<Vec<MemoryId>> {

@@ -1,4 +1,4 @@
-//! Writing: batches of puts and imports, updates and deletes under `WATCH`, touches; each
+//! Writing: batches of puts, imports and updates, updates and deletes under `WATCH`, touches; each
 //! write queues the bump of its partitions' generations (for the copies).
 
 use super::*;
@@ -243,6 +243,138 @@ impl RedisStore {
         }
     }
 
+    /// Updates of one tenant's records as one WATCH/MULTI transaction, retried until it
+    /// applies (the one definition of an update's write, one request or many): each
+    /// request applied in order to the record it addresses (a later request sees what an
+    /// earlier one wrote), with its own outcome. A round trip finds the records of the
+    /// requests by id, one reads the records and one their vectors, one writes each changed
+    /// record once.
+    pub(crate) fn update_batch(
+        &self,
+        c: &mut Connection,
+        tenant: &Tenant,
+        reqs: &[UpdateRequest],
+    ) -> Result<Vec<Result<Memory>>, Fail> {
+        loop {
+            let now = self.now();
+            let ids: Vec<MemoryId> = reqs
+                .iter()
+                .filter_map(|r| match r.at {
+                    Locator::Id { id, .. } => Some(id),
+                    Locator::Key { .. } => None,
+                })
+                .collect();
+            // The id pointers are watched before they are read: a record moved or deleted
+            // after that makes the transaction run again.
+            let mut located = if ids.is_empty() {
+                Vec::new()
+            } else {
+                let pointers: Vec<String> = ids.iter().map(|id| self.id_key(tenant, *id)).collect();
+                redis::cmd("WATCH").arg(&pointers).exec(c)?;
+                self.locate(c, tenant, &ids)?
+            }
+            .into_iter();
+            let rkeys: Vec<Option<String>> = reqs
+                .iter()
+                .map(|r| match &r.at {
+                    Locator::Key { partition, key } => {
+                        Some(self.record_key(partition, key.as_str()))
+                    }
+                    Locator::Id { .. } => located.next().flatten().map(|(rkey, _)| rkey),
+                })
+                .collect();
+            let mut watched: Vec<&String> = rkeys.iter().flatten().collect();
+            watched.sort_unstable();
+            watched.dedup();
+            // Each record key's record and vector, as the batch has left them so far.
+            let mut current: HashMap<&str, (Memory, Option<Vec<f32>>)> = HashMap::new();
+            if !watched.is_empty() {
+                redis::cmd("WATCH").arg(&watched).exec(c)?;
+                let values: Vec<Option<String>> = redis::cmd("MGET").arg(&watched).query(c)?;
+                let mut found = Vec::with_capacity(watched.len());
+                for (rkey, json) in watched.iter().zip(values) {
+                    if let Some(json) = json {
+                        found.push((rkey.as_str(), self.decode(rkey, &json)?));
+                    }
+                }
+                if !found.is_empty() {
+                    let vkeys: Vec<String> = found
+                        .iter()
+                        .map(|(_, m)| self.vector_key(tenant, m.id))
+                        .collect();
+                    let vectors: Vec<Option<Vec<u8>>> = redis::cmd("MGET").arg(&vkeys).query(c)?;
+                    for (((rkey, m), vkey), bytes) in found.into_iter().zip(vkeys).zip(vectors) {
+                        let vector = match bytes {
+                            Some(b) => Some(vector_from_bytes(&b).ok_or_else(|| {
+                                Fail::Muisti(Error::Corrupted {
+                                    location: vkey,
+                                    reason: "not a vector".into(),
+                                })
+                            })?),
+                            None => None,
+                        };
+                        current.insert(rkey, (m, vector));
+                    }
+                }
+            }
+            let mut out = Vec::with_capacity(reqs.len());
+            // The record keys written, each once, in the order of their last write.
+            let mut written: Vec<&str> = Vec::new();
+            for (req, rkey) in reqs.iter().zip(&rkeys) {
+                if let Err(e) = req.validate() {
+                    out.push(Err(e));
+                    continue;
+                }
+                let held = rkey
+                    .as_deref()
+                    .and_then(|k| current.get(k))
+                    .filter(|(m, _)| !m.is_expired(now) && req.at.addresses(m));
+                match req.apply(held.map(|(m, _)| m), now, &self.limits) {
+                    Err(e) => out.push(Err(e)),
+                    Ok((memory, change)) => {
+                        let vector = match change {
+                            VectorChange::Set(v) => Some(v),
+                            VectorChange::Drop => None,
+                            VectorChange::Keep => held.and_then(|(_, v)| v.clone()),
+                        };
+                        // A record was held, so its key is known.
+                        let Some(rkey) = rkey.as_deref() else {
+                            out.push(Ok(memory));
+                            continue;
+                        };
+                        written.retain(|k| *k != rkey);
+                        written.push(rkey);
+                        current.insert(rkey, (memory.clone(), vector));
+                        out.push(Ok(memory));
+                    }
+                }
+            }
+            if written.is_empty() {
+                redis::cmd("UNWATCH").exec(c)?;
+                return Ok(out);
+            }
+            let mut pipe = redis::pipe();
+            pipe.atomic();
+            let mut changed = Vec::with_capacity(written.len());
+            for rkey in &written {
+                if let Some((memory, vector)) = current.get(rkey) {
+                    self.queue_write(&mut pipe, rkey, memory, vector.as_deref())?;
+                    changed.push((memory, vector.as_deref()));
+                }
+            }
+            if self.commit(
+                c,
+                Ack::Replicated,
+                pipe,
+                &changed,
+                |(m, _)| m,
+                |copy, (m, v)| copy.upsert((*m).clone(), *v),
+            )? {
+                return Ok(out);
+            }
+        }
+    }
+
     pub(crate) fn delete_record(&self, c: &mut Connection, at: &Locator) -> Result<bool, Fail> {
         loop {
             let Some((rkey, m)) = self.watch_record(c, at)? else {
@@ -417,63 +549,6 @@ impl RedisStore {
                 Copy::<Version>::touched,
             )? {
                 return Ok(());
-            }
-        }
-    }
-
-    /// An update under WATCH/MULTI, retried until it applies on the version it read.
-    pub(crate) fn update_record(
-        &self,
-        c: &mut Connection,
-        req: &UpdateRequest,
-    ) -> Result<Memory, Fail> {
-        loop {
-            let now = self.now();
-            let Some((rkey, m)) = self.watch_record(c, &req.at)? else {
-                // Nothing there: the one rule answers (not found).
-                return req
-                    .apply(None, now, &self.limits)
-                    .map(|(m, _)| m)
-                    .map_err(Fail::Muisti);
-            };
-            let (memory, change) = match req.apply(Some(&m), now, &self.limits) {
-                Ok(done) => done,
-                Err(e) => {
-                    redis::cmd("UNWATCH").exec(c)?;
-                    return Err(Fail::Muisti(e));
-                }
-            };
-            let vector = match change {
-                VectorChange::Set(v) => Some(v),
-                VectorChange::Drop => None,
-                VectorChange::Keep => {
-                    let vkey = self.vector_key(&m.partition.tenant, m.id);
-                    let bytes: Option<Vec<u8>> = c.get(&vkey)?;
-                    match bytes {
-                        Some(b) => Some(vector_from_bytes(&b).ok_or_else(|| {
-                            Fail::Muisti(Error::Corrupted {
-                                location: vkey,
-                                reason: "not a vector".into(),
-                            })
-                        })?),
-                        None => None,
-                    }
-                }
-            };
-            let mut pipe = redis::pipe();
-            pipe.atomic();
-            self.queue_write(&mut pipe, &rkey, &memory, vector.as_deref())?;
-            if self.commit(
-                c,
-                Ack::Replicated,
-                pipe,
-                &[&memory],
-                |m| m,
-                |copy, m| {
-                    copy.upsert((*m).clone(), vector.as_deref());
-                },
-            )? {
-                return Ok(memory);
             }
         }
     }

@@ -362,3 +362,69 @@ pub fn update_many_applies_updates_of_one_record_in_order(h: &dyn Harness) {
     assert_eq!(text_hits(&*s, &p, "faro", Filter::default()).len(), 1);
     assert!(text_hits(&*s, &p, "porto lisbon", Filter::default()).is_empty());
 }
+
+/// A batch larger than a backend's transaction chunk (Redis's 500), its records addressed
+/// by key and by id: every update applied once, each record's vector kept where the text
+/// did not change, and the records' text found again by full text.
+pub fn update_many_of_many_records_keeps_their_vectors(h: &dyn Harness) {
+    let s = h.open();
+    let p = part("default");
+    const N: usize = 1_200;
+    let made: Vec<Memory> = (0..N)
+        .map(|i| {
+            let mut v = vec![0.0; 8];
+            v[i % 8] = 1.0;
+            v[(i / 8) % 8] += 0.5;
+            search::put_vec(&*s, &p, &format!("k{i}"), &format!("note number {i}"), &v)
+        })
+        .collect();
+    let reqs: Vec<UpdateRequest> = made
+        .iter()
+        .enumerate()
+        .map(|(i, m)| {
+            let at = if i % 2 == 0 {
+                by_id(m)
+            } else {
+                at(&p, m.key.as_str())
+            };
+            let patch = Patch {
+                importance: Some(0.25),
+                tags: Some(vec![format!("t{}", i % 3)]),
+                ..Patch::default()
+            };
+            UpdateRequest::new(at, patch).expecting(Some(m.version))
+        })
+        .collect();
+    let out = s.update_many(&reqs).unwrap();
+    assert_eq!(out.len(), N);
+    for (r, m) in out.iter().zip(&made) {
+        let u = r.as_ref().expect("each update applies");
+        assert_eq!((u.id, u.version, u.importance), (m.id, m.version + 1, 0.25));
+    }
+    let stored = s
+        .get_many(&p.tenant, &made.iter().map(|m| m.id).collect::<Vec<_>>())
+        .unwrap();
+    let written: Vec<Memory> = out.into_iter().map(Result::unwrap).collect();
+    assert_eq!(stored, written);
+    let vectors = s.vectors(&p, &Filter::default()).unwrap();
+    assert_eq!(vectors.len(), N, "every record keeps its vector");
+    // Record 5's vector: 1 at 5, and 0.5 at 5 / 8 = 0.
+    let mut expected = vec![0.0; 8];
+    expected[5] = 1.0;
+    expected[0] += 0.5;
+    muisti_core::text::normalize(&mut expected);
+    let hits = s
+        .vector_search(&muisti_core::VectorQuery {
+            partition: p.clone(),
+            vector: expected,
+            filter: Filter::default(),
+            limit: 1,
+        })
+        .unwrap();
+    // Some backends keep vectors quantised: the same direction within their rounding.
+    assert!((hits[0].score - 1.0).abs() < 0.01, "{hits:?}");
+    assert_eq!(
+        text_hits(&*s, &p, "number 777", Filter::default())[0].id,
+        made[777].id
+    );
+}

@@ -306,9 +306,7 @@ fn broken_ending(query: &str, term: &str) -> Option<String> {
         .filter(|w| {
             w.len() >= FUZZY_MIN_CHARS
                 && w.bytes().all(|b| b.is_ascii_alphabetic())
-                && !INFLECTIONS
-                    .iter()
-                    .any(|e| w.len() > e.len() && w[w.len() - e.len()..].eq_ignore_ascii_case(e))
+                && !inflected(w)
         })
         .find(|w| with_term(w, |t| t == term))
         .map(str::to_ascii_lowercase)
@@ -323,8 +321,8 @@ pub fn correctable_terms(query: &str) -> Vec<String> {
         .collect()
 }
 
-/// Every word [`search_terms`] may try in place of `query`'s `unknown` terms, once each: what such a store asks about second, before calling
-/// [`search_terms`] with what it found.
+/// Every word [`search_terms`] may try in place of `query`'s `unknown` terms, once each:
+/// what such a store asks about second, before calling [`search_terms`] with what it found.
 pub fn correction_variants(query: &str, unknown: &[String]) -> Vec<String> {
     let mut seen = std::collections::HashSet::new();
     let mut out = Vec::new();
@@ -345,15 +343,22 @@ pub fn correction_variants(query: &str, unknown: &[String]) -> Vec<String> {
 /// word's own stem back, a look-up that almost never finds anything.
 const INFLECTIONS: &[&str] = &["ed", "ing"];
 
+/// Whether `word` (ASCII letters, any case) ends as an inflected word does ([`INFLECTIONS`]).
+fn inflected(word: &str) -> bool {
+    INFLECTIONS.iter().any(|e| {
+        word.len() > e.len()
+            && word.as_bytes()[word.len() - e.len()..].eq_ignore_ascii_case(e.as_bytes())
+    })
+}
+
 /// Calls `visit` with each term a correction of `term` considers, in the order it prefers
 /// them, until it returns true (one reached twice is visited twice): its
 /// [`one_edit_variants`] that are not stop words, then, when `term` is the term of a word of
 /// `query` whose ending a slip may have broken ([`broken_ending`]), the terms of that word's
 /// variants by [`Edits::Slips`] that end as an inflected word does and that the stemmer
-/// reduces ("moored" to "moor").
-/// Only for such a word: the variants of a word that ends as an inflected word does,
-/// themselves reduced, turn right words the records do not hold into wrong ones
-/// ("winding", by "wining", into "wine").
+/// reduces ("moored" to "moor"). Only for such a word: the variants of a word that already
+/// ends as an inflected word does, themselves reduced, turn right words the records do not
+/// hold into wrong ones ("winding", by "wining", into "wine").
 fn each_correction(query: &str, term: &str, mut visit: impl FnMut(&str) -> bool) {
     let mut done = false;
     each_variant(term, |v| {
@@ -367,7 +372,7 @@ fn each_correction(query: &str, term: &str, mut visit: impl FnMut(&str) -> bool)
         return;
     };
     each_edit(&word, Edits::Slips, |v| {
-        if !INFLECTIONS.iter().any(|e| v.ends_with(e)) {
+        if !inflected(v) {
             return false;
         }
         let reduced = stemmer().stem(v);

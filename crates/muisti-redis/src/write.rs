@@ -1,5 +1,5 @@
-//! Writing: batches of puts, imports and updates, updates and deletes under `WATCH`, touches; each
-//! write queues the bump of its partitions' generations (for the copies).
+//! Writing: batches of puts, imports and updates, deletes under `WATCH`, touches; each write
+//! queues the bump of its partitions' generations (for the copies).
 
 use super::*;
 
@@ -286,7 +286,9 @@ impl RedisStore {
             let mut watched: Vec<&String> = rkeys.iter().flatten().collect();
             watched.sort_unstable();
             watched.dedup();
-            // Each record key's record and vector, as the batch has left them so far.
+            // Each record key's record and vector, as the batch has left them so far. The
+            // records `locate` read are read again once their keys are watched: a change
+            // between the two reads would otherwise go unseen by the transaction.
             let mut current: HashMap<&str, (Memory, Option<Vec<f32>>)> = HashMap::new();
             if !watched.is_empty() {
                 redis::cmd("WATCH").arg(&watched).exec(c)?;
@@ -318,37 +320,40 @@ impl RedisStore {
                 }
             }
             let mut out = Vec::with_capacity(reqs.len());
-            // The record keys written, each once, in the order of their last write.
+            // The record keys the batch changed.
             let mut written: Vec<&str> = Vec::new();
             for (req, rkey) in reqs.iter().zip(&rkeys) {
                 if let Err(e) = req.validate() {
                     out.push(Err(e));
                     continue;
                 }
-                let held = rkey
-                    .as_deref()
-                    .and_then(|k| current.get(k))
-                    .filter(|(m, _)| !m.is_expired(now) && req.at.addresses(m));
-                match req.apply(held.map(|(m, _)| m), now, &self.limits) {
+                let held = rkey.as_deref().and_then(|k| {
+                    current
+                        .get_key_value(k)
+                        .filter(|(_, (m, _))| !m.is_expired(now) && req.at.addresses(m))
+                });
+                let Some((&rkey, (m, stored))) = held else {
+                    // Nothing there: the one rule answers (not found).
+                    out.push(req.apply(None, now, &self.limits).map(|(m, _)| m));
+                    continue;
+                };
+                match req.apply(Some(m), now, &self.limits) {
                     Err(e) => out.push(Err(e)),
                     Ok((memory, change)) => {
                         let vector = match change {
                             VectorChange::Set(v) => Some(v),
                             VectorChange::Drop => None,
-                            VectorChange::Keep => held.and_then(|(_, v)| v.clone()),
+                            VectorChange::Keep => stored.clone(),
                         };
-                        // A record was held, so its key is known.
-                        let Some(rkey) = rkey.as_deref() else {
-                            out.push(Ok(memory));
-                            continue;
-                        };
-                        written.retain(|k| *k != rkey);
                         written.push(rkey);
                         current.insert(rkey, (memory.clone(), vector));
                         out.push(Ok(memory));
                     }
                 }
             }
+            // Each changed record is written once, as the batch left it.
+            written.sort_unstable();
+            written.dedup();
             if written.is_empty() {
                 redis::cmd("UNWATCH").exec(c)?;
                 return Ok(out);

@@ -490,6 +490,7 @@ impl MysqlStore {
             self.q.generations
         );
         let mut conn = self.conn()?;
+        let since = c.copies.mark();
         let now: i64 = conn
             .exec_first(&generation_sql, params(vec![t.clone(), n.clone()]))
             .map_err(|e| self.err(&e))?
@@ -497,7 +498,7 @@ impl MysqlStore {
         if let Some(copy) = c.copies.held(p) {
             let have = *copy.read().unwrap_or_else(|e| e.into_inner()).version();
             if have == now {
-                c.copies.confirmed(p);
+                c.copies.confirmed(p, since);
                 return Ok(Some(copy));
             }
             if have < now {
@@ -520,7 +521,7 @@ impl MysqlStore {
                     let found = self.records_of(&mut conn, p, Some(&ids))?;
                     if copies::apply_caught_up(&copy, have, next, &ids, found) {
                         c.copies.catch_ups.fetch_add(1, Ordering::Relaxed);
-                        c.copies.confirmed(p);
+                        c.copies.confirmed(p, since);
                         return Ok(Some(copy));
                     }
                 }
@@ -557,7 +558,11 @@ impl MysqlStore {
         tx.commit().map_err(|e| self.err(&e))?;
         c.copies.loads.fetch_add(1, Ordering::Relaxed);
         tracing::debug!(partition = %p, records = loaded.len(), "mysql copy loaded");
-        Ok(Some(c.copies.keep(p, copies::new_copy(version, loaded))))
+        Ok(Some(c.copies.keep(
+            p,
+            copies::new_copy(version, loaded),
+            since,
+        )))
     }
 
     /// The live records of a partition (with these ids, when given) and their vectors.

@@ -656,6 +656,7 @@ impl PostgresStore {
         let on_replica = !std::ptr::eq(pool, &*self.pool);
         let err = |e: postgres::Error| pool.err(&e);
         let mut conn = pool.get()?;
+        let since = c.copies.mark();
         let current = copies::version_of(&mut *conn, p).map_err(err)?;
         if let Some(copy) = c.copies.held(p) {
             let have = copy
@@ -667,7 +668,7 @@ impl PostgresStore {
             // from the primary): the copy is then the newer, and stays.
             let ahead = on_replica && have.iter().zip(&current).all(|(h, n)| h >= n);
             if have == current || ahead {
-                c.copies.confirmed(p);
+                c.copies.confirmed(p, since);
                 return Ok(Some(copy));
             }
             let behind = have.iter().zip(&current).all(|(h, n)| h <= n);
@@ -687,7 +688,7 @@ impl PostgresStore {
                 let found = copies::records(&mut *conn, p, Some(&ids), now, err)?;
                 if copies::apply_caught_up(&copy, &have, next, &ids, found)? {
                     c.copies.catch_ups.fetch_add(1, Ordering::Relaxed);
-                    c.copies.confirmed(p);
+                    c.copies.confirmed(p, since);
                     return Ok(Some(copy));
                 }
             }
@@ -714,7 +715,11 @@ impl PostgresStore {
         tx.commit().map_err(err)?;
         c.copies.loads.fetch_add(1, Ordering::Relaxed);
         tracing::debug!(partition = %p, records = records.len(), "postgres copy loaded");
-        Ok(Some(c.copies.keep(p, copies::new_copy(version, records))))
+        Ok(Some(c.copies.keep(
+            p,
+            copies::new_copy(version, records),
+            since,
+        )))
     }
 
     /// How many times this handle loaded a partition's copy whole, and caught one up from

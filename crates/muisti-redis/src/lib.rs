@@ -753,13 +753,14 @@ impl RedisStore {
         }
         // The version, then the records: any write committed meanwhile is in the log after
         // that entry, so the next read catches up on it.
+        let since = self.copies.mark();
         let version = self.version_now(c, p)?;
         let records = self.scan_index(c, p, &Filter::default(), None, usize::MAX)?;
         let vectors = self.vectors_of(c, &p.tenant, &records)?;
         self.copies.loads.fetch_add(1, Ordering::Relaxed);
         tracing::debug!(partition = %p, records = records.len(), "redis copy loaded");
         let copy = Copy::new(version, records.into_iter().zip(vectors));
-        Ok(self.copies.keep(p, copy))
+        Ok(self.copies.keep(p, copy, since))
     }
 
     /// The copy of `p` held now, made current (confirmed within the staleness window or in
@@ -772,6 +773,7 @@ impl RedisStore {
         let Some(copy) = self.copies.held(p) else {
             return Ok(None);
         };
+        let since = self.copies.mark();
         let now = self.version_now(c, p)?;
         let have = copy
             .read()
@@ -779,7 +781,7 @@ impl RedisStore {
             .version()
             .clone();
         if have == now || (have.0 < now.0 && self.catch_up(c, p, &copy)?) {
-            self.copies.confirmed(p);
+            self.copies.confirmed(p, since);
             return Ok(Some(copy));
         }
         Ok(None)

@@ -540,7 +540,18 @@ struct Held<V> {
     copies: HashMap<Partition, Entry<V>>,
     /// Ticks of use, for least-recently-used eviction.
     clock: u64,
+    /// This process's writes so far ([`Copies::apply`], [`Copies::unconfirm_all`]): a read
+    /// begun before a write it may not have seen confirms nothing ([`WriteMark`]).
+    writes: u64,
 }
+
+/// How many of this process's writes had been applied to the copies when a reader began
+/// reading a partition's version ([`Copies::mark`]). A write that commits after the read
+/// began and finds no copy held (or a copy the reader then replaces) cannot mark that
+/// copy; so a copy is confirmed or kept as current only when no write came between.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+#[must_use]
+pub struct WriteMark(u64);
 
 impl<V: Clone> Copies<V> {
     /// No copies; at most `budget` bytes held (estimated; 0: none kept).
@@ -549,6 +560,7 @@ impl<V: Clone> Copies<V> {
             inner: Mutex::new(Held {
                 copies: HashMap::new(),
                 clock: 0,
+                writes: 0,
             }),
             budget,
             too_large: Mutex::new(HashMap::new()),
@@ -652,10 +664,20 @@ impl<V: Clone> Copies<V> {
         Some(Arc::clone(copy))
     }
 
-    /// Notes that `p`'s copy was just found to hold the current version.
-    pub fn confirmed(&self, p: &Partition) {
-        if let Some((_, _, confirmed)) = self.held_guard().copies.get_mut(p) {
-            *confirmed = Some(Confirmed::now());
+    /// The writes applied so far: taken before reading a partition's version, and given to
+    /// [`Copies::confirmed`] or [`Copies::keep`] after.
+    pub fn mark(&self) -> WriteMark {
+        WriteMark(self.held_guard().writes)
+    }
+
+    /// Notes that `p`'s copy was found to hold the current version by a read begun at
+    /// `since`; when this process wrote meanwhile, the read may predate the write, and the
+    /// copy checks again before its next use.
+    pub fn confirmed(&self, p: &Partition, since: WriteMark) {
+        let mut held = self.held_guard();
+        let current = held.writes == since.0;
+        if let Some((_, _, confirmed)) = held.copies.get_mut(p) {
+            *confirmed = current.then(Confirmed::now);
         }
     }
 
@@ -677,8 +699,9 @@ impl<V: Clone> Copies<V> {
     }
 
     /// Keeps `copy` for `p` (unless it is larger than the whole budget), dropping the least
-    /// recently used copies until the rest fit.
-    pub fn keep(&self, p: &Partition, copy: Copy<V>) -> Shared<V> {
+    /// recently used copies until the rest fit. The copy was read by a read begun at
+    /// `since`: confirmed current unless this process wrote meanwhile ([`Copies::confirmed`]).
+    pub fn keep(&self, p: &Partition, copy: Copy<V>, since: WriteMark) -> Shared<V> {
         let size = copy.bytes();
         let copy = Arc::new(RwLock::new(copy));
         if size > self.budget {
@@ -706,8 +729,9 @@ impl<V: Clone> Copies<V> {
                 total -= c.read().unwrap_or_else(|e| e.into_inner()).bytes();
             }
         }
+        let confirmed = (held.writes == since.0).then(Confirmed::now);
         held.copies
-            .insert(p.clone(), (Arc::clone(&copy), tick, Some(Confirmed::now())));
+            .insert(p.clone(), (Arc::clone(&copy), tick, confirmed));
         copy
     }
 
@@ -721,12 +745,11 @@ impl<V: Clone> Copies<V> {
         follows: impl FnOnce(&V) -> Option<V>,
         edit: impl FnOnce(&mut Copy<V>),
     ) {
-        let Some(shared) = self
-            .held_guard()
-            .copies
-            .get(p)
-            .map(|(c, _, _)| Arc::clone(c))
-        else {
+        let Some(shared) = ({
+            let mut held = self.held_guard();
+            held.writes += 1;
+            held.copies.get(p).map(|(c, _, _)| Arc::clone(c))
+        }) else {
             return;
         };
         let mut copy = shared.write().unwrap_or_else(|e| e.into_inner());
@@ -749,7 +772,9 @@ impl<V: Clone> Copies<V> {
     /// Makes every copy check its version before its next use: for a backend whose own
     /// writes are not applied in place, so that they are read at once.
     pub fn unconfirm_all(&self) {
-        for (_, _, confirmed) in self.held_guard().copies.values_mut() {
+        let mut held = self.held_guard();
+        held.writes += 1;
+        for (_, _, confirmed) in held.copies.values_mut() {
             *confirmed = None;
         }
     }
@@ -806,7 +831,11 @@ mod tests {
     fn a_copy_applies_only_the_next_version() {
         let p = Partition::of(Namespace::default_ns());
         let copies = Copies::new(1 << 20);
-        copies.keep(&p, Copy::new(3, [(record(&p, "a", "lisbon"), None)]));
+        copies.keep(
+            &p,
+            Copy::new(3, [(record(&p, "a", "lisbon"), None)]),
+            copies.mark(),
+        );
         copies.apply(&p, next(4), |c| c.upsert(record(&p, "b", "porto"), None));
         assert_eq!(version(&copies, &p), Some(4));
         let copy = copies.held(&p).expect("held");
@@ -827,6 +856,34 @@ mod tests {
         assert_eq!(copy.read().expect("lock").len(), 2);
     }
 
+    /// A copy read before this process's write, which found no copy to apply to (or a
+    /// copy the read then replaced), is kept but checked before its next use: the write
+    /// is read at once, even inside a staleness window.
+    #[test]
+    fn a_copy_read_before_a_write_is_not_taken_as_current() {
+        let p = Partition::of(Namespace::default_ns());
+        let window = Duration::from_secs(60);
+        let copies = Copies::new(1 << 20);
+        let since = copies.mark();
+        copies.apply(&p, next(4), |c| c.upsert(record(&p, "b", "porto"), None));
+        copies.keep(&p, Copy::new(3, [(record(&p, "a", "lisbon"), None)]), since);
+        assert!(copies.held(&p).is_some());
+        assert!(copies.recent(&p, window).is_none());
+        // Confirmed by a read begun after the write, it answers within the window.
+        copies.confirmed(&p, copies.mark());
+        assert!(copies.recent(&p, window).is_some());
+        // A backend that unconfirms on writes: a confirmation by a read begun before the
+        // write does not stick either.
+        let since = copies.mark();
+        copies.unconfirm_all();
+        copies.confirmed(&p, since);
+        assert!(copies.recent(&p, window).is_none());
+        // With no write between, reads confirm as before.
+        let since = copies.mark();
+        copies.keep(&p, Copy::new(4, [(record(&p, "a", "lisbon"), None)]), since);
+        assert!(copies.recent(&p, window).is_some());
+    }
+
     /// Records by id come from a confirmed copy where it holds them and from the reader for
     /// the rest (asked once, for exactly those), in the order asked; a partition too large
     /// for the budget is not held again for a while, and no partition is with no budget.
@@ -835,7 +892,7 @@ mod tests {
         let p = Partition::of(Namespace::default_ns());
         let copies = Copies::new(1 << 20);
         let held = record(&p, "a", "lisbon");
-        copies.keep(&p, Copy::new(1, [(held.clone(), None)]));
+        copies.keep(&p, Copy::new(1, [(held.clone(), None)]), copies.mark());
         let other = record(&p, "b", "porto");
         let absent = MemoryId::generate();
         let asked = std::cell::RefCell::new(Vec::new());
@@ -921,10 +978,10 @@ mod tests {
         let one = |p: &Partition| Copy::new(1, [(record(p, "k", "x"), None)]);
         // Room for two such copies.
         let copies = Copies::new(one(&a).bytes() * 2);
-        copies.keep(&a, one(&a));
-        copies.keep(&b, one(&b));
+        copies.keep(&a, one(&a), copies.mark());
+        copies.keep(&b, one(&b), copies.mark());
         assert!(copies.held(&a).is_some());
-        copies.keep(&c, one(&c));
+        copies.keep(&c, one(&c), copies.mark());
         assert!(copies.held(&b).is_none());
         assert!(copies.held(&a).is_some());
         assert!(copies.held(&c).is_some());

@@ -27,6 +27,8 @@ pub(crate) struct History;
 
 impl Follower for History {
     fn written(&self, core: &Core, changes: &[Change<'_>]) -> Result<()> {
+        // One batch for all of them (a batch of writes marks many superseded at once).
+        let mut puts = Vec::new();
         for c in changes {
             let m = c.memory;
             if !c.of_memory() || (c.event == HistoryEvent::Add && !added_recorded(core, m)) {
@@ -44,7 +46,11 @@ impl Follower for History {
                 _ => c.event,
             };
             let before = c.before.as_ref().map(|b| b.text().into_owned());
-            Self::record(core, m, event, before, Some(m.text().into_owned()))?;
+            let (order, entry) = Self::entry(core, m, event, before, Some(m.text().into_owned()));
+            puts.push(Self::entry_put(core, m, order, &entry)?);
+        }
+        if !puts.is_empty() {
+            core.store.put_many(puts)?;
         }
         Ok(())
     }
@@ -151,20 +157,6 @@ impl History {
             }
         }
         Ok(begun)
-    }
-
-    /// Records a change of memory `m` (as it is after the change; for a delete, as it was).
-    /// The history key orders by the memory's version.
-    fn record(
-        core: &Core,
-        m: &Memory,
-        event: HistoryEvent,
-        old: Option<String>,
-        new: Option<String>,
-    ) -> Result<()> {
-        let (order, entry) = Self::entry(core, m, event, old, new);
-        core.store.put(Self::entry_put(core, m, order, &entry)?)?;
-        Ok(())
     }
 
     /// The entry of a change of memory `m` (as it is after the change; for a delete, as it

@@ -13,6 +13,8 @@
 //! Recall leaves superseded memories out unless asked ([`RecallRequest::include_superseded`]),
 //! and a recall as of an earlier time still finds them (they were true then).
 
+use std::collections::{HashMap, HashSet};
+
 use muisti_core::{MemoryState, Patch, RankFields, UpdateRequest};
 use muisti_lang::conflict::Statement;
 
@@ -22,6 +24,77 @@ use super::*;
 
 /// How many of the user's most similar memories a written memory is compared with.
 const CANDIDATES: usize = 5;
+
+/// The memories a batch is to mark superseded, each with the memory that replaces it, and
+/// how many of each user's (so that a user's later comparisons ask recall for as many more,
+/// to compare with as many others).
+/// Also each memory's text as read for the comparisons, so that a memory compared with
+/// several in one batch is read once.
+#[derive(Default)]
+struct Marked {
+    ids: HashSet<MemoryId>,
+    successor: HashMap<MemoryId, Arc<Memory>>,
+    by_user: HashMap<Option<String>, usize>,
+    reads: HashMap<(MemoryId, u64), Arc<Statement>>,
+}
+
+impl Marked {
+    /// `m`'s text read ([`Statement::read`]), once per version.
+    fn read(&mut self, m: &Memory) -> Arc<Statement> {
+        let read = self
+            .reads
+            .entry((m.id, m.version))
+            .or_insert_with(|| Arc::new(Statement::read(&m.text())));
+        Arc::clone(read)
+    }
+
+    fn add(&mut self, older: &Memory, newer: &Memory) {
+        self.ids.insert(older.id);
+        self.successor.insert(older.id, Arc::new(newer.clone()));
+        *self.by_user.entry(older.owner.user_id.clone()).or_default() += 1;
+    }
+
+    /// Recall's `hits` as recall would give them had the batch's marks been made: a marked
+    /// memory replaced by the memory that replaces it (as recall puts a superseded
+    /// memory's successor in its place), or left out when that one is among them already.
+    fn in_place(&self, hits: Vec<Arc<Memory>>) -> Vec<Arc<Memory>> {
+        let mut present: HashSet<MemoryId> = hits.iter().map(|m| m.id).collect();
+        let mut out = Vec::with_capacity(hits.len());
+        for m in hits {
+            if !self.ids.contains(&m.id) {
+                out.push(m);
+                continue;
+            }
+            let mut next = self.successor.get(&m.id);
+            // A chain of marks (each memory's successor marked in turn) ends at a live one.
+            for _ in 0..self.ids.len() {
+                let Some(s) = next else { break };
+                if !self.ids.contains(&s.id) {
+                    if present.insert(s.id) {
+                        out.push(Arc::clone(s));
+                    }
+                    break;
+                }
+                next = self.successor.get(&s.id);
+            }
+        }
+        out
+    }
+
+    fn of_user(&self, m: &Memory) -> usize {
+        self.by_user.get(&m.owner.user_id).copied().unwrap_or(0)
+    }
+}
+
+/// Whether an update failed because its memory went or changed meanwhile (the writer that
+/// changed it decides).
+fn gone_or_changed(e: &Error) -> bool {
+    matches!(e.kind(), ErrorKind::Conflict | ErrorKind::NotFound)
+}
+
+/// At most how many more candidates a comparison asks for in place of memories its batch
+/// marks (a batch of one user's memories may mark hundreds; the few most similar count).
+const MAX_SKIPPED: usize = 16;
 
 /// When a memory became true: its `valid_from`, else when it was written.
 fn since(m: &Memory) -> muisti_core::Timestamp {
@@ -45,29 +118,37 @@ impl Engine {
     /// dated later replaces (see the module docs). A written memory found superseded is
     /// returned in its new state. Returns each memory marked, as marked (its
     /// `superseded_by` names the memory that replaced it).
+    ///
+    /// The pairs are found first, each memory in the order it became true, as if each mark
+    /// were made before the next memory is compared (a memory marked stands for the memory
+    /// that replaces it among the later ones' candidates, as recall would put it); then all
+    /// are marked in one batch ([`Engine::supersede_all`]).
     pub(super) fn mark_superseded(&self, written: &mut [Written]) -> Result<Vec<Memory>> {
-        let mut marked_all = Vec::new();
         let mut order: Vec<usize> = (0..written.len())
             .filter(|&i| {
                 written[i].status == WriteStatus::Created && replaceable(&written[i].memory)
             })
             .collect();
         order.sort_by_key(|&i| since(&written[i].memory));
+        let mut pairs = Vec::new();
+        let mut marked = Marked::default();
         for i in order {
             let m = &written[i].memory;
-            if m.state != MemoryState::Active {
+            if m.state != MemoryState::Active || marked.ids.contains(&m.id) {
                 continue;
             }
-            let Some((older, newer)) = self.replaced_by(m)? else {
+            let Some((older, newer)) = self.replaced_by(m, &mut marked)? else {
                 continue;
             };
-            let Some(marked) = self.supersede(&older, &newer)? else {
-                continue;
-            };
-            if let Some(w) = written.iter_mut().find(|w| w.memory.id == marked.id) {
-                w.memory = marked.clone();
+            marked.add(&older, &newer);
+            pairs.push((older, newer));
+        }
+        let mut marked_all = Vec::new();
+        for m in self.supersede_all(&pairs)?.into_iter().flatten() {
+            if let Some(w) = written.iter_mut().find(|w| w.memory.id == m.id) {
+                w.memory = m.clone();
             }
-            marked_all.push(marked);
+            marked_all.push(m);
         }
         Ok(marked_all)
     }
@@ -75,10 +156,72 @@ impl Engine {
     /// Marks `older` superseded by `newer`: linked to it, true until `newer` became true (or
     /// until `older` itself did, if `newer` is dated before it).
     /// `None` when `older` changed or went meanwhile (the writer that changed it decides).
-    /// The one marking every path that replaces a memory makes.
     pub(crate) fn supersede(&self, older: &Memory, newer: &Memory) -> Result<Option<Memory>> {
-        // True until the newer became true, and never before it itself did (a retraction
-        // said before a fact of the same messages was dated).
+        match self.update(self.superseding(older, newer)) {
+            Ok(marked) => Ok(Some(marked)),
+            Err(e) if gone_or_changed(&e) => Ok(None),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// [`Engine::supersede`] of each pair (older, newer), in order, written as one batch
+    /// ([`Store::update_many`](muisti_core::Store::update_many): one transaction where the
+    /// store has them) and followed as one ([`Core::after_write`](crate::core::Core)). Each
+    /// `older` is a live long-term memory as recall found it (not archived, not declarative:
+    /// the rules [`Engine::update`] adds for those do not apply; one that is goes through
+    /// [`Engine::supersede`]).
+    pub(crate) fn supersede_all(&self, pairs: &[(Memory, Memory)]) -> Result<Vec<Option<Memory>>> {
+        let plain = |older: &Memory| {
+            older.scope != MemoryScope::Declarative
+                && !crate::lifecycle::archive::is_archived(older)
+        };
+        let reqs: Vec<UpdateRequest> = pairs
+            .iter()
+            .filter(|(older, _)| plain(older))
+            .map(|(older, newer)| self.superseding(older, newer))
+            .collect();
+        let mut batch = self.core.store.update_many(&reqs)?.into_iter();
+        let mut out = Vec::with_capacity(pairs.len());
+        let mut failed = None;
+        for (older, newer) in pairs {
+            let result = if plain(older) {
+                batch.next().unwrap_or_else(|| {
+                    Err(Error::backend(
+                        "engine",
+                        "a batch update answered too few updates",
+                    ))
+                })
+            } else {
+                self.supersede(older, newer)
+                    .and_then(|m| m.ok_or_else(|| Error::NotFound(older.id.to_string())))
+            };
+            match result {
+                Ok(m) => out.push(Some(m)),
+                Err(e) if gone_or_changed(&e) => out.push(None),
+                Err(e) => {
+                    failed.get_or_insert(e);
+                    out.push(None);
+                }
+            }
+        }
+        // What follows the marks the batch made (the others' followed in `update`).
+        let changes: Vec<Change<'_>> = out
+            .iter()
+            .zip(pairs)
+            .filter(|(_, (older, _))| plain(older))
+            .filter_map(|(m, (older, _))| m.as_ref().map(|m| Change::updated(m, older.clone())))
+            .collect();
+        self.core.after_write(&changes)?;
+        match failed {
+            Some(e) => Err(e),
+            None => Ok(out),
+        }
+    }
+
+    /// The one update that marks `older` superseded by `newer`: linked to it, true until the
+    /// newer became true (and never before it itself did: a retraction said before a fact of
+    /// the same messages was dated), conditional on the version read.
+    fn superseding(&self, older: &Memory, newer: &Memory) -> UpdateRequest {
         let patch = Patch {
             superseded_by: Some(newer.id),
             valid_until: Some(Some(since(newer).max(since(older)))),
@@ -88,27 +231,28 @@ impl Engine {
             tenant: self.core.tenant.clone(),
             id: older.id,
         };
-        match self.update(UpdateRequest::new(at, patch).expecting(Some(older.version))) {
-            Ok(marked) => Ok(Some(marked)),
-            Err(e) if matches!(e.kind(), ErrorKind::Conflict | ErrorKind::NotFound) => Ok(None),
-            Err(e) => Err(e),
-        }
+        UpdateRequest::new(at, patch).expecting(Some(older.version))
     }
 
     /// The pair (older, newer) of `m` and the user's live memory it conflicts with, if any:
     /// the most similar of its [`CANDIDATES`] nearest for which the later one replaces the
-    /// earlier.
-    fn replaced_by(&self, m: &Memory) -> Result<Option<(Memory, Memory)>> {
+    /// earlier. Memories of `marked` (to be marked superseded in the same batch) are
+    /// candidates as recall would have them once marked ([`Marked::in_place`]).
+    fn replaced_by(&self, m: &Memory, marked: &mut Marked) -> Result<Option<(Memory, Memory)>> {
         let text = m.text();
-        let read = Statement::read(&text);
+        let read = marked.read(m);
         // Only a memory dated before it was written can have been said before a later-dated
         // one; a memory that neither fills a slot nor announces a change replaces nothing.
         let dated_back = m.valid_from.is_some_and(|v| v < m.created_at);
         if text.trim().is_empty() || !(read.may_replace() || dated_back) {
             return Ok(None);
         }
-        let mut req =
-            RecallRequest::new(m.partition.namespace.clone(), text.as_ref(), CANDIDATES + 1);
+        let skipped = marked.of_user(m).min(MAX_SKIPPED);
+        let mut req = RecallRequest::new(
+            m.partition.namespace.clone(),
+            text.as_ref(),
+            CANDIDATES + 1 + skipped,
+        );
         req.filter.user_id = m.owner.user_id.clone();
         req.filter.scope = Some(MemoryScope::LongTerm);
         // The pair of `m` and `other` in the order they became true.
@@ -120,21 +264,22 @@ impl Engine {
             }
         };
         let mut unsure = Vec::new();
-        for hit in self.recall_as(&req, false)? {
-            let other: &Memory = &hit.memory;
-            if other.id == m.id || !replaceable(other) {
+        let hits = self.recall_as(&req, false)?;
+        let found = marked.in_place(hits.into_iter().map(|h| h.memory).collect());
+        for other in found.into_iter().take(CANDIDATES + 1) {
+            if other.id == m.id || !replaceable(&other) {
                 continue;
             }
-            let theirs = Statement::read(&other.text());
-            let found = if since(other) <= since(m) {
+            let theirs = marked.read(&other);
+            let found = if since(&other) <= since(m) {
                 read.replaces(&theirs)
             } else {
                 theirs.replaces(&read)
             };
             if found.is_some() {
-                return Ok(Some(ordered(other)));
+                return Ok(Some(ordered(&other)));
             }
-            unsure.push(Arc::clone(&hit.memory));
+            unsure.push(other);
         }
         Ok(self.judged(m, &text, &unsure)?.map(|other| ordered(&other)))
     }

@@ -5,6 +5,7 @@
 
 use muisti::{
     Category, Engine, Memory, MemoryId, MemoryState, Put, RecallRequest, Timestamp, WriteStatus,
+    declarative::HistoryEvent,
 };
 
 use super::{ns, on_every_backend, strategies::recalled};
@@ -13,6 +14,8 @@ use super::{ns, on_every_backend, strategies::recalled};
 const MAY_2023: i64 = 1_683_720_000_000;
 const JUNE_2023: i64 = 1_686_398_400_000;
 const AUGUST_2023: i64 = 1_692_532_800_000;
+/// 2023-11-20T12:00:00Z.
+const NOVEMBER_2023: i64 = 1_700_481_600_000;
 
 const LISBON: &str = "I live in Lisbon, in a flat near the river.";
 const PORTO: &str = "Moved to Porto last week: a little house by the sea.";
@@ -122,6 +125,68 @@ fn the_earlier_dated_memory_is_superseded_whatever_the_order_of_writing_on_every
             assert_eq!(lisbon.status, WriteStatus::Created, "{url}");
             assert_eq!(lisbon.memory.state, MemoryState::Superseded, "{url}");
             replaced(url, &e, lisbon.memory.id, porto.memory.id);
+        },
+    );
+}
+
+/// A batch that moves the user twice marks each earlier home once, by a later one: the
+/// first home is compared first (by date) and marked by a later home; the second, compared
+/// next, is not paired with the first again (a memory the batch marks is no candidate of
+/// the later comparisons, as recall leaves a superseded memory out) and is marked by the
+/// third. Each mark is in its memory's history, once.
+#[test]
+fn a_batch_of_two_moves_supersedes_each_home_by_the_next_on_every_backend() {
+    on_every_backend(
+        |store| Engine::builder(store).build().expect("engine"),
+        |url, e| {
+            let n = "supersede_chain";
+            // The second home worded as the first, so that the first is its most similar.
+            const PORTO_FLAT: &str = "I live in Porto, in a flat near the river.";
+            const BERLIN: &str = "Moved to Berlin in November: a small flat in Kreuzberg.";
+            let written = e
+                .remember_many(vec![
+                    put(&e, n, "maya", BERLIN, NOVEMBER_2023),
+                    put(&e, n, "maya", LISBON, MAY_2023),
+                    put(&e, n, "maya", PORTO_FLAT, AUGUST_2023),
+                ])
+                .expect("batch");
+            let (berlin, lisbon, porto) = (
+                written[0].memory.id,
+                written[1].memory.id,
+                written[2].memory.id,
+            );
+            let first = read(&e, lisbon);
+            assert_eq!(first.state, MemoryState::Superseded, "{url}");
+            let by = first.superseded_by.expect("lisbon superseded");
+            assert!(by == porto || by == berlin, "{url}: {by}");
+            assert_eq!(first.valid_until, read(&e, by).valid_from, "{url}");
+            replaced(url, &e, porto, berlin);
+            let states: Vec<MemoryState> = written.iter().map(|w| w.memory.state).collect();
+            assert_eq!(
+                states,
+                [
+                    MemoryState::Active,
+                    MemoryState::Superseded,
+                    MemoryState::Superseded
+                ],
+                "{url}: the batch returns the states it left"
+            );
+            for id in [lisbon, porto] {
+                let events: Vec<HistoryEvent> = e
+                    .history(id)
+                    .expect("history")
+                    .into_iter()
+                    .map(|h| h.event)
+                    .collect();
+                assert_eq!(
+                    events
+                        .iter()
+                        .filter(|&&ev| ev == HistoryEvent::Supersede)
+                        .count(),
+                    1,
+                    "{url}: {events:?}"
+                );
+            }
         },
     );
 }

@@ -498,7 +498,7 @@ impl MysqlStore {
         if let Some(copy) = c.copies.held(p) {
             let have = *copy.read().unwrap_or_else(|e| e.into_inner()).version();
             if have == now {
-                c.copies.confirmed(p, since);
+                c.copies.confirmed(p, &copy, since);
                 return Ok(Some(copy));
             }
             if have < now {
@@ -521,7 +521,7 @@ impl MysqlStore {
                     let found = self.records_of(&mut conn, p, Some(&ids))?;
                     if copies::apply_caught_up(&copy, have, next, &ids, found) {
                         c.copies.catch_ups.fetch_add(1, Ordering::Relaxed);
-                        c.copies.confirmed(p, since);
+                        c.copies.confirmed(p, &copy, since);
                         return Ok(Some(copy));
                     }
                 }

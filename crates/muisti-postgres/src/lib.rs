@@ -70,7 +70,7 @@ use muisti_core::{
 use muisti_store::{StoreRegistry, StoreUrl};
 use postgres::error::SqlState;
 
-use muisti_store::copy::Shared;
+use muisti_store::copy::{Shared, WriteMark};
 
 use crate::{
     pool::{Cached, Pool, Tx},
@@ -646,17 +646,25 @@ impl PostgresStore {
         if let Some(copy) = c.copies.recent(p, c.staleness) {
             return Ok(Some(copy));
         }
-        self.read(|pool| self.copy_from(pool, p))
+        // Marked before the replica is chosen: a write of this process the replica has not
+        // replayed yet is then a write after the mark, and no copy read there is taken as
+        // current.
+        let since = c.copies.mark();
+        self.read(|pool| self.copy_from(pool, p, since))
     }
 
     /// [`Self::copy_of`] reading from `pool` (the primary's or the replica's).
-    fn copy_from(&self, pool: &Pool, p: &Partition) -> Result<Option<Shared<copies::Version>>> {
+    fn copy_from(
+        &self,
+        pool: &Pool,
+        p: &Partition,
+        since: WriteMark,
+    ) -> Result<Option<Shared<copies::Version>>> {
         let c = &self.coherent;
         let now = self.now().as_millis();
         let on_replica = !std::ptr::eq(pool, &*self.pool);
         let err = |e: postgres::Error| pool.err(&e);
         let mut conn = pool.get()?;
-        let since = c.copies.mark();
         let current = copies::version_of(&mut *conn, p).map_err(err)?;
         if let Some(copy) = c.copies.held(p) {
             let have = copy
@@ -668,7 +676,7 @@ impl PostgresStore {
             // from the primary): the copy is then the newer, and stays.
             let ahead = on_replica && have.iter().zip(&current).all(|(h, n)| h >= n);
             if have == current || ahead {
-                c.copies.confirmed(p, since);
+                c.copies.confirmed(p, &copy, since);
                 return Ok(Some(copy));
             }
             let behind = have.iter().zip(&current).all(|(h, n)| h <= n);
@@ -679,7 +687,7 @@ impl PostgresStore {
                 if let Some(replica) = &self.replica {
                     replica.read_primary();
                 }
-                return self.copy_from(&self.pool, p);
+                return self.copy_from(&self.pool, p, since);
             }
             if behind
                 && let Some((ids, next)) =
@@ -688,7 +696,7 @@ impl PostgresStore {
                 let found = copies::records(&mut *conn, p, Some(&ids), now, err)?;
                 if copies::apply_caught_up(&copy, &have, next, &ids, found)? {
                     c.copies.catch_ups.fetch_add(1, Ordering::Relaxed);
-                    c.copies.confirmed(p, since);
+                    c.copies.confirmed(p, &copy, since);
                     return Ok(Some(copy));
                 }
             }

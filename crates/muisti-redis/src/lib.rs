@@ -781,7 +781,7 @@ impl RedisStore {
             .version()
             .clone();
         if have == now || (have.0 < now.0 && self.catch_up(c, p, &copy)?) {
-            self.copies.confirmed(p, since);
+            self.copies.confirmed(p, &copy, since);
             return Ok(Some(copy));
         }
         Ok(None)

@@ -670,13 +670,16 @@ impl<V: Clone> Copies<V> {
         WriteMark(self.held_guard().writes)
     }
 
-    /// Notes that `p`'s copy was found to hold the current version by a read begun at
-    /// `since`; when this process wrote meanwhile, the read may predate the write, and the
-    /// copy checks again before its next use.
-    pub fn confirmed(&self, p: &Partition, since: WriteMark) {
+    /// Notes that `copy`, `p`'s copy, was found to hold the current version by a read
+    /// begun at `since`; when this process wrote meanwhile, the read may predate the write,
+    /// and the copy checks again before its next use. A copy that another reader replaced
+    /// meanwhile is not `p`'s any more, and its confirmation confirms nothing.
+    pub fn confirmed(&self, p: &Partition, copy: &Shared<V>, since: WriteMark) {
         let mut held = self.held_guard();
         let current = held.writes == since.0;
-        if let Some((_, _, confirmed)) = held.copies.get_mut(p) {
+        if let Some((kept, _, confirmed)) = held.copies.get_mut(p)
+            && Arc::ptr_eq(kept, copy)
+        {
             *confirmed = current.then(Confirmed::now);
         }
     }
@@ -870,18 +873,26 @@ mod tests {
         assert!(copies.held(&p).is_some());
         assert!(copies.recent(&p, window).is_none());
         // Confirmed by a read begun after the write, it answers within the window.
-        copies.confirmed(&p, copies.mark());
+        let kept = copies.held(&p).expect("held");
+        copies.confirmed(&p, &kept, copies.mark());
         assert!(copies.recent(&p, window).is_some());
         // A backend that unconfirms on writes: a confirmation by a read begun before the
         // write does not stick either.
         let since = copies.mark();
         copies.unconfirm_all();
-        copies.confirmed(&p, since);
+        copies.confirmed(&p, &kept, since);
         assert!(copies.recent(&p, window).is_none());
         // With no write between, reads confirm as before.
         let since = copies.mark();
         copies.keep(&p, Copy::new(4, [(record(&p, "a", "lisbon"), None)]), since);
         assert!(copies.recent(&p, window).is_some());
+        // A copy replaced meanwhile (by another reader's keep) is not confirmed in its place:
+        // the one kept stays as its reader left it.
+        let since = copies.mark();
+        copies.unconfirm_all();
+        copies.keep(&p, Copy::new(3, [(record(&p, "a", "lisbon"), None)]), since);
+        copies.confirmed(&p, &kept, copies.mark());
+        assert!(copies.recent(&p, window).is_none());
     }
 
     /// Records by id come from a confirmed copy where it holds them and from the reader for

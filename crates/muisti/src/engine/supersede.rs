@@ -132,16 +132,25 @@ impl Engine {
         order.sort_by_key(|&i| since(&written[i].memory));
         let mut pairs = Vec::new();
         let mut marked = Marked::default();
+        let mut failed = None;
         for i in order {
             let m = &written[i].memory;
             if m.state != MemoryState::Active || marked.ids.contains(&m.id) {
                 continue;
             }
-            let Some((older, newer)) = self.replaced_by(m, &mut marked)? else {
-                continue;
-            };
-            marked.add(&older, &newer);
-            pairs.push((older, newer));
+            match self.replaced_by(m, &mut marked) {
+                Ok(Some((older, newer))) => {
+                    marked.add(&older, &newer);
+                    pairs.push((older, newer));
+                }
+                Ok(None) => {}
+                // The pairs found so far are still marked (the batch is written and is not
+                // compared again), then the error is returned.
+                Err(e) => {
+                    failed = Some(e);
+                    break;
+                }
+            }
         }
         let mut marked_all = Vec::new();
         for m in self.supersede_all(&pairs)?.into_iter().flatten() {
@@ -150,7 +159,10 @@ impl Engine {
             }
             marked_all.push(m);
         }
-        Ok(marked_all)
+        match failed {
+            Some(e) => Err(e),
+            None => Ok(marked_all),
+        }
     }
 
     /// Marks `older` superseded by `newer`: linked to it, true until `newer` became true (or
@@ -182,15 +194,32 @@ impl Engine {
             .collect();
         let mut batch = self.core.store.update_many(&reqs)?.into_iter();
         let mut out = Vec::with_capacity(pairs.len());
+        // The marks the batch wrote, with what they changed, to be followed together (a
+        // mark made through `Engine::update` is followed there).
+        let mut batched = Vec::new();
         let mut failed = None;
         for (older, newer) in pairs {
             let result = if plain(older) {
-                batch.next().unwrap_or_else(|| {
-                    Err(Error::backend(
+                match batch.next() {
+                    Some(Ok(m)) if m.id != older.id => Err(Error::backend(
+                        "engine",
+                        "a batch update answered for another memory than asked",
+                    )),
+                    Some(Ok(m)) => {
+                        batched.push((m.clone(), older.clone()));
+                        Ok(m)
+                    }
+                    // Changed since the batch read it (its comparisons came first): marked
+                    // still if it says what it said and nothing replaced it meanwhile.
+                    Some(Err(e)) if e.kind() == ErrorKind::Conflict => {
+                        self.supersede_again(older, newer)
+                    }
+                    Some(Err(e)) => Err(e),
+                    None => Err(Error::backend(
                         "engine",
                         "a batch update answered too few updates",
-                    ))
-                })
+                    )),
+                }
             } else {
                 self.supersede(older, newer)
                     .and_then(|m| m.ok_or_else(|| Error::NotFound(older.id.to_string())))
@@ -204,18 +233,31 @@ impl Engine {
                 }
             }
         }
-        // What follows the marks the batch made (the others' followed in `update`).
-        let changes: Vec<Change<'_>> = out
+        let changes: Vec<Change<'_>> = batched
             .iter()
-            .zip(pairs)
-            .filter(|(_, (older, _))| plain(older))
-            .filter_map(|(m, (older, _))| m.as_ref().map(|m| Change::updated(m, older.clone())))
+            .map(|(m, older)| Change::updated(m, older.clone()))
             .collect();
         self.core.after_write(&changes)?;
         match failed {
             Some(e) => Err(e),
             None => Ok(out),
         }
+    }
+
+    /// [`Engine::supersede`] of `older` as it is now, if it is still a live memory that says
+    /// what it said when it was compared and nothing replaced it meanwhile (an update of
+    /// its access or its tags came between); `NotFound` when not.
+    fn supersede_again(&self, older: &Memory, newer: &Memory) -> Result<Memory> {
+        let at = Locator::Id {
+            tenant: self.core.tenant.clone(),
+            id: older.id,
+        };
+        let gone = || Error::NotFound(at.describe());
+        let now = self.core.store.get(&at)?.ok_or_else(gone)?;
+        if !replaceable(&now) || now.content != older.content || now.context != older.context {
+            return Err(gone());
+        }
+        self.supersede(&now, newer)?.ok_or_else(gone)
     }
 
     /// The one update that marks `older` superseded by `newer`: linked to it, true until the

@@ -8,6 +8,8 @@ use super::*;
 #[derive(Default)]
 pub struct Jobs {
     pub(super) jobs: Mutex<HashMap<String, (Option<Tenant>, api::Job)>>,
+    /// Job ids, increasing even within one millisecond: their order is their start's.
+    ids: Mutex<ulid::Generator>,
 }
 
 /// Whose jobs a caller sees: an operator every job, anyone else their tenant's own.
@@ -35,9 +37,18 @@ impl Jobs {
                     .collect()
             })
             .unwrap_or_default();
-        // Ids are ULIDs: their order is their start's.
+        // Ids increase with each start ([`Jobs::next_id`]).
         all.sort_by(|a, b| b.id.cmp(&a.id));
         all
+    }
+
+    /// A new job's id: a ULID greater than every earlier one of this server (two jobs
+    /// started in one millisecond are listed in the order they started).
+    fn next_id(&self) -> String {
+        let mut ids = self.ids.lock().unwrap_or_else(|e| e.into_inner());
+        ids.generate()
+            .unwrap_or_else(|_| ulid::Ulid::generate())
+            .to_string()
     }
 
     pub(super) fn set(&self, id: &str, f: impl FnOnce(&mut api::Job)) {
@@ -67,7 +78,7 @@ impl Jobs {
             Some(t) => format!("reindex.{t}"),
         };
         let job = api::Job {
-            id: ulid::Ulid::generate().to_string(),
+            id: self.next_id(),
             kind: "reindex".into(),
             state: "running".into(),
             done: 0,
@@ -148,7 +159,7 @@ impl Jobs {
         metrics: Arc<crate::metrics::Metrics>,
     ) -> Result<api::Job, ApiError> {
         let job = api::Job {
-            id: ulid::Ulid::generate().to_string(),
+            id: self.next_id(),
             kind: "maintenance".into(),
             state: "running".into(),
             done: 0,

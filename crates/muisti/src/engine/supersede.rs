@@ -32,7 +32,6 @@ const CANDIDATES: usize = 5;
 /// several in one batch is read once.
 #[derive(Default)]
 struct Marked {
-    ids: HashSet<MemoryId>,
     successor: HashMap<MemoryId, Arc<Memory>>,
     by_user: HashMap<Option<String>, usize>,
     reads: HashMap<(MemoryId, u64), Arc<Statement>>,
@@ -48,8 +47,11 @@ impl Marked {
         Arc::clone(read)
     }
 
+    fn contains(&self, id: &MemoryId) -> bool {
+        self.successor.contains_key(id)
+    }
+
     fn add(&mut self, older: &Memory, newer: &Memory) {
-        self.ids.insert(older.id);
         self.successor.insert(older.id, Arc::new(newer.clone()));
         *self.by_user.entry(older.owner.user_id.clone()).or_default() += 1;
     }
@@ -61,15 +63,15 @@ impl Marked {
         let mut present: HashSet<MemoryId> = hits.iter().map(|m| m.id).collect();
         let mut out = Vec::with_capacity(hits.len());
         for m in hits {
-            if !self.ids.contains(&m.id) {
+            if !self.contains(&m.id) {
                 out.push(m);
                 continue;
             }
             let mut next = self.successor.get(&m.id);
             // A chain of marks (each memory's successor marked in turn) ends at a live one.
-            for _ in 0..self.ids.len() {
+            for _ in 0..self.successor.len() {
                 let Some(s) = next else { break };
-                if !self.ids.contains(&s.id) {
+                if !self.contains(&s.id) {
                     if present.insert(s.id) {
                         out.push(Arc::clone(s));
                     }
@@ -135,7 +137,7 @@ impl Engine {
         let mut failed = None;
         for i in order {
             let m = &written[i].memory;
-            if m.state != MemoryState::Active || marked.ids.contains(&m.id) {
+            if m.state != MemoryState::Active || marked.contains(&m.id) {
                 continue;
             }
             match self.replaced_by(m, &mut marked) {
@@ -152,10 +154,15 @@ impl Engine {
                 }
             }
         }
+        let at: HashMap<MemoryId, usize> = written
+            .iter()
+            .enumerate()
+            .map(|(i, w)| (w.memory.id, i))
+            .collect();
         let mut marked_all = Vec::new();
         for m in self.supersede_all(&pairs)?.into_iter().flatten() {
-            if let Some(w) = written.iter_mut().find(|w| w.memory.id == m.id) {
-                w.memory = m.clone();
+            if let Some(&i) = at.get(&m.id) {
+                written[i].memory = m.clone();
             }
             marked_all.push(m);
         }
@@ -179,50 +186,40 @@ impl Engine {
     /// [`Engine::supersede`] of each pair (older, newer), in order, written as one batch
     /// ([`Store::update_many`](muisti_core::Store::update_many): one transaction where the
     /// store has them) and followed as one ([`Core::after_write`](crate::core::Core)). Each
-    /// `older` is a live long-term memory as recall found it (not archived, not declarative:
-    /// the rules [`Engine::update`] adds for those do not apply; one that is goes through
-    /// [`Engine::supersede`]).
-    pub(crate) fn supersede_all(&self, pairs: &[(Memory, Memory)]) -> Result<Vec<Option<Memory>>> {
-        let plain = |older: &Memory| {
-            older.scope != MemoryScope::Declarative
-                && !crate::lifecycle::archive::is_archived(older)
-        };
+    /// `older` is a memory [`replaceable`] as recall found it: a live long-term memory (not
+    /// declarative, not archived), so the rules [`Engine::update`] adds for those do not
+    /// apply.
+    fn supersede_all(&self, pairs: &[(Memory, Memory)]) -> Result<Vec<Option<Memory>>> {
         let reqs: Vec<UpdateRequest> = pairs
             .iter()
-            .filter(|(older, _)| plain(older))
             .map(|(older, newer)| self.superseding(older, newer))
             .collect();
         let mut batch = self.core.store.update_many(&reqs)?.into_iter();
         let mut out = Vec::with_capacity(pairs.len());
         // The marks the batch wrote, with what they changed, to be followed together (a
-        // mark made through `Engine::update` is followed there).
+        // mark made again through `Engine::update` is followed there).
         let mut batched = Vec::new();
         let mut failed = None;
         for (older, newer) in pairs {
-            let result = if plain(older) {
-                match batch.next() {
-                    Some(Ok(m)) if m.id != older.id => Err(Error::backend(
-                        "engine",
-                        "a batch update answered for another memory than asked",
-                    )),
-                    Some(Ok(m)) => {
-                        batched.push((m.clone(), older.clone()));
-                        Ok(m)
-                    }
-                    // Changed since the batch read it (its comparisons came first): marked
-                    // still if it says what it said and nothing replaced it meanwhile.
-                    Some(Err(e)) if e.kind() == ErrorKind::Conflict => {
-                        self.supersede_again(older, newer)
-                    }
-                    Some(Err(e)) => Err(e),
-                    None => Err(Error::backend(
-                        "engine",
-                        "a batch update answered too few updates",
-                    )),
+            let result = match batch.next() {
+                Some(Ok(m)) if m.id != older.id => Err(Error::backend(
+                    "engine",
+                    "a batch update answered for another memory than asked",
+                )),
+                Some(Ok(m)) => {
+                    batched.push((m.clone(), older.clone()));
+                    Ok(m)
                 }
-            } else {
-                self.supersede(older, newer)
-                    .and_then(|m| m.ok_or_else(|| Error::NotFound(older.id.to_string())))
+                // Changed since the batch read it (its comparisons came first): marked still
+                // if it says what it said and nothing replaced it meanwhile.
+                Some(Err(e)) if e.kind() == ErrorKind::Conflict => {
+                    self.supersede_again(older, newer)
+                }
+                Some(Err(e)) => Err(e),
+                None => Err(Error::backend(
+                    "engine",
+                    "a batch update answered too few updates",
+                )),
             };
             match result {
                 Ok(m) => out.push(Some(m)),

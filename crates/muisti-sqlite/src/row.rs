@@ -1,5 +1,7 @@
 //! Records to rows and back: the column codec of the `memories` table.
 
+use std::sync::LazyLock;
+
 use muisti_core::{
     Memory, Result,
     quant::quantize_into,
@@ -8,7 +10,12 @@ use muisti_core::{
 use muisti_store::Columns;
 use rusqlite::{Row, params};
 
-use crate::{cache::Fresh, packed, sql::INSERT, sql_err};
+use crate::{
+    cache::Fresh,
+    packed,
+    sql::{INSERT, WRITE_COLUMNS},
+    sql_err,
+};
 
 /// Decodes a row selected with [`COLUMNS`](crate::sql::COLUMNS).
 pub(crate) fn decode(row: &Row<'_>) -> rusqlite::Result<Result<Memory>> {
@@ -51,16 +58,40 @@ pub(crate) fn decode_from(row: &Row<'_>, base: usize) -> rusqlite::Result<Result
     Ok(columns.into_memory("sqlite"))
 }
 
-/// Inserts or updates (by rowid) one record, its vector, its full-text entry and, when it
-/// has a user, its part of the user's copy (after the record's statement, whose triggers
-/// take the old part away).
+/// Where [`write_row`] writes a record.
+pub(crate) enum Target<'a> {
+    /// A new row.
+    New,
+    /// The row `rowid`, which held `was` (as a read decodes it) when that is what the write
+    /// changes; `vector_kept` when the write leaves its vector as it is.
+    Row {
+        rowid: i64,
+        was: Option<&'a Memory>,
+        vector_kept: bool,
+    },
+}
+
+/// The `memories` columns [`write_row`] writes, in the order of its values (the vector
+/// last): the names of [`WRITE_COLUMNS`].
+static WRITTEN: LazyLock<Vec<&'static str>> =
+    LazyLock::new(|| WRITE_COLUMNS.split(',').map(str::trim).collect());
+
+/// Inserts or updates one record, its vector, its full-text entry and, when it has a user,
+/// its part of the user's copy (after the record's statement, whose triggers take the old
+/// part away).
+///
+/// An update of a record as it was read sets only the columns that changed: SQLite rewrites
+/// every index whose columns a statement sets, changed or not, so a change of importance or
+/// metadata (maintenance's promotions and folds, a supersession's mark) would otherwise pay
+/// for the six indexes and the word index of a text that did not change.
 pub(crate) fn write_row(
     tx: &rusqlite::Transaction<'_>,
     m: &Memory,
     vector: Option<&[f32]>,
-    rowid: Option<i64>,
+    target: Target<'_>,
 ) -> Result<Fresh> {
     let c = Columns::of(m);
+    let blob = vector.map(vector_to_bytes);
     let values = params![
         c.id,
         c.tenant,
@@ -91,41 +122,56 @@ pub(crate) fn write_row(
         c.embedding_model,
         c.context,
         c.version,
-        vector.map(vector_to_bytes),
+        blob,
     ];
-    let rowid = match rowid {
-        None => {
+    let (rowid, words_changed) = match target {
+        Target::New => {
             let mut stmt = tx.prepare_cached(INSERT).map_err(sql_err)?;
             stmt.execute(values).map_err(sql_err)?;
-            tx.last_insert_rowid()
+            (tx.last_insert_rowid(), true)
         }
-        Some(rowid) => {
-            let mut stmt = tx
-                .prepare_cached(
-                    "UPDATE memories SET id = ?1, tenant = ?2, namespace = ?3, key = ?4, \
-                     content = ?5, content_is_json = ?6, category = ?7, scope = ?8, \
-                     user_id = ?9, agent_id = ?10, session_id = ?11, tags = ?12, metadata = ?13, \
-                     importance = ?14, source = ?15, confidence = ?16, content_hash = ?17, \
-                     state = ?18, superseded_by = ?19, valid_from = ?20, valid_until = ?21, \
-                     created_at = ?22, updated_at = ?23, last_accessed_at = ?24, \
-                     access_count = ?25, expires_at = ?26, embedding_model = ?27, \
-                     context = ?28, version = ?29, vector = ?30 WHERE rowid = ?31",
-                )
-                .map_err(sql_err)?;
-            let mut all: Vec<&dyn rusqlite::ToSql> = values.to_vec();
-            all.push(&rowid);
-            stmt.execute(all.as_slice()).map_err(sql_err)?;
-            rowid
+        Target::Row {
+            rowid,
+            was,
+            vector_kept,
+        } => {
+            let changed = match was {
+                None => vec![true; WRITTEN.len()],
+                Some(was) => changed_columns(was, values, vector_kept)?,
+            };
+            let sets: Vec<String> = (0..WRITTEN.len())
+                .filter(|&i| changed[i])
+                .map(|i| format!("{} = ?{}", WRITTEN[i], i + 1))
+                .collect();
+            if !sets.is_empty() {
+                let sql = format!(
+                    "UPDATE memories SET {} WHERE rowid = ?{}",
+                    sets.join(", "),
+                    WRITTEN.len() + 1
+                );
+                let mut stmt = tx.prepare_cached(&sql).map_err(sql_err)?;
+                for (i, value) in values.iter().enumerate().filter(|&(i, _)| changed[i]) {
+                    stmt.raw_bind_parameter(i + 1, value).map_err(sql_err)?;
+                }
+                stmt.raw_bind_parameter(WRITTEN.len() + 1, rowid)
+                    .map_err(sql_err)?;
+                stmt.raw_execute().map_err(sql_err)?;
+            }
+            let words_changed = was
+                .is_none_or(|was| was.index_text() != m.index_text() || was.context != m.context);
+            (rowid, words_changed)
         }
     };
     let terms = token_string(&m.index_text());
     let context_terms = m.context.as_deref().map(token_string);
-    tx.prepare_cached(
-        "INSERT INTO memory_terms (rowid, tokens, context) VALUES (?1, ?2, ?3) \
-         ON CONFLICT (rowid) DO UPDATE SET tokens = ?2, context = ?3",
-    )
-    .and_then(|mut s| s.execute(params![rowid, terms, context_terms]))
-    .map_err(sql_err)?;
+    if words_changed {
+        tx.prepare_cached(
+            "INSERT INTO memory_terms (rowid, tokens, context) VALUES (?1, ?2, ?3) \
+             ON CONFLICT (rowid) DO UPDATE SET tokens = ?2, context = ?3",
+        )
+        .and_then(|mut s| s.execute(params![rowid, terms, context_terms]))
+        .map_err(sql_err)?;
+    }
     if let Some(user) = c.user_id.as_deref() {
         let fields = packed::Fields {
             rowid,
@@ -159,4 +205,55 @@ pub(crate) fn write_row(
         .map_err(sql_err)?;
     }
     Ok(Fresh::of(m, vector, terms, context_terms))
+}
+
+/// Which of [`WRITTEN`] a write of a record read as `was` sets: those whose value
+/// (`values`, in that order) differs from `was`'s, the vector only if the write changes it,
+/// and the access statistics always. A read adds to them the accesses not yet folded into
+/// the row, so they are written whole: setting them folds the pending ones (by trigger),
+/// and the user's part, written after, counts them as the row does.
+fn changed_columns(
+    was: &Memory,
+    values: &[&dyn rusqlite::ToSql],
+    vector_kept: bool,
+) -> Result<Vec<bool>> {
+    let w = Columns::of(was);
+    let old = params![
+        w.id,
+        w.tenant,
+        w.namespace,
+        w.key,
+        w.content,
+        w.content_is_json,
+        w.category,
+        w.scope,
+        w.user_id,
+        w.agent_id,
+        w.session_id,
+        w.tags,
+        w.metadata,
+        w.importance,
+        w.source,
+        w.confidence,
+        w.content_hash,
+        w.state,
+        w.superseded_by,
+        w.valid_from,
+        w.valid_until,
+        w.created_at,
+        w.updated_at,
+        w.last_accessed_at,
+        w.access_count,
+        w.expires_at,
+        w.embedding_model,
+        w.context,
+        w.version,
+    ];
+    let mut changed = Vec::with_capacity(WRITTEN.len());
+    for (name, (now, then)) in WRITTEN.iter().zip(values.iter().zip(old.iter())) {
+        let always = matches!(*name, "last_accessed_at" | "access_count");
+        changed.push(always || now.to_sql().map_err(sql_err)? != then.to_sql().map_err(sql_err)?);
+    }
+    changed.push(!vector_kept);
+    Ok(changed)
 }

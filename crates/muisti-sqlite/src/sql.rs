@@ -67,6 +67,8 @@ pub(crate) const GET_BY_ID_FOR_WRITE: &str = concat!(
     columns!(read),
     ", rowid FROM memories WHERE id = ? AND tenant = ?"
 );
+/// The columns a write sets, in the order of its values: the record's, then its vector.
+pub(crate) const WRITE_COLUMNS: &str = concat!(columns!(write), ", vector");
 pub(crate) const INSERT: &str = concat!(
     "INSERT INTO memories (",
     columns!(write),

@@ -9,7 +9,7 @@ use rusqlite::{OptionalExtension, params};
 
 use crate::{
     cache::Fresh,
-    row::{decode, write_row},
+    row::{Target, decode, write_row},
     sql::{GET_BY_ID_FOR_WRITE, GET_FOR_WRITE, ROWID_AFTER_COLUMNS},
     sql_err,
 };
@@ -55,7 +55,15 @@ pub(crate) fn put_in(
     } else {
         WriteStatus::Created
     };
-    let mut fresh = write_row(tx, &memory, vector.as_deref(), rowid)?;
+    let target = match rowid {
+        None => Target::New,
+        Some(rowid) => Target::Row {
+            rowid,
+            was: live.as_ref(),
+            vector_kept: false,
+        },
+    };
+    let mut fresh = write_row(tx, &memory, vector.as_deref(), target)?;
     fresh.replaced_user = live.map(|m| m.owner.user_id);
     Ok((Written { memory, status }, fresh))
 }
@@ -98,6 +106,7 @@ pub(crate) fn update_in(
         None => (None, None),
     };
     let (memory, change) = req.apply(live.as_ref(), now, limits)?;
+    let vector_kept = matches!(change, VectorChange::Keep);
     let vector = match change {
         VectorChange::Set(v) => Some(v),
         VectorChange::Drop => None,
@@ -115,7 +124,15 @@ pub(crate) fn update_in(
             }
         }
     };
-    let mut fresh = write_row(tx, &memory, vector.as_deref(), rowid)?;
+    let target = match rowid {
+        None => Target::New,
+        Some(rowid) => Target::Row {
+            rowid,
+            was: live.as_ref(),
+            vector_kept,
+        },
+    };
+    let mut fresh = write_row(tx, &memory, vector.as_deref(), target)?;
     fresh.replaced_user = live.map(|m| m.owner.user_id);
     Ok((memory, fresh))
 }
@@ -137,7 +154,7 @@ pub(crate) fn import_in(tx: &rusqlite::Transaction<'_>, r: &Record) -> Result<()
         ])
     })
     .map_err(sql_err)?;
-    write_row(tx, m, r.vector.as_deref(), None)?;
+    write_row(tx, m, r.vector.as_deref(), Target::New)?;
     Ok(())
 }
 

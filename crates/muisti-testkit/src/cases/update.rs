@@ -428,3 +428,80 @@ pub fn update_many_of_many_records_keeps_their_vectors(h: &dyn Harness) {
         made[777].id
     );
 }
+
+/// An update that leaves the text, the owner and the hash alone (a promotion, a fold's
+/// metadata and accesses) keeps the record found by its words, its user and its hash, and
+/// counts each access once: in a read, in a user's search and in a handle opened afterwards
+/// (which reads what the store kept for the user's recall, not this handle's copies).
+pub fn an_update_of_a_few_fields_keeps_the_rest(h: &dyn Harness) {
+    let s = h.open();
+    let p = part("default");
+    let mut put = Put::new(p.clone(), Some(key("bees")), "I keep bees on the roof");
+    put.owner.user_id = Some("u1".into());
+    put.tags = vec!["hobby".into()];
+    let first = s.put(put).unwrap().memory;
+    let user = Filter {
+        user_id: Some("u1".into()),
+        ..Filter::default()
+    };
+    // The user's copy is loaded before the changes, as recall would have it.
+    assert_eq!(text_hits(&*s, &p, "bees", user.clone()).len(), 1);
+    let t = Timestamp::now();
+    s.touch(&p.tenant, &[first.id, first.id], t).unwrap();
+    let mut metadata = first.metadata.clone();
+    metadata.insert("promoted_at_access".into(), json!(2));
+    let promoted = s
+        .update(
+            &UpdateRequest::new(
+                by_id(&first),
+                Patch {
+                    importance: Some(0.8),
+                    metadata: Some(metadata),
+                    ..Patch::default()
+                },
+            )
+            .expecting(Some(first.version)),
+        )
+        .unwrap();
+    assert_eq!((promoted.access_count, promoted.version), (2, 2));
+    s.touch(&p.tenant, &[first.id], t).unwrap();
+    let folded = s
+        .update(&UpdateRequest::new(
+            by_id(&first),
+            Patch {
+                tags: Some(vec!["hobby".into(), "garden".into()]),
+                add_access: Some(4),
+                ..Patch::default()
+            },
+        ))
+        .unwrap();
+    assert_eq!(folded.access_count, 7, "2 + 1 touched, 4 folded in");
+    let same_hash = Filter {
+        user_id: Some("u1".into()),
+        content_hash: Some(first.content_hash.clone()),
+        ..Filter::default()
+    };
+    for handle in [s.clone(), h.open()] {
+        let got = handle.get(&at(&p, "bees")).unwrap().unwrap();
+        assert_eq!(got, folded);
+        assert_eq!(got.metadata["promoted_at_access"], json!(2));
+        assert!((got.importance - 0.8).abs() < 1e-6);
+        let hits = text_hits(&*handle, &p, "bees", user.clone());
+        assert_eq!(hits, std::slice::from_ref(&folded));
+        assert_eq!(handle.count(&p, &same_hash).unwrap(), 1);
+        let ranked = handle.rank_fields(&p, &[first.id]).unwrap();
+        assert_eq!(ranked[0].access_count, 7);
+    }
+    handle_accesses_once_more(&*s, &p, first.id, 8);
+}
+
+/// Touches `id` once and checks its count reads `want` through a read and a user's search.
+fn handle_accesses_once_more(s: &dyn Store, p: &Partition, id: MemoryId, want: u64) {
+    s.touch(&p.tenant, &[id], Timestamp::now()).unwrap();
+    let user = Filter {
+        user_id: Some("u1".into()),
+        ..Filter::default()
+    };
+    assert_eq!(s.get_many(&p.tenant, &[id]).unwrap()[0].access_count, want);
+    assert_eq!(text_hits(s, p, "bees", user)[0].access_count, want);
+}

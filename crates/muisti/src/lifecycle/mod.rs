@@ -57,7 +57,7 @@
 pub mod archive;
 pub mod cluster;
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashMap, HashSet};
 
 use muisti_core::{
     Filter, Locator, Memory, MemoryId, MemoryScope, MemoryState, Namespace, Patch, Result,
@@ -509,25 +509,47 @@ impl Lifecycle<'_> {
         Ok(by_user)
     }
 
-    /// The per-user jobs on one user's memories of one namespace.
+    /// The per-user jobs on one user's memories of one namespace. What the folds and the
+    /// pruning doom is deleted in one batch once the jobs are done (even when one failed):
+    /// after every fold that records a duplicate was written, and with one transaction for
+    /// the records and one for their histories rather than one each per job.
     fn maintain_user(
+        &self,
+        memories: Vec<Memory>,
+        jobs: &[Job],
+        options: &MaintenanceOptions,
+        report: &mut MaintenanceReport,
+    ) -> Result<()> {
+        let mut doomed = Vec::new();
+        let done = self.run_jobs(memories, jobs, options, report, &mut doomed);
+        if !options.dry_run {
+            self.core.forget_ids(&doomed)?;
+        }
+        done
+    }
+
+    /// The jobs of [`Lifecycle::maintain_user`], adding to `doomed` what they delete.
+    fn run_jobs(
         &self,
         mut memories: Vec<Memory>,
         jobs: &[Job],
         options: &MaintenanceOptions,
         report: &mut MaintenanceReport,
+        doomed: &mut Vec<MemoryId>,
     ) -> Result<()> {
         for job in jobs {
             match job {
                 Job::Consolidate => {
-                    let (n, left) =
-                        self.consolidate(memories, options.dry_run, |m| m.content_hash.clone())?;
+                    let (n, left) = self.consolidate(memories, options.dry_run, doomed, |m| {
+                        m.content_hash.clone()
+                    })?;
                     report.consolidated += n;
                     memories = left;
                     if options.near_duplicates {
-                        let (n, left) = self.consolidate(memories, options.dry_run, |m| {
-                            muisti_lang::conflict::near_duplicate_key(&m.text())
-                        })?;
+                        let (n, left) =
+                            self.consolidate(memories, options.dry_run, doomed, |m| {
+                                muisti_lang::conflict::near_duplicate_key(&m.text())
+                            })?;
                         report.consolidated += n;
                         memories = left;
                     }
@@ -537,7 +559,7 @@ impl Lifecycle<'_> {
                 }
                 Job::Prune => {
                     if let Some(cap) = options.max_memories {
-                        report.pruned += self.prune(&mut memories, cap, options)?;
+                        report.pruned += self.prune(&mut memories, cap, options, doomed)?;
                     }
                 }
                 Job::Archive => {
@@ -558,15 +580,16 @@ impl Lifecycle<'_> {
     /// metadata it lacks, and records them in `metadata.merged_from` in the same atomic
     /// update; then they are deleted. A duplicate already recorded is only deleted (the run
     /// before stopped in between). The user's folds are written as one batch of updates,
-    /// then the duplicates deleted as one batch: a duplicate is deleted only once the
-    /// memory it folded into records it. Returns how many were folded and the memories
-    /// left.
+    /// and the duplicates whose folds were written added to `doomed` (a duplicate is
+    /// deleted only once the memory it folded into records it). Returns how many were
+    /// folded and the memories left.
     ///
     /// [`near_duplicate_key`]: muisti_lang::conflict::near_duplicate_key
     fn consolidate(
         &self,
         memories: Vec<Memory>,
         dry_run: bool,
+        doomed: &mut Vec<MemoryId>,
         key: impl Fn(&Memory) -> String,
     ) -> Result<(u64, Vec<Memory>)> {
         let mut groups: HashMap<String, Vec<Memory>> = HashMap::new();
@@ -615,12 +638,11 @@ impl Lifecycle<'_> {
                 .map(|(i, (kept, dups))| (i, self.fold(kept, dups)))
                 .collect();
             let (written, failed) = self.write_updates(updates)?;
-            let mut doomed = recorded;
+            doomed.extend(recorded);
             for (i, m) in written {
                 doomed.extend(folds[i].1.iter().map(|d| d.id));
                 folds[i].0 = m;
             }
-            self.core.forget_ids(&doomed)?;
             if let Some(e) = failed {
                 return Err(e);
             }
@@ -733,14 +755,15 @@ impl Lifecycle<'_> {
         failed.map_or(Ok(promoted), Err)
     }
 
-    /// Deletes the least relevant of a user's memories (the seed's score with no query;
-    /// the oldest first on ties) until `cap` are left, only among those of importance
-    /// below `min_importance`. Returns how many.
+    /// Dooms the least relevant of a user's memories (the seed's score with no query; the
+    /// oldest first on ties) until `cap` are left, only among those of importance below
+    /// `min_importance`: they leave `memories` for `doomed`. Returns how many.
     fn prune(
         &self,
         memories: &mut Vec<Memory>,
         cap: u64,
         options: &MaintenanceOptions,
+        doomed: &mut Vec<MemoryId>,
     ) -> Result<u64> {
         let excess = (memories.len() as u64).saturating_sub(cap);
         if excess == 0 {
@@ -754,16 +777,15 @@ impl Lifecycle<'_> {
             .map(|m| (standing(m, now, half_life), m.created_at, m.id))
             .collect();
         candidates.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)).then(a.2.cmp(&b.2)));
-        let doomed: Vec<MemoryId> = candidates
+        let pruned: Vec<MemoryId> = candidates
             .into_iter()
             .take(usize::try_from(excess).unwrap_or(usize::MAX))
             .map(|(_, _, id)| id)
             .collect();
-        if !options.dry_run {
-            self.core.forget_ids(&doomed)?;
-        }
-        memories.retain(|m| !doomed.contains(&m.id));
-        Ok(doomed.len() as u64)
+        let gone: HashSet<MemoryId> = pruned.iter().copied().collect();
+        memories.retain(|m| !gone.contains(&m.id));
+        doomed.extend(pruned.iter().copied());
+        Ok(pruned.len() as u64)
     }
 
     /// A user's memories of a namespace in numbers (all users' with none), every scope.

@@ -2,6 +2,7 @@
 //! the same slot with different values are a change.
 
 use super::*;
+use regex::{RegexSet, SetMatches};
 
 /// Words of replies, for the reply language and length slots.
 pub(super) const REPLY: &str = r"(?:reply|replies|respond|responses?|answers?|explanations?|messages?|write|writing|talk|speak to me|output)";
@@ -297,9 +298,9 @@ pub(super) const SLOT_PATTERNS: &[(&str, &[&str])] = &[
 /// A single-valued slot and its compiled patterns.
 pub(super) struct Slot {
     /// The slot's name.
-    name: &'static str,
+    pub(super) name: &'static str,
     /// Any one of these fills it.
-    patterns: Vec<Regex>,
+    pub(super) patterns: Vec<Regex>,
 }
 
 /// [`SLOT_PATTERNS`], compiled once.
@@ -312,6 +313,51 @@ pub(super) static SLOTS: LazyLock<Vec<Slot>> = LazyLock::new(|| {
         })
         .collect()
 });
+
+/// Every pattern of [`SLOTS`] in one set, in their order (slot by slot): one pass over a
+/// text says which patterns match at all, so only those are searched for their captures.
+/// Most texts fill no slot, and a set's one pass costs about what one pattern's does.
+static ANY_SLOT: LazyLock<RegexSet> = LazyLock::new(|| {
+    RegexSet::new(
+        SLOTS
+            .iter()
+            .flat_map(|s| s.patterns.iter().map(Regex::as_str)),
+    )
+    .expect("the slot patterns compile one by one")
+});
+
+/// The first counting match of any of `slot`'s patterns, in their order, among the
+/// patterns `hits` (of [`ANY_SLOT`], starting at `first` for this slot) says match.
+fn slot_match<'t>(
+    slot: &Slot,
+    first: usize,
+    hits: &SetMatches,
+    norm: &'t str,
+    keep: impl Fn(&Regex) -> bool,
+) -> Option<Captures<'t>> {
+    slot.patterns
+        .iter()
+        .enumerate()
+        .filter(|&(i, re)| hits.matched(first + i) && keep(re))
+        .find_map(|(_, re)| first_counting_match(re, norm))
+}
+
+/// Each slot with the index of its first pattern in [`ANY_SLOT`].
+fn indexed_slots() -> impl Iterator<Item = (usize, &'static Slot)> {
+    SLOTS.iter().scan(0, |next, slot| {
+        let first = *next;
+        *next += slot.patterns.len();
+        Some((first, slot))
+    })
+}
+
+/// The slot's key of a match: its name, with the stem of the match's noun if it has one.
+pub(super) fn slot_key(slot: &Slot, found: &Captures<'_>) -> String {
+    match found.name("noun") {
+        Some(noun) => format!("{}:{}", slot.name, stem(noun.as_str())),
+        None => slot.name.to_owned(),
+    }
+}
 
 /// A slot pattern with its word groups written out.
 pub(super) fn expand(pattern: &str) -> String {
@@ -333,17 +379,14 @@ pub(super) fn first_counting_match<'t>(re: &Regex, text: &'t str) -> Option<Capt
 /// speak of different things (a veto). The `favorite` slot is keyed by the stem of its noun,
 /// taken from the first pattern that matches.
 pub(super) fn slots(norm: &str) -> BTreeSet<String> {
-    SLOTS
-        .iter()
-        .filter_map(|slot| {
-            let found = slot
-                .patterns
-                .iter()
-                .find_map(|re| first_counting_match(re, norm))?;
-            Some(match found.name("noun") {
-                Some(noun) => format!("{}:{}", slot.name, stem(noun.as_str())),
-                None => slot.name.to_owned(),
-            })
+    let hits = ANY_SLOT.matches(norm);
+    if !hits.matched_any() {
+        return BTreeSet::new();
+    }
+    indexed_slots()
+        .filter_map(|(first, slot)| {
+            let found = slot_match(slot, first, &hits, norm, |_| true)?;
+            Some(slot_key(slot, &found))
         })
         .collect()
 }
@@ -358,7 +401,7 @@ pub(super) fn stem(word: &str) -> String {
 /// Patterns that fill a slot in a preference but name other things in a story ("home on
 /// Mondays", "Wigilia at home", "single-origin coffee"): an everyday memory
 /// ([`super::replaces`]) does not fill a slot by them alone.
-const LOOSE_PATTERNS: &[&str] = &[
+pub(super) const LOOSE_PATTERNS: &[&str] = &[
     r"\bhome\b(?P<not> address)?",
     r"\bage\b",
     r"\bsingle\b",
@@ -370,7 +413,7 @@ const LOOSE_PATTERNS: &[&str] = &[
 
 /// The slots of a person's circumstances, which change over a life (a home, a job, a diet,
 /// a partner, a car), as opposed to an assistant's settings (reply language, units, tone).
-const LIFE_SLOTS: &[&str] = &[
+pub(super) const LIFE_SLOTS: &[&str] = &[
     "home",
     "employer",
     "occupation",
@@ -393,19 +436,16 @@ const LIFE_SLOTS: &[&str] = &[
 
 /// The life slots normalised text fills by a strict pattern.
 pub(super) fn life_slots(norm: &str) -> BTreeSet<String> {
-    SLOTS
-        .iter()
-        .filter(|slot| LIFE_SLOTS.contains(&slot.name))
-        .filter_map(|slot| {
-            let found = slot
-                .patterns
-                .iter()
-                .filter(|re| !LOOSE_PATTERNS.contains(&re.as_str()))
-                .find_map(|re| first_counting_match(re, norm))?;
-            Some(match found.name("noun") {
-                Some(noun) => format!("{}:{}", slot.name, stem(noun.as_str())),
-                None => slot.name.to_owned(),
-            })
+    let hits = ANY_SLOT.matches(norm);
+    if !hits.matched_any() {
+        return BTreeSet::new();
+    }
+    indexed_slots()
+        .filter(|(_, slot)| LIFE_SLOTS.contains(&slot.name))
+        .filter_map(|(first, slot)| {
+            let strict = |re: &Regex| !LOOSE_PATTERNS.contains(&re.as_str());
+            let found = slot_match(slot, first, &hits, norm, strict)?;
+            Some(slot_key(slot, &found))
         })
         .collect()
 }

@@ -492,3 +492,38 @@ fn near_duplicates_of_the_guiding_set() {
     assert_eq!(wrong, 0, "a memory lost");
     assert!(right >= 58, "{right} of 110 duplicates");
 }
+
+/// The slots as each pattern finds them alone, in order: what the one pass of the pattern
+/// set must not change.
+fn slots_pattern_by_pattern(norm: &str, life: bool) -> BTreeSet<String> {
+    SLOTS
+        .iter()
+        .filter(|slot| !life || LIFE_SLOTS.contains(&slot.name))
+        .filter_map(|slot| {
+            let found = slot
+                .patterns
+                .iter()
+                .filter(|re| !life || !LOOSE_PATTERNS.contains(&re.as_str()))
+                .find_map(|re| first_counting_match(re, norm))?;
+            Some(slot_key(slot, &found))
+        })
+        .collect()
+}
+
+#[test]
+fn the_pattern_set_finds_the_slots_each_pattern_finds() {
+    let mut filled = 0;
+    for pair in corpus() {
+        for text in [&pair.existing, &pair.new] {
+            let norm = normalize(text);
+            let (all, life) = (slots(&norm), life_slots(&norm));
+            assert_eq!(all, slots_pattern_by_pattern(&norm, false), "{text}");
+            assert_eq!(life, slots_pattern_by_pattern(&norm, true), "{text}");
+            filled += usize::from(!all.is_empty());
+        }
+    }
+    assert!(
+        filled > 100,
+        "only {filled} texts of the corpus fill a slot"
+    );
+}

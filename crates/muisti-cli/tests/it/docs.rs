@@ -288,6 +288,8 @@ impl<'a> Reader<'a> {
             text
         });
         let start = Instant::now();
+        // Most commands end within a few milliseconds of starting: look often at first.
+        let mut pause = Duration::from_millis(1);
         let status = loop {
             if let Some(s) = child.try_wait().expect("waits") {
                 break s;
@@ -301,7 +303,8 @@ impl<'a> Reader<'a> {
                     format!("still running after {LIMIT:?}"),
                 );
             }
-            std::thread::sleep(Duration::from_millis(20));
+            std::thread::sleep(pause);
+            pause = (pause * 2).min(Duration::from_millis(20));
         };
         let _ = feeder.join();
         let out = reader.join().unwrap_or_default();
@@ -893,15 +896,20 @@ fn commands_of(line: &str) -> Vec<Vec<(String, bool)>> {
     }
 }
 
-#[test]
-fn every_documented_command_runs() {
-    let fixtures = Fixtures::new();
-    let model = model();
-    let (mut ran, mut mentions, mut skipped) = (0, 0, 0);
-    let mut failed = Vec::new();
-    for (page, text) in documented::pages(ROOT) {
-        let mut reader = Reader::new(&fixtures, &model);
-        for line in documented::commands(&text) {
+/// What the commands of some pages came to.
+#[derive(Default)]
+struct Tally {
+    ran: usize,
+    mentions: usize,
+    skipped: usize,
+    failed: Vec<String>,
+}
+
+impl Tally {
+    /// Runs every command of `page` with a reader of its own.
+    fn read_page(&mut self, page: &str, text: &str, fixtures: &Fixtures, model: &Server) {
+        let mut reader = Reader::new(fixtures, model);
+        for line in documented::commands(text) {
             for steps in commands_of(&line) {
                 let mut output = String::new();
                 for (command, piped) in steps {
@@ -909,15 +917,49 @@ fn every_documented_command_runs() {
                     let (outcome, out) = reader.read(&command, stdin.as_bytes());
                     output = out;
                     match outcome {
-                        Outcome::Ran => ran += 1,
-                        Outcome::Mention => mentions += 1,
-                        Outcome::Skipped => skipped += 1,
-                        Outcome::Failed(why) => failed.push(format!("{page}: {why}")),
+                        Outcome::Ran => self.ran += 1,
+                        Outcome::Mention => self.mentions += 1,
+                        Outcome::Skipped => self.skipped += 1,
+                        Outcome::Failed(why) => self.failed.push(format!("{page}: {why}")),
                     }
                 }
             }
         }
     }
+}
+
+#[test]
+fn every_documented_command_runs() {
+    let fixtures = Fixtures::new();
+    let model = model();
+    let pages = documented::pages(ROOT);
+    // Pages are independent (each reader has its own directory, keys and servers), and
+    // most of a command's time is its process starting and waiting on files: two pages at
+    // a time, each taken by the first reader free.
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let tallies: Vec<Tally> = std::thread::scope(|scope| {
+        let readers: Vec<_> = (0..2)
+            .map(|_| {
+                scope.spawn(|| {
+                    let mut tally = Tally::default();
+                    while let Some((page, text)) =
+                        pages.get(next.fetch_add(1, std::sync::atomic::Ordering::Relaxed))
+                    {
+                        tally.read_page(page, text, &fixtures, &model);
+                    }
+                    tally
+                })
+            })
+            .collect();
+        readers
+            .into_iter()
+            .map(|r| r.join().expect("a page's reader panicked"))
+            .collect()
+    });
+    let (ran, mentions, skipped) = tallies.iter().fold((0, 0, 0), |(r, m, s), t| {
+        (r + t.ran, m + t.mentions, s + t.skipped)
+    });
+    let failed: Vec<String> = tallies.into_iter().flat_map(|t| t.failed).collect();
     eprintln!("documented commands: {ran} run, {mentions} mentions, {skipped} skipped");
     assert!(
         failed.is_empty(),

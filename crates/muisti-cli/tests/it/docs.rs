@@ -940,15 +940,20 @@ fn every_documented_command_runs() {
     let tallies: Vec<Tally> = std::thread::scope(|scope| {
         let readers: Vec<_> = (0..2)
             .map(|_| {
-                scope.spawn(|| {
-                    let mut tally = Tally::default();
-                    while let Some((page, text)) =
-                        pages.get(next.fetch_add(1, std::sync::atomic::Ordering::Relaxed))
-                    {
-                        tally.read_page(page, text, &fixtures, &model);
-                    }
-                    tally
-                })
+                // Named as the test, as the skips it reports name it.
+                let named = std::thread::Builder::new()
+                    .name(std::thread::current().name().unwrap_or("docs").to_owned());
+                named
+                    .spawn_scoped(scope, || {
+                        let mut tally = Tally::default();
+                        while let Some((page, text)) =
+                            pages.get(next.fetch_add(1, std::sync::atomic::Ordering::Relaxed))
+                        {
+                            tally.read_page(page, text, &fixtures, &model);
+                        }
+                        tally
+                    })
+                    .expect("a page's reader starts")
             })
             .collect();
         readers

@@ -510,9 +510,11 @@ impl Lifecycle<'_> {
     }
 
     /// The per-user jobs on one user's memories of one namespace. What the folds and the
-    /// pruning doom is deleted in one batch once the jobs are done (even when one failed):
-    /// after every fold that records a duplicate was written, and with one transaction for
-    /// the records and one for their histories rather than one each per job.
+    /// pruning doom is deleted in one batch before the archive and cluster jobs (which
+    /// take time the user's lease may not cover) or once the jobs are done, even when one
+    /// failed: after every fold that records a duplicate was written, and with one
+    /// transaction for the records and one for their histories rather than one each per
+    /// job. A job's failure is the one returned.
     fn maintain_user(
         &self,
         memories: Vec<Memory>,
@@ -522,10 +524,21 @@ impl Lifecycle<'_> {
     ) -> Result<()> {
         let mut doomed = Vec::new();
         let done = self.run_jobs(memories, jobs, options, report, &mut doomed);
+        let forgot = self.forget_doomed(&mut doomed, options);
+        done.and(forgot)
+    }
+
+    /// Deletes what the jobs have doomed so far (nothing on a dry run).
+    fn forget_doomed(
+        &self,
+        doomed: &mut Vec<MemoryId>,
+        options: &MaintenanceOptions,
+    ) -> Result<()> {
+        let ids = std::mem::take(doomed);
         if !options.dry_run {
-            self.core.forget_ids(&doomed)?;
+            self.core.forget_ids(&ids)?;
         }
-        done
+        Ok(())
     }
 
     /// The jobs of [`Lifecycle::maintain_user`], adding to `doomed` what they delete.
@@ -538,6 +551,9 @@ impl Lifecycle<'_> {
         doomed: &mut Vec<MemoryId>,
     ) -> Result<()> {
         for job in jobs {
+            if matches!(job, Job::Archive | Job::Cluster) {
+                self.forget_doomed(doomed, options)?;
+            }
             match job {
                 Job::Consolidate => {
                     let (n, left) = self.consolidate(memories, options.dry_run, doomed, |m| {

@@ -92,38 +92,9 @@ pub(crate) fn write_row(
 ) -> Result<Fresh> {
     let c = Columns::of(m);
     let blob = vector.map(vector_to_bytes);
-    let values = params![
-        c.id,
-        c.tenant,
-        c.namespace,
-        c.key,
-        c.content,
-        c.content_is_json,
-        c.category,
-        c.scope,
-        c.user_id,
-        c.agent_id,
-        c.session_id,
-        c.tags,
-        c.metadata,
-        c.importance,
-        c.source,
-        c.confidence,
-        c.content_hash,
-        c.state,
-        c.superseded_by,
-        c.valid_from,
-        c.valid_until,
-        c.created_at,
-        c.updated_at,
-        c.last_accessed_at,
-        c.access_count,
-        c.expires_at,
-        c.embedding_model,
-        c.context,
-        c.version,
-        blob,
-    ];
+    let mut values = record_values(&c).to_vec();
+    values.push(&blob);
+    let values = values.as_slice();
     let (rowid, words_changed) = match target {
         Target::New => {
             let mut stmt = tx.prepare_cached(INSERT).map_err(sql_err)?;
@@ -218,37 +189,7 @@ fn changed_columns(
     vector_kept: bool,
 ) -> Result<Vec<bool>> {
     let w = Columns::of(was);
-    let old = params![
-        w.id,
-        w.tenant,
-        w.namespace,
-        w.key,
-        w.content,
-        w.content_is_json,
-        w.category,
-        w.scope,
-        w.user_id,
-        w.agent_id,
-        w.session_id,
-        w.tags,
-        w.metadata,
-        w.importance,
-        w.source,
-        w.confidence,
-        w.content_hash,
-        w.state,
-        w.superseded_by,
-        w.valid_from,
-        w.valid_until,
-        w.created_at,
-        w.updated_at,
-        w.last_accessed_at,
-        w.access_count,
-        w.expires_at,
-        w.embedding_model,
-        w.context,
-        w.version,
-    ];
+    let old = record_values(&w);
     let mut changed = Vec::with_capacity(WRITTEN.len());
     for (name, (now, then)) in WRITTEN.iter().zip(values.iter().zip(old.iter())) {
         let always = matches!(*name, "last_accessed_at" | "access_count");
@@ -256,4 +197,39 @@ fn changed_columns(
     }
     changed.push(!vector_kept);
     Ok(changed)
+}
+
+/// A record's column values in the order of [`WRITTEN`], without the vector.
+fn record_values(c: &Columns) -> [&dyn rusqlite::ToSql; 29] {
+    [
+        &c.id,
+        &c.tenant,
+        &c.namespace,
+        &c.key,
+        &c.content,
+        &c.content_is_json,
+        &c.category,
+        &c.scope,
+        &c.user_id,
+        &c.agent_id,
+        &c.session_id,
+        &c.tags,
+        &c.metadata,
+        &c.importance,
+        &c.source,
+        &c.confidence,
+        &c.content_hash,
+        &c.state,
+        &c.superseded_by,
+        &c.valid_from,
+        &c.valid_until,
+        &c.created_at,
+        &c.updated_at,
+        &c.last_accessed_at,
+        &c.access_count,
+        &c.expires_at,
+        &c.embedding_model,
+        &c.context,
+        &c.version,
+    ]
 }

@@ -379,16 +379,7 @@ pub(super) fn first_counting_match<'t>(re: &Regex, text: &'t str) -> Option<Capt
 /// speak of different things (a veto). The `favorite` slot is keyed by the stem of its noun,
 /// taken from the first pattern that matches.
 pub(super) fn slots(norm: &str) -> BTreeSet<String> {
-    let hits = ANY_SLOT.matches(norm);
-    if !hits.matched_any() {
-        return BTreeSet::new();
-    }
-    indexed_slots()
-        .filter_map(|(first, slot)| {
-            let found = slot_match(slot, first, &hits, norm, |_| true)?;
-            Some(slot_key(slot, &found))
-        })
-        .collect()
+    filled(norm, false)
 }
 
 /// The stem of one word, as [`tokenize`] makes it. (The prototype stemmed this noun directly,
@@ -436,14 +427,20 @@ pub(super) const LIFE_SLOTS: &[&str] = &[
 
 /// The life slots normalised text fills by a strict pattern.
 pub(super) fn life_slots(norm: &str) -> BTreeSet<String> {
+    filled(norm, true)
+}
+
+/// The slots normalised text fills: every slot by any pattern, or (`life`) the
+/// [`LIFE_SLOTS`] by a pattern not among the [`LOOSE_PATTERNS`].
+fn filled(norm: &str, life: bool) -> BTreeSet<String> {
     let hits = ANY_SLOT.matches(norm);
     if !hits.matched_any() {
         return BTreeSet::new();
     }
     indexed_slots()
-        .filter(|(_, slot)| LIFE_SLOTS.contains(&slot.name))
+        .filter(|(_, slot)| !life || LIFE_SLOTS.contains(&slot.name))
         .filter_map(|(first, slot)| {
-            let strict = |re: &Regex| !LOOSE_PATTERNS.contains(&re.as_str());
+            let strict = |re: &Regex| !life || !LOOSE_PATTERNS.contains(&re.as_str());
             let found = slot_match(slot, first, &hits, norm, strict)?;
             Some(slot_key(slot, &found))
         })
